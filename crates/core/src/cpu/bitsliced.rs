@@ -1,0 +1,475 @@
+//! `cpu-bitsliced`: 64 cells per word, bit-sliced neighbour counts, SIMD, all cores.
+//!
+//! # Layout
+//!
+//! The engine keeps the state in [`Grid`]'s own layout (rows of `ceil(W/64)` `u64` words, cell
+//! `x` at bit `x % 64` of word `x / 64`, padding bits zero), so loading and reading back are
+//! plain copies.
+//!
+//! # Algorithm
+//!
+//! Every bit position of a word is a separate cell, and all 64 are computed at once with
+//! bitwise logic ("bit slicing"):
+//!
+//! 1. For each row, the west and east neighbours of the 64 cells of a word are the word shifted
+//!    by one with the neighbouring word's edge bit funnelled in (the row's first and last words
+//!    take the bit from the other end of the row: the torus). A full adder over (west, centre,
+//!    east) gives the row's horizontal 3-sum as two bit planes `(s0, s1)`.
+//! 2. The 3×3 sum (the cell itself included, 0..=9) of row `y` is the sum of the 3-sums of rows
+//!    `y-1`, `y`, `y+1`: four bit planes from a handful of full and half adders. Each row's
+//!    3-sum is computed once and reused by the three output rows that need it (a sliding window
+//!    of three rows).
+//! 3. The next state is a function of the four sum planes and the cell's own state, evaluated as
+//!    a multiplexer tree whose leaves are the rule's birth/survival bits. For Conway's Life the
+//!    leaves are compile-time constants and the tree folds to a few operations; other rules use
+//!    the same code with the leaves in registers.
+//!
+//! Work is split into bands of rows (one rayon task each) and, inside a band, into strips of
+//! [`STRIP_WORDS`] words so that the three rows of 3-sums stay in L1. The inner loops are plain
+//! word loops compiled three times — portable, AVX2 and AVX-512 — and the widest one the CPU has
+//! is chosen at run time, so the binary runs on any x86-64 (and on other architectures with the
+//! portable path).
+
+use rayon::prelude::*;
+
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+use crate::grid::{check_size, Grid};
+use crate::memory;
+use crate::rule::Rule;
+
+/// Words per strip: the three rows of 3-sums of a strip take 6 × 8 × `STRIP_WORDS` bytes.
+pub const STRIP_WORDS: usize = 64;
+
+/// Grids with fewer cells than this are stepped on the calling thread alone.
+const PARALLEL_CELLS: u64 = 1 << 18;
+
+/// The instruction set the inner loops are compiled for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Isa {
+    /// Plain 64-bit integer code (whatever the compiler's baseline target allows).
+    Portable,
+    /// 256-bit AVX2.
+    Avx2,
+    /// 512-bit AVX-512 (F and VL, with three-input logic instructions).
+    Avx512,
+}
+
+impl Isa {
+    /// The widest instruction set this CPU supports.
+    pub fn detect() -> Isa {
+        Isa::available().last().copied().unwrap_or(Isa::Portable)
+    }
+
+    /// Every instruction set this CPU supports, narrowest first.
+    pub fn available() -> Vec<Isa> {
+        let mut isas = vec![Isa::Portable];
+        #[cfg(target_arch = "x86_64")]
+        {
+            if is_x86_feature_detected!("avx2") {
+                isas.push(Isa::Avx2);
+            }
+            if is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512vl") {
+                isas.push(Isa::Avx512);
+            }
+        }
+        isas
+    }
+
+    /// Lower-case name (`portable`, `avx2`, `avx512`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Isa::Portable => "portable",
+            Isa::Avx2 => "avx2",
+            Isa::Avx512 => "avx512",
+        }
+    }
+}
+
+/// The cpu-bitsliced engine.
+pub struct Bitsliced {
+    isa: Isa,
+    state: Option<State>,
+}
+
+struct State {
+    frame: Frame,
+    next: Vec<u64>,
+    rule: Rule,
+}
+
+/// The current generation and its geometry.
+struct Frame {
+    width: usize,
+    height: usize,
+    words_per_row: usize,
+    words: Vec<u64>,
+}
+
+impl Default for Bitsliced {
+    fn default() -> Self {
+        Bitsliced {
+            isa: Isa::detect(),
+            state: None,
+        }
+    }
+}
+
+impl Bitsliced {
+    /// An engine whose inner loops use `isa`; refused if this CPU lacks it.
+    pub fn with_isa(isa: Isa) -> Result<Bitsliced> {
+        if !Isa::available().contains(&isa) {
+            return Err(Error::Engine(format!(
+                "cpu-bitsliced: this CPU has no {} instructions",
+                isa.name()
+            )));
+        }
+        Ok(Bitsliced { isa, state: None })
+    }
+
+    /// The instruction set in use.
+    pub fn isa(&self) -> Isa {
+        self.isa
+    }
+
+    fn loaded(&self) -> Result<&State> {
+        self.state
+            .as_ref()
+            .ok_or_else(|| Error::Engine("cpu-bitsliced: no grid loaded".into()))
+    }
+}
+
+impl Engine for Bitsliced {
+    fn name(&self) -> &'static str {
+        "cpu-bitsliced"
+    }
+
+    fn load(&mut self, grid: &Grid, rule: Rule) -> Result<()> {
+        rule.check_neighbours(8)?;
+        check_size(grid.width(), grid.height())?;
+        self.state = None;
+        let len = grid.words().len() as u64;
+        let what = format!(
+            "a {}x{} grid on cpu-bitsliced (two bit-packed buffers)",
+            grid.width(),
+            grid.height()
+        );
+        memory::check(2 * 8 * len, &what)?;
+        let next = memory::zeroed_vec::<u64>(len, &what)?;
+        self.state = Some(State {
+            frame: Frame {
+                width: grid.width(),
+                height: grid.height(),
+                words_per_row: grid.words_per_row(),
+                words: grid.words().to_vec(),
+            },
+            next,
+            rule,
+        });
+        Ok(())
+    }
+
+    fn step(&mut self, generations: u64) -> Result<()> {
+        let isa = self.isa;
+        let state = self
+            .state
+            .as_mut()
+            .ok_or_else(|| Error::Engine("cpu-bitsliced: no grid loaded".into()))?;
+        for _ in 0..generations {
+            if state.rule == Rule::LIFE {
+                generation(isa, &state.frame, &mut state.next, &Life);
+            } else {
+                let logic = RuleMasks::new(state.rule.birth_mask(), state.rule.survive_mask());
+                generation(isa, &state.frame, &mut state.next, &logic);
+            }
+            std::mem::swap(&mut state.frame.words, &mut state.next);
+        }
+        Ok(())
+    }
+
+    fn snapshot(&self) -> Result<Grid> {
+        let frame = &self.loaded()?.frame;
+        let mut grid = Grid::new(frame.width, frame.height)?;
+        grid.words_mut().copy_from_slice(&frame.words);
+        Ok(grid)
+    }
+
+    fn population(&self) -> Result<u64> {
+        let words = &self.loaded()?.frame.words;
+        Ok(words.par_iter().map(|w| w.count_ones() as u64).sum())
+    }
+}
+
+/// The next-state function of a rule over bit planes.
+trait RuleLogic: Sync {
+    /// `sum` holds the four bit planes (least significant first) of each cell's 3×3 sum, the
+    /// cell itself included; `alive` the cells' states. Returns the next states.
+    fn apply(&self, sum: [u64; 4], alive: u64) -> u64;
+}
+
+/// A rule as the leaves of a multiplexer tree over the 3×3 sum `c` (0..=9): leaf `c` is
+/// `base[c] ^ (alive & flip[c])`, i.e. the birth bit for `c` when dead and the survival bit for
+/// `c - 1` when alive. Every mask is all ones or all zeros.
+#[derive(Clone, Copy)]
+struct RuleMasks {
+    base: [u64; 10],
+    flip: [u64; 10],
+}
+
+impl RuleMasks {
+    const fn new(birth: u32, survive: u32) -> RuleMasks {
+        let mut base = [0u64; 10];
+        let mut flip = [0u64; 10];
+        let mut c = 0;
+        while c < 10 {
+            let born = c <= 8 && (birth >> c) & 1 != 0;
+            let stays = c >= 1 && (survive >> (c - 1)) & 1 != 0;
+            base[c] = if born { !0 } else { 0 };
+            flip[c] = if born != stays { !0 } else { 0 };
+            c += 1;
+        }
+        RuleMasks { base, flip }
+    }
+}
+
+impl RuleLogic for RuleMasks {
+    #[inline(always)]
+    fn apply(&self, sum: [u64; 4], alive: u64) -> u64 {
+        #[inline(always)]
+        fn mux(select: u64, one: u64, zero: u64) -> u64 {
+            zero ^ (select & (one ^ zero))
+        }
+        let leaf = |c: usize| self.base[c] ^ (alive & self.flip[c]);
+        let [s0, s1, s2, s3] = sum;
+        let p01 = mux(s0, leaf(1), leaf(0));
+        let p23 = mux(s0, leaf(3), leaf(2));
+        let p45 = mux(s0, leaf(5), leaf(4));
+        let p67 = mux(s0, leaf(7), leaf(6));
+        let p89 = mux(s0, leaf(9), leaf(8));
+        let q03 = mux(s1, p23, p01);
+        let q47 = mux(s1, p67, p45);
+        let r07 = mux(s2, q47, q03);
+        mux(s3, p89, r07)
+    }
+}
+
+/// Conway's Life: the same tree with constant leaves, which the compiler folds away.
+struct Life;
+
+impl RuleLogic for Life {
+    #[inline(always)]
+    fn apply(&self, sum: [u64; 4], alive: u64) -> u64 {
+        const MASKS: RuleMasks = RuleMasks::new(1 << 3, (1 << 2) | (1 << 3));
+        MASKS.apply(sum, alive)
+    }
+}
+
+/// Computes one generation of `frame` into `next`.
+fn generation<R: RuleLogic>(isa: Isa, frame: &Frame, next: &mut [u64], logic: &R) {
+    let wpr = frame.words_per_row;
+    let cells = frame.width as u64 * frame.height as u64;
+    let threads = rayon::current_num_threads();
+    if cells < PARALLEL_CELLS || threads == 1 {
+        band(isa, frame, next, 0, logic);
+        return;
+    }
+    // Several bands per thread balance the load; each band recomputes two rows of 3-sums.
+    let rows_per_band = frame.height.div_ceil(threads * 4).max(16);
+    next.par_chunks_mut(rows_per_band * wpr)
+        .enumerate()
+        .for_each(|(b, out)| band(isa, frame, out, b * rows_per_band, logic));
+}
+
+/// Computes output rows `top..top + out.len() / words_per_row` with the chosen instruction set.
+fn band<R: RuleLogic>(isa: Isa, frame: &Frame, out: &mut [u64], top: usize, logic: &R) {
+    match isa {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `Isa::Avx512` is only chosen when the CPU reports AVX-512 F and VL.
+        Isa::Avx512 => unsafe { band_avx512(frame, out, top, logic) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `Isa::Avx2` is only chosen when the CPU reports AVX2.
+        Isa::Avx2 => unsafe { band_avx2(frame, out, top, logic) },
+        _ => band_portable(frame, out, top, logic),
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512vl")]
+fn band_avx512<R: RuleLogic>(frame: &Frame, out: &mut [u64], top: usize, logic: &R) {
+    band_portable(frame, out, top, logic)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn band_avx2<R: RuleLogic>(frame: &Frame, out: &mut [u64], top: usize, logic: &R) {
+    band_portable(frame, out, top, logic)
+}
+
+/// The band kernel. `#[inline(always)]` so that each `#[target_feature]` wrapper above gets its
+/// own copy compiled (and vectorised) for its instruction set.
+#[inline(always)]
+fn band_portable<R: RuleLogic>(frame: &Frame, out: &mut [u64], top: usize, logic: &R) {
+    let wpr = frame.words_per_row;
+    let rows = out.len() / wpr;
+    let h = frame.height;
+    let strip = STRIP_WORDS.min(wpr);
+    // Three rows of 3-sums, each two planes of `strip` words.
+    let mut window = vec![0u64; 6 * strip];
+    let mut left = 0;
+    while left < wpr {
+        let right = (left + strip).min(wpr);
+        let n = right - left;
+        row_sum(frame, (top + h - 1) % h, left, right, slot(&mut window, 0, strip, n));
+        row_sum(frame, top, left, right, slot(&mut window, 1, strip, n));
+        for r in 0..rows {
+            let y = top + r;
+            let below = (y + 1) % h;
+            row_sum(frame, below, left, right, slot(&mut window, (r + 2) % 3, strip, n));
+            let at = |k: usize| {
+                let base = (k % 3) * 2 * strip;
+                (&window[base..base + n], &window[base + strip..base + strip + n])
+            };
+            let alive = &frame.words[y * wpr + left..y * wpr + right];
+            let target = &mut out[r * wpr + left..r * wpr + right];
+            combine(at(r), at(r + 1), at(r + 2), alive, target, logic);
+        }
+        left = right;
+    }
+    let mask = crate::grid::last_word_mask(frame.width);
+    for r in 0..rows {
+        out[r * wpr + wpr - 1] &= mask;
+    }
+}
+
+/// The two planes of slot `k` of the window, trimmed to `n` words.
+#[inline(always)]
+fn slot(window: &mut [u64], k: usize, strip: usize, n: usize) -> (&mut [u64], &mut [u64]) {
+    let (s0, s1) = window[2 * k * strip..2 * (k + 1) * strip].split_at_mut(strip);
+    (&mut s0[..n], &mut s1[..n])
+}
+
+/// The horizontal 3-sums (west + centre + east, as planes `s0`, `s1`) of words
+/// `left..right` of row `y`.
+#[inline(always)]
+fn row_sum(frame: &Frame, y: usize, left: usize, right: usize, sums: (&mut [u64], &mut [u64])) {
+    let (s0, s1) = sums;
+    let wpr = frame.words_per_row;
+    let row = &frame.words[y * wpr..(y + 1) * wpr];
+    // Interior words take their edge bits from their neighbours in the row.
+    let lo = left.max(1);
+    let hi = right.min(wpr - 1);
+    if lo < hi {
+        let n = hi - lo;
+        let (west_words, centre, east_words) = (&row[lo - 1..][..n], &row[lo..][..n], &row[lo + 1..][..n]);
+        let (o0, o1) = (&mut s0[lo - left..][..n], &mut s1[lo - left..][..n]);
+        for k in 0..n {
+            let c = centre[k];
+            let west = (c << 1) | (west_words[k] >> 63);
+            let east = (c >> 1) | (east_words[k] << 63);
+            let (sum, carry) = full_add(west, c, east);
+            o0[k] = sum;
+            o1[k] = carry;
+        }
+    }
+    // The first and last words of the row wrap around the torus.
+    let last = wpr - 1;
+    let top_bit = (frame.width - 1) % 64;
+    let edges: &[usize] = if last == 0 { &[0] } else { &[0, last] };
+    for &i in edges {
+        if i < left || i >= right {
+            continue;
+        }
+        let c = row[i];
+        let west_in = if i == 0 { (row[last] >> top_bit) & 1 } else { row[i - 1] >> 63 };
+        let east_in = if i == last { (row[0] & 1) << top_bit } else { row[i + 1] << 63 };
+        let (sum, carry) = full_add((c << 1) | west_in, c, (c >> 1) | east_in);
+        s0[i - left] = sum;
+        s1[i - left] = carry;
+    }
+}
+
+/// Bitwise full adder: (sum, carry) of three planes.
+#[inline(always)]
+fn full_add(a: u64, b: u64, c: u64) -> (u64, u64) {
+    let t = a ^ b;
+    (t ^ c, (a & b) | (t & c))
+}
+
+/// Adds three rows of 3-sums into the 3×3 sum planes and applies the rule.
+#[inline(always)]
+fn combine<R: RuleLogic>(
+    above: (&[u64], &[u64]),
+    middle: (&[u64], &[u64]),
+    below: (&[u64], &[u64]),
+    alive: &[u64],
+    out: &mut [u64],
+    logic: &R,
+) {
+    let n = out.len();
+    let (a0, a1) = (&above.0[..n], &above.1[..n]);
+    let (m0, m1) = (&middle.0[..n], &middle.1[..n]);
+    let (b0, b1) = (&below.0[..n], &below.1[..n]);
+    let alive = &alive[..n];
+    for k in 0..n {
+        // Ones: a0 + m0 + b0 → s0 and a carry of weight 2.
+        let (s0, carry2) = full_add(a0[k], m0[k], b0[k]);
+        // Twos: a1 + m1 + b1 + carry2 → s1 and weight-4 terms.
+        let (twos, fours) = full_add(a1[k], m1[k], b1[k]);
+        let s1 = twos ^ carry2;
+        let carry4 = twos & carry2;
+        let s2 = fours ^ carry4;
+        let s3 = fours & carry4;
+        out[k] = logic.apply([s0, s1, s2, s3], alive[k]);
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+    use crate::cpu::Scalar;
+    use crate::seed::density_soup;
+
+    fn check(width: usize, height: usize, rule: Rule, gens: u64, isa: Isa) {
+        let grid = density_soup(width, height, 0.4, (width * 31 + height) as u64).unwrap();
+        let mut oracle = Scalar::default();
+        oracle.load(&grid, rule).unwrap();
+        oracle.step(gens).unwrap();
+        let mut fast = Bitsliced::with_isa(isa).unwrap();
+        fast.load(&grid, rule).unwrap();
+        fast.step(gens).unwrap();
+        let (want, got) = (oracle.snapshot().unwrap(), fast.snapshot().unwrap());
+        assert_eq!(
+            want.first_difference(&got),
+            None,
+            "{width}x{height} {rule} {gens} gens on {isa:?}"
+        );
+        assert_eq!(fast.population().unwrap(), want.population());
+    }
+
+    #[test]
+    fn matches_scalar_on_awkward_sizes() {
+        for isa in Isa::available() {
+            for &(w, h) in &[(1, 1), (2, 1), (1, 2), (3, 3), (63, 5), (64, 4), (65, 7), (128, 3), (130, 9), (200, 2)] {
+                check(w, h, Rule::LIFE, 9, isa);
+                check(w, h, Rule::parse("B36/S23").unwrap(), 7, isa);
+                check(w, h, Rule::parse("B0123478/S01234678").unwrap(), 6, isa);
+            }
+            // Wider than one strip, not a multiple of it, and tall enough for several bands.
+            check(64 * 70 + 13, 80, Rule::LIFE, 5, isa);
+            check(600, 700, Rule::parse("B3678/S34678").unwrap(), 4, isa);
+        }
+    }
+
+    #[test]
+    fn life_masks_fold_to_life() {
+        let generic = RuleMasks::new(1 << 3, (1 << 2) | (1 << 3));
+        for c in 0..10u64 {
+            let planes = [0, 1, 2, 3].map(|b| if c >> b & 1 != 0 { !0u64 } else { 0 });
+            for alive in [0u64, !0] {
+                let expected = Rule::LIFE.next(alive != 0, (c as u32).saturating_sub((alive != 0) as u32));
+                assert_eq!(generic.apply(planes, alive) != 0, expected, "c={c} alive={alive}");
+                assert_eq!(Life.apply(planes, alive), generic.apply(planes, alive));
+            }
+        }
+    }
+}

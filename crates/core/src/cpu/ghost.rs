@@ -1,0 +1,163 @@
+//! Byte cells with ghost rows and columns: the layout of the seeds' sequential C programs.
+//!
+//! The W×H torus is stored as a (W+2)×(H+2) array of bytes (1 alive, 0 dead), row-major. Row 0
+//! and row H+1, column 0 and column W+1 are ghosts: before each generation the left ghost column
+//! gets a copy of column W and the right one of column 1, then the top ghost row (corners
+//! included) a copy of row H and the bottom one of row 1. Each interior cell then reads its
+//! eight neighbours without any wrap-around arithmetic. On narrow grids the ghosts alias interior
+//! cells, which counts neighbours with multiplicity, exactly as the torus semantics ask.
+
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+use crate::grid::{check_size, Grid};
+use crate::memory;
+use crate::rule::Rule;
+
+/// How a ghost-cell engine turns a cell's state and live-neighbour count into its next state.
+pub trait CellUpdate: Send + Sized {
+    /// The engine's registered name.
+    const NAME: &'static str;
+    /// Prepares the update for `rule` (already checked to fit 2D).
+    fn new(rule: Rule) -> Self;
+    /// The next state (0 or 1) of a cell in `state` (0 or 1) with `neighbours` live neighbours.
+    fn next(&self, state: u8, neighbours: u8) -> u8;
+}
+
+/// A CPU engine over [`GhostCells`], parameterised by its per-cell update.
+pub struct GhostEngine<U> {
+    state: Option<(GhostCells, U)>,
+}
+
+impl<U> Default for GhostEngine<U> {
+    fn default() -> Self {
+        GhostEngine { state: None }
+    }
+}
+
+impl<U: CellUpdate> GhostEngine<U> {
+    fn loaded(&self) -> Result<&(GhostCells, U)> {
+        self.state
+            .as_ref()
+            .ok_or_else(|| Error::Engine(format!("{}: no grid loaded", U::NAME)))
+    }
+}
+
+impl<U: CellUpdate> Engine for GhostEngine<U> {
+    fn name(&self) -> &'static str {
+        U::NAME
+    }
+
+    fn load(&mut self, grid: &Grid, rule: Rule) -> Result<()> {
+        rule.check_neighbours(8)?;
+        self.state = None;
+        self.state = Some((GhostCells::new(grid, U::NAME)?, U::new(rule)));
+        Ok(())
+    }
+
+    fn step(&mut self, generations: u64) -> Result<()> {
+        self.loaded()?;
+        if let Some((cells, update)) = self.state.as_mut() {
+            for _ in 0..generations {
+                cells.step(|state, neighbours| update.next(state, neighbours));
+            }
+        }
+        Ok(())
+    }
+
+    fn snapshot(&self) -> Result<Grid> {
+        self.loaded()?.0.snapshot()
+    }
+
+    fn population(&self) -> Result<u64> {
+        Ok(self.loaded()?.0.population())
+    }
+}
+
+/// A ghost-bordered byte grid and the buffer for the next generation.
+pub struct GhostCells {
+    width: usize,
+    height: usize,
+    cells: Vec<u8>,
+    next: Vec<u8>,
+}
+
+impl GhostCells {
+    /// Copies `grid` into a fresh ghost-bordered pair of buffers.
+    pub fn new(grid: &Grid, engine: &str) -> Result<GhostCells> {
+        let (width, height) = (grid.width(), grid.height());
+        check_size(width, height)?;
+        let len = (width as u64 + 2) * (height as u64 + 2);
+        let what = format!("a {width}x{height} grid on {engine} (two byte arrays with ghost cells)");
+        memory::check(2 * len, &what)?;
+        let mut cells = memory::zeroed_vec::<u8>(len, &what)?;
+        let next = memory::zeroed_vec::<u8>(len, &what)?;
+        let stride = width + 2;
+        for (y, row) in grid.to_bytes().chunks_exact(width).enumerate() {
+            cells[(y + 1) * stride + 1..][..width].copy_from_slice(row);
+        }
+        Ok(GhostCells {
+            width,
+            height,
+            cells,
+            next,
+        })
+    }
+
+    /// Refreshes the ghost columns, then the ghost rows (corners included).
+    fn refresh_ghosts(&mut self) {
+        let (w, h, stride) = (self.width, self.height, self.width + 2);
+        let c = &mut self.cells;
+        for y in 1..=h {
+            c[y * stride] = c[y * stride + w];
+            c[y * stride + w + 1] = c[y * stride + 1];
+        }
+        c.copy_within(h * stride..(h + 1) * stride, 0);
+        c.copy_within(stride..2 * stride, (h + 1) * stride);
+    }
+
+    /// Advances one generation: `update(state, live_neighbours)` gives each cell's next state.
+    #[inline]
+    pub fn step(&mut self, update: impl Fn(u8, u8) -> u8) {
+        self.refresh_ghosts();
+        let stride = self.width + 2;
+        let (c, n) = (&self.cells, &mut self.next);
+        for y in 1..=self.height {
+            let (up, mid, down) = ((y - 1) * stride, y * stride, (y + 1) * stride);
+            for x in 1..=self.width {
+                let neighbours = c[up + x - 1]
+                    + c[up + x]
+                    + c[up + x + 1]
+                    + c[mid + x - 1]
+                    + c[mid + x + 1]
+                    + c[down + x - 1]
+                    + c[down + x]
+                    + c[down + x + 1];
+                n[mid + x] = update(c[mid + x], neighbours);
+            }
+        }
+        std::mem::swap(&mut self.cells, &mut self.next);
+    }
+
+    /// The interior as a bit-packed grid.
+    pub fn snapshot(&self) -> Result<Grid> {
+        let stride = self.width + 2;
+        let mut bytes = Vec::with_capacity(self.width * self.height);
+        for y in 1..=self.height {
+            bytes.extend_from_slice(&self.cells[y * stride + 1..][..self.width]);
+        }
+        Grid::from_bytes(self.width, self.height, &bytes)
+    }
+
+    /// Live cells in the interior.
+    pub fn population(&self) -> u64 {
+        let stride = self.width + 2;
+        (1..=self.height)
+            .map(|y| {
+                self.cells[y * stride + 1..][..self.width]
+                    .iter()
+                    .map(|&c| c as u64)
+                    .sum::<u64>()
+            })
+            .sum()
+    }
+}

@@ -1,0 +1,24 @@
+//! `cpu-scalar`: the seeds' sequential program, the oracle every other engine is checked against.
+
+use super::ghost::{CellUpdate, GhostEngine};
+use crate::rule::Rule;
+
+/// Byte cells with ghost rows and columns; each cell's fate decided by testing the rule's birth
+/// or survival set, as the seminar's first program does with its chain of `if`s.
+pub type Scalar = GhostEngine<SetTest>;
+
+/// The update of `cpu-scalar`: a branch on the state, then a test of the matching count set.
+pub struct SetTest(Rule);
+
+impl CellUpdate for SetTest {
+    const NAME: &'static str = "cpu-scalar";
+
+    fn new(rule: Rule) -> Self {
+        SetTest(rule)
+    }
+
+    #[inline]
+    fn next(&self, state: u8, neighbours: u8) -> u8 {
+        self.0.next(state == 1, neighbours as u32) as u8
+    }
+}

@@ -1,0 +1,58 @@
+//! The error type of the core crate.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong in the core crate.
+///
+/// Every variant renders as one line that names the problem (and the file and line where there
+/// is one), so the command-line tool can print it as it is.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A rule string that is not valid B/S notation, or a count the dimension cannot have.
+    #[error("invalid rule {rule:?}: {reason}")]
+    Rule {
+        /// The rule as given.
+        rule: String,
+        /// Why it was refused.
+        reason: String,
+    },
+    /// A malformed pattern file.
+    #[error("{}:{line}: {message}", path.display())]
+    Parse {
+        /// The file (or `<input>` for in-memory text).
+        path: PathBuf,
+        /// 1-based line number.
+        line: usize,
+        /// What is wrong there.
+        message: String,
+    },
+    /// A grid size that is zero, too large to address, or larger than the memory available.
+    #[error("{0}")]
+    Size(String),
+    /// A problem with the requested run (a pattern larger than the grid, a missing grid size…).
+    #[error("{0}")]
+    Invalid(String),
+    /// An engine that cannot run here or refused the problem.
+    #[error("{0}")]
+    Engine(String),
+    /// Reading or writing a file failed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
+}
+
+/// Result with the core [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}

@@ -1,0 +1,24 @@
+//! The core of `gol`, a Game of Life engine: grids, rules, seeding, pattern files and the CPU
+//! engines.
+//!
+//! - [`Grid`]: a bit-packed W×H torus (the layout is documented in [`grid`]).
+//! - [`Rule`]: a Life-like rule in B/S notation.
+//! - [`seed`]: glibc-exact `rand() % 2` soups and fast density soups.
+//! - [`pattern`]: RLE and plaintext `.cells` reading and writing, PNG pictures.
+//! - [`Engine`]: the one interface of every engine; [`cpu::ENGINES`] registers the CPU ones,
+//!   [`cpu::Scalar`] is the oracle the others are checked against.
+#![deny(missing_docs)]
+
+pub mod cpu;
+pub mod engine;
+pub mod error;
+pub mod grid;
+pub mod memory;
+pub mod pattern;
+pub mod rule;
+pub mod seed;
+
+pub use engine::{Engine, EngineSpec};
+pub use error::{Error, Result};
+pub use grid::Grid;
+pub use rule::Rule;

@@ -1,0 +1,292 @@
+//! Run-length encoded patterns (`.rle`), as Golly and LifeWiki write them.
+//!
+//! A file is `#` comment lines, a header `x = W, y = H[, rule = R]`, then a body of runs: an
+//! optional count followed by `b` (dead), `o` (alive) or `$` (end of row), finished by `!`.
+//! Golly's bounded-grid suffix on the rule, `:TW,H` (or `:TN` for N×N), declares a torus of that
+//! size; other bounded grids (`:P` planes, `:K` Klein bottles, `:S` spheres, `:C` cross-surfaces,
+//! shifted tori) are refused. An old-style `#r` comment line gives the rule when the header does
+//! not.
+
+use std::io::{self, Write};
+use std::path::Path;
+
+use super::{describe, lines, parse_error, Canvas, Header};
+use crate::error::Result;
+use crate::grid::{Grid, MAX_SIDE, WORD_BITS};
+use crate::rule::Rule;
+
+/// The longest line written.
+const LINE_LIMIT: usize = 70;
+
+/// Parses everything up to the body: returns the header and the body's byte offset and line.
+pub(super) fn header(path: &Path, text: &[u8]) -> Result<(Header, (usize, usize))> {
+    let mut old_rule = None;
+    for (number, offset, line) in lines(text, 0, 1) {
+        let trimmed = line.trim_ascii();
+        if trimmed.is_empty() {
+            continue;
+        }
+        if trimmed[0] == b'#' {
+            if let Some(rest) = trimmed.strip_prefix(b"#r") {
+                old_rule = Some((number, rest.to_vec()));
+            }
+            continue;
+        }
+        let line_text = std::str::from_utf8(trimmed)
+            .map_err(|_| parse_error(path, number, "the header is not text"))?;
+        let mut header = parse_header(line_text).map_err(|m| parse_error(path, number, m))?;
+        if header.rule.is_none() {
+            if let Some((line, rule)) = old_rule {
+                let rule = String::from_utf8_lossy(&rule).into_owned();
+                header.rule = Some(Rule::parse(&rule).map_err(|e| parse_error(path, line, e.to_string()))?);
+            }
+        }
+        return Ok((header, (offset + line.len() + 1, number + 1)));
+    }
+    Err(parse_error(
+        path,
+        1,
+        "no RLE header (a line such as \"x = 3, y = 3, rule = B3/S23\")",
+    ))
+}
+
+/// Parses `x = W, y = H[, rule = R[:Tw,h]]`.
+fn parse_header(line: &str) -> std::result::Result<Header, String> {
+    let lower = line.to_ascii_lowercase();
+    // The rule may itself hold commas (":T10,20", "S5-7,10"), so it is split off first.
+    let (sizes, rule_text) = match lower.find("rule") {
+        Some(at) => {
+            let rest = lower[at + 4..].trim_start();
+            let value = rest
+                .strip_prefix('=')
+                .ok_or("expected '=' after 'rule' in the header")?;
+            (lower[..at].trim_end().trim_end_matches(','), Some(value.trim()))
+        }
+        None => (lower.as_str(), None),
+    };
+    let (mut width, mut height) = (None, None);
+    for item in sizes.split(',') {
+        let (key, value) = item
+            .split_once('=')
+            .ok_or_else(|| format!("expected 'key = value' in the header, found {:?}", item.trim()))?;
+        let (key, value) = (key.trim(), value.trim());
+        let slot = match key {
+            "x" => &mut width,
+            "y" => &mut height,
+            _ => return Err(format!("unknown header key {key:?}")),
+        };
+        *slot = Some(parse_side(key, value)?);
+    }
+    let (Some(width), Some(height)) = (width, height) else {
+        return Err("the header must give both x and y, such as \"x = 3, y = 3\"".into());
+    };
+    let (rule, torus) = match rule_text {
+        Some(text) => {
+            let (rule, torus) = parse_rule(text)?;
+            (Some(rule), torus)
+        }
+        None => (None, None),
+    };
+    Ok(Header {
+        width,
+        height,
+        rule,
+        torus,
+    })
+}
+
+fn parse_side(key: &str, value: &str) -> std::result::Result<usize, String> {
+    if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!("{key} = {value:?} is not a whole number"));
+    }
+    match value.parse::<usize>() {
+        Ok(n) if n <= MAX_SIDE => Ok(n),
+        _ => Err(format!("{key} = {value} is larger than the largest side, {MAX_SIDE}")),
+    }
+}
+
+/// Parses a rule with an optional Golly bounded-grid suffix.
+pub(super) fn parse_rule(text: &str) -> std::result::Result<(Rule, Option<(usize, usize)>), String> {
+    let (rule, suffix) = match text.split_once(':') {
+        Some((rule, suffix)) => (rule, Some(suffix.trim())),
+        None => (text, None),
+    };
+    let rule = Rule::parse(rule).map_err(|e| e.to_string())?;
+    let torus = match suffix {
+        None => None,
+        Some(s) => Some(parse_torus(s)?),
+    };
+    Ok((rule, torus))
+}
+
+/// Parses the part after ':' of a rule: `TW,H` or `TN`.
+fn parse_torus(suffix: &str) -> std::result::Result<(usize, usize), String> {
+    let lower = suffix.to_ascii_lowercase();
+    let Some(dims) = lower.strip_prefix('t') else {
+        let kind = match lower.chars().next() {
+            Some('p') => "a bounded plane (:P)",
+            Some('k') => "a Klein bottle (:K)",
+            Some('s') => "a sphere (:S)",
+            Some('c') => "a cross-surface (:C)",
+            _ => return Err(format!("unknown bounded-grid suffix :{suffix}")),
+        };
+        return Err(format!(
+            "the rule asks for {kind}; only a torus (:TW,H) is supported"
+        ));
+    };
+    if dims.contains(['+', '-', '*']) {
+        return Err(format!(
+            "the rule asks for a shifted or twisted torus (:{suffix}); only a plain torus (:TW,H) is supported"
+        ));
+    }
+    let (w, h) = match dims.split_once(',') {
+        Some((w, h)) => (w.trim(), h.trim()),
+        None => (dims.trim(), dims.trim()),
+    };
+    let (w, h) = (parse_side("torus width", w)?, parse_side("torus height", h)?);
+    if w == 0 || h == 0 {
+        return Err(format!(
+            "the torus :{suffix} is unbounded in one direction; give both sides, such as :T100,100"
+        ));
+    }
+    Ok((w, h))
+}
+
+/// Draws the body's live cells.
+pub(super) fn paint(path: &Path, text: &[u8], body: (usize, usize), mut canvas: Canvas<'_>) -> Result<()> {
+    let (width, height) = (canvas.width, canvas.height);
+    let (mut x, mut y) = (0usize, 0usize);
+    let mut count: Option<usize> = None;
+    for (number, _, line) in lines(text, body.0, body.1) {
+        if line.first() == Some(&b'#') {
+            continue;
+        }
+        let fail = |message: String| parse_error(path, number, message);
+        for &byte in line {
+            match byte {
+                b'0'..=b'9' => {
+                    let n = count
+                        .unwrap_or(0)
+                        .checked_mul(10)
+                        .and_then(|n| n.checked_add((byte - b'0') as usize))
+                        .filter(|&n| n <= MAX_SIDE)
+                        .ok_or_else(|| fail(format!("run count is larger than {MAX_SIDE}")))?;
+                    count = Some(n);
+                }
+                b'b' | b'.' | b'o' => {
+                    let n = count.take().unwrap_or(1);
+                    if x + n > width {
+                        return Err(fail(format!(
+                            "row {} is wider than the header's x = {width}",
+                            y + 1
+                        )));
+                    }
+                    if byte == b'o' && n > 0 {
+                        if y >= height {
+                            return Err(fail(format!(
+                                "more rows than the header's y = {height}"
+                            )));
+                        }
+                        canvas.run(x, y, n);
+                    }
+                    x += n;
+                }
+                b'$' => {
+                    y += count.take().unwrap_or(1);
+                    x = 0;
+                    if y > height {
+                        return Err(fail(format!("more rows than the header's y = {height}")));
+                    }
+                }
+                b'!' => {
+                    return match count {
+                        Some(_) => Err(fail("a run count before '!' has no cell".into())),
+                        None => Ok(()),
+                    };
+                }
+                b' ' | b'\t' | b'\r' => {}
+                b'A'..=b'Z' | b'a'..=b'z' => {
+                    return Err(fail(format!(
+                        "cell '{}' is not a two-state cell (only b, o and $ are allowed)",
+                        byte as char
+                    )))
+                }
+                other => return Err(fail(describe(other))),
+            }
+        }
+    }
+    match count {
+        Some(_) => Err(parse_error(path, lines(text, 0, 1).count().max(1), "the pattern ends inside a run")),
+        None => Ok(()),
+    }
+}
+
+/// Writes the whole torus: header with the rule and `:TW,H`, runs, lines of at most 70
+/// characters.
+pub(super) fn write(out: &mut impl Write, grid: &Grid, rule: Rule) -> io::Result<()> {
+    let (w, h) = (grid.width(), grid.height());
+    writeln!(out, "x = {w}, y = {h}, rule = {rule}:T{w},{h}")?;
+    let mut line = LineWriter { out, length: 0 };
+    let mut pending_rows = 0usize;
+    for y in 0..h {
+        let row = grid.row(y);
+        let mut x = 0;
+        let mut first = true;
+        while let Some(start) = next_bit(row, w, x, true) {
+            let end = next_bit(row, w, start, false).unwrap_or(w);
+            if first && pending_rows > 0 {
+                line.token(pending_rows, b'$')?;
+                pending_rows = 0;
+            }
+            first = false;
+            if start > x {
+                line.token(start - x, b'b')?;
+            }
+            line.token(end - start, b'o')?;
+            x = end;
+        }
+        pending_rows += 1;
+    }
+    line.token(1, b'!')?;
+    writeln!(line.out)
+}
+
+/// Emits run tokens, breaking lines before they pass [`LINE_LIMIT`].
+struct LineWriter<'a, W: Write> {
+    out: &'a mut W,
+    length: usize,
+}
+
+impl<W: Write> LineWriter<'_, W> {
+    fn token(&mut self, count: usize, tag: u8) -> io::Result<()> {
+        let mut token = if count == 1 { String::new() } else { count.to_string() };
+        token.push(tag as char);
+        if self.length + token.len() > LINE_LIMIT {
+            self.out.write_all(b"\n")?;
+            self.length = 0;
+        }
+        self.out.write_all(token.as_bytes())?;
+        self.length += token.len();
+        Ok(())
+    }
+}
+
+/// The first x ≥ `from` (and < `width`) whose cell is `alive`, found a word at a time.
+fn next_bit(row: &[u64], width: usize, from: usize, alive: bool) -> Option<usize> {
+    let mut i = from / WORD_BITS;
+    let first = *row.get(i)?;
+    let mut word = if alive { first } else { !first } >> (from % WORD_BITS);
+    let mut base = from;
+    loop {
+        if word != 0 {
+            let x = base + word.trailing_zeros() as usize;
+            return (x < width).then_some(x);
+        }
+        i += 1;
+        base = i * WORD_BITS;
+        if base >= width {
+            return None;
+        }
+        word = if alive { row[i] } else { !row[i] };
+    }
+}
