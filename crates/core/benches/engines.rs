@@ -5,7 +5,12 @@ use gol_core::{cpu, seed, Rule};
 
 fn engines(c: &mut Criterion) {
     let mut group = c.benchmark_group("generation");
-    for &(name, size) in &[("cpu-scalar", 512), ("cpu-table", 512), ("cpu-bitsliced", 512), ("cpu-bitsliced", 4096)] {
+    for &(name, size) in &[
+        ("cpu-scalar", 512),
+        ("cpu-table", 512),
+        ("cpu-bitsliced", 512),
+        ("cpu-bitsliced", 4096),
+    ] {
         let spec = gol_core::engine::find(cpu::ENGINES, name).unwrap();
         let grid = seed::glibc_soup(size, size, 1).unwrap();
         let mut engine = (spec.create)().unwrap();

@@ -24,6 +24,11 @@ pub trait Engine: Send {
 
     /// The number of live cells now.
     fn population(&self) -> Result<u64>;
+
+    /// How the engine runs here (instruction set, threads, device…), for reports.
+    fn details(&self) -> String {
+        String::new()
+    }
 }
 
 /// How an engine is found and made: one entry of a registry.

@@ -127,14 +127,20 @@ impl Grid {
     /// Whether cell `(x, y)` is alive. Panics outside the grid.
     #[inline]
     pub fn get(&self, x: usize, y: usize) -> bool {
-        assert!(x < self.width && y < self.height, "cell ({x}, {y}) is outside the grid");
+        assert!(
+            x < self.width && y < self.height,
+            "cell ({x}, {y}) is outside the grid"
+        );
         self.words[y * self.words_per_row + x / WORD_BITS] >> (x % WORD_BITS) & 1 != 0
     }
 
     /// Sets cell `(x, y)`. Panics outside the grid.
     #[inline]
     pub fn set(&mut self, x: usize, y: usize, alive: bool) {
-        assert!(x < self.width && y < self.height, "cell ({x}, {y}) is outside the grid");
+        assert!(
+            x < self.width && y < self.height,
+            "cell ({x}, {y}) is outside the grid"
+        );
         let word = &mut self.words[y * self.words_per_row + x / WORD_BITS];
         let bit = 1u64 << (x % WORD_BITS);
         if alive {
@@ -146,13 +152,20 @@ impl Grid {
 
     /// Sets `len` cells of row `y` alive from `x` on. Panics outside the grid.
     pub fn fill_run(&mut self, x: usize, y: usize, len: usize) {
-        assert!(x + len <= self.width && y < self.height, "run outside the grid");
+        assert!(
+            x + len <= self.width && y < self.height,
+            "run outside the grid"
+        );
         let row = &mut self.words[y * self.words_per_row..(y + 1) * self.words_per_row];
         let (mut at, end) = (x, x + len);
         while at < end {
             let bit = at % WORD_BITS;
             let take = (WORD_BITS - bit).min(end - at);
-            let ones = if take == WORD_BITS { !0 } else { ((1u64 << take) - 1) << bit };
+            let ones = if take == WORD_BITS {
+                !0
+            } else {
+                ((1u64 << take) - 1) << bit
+            };
             row[at / WORD_BITS] |= ones;
             at += take;
         }
@@ -221,7 +234,11 @@ impl Grid {
             (other.width, other.height),
             "grids of different sizes"
         );
-        let i = self.words.iter().zip(&other.words).position(|(a, b)| a != b)?;
+        let i = self
+            .words
+            .iter()
+            .zip(&other.words)
+            .position(|(a, b)| a != b)?;
         let bit = (self.words[i] ^ other.words[i]).trailing_zeros() as usize;
         Some((
             (i % self.words_per_row) * WORD_BITS + bit,
@@ -270,7 +287,10 @@ mod test {
 
     #[test]
     fn refuses_zero_and_huge_sizes() {
-        assert!(Grid::new(0, 5).unwrap_err().to_string().contains("at least 1"));
+        assert!(Grid::new(0, 5)
+            .unwrap_err()
+            .to_string()
+            .contains("at least 1"));
         assert!(Grid::new(5, MAX_SIDE + 1).is_err());
         let err = Grid::new(MAX_SIDE, MAX_SIDE).unwrap_err().to_string();
         assert!(err.contains("memory"), "{err}");

@@ -68,7 +68,9 @@ mod test {
 
     #[test]
     fn refuses_more_than_available() {
-        let err = zeroed_vec::<u64>(1 << 50, "a test buffer").unwrap_err().to_string();
+        let err = zeroed_vec::<u64>(1 << 50, "a test buffer")
+            .unwrap_err()
+            .to_string();
         assert!(err.starts_with("a test buffer needs"), "{err}");
         assert_eq!(zeroed_vec::<u8>(10, "small").unwrap(), vec![0; 10]);
     }

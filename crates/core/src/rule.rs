@@ -180,7 +180,8 @@ fn parse_counts(list: &str) -> std::result::Result<u32, String> {
                 if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
                     return Err(format!("{item:?} is not a count or a range such as 5-7"));
                 }
-                s.parse::<u32>().map_err(|_| format!("count {s} is too large"))
+                s.parse::<u32>()
+                    .map_err(|_| format!("count {s} is too large"))
             };
             match item.split_once('-') {
                 Some((lo, hi)) => {
@@ -265,13 +266,25 @@ mod test {
 
     #[test]
     fn parses_common_spellings() {
-        for text in ["B3/S23", "b3/s23", "S23/B3", "B3S23", "b3s23", "23/3", " B3 / S23 ", "Life"] {
+        for text in [
+            "B3/S23",
+            "b3/s23",
+            "S23/B3",
+            "B3S23",
+            "b3s23",
+            "23/3",
+            " B3 / S23 ",
+            "Life",
+        ] {
             assert_eq!(Rule::parse(text).unwrap(), Rule::LIFE, "{text}");
         }
         let highlife = Rule::parse("b36/s23").unwrap();
         assert_eq!(counts(highlife.birth_mask()), vec![3, 6]);
         let seeds = Rule::parse("B2/S").unwrap();
-        assert_eq!((counts(seeds.birth_mask()), seeds.survive_mask()), (vec![2], 0));
+        assert_eq!(
+            (counts(seeds.birth_mask()), seeds.survive_mask()),
+            (vec![2], 0)
+        );
         let day_night = Rule::parse("B3678/S34678").unwrap();
         assert_eq!(counts(day_night.survive_mask()), vec![3, 4, 6, 7, 8]);
         let b0 = Rule::parse("B0123/S").unwrap();
@@ -283,12 +296,17 @@ mod test {
         let rule = Rule::parse("B6/S5-7,10,12-14").unwrap();
         assert_eq!(counts(rule.survive_mask()), vec![5, 6, 7, 10, 12, 13, 14]);
         assert_eq!(Rule::parse("B6/S567").unwrap(), Rule::LIFE_3D);
-        assert_eq!(counts(Rule::parse("B10,/S").unwrap().birth_mask()), vec![10]);
+        assert_eq!(
+            counts(Rule::parse("B10,/S").unwrap().birth_mask()),
+            vec![10]
+        );
     }
 
     #[test]
     fn refuses_bad_rules() {
-        for text in ["", "B3", "S23", "B3/S2x", "B3/B3", "X3/S23", "B27,/S", "B5-3/S", "B3/S1--2", "hello"] {
+        for text in [
+            "", "B3", "S23", "B3/S2x", "B3/B3", "X3/S23", "B27,/S", "B5-3/S", "B3/S1--2", "hello",
+        ] {
             let err = Rule::parse(text).unwrap_err().to_string();
             assert!(err.starts_with("invalid rule"), "{text}: {err}");
         }
@@ -296,7 +314,14 @@ mod test {
 
     #[test]
     fn display_round_trips() {
-        for text in ["B3/S23", "B2/S", "B0/S8", "B6/S5-7,10,12-14", "B/S26,", "B10-12/S0"] {
+        for text in [
+            "B3/S23",
+            "B2/S",
+            "B0/S8",
+            "B6/S5-7,10,12-14",
+            "B/S26,",
+            "B10-12/S0",
+        ] {
             let rule = Rule::parse(text).unwrap();
             assert_eq!(Rule::parse(&rule.to_string()).unwrap(), rule, "{text}");
         }

@@ -144,7 +144,13 @@ mod test {
     #[test]
     fn matches_glibc_rand() {
         // First outputs of glibc's rand() after srand(1) (and srand(0), the same sequence).
-        let expected = [1_804_289_383u32, 846_930_886, 1_681_692_777, 1_714_636_915, 1_957_747_793];
+        let expected = [
+            1_804_289_383u32,
+            846_930_886,
+            1_681_692_777,
+            1_714_636_915,
+            1_957_747_793,
+        ];
         for seed in [0, 1] {
             let mut r = GlibcRand::new(seed);
             let got: Vec<u32> = (0..5).map(|_| r.next()).collect();

@@ -198,6 +198,14 @@ impl Engine for Bitsliced {
         let words = &self.loaded()?.frame.words;
         Ok(words.par_iter().map(|w| w.count_ones() as u64).sum())
     }
+
+    fn details(&self) -> String {
+        format!(
+            "{}, {} threads",
+            self.isa.name(),
+            rayon::current_num_threads()
+        )
+    }
 }
 
 /// The next-state function of a rule over bit planes.
@@ -319,15 +327,30 @@ fn band_portable<R: RuleLogic>(frame: &Frame, out: &mut [u64], top: usize, logic
     while left < wpr {
         let right = (left + strip).min(wpr);
         let n = right - left;
-        row_sum(frame, (top + h - 1) % h, left, right, slot(&mut window, 0, strip, n));
+        row_sum(
+            frame,
+            (top + h - 1) % h,
+            left,
+            right,
+            slot(&mut window, 0, strip, n),
+        );
         row_sum(frame, top, left, right, slot(&mut window, 1, strip, n));
         for r in 0..rows {
             let y = top + r;
             let below = (y + 1) % h;
-            row_sum(frame, below, left, right, slot(&mut window, (r + 2) % 3, strip, n));
+            row_sum(
+                frame,
+                below,
+                left,
+                right,
+                slot(&mut window, (r + 2) % 3, strip, n),
+            );
             let at = |k: usize| {
                 let base = (k % 3) * 2 * strip;
-                (&window[base..base + n], &window[base + strip..base + strip + n])
+                (
+                    &window[base..base + n],
+                    &window[base + strip..base + strip + n],
+                )
             };
             let alive = &frame.words[y * wpr + left..y * wpr + right];
             let target = &mut out[r * wpr + left..r * wpr + right];
@@ -360,7 +383,8 @@ fn row_sum(frame: &Frame, y: usize, left: usize, right: usize, sums: (&mut [u64]
     let hi = right.min(wpr - 1);
     if lo < hi {
         let n = hi - lo;
-        let (west_words, centre, east_words) = (&row[lo - 1..][..n], &row[lo..][..n], &row[lo + 1..][..n]);
+        let (west_words, centre, east_words) =
+            (&row[lo - 1..][..n], &row[lo..][..n], &row[lo + 1..][..n]);
         let (o0, o1) = (&mut s0[lo - left..][..n], &mut s1[lo - left..][..n]);
         for k in 0..n {
             let c = centre[k];
@@ -380,8 +404,16 @@ fn row_sum(frame: &Frame, y: usize, left: usize, right: usize, sums: (&mut [u64]
             continue;
         }
         let c = row[i];
-        let west_in = if i == 0 { (row[last] >> top_bit) & 1 } else { row[i - 1] >> 63 };
-        let east_in = if i == last { (row[0] & 1) << top_bit } else { row[i + 1] << 63 };
+        let west_in = if i == 0 {
+            (row[last] >> top_bit) & 1
+        } else {
+            row[i - 1] >> 63
+        };
+        let east_in = if i == last {
+            (row[0] & 1) << top_bit
+        } else {
+            row[i + 1] << 63
+        };
         let (sum, carry) = full_add((c << 1) | west_in, c, (c >> 1) | east_in);
         s0[i - left] = sum;
         s1[i - left] = carry;
@@ -449,7 +481,18 @@ mod test {
     #[test]
     fn matches_scalar_on_awkward_sizes() {
         for isa in Isa::available() {
-            for &(w, h) in &[(1, 1), (2, 1), (1, 2), (3, 3), (63, 5), (64, 4), (65, 7), (128, 3), (130, 9), (200, 2)] {
+            for &(w, h) in &[
+                (1, 1),
+                (2, 1),
+                (1, 2),
+                (3, 3),
+                (63, 5),
+                (64, 4),
+                (65, 7),
+                (128, 3),
+                (130, 9),
+                (200, 2),
+            ] {
                 check(w, h, Rule::LIFE, 9, isa);
                 check(w, h, Rule::parse("B36/S23").unwrap(), 7, isa);
                 check(w, h, Rule::parse("B0123478/S01234678").unwrap(), 6, isa);
@@ -466,8 +509,13 @@ mod test {
         for c in 0..10u64 {
             let planes = [0, 1, 2, 3].map(|b| if c >> b & 1 != 0 { !0u64 } else { 0 });
             for alive in [0u64, !0] {
-                let expected = Rule::LIFE.next(alive != 0, (c as u32).saturating_sub((alive != 0) as u32));
-                assert_eq!(generic.apply(planes, alive) != 0, expected, "c={c} alive={alive}");
+                let expected =
+                    Rule::LIFE.next(alive != 0, (c as u32).saturating_sub((alive != 0) as u32));
+                assert_eq!(
+                    generic.apply(planes, alive) != 0,
+                    expected,
+                    "c={c} alive={alive}"
+                );
                 assert_eq!(Life.apply(planes, alive), generic.apply(planes, alive));
             }
         }

@@ -87,7 +87,8 @@ impl GhostCells {
         let (width, height) = (grid.width(), grid.height());
         check_size(width, height)?;
         let len = (width as u64 + 2) * (height as u64 + 2);
-        let what = format!("a {width}x{height} grid on {engine} (two byte arrays with ghost cells)");
+        let what =
+            format!("a {width}x{height} grid on {engine} (two byte arrays with ghost cells)");
         memory::check(2 * len, &what)?;
         let mut cells = memory::zeroed_vec::<u8>(len, &what)?;
         let next = memory::zeroed_vec::<u8>(len, &what)?;

@@ -18,7 +18,10 @@ fn body_lines(text: &[u8], from: usize, first_line: usize) -> impl Iterator<Item
         .filter(|(_, _, line)| line.first() != Some(&b'!'))
         .map(|(number, _, line)| (number, line.trim_ascii_end()))
         .collect();
-    let keep = all.iter().rposition(|(_, l)| !l.is_empty()).map_or(0, |i| i + 1);
+    let keep = all
+        .iter()
+        .rposition(|(_, l)| !l.is_empty())
+        .map_or(0, |i| i + 1);
     all.into_iter().take(keep)
 }
 
@@ -37,7 +40,11 @@ pub(super) fn header(path: &Path, text: &[u8]) -> Result<(Header, (usize, usize)
         height += 1;
     }
     if width > MAX_SIDE || height > MAX_SIDE {
-        return Err(parse_error(path, 1, format!("the pattern is larger than {MAX_SIDE} cells on a side")));
+        return Err(parse_error(
+            path,
+            1,
+            format!("the pattern is larger than {MAX_SIDE} cells on a side"),
+        ));
     }
     let header = Header {
         width,
@@ -49,7 +56,12 @@ pub(super) fn header(path: &Path, text: &[u8]) -> Result<(Header, (usize, usize)
 }
 
 /// Draws the live cells (the header pass has validated every character).
-pub(super) fn paint(_path: &Path, text: &[u8], body: (usize, usize), mut canvas: Canvas<'_>) -> Result<()> {
+pub(super) fn paint(
+    _path: &Path,
+    text: &[u8],
+    body: (usize, usize),
+    mut canvas: Canvas<'_>,
+) -> Result<()> {
     for (y, (_, line)) in body_lines(text, body.0, body.1).enumerate() {
         let mut x = 0;
         while x < line.len() {
@@ -67,13 +79,22 @@ pub(super) fn paint(_path: &Path, text: &[u8], body: (usize, usize), mut canvas:
 /// Writes the whole grid, every row in full.
 pub(super) fn write(out: &mut impl Write, grid: &Grid, rule: Rule) -> io::Result<()> {
     writeln!(out, "!Name: gol")?;
-    writeln!(out, "!{}x{} torus, rule {rule}", grid.width(), grid.height())?;
+    writeln!(
+        out,
+        "!{}x{} torus, rule {rule}",
+        grid.width(),
+        grid.height()
+    )?;
     let mut line = vec![b'.'; grid.width() + 1];
     *line.last_mut().expect("width is at least 1") = b'\n';
     for y in 0..grid.height() {
         let row = grid.row(y);
         for (x, cell) in line[..grid.width()].iter_mut().enumerate() {
-            *cell = if row[x / 64] >> (x % 64) & 1 != 0 { b'O' } else { b'.' };
+            *cell = if row[x / 64] >> (x % 64) & 1 != 0 {
+                b'O'
+            } else {
+                b'.'
+            };
         }
         out.write_all(&line)?;
     }

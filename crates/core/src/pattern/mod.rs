@@ -83,7 +83,10 @@ impl PatternFile {
         }
         let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
         if meta.is_dir() {
-            return Err(Error::Invalid(format!("{}: is a directory", path.display())));
+            return Err(Error::Invalid(format!(
+                "{}: is a directory",
+                path.display()
+            )));
         }
         if meta.len() > MAX_FILE_BYTES {
             return Err(Error::Invalid(format!(
@@ -102,7 +105,9 @@ impl PatternFile {
             Format::Rle => rle::header(path, &text)?,
             Format::Cells => cells::header(path, &text)?,
             Format::Png => {
-                return Err(Error::Invalid("PNG files cannot be read as patterns".into()))
+                return Err(Error::Invalid(
+                    "PNG files cannot be read as patterns".into(),
+                ))
             }
         };
         Ok(PatternFile {
@@ -199,7 +204,12 @@ pub fn encode(format: Format, grid: &Grid, rule: Rule) -> Vec<u8> {
     out
 }
 
-fn encode_into(out: &mut impl Write, format: Format, grid: &Grid, rule: Rule) -> std::io::Result<()> {
+fn encode_into(
+    out: &mut impl Write,
+    format: Format,
+    grid: &Grid,
+    rule: Rule,
+) -> std::io::Result<()> {
     match format {
         Format::Rle => rle::write(out, grid, rule),
         Format::Cells => cells::write(out, grid, rule),
@@ -209,14 +219,21 @@ fn encode_into(out: &mut impl Write, format: Format, grid: &Grid, rule: Rule) ->
 
 /// Splits `text` into lines (without `\n` or a trailing `\r`), each with its 1-based number and
 /// byte offset, starting at byte `from`, which is the start of line `first_line`.
-pub(crate) fn lines(text: &[u8], from: usize, first_line: usize) -> impl Iterator<Item = (usize, usize, &[u8])> {
+pub(crate) fn lines(
+    text: &[u8],
+    from: usize,
+    first_line: usize,
+) -> impl Iterator<Item = (usize, usize, &[u8])> {
     let mut at = from;
     let mut number = first_line;
     std::iter::from_fn(move || {
         if at >= text.len() {
             return None;
         }
-        let end = text[at..].iter().position(|&b| b == b'\n').map_or(text.len(), |p| at + p);
+        let end = text[at..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(text.len(), |p| at + p);
         let mut line = &text[at..end];
         if let [rest @ .., b'\r'] = line {
             line = rest;

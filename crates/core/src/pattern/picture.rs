@@ -16,7 +16,11 @@ fn count_range(row: &[u64], from: usize, to: usize) -> u32 {
     while x < to {
         let bit = x % WORD_BITS;
         let take = (WORD_BITS - bit).min(to - x);
-        let mask = if take == WORD_BITS { !0 } else { ((1u64 << take) - 1) << bit };
+        let mask = if take == WORD_BITS {
+            !0
+        } else {
+            ((1u64 << take) - 1) << bit
+        };
         count += (row[x / WORD_BITS] & mask).count_ones();
         x += take;
     }

@@ -38,7 +38,8 @@ pub(super) fn header(path: &Path, text: &[u8]) -> Result<(Header, (usize, usize)
         if header.rule.is_none() {
             if let Some((line, rule)) = old_rule {
                 let rule = String::from_utf8_lossy(&rule).into_owned();
-                header.rule = Some(Rule::parse(&rule).map_err(|e| parse_error(path, line, e.to_string()))?);
+                header.rule =
+                    Some(Rule::parse(&rule).map_err(|e| parse_error(path, line, e.to_string()))?);
             }
         }
         return Ok((header, (offset + line.len() + 1, number + 1)));
@@ -60,15 +61,21 @@ fn parse_header(line: &str) -> std::result::Result<Header, String> {
             let value = rest
                 .strip_prefix('=')
                 .ok_or("expected '=' after 'rule' in the header")?;
-            (lower[..at].trim_end().trim_end_matches(','), Some(value.trim()))
+            (
+                lower[..at].trim_end().trim_end_matches(','),
+                Some(value.trim()),
+            )
         }
         None => (lower.as_str(), None),
     };
     let (mut width, mut height) = (None, None);
     for item in sizes.split(',') {
-        let (key, value) = item
-            .split_once('=')
-            .ok_or_else(|| format!("expected 'key = value' in the header, found {:?}", item.trim()))?;
+        let (key, value) = item.split_once('=').ok_or_else(|| {
+            format!(
+                "expected 'key = value' in the header, found {:?}",
+                item.trim()
+            )
+        })?;
         let (key, value) = (key.trim(), value.trim());
         let slot = match key {
             "x" => &mut width,
@@ -101,12 +108,16 @@ fn parse_side(key: &str, value: &str) -> std::result::Result<usize, String> {
     }
     match value.parse::<usize>() {
         Ok(n) if n <= MAX_SIDE => Ok(n),
-        _ => Err(format!("{key} = {value} is larger than the largest side, {MAX_SIDE}")),
+        _ => Err(format!(
+            "{key} = {value} is larger than the largest side, {MAX_SIDE}"
+        )),
     }
 }
 
 /// Parses a rule with an optional Golly bounded-grid suffix.
-pub(super) fn parse_rule(text: &str) -> std::result::Result<(Rule, Option<(usize, usize)>), String> {
+pub(super) fn parse_rule(
+    text: &str,
+) -> std::result::Result<(Rule, Option<(usize, usize)>), String> {
     let (rule, suffix) = match text.split_once(':') {
         Some((rule, suffix)) => (rule, Some(suffix.trim())),
         None => (text, None),
@@ -143,7 +154,10 @@ fn parse_torus(suffix: &str) -> std::result::Result<(usize, usize), String> {
         Some((w, h)) => (w.trim(), h.trim()),
         None => (dims.trim(), dims.trim()),
     };
-    let (w, h) = (parse_side("torus width", w)?, parse_side("torus height", h)?);
+    let (w, h) = (
+        parse_side("torus width", w)?,
+        parse_side("torus height", h)?,
+    );
     if w == 0 || h == 0 {
         return Err(format!(
             "the torus :{suffix} is unbounded in one direction; give both sides, such as :T100,100"
@@ -153,7 +167,12 @@ fn parse_torus(suffix: &str) -> std::result::Result<(usize, usize), String> {
 }
 
 /// Draws the body's live cells.
-pub(super) fn paint(path: &Path, text: &[u8], body: (usize, usize), mut canvas: Canvas<'_>) -> Result<()> {
+pub(super) fn paint(
+    path: &Path,
+    text: &[u8],
+    body: (usize, usize),
+    mut canvas: Canvas<'_>,
+) -> Result<()> {
     let (width, height) = (canvas.width, canvas.height);
     let (mut x, mut y) = (0usize, 0usize);
     let mut count: Option<usize> = None;
@@ -183,9 +202,7 @@ pub(super) fn paint(path: &Path, text: &[u8], body: (usize, usize), mut canvas: 
                     }
                     if byte == b'o' && n > 0 {
                         if y >= height {
-                            return Err(fail(format!(
-                                "more rows than the header's y = {height}"
-                            )));
+                            return Err(fail(format!("more rows than the header's y = {height}")));
                         }
                         canvas.run(x, y, n);
                     }
@@ -216,7 +233,11 @@ pub(super) fn paint(path: &Path, text: &[u8], body: (usize, usize), mut canvas: 
         }
     }
     match count {
-        Some(_) => Err(parse_error(path, lines(text, 0, 1).count().max(1), "the pattern ends inside a run")),
+        Some(_) => Err(parse_error(
+            path,
+            lines(text, 0, 1).count().max(1),
+            "the pattern ends inside a run",
+        )),
         None => Ok(()),
     }
 }
@@ -259,7 +280,11 @@ struct LineWriter<'a, W: Write> {
 
 impl<W: Write> LineWriter<'_, W> {
     fn token(&mut self, count: usize, tag: u8) -> io::Result<()> {
-        let mut token = if count == 1 { String::new() } else { count.to_string() };
+        let mut token = if count == 1 {
+            String::new()
+        } else {
+            count.to_string()
+        };
         token.push(tag as char);
         if self.length + token.len() > LINE_LIMIT {
             self.out.write_all(b"\n")?;

@@ -19,16 +19,23 @@ fn cells_of(grid: &Grid) -> Vec<(usize, usize)> {
     live
 }
 
-const GLIDER_RLE: &str = "#N Glider\n#O Richard K. Guy\n#C A comment\nx = 3, y = 3, rule = B3/S23\nbob$2bo$3o!\n";
+const GLIDER_RLE: &str =
+    "#N Glider\n#O Richard K. Guy\n#C A comment\nx = 3, y = 3, rule = B3/S23\nbob$2bo$3o!\n";
 
 #[test]
 fn reads_a_glider_and_centres_it() {
     let file = open(Format::Rle, GLIDER_RLE).unwrap();
     let h = file.header();
-    assert_eq!((h.width, h.height, h.rule, h.torus), (3, 3, Some(Rule::LIFE), None));
+    assert_eq!(
+        (h.width, h.height, h.rule, h.torus),
+        (3, 3, Some(Rule::LIFE), None)
+    );
     let grid = file.place(8, 7).unwrap();
     // Offset (⌊(8−3)/2⌋, ⌊(7−3)/2⌋) = (2, 2).
-    assert_eq!(cells_of(&grid), vec![(3, 2), (4, 3), (2, 4), (3, 4), (4, 4)]);
+    assert_eq!(
+        cells_of(&grid),
+        vec![(3, 2), (4, 3), (2, 4), (3, 4), (4, 4)]
+    );
 }
 
 #[test]
@@ -60,7 +67,10 @@ fn refuses_malformed_rle_with_line_numbers() {
         ("#C only comments\n", "no RLE header"),
         ("x = 3\nooo!", "both x and y"),
         ("x = 3, y = -1\n!", "not a whole number"),
-        ("x = 99999999999999999999999, y = 1\n!", "larger than the largest side"),
+        (
+            "x = 99999999999999999999999, y = 1\n!",
+            "larger than the largest side",
+        ),
         ("x = 2, y = 1, z = 3\n!", "unknown header key"),
         ("x = 2, y = 1, rule = B3/S2Q\n!", "invalid rule"),
         ("x = 2, y = 1, rule = B3/S23:P10,10\n!", "bounded plane"),
@@ -84,13 +94,19 @@ fn refuses_malformed_rle_with_line_numbers() {
         assert!(err.contains(expected), "{text:?}: {err}");
         assert!(err.starts_with("test:"), "{text:?}: {err}");
     }
-    let err = open(Format::Rle, "#C\n\nx = 2, y = 1\no\n\nbbb!").unwrap().place(2, 1).unwrap_err();
+    let err = open(Format::Rle, "#C\n\nx = 2, y = 1\no\n\nbbb!")
+        .unwrap()
+        .place(2, 1)
+        .unwrap_err();
     assert!(err.to_string().starts_with("test:6:"), "{err}");
 }
 
 #[test]
 fn refuses_patterns_larger_than_the_grid() {
-    let err = open(Format::Rle, GLIDER_RLE).unwrap().place(2, 9).unwrap_err();
+    let err = open(Format::Rle, GLIDER_RLE)
+        .unwrap()
+        .place(2, 9)
+        .unwrap_err();
     assert!(err.to_string().contains("does not fit"), "{err}");
 }
 
@@ -100,8 +116,14 @@ fn reads_cells_files() {
     let file = open(Format::Cells, text).unwrap();
     assert_eq!((file.header().width, file.header().height), (3, 3));
     let grid = file.place(3, 3).unwrap();
-    assert_eq!(cells_of(&grid), vec![(1, 0), (2, 1), (0, 2), (1, 2), (2, 2)]);
-    let err = open(Format::Cells, "!x\n.O\n.X.\n").err().unwrap().to_string();
+    assert_eq!(
+        cells_of(&grid),
+        vec![(1, 0), (2, 1), (0, 2), (1, 2), (2, 2)]
+    );
+    let err = open(Format::Cells, "!x\n.O\n.X.\n")
+        .err()
+        .unwrap()
+        .to_string();
     assert!(err.starts_with("test:3:") && err.contains("'X'"), "{err}");
     let empty = open(Format::Cells, "!nothing\n").unwrap();
     assert_eq!((empty.header().width, empty.header().height), (0, 0));
@@ -130,7 +152,8 @@ fn rle_writes_row_gaps_and_empty_grids() {
     grid.set(0, 4, true);
     let text = String::from_utf8(encode(Format::Rle, &grid, Rule::LIFE)).unwrap();
     assert_eq!(text, "x = 5, y = 6, rule = B3/S23:T5,6\n$4bo3$o!\n");
-    let empty = String::from_utf8(encode(Format::Rle, &Grid::new(2, 2).unwrap(), Rule::LIFE)).unwrap();
+    let empty =
+        String::from_utf8(encode(Format::Rle, &Grid::new(2, 2).unwrap(), Rule::LIFE)).unwrap();
     assert_eq!(empty, "x = 2, y = 2, rule = B3/S23:T2,2\n!\n");
 }
 
@@ -161,7 +184,9 @@ fn png_has_one_pixel_per_cell_or_grey_blocks() {
         big.set(x, 0, true);
     }
     let bytes = encode(Format::Png, &big, Rule::LIFE);
-    let mut reader = png::Decoder::new(std::io::Cursor::new(bytes)).read_info().unwrap();
+    let mut reader = png::Decoder::new(std::io::Cursor::new(bytes))
+        .read_info()
+        .unwrap();
     let mut pixels = vec![0; reader.output_buffer_size()];
     let info = reader.next_frame(&mut pixels).unwrap();
     assert_eq!((info.width, info.height), (2731, 2));

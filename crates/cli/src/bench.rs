@@ -1,0 +1,190 @@
+//! `gol bench`: engines × sizes → time, generations/s, cell updates/s, speed-up.
+
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use gol_core::engine::{self, Engine, EngineSpec};
+use gol_core::{seed, Rule};
+use serde::Serialize;
+
+use crate::cli::BenchArgs;
+use crate::{engines, machine};
+
+/// The size the cpu-scalar baseline is measured at (the seeds' N).
+const BASELINE_SIDE: usize = 1024;
+
+#[derive(Serialize)]
+struct Row {
+    engine: String,
+    details: String,
+    size: usize,
+    generations: u64,
+    /// Median over the repetitions, generation loop only.
+    seconds: f64,
+    generations_per_second: f64,
+    cell_updates_per_second: f64,
+    speedup_vs_cpu_scalar: f64,
+}
+
+#[derive(Serialize)]
+struct Results {
+    machine: machine::Machine,
+    rule: String,
+    soup: &'static str,
+    reps: usize,
+    warmup: usize,
+    baseline: Row,
+    results: Vec<Row>,
+}
+
+/// Times `gens` generations `reps` times after `warmup` untimed runs; returns the median.
+fn time(engine: &mut dyn Engine, gens: u64, reps: usize, warmup: usize) -> Result<f64> {
+    for _ in 0..warmup {
+        engine.step(gens)?;
+    }
+    let mut times = Vec::with_capacity(reps);
+    for _ in 0..reps.max(1) {
+        let t = Instant::now();
+        engine.step(gens)?;
+        times.push(t.elapsed().as_secs_f64());
+    }
+    times.sort_by(f64::total_cmp);
+    Ok(times[times.len() / 2])
+}
+
+/// Generations that take about `target` seconds, estimated from doubling runs.
+fn calibrate(engine: &mut dyn Engine, target: f64) -> Result<u64> {
+    let mut gens = 1u64;
+    loop {
+        let t = Instant::now();
+        engine.step(gens)?;
+        let elapsed = t.elapsed().as_secs_f64();
+        if elapsed >= 0.05 || gens >= 1 << 20 {
+            return Ok(((target / elapsed * gens as f64) as u64).clamp(1, 1 << 24));
+        }
+        gens *= 2;
+    }
+}
+
+/// How one measurement runs.
+struct Plan {
+    gens: Option<u64>,
+    target: f64,
+    reps: usize,
+    warmup: usize,
+}
+
+fn measure(spec: &EngineSpec, size: usize, rule: Rule, plan: &Plan) -> Result<Row> {
+    let grid = seed::glibc_soup(size, size, 1)?;
+    let mut engine = (spec.create)()?;
+    engine.load(&grid, rule)?;
+    let gens = match plan.gens {
+        Some(g) => g,
+        None => calibrate(engine.as_mut(), plan.target)?,
+    };
+    let seconds = time(engine.as_mut(), gens, plan.reps, plan.warmup)
+        .with_context(|| format!("{} at {size}x{size}", spec.name))?;
+    let updates = (size * size) as f64 * gens as f64;
+    Ok(Row {
+        engine: spec.name.to_string(),
+        details: engine.details(),
+        size,
+        generations: gens,
+        seconds,
+        generations_per_second: gens as f64 / seconds,
+        cell_updates_per_second: updates / seconds,
+        speedup_vs_cpu_scalar: 0.0,
+    })
+}
+
+pub fn bench(args: &BenchArgs) -> Result<()> {
+    let rule = Rule::parse(&args.rule)?;
+    rule.check_neighbours(8)?;
+    let all = engines::all();
+    let specs: Vec<EngineSpec> = if args.engines.is_empty() {
+        all.iter()
+            .copied()
+            .filter(|s| (s.create)().is_ok())
+            .collect()
+    } else {
+        args.engines
+            .iter()
+            .map(|n| engine::find(&all, n).copied())
+            .collect::<gol_core::Result<_>>()?
+    };
+    for &size in &args.sizes {
+        gol_core::grid::check_size(size, size)?;
+    }
+    let scalar = engine::find(&all, "cpu-scalar")?;
+    eprintln!("measuring the cpu-scalar baseline at {BASELINE_SIDE}x{BASELINE_SIDE}…");
+    let base_plan = Plan {
+        gens: None,
+        target: 1.0,
+        reps: 3,
+        warmup: 0,
+    };
+    let mut baseline = measure(scalar, BASELINE_SIDE, rule, &base_plan)?;
+    let plan = Plan {
+        gens: args.gens,
+        target: args.target,
+        reps: args.reps,
+        warmup: args.warmup,
+    };
+    baseline.speedup_vs_cpu_scalar = 1.0;
+    let mut results = Vec::new();
+    for spec in &specs {
+        for &size in &args.sizes {
+            eprintln!("{} at {size}x{size}…", spec.name);
+            let mut row = measure(spec, size, rule, &plan)?;
+            row.speedup_vs_cpu_scalar =
+                row.cell_updates_per_second / baseline.cell_updates_per_second;
+            results.push(row);
+        }
+    }
+    let out = Results {
+        machine: machine::describe(),
+        rule: rule.to_string(),
+        soup: "glibc rand() % 2, seed 1",
+        reps: args.reps,
+        warmup: args.warmup,
+        baseline,
+        results,
+    };
+    print_table(&out);
+    let json = serde_json::to_string_pretty(&out)?;
+    std::fs::write(&args.json, json + "\n")
+        .with_context(|| format!("{}: cannot write the results", args.json.display()))?;
+    eprintln!("results written to {}", args.json.display());
+    Ok(())
+}
+
+fn print_table(out: &Results) {
+    println!(
+        "Machine: {} ({} threads); rule {}; soup: {}; median of {} runs after {} warm-up",
+        out.machine.cpu, out.machine.threads, out.rule, out.soup, out.reps, out.warmup
+    );
+    println!(
+        "Speed-up against cpu-scalar at {0}x{0}: {1:.3e} cell updates/s\n",
+        BASELINE_SIDE, out.baseline.cell_updates_per_second
+    );
+    println!(
+        "| engine | size | generations | time (s) | generations/s | cell updates/s | speed-up |"
+    );
+    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
+    for r in &out.results {
+        let name = if r.details.is_empty() {
+            r.engine.clone()
+        } else {
+            format!("{} ({})", r.engine, r.details)
+        };
+        println!(
+            "| {name} | {0}² | {1} | {2:.4} | {3:.1} | {4:.3e} | {5:.1}× |",
+            r.size,
+            r.generations,
+            r.seconds,
+            r.generations_per_second,
+            r.cell_updates_per_second,
+            r.speedup_vs_cpu_scalar
+        );
+    }
+}

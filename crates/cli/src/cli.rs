@@ -1,0 +1,142 @@
+//! Command-line arguments.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// gol: a Game of Life engine on a torus, on the CPU (and CUDA GPUs).
+#[derive(Parser, Debug)]
+#[command(name = "gol", version, about, long_about = None)]
+pub struct Cli {
+    /// Worker threads for the CPU engines (default: one per core).
+    #[arg(long, global = true, value_name = "N")]
+    pub threads: Option<usize>,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run a simulation and report the population and timings.
+    Run(RunArgs),
+    /// Time engines across grid sizes; print a Markdown table and write JSON.
+    Bench(BenchArgs),
+    /// Cross-check every engine against the scalar reference.
+    Verify(VerifyArgs),
+    /// Show the machine, its instruction sets and the engines available.
+    Info,
+}
+
+/// What to simulate: the grid, its initial state and the rule.
+#[derive(Args, Debug, Clone)]
+pub struct ProblemArgs {
+    /// Side of a square grid.
+    #[arg(long, value_name = "N", conflicts_with_all = ["width", "height"])]
+    pub size: Option<usize>,
+
+    /// Grid width (give --height too).
+    #[arg(long, value_name = "W", requires = "height")]
+    pub width: Option<usize>,
+
+    /// Grid height (give --width too).
+    #[arg(long, value_name = "H", requires = "width")]
+    pub height: Option<usize>,
+
+    /// Dimension of a random soup: 2 (3D comes with the 3D engines).
+    #[arg(long, value_name = "2|3", default_value_t = 2)]
+    pub dim: u8,
+
+    /// Generations to run.
+    #[arg(long, value_name = "G", default_value_t = 1024)]
+    pub gens: u64,
+
+    /// Seed of the random soup: glibc's srand(S), one rand() % 2 per cell in row-major order
+    /// (default 0); with --density, the seed of the fast generator.
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u32>,
+
+    /// Fill each cell alive with probability P (fast generator) instead of glibc's rand() % 2.
+    #[arg(long, value_name = "P")]
+    pub density: Option<f64>,
+
+    /// Rule in B/S notation (B3/S23, b36/s23, B6/S5-7,10 …); overrides the file's rule.
+    #[arg(long, value_name = "R")]
+    pub rule: Option<String>,
+
+    /// Pattern file to start from (.rle or .cells), centred in the grid.
+    #[arg(long, value_name = "FILE")]
+    pub input: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub problem: ProblemArgs,
+
+    /// Engine to run (see `gol info`); auto picks the fastest one here.
+    #[arg(long, value_name = "NAME", default_value = "auto")]
+    pub engine: String,
+
+    /// Write the final state: .rle (whole torus), .cells (whole grid) or .png (a picture).
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// Print one JSON object on standard output instead of the report.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// Engines to time, comma-separated (default: every engine available here).
+    #[arg(long, value_name = "A,B", value_delimiter = ',')]
+    pub engines: Vec<String>,
+
+    /// Grid sides to time, comma-separated.
+    #[arg(long, value_name = "N,M", value_delimiter = ',', default_values_t = [256usize, 1024, 4096])]
+    pub sizes: Vec<usize>,
+
+    /// Generations per timed run (default: chosen so that each run takes about --target seconds).
+    #[arg(long, value_name = "G")]
+    pub gens: Option<u64>,
+
+    /// Seconds a timed run should take when --gens is not given.
+    #[arg(long, value_name = "SECONDS", default_value_t = 0.5)]
+    pub target: f64,
+
+    /// Timed repetitions per engine and size (the median is reported).
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    pub reps: usize,
+
+    /// Untimed warm-up runs before the timed ones.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub warmup: usize,
+
+    /// Rule to run.
+    #[arg(long, value_name = "R", default_value = "B3/S23")]
+    pub rule: String,
+
+    /// Where to write the results as JSON.
+    #[arg(long, value_name = "FILE", default_value = "bench.json")]
+    pub json: PathBuf,
+}
+
+#[derive(Args, Debug)]
+pub struct VerifyArgs {
+    /// Seed of the random cases (printed on every run; give it again to replay them).
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
+
+    /// Random cases per engine.
+    #[arg(long, value_name = "N", default_value_t = 200)]
+    pub cases: usize,
+
+    /// A short run for CI: 40 smaller cases and only the quick known values.
+    #[arg(long)]
+    pub quick: bool,
+
+    /// Check only these engines, comma-separated (default: every engine available here).
+    #[arg(long, value_name = "A,B", value_delimiter = ',')]
+    pub engines: Vec<String>,
+}

@@ -1,0 +1,122 @@
+//! `gol run`: one simulation, reported like the seeds' programs.
+
+use std::io::IsTerminal;
+use std::time::Instant;
+
+use anyhow::Result;
+use gol_core::pattern;
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+
+use crate::cli::RunArgs;
+use crate::{engines, problem};
+
+/// Runs with fewer cell updates than this get no progress bar.
+const PROGRESS_MIN_UPDATES: f64 = 2e10;
+
+/// The machine-readable report (`--json`).
+#[derive(Serialize)]
+struct Report {
+    alive: u64,
+    generations: u64,
+    width: usize,
+    height: usize,
+    engine: String,
+    engine_details: String,
+    rule: String,
+    source: String,
+    /// The generation loop alone.
+    seconds: f64,
+    setup_seconds: f64,
+    output_seconds: f64,
+    total_seconds: f64,
+    generations_per_second: f64,
+    cell_updates_per_second: f64,
+}
+
+pub fn run(args: &RunArgs) -> Result<()> {
+    let start = Instant::now();
+    let problem = problem::build(&args.problem)?;
+    let (grid, rule) = (&problem.grid, problem.rule);
+    let gens = args.problem.gens;
+    let mut engine = engines::create(&args.engine)?;
+    engine.load(grid, rule)?;
+    let setup = start.elapsed().as_secs_f64();
+
+    let updates = grid.cells() as f64 * gens as f64;
+    let loop_start = Instant::now();
+    if std::io::stderr().is_terminal() && updates >= PROGRESS_MIN_UPDATES && !args.json {
+        let bar = ProgressBar::new(gens).with_style(
+            ProgressStyle::with_template("{bar:40} {pos}/{len} generations, {eta} left")
+                .expect("the template is valid"),
+        );
+        let chunk = gens.div_ceil(200).max(1);
+        let mut done = 0;
+        while done < gens {
+            let n = chunk.min(gens - done);
+            engine.step(n)?;
+            done += n;
+            bar.set_position(done);
+        }
+        bar.finish_and_clear();
+    } else {
+        engine.step(gens)?;
+    }
+    let alive = engine.population()?;
+    let seconds = loop_start.elapsed().as_secs_f64();
+
+    let output_start = Instant::now();
+    if let Some(path) = &args.output {
+        pattern::write(path, &engine.snapshot()?, rule)?;
+    }
+    let output_seconds = output_start.elapsed().as_secs_f64();
+
+    let report = Report {
+        alive,
+        generations: gens,
+        width: grid.width(),
+        height: grid.height(),
+        engine: engine.name().to_string(),
+        engine_details: engine.details(),
+        rule: rule.to_string(),
+        source: problem.source.describe(),
+        seconds,
+        setup_seconds: setup,
+        output_seconds,
+        total_seconds: start.elapsed().as_secs_f64(),
+        generations_per_second: gens as f64 / seconds,
+        cell_updates_per_second: updates / seconds,
+    };
+    if args.json {
+        println!("{}", serde_json::to_string(&report)?);
+    } else {
+        print_report(&report, args);
+    }
+    Ok(())
+}
+
+fn print_report(r: &Report, args: &RunArgs) {
+    let details = if r.engine_details.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", r.engine_details)
+    };
+    println!(
+        "Game of Life: {}x{} torus, rule {}, {} generations, {}",
+        r.width, r.height, r.rule, r.generations, r.source
+    );
+    println!("Engine: {}{details}", r.engine);
+    println!("Total alive cells: {}", r.alive);
+    println!("Set-up time (sec.): {:.6}", r.setup_seconds);
+    println!("Generation loop time (sec.): {:.6}", r.seconds);
+    println!("Generations per sec.: {:.2}", r.generations_per_second);
+    println!("Cell updates per sec.: {:.3e}", r.cell_updates_per_second);
+    if let Some(path) = &args.output {
+        println!(
+            "Output written to {} (sec.): {:.6}",
+            path.display(),
+            r.output_seconds
+        );
+    }
+    println!("Total time (sec.): {:.6}", r.total_seconds);
+}
