@@ -32,9 +32,15 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Err(e) => {
+            // clap's message runs over several lines (the error, the arguments concerned, the
+            // usage); keep the part before the usage, on one line.
             let text = e.render().to_string();
-            let first = text.lines().next().unwrap_or("error: bad arguments");
-            eprintln!("gol: {}", first.trim_start_matches("error: "));
+            let message: Vec<&str> = text
+                .lines()
+                .take_while(|l| !l.is_empty() && !l.starts_with("Usage:"))
+                .map(str::trim)
+                .collect();
+            eprintln!("gol: {}", message.join(" ").trim_start_matches("error: "));
             return ExitCode::from(2);
         }
     };

@@ -1,0 +1,498 @@
+//! End-to-end tests of the `gol` binary: reports, files, errors, verify, bench, and Golly.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const GLIDER_TORUS: &str = include_str!("fixtures/glider-torus.rle");
+const GOSPER_GUN: &str = include_str!("fixtures/gosper-gun.rle");
+const GLIDER_CELLS: &str = include_str!("fixtures/glider.cells");
+
+/// The `gol` binary: `$GOL_BIN`, else the one cargo built, else `../bin/gol` beside this test
+/// binary (the layout of the bundle carried to the GPU machine).
+fn gol_path() -> PathBuf {
+    if let Some(path) = std::env::var_os("GOL_BIN") {
+        return PathBuf::from(path);
+    }
+    let built = PathBuf::from(env!("CARGO_BIN_EXE_gol"));
+    if built.exists() {
+        return built;
+    }
+    let exe = std::env::current_exe().expect("test binary path");
+    exe.parent()
+        .and_then(Path::parent)
+        .expect("bundle layout")
+        .join("bin/gol")
+}
+
+fn gol(args: &[&str]) -> Output {
+    Command::new(gol_path())
+        .args(args)
+        .output()
+        .expect("gol runs")
+}
+
+fn stdout_of(args: &[&str]) -> String {
+    let out = gol(args);
+    assert!(
+        out.status.success(),
+        "gol {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8 output")
+}
+
+/// Runs gol expecting failure: one line on stderr, no panic, exit code non-zero.
+fn error_of(args: &[&str]) -> String {
+    let out = gol(args);
+    let stderr = String::from_utf8(out.stderr).expect("utf-8 stderr");
+    assert!(!out.status.success(), "gol {args:?} should fail");
+    assert!(
+        !stderr.contains("panicked"),
+        "gol {args:?} panicked: {stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "gol {args:?}: {stderr}");
+    stderr
+}
+
+fn alive(report: &str) -> u64 {
+    let line = report
+        .lines()
+        .find_map(|l| l.strip_prefix("Total alive cells: "))
+        .unwrap_or_else(|| panic!("no alive line in {report}"));
+    line.trim().parse().expect("a number")
+}
+
+fn temp_file(dir: &tempfile::TempDir, name: &str, text: &str) -> String {
+    let path = dir.path().join(name);
+    std::fs::write(&path, text).expect("write fixture");
+    path.display().to_string()
+}
+
+#[test]
+fn seminar_case_gives_47026_on_every_cpu_engine() {
+    for engine in ["cpu-scalar", "cpu-table", "cpu-bitsliced", "auto"] {
+        let report = stdout_of(&[
+            "run", "--size", "1024", "--gens", "1024", "--seed", "0", "--engine", engine,
+        ]);
+        assert_eq!(alive(&report), 47026, "{engine}: {report}");
+        assert!(report.contains("Generation loop time"), "{report}");
+        assert!(report.contains("Set-up time"), "{report}");
+    }
+}
+
+#[test]
+fn json_report_is_one_object_with_the_fixed_keys() {
+    let out = stdout_of(&[
+        "run", "--width", "300", "--height", "200", "--gens", "10", "--json", "--rule", "b36/s23",
+    ]);
+    let value: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON object");
+    for key in [
+        "alive",
+        "generations",
+        "width",
+        "height",
+        "engine",
+        "seconds",
+        "cell_updates_per_second",
+    ] {
+        assert!(value.get(key).is_some(), "missing {key} in {out}");
+    }
+    assert_eq!(value["width"], 300);
+    assert_eq!(value["height"], 200);
+    assert_eq!(value["generations"], 10);
+    assert_eq!(value["rule"], "B36/S23");
+    assert_eq!(out.trim().lines().count(), 1);
+}
+
+#[test]
+fn every_engine_agrees_on_a_density_soup_with_another_rule() {
+    let args = |engine: &'static str| {
+        [
+            "run",
+            "--width",
+            "131",
+            "--height",
+            "77",
+            "--gens",
+            "57",
+            "--density",
+            "0.37",
+            "--seed",
+            "11",
+            "--rule",
+            "B3678/S34678",
+            "--engine",
+            engine,
+        ]
+    };
+    let counts: Vec<u64> = ["cpu-scalar", "cpu-table", "cpu-bitsliced"]
+        .iter()
+        .map(|e| alive(&stdout_of(&args(e))))
+        .collect();
+    assert!(counts.iter().all(|&c| c == counts[0]), "{counts:?}");
+}
+
+#[test]
+fn torus_size_comes_from_the_rle_and_output_round_trips() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = temp_file(&dir, "glider.rle", GLIDER_TORUS);
+    let output = dir.path().join("after.rle");
+    // On an 8x8 torus a glider is back where it started after 4 * 8 generations.
+    let report = stdout_of(&[
+        "run",
+        "--input",
+        &input,
+        "--gens",
+        "32",
+        "--output",
+        output.to_str().unwrap(),
+    ]);
+    assert_eq!(alive(&report), 5);
+    let written = std::fs::read_to_string(&output).unwrap();
+    let start = dir.path().join("start.rle");
+    stdout_of(&[
+        "run",
+        "--input",
+        &input,
+        "--gens",
+        "0",
+        "--output",
+        start.to_str().unwrap(),
+    ]);
+    assert_eq!(written, std::fs::read_to_string(&start).unwrap());
+    // The glider is placed at ((8-3)/2, (8-3)/2) = (2, 2).
+    assert_eq!(
+        written,
+        "x = 8, y = 8, rule = B3/S23:T8,8\n2$3bo$4bo$2b3o!\n"
+    );
+}
+
+#[test]
+fn cells_input_needs_a_size_and_writes_cells_and_png() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = temp_file(&dir, "glider.cells", GLIDER_CELLS);
+    let err = error_of(&["run", "--input", &input, "--gens", "4"]);
+    assert!(err.contains("--size N or --width W --height H"), "{err}");
+    let cells = dir.path().join("out.cells");
+    stdout_of(&[
+        "run",
+        "--input",
+        &input,
+        "--size",
+        "6",
+        "--gens",
+        "4",
+        "--output",
+        cells.to_str().unwrap(),
+    ]);
+    let text = std::fs::read_to_string(&cells).unwrap();
+    let rows: Vec<&str> = text.lines().filter(|l| !l.starts_with('!')).collect();
+    // Placed at (1, 1), then moved (1, 1) by 4 generations.
+    assert_eq!(
+        rows,
+        vec!["......", "......", "...O..", "....O.", "..OOO.", "......"]
+    );
+    let png = dir.path().join("out.png");
+    stdout_of(&[
+        "run",
+        "--size",
+        "5000",
+        "--gens",
+        "1",
+        "--output",
+        png.to_str().unwrap(),
+    ]);
+    let bytes = std::fs::read(&png).unwrap();
+    assert_eq!(&bytes[1..4], b"PNG");
+    // Width and height in the IHDR chunk: 5000 cells in blocks of 2 give 2500 pixels.
+    assert_eq!(u32::from_be_bytes(bytes[16..20].try_into().unwrap()), 2500);
+    assert_eq!(u32::from_be_bytes(bytes[20..24].try_into().unwrap()), 2500);
+}
+
+#[test]
+fn rule_option_overrides_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = temp_file(&dir, "glider.rle", GLIDER_TORUS);
+    // Under B2/S (Seeds) a glider does not survive as a glider.
+    let seeds = stdout_of(&["run", "--input", &input, "--gens", "3", "--rule", "B2/S"]);
+    assert!(
+        seeds.contains("rule B2/S,") || seeds.contains("rule B2/S "),
+        "{seeds}"
+    );
+    assert_ne!(alive(&seeds), 5);
+}
+
+#[test]
+fn bad_input_is_refused_with_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad_rle = temp_file(&dir, "bad.rle", "#C fine\nx = 3, y = 3\nbo$2bo$3q!\n");
+    let huge_rle = temp_file(&dir, "huge.rle", "x = 1000000000, y = 1000000000\no!\n");
+    let empty = temp_file(&dir, "empty.rle", "");
+    let binary = temp_file(&dir, "binary.cells", "\u{0}\u{1}\u{2}\u{7f}");
+    let gun = temp_file(&dir, "gun.rle", GOSPER_GUN);
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["run", "--size", "0"], "at least 1"),
+        (vec!["run", "--size", "abc"], "invalid value"),
+        (
+            vec!["run", "--engine", "warp-drive", "--size", "8"],
+            "cpu-scalar",
+        ),
+        (
+            vec!["run", "--rule", "B3/S2x", "--size", "8"],
+            "invalid rule",
+        ),
+        (vec!["run", "--rule", "B9,/S", "--size", "8"], "only 8"),
+        (
+            vec!["run", "--density", "1.5", "--size", "8"],
+            "between 0 and 1",
+        ),
+        (
+            vec!["run", "--input", "/nonexistent/x.rle", "--size", "8"],
+            "/nonexistent/x.rle",
+        ),
+        (
+            vec!["run", "--input", &bad_rle, "--size", "8"],
+            "bad.rle:3:",
+        ),
+        (
+            vec!["run", "--input", &huge_rle, "--size", "8"],
+            "does not fit",
+        ),
+        (
+            vec!["run", "--input", &empty, "--size", "8"],
+            "no RLE header",
+        ),
+        (
+            vec!["run", "--input", &binary, "--size", "8"],
+            "unexpected byte",
+        ),
+        (vec!["run", "--input", &gun, "--size", "20"], "does not fit"),
+        (
+            vec!["run", "--input", "x.txt", "--size", "8"],
+            "unknown pattern format",
+        ),
+        (vec!["run", "--dim", "3", "--size", "8"], "3D"),
+        (vec!["run", "--input", "cube.bin"], "3D"),
+        (
+            vec!["run", "--size", "8", "--output", "x.gif"],
+            "unknown pattern format",
+        ),
+        (vec!["run", "--size", "1000000"], "memory"),
+        (vec!["run", "--width", "5"], "--height"),
+        (
+            vec!["bench", "--engines", "nope", "--sizes", "8"],
+            "unknown engine",
+        ),
+        (vec!["verify", "--engines", "nope"], "unknown engine"),
+    ];
+    for (args, expected) in cases {
+        let err = error_of(&args);
+        assert!(err.contains(expected), "gol {args:?}: {err}");
+    }
+}
+
+#[test]
+fn verify_quick_passes_and_prints_its_seed() {
+    let out = stdout_of(&["verify", "--quick", "--seed", "12345"]);
+    assert!(out.contains("seed 12345"), "{out}");
+    assert!(out.contains("all engines agree"), "{out}");
+    assert!(out.contains("cpu-bitsliced"), "{out}");
+}
+
+#[test]
+fn bench_prints_a_table_and_writes_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("bench.json");
+    let out = stdout_of(&[
+        "bench",
+        "--engines",
+        "cpu-bitsliced,cpu-table",
+        "--sizes",
+        "64,100",
+        "--gens",
+        "3",
+        "--reps",
+        "2",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(out.contains("| engine | size |"), "{out}");
+    assert_eq!(
+        out.lines().filter(|l| l.starts_with("| cpu-")).count(),
+        4,
+        "{out}"
+    );
+    let value: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(value["results"].as_array().unwrap().len(), 4);
+    assert!(
+        value["baseline"]["cell_updates_per_second"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+}
+
+#[test]
+fn info_lists_the_engines() {
+    let out = stdout_of(&["info"]);
+    for name in ["cpu-scalar", "cpu-table", "cpu-bitsliced", "Threads:"] {
+        assert!(out.contains(name), "{out}");
+    }
+}
+
+/// Golly's bgolly, the independent check. Skipped with a notice where it is not installed,
+/// unless `GOL_REQUIRE_GOLLY=1` (set by CI, which installs it).
+fn bgolly() -> Option<PathBuf> {
+    let found = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|p| p.join("bgolly"))
+            .find(|p| p.exists())
+    });
+    if found.is_none() {
+        assert!(
+            std::env::var_os("GOL_REQUIRE_GOLLY").is_none(),
+            "GOL_REQUIRE_GOLLY is set but bgolly is not on PATH"
+        );
+        eprintln!(
+            "notice: bgolly (Debian package golly) not found; skipping the Golly cross-check"
+        );
+    }
+    found
+}
+
+#[test]
+fn golly_agrees_on_tori() {
+    let Some(bgolly) = bgolly() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let gun = temp_file(&dir, "gun.rle", GOSPER_GUN);
+    let cases: Vec<(Vec<String>, u64)> = vec![
+        (
+            vec!["--size".into(), "64".into(), "--seed".into(), "5".into()],
+            100,
+        ),
+        (
+            vec![
+                "--width".into(),
+                "37".into(),
+                "--height".into(),
+                "23".into(),
+                "--seed".into(),
+                "2".into(),
+                "--rule".into(),
+                "B36/S23".into(),
+            ],
+            77,
+        ),
+        (
+            vec![
+                "--width".into(),
+                "130".into(),
+                "--height".into(),
+                "3".into(),
+                "--density".into(),
+                "0.4".into(),
+                "--rule".into(),
+                "B3678/S34678".into(),
+            ],
+            41,
+        ),
+        (
+            vec![
+                "--input".into(),
+                gun,
+                "--width".into(),
+                "90".into(),
+                "--height".into(),
+                "61".into(),
+            ],
+            300,
+        ),
+    ];
+    for (i, (problem, gens)) in cases.into_iter().enumerate() {
+        let start = dir.path().join(format!("start{i}.rle"));
+        let theirs = dir.path().join(format!("theirs{i}.rle"));
+        let again = dir.path().join(format!("again{i}.cells"));
+        let with = |extra: &[&str]| -> Vec<String> {
+            let mut args: Vec<String> = vec!["run".into()];
+            args.extend(problem.iter().cloned());
+            args.extend(extra.iter().map(|s| s.to_string()));
+            args
+        };
+        let run = |args: Vec<String>| {
+            let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+            stdout_of(&refs)
+        };
+        run(with(&["--gens", "0", "--output", start.to_str().unwrap()]));
+        let status = Command::new(&bgolly)
+            .args(["-a", "QuickLife", "-q", "-q", "-m", &gens.to_string(), "-o"])
+            .arg(&theirs)
+            .arg(&start)
+            .status()
+            .expect("bgolly runs");
+        assert!(status.success(), "bgolly failed on case {i}");
+        // Golly writes the bounding box of the live cells, without its position: compare it
+        // with the bounding box of ours (Golly's grid maps onto ours by a fixed offset).
+        let ours_cells = dir.path().join(format!("ours{i}.cells"));
+        run(with(&[
+            "--gens",
+            &gens.to_string(),
+            "--output",
+            ours_cells.to_str().unwrap(),
+        ]));
+        let header = std::fs::read_to_string(&theirs).unwrap();
+        let header = header
+            .lines()
+            .find(|l| l.starts_with('x'))
+            .unwrap()
+            .to_string();
+        let size = |key: &str| -> String {
+            header
+                .split(',')
+                .find_map(|kv| {
+                    let (k, v) = kv.split_once('=')?;
+                    (k.trim() == key).then(|| v.trim().to_string())
+                })
+                .unwrap()
+        };
+        run(vec![
+            "run".into(),
+            "--input".into(),
+            theirs.display().to_string(),
+            "--width".into(),
+            size("x"),
+            "--height".into(),
+            size("y"),
+            "--gens".into(),
+            "0".into(),
+            "--output".into(),
+            again.display().to_string(),
+        ]);
+        assert_eq!(
+            bounding_box(&std::fs::read_to_string(&ours_cells).unwrap()),
+            bounding_box(&std::fs::read_to_string(&again).unwrap()),
+            "case {i}: gol and Golly differ after {gens} generations"
+        );
+    }
+}
+
+/// The rows of a `.cells` text cropped to the bounding box of its live cells.
+fn bounding_box(cells: &str) -> Vec<String> {
+    let rows: Vec<&str> = cells.lines().filter(|l| !l.starts_with('!')).collect();
+    let live_rows: Vec<usize> = (0..rows.len()).filter(|&y| rows[y].contains('O')).collect();
+    let (Some(&top), Some(&bottom)) = (live_rows.first(), live_rows.last()) else {
+        return Vec::new();
+    };
+    let left = rows.iter().filter_map(|r| r.find('O')).min().unwrap();
+    let right = rows.iter().filter_map(|r| r.rfind('O')).max().unwrap();
+    rows[top..=bottom]
+        .iter()
+        .map(|r| {
+            format!(
+                "{:.<width$}",
+                r.get(left..).unwrap_or(""),
+                width = right - left + 1
+            )[..right - left + 1]
+                .to_string()
+        })
+        .collect()
+}
