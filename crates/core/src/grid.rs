@@ -156,18 +156,19 @@ impl Grid {
             x + len <= self.width && y < self.height,
             "run outside the grid"
         );
+        if len == 0 {
+            return;
+        }
         let row = &mut self.words[y * self.words_per_row..(y + 1) * self.words_per_row];
-        let (mut at, end) = (x, x + len);
-        while at < end {
-            let bit = at % WORD_BITS;
-            let take = (WORD_BITS - bit).min(end - at);
-            let ones = if take == WORD_BITS {
-                !0
-            } else {
-                ((1u64 << take) - 1) << bit
-            };
-            row[at / WORD_BITS] |= ones;
-            at += take;
+        let (first, last) = (x / WORD_BITS, (x + len - 1) / WORD_BITS);
+        let low = !0u64 << (x % WORD_BITS);
+        let high = !0u64 >> (WORD_BITS - 1 - (x + len - 1) % WORD_BITS);
+        if first == last {
+            row[first] |= low & high;
+        } else {
+            row[first] |= low;
+            row[first + 1..last].fill(!0);
+            row[last] |= high;
         }
     }
 

@@ -335,9 +335,9 @@ mod test {
         let table = rule.table();
         assert!(rule.next(false, 3) && !rule.next(false, 2));
         assert!(rule.next(true, 2) && rule.next(true, 3) && !rule.next(true, 4));
-        for n in 0..=8 {
-            assert_eq!(table[0][n] != 0, rule.next(false, n as u32));
-            assert_eq!(table[1][n] != 0, rule.next(true, n as u32));
+        for (n, (&dead, &alive)) in table[0].iter().zip(&table[1]).enumerate() {
+            assert_eq!(dead != 0, rule.next(false, n as u32));
+            assert_eq!(alive != 0, rule.next(true, n as u32));
         }
     }
 

@@ -87,7 +87,8 @@ fn engines_refuse_use_before_load_and_3d_rules() {
         assert!(engine.step(1).is_err(), "{}", spec.name);
         assert!(engine.snapshot().is_err(), "{}", spec.name);
         let grid = Grid::new(4, 4).unwrap();
-        let err = engine.load(&grid, Rule::LIFE_3D).unwrap_err().to_string();
+        let rule_3d = Rule::parse("B6/S5-7,12").unwrap();
+        let err = engine.load(&grid, rule_3d).unwrap_err().to_string();
         assert!(err.contains("only 8"), "{}: {err}", spec.name);
     }
 }

@@ -39,7 +39,7 @@ use crate::memory;
 use crate::rule::Rule;
 
 /// Words per strip: the three rows of 3-sums of a strip take 6 × 8 × `STRIP_WORDS` bytes.
-pub const STRIP_WORDS: usize = 64;
+pub const STRIP_WORDS: usize = 1024;
 
 /// Grids with fewer cells than this are stepped on the calling thread alone.
 const PARALLEL_CELLS: u64 = 1 << 18;

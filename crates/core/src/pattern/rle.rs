@@ -166,7 +166,7 @@ fn parse_torus(suffix: &str) -> std::result::Result<(usize, usize), String> {
     Ok((w, h))
 }
 
-/// Draws the body's live cells.
+/// Draws the body's live cells: one pass over the bytes, counting lines only at newlines.
 pub(super) fn paint(
     path: &Path,
     text: &[u8],
@@ -174,71 +174,92 @@ pub(super) fn paint(
     mut canvas: Canvas<'_>,
 ) -> Result<()> {
     let (width, height) = (canvas.width, canvas.height);
+    let bytes = &text[body.0.min(text.len())..];
+    let mut line = body.1;
+    let fail = |line: usize, message: String| parse_error(path, line, message);
     let (mut x, mut y) = (0usize, 0usize);
-    let mut count: Option<usize> = None;
-    for (number, _, line) in lines(text, body.0, body.1) {
-        if line.first() == Some(&b'#') {
-            continue;
-        }
-        let fail = |message: String| parse_error(path, number, message);
-        for &byte in line {
-            match byte {
-                b'0'..=b'9' => {
-                    let n = count
-                        .unwrap_or(0)
-                        .checked_mul(10)
-                        .and_then(|n| n.checked_add((byte - b'0') as usize))
-                        .filter(|&n| n <= MAX_SIDE)
-                        .ok_or_else(|| fail(format!("run count is larger than {MAX_SIDE}")))?;
-                    count = Some(n);
-                }
-                b'b' | b'.' | b'o' => {
-                    let n = count.take().unwrap_or(1);
-                    if x + n > width {
-                        return Err(fail(format!(
-                            "row {} is wider than the header's x = {width}",
-                            y + 1
-                        )));
-                    }
-                    if byte == b'o' && n > 0 {
-                        if y >= height {
-                            return Err(fail(format!("more rows than the header's y = {height}")));
-                        }
-                        canvas.run(x, y, n);
-                    }
-                    x += n;
-                }
-                b'$' => {
-                    y += count.take().unwrap_or(1);
-                    x = 0;
-                    if y > height {
-                        return Err(fail(format!("more rows than the header's y = {height}")));
-                    }
-                }
-                b'!' => {
-                    return match count {
-                        Some(_) => Err(fail("a run count before '!' has no cell".into())),
-                        None => Ok(()),
-                    };
-                }
-                b' ' | b'\t' | b'\r' => {}
-                b'A'..=b'Z' | b'a'..=b'z' => {
-                    return Err(fail(format!(
-                        "cell '{}' is not a two-state cell (only b, o and $ are allowed)",
-                        byte as char
-                    )))
-                }
-                other => return Err(fail(describe(other))),
+    // The pending run count; `counted` tells whether any digit was given.
+    let (mut count, mut counted) = (0usize, false);
+    let mut i = 0;
+    let mut line_start = true;
+    while i < bytes.len() {
+        let byte = bytes[i];
+        i += 1;
+        if line_start {
+            line_start = false;
+            if byte == b'#' {
+                // A comment line inside the body.
+                i += bytes[i..]
+                    .iter()
+                    .position(|&b| b == b'\n')
+                    .unwrap_or(bytes.len() - i);
+                continue;
             }
         }
+        match byte {
+            b'0'..=b'9' => {
+                count = count * 10 + (byte - b'0') as usize;
+                counted = true;
+                if count > MAX_SIDE {
+                    return Err(fail(line, format!("run count is larger than {MAX_SIDE}")));
+                }
+            }
+            b'b' | b'.' | b'o' => {
+                let n = if counted { count } else { 1 };
+                (count, counted) = (0, false);
+                if x + n > width {
+                    return Err(fail(
+                        line,
+                        format!("row {} is wider than the header's x = {width}", y + 1),
+                    ));
+                }
+                if byte == b'o' && n > 0 {
+                    if y >= height {
+                        return Err(fail(
+                            line,
+                            format!("more rows than the header's y = {height}"),
+                        ));
+                    }
+                    canvas.run(x, y, n);
+                }
+                x += n;
+            }
+            b'$' => {
+                y += if counted { count } else { 1 };
+                (count, counted, x) = (0, false, 0);
+                if y > height {
+                    return Err(fail(
+                        line,
+                        format!("more rows than the header's y = {height}"),
+                    ));
+                }
+            }
+            b'!' => {
+                return match counted {
+                    true => Err(fail(line, "a run count before '!' has no cell".into())),
+                    false => Ok(()),
+                };
+            }
+            b'\n' => {
+                line += 1;
+                line_start = true;
+            }
+            b' ' | b'\t' | b'\r' => {}
+            b'A'..=b'Z' | b'a'..=b'z' => {
+                return Err(fail(
+                    line,
+                    format!(
+                        "cell '{}' is not a two-state cell (only b, o and $ are allowed)",
+                        byte as char
+                    ),
+                ))
+            }
+            other => return Err(fail(line, describe(other))),
+        }
     }
-    match count {
-        Some(_) => Err(parse_error(
-            path,
-            lines(text, 0, 1).count().max(1),
-            "the pattern ends inside a run",
-        )),
-        None => Ok(()),
+    match counted {
+        true => Err(fail(line, "the pattern ends inside a run".into())),
+        false => Ok(()),
     }
 }
 
@@ -280,17 +301,27 @@ struct LineWriter<'a, W: Write> {
 
 impl<W: Write> LineWriter<'_, W> {
     fn token(&mut self, count: usize, tag: u8) -> io::Result<()> {
-        let mut token = if count == 1 {
-            String::new()
-        } else {
-            count.to_string()
-        };
-        token.push(tag as char);
+        // The count's digits, written backwards from the end of a stack buffer, then the tag.
+        let mut buf = [0u8; 24];
+        let mut at = buf.len() - 1;
+        buf[at] = tag;
+        if count != 1 {
+            let mut n = count;
+            loop {
+                at -= 1;
+                buf[at] = b'0' + (n % 10) as u8;
+                n /= 10;
+                if n == 0 {
+                    break;
+                }
+            }
+        }
+        let token = &buf[at..];
         if self.length + token.len() > LINE_LIMIT {
             self.out.write_all(b"\n")?;
             self.length = 0;
         }
-        self.out.write_all(token.as_bytes())?;
+        self.out.write_all(token)?;
         self.length += token.len();
         Ok(())
     }
