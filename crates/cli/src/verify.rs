@@ -293,7 +293,11 @@ pub fn verify(args: &VerifyArgs) -> Result<()> {
             checked += 1;
         }
     }
-    let labels: Vec<&str> = candidates.iter().map(|c| c.label.as_str()).collect();
+    let labels: Vec<&str> = candidates
+        .iter()
+        .map(|c| c.label.as_str())
+        .filter(|&l| l != "cpu-scalar")
+        .collect();
     println!(
         "random cases: {checked} engine runs identical to cpu-scalar ({cases} cases x {})",
         labels.join(", ")
