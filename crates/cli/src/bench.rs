@@ -4,7 +4,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use gol_core::engine::{self, Engine, EngineSpec};
-use gol_core::{seed, Rule};
+use gol_core::{seed, EngineOptions, Rule};
 use serde::Serialize;
 
 use crate::cli::BenchArgs;
@@ -74,9 +74,15 @@ struct Plan {
     warmup: usize,
 }
 
-fn measure(spec: &EngineSpec, size: usize, rule: Rule, plan: &Plan) -> Result<Row> {
+fn measure(
+    spec: &EngineSpec,
+    size: usize,
+    rule: Rule,
+    plan: &Plan,
+    options: &EngineOptions,
+) -> Result<Row> {
     let grid = seed::glibc_soup(size, size, 1)?;
-    let mut engine = (spec.create)()?;
+    let mut engine = (spec.create)(options)?;
     engine.load(&grid, rule)?;
     let gens = match plan.gens {
         Some(g) => g,
@@ -99,12 +105,13 @@ fn measure(spec: &EngineSpec, size: usize, rule: Rule, plan: &Plan) -> Result<Ro
 
 pub fn bench(args: &BenchArgs) -> Result<()> {
     let rule = Rule::parse(&args.rule)?;
+    let options = EngineOptions { block: args.block };
     rule.check_neighbours(8)?;
     let all = engines::all();
     let specs: Vec<EngineSpec> = if args.engines.is_empty() {
         all.iter()
             .copied()
-            .filter(|s| (s.create)().is_ok())
+            .filter(|s| (s.create)(&EngineOptions::default()).is_ok())
             .collect()
     } else {
         args.engines
@@ -123,7 +130,13 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
         reps: 3,
         warmup: 0,
     };
-    let mut baseline = measure(scalar, BASELINE_SIDE, rule, &base_plan)?;
+    let mut baseline = measure(
+        scalar,
+        BASELINE_SIDE,
+        rule,
+        &base_plan,
+        &EngineOptions::default(),
+    )?;
     let plan = Plan {
         gens: args.gens,
         target: args.target,
@@ -135,7 +148,7 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
     for spec in &specs {
         for &size in &args.sizes {
             eprintln!("{} at {size}x{size}…", spec.name);
-            let mut row = measure(spec, size, rule, &plan)?;
+            let mut row = measure(spec, size, rule, &plan, &options)?;
             row.speedup_vs_cpu_scalar =
                 row.cell_updates_per_second / baseline.cell_updates_per_second;
             results.push(row);

@@ -85,6 +85,10 @@ pub struct RunArgs {
     /// Print one JSON object on standard output instead of the report.
     #[arg(long)]
     pub json: bool,
+
+    /// Thread-block size of a CUDA engine, such as 32x16.
+    #[arg(long, value_name = "WxH", value_parser = parse_block)]
+    pub block: Option<(u32, u32)>,
 }
 
 #[derive(Args, Debug)]
@@ -117,6 +121,10 @@ pub struct BenchArgs {
     #[arg(long, value_name = "R", default_value = "B3/S23")]
     pub rule: String,
 
+    /// Thread-block size of the CUDA engines, such as 32x16.
+    #[arg(long, value_name = "WxH", value_parser = parse_block)]
+    pub block: Option<(u32, u32)>,
+
     /// Where to write the results as JSON.
     #[arg(long, value_name = "FILE", default_value = "bench.json")]
     pub json: PathBuf,
@@ -139,4 +147,19 @@ pub struct VerifyArgs {
     /// Check only these engines, comma-separated (default: every engine available here).
     #[arg(long, value_name = "A,B", value_delimiter = ',')]
     pub engines: Vec<String>,
+}
+
+/// Parses `WxH` (or a single `N` for N×1).
+fn parse_block(text: &str) -> Result<(u32, u32), String> {
+    let number = |s: &str| {
+        s.trim()
+            .parse::<u32>()
+            .ok()
+            .filter(|&n| n > 0)
+            .ok_or_else(|| format!("{text:?} is not a block size such as 32x16"))
+    };
+    match text.split_once(['x', 'X']) {
+        Some((w, h)) => Ok((number(w)?, number(h)?)),
+        None => Ok((number(text)?, 1)),
+    }
 }

@@ -1,7 +1,7 @@
 //! Every engine this build has, CUDA and CPU, and `--engine auto`.
 
 use anyhow::Result;
-use gol_core::engine::{self, Engine, EngineSpec};
+use gol_core::engine::{self, Engine, EngineOptions, EngineSpec};
 
 /// All registered 2D engines, fastest first: the CUDA ones, then the CPU ones.
 pub fn all() -> Vec<EngineSpec> {
@@ -12,13 +12,14 @@ pub fn all() -> Vec<EngineSpec> {
         .collect()
 }
 
-/// Makes the engine `name`; `auto` gives the first (fastest) engine that can run here.
-pub fn create(name: &str) -> Result<Box<dyn Engine>> {
+/// Makes the engine `name`; `auto` gives the first (fastest) engine that can run here with
+/// these options.
+pub fn create(name: &str, options: &EngineOptions) -> Result<Box<dyn Engine>> {
     let specs = all();
     if name == "auto" {
         let mut reasons = Vec::new();
         for spec in &specs {
-            match (spec.create)() {
+            match (spec.create)(options) {
                 Ok(engine) => return Ok(engine),
                 Err(e) => reasons.push(format!("{}: {e}", spec.name)),
             }
@@ -26,5 +27,5 @@ pub fn create(name: &str) -> Result<Box<dyn Engine>> {
         anyhow::bail!("no engine can run here ({})", reasons.join("; "));
     }
     let spec = engine::find(&specs, name)?;
-    Ok((spec.create)()?)
+    Ok((spec.create)(options)?)
 }

@@ -6,7 +6,7 @@ use anyhow::{bail, Result};
 use gol_core::cpu::{Bitsliced, Isa};
 use gol_core::engine::{self, Engine};
 use gol_core::seed::{density_soup, glibc_soup, SplitMix64};
-use gol_core::{Grid, Rule};
+use gol_core::{EngineOptions, Grid, Rule};
 
 use crate::cli::VerifyArgs;
 use crate::engines;
@@ -103,10 +103,10 @@ fn candidates(only: &[String]) -> Result<Vec<Candidate>> {
             }
             continue;
         }
-        match (spec.create)() {
+        match (spec.create)(&EngineOptions::default()) {
             Ok(_) => list.push(Candidate {
                 label: spec.name.to_string(),
-                make: Box::new(move || Ok((spec.create)()?)),
+                make: Box::new(move || Ok((spec.create)(&EngineOptions::default())?)),
                 slow: matches!(spec.name, "cpu-scalar" | "cpu-table"),
             }),
             Err(e) => eprintln!("{}: skipped: {e}", spec.name),

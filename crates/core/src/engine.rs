@@ -29,6 +29,31 @@ pub trait Engine: Send {
     fn details(&self) -> String {
         String::new()
     }
+
+    /// Times the engine measured itself, in seconds, by name (for a GPU engine: the
+    /// host-to-device copy, the generation loop timed with device events, the copy back).
+    fn timings(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
+}
+
+/// Options that tune an engine without changing its results.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EngineOptions {
+    /// Thread-block size (x, y) for the GPU engines; `None` for each engine's default.
+    pub block: Option<(u32, u32)>,
+}
+
+impl EngineOptions {
+    /// Fails if a block size is given to an engine that has none.
+    pub fn refuse_block(&self, engine: &str) -> Result<()> {
+        match self.block {
+            Some((x, y)) => Err(Error::Engine(format!(
+                "{engine} has no thread blocks; --block {x}x{y} applies to the CUDA engines"
+            ))),
+            None => Ok(()),
+        }
+    }
 }
 
 /// How an engine is found and made: one entry of a registry.
@@ -39,7 +64,7 @@ pub struct EngineSpec {
     /// One line on what the engine does.
     pub description: &'static str,
     /// Makes an engine; fails with a clear message where it cannot run on this machine.
-    pub create: fn() -> Result<Box<dyn Engine>>,
+    pub create: fn(&EngineOptions) -> Result<Box<dyn Engine>>,
 }
 
 impl std::fmt::Debug for EngineSpec {
@@ -62,7 +87,7 @@ pub fn find<'a>(specs: &'a [EngineSpec], name: &str) -> Result<&'a EngineSpec> {
 /// Runs `generations` generations of `grid` under `rule` on a fresh engine from `spec` and
 /// returns the final state: the shape every cross-check uses.
 pub fn evolve(spec: &EngineSpec, grid: &Grid, rule: Rule, generations: u64) -> Result<Grid> {
-    let mut engine = (spec.create)()?;
+    let mut engine = (spec.create)(&EngineOptions::default())?;
     engine.load(grid, rule)?;
     engine.step(generations)?;
     engine.snapshot()

@@ -18,7 +18,7 @@ pub mod pattern;
 pub mod rule;
 pub mod seed;
 
-pub use engine::{Engine, EngineSpec};
+pub use engine::{Engine, EngineOptions, EngineSpec};
 pub use error::{Error, Result};
 pub use grid::Grid;
 pub use rule::Rule;

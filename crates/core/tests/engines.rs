@@ -4,7 +4,7 @@
 use gol_core::cpu::{self, Bitsliced, Isa};
 use gol_core::engine::{evolve, find, Engine};
 use gol_core::seed::{density_soup, glibc_soup};
-use gol_core::{Grid, Rule};
+use gol_core::{EngineOptions, Grid, Rule};
 use proptest::prelude::*;
 
 fn oracle(grid: &Grid, rule: Rule, gens: u64) -> Grid {
@@ -83,7 +83,7 @@ fn large_grid_spanning_many_bands_and_strips() {
 #[test]
 fn engines_refuse_use_before_load_and_3d_rules() {
     for spec in cpu::ENGINES {
-        let mut engine = (spec.create)().unwrap();
+        let mut engine = (spec.create)(&EngineOptions::default()).unwrap();
         assert!(engine.step(1).is_err(), "{}", spec.name);
         assert!(engine.snapshot().is_err(), "{}", spec.name);
         let grid = Grid::new(4, 4).unwrap();

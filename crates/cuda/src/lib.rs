@@ -1,9 +1,111 @@
-//! The CUDA engines of `gol`. None is built yet: [`ENGINES`] is empty, so `--engine auto` and
-//! `gol verify` use the CPU engines only. The CUDA backend (kernels compiled by NVRTC, driver
-//! probed before use) arrives with the CUDA issue.
+//! The CUDA engines of `gol`: the seeds' GPU programs, bit-exact with the CPU oracle.
+//!
+//! - [`bytes`]: `cuda-global`, `cuda-constant` (ghost-cell byte layout, the seminar's programs)
+//!   and `cuda-shared` (tile and halo in shared memory, the OLCF program).
+//! - [`texture`]: `cuda-texture` (texture objects with wrap addressing do the torus).
+//! - [`lut`]: `cuda-lut` (32 cells per word, a 4096-entry table gives two cells per lookup).
+//!
+//! Kernels are `.cu` files under `kernels/`, embedded with `include_str!` and compiled by NVRTC
+//! for the device's own architecture on first use ([`device::Gpu::module`] caches them per
+//! process and on disk). Nothing touches the CUDA libraries before [`device::gpu`] has probed
+//! for them, so a machine without a GPU gets a clear error, never a panic.
 #![deny(missing_docs)]
 
-use gol_core::EngineSpec;
+pub mod bytes;
+mod clock;
+pub mod device;
+pub mod engine;
+mod error;
+pub mod kernels;
+pub mod lut;
+pub mod texture;
+
+pub use error::CudaError;
+
+use cudarc::driver::CudaFunction;
+use gol_core::{Engine, EngineSpec};
+
+use engine::{Backend, GpuEngine};
+
+fn create<B: Backend + Send + 'static>(
+    name: &'static str,
+    options: &gol_core::EngineOptions,
+) -> gol_core::Result<Box<dyn Engine>> {
+    Ok(Box::new(GpuEngine::<B>::new(name, options)?))
+}
 
 /// The CUDA engines, fastest first.
-pub const ENGINES: &[EngineSpec] = &[];
+pub const ENGINES: &[EngineSpec] = &[
+    EngineSpec {
+        name: "cuda-lut",
+        description:
+            "32 cells per word, 4x3-window lookup table in shared memory (2 cells per lookup)",
+        create: |o| create::<lut::LutCells>("cuda-lut", o),
+    },
+    EngineSpec {
+        name: "cuda-shared",
+        description:
+            "byte cells, tile plus one-cell halo in shared memory, one launch per generation (OLCF)",
+        create: |o| create::<bytes::ByteCells>("cuda-shared", o),
+    },
+    EngineSpec {
+        name: "cuda-texture",
+        description:
+            "byte cells in CUDA arrays, texture reads with wrap addressing, surface writes",
+        create: |o| create::<texture::TextureCells>("cuda-texture", o),
+    },
+    EngineSpec {
+        name: "cuda-global",
+        description:
+            "byte cells with ghost cells in global memory, three launches per generation (seminar)",
+        create: |o| create::<bytes::ByteCells>("cuda-global", o),
+    },
+    EngineSpec {
+        name: "cuda-constant",
+        description: "as cuda-global, with the rule table in __constant__ memory (seminar)",
+        create: |o| create::<bytes::ByteCells>("cuda-constant", o),
+    },
+];
+
+/// Lines describing the GPU and, for each engine, its default block and theoretical occupancy;
+/// an error where there is no GPU.
+pub fn report() -> Result<Vec<String>, CudaError> {
+    let gpu = device::gpu()?;
+    let info = &gpu.info;
+    let mut lines = vec![
+        format!(
+            "GPU: {} (compute capability {}.{}, {} SMs, {}, driver {}.{})",
+            info.name,
+            info.capability.0,
+            info.capability.1,
+            info.multiprocessors,
+            gol_core::memory::human_bytes(info.memory as u64),
+            info.driver / 1000,
+            info.driver % 1000 / 10
+        ),
+        format!(
+            "GPU limits: {} threads per block, 2D CUDA arrays up to {}x{}",
+            info.max_threads_per_block, info.max_array_2d.0, info.max_array_2d.1
+        ),
+    ];
+    for spec in kernels::SPECS {
+        let module = gpu.module(&spec.source(gol_core::Rule::LIFE))?;
+        let function: CudaFunction = module.load_function(spec.function)?;
+        let block = spec.default_block;
+        let threads = block.0 * block.1;
+        let blocks = function.occupancy_max_active_blocks_per_multiprocessor(
+            threads,
+            spec.shared_bytes(block) as usize,
+            None,
+        )?;
+        let occupancy = (blocks * threads) as f64 / info.max_threads_per_multiprocessor as f64;
+        lines.push(format!(
+            "  {:<14} block {}x{}: {blocks} blocks per SM, theoretical occupancy {:.0}%",
+            spec.engine,
+            block.0,
+            block.1,
+            occupancy.min(1.0) * 100.0
+        ));
+    }
+    Ok(lines)
+}

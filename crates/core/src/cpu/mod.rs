@@ -10,23 +10,33 @@ pub use ghost::{CellUpdate, GhostCells, GhostEngine};
 pub use scalar::{Scalar, SetTest};
 pub use table::{StateTable, Table};
 
-use crate::engine::{Engine, EngineSpec};
+use crate::engine::{Engine, EngineOptions, EngineSpec};
+use crate::error::Result;
 
 /// The CPU engines, fastest first (the order `--engine auto` prefers).
 pub const ENGINES: &[EngineSpec] = &[
     EngineSpec {
         name: "cpu-bitsliced",
         description: "64 cells per word, bit-sliced counts, SIMD chosen at run time, all cores",
-        create: || Ok(Box::new(Bitsliced::default()) as Box<dyn Engine>),
+        create: |o| cpu_engine(o, "cpu-bitsliced", Bitsliced::default()),
     },
     EngineSpec {
         name: "cpu-table",
         description: "byte cells with ghost cells, next state from a states[2][9] table (the seminar's variant)",
-        create: || Ok(Box::new(Table::default()) as Box<dyn Engine>),
+        create: |o| cpu_engine(o, "cpu-table", Table::default()),
     },
     EngineSpec {
         name: "cpu-scalar",
         description: "byte cells with ghost cells, the seeds' sequential program: the oracle",
-        create: || Ok(Box::new(Scalar::default()) as Box<dyn Engine>),
+        create: |o| cpu_engine(o, "cpu-scalar", Scalar::default()),
     },
 ];
+
+fn cpu_engine(
+    options: &EngineOptions,
+    name: &str,
+    engine: impl Engine + 'static,
+) -> Result<Box<dyn Engine>> {
+    options.refuse_block(name)?;
+    Ok(Box::new(engine))
+}

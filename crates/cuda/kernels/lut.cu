@@ -1,0 +1,54 @@
+// cuda-lut: cells packed 32 per 32-bit word (cell x of a row at bit x % 32 of word x / 32, rows
+// of nw = ceil(W/32) words, padding bits zero). One thread computes one word: for each pair of
+// cells (x, x+1) the 4x3 window of cells x-1 .. x+2 on the rows above, at and below indexes a
+// 4096-entry table whose bits 0 and 1 are the pair's next states. The host builds the table
+// for the rule; each block copies it into shared memory.
+
+// Bits 0..33 of the result are cells 32*i - 1 .. 32*i + 32 of the row, wrapping around the torus.
+__device__ __forceinline__ unsigned long long window(const unsigned int *row, int i, int nw, int w)
+{
+    if (i > 0 && i + 1 < nw)
+        return ((unsigned long long)row[i + 1] << 33) | ((unsigned long long)row[i] << 1) |
+               (row[i - 1] >> 31);
+    // The first and last words of a row take bits from the other end of the row.
+    unsigned long long bits = 0;
+    for (int j = 0; j < 34; j++) {
+        long long x = (long long)i * 32 - 1 + j;
+        x %= w;
+        if (x < 0)
+            x += w;
+        bits |= (unsigned long long)((row[x >> 5] >> (x & 31)) & 1u) << j;
+    }
+    return bits;
+}
+
+extern "C" __global__ void update_cells_lut(const unsigned int *grid, unsigned int *next,
+                                            const unsigned char *lut, int w, int h, int nw)
+{
+    __shared__ unsigned char table[4096];
+    int threads = blockDim.x * blockDim.y;
+    for (int k = threadIdx.y * blockDim.x + threadIdx.x; k < 4096; k += threads)
+        table[k] = lut[k];
+    __syncthreads();
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= nw)
+        return;
+    unsigned int last_mask = (w & 31) ? (1u << (w & 31)) - 1u : 0xffffffffu;
+    for (long long y = blockIdx.y * (long long)blockDim.y + threadIdx.y; y < h;
+         y += (long long)gridDim.y * blockDim.y) {
+        long long up = y == 0 ? h - 1 : y - 1;
+        long long down = y + 1 == h ? 0 : y + 1;
+        unsigned long long a = window(grid + up * nw, i, nw, w);
+        unsigned long long m = window(grid + y * nw, i, nw, w);
+        unsigned long long b = window(grid + down * nw, i, nw, w);
+        unsigned int out = 0;
+#pragma unroll
+        for (int k = 0; k < 16; k++) {
+            unsigned int index = (unsigned int)((a >> (2 * k)) & 15u) |
+                                 (unsigned int)(((m >> (2 * k)) & 15u) << 4) |
+                                 (unsigned int)(((b >> (2 * k)) & 15u) << 8);
+            out |= (unsigned int)table[index] << (2 * k);
+        }
+        next[y * nw + i] = i == nw - 1 ? out & last_mask : out;
+    }
+}

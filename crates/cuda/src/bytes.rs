@@ -1,0 +1,150 @@
+//! The byte-cell backends: `cuda-global` and `cuda-constant` on the seeds' ghost-cell layout
+//! ((W+2)×(H+2) bytes: three launches per generation, ghost columns, ghost rows, update) and
+//! `cuda-shared` on plain W×H bytes (tile and halo in shared memory, one launch). One thread
+//! per cell.
+
+use std::sync::Arc;
+
+use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
+use gol_core::{Grid, Rule};
+
+use crate::device::Gpu;
+use crate::engine::{launch_2d, Backend};
+use crate::error::{CudaError, Result};
+use crate::kernels::{self, KernelSpec};
+
+/// Bytes on the device, with or without ghost cells.
+pub struct ByteCells {
+    spec: &'static KernelSpec,
+    ghosts: bool,
+    width: usize,
+    height: usize,
+    cells: CudaSlice<u8>,
+    next: CudaSlice<u8>,
+    update: CudaFunction,
+    /// The ghost-cell kernels (`None` for cuda-shared).
+    ghost_kernels: Option<(CudaFunction, CudaFunction)>,
+}
+
+impl ByteCells {
+    /// Row stride and the offset of cell (0, 0) in the device buffer.
+    fn layout(&self) -> (usize, usize) {
+        if self.ghosts {
+            (self.width + 2, self.width + 3)
+        } else {
+            (self.width, 0)
+        }
+    }
+}
+
+impl Backend for ByteCells {
+    fn prepare(gpu: &Arc<Gpu>, engine: &'static str, grid: &Grid, rule: Rule) -> Result<Self> {
+        let spec = kernels::spec(engine);
+        let ghosts = engine != "cuda-shared";
+        let (width, height) = (grid.width(), grid.height());
+        let len = if ghosts {
+            (width + 2) * (height + 2)
+        } else {
+            width * height
+        };
+        gpu.check_memory(
+            2 * len as u64,
+            &format!("a {width}x{height} grid on {engine}"),
+        )?;
+        let module = gpu.module(&spec.source(rule))?;
+        if engine == "cuda-constant" {
+            let table = rule.table();
+            let mut states = [0u8; 18];
+            states[..9].copy_from_slice(&table[0][..9]);
+            states[9..].copy_from_slice(&table[1][..9]);
+            let mut symbol = module.get_global("states", &gpu.stream)?;
+            gpu.stream.memcpy_htod(&states, &mut symbol)?;
+        }
+        let ghost_kernels = if ghosts {
+            Some((
+                module.load_function("copy_ghost_cols")?,
+                module.load_function("copy_ghost_rows")?,
+            ))
+        } else {
+            None
+        };
+        Ok(ByteCells {
+            spec,
+            ghosts,
+            width,
+            height,
+            cells: gpu.stream.alloc_zeros::<u8>(len)?,
+            next: gpu.stream.alloc_zeros::<u8>(len)?,
+            update: module.load_function(spec.function)?,
+            ghost_kernels,
+        })
+    }
+
+    fn upload(&mut self, gpu: &Gpu, grid: &Grid) -> Result<()> {
+        let (stride, origin) = self.layout();
+        let mut bytes = vec![0u8; self.cells.len()];
+        for (y, row) in grid.to_bytes().chunks_exact(self.width).enumerate() {
+            bytes[origin + y * stride..][..self.width].copy_from_slice(row);
+        }
+        gpu.stream.memcpy_htod(&bytes, &mut self.cells)?;
+        gpu.stream.synchronize()?;
+        Ok(())
+    }
+
+    fn generation(&mut self, gpu: &Gpu, block: (u32, u32)) -> Result<()> {
+        let (w, h) = (self.width as i32, self.height as i32);
+        if let Some((cols, rows)) = &self.ghost_kernels {
+            let line = |n: usize| LaunchConfig {
+                grid_dim: ((n as u32).div_ceil(256).min(1 << 20), 1, 1),
+                block_dim: (256, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            // SAFETY: copy_ghost_cols/rows take (unsigned char*, int w, int h) and the buffer
+            // holds (w+2)*(h+2) bytes; columns go first so that the rows copy the corners.
+            unsafe {
+                gpu.stream
+                    .launch_builder(cols)
+                    .arg(&mut self.cells)
+                    .arg(&w)
+                    .arg(&h)
+                    .launch(line(self.height))?;
+                gpu.stream
+                    .launch_builder(rows)
+                    .arg(&mut self.cells)
+                    .arg(&w)
+                    .arg(&h)
+                    .launch(line(self.width + 2))?;
+            }
+        }
+        let cfg = launch_2d(
+            self.width,
+            self.height,
+            block,
+            self.spec.shared_bytes(block),
+        );
+        // SAFETY: the update kernels take (const unsigned char*, unsigned char*, int w, int h)
+        // and both buffers hold the layout's full size.
+        unsafe {
+            gpu.stream
+                .launch_builder(&self.update)
+                .arg(&self.cells)
+                .arg(&mut self.next)
+                .arg(&w)
+                .arg(&h)
+                .launch(cfg)?;
+        }
+        std::mem::swap(&mut self.cells, &mut self.next);
+        Ok(())
+    }
+
+    fn download(&self, gpu: &Gpu) -> Result<Grid> {
+        let (stride, origin) = self.layout();
+        let bytes = gpu.stream.clone_dtoh(&self.cells)?;
+        let mut interior = Vec::with_capacity(self.width * self.height);
+        for y in 0..self.height {
+            interior.extend_from_slice(&bytes[origin + y * stride..][..self.width]);
+        }
+        Grid::from_bytes(self.width, self.height, &interior)
+            .map_err(|e| CudaError::Refused(e.to_string()))
+    }
+}

@@ -1,0 +1,255 @@
+//! The GPU: probing for the driver and NVRTC, the context and stream, facts about the device,
+//! and compiled kernel modules (cached per process and on disk).
+//!
+//! cudarc loads `libcuda` and `libnvrtc` by name on first use and panics when they are missing,
+//! so nothing here touches cudarc before [`gpu`] has probed for both. NVRTC is looked for under
+//! its usual names first, then in the usual CUDA folders (`$CUDA_HOME/lib64`,
+//! `/usr/local/cuda/lib64`, …): a library found there is loaded by path, after which cudarc's
+//! load by name finds it already in the process.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use cudarc::driver::sys::CUdevice_attribute as Attr;
+use cudarc::driver::{CudaContext, CudaModule, CudaStream};
+use cudarc::nvrtc::{CompileOptions, Ptx};
+
+use crate::error::{CudaError, Result};
+
+/// What `gol info` and the engines need to know about the device.
+#[derive(Clone, Debug)]
+pub struct DeviceInfo {
+    /// Marketing name, e.g. "NVIDIA H100 80GB HBM3".
+    pub name: String,
+    /// Compute capability (major, minor).
+    pub capability: (i32, i32),
+    /// Streaming multiprocessors.
+    pub multiprocessors: i32,
+    /// Device memory in bytes.
+    pub memory: usize,
+    /// Driver version as the driver reports it (e.g. 13000 for 13.0).
+    pub driver: i32,
+    /// Most threads in one block.
+    pub max_threads_per_block: i32,
+    /// Most resident threads per multiprocessor.
+    pub max_threads_per_multiprocessor: i32,
+    /// Largest 2D CUDA array usable both as a texture and as a surface (width, height).
+    pub max_array_2d: (usize, usize),
+}
+
+/// One GPU, ready to run kernels.
+pub struct Gpu {
+    /// The primary context of device 0.
+    pub ctx: Arc<CudaContext>,
+    /// The stream every engine launches on.
+    pub stream: Arc<CudaStream>,
+    /// Facts about the device.
+    pub info: DeviceInfo,
+    modules: Mutex<HashMap<u64, Arc<CudaModule>>>,
+}
+
+static GPU: OnceLock<std::result::Result<Arc<Gpu>, String>> = OnceLock::new();
+
+/// The GPU, opened on first use; an error (never a panic) where there is no driver, no device or
+/// no NVRTC.
+pub fn gpu() -> Result<Arc<Gpu>> {
+    GPU.get_or_init(|| open().map(Arc::new).map_err(|e| e.to_string()))
+        .clone()
+        .map_err(CudaError::Unavailable)
+}
+
+/// Whether the NVRTC library can be loaded (no GPU is needed to compile kernels).
+pub fn nvrtc_present() -> bool {
+    static PRESENT: OnceLock<bool> = OnceLock::new();
+    *PRESENT.get_or_init(|| {
+        // SAFETY: loading a shared library runs its initialisers; libnvrtc's are sound.
+        if unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+            return true;
+        }
+        for dir in cuda_library_dirs() {
+            let path = dir.join("libnvrtc.so.13");
+            // SAFETY: as above; the handle is leaked so that the library stays loaded for
+            // cudarc's later load by name.
+            if let Ok(lib) = unsafe { libloading::Library::new(&path) } {
+                std::mem::forget(lib);
+                // SAFETY: as above.
+                return unsafe { cudarc::nvrtc::sys::is_culib_present() };
+            }
+        }
+        false
+    })
+}
+
+/// Folders where CUDA libraries usually live.
+fn cuda_library_dirs() -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    for var in ["CUDA_HOME", "CUDA_PATH"] {
+        if let Some(home) = std::env::var_os(var) {
+            dirs.push(PathBuf::from(home).join("lib64"));
+        }
+    }
+    dirs.push("/usr/local/cuda/lib64".into());
+    dirs.push("/usr/local/cuda/targets/x86_64-linux/lib".into());
+    dirs
+}
+
+fn open() -> Result<Gpu> {
+    // SAFETY: loading libcuda runs its initialisers, which are sound to run at any time.
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        return Err(CudaError::Unavailable(
+            "no CUDA device/driver found (libcuda is not installed)".into(),
+        ));
+    }
+    if !nvrtc_present() {
+        return Err(CudaError::Unavailable(
+            "no NVRTC found (libnvrtc.so.13): install the CUDA 13 toolkit or the nvidia-cuda-nvrtc package and put its lib folder on LD_LIBRARY_PATH".into(),
+        ));
+    }
+    let ctx = CudaContext::new(0)
+        .map_err(|e| CudaError::Unavailable(format!("no CUDA device/driver found ({e})")))?;
+    let attr = |a: Attr| ctx.attribute(a);
+    let mut driver = 0;
+    // SAFETY: cuDriverGetVersion writes one int through a valid pointer.
+    unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut driver) }.result()?;
+    let info = DeviceInfo {
+        name: ctx.name()?,
+        capability: ctx.compute_capability()?,
+        multiprocessors: attr(Attr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
+        memory: ctx.total_mem()?,
+        driver,
+        max_threads_per_block: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
+        max_threads_per_multiprocessor: attr(
+            Attr::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
+        )?,
+        max_array_2d: (
+            attr(Attr::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_WIDTH)?
+                .min(attr(Attr::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_WIDTH)?) as usize,
+            attr(Attr::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_HEIGHT)?
+                .min(attr(Attr::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_HEIGHT)?)
+                as usize,
+        ),
+    };
+    // SAFETY: every engine uses this one stream, so cudarc's cross-stream event tracking (an
+    // event per buffer per launch) is not needed; turning it off cuts launch overhead.
+    unsafe { ctx.disable_event_tracking() };
+    let stream = ctx.default_stream();
+    Ok(Gpu {
+        ctx,
+        stream,
+        info,
+        modules: Mutex::new(HashMap::new()),
+    })
+}
+
+impl Gpu {
+    /// The NVRTC architecture of this device, e.g. `sm_90`.
+    pub fn arch(&self) -> String {
+        format!("sm_{}{}", self.info.capability.0, self.info.capability.1)
+    }
+
+    /// The module compiled from `source` for this device: from this process's cache, else
+    /// from the disk cache, else compiled by NVRTC (and saved to disk).
+    pub fn module(&self, source: &str) -> Result<Arc<CudaModule>> {
+        let arch = self.arch();
+        let key = cache_key(source, &arch);
+        if let Some(module) = self.modules.lock().expect("module cache lock").get(&key) {
+            return Ok(module.clone());
+        }
+        let path = cache_dir().map(|d| d.join(format!("{key:016x}-{arch}.ptx")));
+        let ptx = match path.as_ref().and_then(|p| std::fs::read_to_string(p).ok()) {
+            Some(text) => text,
+            None => {
+                let text = compile(source, &arch)?;
+                if let Some(path) = &path {
+                    save(path, &text);
+                }
+                text
+            }
+        };
+        let module = self.ctx.load_module(Ptx::from_src(ptx))?;
+        self.modules
+            .lock()
+            .expect("module cache lock")
+            .insert(key, module.clone());
+        Ok(module)
+    }
+
+    /// Refuses `bytes` of device memory for `what` if more than is free now.
+    pub fn check_memory(&self, bytes: u64, what: &str) -> Result<()> {
+        let (free, _) = self.ctx.mem_get_info()?;
+        if bytes > free as u64 {
+            return Err(CudaError::Refused(format!(
+                "{what} needs {} of GPU memory, but only {} is free on the {}",
+                gol_core::memory::human_bytes(bytes),
+                gol_core::memory::human_bytes(free as u64),
+                self.info.name
+            )));
+        }
+        Ok(())
+    }
+
+    /// Checks a block size against the device's limit.
+    pub fn check_block(&self, block: (u32, u32)) -> Result<()> {
+        let threads = block.0 as u64 * block.1 as u64;
+        if threads > self.info.max_threads_per_block as u64 {
+            return Err(CudaError::Refused(format!(
+                "block {}x{} has {threads} threads; the {} allows at most {} per block",
+                block.0, block.1, self.info.name, self.info.max_threads_per_block
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Compiles `source` to PTX for `arch` (e.g. `sm_90`) with NVRTC; no GPU is needed. On failure
+/// the error carries NVRTC's log.
+pub fn compile(source: &str, arch: &str) -> Result<String> {
+    if !nvrtc_present() {
+        return Err(CudaError::Unavailable(
+            "no NVRTC found (libnvrtc.so.13)".into(),
+        ));
+    }
+    let options = CompileOptions {
+        options: vec![format!("--gpu-architecture={arch}"), "-std=c++17".into()],
+        ..Default::default()
+    };
+    let ptx = cudarc::nvrtc::compile_ptx_with_opts(source, options)
+        .map_err(|e| CudaError::Compile(format!("{e:?}")))?;
+    Ok(ptx.to_src())
+}
+
+/// FNV-1a over the source, the architecture and this crate's version.
+fn cache_key(source: &str, arch: &str) -> u64 {
+    let mut hash = 0xcbf2_9ce4_8422_2325u64;
+    for part in [source, arch, env!("CARGO_PKG_VERSION")] {
+        for byte in part.bytes().chain([0]) {
+            hash = (hash ^ byte as u64).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    hash
+}
+
+/// `$GOL_CACHE_DIR`, else `$XDG_CACHE_HOME/gol/kernels`, else `~/.cache/gol/kernels`.
+fn cache_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("GOL_CACHE_DIR") {
+        return Some(PathBuf::from(dir));
+    }
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    Some(base.join("gol").join("kernels"))
+}
+
+/// Writes a cache file atomically (temporary file, then rename); a cache that cannot be
+/// written is not an error, only a slower next start.
+fn save(path: &std::path::Path, text: &str) {
+    let Some(dir) = path.parent() else { return };
+    if std::fs::create_dir_all(dir).is_err() {
+        return;
+    }
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    if std::fs::write(&tmp, text).is_ok() && std::fs::rename(&tmp, path).is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+}

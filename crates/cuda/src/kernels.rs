@@ -1,0 +1,125 @@
+//! The kernel sources, embedded in the binary, and the source each engine compiles.
+//!
+//! NVRTC gets no headers: shared pieces are pasted together instead. The rule is pasted in as
+//! `#define BIRTH`/`SURVIVE` masks; `rule.cu` (or `constant.cu`) defines `NEXT_STATE` from it
+//! for the update kernels.
+
+use gol_core::Rule;
+
+/// The compiled-in rule's `NEXT_STATE`.
+pub const RULE: &str = include_str!("../kernels/rule.cu");
+/// Ghost-cell refresh and update kernels of cuda-global and cuda-constant.
+pub const GLOBAL: &str = include_str!("../kernels/global.cu");
+/// cuda-constant's rule table in constant memory and its `NEXT_STATE`.
+pub const CONSTANT: &str = include_str!("../kernels/constant.cu");
+/// cuda-shared's update kernel.
+pub const SHARED: &str = include_str!("../kernels/shared.cu");
+/// cuda-texture's update kernel.
+pub const TEXTURE: &str = include_str!("../kernels/texture.cu");
+/// cuda-lut's update kernel.
+pub const LUT: &str = include_str!("../kernels/lut.cu");
+
+/// `parts` behind the rule's masks as `#define`s.
+pub fn with_rule(rule: Rule, parts: &[&str]) -> String {
+    let mut source = format!(
+        "#define BIRTH {}u\n#define SURVIVE {}u\n",
+        rule.birth_mask(),
+        rule.survive_mask()
+    );
+    for part in parts {
+        source.push_str(part);
+        source.push('\n');
+    }
+    source
+}
+
+/// What an engine compiles and launches.
+pub struct KernelSpec {
+    /// The engine's registered name.
+    pub engine: &'static str,
+    /// Sources pasted together (after the rule's `#define`s).
+    pub parts: &'static [&'static str],
+    /// The update kernel's name.
+    pub function: &'static str,
+    /// The default thread block (x, y).
+    pub default_block: (u32, u32),
+    /// Whether the rule is compiled in (`cuda-constant` fills a table at run time instead).
+    pub rule_compiled_in: bool,
+    /// Whether the kernel takes a (block + 2)² tile of dynamic shared memory.
+    pub tiled: bool,
+}
+
+/// Every CUDA engine's kernel.
+pub const SPECS: &[KernelSpec] = &[
+    KernelSpec {
+        engine: "cuda-global",
+        parts: &[RULE, GLOBAL],
+        function: "update_cells",
+        default_block: (16, 16),
+        rule_compiled_in: true,
+        tiled: false,
+    },
+    KernelSpec {
+        engine: "cuda-constant",
+        parts: &[CONSTANT, GLOBAL],
+        function: "update_cells",
+        default_block: (16, 16),
+        rule_compiled_in: false,
+        tiled: false,
+    },
+    KernelSpec {
+        engine: "cuda-shared",
+        parts: &[RULE, SHARED],
+        function: "update_cells_shared",
+        default_block: (32, 16),
+        rule_compiled_in: true,
+        tiled: true,
+    },
+    KernelSpec {
+        engine: "cuda-texture",
+        parts: &[RULE, TEXTURE],
+        function: "update_cells_texture",
+        default_block: (16, 16),
+        rule_compiled_in: true,
+        tiled: false,
+    },
+    KernelSpec {
+        engine: "cuda-lut",
+        parts: &[LUT],
+        function: "update_cells_lut",
+        default_block: (32, 8),
+        rule_compiled_in: true,
+        tiled: false,
+    },
+];
+
+impl KernelSpec {
+    /// The source to compile for `rule`.
+    pub fn source(&self, rule: Rule) -> String {
+        with_rule(
+            if self.rule_compiled_in {
+                rule
+            } else {
+                Rule::LIFE
+            },
+            self.parts,
+        )
+    }
+
+    /// Dynamic shared memory per block, in bytes.
+    pub fn shared_bytes(&self, block: (u32, u32)) -> u32 {
+        if self.tiled {
+            (block.0 + 2) * (block.1 + 2)
+        } else {
+            0
+        }
+    }
+}
+
+/// The kernel of `engine` (one of [`SPECS`]).
+pub fn spec(engine: &str) -> &'static KernelSpec {
+    SPECS
+        .iter()
+        .find(|s| s.engine == engine)
+        .expect("every CUDA engine has a kernel spec")
+}

@@ -1,0 +1,183 @@
+//! `cuda-texture`: byte cells in two CUDA arrays, read through texture objects with wrap
+//! addressing (normalised coordinates, point sampling, integer reads), so that the texture unit
+//! does the torus, and written through surface objects. The arrays swap roles each generation.
+//!
+//! cudarc wraps texture and surface objects only in its raw `sys` layer; [`CellArray`] owns one
+//! array with its texture and surface objects and destroys them on drop.
+
+use std::sync::Arc;
+
+use cudarc::driver::sys::{
+    self, CUaddress_mode, CUarray, CUarray_format, CUfilter_mode, CUmemorytype, CUresourcetype,
+};
+use cudarc::driver::{CudaFunction, PushKernelArg};
+use gol_core::{Grid, Rule};
+
+use crate::device::Gpu;
+use crate::engine::{launch_2d, Backend};
+use crate::error::{CudaError, Result};
+use crate::kernels;
+
+/// A W×H array of bytes with a texture object (wrap, point, integer reads) and a surface object.
+struct CellArray {
+    gpu: Arc<Gpu>,
+    array: CUarray,
+    texture: u64,
+    surface: u64,
+    width: usize,
+    height: usize,
+}
+
+// SAFETY: the handles are plain driver objects of the context, usable from any thread that
+// binds the context, which every method does first.
+unsafe impl Send for CellArray {}
+
+impl CellArray {
+    fn new(gpu: &Arc<Gpu>, width: usize, height: usize) -> Result<CellArray> {
+        gpu.ctx.bind_to_thread()?;
+        let descriptor = sys::CUDA_ARRAY3D_DESCRIPTOR {
+            Width: width,
+            Height: height,
+            Depth: 0,
+            Format: CUarray_format::CU_AD_FORMAT_UNSIGNED_INT8,
+            NumChannels: 1,
+            Flags: sys::CUDA_ARRAY3D_SURFACE_LDST,
+        };
+        let mut array: CUarray = std::ptr::null_mut();
+        // SAFETY: both pointers are valid for the call; the descriptor asks for a 2D array.
+        unsafe { sys::cuArray3DCreate_v2(&mut array, &descriptor) }.result()?;
+        let mut cells = CellArray {
+            gpu: gpu.clone(),
+            array,
+            texture: 0,
+            surface: 0,
+            width,
+            height,
+        };
+        // SAFETY: an all-zero resource descriptor is a valid starting value (plain C struct).
+        let mut resource: sys::CUDA_RESOURCE_DESC = unsafe { std::mem::zeroed() };
+        resource.resType = CUresourcetype::CU_RESOURCE_TYPE_ARRAY;
+        resource.res.array.hArray = array;
+        // SAFETY: as above for the texture descriptor.
+        let mut texture_desc: sys::CUDA_TEXTURE_DESC = unsafe { std::mem::zeroed() };
+        texture_desc.addressMode = [CUaddress_mode::CU_TR_ADDRESS_MODE_WRAP; 3];
+        texture_desc.filterMode = CUfilter_mode::CU_TR_FILTER_MODE_POINT;
+        texture_desc.flags = sys::CU_TRSF_NORMALIZED_COORDINATES | sys::CU_TRSF_READ_AS_INTEGER;
+        // SAFETY: the descriptors are initialised and name the live array; no view descriptor.
+        unsafe {
+            sys::cuTexObjectCreate(
+                &mut cells.texture,
+                &resource,
+                &texture_desc,
+                std::ptr::null(),
+            )
+        }
+        .result()?;
+        // SAFETY: as above; the array was created with surface load/store enabled.
+        unsafe { sys::cuSurfObjectCreate(&mut cells.surface, &resource) }.result()?;
+        Ok(cells)
+    }
+
+    /// Copies between host bytes (row-major, W×H) and the array, in the direction given.
+    fn copy(&self, host: *mut u8, to_device: bool) -> Result<()> {
+        self.gpu.ctx.bind_to_thread()?;
+        // SAFETY: an all-zero copy descriptor is a valid starting value (plain C struct).
+        let mut copy: sys::CUDA_MEMCPY2D = unsafe { std::mem::zeroed() };
+        if to_device {
+            copy.srcMemoryType = CUmemorytype::CU_MEMORYTYPE_HOST;
+            copy.srcHost = host as *const _;
+            copy.srcPitch = self.width;
+            copy.dstMemoryType = CUmemorytype::CU_MEMORYTYPE_ARRAY;
+            copy.dstArray = self.array;
+        } else {
+            copy.srcMemoryType = CUmemorytype::CU_MEMORYTYPE_ARRAY;
+            copy.srcArray = self.array;
+            copy.dstMemoryType = CUmemorytype::CU_MEMORYTYPE_HOST;
+            copy.dstHost = host as *mut _;
+            copy.dstPitch = self.width;
+        }
+        copy.WidthInBytes = self.width;
+        copy.Height = self.height;
+        // The stream may still be running kernels on the array.
+        self.gpu.stream.synchronize()?;
+        // SAFETY: the host buffer holds width*height bytes (callers pass such a buffer) and the
+        // array is width x height bytes.
+        unsafe { sys::cuMemcpy2D_v2(&copy) }.result()?;
+        Ok(())
+    }
+}
+
+impl Drop for CellArray {
+    fn drop(&mut self) {
+        // Errors cannot be reported from drop; the objects are gone with the context anyway.
+        let _ = self.gpu.stream.synchronize();
+        // SAFETY: the objects were created by `new`, are destroyed once, and no launch that
+        // uses them is pending after the synchronisation above.
+        unsafe {
+            let _ = sys::cuSurfObjectDestroy(self.surface);
+            let _ = sys::cuTexObjectDestroy(self.texture);
+            let _ = sys::cuArrayDestroy(self.array);
+        }
+    }
+}
+
+/// Two arrays, swapped each generation.
+pub struct TextureCells {
+    cells: CellArray,
+    next: CellArray,
+    update: CudaFunction,
+}
+
+impl Backend for TextureCells {
+    fn prepare(gpu: &Arc<Gpu>, engine: &'static str, grid: &Grid, rule: Rule) -> Result<Self> {
+        let (width, height) = (grid.width(), grid.height());
+        let (max_w, max_h) = gpu.info.max_array_2d;
+        if width > max_w || height > max_h {
+            return Err(CudaError::Refused(format!(
+                "{engine}: a {width}x{height} grid is larger than the largest CUDA array with texture and surface access on the {}, {max_w}x{max_h}",
+                gpu.info.name
+            )));
+        }
+        gpu.check_memory(
+            2 * (width * height) as u64,
+            &format!("a {width}x{height} grid on {engine}"),
+        )?;
+        let spec = kernels::spec(engine);
+        let module = gpu.module(&spec.source(rule))?;
+        Ok(TextureCells {
+            cells: CellArray::new(gpu, width, height)?,
+            next: CellArray::new(gpu, width, height)?,
+            update: module.load_function(spec.function)?,
+        })
+    }
+
+    fn upload(&mut self, _gpu: &Gpu, grid: &Grid) -> Result<()> {
+        let mut bytes = grid.to_bytes();
+        self.cells.copy(bytes.as_mut_ptr(), true)
+    }
+
+    fn generation(&mut self, gpu: &Gpu, block: (u32, u32)) -> Result<()> {
+        let (w, h) = (self.cells.width as i32, self.cells.height as i32);
+        let cfg = launch_2d(self.cells.width, self.cells.height, block, 0);
+        // SAFETY: update_cells_texture takes (unsigned long long texture, unsigned long long
+        // surface, int w, int h); both objects belong to live w x h arrays.
+        unsafe {
+            gpu.stream
+                .launch_builder(&self.update)
+                .arg(&self.cells.texture)
+                .arg(&self.next.surface)
+                .arg(&w)
+                .arg(&h)
+                .launch(cfg)?;
+        }
+        std::mem::swap(&mut self.cells, &mut self.next);
+        Ok(())
+    }
+
+    fn download(&self, _gpu: &Gpu) -> Result<Grid> {
+        let (width, height) = (self.cells.width, self.cells.height);
+        let mut bytes = vec![0u8; width * height];
+        self.cells.copy(bytes.as_mut_ptr(), false)?;
+        Grid::from_bytes(width, height, &bytes).map_err(|e| CudaError::Refused(e.to_string()))
+    }
+}

@@ -1,0 +1,171 @@
+//! Every CUDA engine against the cpu-scalar oracle, on the GPU. Without a GPU these tests skip
+//! with a notice; with `GOL_REQUIRE_GPU=1` (set by the GPU bundle's run-tests.sh) a missing GPU
+//! is a failure.
+
+use gol_core::engine::{evolve, find};
+use gol_core::seed::{density_soup, glibc_soup};
+use gol_core::{cpu, EngineOptions, Grid, Rule};
+
+/// Whether a GPU is usable; panics if one is required and missing.
+fn have_gpu() -> bool {
+    match gol_cuda::device::gpu() {
+        Ok(_) => true,
+        Err(e) => {
+            assert!(
+                std::env::var_os("GOL_REQUIRE_GPU").is_none(),
+                "GOL_REQUIRE_GPU is set but: {e}"
+            );
+            eprintln!("notice: no GPU ({e}); skipping");
+            false
+        }
+    }
+}
+
+fn run(name: &str, options: &EngineOptions, grid: &Grid, rule: Rule, gens: u64) -> Grid {
+    let spec = find(gol_cuda::ENGINES, name).unwrap();
+    let mut engine = (spec.create)(options).unwrap();
+    engine.load(grid, rule).unwrap();
+    engine.step(gens / 3).unwrap();
+    engine.step(gens - gens / 3).unwrap();
+    let end = engine.snapshot().unwrap();
+    assert_eq!(engine.population().unwrap(), end.population(), "{name}");
+    end
+}
+
+#[test]
+fn every_engine_matches_the_oracle_on_awkward_sizes_and_rules() {
+    if !have_gpu() {
+        return;
+    }
+    let oracle = find(cpu::ENGINES, "cpu-scalar").unwrap();
+    let sizes = [
+        (1, 1),
+        (2, 1),
+        (1, 3),
+        (3, 3),
+        (31, 17),
+        (33, 15),
+        (64, 2),
+        (65, 33),
+        (100, 1),
+        (257, 129),
+    ];
+    let rules = [
+        "B3/S23",
+        "B36/S23",
+        "B2/S",
+        "B0123478/S01234678",
+        "B3678/S34678",
+    ];
+    for (i, &(w, h)) in sizes.iter().enumerate() {
+        let rule = Rule::parse(rules[i % rules.len()]).unwrap();
+        let grid = density_soup(w, h, 0.45, i as u64).unwrap();
+        let gens = 5 + i as u64 * 3;
+        let expected = evolve(oracle, &grid, rule, gens).unwrap();
+        for spec in gol_cuda::ENGINES {
+            let got = run(spec.name, &EngineOptions::default(), &grid, rule, gens);
+            assert_eq!(
+                expected.first_difference(&got),
+                None,
+                "{} on {w}x{h} {rule} {gens} gens",
+                spec.name
+            );
+        }
+    }
+}
+
+#[test]
+fn other_block_sizes_give_the_same_states() {
+    if !have_gpu() {
+        return;
+    }
+    let grid = density_soup(300, 97, 0.4, 5).unwrap();
+    let expected = evolve(
+        find(cpu::ENGINES, "cpu-bitsliced").unwrap(),
+        &grid,
+        Rule::LIFE,
+        20,
+    )
+    .unwrap();
+    for block in [(8, 8), (32, 32), (128, 1), (7, 5)] {
+        let options = EngineOptions { block: Some(block) };
+        for spec in gol_cuda::ENGINES {
+            let got = run(spec.name, &options, &grid, Rule::LIFE, 20);
+            assert_eq!(
+                expected.first_difference(&got),
+                None,
+                "{} with block {block:?}",
+                spec.name
+            );
+        }
+    }
+}
+
+#[test]
+fn seminar_case_gives_47026_on_every_engine() {
+    if !have_gpu() {
+        return;
+    }
+    let grid = glibc_soup(1024, 1024, 0).unwrap();
+    for spec in gol_cuda::ENGINES {
+        let end = run(
+            spec.name,
+            &EngineOptions::default(),
+            &grid,
+            Rule::LIFE,
+            1024,
+        );
+        assert_eq!(end.population(), 47026, "{}", spec.name);
+    }
+}
+
+#[test]
+fn wide_and_tall_grids_match() {
+    if !have_gpu() {
+        return;
+    }
+    // Wide rows exercise texture coordinates far from 0; tall ones the grid-stride loops.
+    let oracle = find(cpu::ENGINES, "cpu-bitsliced").unwrap();
+    for (w, h) in [(20_000, 3), (5, 70_000)] {
+        let grid = density_soup(w, h, 0.5, 9).unwrap();
+        let expected = evolve(oracle, &grid, Rule::LIFE, 7).unwrap();
+        for spec in gol_cuda::ENGINES {
+            let got = run(spec.name, &EngineOptions::default(), &grid, Rule::LIFE, 7);
+            assert_eq!(
+                expected.first_difference(&got),
+                None,
+                "{} on {w}x{h}",
+                spec.name
+            );
+        }
+    }
+}
+
+#[test]
+fn bad_blocks_and_rules_are_refused() {
+    if !have_gpu() {
+        return;
+    }
+    let options = EngineOptions {
+        block: Some((64, 32)),
+    };
+    for spec in gol_cuda::ENGINES {
+        let err = (spec.create)(&options)
+            .err()
+            .expect("2048 threads is too many")
+            .to_string();
+        assert!(err.contains("2048 threads"), "{}: {err}", spec.name);
+        let mut engine = (spec.create)(&EngineOptions::default()).unwrap();
+        let grid = Grid::new(8, 8).unwrap();
+        let err = engine
+            .load(&grid, Rule::parse("B9,/S").unwrap())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("only 8"), "{}: {err}", spec.name);
+        assert!(
+            engine.step(1).is_err(),
+            "{}: step before a successful load",
+            spec.name
+        );
+    }
+}

@@ -1,0 +1,49 @@
+//! Every kernel compiles with NVRTC for sm_90 under a fixed list of rules. NVRTC needs no GPU,
+//! so this runs in CI; where NVRTC is missing it is skipped with a notice, unless
+//! `GOL_REQUIRE_NVRTC=1` (set by CI, which installs it) makes that a failure.
+
+use gol_core::Rule;
+use gol_cuda::{device, kernels};
+
+#[test]
+fn every_kernel_compiles_for_sm_90() {
+    if !device::nvrtc_present() {
+        assert!(
+            std::env::var_os("GOL_REQUIRE_NVRTC").is_none(),
+            "GOL_REQUIRE_NVRTC is set but libnvrtc.so.13 cannot be loaded"
+        );
+        eprintln!("notice: NVRTC not found (pip install nvidia-cuda-nvrtc==13.0.*); skipping");
+        return;
+    }
+    for rule in ["B3/S23", "B36/S23", "B2/S", "B0123478/S01234678", "B/S"] {
+        let rule = Rule::parse(rule).unwrap();
+        for spec in kernels::SPECS {
+            let engine = spec.engine;
+            let ptx = device::compile(&spec.source(rule), "sm_90")
+                .unwrap_or_else(|e| panic!("{engine} with {rule}: {e}"));
+            assert!(
+                ptx.contains(".target sm_90"),
+                "{engine}: no sm_90 target in the PTX"
+            );
+            assert!(
+                ptx.contains(".entry"),
+                "{engine}: no kernel entry in the PTX"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_broken_kernel_reports_the_compiler_log() {
+    if !device::nvrtc_present() {
+        eprintln!("notice: NVRTC not found; skipping");
+        return;
+    }
+    let err = device::compile(
+        "extern \"C\" __global__ void k() { undefined_thing(); }",
+        "sm_90",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("undefined_thing"), "{err}");
+}
