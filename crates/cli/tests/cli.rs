@@ -277,7 +277,7 @@ fn bad_input_is_refused_with_one_line() {
             vec!["run", "--size", "8", "--output", "x.gif"],
             "unknown pattern format",
         ),
-        (vec!["run", "--size", "1000000"], "memory"),
+        (vec!["run", "--size", "100000000"], "memory"),
         (vec!["run", "--width", "5"], "--height"),
         (
             vec!["bench", "--engines", "nope", "--sizes", "8"],

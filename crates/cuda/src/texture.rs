@@ -54,15 +54,23 @@ impl CellArray {
             width,
             height,
         };
-        // SAFETY: an all-zero resource descriptor is a valid starting value (plain C struct).
+        // SAFETY: all zeros is a valid resource descriptor (its enum's first variant, ARRAY, is
+        // 0; the rest are integers, pointers and a union of them).
         let mut resource: sys::CUDA_RESOURCE_DESC = unsafe { std::mem::zeroed() };
         resource.resType = CUresourcetype::CU_RESOURCE_TYPE_ARRAY;
         resource.res.array.hArray = array;
-        // SAFETY: as above for the texture descriptor.
-        let mut texture_desc: sys::CUDA_TEXTURE_DESC = unsafe { std::mem::zeroed() };
-        texture_desc.addressMode = [CUaddress_mode::CU_TR_ADDRESS_MODE_WRAP; 3];
-        texture_desc.filterMode = CUfilter_mode::CU_TR_FILTER_MODE_POINT;
-        texture_desc.flags = sys::CU_TRSF_NORMALIZED_COORDINATES | sys::CU_TRSF_READ_AS_INTEGER;
+        let texture_desc = sys::CUDA_TEXTURE_DESC {
+            addressMode: [CUaddress_mode::CU_TR_ADDRESS_MODE_WRAP; 3],
+            filterMode: CUfilter_mode::CU_TR_FILTER_MODE_POINT,
+            flags: sys::CU_TRSF_NORMALIZED_COORDINATES | sys::CU_TRSF_READ_AS_INTEGER,
+            maxAnisotropy: 0,
+            mipmapFilterMode: CUfilter_mode::CU_TR_FILTER_MODE_POINT,
+            mipmapLevelBias: 0.0,
+            minMipmapLevelClamp: 0.0,
+            maxMipmapLevelClamp: 0.0,
+            borderColor: [0.0; 4],
+            reserved: [0; 12],
+        };
         // SAFETY: the descriptors are initialised and name the live array; no view descriptor.
         unsafe {
             sys::cuTexObjectCreate(
@@ -81,23 +89,36 @@ impl CellArray {
     /// Copies between host bytes (row-major, W×H) and the array, in the direction given.
     fn copy(&self, host: *mut u8, to_device: bool) -> Result<()> {
         self.gpu.ctx.bind_to_thread()?;
-        // SAFETY: an all-zero copy descriptor is a valid starting value (plain C struct).
-        let mut copy: sys::CUDA_MEMCPY2D = unsafe { std::mem::zeroed() };
-        if to_device {
-            copy.srcMemoryType = CUmemorytype::CU_MEMORYTYPE_HOST;
-            copy.srcHost = host as *const _;
-            copy.srcPitch = self.width;
-            copy.dstMemoryType = CUmemorytype::CU_MEMORYTYPE_ARRAY;
-            copy.dstArray = self.array;
-        } else {
-            copy.srcMemoryType = CUmemorytype::CU_MEMORYTYPE_ARRAY;
-            copy.srcArray = self.array;
-            copy.dstMemoryType = CUmemorytype::CU_MEMORYTYPE_HOST;
-            copy.dstHost = host as *mut _;
-            copy.dstPitch = self.width;
-        }
-        copy.WidthInBytes = self.width;
-        copy.Height = self.height;
+        let (host_side, array_side) = (
+            CUmemorytype::CU_MEMORYTYPE_HOST,
+            CUmemorytype::CU_MEMORYTYPE_ARRAY,
+        );
+        let copy = sys::CUDA_MEMCPY2D {
+            srcXInBytes: 0,
+            srcY: 0,
+            srcMemoryType: if to_device { host_side } else { array_side },
+            srcHost: host as *const _,
+            srcDevice: 0,
+            srcArray: if to_device {
+                std::ptr::null_mut()
+            } else {
+                self.array
+            },
+            srcPitch: self.width,
+            dstXInBytes: 0,
+            dstY: 0,
+            dstMemoryType: if to_device { array_side } else { host_side },
+            dstHost: host as *mut _,
+            dstDevice: 0,
+            dstArray: if to_device {
+                self.array
+            } else {
+                std::ptr::null_mut()
+            },
+            dstPitch: self.width,
+            WidthInBytes: self.width,
+            Height: self.height,
+        };
         // The stream may still be running kernels on the array.
         self.gpu.stream.synchronize()?;
         // SAFETY: the host buffer holds width*height bytes (callers pass such a buffer) and the
