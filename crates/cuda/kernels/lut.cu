@@ -4,20 +4,25 @@
 // 4096-entry table whose bits 0 and 1 are the pair's next states. The host builds the table
 // for the rule; each block copies it into shared memory.
 
-// Bits 0..33 of the result are cells 32*i - 1 .. 32*i + 32 of the row, wrapping around the torus.
+__device__ __forceinline__ unsigned int cell(const unsigned int *row, int x)
+{
+    return (row[x >> 5] >> (x & 31)) & 1u;
+}
+
+// Bits 0..33 of the result are cells 32*i - 1 .. 32*i + 32 of the row, wrapping around the torus
+// (bits past the row's last cell are only exact as far as the last cell's neighbours need).
 __device__ __forceinline__ unsigned long long window(const unsigned int *row, int i, int nw, int w)
 {
-    if (i > 0 && i + 1 < nw)
-        return ((unsigned long long)row[i + 1] << 33) | ((unsigned long long)row[i] << 1) |
-               (row[i - 1] >> 31);
-    // The first and last words of a row take bits from the other end of the row.
-    unsigned long long bits = 0;
-    for (int j = 0; j < 34; j++) {
-        long long x = (long long)i * 32 - 1 + j;
-        x %= w;
-        if (x < 0)
-            x += w;
-        bits |= (unsigned long long)((row[x >> 5] >> (x & 31)) & 1u) << j;
+    unsigned int left = i > 0 ? row[i - 1] >> 31 : cell(row, w - 1);
+    unsigned int right = i + 1 < nw ? row[i + 1] : row[0];
+    unsigned long long bits = ((unsigned long long)right << 33) | ((unsigned long long)row[i] << 1) | left;
+    int valid = w - 32 * i;
+    if (valid < 32) {
+        // The last word of a row whose width is not a multiple of 32: window bits valid + 1
+        // and valid + 2 are cells W and W + 1, which wrap to cells 0 and 1 (mod W).
+        bits &= (2ull << valid) - 1;
+        bits |= (unsigned long long)cell(row, 0) << (valid + 1);
+        bits |= (unsigned long long)cell(row, 1 % w) << (valid + 2);
     }
     return bits;
 }

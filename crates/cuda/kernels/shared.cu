@@ -3,10 +3,14 @@
 // the halo is read with wrap-around indices, so one launch makes one generation. The tile is
 // (blockDim.x + 2) x (blockDim.y + 2) bytes of dynamic shared memory. The rule comes from rule.cu.
 
+// v is within one tile of [0, n); tiny grids (n smaller than a tile) need the modulo.
 __device__ __forceinline__ int wrap(long long v, int n)
 {
-    long long r = v % n;
-    return (int)(r < 0 ? r + n : r);
+    if (v < 0)
+        v += n;
+    else if (v >= n)
+        v -= n;
+    return v >= 0 && v < n ? (int)v : (int)(((v % n) + n) % n);
 }
 
 extern "C" __global__ void update_cells_shared(const unsigned char *grid, unsigned char *next, int w, int h)
@@ -15,14 +19,11 @@ extern "C" __global__ void update_cells_shared(const unsigned char *grid, unsign
     int bw = blockDim.x, bh = blockDim.y;
     int tw = bw + 2, th = bh + 2;
     int x0 = blockIdx.x * bw;
-    int threads = bw * bh;
-    int me = threadIdx.y * bw + threadIdx.x;
     for (long long y0 = blockIdx.y * (long long)bh; y0 < h; y0 += (long long)gridDim.y * bh) {
-        for (int k = me; k < tw * th; k += threads) {
-            int tx = k % tw, ty = k / tw;
-            int gx = wrap(x0 + tx - 1, w);
-            int gy = wrap(y0 + ty - 1, h);
-            tile[k] = grid[(long long)gy * w + gx];
+        for (int ty = threadIdx.y; ty < th; ty += bh) {
+            const unsigned char *row = grid + (long long)wrap(y0 + ty - 1, h) * w;
+            for (int tx = threadIdx.x; tx < tw; tx += bw)
+                tile[ty * tw + tx] = row[wrap(x0 + tx - 1, w)];
         }
         __syncthreads();
         int x = x0 + threadIdx.x;

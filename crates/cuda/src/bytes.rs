@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 use gol_core::{Grid, Rule};
 
 use crate::device::Gpu;
@@ -38,7 +38,13 @@ impl ByteCells {
 }
 
 impl Backend for ByteCells {
-    fn prepare(gpu: &Arc<Gpu>, engine: &'static str, grid: &Grid, rule: Rule) -> Result<Self> {
+    fn prepare(
+        gpu: &Gpu,
+        stream: &Arc<CudaStream>,
+        engine: &'static str,
+        grid: &Grid,
+        rule: Rule,
+    ) -> Result<Self> {
         let spec = kernels::spec(engine);
         let ghosts = engine != "cuda-shared";
         let (width, height) = (grid.width(), grid.height());
@@ -57,8 +63,8 @@ impl Backend for ByteCells {
             let mut states = [0u8; 18];
             states[..9].copy_from_slice(&table[0][..9]);
             states[9..].copy_from_slice(&table[1][..9]);
-            let mut symbol = module.get_global("states", &gpu.stream)?;
-            gpu.stream.memcpy_htod(&states, &mut symbol)?;
+            let mut symbol = module.get_global("states", stream)?;
+            stream.memcpy_htod(&states, &mut symbol)?;
         }
         let ghost_kernels = if ghosts {
             Some((
@@ -73,25 +79,25 @@ impl Backend for ByteCells {
             ghosts,
             width,
             height,
-            cells: gpu.stream.alloc_zeros::<u8>(len)?,
-            next: gpu.stream.alloc_zeros::<u8>(len)?,
+            cells: stream.alloc_zeros::<u8>(len)?,
+            next: stream.alloc_zeros::<u8>(len)?,
             update: module.load_function(spec.function)?,
             ghost_kernels,
         })
     }
 
-    fn upload(&mut self, gpu: &Gpu, grid: &Grid) -> Result<()> {
+    fn upload(&mut self, stream: &Arc<CudaStream>, grid: &Grid) -> Result<()> {
         let (stride, origin) = self.layout();
         let mut bytes = vec![0u8; self.cells.len()];
         for (y, row) in grid.to_bytes().chunks_exact(self.width).enumerate() {
             bytes[origin + y * stride..][..self.width].copy_from_slice(row);
         }
-        gpu.stream.memcpy_htod(&bytes, &mut self.cells)?;
-        gpu.stream.synchronize()?;
+        stream.memcpy_htod(&bytes, &mut self.cells)?;
+        stream.synchronize()?;
         Ok(())
     }
 
-    fn generation(&mut self, gpu: &Gpu, block: (u32, u32)) -> Result<()> {
+    fn generation(&mut self, stream: &Arc<CudaStream>, block: (u32, u32)) -> Result<()> {
         let (w, h) = (self.width as i32, self.height as i32);
         if let Some((cols, rows)) = &self.ghost_kernels {
             let line = |n: usize| LaunchConfig {
@@ -102,13 +108,13 @@ impl Backend for ByteCells {
             // SAFETY: copy_ghost_cols/rows take (unsigned char*, int w, int h) and the buffer
             // holds (w+2)*(h+2) bytes; columns go first so that the rows copy the corners.
             unsafe {
-                gpu.stream
+                stream
                     .launch_builder(cols)
                     .arg(&mut self.cells)
                     .arg(&w)
                     .arg(&h)
                     .launch(line(self.height))?;
-                gpu.stream
+                stream
                     .launch_builder(rows)
                     .arg(&mut self.cells)
                     .arg(&w)
@@ -125,7 +131,7 @@ impl Backend for ByteCells {
         // SAFETY: the update kernels take (const unsigned char*, unsigned char*, int w, int h)
         // and both buffers hold the layout's full size.
         unsafe {
-            gpu.stream
+            stream
                 .launch_builder(&self.update)
                 .arg(&self.cells)
                 .arg(&mut self.next)
@@ -137,9 +143,9 @@ impl Backend for ByteCells {
         Ok(())
     }
 
-    fn download(&self, gpu: &Gpu) -> Result<Grid> {
+    fn download(&self, stream: &Arc<CudaStream>) -> Result<Grid> {
         let (stride, origin) = self.layout();
-        let bytes = gpu.stream.clone_dtoh(&self.cells)?;
+        let bytes = stream.clone_dtoh(&self.cells)?;
         let mut interior = Vec::with_capacity(self.width * self.height);
         for y in 0..self.height {
             interior.extend_from_slice(&bytes[origin + y * stride..][..self.width]);

@@ -4,7 +4,8 @@ use std::time::Instant;
 
 use cudarc::driver::sys::CUevent_flags;
 
-use crate::device::Gpu;
+use cudarc::driver::CudaStream;
+
 use crate::error::Result;
 
 /// Seconds spent so far by an engine, by phase.
@@ -29,14 +30,15 @@ impl Timings {
     }
 }
 
-/// Runs `launches` on the GPU's stream between two events, waits for them, and returns the
+/// Runs `launches` on `stream` between two events, waits for them, and returns the
 /// seconds between the events.
-pub fn time_on_device(gpu: &Gpu, launches: impl FnOnce() -> Result<()>) -> Result<f64> {
-    let start = gpu.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
-    let stop = gpu.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
-    start.record(&gpu.stream)?;
+pub fn time_on_device(stream: &CudaStream, launches: impl FnOnce() -> Result<()>) -> Result<f64> {
+    let ctx = stream.context();
+    let start = ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+    let stop = ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+    start.record(stream)?;
     launches()?;
-    stop.record(&gpu.stream)?;
+    stop.record(stream)?;
     stop.synchronize()?;
     Ok(start.elapsed_ms(&stop)? as f64 / 1e3)
 }

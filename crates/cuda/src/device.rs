@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::sys::CUdevice_attribute as Attr;
-use cudarc::driver::{CudaContext, CudaModule, CudaStream};
+use cudarc::driver::{CudaContext, CudaModule};
 use cudarc::nvrtc::{CompileOptions, Ptx};
 
 use crate::error::{CudaError, Result};
@@ -42,8 +42,6 @@ pub struct DeviceInfo {
 pub struct Gpu {
     /// The primary context of device 0.
     pub ctx: Arc<CudaContext>,
-    /// The stream every engine launches on.
-    pub stream: Arc<CudaStream>,
     /// Facts about the device.
     pub info: DeviceInfo,
     modules: Mutex<HashMap<u64, Arc<CudaModule>>>,
@@ -130,13 +128,12 @@ fn open() -> Result<Gpu> {
                 as usize,
         ),
     };
-    // SAFETY: every engine uses this one stream, so cudarc's cross-stream event tracking (an
-    // event per buffer per launch) is not needed; turning it off cuts launch overhead.
+    // SAFETY: each engine keeps all its buffers on its one stream, so cudarc's cross-stream
+    // event tracking (an event per buffer per launch) is not needed; turning it off cuts
+    // launch overhead.
     unsafe { ctx.disable_event_tracking() };
-    let stream = ctx.default_stream();
     Ok(Gpu {
         ctx,
-        stream,
         info,
         modules: Mutex::new(HashMap::new()),
     })

@@ -4,6 +4,8 @@
 use std::cell::Cell;
 use std::sync::Arc;
 
+use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
+use cudarc::driver::{CudaGraph, CudaStream};
 use gol_core::{Engine, EngineOptions, Grid, Rule};
 
 use crate::clock::{time_on_device, time_on_host, Timings};
@@ -14,24 +16,47 @@ use crate::kernels;
 /// The most blocks launched along y; kernels loop over the rest (grid-stride).
 pub const MAX_GRID_Y: u32 = 65_535;
 
+/// Generations captured in one CUDA graph. Even, so that buffers which swap roles every
+/// generation are back in place after each replay.
+pub const GRAPH_GENERATIONS: u64 = 32;
+
+/// A captured run of [`GRAPH_GENERATIONS`] generations, replayed to save launch overhead.
+struct Graph(CudaGraph);
+
+// SAFETY: a graph is a driver object of the context; cudarc binds the context to the calling
+// thread before each launch, so it may be used from any thread (one at a time: `&mut` access).
+unsafe impl Send for Graph {}
+
 /// A kernel's data on the device and how to advance it.
 pub trait Backend: Sized {
     /// Checks the problem against the device, compiles the module and allocates buffers.
-    fn prepare(gpu: &Arc<Gpu>, engine: &'static str, grid: &Grid, rule: Rule) -> Result<Self>;
-    /// Copies `grid` to the device.
-    fn upload(&mut self, gpu: &Gpu, grid: &Grid) -> Result<()>;
-    /// Queues one generation on the GPU's stream.
-    fn generation(&mut self, gpu: &Gpu, block: (u32, u32)) -> Result<()>;
+    /// Everything happens on `stream`, the engine's own.
+    fn prepare(
+        gpu: &Gpu,
+        stream: &Arc<CudaStream>,
+        engine: &'static str,
+        grid: &Grid,
+        rule: Rule,
+    ) -> Result<Self>;
+    /// Copies `grid` to the device and waits for the copy.
+    fn upload(&mut self, stream: &Arc<CudaStream>, grid: &Grid) -> Result<()>;
+    /// Queues one generation on `stream`.
+    fn generation(&mut self, stream: &Arc<CudaStream>, block: (u32, u32)) -> Result<()>;
     /// Copies the state back.
-    fn download(&self, gpu: &Gpu) -> Result<Grid>;
+    fn download(&self, stream: &Arc<CudaStream>) -> Result<Grid>;
 }
 
 /// A CUDA engine: one [`Backend`] on the GPU.
 pub struct GpuEngine<B> {
     name: &'static str,
     gpu: Arc<Gpu>,
+    /// The engine's own stream: engines (and test threads) never share one, so a graph capture
+    /// on one cannot catch another's work.
+    stream: Arc<CudaStream>,
     block: (u32, u32),
     backend: Option<B>,
+    /// Replays [`GRAPH_GENERATIONS`] generations of the loaded backend.
+    graph: Option<Graph>,
     timings: Cell<Timings>,
 }
 
@@ -41,11 +66,15 @@ impl<B: Backend> GpuEngine<B> {
         let gpu = gpu()?;
         let block = options.block.unwrap_or(kernels::spec(name).default_block);
         gpu.check_block(block)?;
+        // A stream of our own: CUDA graphs cannot be captured on the legacy default stream.
+        let stream = gpu.ctx.new_stream()?;
         Ok(GpuEngine {
             name,
             gpu,
+            stream,
             block,
             backend: None,
+            graph: None,
             timings: Cell::new(Timings::default()),
         })
     }
@@ -70,10 +99,11 @@ impl<B: Backend + Send> Engine for GpuEngine<B> {
 
     fn load(&mut self, grid: &Grid, rule: Rule) -> gol_core::Result<()> {
         self.backend = None;
+        self.graph = None;
         rule.check_neighbours(8)?;
         check_dims(grid.width(), grid.height())?;
-        let mut backend = B::prepare(&self.gpu, self.name, grid, rule)?;
-        let ((), upload) = time_on_host(|| backend.upload(&self.gpu, grid))?;
+        let mut backend = B::prepare(&self.gpu, &self.stream, self.name, grid, rule)?;
+        let ((), upload) = time_on_host(|| backend.upload(&self.stream, grid))?;
         self.timings.set(Timings {
             upload,
             ..Timings::default()
@@ -83,20 +113,33 @@ impl<B: Backend + Send> Engine for GpuEngine<B> {
     }
 
     fn step(&mut self, generations: u64) -> gol_core::Result<()> {
-        let (gpu, block) = (self.gpu.clone(), self.block);
+        let (stream, block) = (self.stream.clone(), self.block);
         let backend = self
             .backend
             .as_mut()
             .ok_or_else(|| CudaError::Refused(format!("{}: no grid loaded", self.name)))?;
-        let seconds = time_on_device(&gpu, || {
-            (0..generations).try_for_each(|_| backend.generation(&gpu, block))
+        let replays = generations / GRAPH_GENERATIONS;
+        if replays >= 2 && self.graph.is_none() {
+            self.graph = capture(&stream, backend, block)?;
+        }
+        let graph = self.graph.as_ref().filter(|_| replays > 0);
+        let direct = if graph.is_some() {
+            generations % GRAPH_GENERATIONS
+        } else {
+            generations
+        };
+        let seconds = time_on_device(&stream, || {
+            if let Some(graph) = graph {
+                (0..replays).try_for_each(|_| graph.0.launch())?;
+            }
+            (0..direct).try_for_each(|_| backend.generation(&stream, block))
         })?;
         self.add(|t| t.generations += seconds);
         Ok(())
     }
 
     fn snapshot(&self) -> gol_core::Result<Grid> {
-        let (grid, seconds) = time_on_host(|| self.backend()?.download(&self.gpu))?;
+        let (grid, seconds) = time_on_host(|| self.backend()?.download(&self.stream))?;
         self.add(|t| t.download += seconds);
         Ok(grid)
     }
@@ -115,6 +158,20 @@ impl<B: Backend + Send> Engine for GpuEngine<B> {
     fn timings(&self) -> Vec<(&'static str, f64)> {
         self.timings.get().report()
     }
+}
+
+/// Captures [`GRAPH_GENERATIONS`] generations of `backend` into a graph (nothing runs yet).
+fn capture<B: Backend>(
+    stream: &Arc<CudaStream>,
+    backend: &mut B,
+    block: (u32, u32),
+) -> Result<Option<Graph>> {
+    stream.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)?;
+    let queued = (0..GRAPH_GENERATIONS).try_for_each(|_| backend.generation(stream, block));
+    // End the capture even if queuing failed, so that the stream is usable again.
+    let graph = stream.end_capture(CUgraphInstantiate_flags(0))?;
+    queued?;
+    Ok(graph.map(Graph))
 }
 
 /// Kernels index with `int` sides.

@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaFunction, CudaSlice, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, PushKernelArg};
 use gol_core::{Grid, Rule};
 
 use crate::device::Gpu;
@@ -50,7 +50,13 @@ pub struct LutCells {
 }
 
 impl Backend for LutCells {
-    fn prepare(gpu: &Arc<Gpu>, engine: &'static str, grid: &Grid, rule: Rule) -> Result<Self> {
+    fn prepare(
+        gpu: &Gpu,
+        stream: &Arc<CudaStream>,
+        engine: &'static str,
+        grid: &Grid,
+        rule: Rule,
+    ) -> Result<Self> {
         let (width, height) = (grid.width(), grid.height());
         let len = words(width) * height;
         gpu.check_memory(
@@ -62,14 +68,14 @@ impl Backend for LutCells {
         Ok(LutCells {
             width,
             height,
-            cells: gpu.stream.alloc_zeros::<u32>(len)?,
-            next: gpu.stream.alloc_zeros::<u32>(len)?,
-            table: gpu.stream.clone_htod(&table(rule))?,
+            cells: stream.alloc_zeros::<u32>(len)?,
+            next: stream.alloc_zeros::<u32>(len)?,
+            table: stream.clone_htod(&table(rule))?,
             update: module.load_function(spec.function)?,
         })
     }
 
-    fn upload(&mut self, gpu: &Gpu, grid: &Grid) -> Result<()> {
+    fn upload(&mut self, stream: &Arc<CudaStream>, grid: &Grid) -> Result<()> {
         let nw = words(self.width);
         let mut packed = vec![0u32; nw * self.height];
         for (y, row) in packed.chunks_exact_mut(nw).enumerate() {
@@ -77,19 +83,19 @@ impl Backend for LutCells {
                 *word = (grid.row(y)[i / 2] >> (32 * (i % 2))) as u32;
             }
         }
-        gpu.stream.memcpy_htod(&packed, &mut self.cells)?;
-        gpu.stream.synchronize()?;
+        stream.memcpy_htod(&packed, &mut self.cells)?;
+        stream.synchronize()?;
         Ok(())
     }
 
-    fn generation(&mut self, gpu: &Gpu, block: (u32, u32)) -> Result<()> {
+    fn generation(&mut self, stream: &Arc<CudaStream>, block: (u32, u32)) -> Result<()> {
         let nw = words(self.width);
         let (w, h, n) = (self.width as i32, self.height as i32, nw as i32);
         let cfg = launch_2d(nw, self.height, block, 0);
         // SAFETY: update_cells_lut takes (const unsigned int*, unsigned int*, const unsigned
         // char*, int w, int h, int nw); the buffers hold nw*h words and 4096 table entries.
         unsafe {
-            gpu.stream
+            stream
                 .launch_builder(&self.update)
                 .arg(&self.cells)
                 .arg(&mut self.next)
@@ -103,9 +109,9 @@ impl Backend for LutCells {
         Ok(())
     }
 
-    fn download(&self, gpu: &Gpu) -> Result<Grid> {
+    fn download(&self, stream: &Arc<CudaStream>) -> Result<Grid> {
         let nw = words(self.width);
-        let packed = gpu.stream.clone_dtoh(&self.cells)?;
+        let packed = stream.clone_dtoh(&self.cells)?;
         let mut grid =
             Grid::new(self.width, self.height).map_err(|e| CudaError::Refused(e.to_string()))?;
         for (y, row) in packed.chunks_exact(nw).enumerate() {

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use cudarc::driver::sys::{
     self, CUaddress_mode, CUarray, CUarray_format, CUfilter_mode, CUmemorytype, CUresourcetype,
 };
-use cudarc::driver::{CudaFunction, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaStream, PushKernelArg};
 use gol_core::{Grid, Rule};
 
 use crate::device::Gpu;
@@ -20,7 +20,7 @@ use crate::kernels;
 
 /// A W×H array of bytes with a texture object (wrap, point, integer reads) and a surface object.
 struct CellArray {
-    gpu: Arc<Gpu>,
+    stream: Arc<CudaStream>,
     array: CUarray,
     texture: u64,
     surface: u64,
@@ -33,8 +33,8 @@ struct CellArray {
 unsafe impl Send for CellArray {}
 
 impl CellArray {
-    fn new(gpu: &Arc<Gpu>, width: usize, height: usize) -> Result<CellArray> {
-        gpu.ctx.bind_to_thread()?;
+    fn new(stream: &Arc<CudaStream>, width: usize, height: usize) -> Result<CellArray> {
+        stream.context().bind_to_thread()?;
         let descriptor = sys::CUDA_ARRAY3D_DESCRIPTOR {
             Width: width,
             Height: height,
@@ -47,7 +47,7 @@ impl CellArray {
         // SAFETY: both pointers are valid for the call; the descriptor asks for a 2D array.
         unsafe { sys::cuArray3DCreate_v2(&mut array, &descriptor) }.result()?;
         let mut cells = CellArray {
-            gpu: gpu.clone(),
+            stream: stream.clone(),
             array,
             texture: 0,
             surface: 0,
@@ -86,9 +86,10 @@ impl CellArray {
         Ok(cells)
     }
 
-    /// Copies between host bytes (row-major, W×H) and the array, in the direction given.
+    /// Copies between host bytes (row-major, W×H) and the array, in the direction given, on
+    /// the engine's stream, and waits for the copy.
     fn copy(&self, host: *mut u8, to_device: bool) -> Result<()> {
-        self.gpu.ctx.bind_to_thread()?;
+        self.stream.context().bind_to_thread()?;
         let (host_side, array_side) = (
             CUmemorytype::CU_MEMORYTYPE_HOST,
             CUmemorytype::CU_MEMORYTYPE_ARRAY,
@@ -119,11 +120,11 @@ impl CellArray {
             WidthInBytes: self.width,
             Height: self.height,
         };
-        // The stream may still be running kernels on the array.
-        self.gpu.stream.synchronize()?;
-        // SAFETY: the host buffer holds width*height bytes (callers pass such a buffer) and the
-        // array is width x height bytes.
-        unsafe { sys::cuMemcpy2D_v2(&copy) }.result()?;
+        // SAFETY: the host buffer holds width*height bytes (callers pass such a buffer), the
+        // array is width x height bytes, and the host buffer outlives the copy: the stream is
+        // synchronised before returning.
+        unsafe { sys::cuMemcpy2DAsync_v2(&copy, self.stream.cu_stream()) }.result()?;
+        self.stream.synchronize()?;
         Ok(())
     }
 }
@@ -131,7 +132,8 @@ impl CellArray {
 impl Drop for CellArray {
     fn drop(&mut self) {
         // Errors cannot be reported from drop; the objects are gone with the context anyway.
-        let _ = self.gpu.stream.synchronize();
+        let _ = self.stream.synchronize();
+        let _ = self.stream.context().bind_to_thread();
         // SAFETY: the objects were created by `new`, are destroyed once, and no launch that
         // uses them is pending after the synchronisation above.
         unsafe {
@@ -150,7 +152,13 @@ pub struct TextureCells {
 }
 
 impl Backend for TextureCells {
-    fn prepare(gpu: &Arc<Gpu>, engine: &'static str, grid: &Grid, rule: Rule) -> Result<Self> {
+    fn prepare(
+        gpu: &Gpu,
+        stream: &Arc<CudaStream>,
+        engine: &'static str,
+        grid: &Grid,
+        rule: Rule,
+    ) -> Result<Self> {
         let (width, height) = (grid.width(), grid.height());
         let (max_w, max_h) = gpu.info.max_array_2d;
         if width > max_w || height > max_h {
@@ -166,24 +174,24 @@ impl Backend for TextureCells {
         let spec = kernels::spec(engine);
         let module = gpu.module(&spec.source(rule))?;
         Ok(TextureCells {
-            cells: CellArray::new(gpu, width, height)?,
-            next: CellArray::new(gpu, width, height)?,
+            cells: CellArray::new(stream, width, height)?,
+            next: CellArray::new(stream, width, height)?,
             update: module.load_function(spec.function)?,
         })
     }
 
-    fn upload(&mut self, _gpu: &Gpu, grid: &Grid) -> Result<()> {
+    fn upload(&mut self, _stream: &Arc<CudaStream>, grid: &Grid) -> Result<()> {
         let mut bytes = grid.to_bytes();
         self.cells.copy(bytes.as_mut_ptr(), true)
     }
 
-    fn generation(&mut self, gpu: &Gpu, block: (u32, u32)) -> Result<()> {
+    fn generation(&mut self, stream: &Arc<CudaStream>, block: (u32, u32)) -> Result<()> {
         let (w, h) = (self.cells.width as i32, self.cells.height as i32);
         let cfg = launch_2d(self.cells.width, self.cells.height, block, 0);
         // SAFETY: update_cells_texture takes (unsigned long long texture, unsigned long long
         // surface, int w, int h); both objects belong to live w x h arrays.
         unsafe {
-            gpu.stream
+            stream
                 .launch_builder(&self.update)
                 .arg(&self.cells.texture)
                 .arg(&self.next.surface)
@@ -195,7 +203,7 @@ impl Backend for TextureCells {
         Ok(())
     }
 
-    fn download(&self, _gpu: &Gpu) -> Result<Grid> {
+    fn download(&self, _stream: &Arc<CudaStream>) -> Result<Grid> {
         let (width, height) = (self.cells.width, self.cells.height);
         let mut bytes = vec![0u8; width * height];
         self.cells.copy(bytes.as_mut_ptr(), false)?;

@@ -176,3 +176,22 @@ fn bad_blocks_and_rules_are_refused() {
         );
     }
 }
+
+#[test]
+fn graph_replays_and_direct_generations_mix() {
+    if !have_gpu() {
+        return;
+    }
+    // 75 = 2 captured-graph replays + 11 direct; then 40 = 1 replay of the same graph + 8.
+    let grid = density_soup(97, 61, 0.4, 3).unwrap();
+    let rule = Rule::parse("B36/S23").unwrap();
+    let expected = evolve(find(cpu::ENGINES, "cpu-scalar").unwrap(), &grid, rule, 115).unwrap();
+    for spec in gol_cuda::ENGINES {
+        let mut engine = (spec.create)(&EngineOptions::default()).unwrap();
+        engine.load(&grid, rule).unwrap();
+        engine.step(75).unwrap();
+        engine.step(40).unwrap();
+        let got = engine.snapshot().unwrap();
+        assert_eq!(expected.first_difference(&got), None, "{}", spec.name);
+    }
+}
