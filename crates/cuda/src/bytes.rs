@@ -57,7 +57,12 @@ impl Backend for ByteCells {
             2 * len as u64,
             &format!("a {width}x{height} grid on {engine}"),
         )?;
-        let module = gpu.module(&spec.source(rule))?;
+        // cuda-constant writes its rule into the module's constant memory: it needs its own.
+        let module = if engine == "cuda-constant" {
+            gpu.private_module(&spec.source(rule))?
+        } else {
+            gpu.module(&spec.source(rule))?
+        };
         if engine == "cuda-constant" {
             let table = rule.table();
             let mut states = [0u8; 18];

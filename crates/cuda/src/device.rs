@@ -145,31 +145,41 @@ impl Gpu {
         format!("sm_{}{}", self.info.capability.0, self.info.capability.1)
     }
 
-    /// The module compiled from `source` for this device: from this process's cache, else
-    /// from the disk cache, else compiled by NVRTC (and saved to disk).
+    /// The module compiled from `source` for this device, shared by every engine that asks
+    /// for the same source: from this process's cache, else loaded from [`Gpu::ptx`].
     pub fn module(&self, source: &str) -> Result<Arc<CudaModule>> {
-        let arch = self.arch();
-        let key = cache_key(source, &arch);
+        let key = cache_key(source, &self.arch());
         if let Some(module) = self.modules.lock().expect("module cache lock").get(&key) {
             return Ok(module.clone());
         }
-        let path = cache_dir().map(|d| d.join(format!("{key:016x}-{arch}.ptx")));
-        let ptx = match path.as_ref().and_then(|p| std::fs::read_to_string(p).ok()) {
-            Some(text) => text,
-            None => {
-                let text = compile(source, &arch)?;
-                if let Some(path) = &path {
-                    save(path, &text);
-                }
-                text
-            }
-        };
-        let module = self.ctx.load_module(Ptx::from_src(ptx))?;
+        let module = self.private_module(source)?;
         self.modules
             .lock()
             .expect("module cache lock")
             .insert(key, module.clone());
         Ok(module)
+    }
+
+    /// A module of its own, for an engine that writes the module's globals (its `__constant__`
+    /// memory would otherwise be shared with every other engine of the same source).
+    pub fn private_module(&self, source: &str) -> Result<Arc<CudaModule>> {
+        Ok(self.ctx.load_module(Ptx::from_src(self.ptx(source)?))?)
+    }
+
+    /// The PTX of `source` for this device: from the disk cache, else compiled by NVRTC and
+    /// saved there.
+    fn ptx(&self, source: &str) -> Result<String> {
+        let arch = self.arch();
+        let key = cache_key(source, &arch);
+        let path = cache_dir().map(|d| d.join(format!("{key:016x}-{arch}.ptx")));
+        if let Some(text) = path.as_ref().and_then(|p| std::fs::read_to_string(p).ok()) {
+            return Ok(text);
+        }
+        let text = compile(source, &arch)?;
+        if let Some(path) = &path {
+            save(path, &text);
+        }
+        Ok(text)
     }
 
     /// Refuses `bytes` of device memory for `what` if more than is free now.

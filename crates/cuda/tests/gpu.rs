@@ -195,3 +195,34 @@ fn graph_replays_and_direct_generations_mix() {
         assert_eq!(expected.first_difference(&got), None, "{}", spec.name);
     }
 }
+
+#[test]
+fn two_constant_engines_keep_their_own_rules() {
+    if !have_gpu() {
+        return;
+    }
+    // The rule table lives in the module's constant memory: a shared module would let the
+    // second engine's rule overwrite the first's.
+    let grid = density_soup(64, 64, 0.5, 1).unwrap();
+    let (life, seeds) = (Rule::LIFE, Rule::parse("B2/S").unwrap());
+    let spec = find(gol_cuda::ENGINES, "cuda-constant").unwrap();
+    let mut a = (spec.create)(&EngineOptions::default()).unwrap();
+    let mut b = (spec.create)(&EngineOptions::default()).unwrap();
+    a.load(&grid, life).unwrap();
+    b.load(&grid, seeds).unwrap();
+    a.step(9).unwrap();
+    b.step(9).unwrap();
+    let oracle = find(cpu::ENGINES, "cpu-scalar").unwrap();
+    assert_eq!(
+        evolve(oracle, &grid, life, 9)
+            .unwrap()
+            .first_difference(&a.snapshot().unwrap()),
+        None
+    );
+    assert_eq!(
+        evolve(oracle, &grid, seeds, 9)
+            .unwrap()
+            .first_difference(&b.snapshot().unwrap()),
+        None
+    );
+}
