@@ -55,8 +55,13 @@ pub struct GpuEngine<B> {
     stream: Arc<CudaStream>,
     block: (u32, u32),
     backend: Option<B>,
-    /// Replays [`GRAPH_GENERATIONS`] generations of the loaded backend.
-    graph: Option<Graph>,
+    /// Graphs of [`GRAPH_GENERATIONS`] generations of the loaded backend, one per buffer
+    /// parity: a graph holds the buffer addresses of the generation it was captured at, so a
+    /// replay must start from the same buffer. Replays keep the parity (the count is even);
+    /// each direct generation flips it.
+    graphs: [Option<Graph>; 2],
+    /// Direct generations since load, modulo 2.
+    parity: usize,
     timings: Cell<Timings>,
 }
 
@@ -74,7 +79,8 @@ impl<B: Backend> GpuEngine<B> {
             stream,
             block,
             backend: None,
-            graph: None,
+            graphs: [None, None],
+            parity: 0,
             timings: Cell::new(Timings::default()),
         })
     }
@@ -99,7 +105,8 @@ impl<B: Backend + Send> Engine for GpuEngine<B> {
 
     fn load(&mut self, grid: &Grid, rule: Rule) -> gol_core::Result<()> {
         self.backend = None;
-        self.graph = None;
+        self.graphs = [None, None];
+        self.parity = 0;
         rule.check_neighbours(8)?;
         check_dims(grid.width(), grid.height())?;
         let mut backend = B::prepare(&self.gpu, &self.stream, self.name, grid, rule)?;
@@ -119,10 +126,11 @@ impl<B: Backend + Send> Engine for GpuEngine<B> {
             .as_mut()
             .ok_or_else(|| CudaError::Refused(format!("{}: no grid loaded", self.name)))?;
         let replays = generations / GRAPH_GENERATIONS;
-        if replays >= 2 && self.graph.is_none() {
-            self.graph = capture(&stream, backend, block)?;
+        let slot = &mut self.graphs[self.parity];
+        if replays >= 2 && slot.is_none() {
+            *slot = capture(&stream, backend, block)?;
         }
-        let graph = self.graph.as_ref().filter(|_| replays > 0);
+        let graph = slot.as_ref().filter(|_| replays > 0);
         let direct = if graph.is_some() {
             generations % GRAPH_GENERATIONS
         } else {
@@ -134,6 +142,7 @@ impl<B: Backend + Send> Engine for GpuEngine<B> {
             }
             (0..direct).try_for_each(|_| backend.generation(&stream, block))
         })?;
+        self.parity ^= (direct % 2) as usize;
         self.add(|t| t.generations += seconds);
         Ok(())
     }
