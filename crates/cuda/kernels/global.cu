@@ -26,19 +26,34 @@ extern "C" __global__ void copy_ghost_rows(unsigned char *grid, int w, int h)
 }
 
 // cuda-global's update (and cuda-constant's, with another NEXT_STATE): one thread per cell
-// reading its eight neighbours from global memory.
-extern "C" __global__ void update_cells(const unsigned char *grid, unsigned char *next, int w, int h)
+// reading its eight neighbours from global memory. Index is int when the host knows that the
+// grid has fewer than 2^31 bytes and that the launch covers every row (no loop); else long long
+// with a grid-stride loop over rows.
+template <typename Index, bool Loop>
+__device__ __forceinline__ void update(const unsigned char *grid, unsigned char *next, int w, int h)
 {
-    long long stride = w + 2;
+    Index stride = w + 2;
     int x = blockIdx.x * blockDim.x + threadIdx.x + 1;
+    Index y = blockIdx.y * (Index)blockDim.y + threadIdx.y + 1;
     if (x > w)
         return;
-    for (long long y = blockIdx.y * (long long)blockDim.y + threadIdx.y + 1; y <= h;
-         y += (long long)gridDim.y * blockDim.y) {
-        // Three row pointers, then small offsets: one 64-bit multiply per cell.
-        const unsigned char *mid = grid + y * stride + x;
-        const unsigned char *up = mid - stride, *down = mid + stride;
-        int n = up[-1] + up[0] + up[1] + mid[-1] + mid[1] + down[-1] + down[0] + down[1];
-        next[mid - grid] = NEXT_STATE(mid[0], n);
-    }
+    do {
+        if (y > h)
+            return;
+        Index i = y * stride + x;
+        int n = grid[i - stride - 1] + grid[i - stride] + grid[i - stride + 1] + grid[i - 1] +
+                grid[i + 1] + grid[i + stride - 1] + grid[i + stride] + grid[i + stride + 1];
+        next[i] = NEXT_STATE(grid[i], n);
+        y += (Index)gridDim.y * blockDim.y;
+    } while (Loop);
+}
+
+extern "C" __global__ void update_cells(const unsigned char *grid, unsigned char *next, int w, int h)
+{
+    update<long long, true>(grid, next, w, h);
+}
+
+extern "C" __global__ void update_cells_small(const unsigned char *grid, unsigned char *next, int w, int h)
+{
+    update<int, false>(grid, next, w, h);
 }

@@ -22,6 +22,9 @@ pub struct ByteCells {
     cells: CudaSlice<u8>,
     next: CudaSlice<u8>,
     update: CudaFunction,
+    /// The same update with `int` indices and no row loop, for grids under 2³¹ bytes whose
+    /// rows one launch covers.
+    update_small: Option<CudaFunction>,
     /// The ghost-cell kernels (`None` for cuda-shared).
     ghost_kernels: Option<(CudaFunction, CudaFunction)>,
 }
@@ -87,6 +90,10 @@ impl Backend for ByteCells {
             cells: stream.alloc_zeros::<u8>(len)?,
             next: stream.alloc_zeros::<u8>(len)?,
             update: module.load_function(spec.function)?,
+            update_small: spec
+                .small_function
+                .map(|f| module.load_function(f))
+                .transpose()?,
             ghost_kernels,
         })
     }
@@ -133,11 +140,16 @@ impl Backend for ByteCells {
             block,
             self.spec.shared_bytes(block),
         );
+        let fits = self.cells.len() < 1 << 31 && cfg.grid_dim.1 * block.1 >= self.height as u32;
+        let update = match &self.update_small {
+            Some(small) if fits => small,
+            _ => &self.update,
+        };
         // SAFETY: the update kernels take (const unsigned char*, unsigned char*, int w, int h)
         // and both buffers hold the layout's full size.
         unsafe {
             stream
-                .launch_builder(&self.update)
+                .launch_builder(update)
                 .arg(&self.cells)
                 .arg(&mut self.next)
                 .arg(&w)

@@ -41,6 +41,9 @@ pub struct KernelSpec {
     pub parts: &'static [&'static str],
     /// The update kernel's name.
     pub function: &'static str,
+    /// A variant of it with `int` indices and no row loop, for grids under 2³¹ bytes whose
+    /// rows one launch covers.
+    pub small_function: Option<&'static str>,
     /// The default thread block (x, y).
     pub default_block: (u32, u32),
     /// Whether the rule is compiled in (`cuda-constant` fills a table at run time instead).
@@ -55,6 +58,7 @@ pub const SPECS: &[KernelSpec] = &[
         engine: "cuda-global",
         parts: &[RULE, GLOBAL],
         function: "update_cells",
+        small_function: Some("update_cells_small"),
         default_block: (16, 16),
         rule_compiled_in: true,
         tiled: false,
@@ -63,6 +67,7 @@ pub const SPECS: &[KernelSpec] = &[
         engine: "cuda-constant",
         parts: &[CONSTANT, GLOBAL],
         function: "update_cells",
+        small_function: Some("update_cells_small"),
         default_block: (16, 16),
         rule_compiled_in: false,
         tiled: false,
@@ -71,6 +76,7 @@ pub const SPECS: &[KernelSpec] = &[
         engine: "cuda-shared",
         parts: &[RULE, SHARED],
         function: "update_cells_shared",
+        small_function: None,
         default_block: (32, 16),
         rule_compiled_in: true,
         tiled: true,
@@ -79,6 +85,7 @@ pub const SPECS: &[KernelSpec] = &[
         engine: "cuda-texture",
         parts: &[RULE, TEXTURE],
         function: "update_cells_texture",
+        small_function: None,
         default_block: (16, 16),
         rule_compiled_in: true,
         tiled: false,
@@ -87,6 +94,7 @@ pub const SPECS: &[KernelSpec] = &[
         engine: "cuda-lut",
         parts: &[LUT],
         function: "update_cells_lut",
+        small_function: None,
         default_block: (32, 8),
         rule_compiled_in: true,
         tiled: false,
