@@ -134,13 +134,15 @@ impl Backend for ByteCells {
                     .launch(line(self.width + 2))?;
             }
         }
+        let cells = self.spec.cells_per_block(block);
         let cfg = launch_2d(
             self.width,
             self.height,
             block,
+            cells,
             self.spec.shared_bytes(block),
         );
-        let fits = self.cells.len() < 1 << 31 && cfg.grid_dim.1 * block.1 >= self.height as u32;
+        let fits = self.cells.len() < 1 << 31 && cfg.grid_dim.1 * cells.1 >= self.height as u32;
         let update = match &self.update_small {
             Some(small) if fits => small,
             _ => &self.update,

@@ -69,8 +69,10 @@ impl<B: Backend> GpuEngine<B> {
     /// The engine `name`; fails where there is no GPU or the block is too large.
     pub fn new(name: &'static str, options: &EngineOptions) -> Result<GpuEngine<B>> {
         let gpu = gpu()?;
-        let block = options.block.unwrap_or(kernels::spec(name).default_block);
+        let spec = kernels::spec(name);
+        let block = options.block.unwrap_or(spec.default_block);
         gpu.check_block(block)?;
+        spec.check_block(block).map_err(CudaError::Refused)?;
         // A stream of our own: CUDA graphs cannot be captured on the legacy default stream.
         let stream = gpu.ctx.new_stream()?;
         Ok(GpuEngine {
@@ -194,17 +196,19 @@ fn check_dims(width: usize, height: usize) -> Result<()> {
     Ok(())
 }
 
-/// A 2D launch over `columns` × `rows` threads (rows capped by [`MAX_GRID_Y`] blocks).
+/// A 2D launch over `columns` × `rows` cells, each block covering `cells` of them (rows capped
+/// by [`MAX_GRID_Y`] blocks).
 pub fn launch_2d(
     columns: usize,
     rows: usize,
     block: (u32, u32),
+    cells: (u32, u32),
     shared: u32,
 ) -> cudarc::driver::LaunchConfig {
     cudarc::driver::LaunchConfig {
         grid_dim: (
-            (columns as u32).div_ceil(block.0),
-            (rows as u32).div_ceil(block.1).min(MAX_GRID_Y),
+            (columns as u32).div_ceil(cells.0),
+            (rows as u32).div_ceil(cells.1).min(MAX_GRID_Y),
             1,
         ),
         block_dim: (block.0, block.1, 1),

@@ -48,7 +48,8 @@ pub struct KernelSpec {
     pub default_block: (u32, u32),
     /// Whether the rule is compiled in (`cuda-constant` fills a table at run time instead).
     pub rule_compiled_in: bool,
-    /// Whether the kernel takes a (block + 2)² tile of dynamic shared memory.
+    /// Whether blocks overlap by two cells (a one-cell halo each side): each block updates its
+    /// (x − 2) × (y − 2) interior and takes x × y bytes of dynamic shared memory.
     pub tiled: bool,
 }
 
@@ -76,7 +77,7 @@ pub const SPECS: &[KernelSpec] = &[
         engine: "cuda-shared",
         parts: &[RULE, SHARED],
         function: "update_cells_shared",
-        small_function: None,
+        small_function: Some("update_cells_shared_small"),
         default_block: (32, 16),
         rule_compiled_in: true,
         tiled: true,
@@ -117,10 +118,30 @@ impl KernelSpec {
     /// Dynamic shared memory per block, in bytes.
     pub fn shared_bytes(&self, block: (u32, u32)) -> u32 {
         if self.tiled {
-            (block.0 + 2) * (block.1 + 2)
+            block.0 * block.1
         } else {
             0
         }
+    }
+
+    /// Cells (x, y) one block updates.
+    pub fn cells_per_block(&self, block: (u32, u32)) -> (u32, u32) {
+        if self.tiled {
+            (block.0 - 2, block.1 - 2)
+        } else {
+            block
+        }
+    }
+
+    /// Refuses blocks the kernel cannot use (overlapping blocks need an interior).
+    pub fn check_block(&self, block: (u32, u32)) -> Result<(), String> {
+        if self.tiled && (block.0 < 3 || block.1 < 3) {
+            return Err(format!(
+                "{} needs blocks of at least 3x3 (each block loads a one-cell halo around its interior); got {}x{}",
+                self.engine, block.0, block.1
+            ));
+        }
+        Ok(())
     }
 }
 

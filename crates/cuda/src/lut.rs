@@ -91,7 +91,7 @@ impl Backend for LutCells {
     fn generation(&mut self, stream: &Arc<CudaStream>, block: (u32, u32)) -> Result<()> {
         let nw = words(self.width);
         let (w, h, n) = (self.width as i32, self.height as i32, nw as i32);
-        let cfg = launch_2d(nw, self.height, block, 0);
+        let cfg = launch_2d(nw, self.height, block, block, 0);
         // SAFETY: update_cells_lut takes (const unsigned int*, unsigned int*, const unsigned
         // char*, int w, int h, int nw); the buffers hold nw*h words and 4096 table entries.
         unsafe {

@@ -187,7 +187,7 @@ impl Backend for TextureCells {
 
     fn generation(&mut self, stream: &Arc<CudaStream>, block: (u32, u32)) -> Result<()> {
         let (w, h) = (self.cells.width as i32, self.cells.height as i32);
-        let cfg = launch_2d(self.cells.width, self.cells.height, block, 0);
+        let cfg = launch_2d(self.cells.width, self.cells.height, block, block, 0);
         // SAFETY: update_cells_texture takes (unsigned long long texture, unsigned long long
         // surface, int w, int h); both objects belong to live w x h arrays.
         unsafe {
