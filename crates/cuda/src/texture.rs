@@ -41,7 +41,8 @@ impl CellArray {
             Depth: 0,
             Format: CUarray_format::CU_AD_FORMAT_UNSIGNED_INT8,
             NumChannels: 1,
-            Flags: sys::CUDA_ARRAY3D_SURFACE_LDST,
+            // Surface writes, and 2x2 gathers for the texture reads.
+            Flags: sys::CUDA_ARRAY3D_SURFACE_LDST | sys::CUDA_ARRAY3D_TEXTURE_GATHER,
         };
         let mut array: CUarray = std::ptr::null_mut();
         // SAFETY: both pointers are valid for the call; the descriptor asks for a 2D array.
