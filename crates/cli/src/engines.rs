@@ -17,14 +17,15 @@ pub fn all() -> Vec<EngineSpec> {
 pub fn create(name: &str, options: &EngineOptions) -> Result<Box<dyn Engine>> {
     let specs = all();
     if name == "auto" {
-        let mut reasons = Vec::new();
+        let mut reasons: Vec<String> = Vec::new();
         for spec in &specs {
             match (spec.create)(options) {
                 Ok(engine) => return Ok(engine),
-                Err(e) => reasons.push(format!("{}: {e}", spec.name)),
+                Err(e) if !reasons.contains(&e.to_string()) => reasons.push(e.to_string()),
+                Err(_) => {}
             }
         }
-        anyhow::bail!("no engine can run here ({})", reasons.join("; "));
+        anyhow::bail!("no engine can run here: {}", reasons.join("; "));
     }
     let spec = engine::find(&specs, name)?;
     Ok((spec.create)(options)?)

@@ -45,11 +45,11 @@ pub struct EngineOptions {
 }
 
 impl EngineOptions {
-    /// Fails if a block size is given to an engine that has none.
-    pub fn refuse_block(&self, engine: &str) -> Result<()> {
+    /// Fails if a block size is given to an engine that has none (the CPU engines).
+    pub fn refuse_block(&self) -> Result<()> {
         match self.block {
             Some((x, y)) => Err(Error::Engine(format!(
-                "{engine} has no thread blocks; --block {x}x{y} applies to the CUDA engines"
+                "--block {x}x{y} applies to the CUDA engines only"
             ))),
             None => Ok(()),
         }
