@@ -4,7 +4,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use gol_core::engine::{self, Engine, EngineSpec};
-use gol_core::{seed, EngineOptions, Rule};
+use gol_core::{seed, EngineOptions, Grid, Rule};
 use serde::Serialize;
 
 use crate::cli::BenchArgs;
@@ -74,16 +74,17 @@ struct Plan {
     warmup: usize,
 }
 
+/// Times `spec` on `grid`, a square soup.
 fn measure(
     spec: &EngineSpec,
-    size: usize,
+    grid: &Grid,
     rule: Rule,
     plan: &Plan,
     options: &EngineOptions,
 ) -> Result<Row> {
-    let grid = seed::glibc_soup(size, size, 1)?;
+    let size = grid.width();
     let mut engine = (spec.create)(options)?;
-    engine.load(&grid, rule)?;
+    engine.load(grid, rule)?;
     let gens = match plan.gens {
         Some(g) => g,
         None => calibrate(engine.as_mut(), plan.target)?,
@@ -111,7 +112,7 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
     let specs: Vec<EngineSpec> = if args.engines.is_empty() {
         all.iter()
             .copied()
-            .filter(|s| (s.create)(&EngineOptions::default()).is_ok())
+            .filter(|s| (s.create)(&options).is_ok())
             .collect()
     } else {
         args.engines
@@ -119,6 +120,10 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
             .map(|n| engine::find(&all, n).copied())
             .collect::<gol_core::Result<_>>()?
     };
+    if specs.is_empty() {
+        // Nothing here runs with these options: fail with the reasons `--engine auto` gives.
+        engines::create("auto", &options)?;
+    }
     for &size in &args.sizes {
         gol_core::grid::check_size(size, size)?;
     }
@@ -132,7 +137,7 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
     };
     let mut baseline = measure(
         scalar,
-        BASELINE_SIDE,
+        &seed::glibc_soup(BASELINE_SIDE, BASELINE_SIDE, 1)?,
         rule,
         &base_plan,
         &EngineOptions::default(),
@@ -144,16 +149,20 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
         warmup: args.warmup,
     };
     baseline.speedup_vs_cpu_scalar = 1.0;
-    let mut results = Vec::new();
-    for spec in &specs {
-        for &size in &args.sizes {
+    // One soup per size, shared by every engine; rows are reported engine by engine.
+    let mut measured = Vec::new();
+    for (s, &size) in args.sizes.iter().enumerate() {
+        let grid = seed::glibc_soup(size, size, 1)?;
+        for (e, spec) in specs.iter().enumerate() {
             eprintln!("{} at {size}x{size}…", spec.name);
-            let mut row = measure(spec, size, rule, &plan, &options)?;
+            let mut row = measure(spec, &grid, rule, &plan, &options)?;
             row.speedup_vs_cpu_scalar =
                 row.cell_updates_per_second / baseline.cell_updates_per_second;
-            results.push(row);
+            measured.push((e, s, row));
         }
     }
+    measured.sort_by_key(|&(e, s, _)| (e, s));
+    let results = measured.into_iter().map(|(_, _, row)| row).collect();
     let out = Results {
         machine: machine::describe(),
         rule: rule.to_string(),

@@ -201,24 +201,47 @@ impl Grid {
 
     /// The cells as bytes (1 alive, 0 dead), row-major.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(self.cells() as usize);
+        self.to_bytes_in(self.width, 0, self.width * self.height)
+    }
+
+    /// The cells as bytes (1 alive, 0 dead) in a zeroed buffer of `len` bytes whose rows are
+    /// `stride` bytes apart, cell (0, 0) at byte `origin`: row-major for `(width, 0)`, the seeds'
+    /// ghost-cell layout for `(width + 2, width + 3)`.
+    pub fn to_bytes_in(&self, stride: usize, origin: usize, len: usize) -> Vec<u8> {
+        let mut out = vec![0u8; len];
         for y in 0..self.height {
             let row = self.row(y);
-            out.extend((0..self.width).map(|x| (row[x / WORD_BITS] >> (x % WORD_BITS) & 1) as u8));
+            let cells = &mut out[origin + y * stride..][..self.width];
+            for (x, cell) in cells.iter_mut().enumerate() {
+                *cell = (row[x / WORD_BITS] >> (x % WORD_BITS) & 1) as u8;
+            }
         }
         out
     }
 
     /// Builds a grid from row-major bytes (non-zero alive).
     pub fn from_bytes(width: usize, height: usize, bytes: &[u8]) -> Result<Grid> {
-        let mut grid = Grid::new(width, height)?;
-        if bytes.len() as u64 != grid.cells() {
+        if bytes.len() as u64 != width as u64 * height as u64 {
             return Err(Error::Invalid(format!(
                 "{} bytes given for a {width}x{height} grid",
                 bytes.len()
             )));
         }
-        for (y, cells) in bytes.chunks_exact(width).enumerate() {
+        Grid::from_bytes_in(width, height, bytes, width, 0)
+    }
+
+    /// Builds a grid from bytes laid out as [`Grid::to_bytes_in`] writes them (non-zero
+    /// alive). Panics if `bytes` is too short for the layout.
+    pub fn from_bytes_in(
+        width: usize,
+        height: usize,
+        bytes: &[u8],
+        stride: usize,
+        origin: usize,
+    ) -> Result<Grid> {
+        let mut grid = Grid::new(width, height)?;
+        for y in 0..height {
+            let cells = &bytes[origin + y * stride..][..width];
             let row = grid.row_mut(y);
             for (x, &c) in cells.iter().enumerate() {
                 row[x / WORD_BITS] |= ((c != 0) as u64) << (x % WORD_BITS);
@@ -280,6 +303,11 @@ mod test {
         let bytes: Vec<u8> = (0..13 * 5).map(|i| (i * 7 % 3 == 0) as u8).collect();
         let g = Grid::from_bytes(13, 5, &bytes).unwrap();
         assert_eq!(g.to_bytes(), bytes);
+        // The ghost-cell layout: a one-cell border, row stride width + 2.
+        let ghosted = g.to_bytes_in(15, 16, 15 * 7);
+        assert_eq!(ghosted[16..29], bytes[..13]);
+        assert_eq!(ghosted[..16], [0; 16]);
+        assert_eq!(Grid::from_bytes_in(13, 5, &ghosted, 15, 16).unwrap(), g);
         let mut h = g.clone();
         assert_eq!(g.first_difference(&h), None);
         h.set(11, 3, !h.get(11, 3));

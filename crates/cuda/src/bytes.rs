@@ -10,13 +10,12 @@ use gol_core::{Grid, Rule};
 
 use crate::device::Gpu;
 use crate::engine::{launch_2d, Backend};
-use crate::error::{CudaError, Result};
+use crate::error::Result;
 use crate::kernels::{self, KernelSpec};
 
 /// Bytes on the device, with or without ghost cells.
 pub struct ByteCells {
     spec: &'static KernelSpec,
-    ghosts: bool,
     width: usize,
     height: usize,
     cells: CudaSlice<u8>,
@@ -32,7 +31,7 @@ pub struct ByteCells {
 impl ByteCells {
     /// Row stride and the offset of cell (0, 0) in the device buffer.
     fn layout(&self) -> (usize, usize) {
-        if self.ghosts {
+        if self.ghost_kernels.is_some() {
             (self.width + 2, self.width + 3)
         } else {
             (self.width, 0)
@@ -49,7 +48,8 @@ impl Backend for ByteCells {
         rule: Rule,
     ) -> Result<Self> {
         let spec = kernels::spec(engine);
-        let ghosts = engine != "cuda-shared";
+        // The ghost-cell layout goes with the ghost-refresh kernels of global.cu.
+        let ghosts = spec.parts.contains(&kernels::GLOBAL);
         let (width, height) = (grid.width(), grid.height());
         let len = if ghosts {
             (width + 2) * (height + 2)
@@ -60,20 +60,20 @@ impl Backend for ByteCells {
             2 * len as u64,
             &format!("a {width}x{height} grid on {engine}"),
         )?;
-        // cuda-constant writes its rule into the module's constant memory: it needs its own.
-        let module = if engine == "cuda-constant" {
-            gpu.private_module(&spec.source(rule))?
-        } else {
+        let module = if spec.rule_compiled_in {
             gpu.module(&spec.source(rule))?
-        };
-        if engine == "cuda-constant" {
+        } else {
+            // cuda-constant: the rule goes into the module's constant memory, so the module
+            // must be this engine's own.
+            let module = gpu.private_module(&spec.source(rule))?;
             let table = rule.table();
             let mut states = [0u8; 18];
             states[..9].copy_from_slice(&table[0][..9]);
             states[9..].copy_from_slice(&table[1][..9]);
             let mut symbol = module.get_global("states", stream)?;
             stream.memcpy_htod(&states, &mut symbol)?;
-        }
+            module
+        };
         let ghost_kernels = if ghosts {
             Some((
                 module.load_function("copy_ghost_cols")?,
@@ -84,7 +84,6 @@ impl Backend for ByteCells {
         };
         Ok(ByteCells {
             spec,
-            ghosts,
             width,
             height,
             cells: stream.alloc_zeros::<u8>(len)?,
@@ -100,10 +99,7 @@ impl Backend for ByteCells {
 
     fn upload(&mut self, stream: &Arc<CudaStream>, grid: &Grid) -> Result<()> {
         let (stride, origin) = self.layout();
-        let mut bytes = vec![0u8; self.cells.len()];
-        for (y, row) in grid.to_bytes().chunks_exact(self.width).enumerate() {
-            bytes[origin + y * stride..][..self.width].copy_from_slice(row);
-        }
+        let bytes = grid.to_bytes_in(stride, origin, self.cells.len());
         stream.memcpy_htod(&bytes, &mut self.cells)?;
         stream.synchronize()?;
         Ok(())
@@ -165,11 +161,12 @@ impl Backend for ByteCells {
     fn download(&self, stream: &Arc<CudaStream>) -> Result<Grid> {
         let (stride, origin) = self.layout();
         let bytes = stream.clone_dtoh(&self.cells)?;
-        let mut interior = Vec::with_capacity(self.width * self.height);
-        for y in 0..self.height {
-            interior.extend_from_slice(&bytes[origin + y * stride..][..self.width]);
-        }
-        Grid::from_bytes(self.width, self.height, &interior)
-            .map_err(|e| CudaError::Refused(e.to_string()))
+        Ok(Grid::from_bytes_in(
+            self.width,
+            self.height,
+            &bytes,
+            stride,
+            origin,
+        )?)
     }
 }

@@ -12,6 +12,9 @@ pub enum CudaError {
     /// NVRTC rejected a kernel; carries the compiler's log.
     #[error("kernel compilation failed: {0}")]
     Compile(String),
+    /// A core error (a grid that cannot be built, say).
+    #[error(transparent)]
+    Core(#[from] gol_core::Error),
     /// A driver call failed.
     #[error("CUDA driver error: {0}")]
     Driver(#[from] cudarc::driver::DriverError),
@@ -22,6 +25,9 @@ pub type Result<T, E = CudaError> = std::result::Result<T, E>;
 
 impl From<CudaError> for gol_core::Error {
     fn from(e: CudaError) -> Self {
-        gol_core::Error::Engine(e.to_string())
+        match e {
+            CudaError::Core(core) => core,
+            other => gol_core::Error::Engine(other.to_string()),
+        }
     }
 }

@@ -12,7 +12,7 @@ use gol_core::{Grid, Rule};
 
 use crate::device::Gpu;
 use crate::engine::{launch_2d, Backend};
-use crate::error::{CudaError, Result};
+use crate::error::Result;
 use crate::kernels;
 
 /// The table for `rule`: entry `a | m << 4 | b << 8` (4-bit windows of the rows above, at and
@@ -112,8 +112,7 @@ impl Backend for LutCells {
     fn download(&self, stream: &Arc<CudaStream>) -> Result<Grid> {
         let nw = words(self.width);
         let packed = stream.clone_dtoh(&self.cells)?;
-        let mut grid =
-            Grid::new(self.width, self.height).map_err(|e| CudaError::Refused(e.to_string()))?;
+        let mut grid = Grid::new(self.width, self.height)?;
         for (y, row) in packed.chunks_exact(nw).enumerate() {
             for (i, &word) in row.iter().enumerate() {
                 grid.row_mut(y)[i / 2] |= (word as u64) << (32 * (i % 2));

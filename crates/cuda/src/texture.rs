@@ -208,6 +208,6 @@ impl Backend for TextureCells {
         let (width, height) = (self.cells.width, self.cells.height);
         let mut bytes = vec![0u8; width * height];
         self.cells.copy(bytes.as_mut_ptr(), false)?;
-        Grid::from_bytes(width, height, &bytes).map_err(|e| CudaError::Refused(e.to_string()))
+        Ok(Grid::from_bytes(width, height, &bytes)?)
     }
 }

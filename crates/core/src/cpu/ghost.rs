@@ -90,12 +90,8 @@ impl GhostCells {
         let what =
             format!("a {width}x{height} grid on {engine} (two byte arrays with ghost cells)");
         memory::check(2 * len, &what)?;
-        let mut cells = memory::zeroed_vec::<u8>(len, &what)?;
+        let cells = grid.to_bytes_in(width + 2, width + 3, len as usize);
         let next = memory::zeroed_vec::<u8>(len, &what)?;
-        let stride = width + 2;
-        for (y, row) in grid.to_bytes().chunks_exact(width).enumerate() {
-            cells[(y + 1) * stride + 1..][..width].copy_from_slice(row);
-        }
         Ok(GhostCells {
             width,
             height,
@@ -141,12 +137,8 @@ impl GhostCells {
 
     /// The interior as a bit-packed grid.
     pub fn snapshot(&self) -> Result<Grid> {
-        let stride = self.width + 2;
-        let mut bytes = Vec::with_capacity(self.width * self.height);
-        for y in 1..=self.height {
-            bytes.extend_from_slice(&self.cells[y * stride + 1..][..self.width]);
-        }
-        Grid::from_bytes(self.width, self.height, &bytes)
+        let (w, h) = (self.width, self.height);
+        Grid::from_bytes_in(w, h, &self.cells, w + 2, w + 3)
     }
 
     /// Live cells in the interior.
