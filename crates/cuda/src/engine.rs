@@ -16,11 +16,8 @@ use crate::kernels;
 /// The most blocks launched along y; kernels loop over the rest (grid-stride).
 pub const MAX_GRID_Y: u32 = 65_535;
 
-/// Generations captured in one CUDA graph. Even, so that buffers which swap roles every
-/// generation are back in place after each replay.
-pub const GRAPH_GENERATIONS: u64 = 32;
-
-/// A captured run of [`GRAPH_GENERATIONS`] generations, replayed to save launch overhead.
+/// A captured run of [`Backend::GRAPH_GENERATIONS`] generations, replayed to save launch
+/// overhead.
 struct Graph(CudaGraph);
 
 // SAFETY: a graph is a driver object of the context; cudarc binds the context to the calling
@@ -38,12 +35,34 @@ pub trait Backend: Sized {
         grid: &Grid,
         rule: Rule,
     ) -> Result<Self>;
+    /// Generations captured in one CUDA graph: a count after which the buffers, which swap
+    /// roles at each launch, are back in place.
+    const GRAPH_GENERATIONS: u64 = 32;
     /// Copies `grid` to the device and waits for the copy.
     fn upload(&mut self, stream: &Arc<CudaStream>, grid: &Grid) -> Result<()>;
-    /// Queues one generation on `stream`.
+    /// Queues one generation on `stream`, swapping the buffers once.
     fn generation(&mut self, stream: &Arc<CudaStream>, block: (u32, u32)) -> Result<()>;
+    /// Queues `generations` generations on `stream`; returns how many times the buffers
+    /// swapped roles. By default one [`Backend::generation`] each.
+    fn queue(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        block: (u32, u32),
+        generations: u64,
+    ) -> Result<u64> {
+        (0..generations).try_for_each(|_| self.generation(stream, block))?;
+        Ok(generations)
+    }
     /// Copies the state back.
     fn download(&self, stream: &Arc<CudaStream>) -> Result<Grid>;
+    /// How the backend launches its kernels, where the block size does not say it.
+    fn describe(&self) -> Option<String> {
+        None
+    }
+    /// Live cells; by default counted on the host after a download.
+    fn population(&self, stream: &Arc<CudaStream>) -> Result<u64> {
+        Ok(self.download(stream)?.population())
+    }
 }
 
 /// A CUDA engine: one [`Backend`] on the GPU.
@@ -55,12 +74,12 @@ pub struct GpuEngine<B> {
     stream: Arc<CudaStream>,
     block: (u32, u32),
     backend: Option<B>,
-    /// Graphs of [`GRAPH_GENERATIONS`] generations of the loaded backend, one per buffer
-    /// parity: a graph holds the buffer addresses of the generation it was captured at, so a
-    /// replay must start from the same buffer. Replays keep the parity (the count is even);
-    /// each direct generation flips it.
+    /// Graphs of [`Backend::GRAPH_GENERATIONS`] generations of the loaded backend, one per
+    /// buffer parity: a graph holds the buffer addresses of the launch it was captured at, so a
+    /// replay must start from the same buffer. Replays keep the parity; direct launches flip it
+    /// at each swap.
     graphs: [Option<Graph>; 2],
-    /// Direct generations since load, modulo 2.
+    /// Buffer swaps of direct launches since load, modulo 2.
     parity: usize,
     timings: Cell<Timings>,
 }
@@ -70,6 +89,11 @@ impl<B: Backend> GpuEngine<B> {
     pub fn new(name: &'static str, options: &EngineOptions) -> Result<GpuEngine<B>> {
         let gpu = gpu()?;
         let spec = kernels::spec(name);
+        if let (true, Some((x, y))) = (spec.fixed_block, options.block) {
+            return Err(CudaError::Refused(format!(
+                "{name} chooses its own launch shape; --block {x}x{y} does not apply to it"
+            )));
+        }
         let block = options.block.unwrap_or(spec.default_block);
         gpu.check_block(block)?;
         spec.check_block(block).map_err(CudaError::Refused)?;
@@ -127,24 +151,26 @@ impl<B: Backend + Send> Engine for GpuEngine<B> {
             .backend
             .as_mut()
             .ok_or_else(|| CudaError::Refused(format!("{}: no grid loaded", self.name)))?;
-        let replays = generations / GRAPH_GENERATIONS;
+        let replays = generations / B::GRAPH_GENERATIONS;
         let slot = &mut self.graphs[self.parity];
         if replays >= 2 && slot.is_none() {
             *slot = capture(&stream, backend, block)?;
         }
         let graph = slot.as_ref().filter(|_| replays > 0);
         let direct = if graph.is_some() {
-            generations % GRAPH_GENERATIONS
+            generations % B::GRAPH_GENERATIONS
         } else {
             generations
         };
+        let mut swaps = 0;
         let seconds = time_on_device(&stream, || {
             if let Some(graph) = graph {
                 (0..replays).try_for_each(|_| graph.0.launch())?;
             }
-            (0..direct).try_for_each(|_| backend.generation(&stream, block))
+            swaps = backend.queue(&stream, block, direct)?;
+            Ok(())
         })?;
-        self.parity ^= (direct % 2) as usize;
+        self.parity ^= (swaps % 2) as usize;
         self.add(|t| t.generations += seconds);
         Ok(())
     }
@@ -156,14 +182,16 @@ impl<B: Backend + Send> Engine for GpuEngine<B> {
     }
 
     fn population(&self) -> gol_core::Result<u64> {
-        Ok(self.snapshot()?.population())
+        Ok(self.backend()?.population(&self.stream)?)
     }
 
     fn details(&self) -> String {
-        format!(
-            "block {}x{}, {}",
-            self.block.0, self.block.1, self.gpu.info.name
-        )
+        let launch = self
+            .backend
+            .as_ref()
+            .and_then(Backend::describe)
+            .unwrap_or_else(|| format!("block {}x{}", self.block.0, self.block.1));
+        format!("{launch}, {}", self.gpu.info.name)
     }
 
     fn timings(&self) -> Vec<(&'static str, f64)> {
@@ -171,17 +199,24 @@ impl<B: Backend + Send> Engine for GpuEngine<B> {
     }
 }
 
-/// Captures [`GRAPH_GENERATIONS`] generations of `backend` into a graph (nothing runs yet).
+/// Captures [`Backend::GRAPH_GENERATIONS`] generations of `backend` into a graph (nothing runs
+/// yet).
 fn capture<B: Backend>(
     stream: &Arc<CudaStream>,
     backend: &mut B,
     block: (u32, u32),
 ) -> Result<Option<Graph>> {
     stream.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)?;
-    let queued = (0..GRAPH_GENERATIONS).try_for_each(|_| backend.generation(stream, block));
+    let queued = backend.queue(stream, block, B::GRAPH_GENERATIONS);
     // End the capture even if queuing failed, so that the stream is usable again.
     let graph = stream.end_capture(CUgraphInstantiate_flags(0))?;
-    queued?;
+    // Queuing swapped the backend's buffers as if the graph had run; an odd count would leave
+    // them out of step with the device.
+    assert_eq!(
+        queued? % 2,
+        0,
+        "a graph must swap the buffers an even number of times"
+    );
     Ok(graph.map(Graph))
 }
 

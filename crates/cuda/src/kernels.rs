@@ -6,6 +6,8 @@
 
 use gol_core::Rule;
 
+use crate::circuit;
+
 /// The compiled-in rule's `NEXT_STATE`.
 pub const RULE: &str = include_str!("../kernels/rule.cu");
 /// Ghost-cell refresh and update kernels of cuda-global and cuda-constant.
@@ -18,6 +20,8 @@ pub const SHARED: &str = include_str!("../kernels/shared.cu");
 pub const TEXTURE: &str = include_str!("../kernels/texture.cu");
 /// cuda-lut's update kernel.
 pub const LUT: &str = include_str!("../kernels/lut.cu");
+/// cuda-bitsliced's multi-generation kernels and its population count.
+pub const BITSLICED: &str = include_str!("../kernels/bitsliced.cu");
 
 /// `parts` behind the rule's masks as `#define`s.
 pub fn with_rule(rule: Rule, parts: &[&str]) -> String {
@@ -51,10 +55,25 @@ pub struct KernelSpec {
     /// Whether blocks overlap by two cells (a one-cell halo each side): each block updates its
     /// (x − 2) × (y − 2) interior and takes x × y bytes of dynamic shared memory.
     pub tiled: bool,
+    /// Whether the engine sets its own launch shape (`--block` is refused).
+    pub fixed_block: bool,
+    /// Whether the source starts with the rule as a LOP3 circuit ([`circuit::source`]).
+    pub rule_circuit: bool,
 }
 
 /// Every CUDA engine's kernel.
 pub const SPECS: &[KernelSpec] = &[
+    KernelSpec {
+        engine: "cuda-bitsliced",
+        parts: &[BITSLICED],
+        function: "advance_16",
+        small_function: None,
+        default_block: (32, 4),
+        rule_compiled_in: true,
+        tiled: false,
+        fixed_block: true,
+        rule_circuit: true,
+    },
     KernelSpec {
         engine: "cuda-global",
         parts: &[RULE, GLOBAL],
@@ -63,6 +82,8 @@ pub const SPECS: &[KernelSpec] = &[
         default_block: (16, 16),
         rule_compiled_in: true,
         tiled: false,
+        fixed_block: false,
+        rule_circuit: false,
     },
     KernelSpec {
         engine: "cuda-constant",
@@ -72,6 +93,8 @@ pub const SPECS: &[KernelSpec] = &[
         default_block: (16, 16),
         rule_compiled_in: false,
         tiled: false,
+        fixed_block: false,
+        rule_circuit: false,
     },
     KernelSpec {
         engine: "cuda-shared",
@@ -81,6 +104,8 @@ pub const SPECS: &[KernelSpec] = &[
         default_block: (32, 16),
         rule_compiled_in: true,
         tiled: true,
+        fixed_block: false,
+        rule_circuit: false,
     },
     KernelSpec {
         engine: "cuda-texture",
@@ -90,6 +115,8 @@ pub const SPECS: &[KernelSpec] = &[
         default_block: (16, 16),
         rule_compiled_in: true,
         tiled: false,
+        fixed_block: false,
+        rule_circuit: false,
     },
     KernelSpec {
         engine: "cuda-lut",
@@ -99,20 +126,28 @@ pub const SPECS: &[KernelSpec] = &[
         default_block: (32, 8),
         rule_compiled_in: true,
         tiled: false,
+        fixed_block: false,
+        rule_circuit: false,
     },
 ];
 
 impl KernelSpec {
     /// The source to compile for `rule`.
     pub fn source(&self, rule: Rule) -> String {
-        with_rule(
-            if self.rule_compiled_in {
-                rule
-            } else {
-                Rule::LIFE
-            },
-            self.parts,
-        )
+        let rule = if self.rule_compiled_in {
+            rule
+        } else {
+            Rule::LIFE
+        };
+        if self.rule_circuit {
+            let circuit = circuit::source(rule);
+            let parts: Vec<&str> = std::iter::once(circuit.as_str())
+                .chain(self.parts.iter().copied())
+                .collect();
+            with_rule(rule, &parts)
+        } else {
+            with_rule(rule, self.parts)
+        }
     }
 
     /// Dynamic shared memory per block, in bytes.

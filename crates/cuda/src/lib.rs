@@ -4,6 +4,8 @@
 //!   and `cuda-shared` (tile and halo in shared memory, the OLCF program).
 //! - [`texture`]: `cuda-texture` (texture objects with wrap addressing do the torus).
 //! - [`lut`]: `cuda-lut` (32 cells per word, a 4096-entry table gives two cells per lookup).
+//! - [`bitsliced`]: `cuda-bitsliced` (32 cells per word, bit-sliced counts, up to 16
+//!   generations per launch; the fastest).
 //!
 //! Kernels are `.cu` files under `kernels/`, embedded with `include_str!` and compiled by NVRTC
 //! for the device's own architecture on first use ([`device::Gpu::module`] caches them per
@@ -11,7 +13,9 @@
 //! for them, so a machine without a GPU gets a clear error, never a panic.
 #![deny(missing_docs)]
 
+pub mod bitsliced;
 pub mod bytes;
+pub mod circuit;
 mod clock;
 pub mod device;
 pub mod engine;
@@ -36,6 +40,12 @@ fn create<B: Backend + Send + 'static>(
 
 /// The CUDA engines, fastest first.
 pub const ENGINES: &[EngineSpec] = &[
+    EngineSpec {
+        name: "cuda-bitsliced",
+        description:
+            "32 cells per word, bit-sliced counts, up to 16 generations per launch (the fastest)",
+        create: |o| create::<bitsliced::BitCells>("cuda-bitsliced", o),
+    },
     EngineSpec {
         name: "cuda-lut",
         description:

@@ -1,0 +1,348 @@
+//! `cuda-bitsliced`: 32 cells per 32-bit word, bit-sliced neighbour counts and up to 16
+//! generations per launch (`kernels/bitsliced.cu` describes the kernel and its layout).
+//!
+//! The device buffers hold the host [`Grid`]'s words unchanged (the kernel reads each 64-bit
+//! word as two 32-bit words, little end first), so uploads and downloads are single copies.
+//! Each launch advances `depth` generations over row tiles chosen by a small cost model
+//! ([`Plan`]): deep launches read and write the grid less often, tall tiles recompute fewer
+//! halo rows, and enough tiles keep every SM busy.
+
+use std::sync::Arc;
+
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use gol_core::{Grid, Rule};
+
+use crate::device::Gpu;
+use crate::engine::Backend;
+use crate::error::{CudaError, Result};
+use crate::kernels;
+
+/// Generations one launch can advance: the kernel is compiled for each (`advance_<depth>`).
+pub const DEPTHS: [u32; 5] = [1, 2, 4, 8, 16];
+
+/// Words each warp owns in a row (two lanes of 32 are its halo).
+const GROUP_WORDS: usize = 30;
+
+/// Warps per block (the kernels' `__launch_bounds__(128)`).
+const WARPS_PER_BLOCK: u32 = 4;
+
+/// Modelled cost of a launch, in nanoseconds: launch and drain of one kernel in a stream.
+const LAUNCH_NS: f64 = 2500.0;
+
+/// Modelled device memory bandwidth in bytes per nanosecond (an H100 copies about 3 TB/s);
+/// counted in full, as if no transfer overlapped computation.
+const BYTES_PER_NS: f64 = 3000.0;
+
+/// Modelled cost of one SM advancing a warp's row by one generation while full (as many warps
+/// as fit sharing its integer pipes): 57 ns per warp with 12 warps per SM, measured on an H200.
+const SM_LEVEL_ROW_NS: f64 = 57.0 / 12.0;
+
+/// Launch shapes for one grid on one GPU: for each depth, the tile height that minimises the
+/// modelled time, and the depth with the least modelled time per generation. The model: warps
+/// run in waves that fill every SM; each warp streams its tile plus the 3 × depth rows that the
+/// deeper levels wait for; the grid is read and written once per launch.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Plan {
+    /// Rows per tile for each of [`DEPTHS`].
+    pub tiles: [u32; DEPTHS.len()],
+    /// Index into [`DEPTHS`] of the depth long runs use.
+    pub best: usize,
+}
+
+impl Plan {
+    /// The plan for a `width` × `height` grid on a GPU of `sms` multiprocessors, each holding
+    /// `slots[k]` warps of the kernel of depth `DEPTHS[k]` at once.
+    pub fn new(width: usize, height: usize, sms: u32, slots: [u32; DEPTHS.len()]) -> Plan {
+        let groups = words(width).div_ceil(GROUP_WORDS) as u64;
+        let height = height as u64;
+        let mut tiles = [1; DEPTHS.len()];
+        let mut per_generation = [f64::INFINITY; DEPTHS.len()];
+        for (k, &depth) in DEPTHS.iter().enumerate() {
+            // Every tile count up to 65536; tile heights follow.
+            for count in 1..=height.min(1 << 16) {
+                let tile = height.div_ceil(count);
+                let waves = (groups * height.div_ceil(tile)).div_ceil(sms as u64 * slots[k] as u64);
+                let steps = tile.min(height) + 3 * depth as u64;
+                let work = (waves * slots[k] as u64 * steps * depth as u64) as f64;
+                let bytes = 2 * groups * GROUP_WORDS as u64 * 4 * height;
+                let ns = LAUNCH_NS + work * SM_LEVEL_ROW_NS + bytes as f64 / BYTES_PER_NS;
+                let ns = ns / depth as f64;
+                if ns < per_generation[k] {
+                    per_generation[k] = ns;
+                    tiles[k] = tile as u32;
+                }
+            }
+        }
+        let best = (0..DEPTHS.len())
+            .min_by(|&a, &b| per_generation[a].total_cmp(&per_generation[b]))
+            .expect("DEPTHS is not empty");
+        Plan { tiles, best }
+    }
+
+    /// [`Plan::new`], unless `GOL_BITSLICED_PLAN=DEPTH:ROWS` fixes the depth of long runs and
+    /// its tile height (for tuning and benchmarks).
+    pub fn from_env(
+        width: usize,
+        height: usize,
+        sms: u32,
+        slots: [u32; DEPTHS.len()],
+    ) -> Result<Plan> {
+        let mut plan = Plan::new(width, height, sms, slots);
+        let Ok(text) = std::env::var("GOL_BITSLICED_PLAN") else {
+            return Ok(plan);
+        };
+        let parsed = text.split_once(':').and_then(|(d, t)| {
+            let depth = DEPTHS.iter().position(|&x| d.parse() == Ok(x))?;
+            let tile = t.parse::<u32>().ok().filter(|&t| t >= 1)?;
+            Some((depth, tile))
+        });
+        let (depth, tile) = parsed.ok_or_else(|| {
+            CudaError::Refused(format!(
+                "GOL_BITSLICED_PLAN={text}: expected DEPTH:ROWS with DEPTH one of {DEPTHS:?} and ROWS >= 1"
+            ))
+        })?;
+        plan.best = depth;
+        plan.tiles[depth] = tile;
+        Ok(plan)
+    }
+
+    /// The depths (indices into [`DEPTHS`]) of the launches that advance `generations`: the
+    /// best depth as often as it fits, then the binary digits of the rest.
+    pub fn launches(&self, generations: u64) -> impl Iterator<Item = usize> + '_ {
+        let deepest = DEPTHS[self.best] as u64;
+        let rest = generations % deepest;
+        std::iter::repeat(self.best)
+            .take((generations / deepest) as usize)
+            .chain(
+                (0..self.best)
+                    .rev()
+                    .filter(move |&k| rest & DEPTHS[k] as u64 != 0),
+            )
+    }
+}
+
+/// 32-bit words of cells per row.
+fn words(width: usize) -> usize {
+    width.div_ceil(32)
+}
+
+/// Bit-packed cells on the device, two buffers that swap roles at each launch.
+pub struct BitCells {
+    width: usize,
+    height: usize,
+    cells: CudaSlice<u64>,
+    next: CudaSlice<u64>,
+    advance: Vec<CudaFunction>,
+    count: CudaFunction,
+    plan: Plan,
+    sms: u32,
+}
+
+impl BitCells {
+    /// Queues one launch of `DEPTHS[k]` generations.
+    fn launch(&mut self, stream: &Arc<CudaStream>, k: usize) -> Result<()> {
+        let tile = self.plan.tiles[k];
+        let nw = words(self.width);
+        let groups = nw.div_ceil(GROUP_WORDS);
+        let warps = groups as u64 * (self.height as u64).div_ceil(tile as u64);
+        let cfg = LaunchConfig {
+            grid_dim: (warps.div_ceil(WARPS_PER_BLOCK as u64) as u32, 1, 1),
+            block_dim: (32, WARPS_PER_BLOCK, 1),
+            shared_mem_bytes: 0,
+        };
+        let (w, h) = (self.width as i32, self.height as i32);
+        let (stride, nw, tile, groups) = (
+            2 * gol_core::grid::words_per_row(self.width) as i32,
+            nw as i32,
+            tile as i32,
+            groups as i32,
+        );
+        // SAFETY: advance_<depth> takes (const unsigned int* in, unsigned int* out, int w,
+        // int h, int stride, int nw, int tile_h, int groups); both buffers hold h rows of
+        // `stride` 32-bit words (the grid's 64-bit words), and the kernel reads `in`, writes
+        // only `out`, and keeps to rows < h and words < nw <= stride.
+        unsafe {
+            stream
+                .launch_builder(&self.advance[k])
+                .arg(&self.cells)
+                .arg(&mut self.next)
+                .arg(&w)
+                .arg(&h)
+                .arg(&stride)
+                .arg(&nw)
+                .arg(&tile)
+                .arg(&groups)
+                .launch(cfg)?;
+        }
+        std::mem::swap(&mut self.cells, &mut self.next);
+        Ok(())
+    }
+}
+
+impl Backend for BitCells {
+    /// 64 generations: an even number of launches at every depth.
+    const GRAPH_GENERATIONS: u64 = 64;
+
+    fn prepare(
+        gpu: &Gpu,
+        stream: &Arc<CudaStream>,
+        engine: &'static str,
+        grid: &Grid,
+        rule: Rule,
+    ) -> Result<Self> {
+        let (width, height) = (grid.width(), grid.height());
+        let len = grid.words().len();
+        gpu.check_memory(
+            16 * len as u64,
+            &format!("a {width}x{height} grid on {engine}"),
+        )?;
+        let spec = kernels::spec(engine);
+        let module = gpu.module(&spec.source(rule))?;
+        let advance = DEPTHS
+            .iter()
+            .map(|d| module.load_function(&format!("advance_{d}")))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        let sms = gpu.info.multiprocessors as u32;
+        let mut slots = [0; DEPTHS.len()];
+        for (slot, function) in slots.iter_mut().zip(&advance) {
+            let blocks = function.occupancy_max_active_blocks_per_multiprocessor(
+                32 * WARPS_PER_BLOCK,
+                0,
+                None,
+            )?;
+            *slot = blocks * WARPS_PER_BLOCK;
+        }
+        Ok(BitCells {
+            width,
+            height,
+            cells: stream.alloc_zeros::<u64>(len)?,
+            next: stream.alloc_zeros::<u64>(len)?,
+            advance,
+            count: module.load_function("population")?,
+            plan: Plan::from_env(width, height, sms, slots)?,
+            sms,
+        })
+    }
+
+    fn upload(&mut self, stream: &Arc<CudaStream>, grid: &Grid) -> Result<()> {
+        stream.memcpy_htod(grid.words(), &mut self.cells)?;
+        stream.synchronize()?;
+        Ok(())
+    }
+
+    fn generation(&mut self, stream: &Arc<CudaStream>, _block: (u32, u32)) -> Result<()> {
+        self.launch(stream, 0)
+    }
+
+    fn queue(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        _block: (u32, u32),
+        generations: u64,
+    ) -> Result<u64> {
+        let plan = self.plan.clone();
+        let mut swaps = 0;
+        for k in plan.launches(generations) {
+            self.launch(stream, k)?;
+            swaps += 1;
+        }
+        Ok(swaps)
+    }
+
+    fn download(&self, stream: &Arc<CudaStream>) -> Result<Grid> {
+        let mut grid = Grid::new(self.width, self.height)?;
+        stream.memcpy_dtoh(&self.cells, grid.words_mut())?;
+        stream.synchronize()?;
+        Ok(grid)
+    }
+
+    fn population(&self, stream: &Arc<CudaStream>) -> Result<u64> {
+        let mut total = stream.alloc_zeros::<u64>(1)?;
+        let nw = words(self.width);
+        let threads = 256u32;
+        let blocks = ((nw * self.height) as u64)
+            .div_ceil(threads as u64)
+            .min(8 * self.sms as u64) as u32;
+        let cfg = LaunchConfig {
+            grid_dim: (blocks, 1, 1),
+            block_dim: (threads, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let (w, h) = (self.width as i32, self.height as i32);
+        let (stride, nw) = (
+            2 * gol_core::grid::words_per_row(self.width) as i32,
+            nw as i32,
+        );
+        // SAFETY: population takes (const unsigned int* cells, int w, int h, int stride,
+        // int nw, unsigned long long* total); `cells` holds h rows of `stride` 32-bit words and
+        // `total` one 64-bit counter.
+        unsafe {
+            stream
+                .launch_builder(&self.count)
+                .arg(&self.cells)
+                .arg(&w)
+                .arg(&h)
+                .arg(&stride)
+                .arg(&nw)
+                .arg(&mut total)
+                .launch(cfg)?;
+        }
+        Ok(stream.clone_dtoh(&total)?[0])
+    }
+
+    fn describe(&self) -> Option<String> {
+        let k = self.plan.best;
+        Some(format!(
+            "{} generations per launch, tiles of {} rows",
+            DEPTHS[k], self.plan.tiles[k]
+        ))
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    /// Warps per SM of each depth's kernel on an H200 (132 SMs): the deepest two as measured,
+    /// the shallow ones a guess.
+    const H200: [u32; 5] = [32, 32, 20, 20, 12];
+
+    #[test]
+    fn launches_add_up_to_the_generations_asked_for() {
+        for (w, h) in [(1, 1), (1024, 1024), (65536, 65536), (100, 3)] {
+            let plan = Plan::new(w, h, 132, H200);
+            for n in [0, 1, 2, 3, 15, 16, 17, 31, 64, 1000, 1023] {
+                let total: u64 = plan.launches(n).map(|k| DEPTHS[k] as u64).sum();
+                assert_eq!(total, n, "{w}x{h}, {n} generations");
+            }
+        }
+    }
+
+    #[test]
+    fn large_grids_launch_deep_and_tall() {
+        let plan = Plan::new(65536, 65536, 132, H200);
+        assert_eq!(DEPTHS[plan.best], 16);
+        let tile = plan.tiles[plan.best] as f64;
+        // Rows recomputed for the halo and the skew cost under 5%.
+        assert!(tile / (tile + 48.0) > 0.95, "{plan:?}");
+    }
+
+    #[test]
+    fn tall_tiles_do_not_leave_sms_idle() {
+        // 16 column groups of 30 words: without many tiles most SMs would wait.
+        let plan = Plan::new(16 * 30 * 32, 4096, 132, H200);
+        let tiles = 4096u64.div_ceil(plan.tiles[plan.best] as u64);
+        assert!(16 * tiles >= 132 * H200[plan.best] as u64 / 2, "{plan:?}");
+    }
+
+    #[test]
+    fn full_waves_are_preferred_to_a_wave_and_a_little() {
+        // 69 column groups: 22 tiles fill one wave of 1584 warps, 23 would spill into a second.
+        let plan = Plan::new(65536, 65536, 132, H200);
+        let k = plan.best;
+        let warps = 69 * 65536u64.div_ceil(plan.tiles[k] as u64);
+        let slots = 132 * H200[k] as u64;
+        let waves = warps.div_ceil(slots);
+        assert!(warps * 10 >= waves * slots * 9, "{plan:?}: {warps} warps");
+    }
+}

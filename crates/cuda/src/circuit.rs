@@ -1,0 +1,270 @@
+//! A rule as a circuit of three-input logic operations (the GPU's `LOP3`), for the bit-sliced
+//! kernel: the host finds a small circuit for the rule and pastes it into the kernel's source,
+//! so that each rule costs only the operations it needs (B3/S23 takes four).
+//!
+//! The circuit's inputs are the kernel's bit planes of the 3×3 sum (centre included) and the
+//! centre cell: the sum is `t0 + 2·(u0 + k0) + 4·u1`. Input `i` of a truth table entry is bit
+//! `i` of the entry's index: t0, u0, k0, u1, centre (see `kernels/bitsliced.cu`).
+
+use std::collections::HashMap;
+
+use gol_core::Rule;
+
+/// The circuit's inputs, in truth-table bit order, as the kernel names them.
+const INPUTS: [&str; 5] = ["t0", "u0", "k0", "u1", "x"];
+
+/// LOP3 table of `select ? one : zero` for inputs (select, zero, one).
+const MUX: u8 = 0xac;
+
+/// Truth table of one input over all 32 entries.
+fn input_table(v: usize) -> u32 {
+    (0..32u32)
+        .filter(|i| i >> v & 1 == 1)
+        .fold(0, |t, i| t | 1 << i)
+}
+
+/// The rule's next state for every entry; the entry with a live centre and a sum of 0 cannot
+/// occur (the centre counts itself), so it is returned separately as a don't-care.
+fn truth_table(rule: Rule) -> (u32, u32) {
+    let mut table = 0;
+    for i in 0..32u32 {
+        let bit = |v: u32| i >> v & 1;
+        let sum = bit(0) + 2 * (bit(1) + bit(2)) + 4 * bit(3);
+        let alive = bit(4) == 1;
+        let next = if alive {
+            sum >= 1 && rule.next(true, sum - 1)
+        } else {
+            rule.next(false, sum)
+        };
+        table |= (next as u32) << i;
+    }
+    (table, 1 << 16)
+}
+
+/// A node of the circuit.
+#[derive(Clone, Debug)]
+enum Node {
+    /// All zeros or all ones.
+    Const(bool),
+    /// One of [`INPUTS`].
+    Input(usize),
+    /// A three-input operation of inputs (fewer are padded with constants): LOP3 with its
+    /// 8-bit table, inputs first to third weighing 4, 2 and 1 in the table's index.
+    Lop3([Option<usize>; 3], u8),
+    /// `select ? one : zero`.
+    Mux(usize, Box<Node>, Box<Node>),
+}
+
+/// The inputs a table depends on, as a bit mask.
+fn support(table: u32) -> u32 {
+    (0..5)
+        .filter(|&v| cofactor(table, v, false) != cofactor(table, v, true))
+        .fold(0, |m, v| m | 1 << v)
+}
+
+/// The table with input `v` fixed to `value`, as a table over all 32 entries.
+fn cofactor(table: u32, v: usize, value: bool) -> u32 {
+    let mut out = 0;
+    for i in 0..32u32 {
+        let j = if value { i | 1 << v } else { i & !(1 << v) };
+        out |= (table >> j & 1) << i;
+    }
+    out
+}
+
+/// The cheapest circuit found for `table` (Shannon expansion on each input in turn, a single
+/// LOP3 once three inputs or fewer remain) and its operation count.
+fn synthesise(table: u32, memo: &mut HashMap<u32, (u32, Node)>) -> (u32, Node) {
+    if let Some(found) = memo.get(&table) {
+        return found.clone();
+    }
+    let vars = support(table);
+    let result = if table == 0 || table == u32::MAX {
+        (0, Node::Const(table != 0))
+    } else if let Some(v) = (0..5).find(|&v| table == input_table(v)) {
+        (0, Node::Input(v))
+    } else if vars.count_ones() <= 3 {
+        let inputs: Vec<usize> = (0..5).filter(|v| vars >> v & 1 == 1).collect();
+        let mut lut = 0u8;
+        for k in 0..8u32 {
+            // The table's entry with the LOP3 inputs as in k (the first input weighs 4).
+            let entry = inputs
+                .iter()
+                .enumerate()
+                .filter(|&(n, _)| k >> (2 - n) & 1 == 1)
+                .fold(0u32, |e, (_, &v)| e | 1 << v);
+            lut |= ((table >> entry & 1) as u8) << k;
+        }
+        let mut padded = [None; 3];
+        for (slot, &v) in padded.iter_mut().zip(&inputs) {
+            *slot = Some(v);
+        }
+        (1, Node::Lop3(padded, lut))
+    } else {
+        (0..5)
+            .filter(|v| vars >> v & 1 == 1)
+            .map(|v| {
+                let (c0, n0) = synthesise(cofactor(table, v, false), memo);
+                let (c1, n1) = synthesise(cofactor(table, v, true), memo);
+                (c0 + c1 + 1, Node::Mux(v, Box::new(n0), Box::new(n1)))
+            })
+            .min_by_key(|(cost, _)| *cost)
+            .expect("a table of four or more inputs has one")
+    };
+    memo.insert(table, result.clone());
+    result
+}
+
+/// The cheapest circuit for the rule, trying both values of the don't-care entry.
+fn circuit(rule: Rule) -> (u32, Node) {
+    let (table, dont_care) = truth_table(rule);
+    let mut memo = HashMap::new();
+    let a = synthesise(table & !dont_care, &mut memo);
+    let b = synthesise(table | dont_care, &mut memo);
+    if b.0 < a.0 {
+        b
+    } else {
+        a
+    }
+}
+
+/// Operations the rule's circuit takes per word.
+pub fn operations(rule: Rule) -> u32 {
+    circuit(rule).0
+}
+
+/// CUDA source of `lop3<LUT>(a, b, c)` (the PTX instruction) and of
+/// `rule_circuit(t0, u0, k0, u1, x)`, the rule's next states built from it.
+pub fn source(rule: Rule) -> String {
+    let (ops, node) = circuit(rule);
+    let mut body = String::new();
+    let mut count = 0;
+    let result = emit(&node, &mut body, &mut count);
+    format!(
+        "#define FULL_MASK 0xffffffffu\n\
+         template <unsigned int LUT>\n\
+         __device__ __forceinline__ unsigned int lop3(unsigned int a, unsigned int b, unsigned int c)\n{{\n\
+         \x20   unsigned int d;\n\
+         \x20   asm(\"lop3.b32 %0, %1, %2, %3, %4;\" : \"=r\"(d) : \"r\"(a), \"r\"(b), \"r\"(c), \"n\"(LUT));\n\
+         \x20   return d;\n}}\n\n\
+         // The rule {rule} as {ops} three-input logic operations.\n\
+         __device__ __forceinline__ unsigned int rule_circuit(unsigned int t0, unsigned int u0,\n\
+         \x20   unsigned int k0, unsigned int u1, unsigned int x)\n{{\n{body}    return {result};\n}}\n"
+    )
+}
+
+/// Writes the statements computing `node` and returns the expression naming its value.
+fn emit(node: &Node, body: &mut String, count: &mut usize) -> String {
+    match node {
+        Node::Const(false) => "0u".into(),
+        Node::Const(true) => "0xffffffffu".into(),
+        Node::Input(v) => INPUTS[*v].into(),
+        Node::Lop3(inputs, lut) => {
+            let name = |slot: &Option<usize>| slot.map_or("0u", |v| INPUTS[v]).to_string();
+            let [a, b, c] = inputs.each_ref().map(name);
+            statement(body, count, &format!("lop3<0x{lut:02x}>({a}, {b}, {c})"))
+        }
+        Node::Mux(v, zero, one) => {
+            let zero = emit(zero, body, count);
+            let one = emit(one, body, count);
+            statement(
+                body,
+                count,
+                &format!("lop3<0x{MUX:02x}>({}, {zero}, {one})", INPUTS[*v]),
+            )
+        }
+    }
+}
+
+fn statement(body: &mut String, count: &mut usize, expression: &str) -> String {
+    let name = format!("n{count}");
+    *count += 1;
+    body.push_str(&format!("    unsigned int {name} = {expression};\n"));
+    name
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    /// One bit of a LOP3: `lut`'s entry for inputs a, b, c (weighing 4, 2 and 1 in the index,
+    /// PTX's convention).
+    fn lop3(lut: u8, a: bool, b: bool, c: bool) -> bool {
+        lut >> ((a as u8) << 2 | (b as u8) << 1 | c as u8) & 1 == 1
+    }
+
+    /// Evaluates the circuit on one entry (inputs as 0/1).
+    fn eval(node: &Node, entry: u32) -> bool {
+        let input = |v: usize| entry >> v & 1 == 1;
+        match node {
+            Node::Const(c) => *c,
+            Node::Input(v) => input(*v),
+            Node::Lop3([a, b, c], lut) => {
+                let value = |s: &Option<usize>| s.is_some_and(input);
+                lop3(*lut, value(a), value(b), value(c))
+            }
+            Node::Mux(v, zero, one) => lop3(MUX, input(*v), eval(zero, entry), eval(one, entry)),
+        }
+    }
+
+    #[test]
+    fn circuits_compute_their_rules() {
+        for text in [
+            "B3/S23",
+            "B36/S23",
+            "B2/S",
+            "B/S",
+            "B012345678/S012345678",
+            "B0123478/S01234678",
+            "B3678/S34678",
+            "B1357/S1357",
+        ] {
+            let rule = Rule::parse(text).unwrap();
+            let (table, dont_care) = truth_table(rule);
+            let (_, node) = circuit(rule);
+            for entry in (0..32).filter(|&e| dont_care >> e & 1 == 0) {
+                assert_eq!(
+                    eval(&node, entry),
+                    table >> entry & 1 == 1,
+                    "{text} {entry}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn life_takes_four_operations_and_every_rule_at_most_seven() {
+        assert_eq!(operations(Rule::LIFE), 4);
+        for birth in (0..512u32).step_by(37) {
+            for survive in (0..512u32).step_by(41) {
+                let text = format!(
+                    "B{}/S{}",
+                    (0..9)
+                        .filter(|n| birth >> n & 1 == 1)
+                        .map(|n| n.to_string())
+                        .collect::<String>(),
+                    (0..9)
+                        .filter(|n| survive >> n & 1 == 1)
+                        .map(|n| n.to_string())
+                        .collect::<String>()
+                );
+                let ops = operations(Rule::parse(&text).unwrap());
+                assert!(ops <= 7, "{text}: {ops}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_source_names_every_step() {
+        for (s, zero, one) in [
+            (false, false, true),
+            (true, false, true),
+            (true, true, false),
+        ] {
+            assert_eq!(lop3(MUX, s, zero, one), if s { one } else { zero });
+        }
+        let text = source(Rule::LIFE);
+        assert_eq!(text.matches("lop3<0x").count(), 4, "{text}");
+        assert!(text.contains("return n3;"), "{text}");
+    }
+}
