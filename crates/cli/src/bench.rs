@@ -8,7 +8,7 @@ use gol_core::{seed, EngineOptions, Grid, Rule};
 use serde::Serialize;
 
 use crate::cli::BenchArgs;
-use crate::{engines, machine};
+use crate::{engines, machine, plot};
 
 /// The size the cpu-scalar baseline is measured at (the seeds' N).
 const BASELINE_SIDE: usize = 1024;
@@ -24,6 +24,10 @@ struct Row {
     generations_per_second: f64,
     cell_updates_per_second: f64,
     speedup_vs_cpu_scalar: f64,
+    /// Share of the GPU's one-bit-per-cell bandwidth limit (CUDA engines).
+    bandwidth_limit_fraction: Option<f64>,
+    /// Share of the integer pipe's limit at the kernel's operations per word (cuda-bitsliced).
+    integer_limit_fraction: Option<f64>,
 }
 
 #[derive(Serialize)]
@@ -34,7 +38,16 @@ struct Results {
     reps: usize,
     warmup: usize,
     baseline: Row,
+    /// The GPU's limits, where a CUDA engine was timed.
+    limits: Option<GpuLimits>,
     results: Vec<Row>,
+}
+
+#[derive(Serialize)]
+struct GpuLimits {
+    copy_bytes_per_second: f64,
+    bandwidth_cell_updates_per_second: f64,
+    integer_ops_per_second: f64,
 }
 
 /// Times `gens` generations `reps` times after `warmup` untimed runs; returns the median.
@@ -101,6 +114,8 @@ fn measure(
         generations_per_second: gens as f64 / seconds,
         cell_updates_per_second: updates / seconds,
         speedup_vs_cpu_scalar: 0.0,
+        bandwidth_limit_fraction: None,
+        integer_limit_fraction: None,
     })
 }
 
@@ -149,6 +164,12 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
         warmup: args.warmup,
     };
     baseline.speedup_vs_cpu_scalar = 1.0;
+    let limits = if specs.iter().any(|s| s.name.starts_with("cuda-")) {
+        eprintln!("measuring the GPU's copy bandwidth…");
+        Some(gol_cuda::limits()?)
+    } else {
+        None
+    };
     // One soup per size, shared by every engine; rows are reported engine by engine.
     let mut measured = Vec::new();
     for (s, &size) in args.sizes.iter().enumerate() {
@@ -158,6 +179,14 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
             let mut row = measure(spec, &grid, rule, &plan, &options)?;
             row.speedup_vs_cpu_scalar =
                 row.cell_updates_per_second / baseline.cell_updates_per_second;
+            if let (Some(limits), true) = (limits, spec.name.starts_with("cuda-")) {
+                let cups = row.cell_updates_per_second;
+                row.bandwidth_limit_fraction = Some(cups / limits.bandwidth_cups());
+                if spec.name == "cuda-bitsliced" {
+                    let ops = gol_cuda::bitsliced::operations_per_word(rule) as f64;
+                    row.integer_limit_fraction = Some(cups / limits.integer_cups(ops));
+                }
+            }
             measured.push((e, s, row));
         }
     }
@@ -170,9 +199,27 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
         reps: args.reps,
         warmup: args.warmup,
         baseline,
+        limits: limits.map(|l| GpuLimits {
+            copy_bytes_per_second: l.copy_bytes_per_second,
+            bandwidth_cell_updates_per_second: l.bandwidth_cups(),
+            integer_ops_per_second: l.integer_ops_per_second,
+        }),
         results,
     };
     print_table(&out);
+    let points: Vec<plot::Point> = out
+        .results
+        .iter()
+        .map(|r| plot::Point {
+            series: r.engine.clone(),
+            size: r.size,
+            cups: r.cell_updates_per_second,
+        })
+        .collect();
+    let title = format!("gol bench, {}, {}", out.rule, out.machine.cpu);
+    std::fs::write(&args.plot, plot::svg(&title, &points))
+        .with_context(|| format!("{}: cannot write the plot", args.plot.display()))?;
+    eprintln!("plot written to {}", args.plot.display());
     let json = serde_json::to_string_pretty(&out)?;
     std::fs::write(&args.json, json + "\n")
         .with_context(|| format!("{}: cannot write the results", args.json.display()))?;
@@ -189,24 +236,36 @@ fn print_table(out: &Results) {
         "Speed-up against cpu-scalar at {0}x{0}: {1:.3e} cell updates/s\n",
         BASELINE_SIDE, out.baseline.cell_updates_per_second
     );
+    if let Some(l) = &out.limits {
+        println!(
+            "GPU limits: copy {:.2} TB/s (read + write), so {:.3e} cell updates/s at one bit per cell and one generation per pass; integer pipe {:.3e} operations/s\n",
+            l.copy_bytes_per_second / 1e12,
+            l.bandwidth_cell_updates_per_second,
+            l.integer_ops_per_second
+        );
+    }
     println!(
-        "| engine | size | generations | time (s) | generations/s | cell updates/s | speed-up |"
+        "| engine | size | generations | time (s) | generations/s | cell updates/s | speed-up | of bandwidth limit | of integer limit |"
     );
-    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
+    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
     for r in &out.results {
         let name = if r.details.is_empty() {
             r.engine.clone()
         } else {
             format!("{} ({})", r.engine, r.details)
         };
+        let percent =
+            |f: Option<f64>| f.map_or("—".to_string(), |f| format!("{:.0}%", f * 100.0));
         println!(
-            "| {name} | {0}² | {1} | {2:.4} | {3:.1} | {4:.3e} | {5:.1}× |",
+            "| {name} | {0}² | {1} | {2:.4} | {3:.1} | {4:.3e} | {5:.1}× | {6} | {7} |",
             r.size,
             r.generations,
             r.seconds,
             r.generations_per_second,
             r.cell_updates_per_second,
-            r.speedup_vs_cpu_scalar
+            r.speedup_vs_cpu_scalar,
+            percent(r.bandwidth_limit_fraction),
+            percent(r.integer_limit_fraction)
         );
     }
 }

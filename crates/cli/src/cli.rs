@@ -128,6 +128,10 @@ pub struct BenchArgs {
     /// Where to write the results as JSON.
     #[arg(long, value_name = "FILE", default_value = "bench.json")]
     pub json: PathBuf,
+
+    /// Where to draw cell updates/s against grid size for every engine (SVG).
+    #[arg(long, value_name = "FILE", default_value = "bench.svg")]
+    pub plot: PathBuf,
 }
 
 #[derive(Args, Debug)]

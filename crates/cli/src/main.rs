@@ -6,6 +6,7 @@ mod cli;
 mod engines;
 mod info;
 mod machine;
+mod plot;
 mod problem;
 mod run;
 mod verify;

@@ -43,54 +43,52 @@ __device__ __forceinline__ unsigned int evolve(unsigned int a0, unsigned int a1,
     return rule_circuit(t0, u0, k0, u1, x);
 }
 
-// Where a lane's word of each row comes from. Inside the row: a plain load. Left of word 0
-// (the halo word -1), the last word of a width that is not a multiple of 32, and the halo word
-// right of it: 32 cells from `start` on, wrapping round the torus, gathered from two words
-// (q, q+1) shifted by b, with the cells from `valid` on taken from the row's start. Further
-// right: nothing (those lanes only feed halo cells that the result never uses). Worked out
-// once per thread, so that a row's load costs no division.
+// Where a lane's word of each row comes from. Inside the row: a plain load of word q. Left of
+// word 0 (the halo word -1), the last word of a width that is not a multiple of 32, and the
+// halo word right of it: 32 cells from cell `start` on, wrapping round the torus, gathered from
+// words q and q+1 shifted by b, with the cells from `valid` on taken from the row's start.
+// Further right: nothing (those lanes only feed halo cells that the result never uses). Worked
+// out once per thread, so that a row's load costs no division, and packed into two registers:
+// q, and in `how` the mode (bits 0-1: 0 plain, 1 gathered, 2 gathered bit by bit for rows under
+// 32 cells, 3 zero), b (bits 2-6), valid (bits 7-12), whether word q+1 exists (bit 13) and,
+// for mode 2, start (bits 14-18).
 struct Source {
-    int mode; // 0 plain, 1 gathered, 2 gathered bit by bit (rows under 32 cells), 3 zero
-    long long q;
-    int b, valid, start;
-    bool second;
+    int q;
+    unsigned int how;
 };
 
 __device__ Source source(long long i, int w, int nw)
 {
-    Source src = {0, i, 0, 32, 0, false};
     if (i >= 0 && 32 * (i + 1) <= w)
-        return src;
-    if (i > nw) {
-        src.mode = 3;
-        return src;
-    }
+        return {(int)i, 0u};
+    if (i > nw)
+        return {0, 3u};
     long long start = (32 * i) % w;
     if (start < 0)
         start += w;
-    src.start = (int)start;
-    src.mode = w < 32 ? 2 : 1;
-    src.q = start >> 5;
-    src.b = (int)(start & 31);
-    src.second = src.q + 1 < nw;
-    src.valid = (int)min(32LL, w - start);
-    return src;
+    int q = (int)(start >> 5);
+    unsigned int valid = (unsigned int)min(32LL, w - start);
+    unsigned int how = (w < 32 ? 2u : 1u) | (unsigned int)(start & 31) << 2 | valid << 7 |
+                       (q + 1 < nw ? 1u : 0u) << 13 | (w < 32 ? (unsigned int)start : 0u) << 14;
+    return {q, how};
 }
 
-__device__ __forceinline__ unsigned int load(const unsigned int *row, const Source &src, int w)
+__device__ __forceinline__ unsigned int load(const unsigned int *row, Source src, int w)
 {
-    if (src.mode == 0)
+    unsigned int mode = src.how & 3u;
+    if (mode == 0u)
         return row[src.q];
-    if (src.mode == 1) {
-        unsigned int hi = src.second ? row[src.q + 1] : 0u;
-        unsigned int v = __funnelshift_r(row[src.q], hi, (unsigned int)src.b);
-        if (src.valid < 32)
-            v = (v & ((1u << src.valid) - 1u)) | (row[0] << src.valid);
+    if (mode == 1u) {
+        unsigned int b = (src.how >> 2) & 31u, valid = (src.how >> 7) & 63u;
+        unsigned int hi = (src.how >> 13) & 1u ? row[src.q + 1] : 0u;
+        unsigned int v = __funnelshift_r(row[src.q], hi, b);
+        if (valid < 32u)
+            v = (v & ((1u << valid) - 1u)) | (row[0] << valid);
         return v;
     }
-    if (src.mode == 2) {
+    if (mode == 2u) {
         unsigned int cells = row[0], v = 0;
-        int x = src.start;
+        int x = (int)(src.how >> 14);
         for (int b = 0; b < 32; b++) {
             v |= ((cells >> x) & 1u) << b;
             if (++x == w)
@@ -176,21 +174,22 @@ __device__ __forceinline__ void advance(const unsigned int *__restrict__ in,
     }
 }
 
-// The kernel of depth K. Shallow kernels serve small grids, whose short steps cannot hide a
-// load's latency: they load further ahead.
-#define ADVANCE(K, D)                                                                             \
-    extern "C" __global__ void __launch_bounds__(128) advance_##K(                               \
+// The kernel of depth K, loading D steps ahead, with at least B blocks resident per SM (the
+// deepest must fit 168 registers for three blocks). Shallow kernels serve small grids, whose
+// short steps cannot hide a load's latency: they load further ahead.
+#define ADVANCE(K, D, B)                                                                          \
+    extern "C" __global__ void __launch_bounds__(128, B) advance_##K(                            \
         const unsigned int *__restrict__ in, unsigned int *__restrict__ out, int w, int h,        \
         int stride, int nw, int tile_h, int groups)                                               \
     {                                                                                             \
         advance<K, D>(in, out, w, h, stride, nw, tile_h, groups);                                 \
     }
 
-ADVANCE(1, 8)
-ADVANCE(2, 8)
-ADVANCE(4, 8)
-ADVANCE(8, 6)
-ADVANCE(16, 2)
+ADVANCE(1, 8, 1)
+ADVANCE(2, 8, 1)
+ADVANCE(4, 8, 1)
+ADVANCE(8, 6, 1)
+ADVANCE(16, 2, 3)
 
 // Live cells of the grid, added to *total (zeroed by the host).
 extern "C" __global__ void population(const unsigned int *cells, int w, int h, int stride, int nw,

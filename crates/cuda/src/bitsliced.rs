@@ -26,8 +26,9 @@ const GROUP_WORDS: usize = 30;
 /// Warps per block (the kernels' `__launch_bounds__(128)`).
 const WARPS_PER_BLOCK: u32 = 4;
 
-/// Modelled cost of a launch, in nanoseconds: launch and drain of one kernel in a stream.
-const LAUNCH_NS: f64 = 2500.0;
+/// Modelled cost of a launch, in nanoseconds: launch, ramp and drain of one kernel in a graph
+/// (fitted to the 1024² runs on an H200).
+const LAUNCH_NS: f64 = 4000.0;
 
 /// Modelled device memory bandwidth in bytes per nanosecond (an H100 copies about 3 TB/s);
 /// counted in full, as if no transfer overlapped computation.
@@ -119,6 +120,13 @@ impl Plan {
                     .filter(move |&k| rest & DEPTHS[k] as u64 != 0),
             )
     }
+}
+
+/// Integer-pipe operations per 32-cell word and generation for `rule`: two funnel shifts and
+/// two logic operations for a row's sums, four for the three rows' sum, and the rule's
+/// circuit (halo and skew rows not counted).
+pub fn operations_per_word(rule: Rule) -> u32 {
+    8 + crate::circuit::operations(rule)
 }
 
 /// 32-bit words of cells per row.
@@ -303,9 +311,9 @@ impl Backend for BitCells {
 mod test {
     use super::*;
 
-    /// Warps per SM of each depth's kernel on an H200 (132 SMs): the deepest two as measured,
-    /// the shallow ones a guess.
-    const H200: [u32; 5] = [32, 32, 20, 20, 12];
+    /// Warps per SM of each depth's kernel on an H200 (132 SMs), from the registers ptxas gave
+    /// them (72, 80, 102, 138 and 168).
+    const H200: [u32; 5] = [28, 24, 16, 12, 12];
 
     #[test]
     fn launches_add_up_to_the_generations_asked_for() {

@@ -32,6 +32,8 @@ pub struct DeviceInfo {
     pub driver: i32,
     /// Most threads in one block.
     pub max_threads_per_block: i32,
+    /// Peak SM clock in hertz.
+    pub clock_hz: f64,
     /// Most resident threads per multiprocessor.
     pub max_threads_per_multiprocessor: i32,
     /// Largest 2D CUDA array usable both as a texture and as a surface (width, height).
@@ -117,6 +119,7 @@ fn open() -> Result<Gpu> {
         memory: ctx.total_mem()?,
         driver,
         max_threads_per_block: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
+        clock_hz: attr(Attr::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)? as f64 * 1e3,
         max_threads_per_multiprocessor: attr(
             Attr::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
         )?,

@@ -77,6 +77,50 @@ pub const ENGINES: &[EngineSpec] = &[
     },
 ];
 
+/// What bounds an engine on this GPU, for `gol bench`.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Device-to-device copy bandwidth, bytes read plus bytes written per second, measured.
+    pub copy_bytes_per_second: f64,
+    /// Integer (logic) pipe: 64 lanes per SM per clock at the peak clock, in lane operations
+    /// per second.
+    pub integer_ops_per_second: f64,
+}
+
+impl Limits {
+    /// Cell updates per second at one bit per cell, one read and one write of the grid per
+    /// generation.
+    pub fn bandwidth_cups(&self) -> f64 {
+        self.copy_bytes_per_second * 4.0
+    }
+
+    /// Cell updates per second if the integer pipe did nothing but `ops_per_word` operations
+    /// per 32-cell word per generation.
+    pub fn integer_cups(&self, ops_per_word: f64) -> f64 {
+        self.integer_ops_per_second * 32.0 / ops_per_word
+    }
+}
+
+/// Measures the copy bandwidth (1 GiB copied device to device, best of five) and reads the
+/// integer throughput from the SM count and clock.
+pub fn limits() -> Result<Limits, CudaError> {
+    let gpu = device::gpu()?;
+    let bytes = 1usize << 30;
+    gpu.check_memory(2 * bytes as u64, "measuring the copy bandwidth")?;
+    let stream = gpu.ctx.new_stream()?;
+    let from = stream.alloc_zeros::<u8>(bytes)?;
+    let mut to = stream.alloc_zeros::<u8>(bytes)?;
+    let mut best = f64::INFINITY;
+    for _ in 0..5 {
+        let seconds = clock::time_on_device(&stream, || Ok(stream.memcpy_dtod(&from, &mut to)?))?;
+        best = best.min(seconds);
+    }
+    Ok(Limits {
+        copy_bytes_per_second: 2.0 * bytes as f64 / best,
+        integer_ops_per_second: gpu.info.multiprocessors as f64 * 64.0 * gpu.info.clock_hz,
+    })
+}
+
 /// Lines describing the GPU and, for each engine, its default block and theoretical occupancy;
 /// an error where there is no GPU.
 pub fn report() -> Result<Vec<String>, CudaError> {
