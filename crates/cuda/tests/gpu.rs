@@ -262,6 +262,8 @@ fn bitsliced_matches_across_column_groups_tiles_and_launch_depths() {
         (1919, 2, "B3678/S34678", 100),
         (33, 5, "B3/S23", 203),
         (4097, 4099, "B3/S23", 150),
+        // Steps of 533 and 1067 generations: graph replays between direct launches.
+        (97, 61, "B36/S23", 1600),
     ];
     for (i, &(w, h, rule, gens)) in cases.iter().enumerate() {
         let rule = Rule::parse(rule).unwrap();
