@@ -2,7 +2,8 @@
 //!
 //! NVRTC gets no headers: shared pieces are pasted together instead. The rule is pasted in as
 //! `#define BIRTH`/`SURVIVE` masks; `rule.cu` (or `constant.cu`) defines `NEXT_STATE` from it
-//! for the update kernels.
+//! for the update kernels, and `cuda-bitsliced` gets the rule as a circuit of LOP3s
+//! ([`circuit::source`]) in front of its source.
 
 use gol_core::Rule;
 

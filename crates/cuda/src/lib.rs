@@ -5,7 +5,7 @@
 //! - [`texture`]: `cuda-texture` (texture objects with wrap addressing do the torus).
 //! - [`lut`]: `cuda-lut` (32 cells per word, a 4096-entry table gives two cells per lookup).
 //! - [`bitsliced`]: `cuda-bitsliced` (32 cells per word, bit-sliced counts, up to 16
-//!   generations per launch; the fastest).
+//!   generations per launch; the fastest), with the rule as a LOP3 circuit from [`circuit`].
 //!
 //! Kernels are `.cu` files under `kernels/`, embedded with `include_str!` and compiled by NVRTC
 //! for the device's own architecture on first use ([`device::Gpu::module`] caches them per
