@@ -149,7 +149,7 @@ impl Gpu {
     }
 
     /// The module compiled from `source` for this device, shared by every engine that asks
-    /// for the same source: from this process's cache, else loaded from [`Gpu::ptx`].
+    /// for the same source: from this process's cache, else loaded from the disk cache or NVRTC.
     pub fn module(&self, source: &str) -> Result<Arc<CudaModule>> {
         let key = cache_key(source, &self.arch());
         if let Some(module) = self.modules.lock().expect("module cache lock").get(&key) {

@@ -2,7 +2,7 @@
 //! addressing (normalised coordinates, point sampling, integer reads), so that the texture unit
 //! does the torus, and written through surface objects. The arrays swap roles each generation.
 //!
-//! cudarc wraps texture and surface objects only in its raw `sys` layer; [`CellArray`] owns one
+//! cudarc wraps texture and surface objects only in its raw `sys` layer; `CellArray` owns one
 //! array with its texture and surface objects and destroys them on drop.
 
 use std::sync::Arc;
