@@ -300,9 +300,10 @@ fn verify_quick_passes_and_prints_its_seed() {
 }
 
 #[test]
-fn bench_prints_a_table_and_writes_json() {
+fn bench_prints_a_table_and_writes_json_and_a_plot() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("bench.json");
+    let plot = dir.path().join("bench.svg");
     let out = stdout_of(&[
         "bench",
         "--engines",
@@ -315,8 +316,12 @@ fn bench_prints_a_table_and_writes_json() {
         "2",
         "--json",
         json.to_str().unwrap(),
+        "--plot",
+        plot.to_str().unwrap(),
     ]);
     assert!(out.contains("| engine | size |"), "{out}");
+    let svg = std::fs::read_to_string(&plot).unwrap();
+    assert_eq!(svg.matches("<polyline").count(), 2, "{svg}");
     assert_eq!(
         out.lines().filter(|l| l.starts_with("| cpu-")).count(),
         4,
