@@ -13,7 +13,7 @@ use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKern
 use gol_core::{Grid, Rule};
 
 use crate::device::Gpu;
-use crate::engine::Backend;
+use crate::engine::{words32 as words, Backend};
 use crate::error::{CudaError, Result};
 use crate::kernels;
 
@@ -58,6 +58,7 @@ impl Plan {
         let height = height as u64;
         let mut tiles = [1; DEPTHS.len()];
         let mut per_generation = [f64::INFINITY; DEPTHS.len()];
+        let bytes = 2 * groups * GROUP_WORDS as u64 * 4 * height;
         for (k, &depth) in DEPTHS.iter().enumerate() {
             // Every tile count up to 65536; tile heights follow.
             for count in 1..=height.min(1 << 16) {
@@ -65,7 +66,6 @@ impl Plan {
                 let waves = (groups * height.div_ceil(tile)).div_ceil(sms as u64 * slots[k] as u64);
                 let steps = tile.min(height) + 3 * depth as u64;
                 let work = (waves * slots[k] as u64 * steps * depth as u64) as f64;
-                let bytes = 2 * groups * GROUP_WORDS as u64 * 4 * height;
                 let ns = LAUNCH_NS + work * SM_LEVEL_ROW_NS + bytes as f64 / BYTES_PER_NS;
                 let ns = ns / depth as f64;
                 if ns < per_generation[k] {
@@ -129,11 +129,6 @@ pub fn operations_per_word(rule: Rule) -> u32 {
     8 + crate::circuit::operations(rule)
 }
 
-/// 32-bit words of cells per row.
-fn words(width: usize) -> usize {
-    width.div_ceil(32)
-}
-
 /// Bit-packed cells on the device, two buffers that swap roles at each launch.
 pub struct BitCells {
     width: usize,
@@ -147,24 +142,28 @@ pub struct BitCells {
 }
 
 impl BitCells {
+    /// The kernels' size arguments: width, height, row stride in 32-bit words (the grid's
+    /// 64-bit words, two each) and words holding cells per row.
+    fn shape(&self) -> (i32, i32, i32, i32) {
+        (
+            self.width as i32,
+            self.height as i32,
+            2 * gol_core::grid::words_per_row(self.width) as i32,
+            words(self.width) as i32,
+        )
+    }
+
     /// Queues one launch of `DEPTHS[k]` generations.
     fn launch(&mut self, stream: &Arc<CudaStream>, k: usize) -> Result<()> {
-        let tile = self.plan.tiles[k];
-        let nw = words(self.width);
-        let groups = nw.div_ceil(GROUP_WORDS);
-        let warps = groups as u64 * (self.height as u64).div_ceil(tile as u64);
+        let (w, h, stride, nw) = self.shape();
+        let tile = self.plan.tiles[k] as i32;
+        let groups = (nw as u32).div_ceil(GROUP_WORDS as u32) as i32;
+        let warps = groups as u64 * (h as u64).div_ceil(tile as u64);
         let cfg = LaunchConfig {
             grid_dim: (warps.div_ceil(WARPS_PER_BLOCK as u64) as u32, 1, 1),
             block_dim: (32, WARPS_PER_BLOCK, 1),
             shared_mem_bytes: 0,
         };
-        let (w, h) = (self.width as i32, self.height as i32);
-        let (stride, nw, tile, groups) = (
-            2 * gol_core::grid::words_per_row(self.width) as i32,
-            nw as i32,
-            tile as i32,
-            groups as i32,
-        );
         // SAFETY: advance_<depth> takes (const unsigned int* in, unsigned int* out, int w,
         // int h, int stride, int nw, int tile_h, int groups); both buffers hold h rows of
         // `stride` 32-bit words (the grid's 64-bit words), and the kernel reads `in`, writes
@@ -266,9 +265,9 @@ impl Backend for BitCells {
 
     fn population(&self, stream: &Arc<CudaStream>) -> Result<u64> {
         let mut total = stream.alloc_zeros::<u64>(1)?;
-        let nw = words(self.width);
+        let (w, h, stride, nw) = self.shape();
         let threads = 256u32;
-        let blocks = ((nw * self.height) as u64)
+        let blocks = (nw as u64 * h as u64)
             .div_ceil(threads as u64)
             .min(8 * self.sms as u64) as u32;
         let cfg = LaunchConfig {
@@ -276,11 +275,6 @@ impl Backend for BitCells {
             block_dim: (threads, 1, 1),
             shared_mem_bytes: 0,
         };
-        let (w, h) = (self.width as i32, self.height as i32);
-        let (stride, nw) = (
-            2 * gol_core::grid::words_per_row(self.width) as i32,
-            nw as i32,
-        );
         // SAFETY: population takes (const unsigned int* cells, int w, int h, int stride,
         // int nw, unsigned long long* total); `cells` holds h rows of `stride` 32-bit words and
         // `total` one 64-bit counter.

@@ -231,6 +231,11 @@ fn check_dims(width: usize, height: usize) -> Result<()> {
     Ok(())
 }
 
+/// 32-bit words per row of cells packed one per bit (the layout of cuda-lut and cuda-bitsliced).
+pub fn words32(width: usize) -> usize {
+    width.div_ceil(32)
+}
+
 /// A 2D launch over `columns` × `rows` cells, each block covering `cells` of them (rows capped
 /// by [`MAX_GRID_Y`] blocks).
 pub fn launch_2d(

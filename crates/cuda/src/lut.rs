@@ -11,7 +11,7 @@ use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, PushKernelArg};
 use gol_core::{Grid, Rule};
 
 use crate::device::Gpu;
-use crate::engine::{launch_2d, Backend};
+use crate::engine::{launch_2d, words32 as words, Backend};
 use crate::error::Result;
 use crate::kernels;
 
@@ -32,11 +32,6 @@ pub fn table(rule: Rule) -> Vec<u8> {
             entry
         })
         .collect()
-}
-
-/// Words per packed row.
-fn words(width: usize) -> usize {
-    width.div_ceil(32)
 }
 
 /// Packed words on the device and the table.
