@@ -1,26 +1,69 @@
 //! The one interface every engine implements, and the registry of engines by name.
 
+use crate::cube::Cube;
 use crate::error::{Error, Result};
 use crate::grid::Grid;
 use crate::rule::Rule;
 
-/// A Game of Life engine: holds a 2D torus and advances it under a rule.
+/// What an engine advances: a 2D [`Grid`] or a 3D [`Cube`], both tori.
+pub trait World: Clone + Send + Sync + 'static {
+    /// `2D` or `3D`, for messages.
+    const DIMENSION: &'static str;
+    /// Neighbours of a cell (8 or 26): the highest count a rule may mention.
+    const NEIGHBOURS: u32;
+
+    /// Number of cells.
+    fn cells(&self) -> u64;
+
+    /// Number of live cells.
+    fn population(&self) -> u64;
+}
+
+impl World for Grid {
+    const DIMENSION: &'static str = "2D";
+    const NEIGHBOURS: u32 = 8;
+
+    fn cells(&self) -> u64 {
+        Grid::cells(self)
+    }
+
+    fn population(&self) -> u64 {
+        Grid::population(self)
+    }
+}
+
+impl World for Cube {
+    const DIMENSION: &'static str = "3D";
+    const NEIGHBOURS: u32 = 26;
+
+    fn cells(&self) -> u64 {
+        Cube::cells(self)
+    }
+
+    fn population(&self) -> u64 {
+        Cube::population(self)
+    }
+}
+
+/// A Game of Life engine: holds a torus (a 2D [`Grid`] by default, or a 3D [`Cube`]) and
+/// advances it under a rule.
 ///
-/// The life cycle is `load` (copy a grid in, in whatever layout the engine likes), any number of
-/// `step` calls, then `snapshot` or `population` to read the state back. Every engine must give
-/// bit-for-bit the same states as [`crate::cpu::Scalar`], the oracle.
-pub trait Engine: Send {
+/// The life cycle is `load` (copy a world in, in whatever layout the engine likes), any number
+/// of `step` calls, then `snapshot` or `population` to read the state back. Every engine must
+/// give bit-for-bit the same states as the oracle of its dimension ([`crate::cpu::Scalar`],
+/// [`crate::cpu::Scalar3d`]).
+pub trait Engine<W: World = Grid>: Send {
     /// The engine's registered name (`cpu-scalar`, `cpu-bitsliced`, …).
     fn name(&self) -> &'static str;
 
-    /// Replaces the engine's state with `grid`, to be advanced under `rule`.
-    fn load(&mut self, grid: &Grid, rule: Rule) -> Result<()>;
+    /// Replaces the engine's state with `world`, to be advanced under `rule`.
+    fn load(&mut self, world: &W, rule: Rule) -> Result<()>;
 
     /// Advances the loaded state by `generations` generations.
     fn step(&mut self, generations: u64) -> Result<()>;
 
     /// The current state.
-    fn snapshot(&self) -> Result<Grid>;
+    fn snapshot(&self) -> Result<W>;
 
     /// The number of live cells now.
     fn population(&self) -> Result<u64>;
@@ -56,39 +99,47 @@ impl EngineOptions {
     }
 }
 
-/// How an engine is found and made: one entry of a registry.
-#[derive(Clone, Copy)]
-pub struct EngineSpec {
+/// How an engine is found and made: one entry of a registry of one dimension.
+pub struct EngineSpec<W: World = Grid> {
     /// The name given to `--engine`.
     pub name: &'static str,
     /// One line on what the engine does.
     pub description: &'static str,
     /// Makes an engine; fails with a clear message where it cannot run on this machine.
-    pub create: fn(&EngineOptions) -> Result<Box<dyn Engine>>,
+    pub create: fn(&EngineOptions) -> Result<Box<dyn Engine<W>>>,
 }
 
-impl std::fmt::Debug for EngineSpec {
+impl<W: World> Clone for EngineSpec<W> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<W: World> Copy for EngineSpec<W> {}
+
+impl<W: World> std::fmt::Debug for EngineSpec<W> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name)
     }
 }
 
-/// Finds `name` in `specs`, or explains which engines there are.
-pub fn find<'a>(specs: &'a [EngineSpec], name: &str) -> Result<&'a EngineSpec> {
+/// Finds `name` in `specs`, or explains which engines there are for this dimension.
+pub fn find<'a, W: World>(specs: &'a [EngineSpec<W>], name: &str) -> Result<&'a EngineSpec<W>> {
     specs.iter().find(|s| s.name == name).ok_or_else(|| {
         let names: Vec<&str> = specs.iter().map(|s| s.name).collect();
         Error::Engine(format!(
-            "unknown engine {name:?} for 2D; engines here: auto, {}",
+            "unknown engine {name:?} for {}; engines here: auto, {}",
+            W::DIMENSION,
             names.join(", ")
         ))
     })
 }
 
-/// Runs `generations` generations of `grid` under `rule` on a fresh engine from `spec` and
+/// Runs `generations` generations of `world` under `rule` on a fresh engine from `spec` and
 /// returns the final state: the shape every cross-check uses.
-pub fn evolve(spec: &EngineSpec, grid: &Grid, rule: Rule, generations: u64) -> Result<Grid> {
+pub fn evolve<W: World>(spec: &EngineSpec<W>, world: &W, rule: Rule, generations: u64) -> Result<W> {
     let mut engine = (spec.create)(&EngineOptions::default())?;
-    engine.load(grid, rule)?;
+    engine.load(world, rule)?;
     engine.step(generations)?;
     engine.snapshot()
 }

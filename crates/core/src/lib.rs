@@ -2,14 +2,19 @@
 //! engines.
 //!
 //! - [`Grid`]: a bit-packed W×H torus (the layout is documented in [`grid`]).
+//! - [`Cube`]: a bit-packed M×M×M torus (layout in [`cube`]); [`cube_file`] reads and writes
+//!   the 3D contest's `.bin` files.
 //! - [`Rule`]: a Life-like rule in B/S notation.
 //! - [`seed`]: glibc-exact `rand() % 2` soups and fast density soups.
 //! - [`pattern`]: RLE and plaintext `.cells` reading and writing, PNG pictures.
 //! - [`Engine`]: the one interface of every engine; [`cpu::ENGINES`] registers the CPU ones,
-//!   [`cpu::Scalar`] is the oracle the others are checked against.
+//!   [`cpu::Scalar`] is the oracle the others are checked against; [`cpu::ENGINES_3D`] and
+//!   [`cpu::Scalar3d`] are their 3D counterparts.
 #![deny(missing_docs)]
 
 pub mod cpu;
+pub mod cube;
+pub mod cube_file;
 pub mod engine;
 pub mod error;
 pub mod grid;
@@ -18,7 +23,8 @@ pub mod pattern;
 pub mod rule;
 pub mod seed;
 
-pub use engine::{Engine, EngineOptions, EngineSpec};
+pub use cube::Cube;
+pub use engine::{Engine, EngineOptions, EngineSpec, World};
 pub use error::{Error, Result};
 pub use grid::Grid;
 pub use rule::Rule;

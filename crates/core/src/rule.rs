@@ -86,12 +86,12 @@ impl Rule {
     }
 
     /// Bit `k` set: a dead cell with `k` live neighbours is born.
-    pub fn birth_mask(&self) -> u32 {
+    pub const fn birth_mask(&self) -> u32 {
         self.birth
     }
 
     /// Bit `k` set: a live cell with `k` live neighbours survives.
-    pub fn survive_mask(&self) -> u32 {
+    pub const fn survive_mask(&self) -> u32 {
         self.survive
     }
 

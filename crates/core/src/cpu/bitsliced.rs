@@ -99,11 +99,11 @@ struct State {
 }
 
 /// The current generation and its geometry.
-struct Frame {
-    width: usize,
-    height: usize,
-    words_per_row: usize,
-    words: Vec<u64>,
+pub(super) struct Frame {
+    pub(super) width: usize,
+    pub(super) height: usize,
+    pub(super) words_per_row: usize,
+    pub(super) words: Vec<u64>,
 }
 
 impl Default for Bitsliced {
@@ -240,13 +240,15 @@ impl RuleMasks {
     }
 }
 
+/// Bitwise multiplexer: `one` where `select` is set, `zero` elsewhere.
+#[inline(always)]
+pub(super) fn mux(select: u64, one: u64, zero: u64) -> u64 {
+    zero ^ (select & (one ^ zero))
+}
+
 impl RuleLogic for RuleMasks {
     #[inline(always)]
     fn apply(&self, sum: [u64; 4], alive: u64) -> u64 {
-        #[inline(always)]
-        fn mux(select: u64, one: u64, zero: u64) -> u64 {
-            zero ^ (select & (one ^ zero))
-        }
         let leaf = |c: usize| self.base[c] ^ (alive & self.flip[c]);
         let [s0, s1, s2, s3] = sum;
         let p01 = mux(s0, leaf(1), leaf(0));
@@ -278,45 +280,86 @@ fn generation<R: RuleLogic>(isa: Isa, frame: &Frame, next: &mut [u64], logic: &R
     let cells = frame.width as u64 * frame.height as u64;
     let threads = rayon::current_num_threads();
     if cells < PARALLEL_CELLS || threads == 1 {
-        band(isa, frame, next, 0, logic);
+        dispatch(
+            isa,
+            Band {
+                frame,
+                out: next,
+                top: 0,
+                logic,
+            },
+        );
         return;
     }
     // Several bands per thread balance the load; each band recomputes two rows of 3-sums.
     let rows_per_band = frame.height.div_ceil(threads * 4).max(16);
     next.par_chunks_mut(rows_per_band * wpr)
         .enumerate()
-        .for_each(|(b, out)| band(isa, frame, out, b * rows_per_band, logic));
+        .for_each(|(b, out)| {
+            let top = b * rows_per_band;
+            dispatch(
+                isa,
+                Band {
+                    frame,
+                    out,
+                    top,
+                    logic,
+                },
+            )
+        });
 }
 
-/// Computes output rows `top..top + out.len() / words_per_row` with the chosen instruction set.
-fn band<R: RuleLogic>(isa: Isa, frame: &Frame, out: &mut [u64], top: usize, logic: &R) {
+/// Work whose inner loops are compiled once per instruction set: `run` is `#[inline(always)]`
+/// in every implementation, so each `#[target_feature]` wrapper below gets its own copy
+/// compiled (and vectorised) for its instruction set.
+pub(super) trait Kernel {
+    /// Does the work.
+    fn run(self);
+}
+
+/// Runs `kernel` compiled for `isa`.
+pub(super) fn dispatch<K: Kernel>(isa: Isa, kernel: K) {
     match isa {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: `Isa::Avx512` is only chosen when the CPU reports AVX-512 F and VL.
-        Isa::Avx512 => unsafe { band_avx512(frame, out, top, logic) },
+        Isa::Avx512 => unsafe { run_avx512(kernel) },
         #[cfg(target_arch = "x86_64")]
         // SAFETY: `Isa::Avx2` is only chosen when the CPU reports AVX2.
-        Isa::Avx2 => unsafe { band_avx2(frame, out, top, logic) },
-        _ => band_portable(frame, out, top, logic),
+        Isa::Avx2 => unsafe { run_avx2(kernel) },
+        _ => kernel.run(),
     }
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512vl")]
-fn band_avx512<R: RuleLogic>(frame: &Frame, out: &mut [u64], top: usize, logic: &R) {
-    band_portable(frame, out, top, logic)
+fn run_avx512<K: Kernel>(kernel: K) {
+    kernel.run()
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn band_avx2<R: RuleLogic>(frame: &Frame, out: &mut [u64], top: usize, logic: &R) {
-    band_portable(frame, out, top, logic)
+fn run_avx2<K: Kernel>(kernel: K) {
+    kernel.run()
 }
 
-/// The band kernel. `#[inline(always)]` so that each `#[target_feature]` wrapper above gets its
-/// own copy compiled (and vectorised) for its instruction set.
+/// Output rows `top..top + out.len() / words_per_row` of one generation.
+struct Band<'a, R> {
+    frame: &'a Frame,
+    out: &'a mut [u64],
+    top: usize,
+    logic: &'a R,
+}
+
+impl<R: RuleLogic> Kernel for Band<'_, R> {
+    #[inline(always)]
+    fn run(self) {
+        band(self.frame, self.out, self.top, self.logic)
+    }
+}
+
+/// The band kernel.
 #[inline(always)]
-fn band_portable<R: RuleLogic>(frame: &Frame, out: &mut [u64], top: usize, logic: &R) {
+fn band<R: RuleLogic>(frame: &Frame, out: &mut [u64], top: usize, logic: &R) {
     let wpr = frame.words_per_row;
     let rows = out.len() / wpr;
     let h = frame.height;
@@ -374,7 +417,7 @@ fn slot(window: &mut [u64], k: usize, strip: usize, n: usize) -> (&mut [u64], &m
 /// The horizontal 3-sums (west + centre + east, as planes `s0`, `s1`) of words
 /// `left..right` of row `y`.
 #[inline(always)]
-fn row_sum(frame: &Frame, y: usize, left: usize, right: usize, sums: (&mut [u64], &mut [u64])) {
+pub(super) fn row_sum(frame: &Frame, y: usize, left: usize, right: usize, sums: (&mut [u64], &mut [u64])) {
     let (s0, s1) = sums;
     let wpr = frame.words_per_row;
     let row = &frame.words[y * wpr..(y + 1) * wpr];
@@ -422,7 +465,7 @@ fn row_sum(frame: &Frame, y: usize, left: usize, right: usize, sums: (&mut [u64]
 
 /// Bitwise full adder: (sum, carry) of three planes.
 #[inline(always)]
-fn full_add(a: u64, b: u64, c: u64) -> (u64, u64) {
+pub(super) fn full_add(a: u64, b: u64, c: u64) -> (u64, u64) {
     let t = a ^ b;
     (t ^ c, (a & b) | (t & c))
 }
@@ -443,16 +486,23 @@ fn combine<R: RuleLogic>(
     let (b0, b1) = (&below.0[..n], &below.1[..n]);
     let alive = &alive[..n];
     for k in 0..n {
-        // Ones: a0 + m0 + b0 → s0 and a carry of weight 2.
-        let (s0, carry2) = full_add(a0[k], m0[k], b0[k]);
-        // Twos: a1 + m1 + b1 + carry2 → s1 and weight-4 terms.
-        let (twos, fours) = full_add(a1[k], m1[k], b1[k]);
-        let s1 = twos ^ carry2;
-        let carry4 = twos & carry2;
-        let s2 = fours ^ carry4;
-        let s3 = fours & carry4;
-        out[k] = logic.apply([s0, s1, s2, s3], alive[k]);
+        let sum = add_3sums([a0[k], a1[k]], [m0[k], m1[k]], [b0[k], b1[k]]);
+        out[k] = logic.apply(sum, alive[k]);
     }
+}
+
+/// The sum of three 3-sums (two planes each, values 0..=3) as four planes (0..=9).
+#[inline(always)]
+pub(super) fn add_3sums(a: [u64; 2], b: [u64; 2], c: [u64; 2]) -> [u64; 4] {
+    // Ones: a0 + b0 + c0 → s0 and a carry of weight 2.
+    let (s0, carry2) = full_add(a[0], b[0], c[0]);
+    // Twos: a1 + b1 + c1 + carry2 → s1 and weight-4 terms.
+    let (twos, fours) = full_add(a[1], b[1], c[1]);
+    let s1 = twos ^ carry2;
+    let carry4 = twos & carry2;
+    let s2 = fours ^ carry4;
+    let s3 = fours & carry4;
+    [s0, s1, s2, s3]
 }
 
 #[cfg(test)]

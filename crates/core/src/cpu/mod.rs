@@ -1,16 +1,21 @@
 //! The CPU engines and their registry.
 
 mod bitsliced;
+mod bitsliced3d;
 mod ghost;
 mod scalar;
+mod scalar3d;
 mod table;
 
 pub use bitsliced::{Bitsliced, Isa, STRIP_WORDS};
+pub use bitsliced3d::Bitsliced3d;
 pub use ghost::{CellUpdate, GhostCells, GhostEngine};
 pub use scalar::{Scalar, SetTest};
+pub use scalar3d::Scalar3d;
 pub use table::{StateTable, Table};
 
-use crate::engine::{Engine, EngineOptions, EngineSpec};
+use crate::cube::Cube;
+use crate::engine::{Engine, EngineOptions, EngineSpec, World};
 use crate::error::Result;
 
 /// The CPU engines, fastest first (the order `--engine auto` prefers).
@@ -32,7 +37,24 @@ pub const ENGINES: &[EngineSpec] = &[
     },
 ];
 
-fn cpu_engine(options: &EngineOptions, engine: impl Engine + 'static) -> Result<Box<dyn Engine>> {
+/// The 3D CPU engines, fastest first.
+pub const ENGINES_3D: &[EngineSpec<Cube>] = &[
+    EngineSpec {
+        name: "cpu-bitsliced",
+        description: "64 cells per word, bit-sliced 27-cell sums, SIMD chosen at run time, all cores",
+        create: |o| cpu_engine(o, Bitsliced3d::default()),
+    },
+    EngineSpec {
+        name: "cpu-scalar",
+        description: "byte cells, 26 wrapped neighbours added one by one: the 3D oracle",
+        create: |o| cpu_engine(o, Scalar3d::default()),
+    },
+];
+
+fn cpu_engine<W: World>(
+    options: &EngineOptions,
+    engine: impl Engine<W> + 'static,
+) -> Result<Box<dyn Engine<W>>> {
     options.refuse_block()?;
     Ok(Box::new(engine))
 }

@@ -1,0 +1,223 @@
+//! The 3D contest's `.bin` files: little-endian `u64` M, little-endian `u64` T (a generation
+//! stamp), then M³ bytes, 1 alive and 0 dead, cell `(x, y, z)` at byte `16 + x·M·M + y·M + z`.
+//!
+//! Files are memory-mapped and packed to (or unpacked from) a [`Cube`] line by line on all cores:
+//! a 1 GiB file never needs a 1 GiB buffer of its own.
+
+use std::fs::{File, OpenOptions};
+use std::path::Path;
+
+use memmap2::{Mmap, MmapMut};
+use rayon::prelude::*;
+
+use crate::cube::{check_side, Cube};
+use crate::error::{Error, Result};
+use crate::grid::WORD_BITS;
+
+/// Bytes before the cells: M and T.
+pub const HEADER_BYTES: u64 = 16;
+
+/// Reads a `.bin` file: the cube and its generation stamp T.
+///
+/// Refused with a message naming the file: a file shorter than its header, a side of 0 or above
+/// [`crate::cube::MAX_SIDE`], a size other than 16 + M³ bytes, a cell byte other than 0 or 1.
+pub fn read(path: &Path) -> Result<(Cube, u64)> {
+    let fail = |message: String| Error::Invalid(format!("{}: {message}", path.display()));
+    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
+    if len < HEADER_BYTES {
+        return Err(fail(format!(
+            "{len} bytes: too short for the 16-byte header (side M and stamp T) of a .bin cube"
+        )));
+    }
+    // SAFETY: the map is read-only and lives only inside this function; we read it while no one
+    // else is expected to change the file (if someone truncates it meanwhile, the process may
+    // get SIGBUS, as any reader of a memory-mapped file can).
+    let map = unsafe { Mmap::map(&file) }.map_err(|e| Error::io(path, e))?;
+    let side = u64::from_le_bytes(map[0..8].try_into().expect("8 bytes"));
+    let stamp = u64::from_le_bytes(map[8..16].try_into().expect("8 bytes"));
+    let expected = side
+        .checked_pow(3)
+        .and_then(|cells| cells.checked_add(HEADER_BYTES));
+    if side == 0 || side > crate::cube::MAX_SIDE as u64 {
+        check_side(side.min(usize::MAX as u64) as usize).map_err(|e| fail(e.to_string()))?;
+    }
+    if expected != Some(len) {
+        return Err(fail(format!(
+            "{len} bytes, but a cube of side {side} takes 16 + {side}³ = {} bytes (truncated, or not a .bin cube)",
+            expected.map_or("more than 2⁶⁴".into(), |n| n.to_string())
+        )));
+    }
+    let side = side as usize;
+    let mut cube = Cube::new(side)?;
+    let cells = &map[HEADER_BYTES as usize..];
+    let wpl = cube.lines().words_per_row();
+    let bad_line = cube
+        .lines_mut()
+        .words_mut()
+        .par_chunks_mut(wpl)
+        .zip(cells.par_chunks(side))
+        .enumerate()
+        .try_for_each(|(line, (words, bytes))| pack_line(bytes, words).map_err(|()| line));
+    if let Err(line) = bad_line {
+        let bytes = &cells[line * side..][..side];
+        let z = bytes.iter().position(|&b| b > 1).expect("a bad byte");
+        return Err(fail(format!(
+            "byte {} (cell x={}, y={}, z={z}) is {}: cells must be 0 (dead) or 1 (alive)",
+            HEADER_BYTES as usize + line * side + z,
+            line / side,
+            line % side,
+            bytes[z]
+        )));
+    }
+    Ok((cube, stamp))
+}
+
+/// Writes `cube` with generation stamp `stamp` as a `.bin` file (replacing any file there).
+pub fn write(path: &Path, cube: &Cube, stamp: u64) -> Result<()> {
+    let side = cube.side();
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(path)
+        .map_err(|e| Error::io(path, e))?;
+    file.set_len(HEADER_BYTES + cube.cells())
+        .map_err(|e| Error::io(path, e))?;
+    // SAFETY: the file was just created (truncated) by us and sized to the map; the map lives
+    // only inside this function.
+    let mut map = unsafe { MmapMut::map_mut(&file) }.map_err(|e| Error::io(path, e))?;
+    map[0..8].copy_from_slice(&(side as u64).to_le_bytes());
+    map[8..16].copy_from_slice(&stamp.to_le_bytes());
+    let lines = cube.lines();
+    map[HEADER_BYTES as usize..]
+        .par_chunks_mut(side)
+        .zip(lines.words().par_chunks(lines.words_per_row()))
+        .for_each(|(bytes, words)| unpack_line(words, bytes));
+    Ok(())
+}
+
+/// Packs one line of cell bytes into bits. `Err` if a byte is neither 0 nor 1.
+fn pack_line(bytes: &[u8], words: &mut [u64]) -> std::result::Result<(), ()> {
+    for (word, chunk) in words.iter_mut().zip(bytes.chunks(WORD_BITS)) {
+        let mut bits = 0u64;
+        let mut high = 0u64;
+        let mut eights = chunk.chunks_exact(8);
+        for (k, eight) in eights.by_ref().enumerate() {
+            let v = u64::from_le_bytes(eight.try_into().expect("8 bytes"));
+            high |= v;
+            bits |= gather_bytes(v) << (8 * k);
+        }
+        let done = chunk.len() - eights.remainder().len();
+        for (k, &b) in eights.remainder().iter().enumerate() {
+            high |= b as u64;
+            bits |= ((b & 1) as u64) << (done + k);
+        }
+        if high & 0xFEFE_FEFE_FEFE_FEFE != 0 {
+            return Err(());
+        }
+        *word = bits;
+    }
+    Ok(())
+}
+
+/// The low bits of the eight bytes of `v` (each 0 or 1) as bits 0..8. The multiplier puts byte
+/// `i`'s bit at position 56 + i; no two partial products share a position, so nothing carries.
+#[inline]
+fn gather_bytes(v: u64) -> u64 {
+    (v & 0x0101_0101_0101_0101).wrapping_mul(0x0102_0408_1020_4080) >> 56
+}
+
+/// Byte `b` spread to eight cell bytes (bit `i` to byte `i`).
+const SPREAD: [u64; 256] = {
+    let mut table = [0u64; 256];
+    let mut b = 0;
+    while b < 256 {
+        let mut i = 0;
+        while i < 8 {
+            table[b] |= ((b as u64 >> i) & 1) << (8 * i);
+            i += 1;
+        }
+        b += 1;
+    }
+    table
+};
+
+/// Unpacks one line of bits into cell bytes.
+fn unpack_line(words: &[u64], bytes: &mut [u8]) {
+    for (chunk, &word) in bytes.chunks_mut(WORD_BITS).zip(words) {
+        let done = chunk.len() / 8 * 8;
+        let mut eights = chunk.chunks_exact_mut(8);
+        for (k, eight) in eights.by_ref().enumerate() {
+            eight.copy_from_slice(&SPREAD[(word >> (8 * k)) as usize & 0xFF].to_le_bytes());
+        }
+        for (k, b) in eights.into_remainder().iter_mut().enumerate() {
+            *b = (word >> (done + k)) as u8 & 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    fn bytes_of(cube: &Cube, stamp: u64) -> Vec<u8> {
+        let m = cube.side();
+        let mut out = Vec::new();
+        out.extend_from_slice(&(m as u64).to_le_bytes());
+        out.extend_from_slice(&stamp.to_le_bytes());
+        for x in 0..m {
+            for y in 0..m {
+                for z in 0..m {
+                    out.push(cube.get(x, y, z) as u8);
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn round_trips_in_file_order() {
+        let dir = tempfile::tempdir().unwrap();
+        for side in [1, 2, 3, 7, 8, 9, 63, 64, 65, 130] {
+            let cube = Cube::density_soup(side, 0.4, side as u64).unwrap();
+            let path = dir.path().join(format!("c{side}.bin"));
+            write(&path, &cube, 77).unwrap();
+            let bytes = std::fs::read(&path).unwrap();
+            assert_eq!(bytes, bytes_of(&cube, 77), "side {side}");
+            let (back, stamp) = read(&path).unwrap();
+            assert_eq!((back, stamp), (cube, 77));
+        }
+    }
+
+    #[test]
+    fn refuses_truncated_and_inconsistent_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bad.bin");
+        let cube = Cube::density_soup(5, 0.5, 1).unwrap();
+        let mut bytes = bytes_of(&cube, 3);
+        let err = |bytes: &[u8]| {
+            std::fs::write(&path, bytes).unwrap();
+            read(&path).unwrap_err().to_string()
+        };
+        assert!(err(&bytes[..10]).contains("too short"));
+        assert!(err(&bytes[..100]).contains("truncated"), "{}", err(&bytes[..100]));
+        bytes[16 + 2 * 25 + 3 * 5 + 4] = 7;
+        let message = err(&bytes);
+        assert!(message.contains("x=2, y=3, z=4") && message.contains("is 7"), "{message}");
+        let mut zero = bytes_of(&cube, 0);
+        zero[0] = 0;
+        assert!(err(&zero[..16]).contains("between 1 and"));
+        let mut huge = vec![0u8; 16];
+        huge[..8].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert!(err(&huge).contains("between 1 and"));
+    }
+
+    #[test]
+    fn gather_and_spread_are_inverse() {
+        for b in 0..256u64 {
+            assert_eq!(gather_bytes(SPREAD[b as usize]), b);
+        }
+    }
+}
