@@ -4,14 +4,12 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use gol_core::engine::{self, Engine, EngineSpec};
-use gol_core::{seed, EngineOptions, Grid, Rule};
+use gol_core::{Cube, EngineOptions, Grid, Rule};
 use serde::Serialize;
 
 use crate::cli::BenchArgs;
-use crate::{engines, machine, plot};
-
-/// The size the cpu-scalar baseline is measured at (the seeds' N).
-const BASELINE_SIDE: usize = 1024;
+use crate::engines::{self, Dimension};
+use crate::{machine, plot};
 
 #[derive(Serialize)]
 struct Row {
@@ -33,6 +31,10 @@ struct Row {
 #[derive(Serialize)]
 struct Results {
     machine: machine::Machine,
+    dimension: &'static str,
+    #[serde(skip)]
+    power: &'static str,
+    baseline_side: usize,
     rule: String,
     soup: &'static str,
     reps: usize,
@@ -51,7 +53,7 @@ struct GpuLimits {
 }
 
 /// Times `gens` generations `reps` times after `warmup` untimed runs; returns the median.
-fn time(engine: &mut dyn Engine, gens: u64, reps: usize, warmup: usize) -> Result<f64> {
+fn time<W: Dimension>(engine: &mut dyn Engine<W>, gens: u64, reps: usize, warmup: usize) -> Result<f64> {
     for _ in 0..warmup {
         engine.step(gens)?;
     }
@@ -66,7 +68,7 @@ fn time(engine: &mut dyn Engine, gens: u64, reps: usize, warmup: usize) -> Resul
 }
 
 /// Generations that take about `target` seconds, estimated from doubling runs.
-fn calibrate(engine: &mut dyn Engine, target: f64) -> Result<u64> {
+fn calibrate<W: Dimension>(engine: &mut dyn Engine<W>, target: f64) -> Result<u64> {
     let mut gens = 1u64;
     loop {
         let t = Instant::now();
@@ -88,23 +90,23 @@ struct Plan {
 }
 
 /// Times `spec` on `grid`, a square soup.
-fn measure(
-    spec: &EngineSpec,
-    grid: &Grid,
+fn measure<W: Dimension>(
+    spec: &EngineSpec<W>,
+    world: &W,
     rule: Rule,
     plan: &Plan,
     options: &EngineOptions,
 ) -> Result<Row> {
-    let size = grid.width();
+    let size = world.extent().0;
     let mut engine = (spec.create)(options)?;
-    engine.load(grid, rule)?;
+    engine.load(world, rule)?;
     let gens = match plan.gens {
         Some(g) => g,
         None => calibrate(engine.as_mut(), plan.target)?,
     };
     let seconds = time(engine.as_mut(), gens, plan.reps, plan.warmup)
-        .with_context(|| format!("{} at {size}x{size}", spec.name))?;
-    let updates = (size * size) as f64 * gens as f64;
+        .with_context(|| format!("{} at {size}{}", spec.name, W::POWER))?;
+    let updates = world.cells() as f64 * gens as f64;
     Ok(Row {
         engine: spec.name.to_string(),
         details: engine.details(),
@@ -119,12 +121,27 @@ fn measure(
     })
 }
 
+/// Benchmarks the engines of the dimension `--dim` asks for; the cpu-scalar baseline runs at
+/// 1024² (the seeds' N) or 128³.
 pub fn bench(args: &BenchArgs) -> Result<()> {
-    let rule = Rule::parse(&args.rule)?;
+    match args.dim {
+        2 => bench_in::<Grid>(args, 1024),
+        3 => bench_in::<Cube>(args, 128),
+        d => anyhow::bail!("--dim {d} is not a dimension gol runs; use 2 or 3"),
+    }
+}
+
+/// Benchmarks the engines of one dimension; the speed-up is against cpu-scalar at
+/// `baseline_side`.
+fn bench_in<W: Dimension>(args: &BenchArgs, baseline_side: usize) -> Result<()> {
+    let rule = match &args.rule {
+        Some(text) => Rule::parse(text)?,
+        None => W::DEFAULT_RULE,
+    };
     let options = EngineOptions { block: args.block };
-    rule.check_neighbours(8)?;
-    let all = engines::all();
-    let specs: Vec<EngineSpec> = if args.engines.is_empty() {
+    rule.check_neighbours(W::NEIGHBOURS)?;
+    let all = W::registry();
+    let specs: Vec<EngineSpec<W>> = if args.engines.is_empty() {
         all.iter()
             .copied()
             .filter(|s| (s.create)(&options).is_ok())
@@ -137,13 +154,18 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
     };
     if specs.is_empty() {
         // Nothing here runs with these options: fail with the reasons `--engine auto` gives.
-        engines::create("auto", &options)?;
+        engines::create::<W>("auto", &options)?;
     }
-    for &size in &args.sizes {
-        gol_core::grid::check_size(size, size)?;
-    }
+    let soups: Vec<W> = args
+        .sizes
+        .iter()
+        .map(|&size| W::glibc_soup(size, 1))
+        .collect::<Result<_>>()?;
     let scalar = engine::find(&all, "cpu-scalar")?;
-    eprintln!("measuring the cpu-scalar baseline at {BASELINE_SIDE}x{BASELINE_SIDE}…");
+    eprintln!(
+        "measuring the cpu-scalar baseline at {baseline_side}{}…",
+        W::POWER
+    );
     let base_plan = Plan {
         gens: None,
         target: 1.0,
@@ -152,7 +174,7 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
     };
     let mut baseline = measure(
         scalar,
-        &seed::glibc_soup(BASELINE_SIDE, BASELINE_SIDE, 1)?,
+        &W::glibc_soup(baseline_side, 1)?,
         rule,
         &base_plan,
         &EngineOptions::default(),
@@ -172,17 +194,16 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
     };
     // One soup per size, shared by every engine; rows are reported engine by engine.
     let mut measured = Vec::new();
-    for (s, &size) in args.sizes.iter().enumerate() {
-        let grid = seed::glibc_soup(size, size, 1)?;
+    for (s, (&size, soup)) in args.sizes.iter().zip(&soups).enumerate() {
         for (e, spec) in specs.iter().enumerate() {
-            eprintln!("{} at {size}x{size}…", spec.name);
-            let mut row = measure(spec, &grid, rule, &plan, &options)?;
+            eprintln!("{} at {size}{}…", spec.name, W::POWER);
+            let mut row = measure(spec, soup, rule, &plan, &options)?;
             row.speedup_vs_cpu_scalar =
                 row.cell_updates_per_second / baseline.cell_updates_per_second;
             if let (Some(limits), true) = (limits, spec.name.starts_with("cuda-")) {
                 let cups = row.cell_updates_per_second;
                 row.bandwidth_limit_fraction = Some(cups / limits.bandwidth_cups());
-                if spec.name == "cuda-bitsliced" {
+                if spec.name == "cuda-bitsliced" && W::NEIGHBOURS == 8 {
                     let ops = gol_cuda::bitsliced::operations_per_word(rule) as f64;
                     row.integer_limit_fraction = Some(cups / limits.integer_cups(ops));
                 }
@@ -194,6 +215,9 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
     let results = measured.into_iter().map(|(_, _, row)| row).collect();
     let out = Results {
         machine: machine::describe(),
+        dimension: W::DIMENSION,
+        power: W::POWER,
+        baseline_side,
         rule: rule.to_string(),
         soup: "glibc rand() % 2, seed 1",
         reps: args.reps,
@@ -216,7 +240,10 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
             cups: r.cell_updates_per_second,
         })
         .collect();
-    let title = format!("gol bench, {}, {}", out.rule, out.machine.cpu);
+    let title = format!(
+        "gol bench, {} {}, {}",
+        out.dimension, out.rule, out.machine.cpu
+    );
     std::fs::write(&args.plot, plot::svg(&title, &points))
         .with_context(|| format!("{}: cannot write the plot", args.plot.display()))?;
     eprintln!("plot written to {}", args.plot.display());
@@ -233,8 +260,8 @@ fn print_table(out: &Results) {
         out.machine.cpu, out.machine.threads, out.rule, out.soup, out.reps, out.warmup
     );
     println!(
-        "Speed-up against cpu-scalar at {0}x{0}: {1:.3e} cell updates/s\n",
-        BASELINE_SIDE, out.baseline.cell_updates_per_second
+        "Speed-up against cpu-scalar at {}{}: {:.3e} cell updates/s\n",
+        out.baseline_side, out.power, out.baseline.cell_updates_per_second
     );
     if let Some(l) = &out.limits {
         println!(
@@ -257,7 +284,7 @@ fn print_table(out: &Results) {
         let percent =
             |f: Option<f64>| f.map_or("—".to_string(), |f| format!("{:.0}%", f * 100.0));
         println!(
-            "| {name} | {0}² | {1} | {2:.4} | {3:.1} | {4:.3e} | {5:.1}× | {6} | {7} |",
+            "| {name} | {0}{8} | {1} | {2:.4} | {3:.1} | {4:.3e} | {5:.1}× | {6} | {7} |",
             r.size,
             r.generations,
             r.seconds,
@@ -265,7 +292,8 @@ fn print_table(out: &Results) {
             r.cell_updates_per_second,
             r.speedup_vs_cpu_scalar,
             percent(r.bandwidth_limit_fraction),
-            percent(r.integer_limit_fraction)
+            percent(r.integer_limit_fraction),
+            out.power
         );
     }
 }

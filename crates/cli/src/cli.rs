@@ -31,7 +31,7 @@ pub enum Command {
 /// What to simulate: the grid, its initial state and the rule.
 #[derive(Args, Debug, Clone)]
 pub struct ProblemArgs {
-    /// Side of a square grid.
+    /// Side of a square grid or of a cube (default 1024 in 2D, 256 in 3D).
     #[arg(long, value_name = "N", conflicts_with_all = ["width", "height"])]
     pub size: Option<usize>,
 
@@ -43,7 +43,7 @@ pub struct ProblemArgs {
     #[arg(long, value_name = "H", requires = "width")]
     pub height: Option<usize>,
 
-    /// Dimension of a random soup: 2 (3D comes with the 3D engines).
+    /// Dimension of a random soup: 2 or 3 (a .bin input is always 3D).
     #[arg(long, value_name = "2|3", default_value_t = 2)]
     pub dim: u8,
 
@@ -61,10 +61,12 @@ pub struct ProblemArgs {
     pub density: Option<f64>,
 
     /// Rule in B/S notation (B3/S23, b36/s23, B6/S5-7,10 …); overrides the file's rule.
+    /// Default B3/S23 in 2D, B6/S567 in 3D.
     #[arg(long, value_name = "R")]
     pub rule: Option<String>,
 
-    /// Pattern file to start from (.rle or .cells), centred in the grid.
+    /// File to start from: a 2D pattern (.rle or .cells, centred in the grid) or a 3D contest
+    /// cube (.bin).
     #[arg(long, value_name = "FILE")]
     pub input: Option<PathBuf>,
 }
@@ -78,7 +80,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "NAME", default_value = "auto")]
     pub engine: String,
 
-    /// Write the final state: .rle (whole torus), .cells (whole grid) or .png (a picture).
+    /// Write the final state: in 2D .rle (whole torus), .cells (whole grid) or .png (a
+    /// picture); in 3D a .bin cube stamped with the input's stamp plus --gens.
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 
@@ -97,7 +100,11 @@ pub struct BenchArgs {
     #[arg(long, value_name = "A,B", value_delimiter = ',')]
     pub engines: Vec<String>,
 
-    /// Grid sides to time, comma-separated.
+    /// Dimension to time: 2 (squares) or 3 (cubes).
+    #[arg(long, value_name = "2|3", default_value_t = 2)]
+    pub dim: u8,
+
+    /// Sides to time, comma-separated.
     #[arg(long, value_name = "N,M", value_delimiter = ',', default_values_t = [256usize, 1024, 4096])]
     pub sizes: Vec<usize>,
 
@@ -117,9 +124,9 @@ pub struct BenchArgs {
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub warmup: usize,
 
-    /// Rule to run.
-    #[arg(long, value_name = "R", default_value = "B3/S23")]
-    pub rule: String,
+    /// Rule to run (default B3/S23 in 2D, B6/S567 in 3D).
+    #[arg(long, value_name = "R")]
+    pub rule: Option<String>,
 
     /// Thread-block size of the CUDA engines, such as 32x16.
     #[arg(long, value_name = "WxH", value_parser = parse_block)]

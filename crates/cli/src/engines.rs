@@ -1,21 +1,104 @@
-//! Every engine this build has, CUDA and CPU, and `--engine auto`.
+//! Every engine this build has, CUDA and CPU, for each dimension, and `--engine auto`.
+
+use std::path::Path;
 
 use anyhow::Result;
-use gol_core::engine::{self, Engine, EngineOptions, EngineSpec};
+use gol_core::engine::{self, Engine, EngineOptions, EngineSpec, World};
+use gol_core::{cube_file, pattern, Cube, Grid, Rule};
 
-/// All registered 2D engines, fastest first: the CUDA ones, then the CPU ones.
-pub fn all() -> Vec<EngineSpec> {
-    gol_cuda::ENGINES
-        .iter()
-        .chain(gol_core::cpu::ENGINES)
-        .copied()
-        .collect()
+/// What the commands need to know of a dimension beyond [`World`].
+pub trait Dimension: World {
+    /// The default rule (B3/S23 or B6/S567).
+    const DEFAULT_RULE: Rule;
+    /// The superscript of the side in tables (`²` or `³`).
+    const POWER: &'static str;
+
+    /// All registered engines, fastest first: the CUDA ones, then the CPU ones.
+    fn registry() -> Vec<EngineSpec<Self>>;
+
+    /// A square (cube) of side `side` filled with glibc's `rand() % 2` after `srand(seed)`.
+    fn glibc_soup(side: usize, seed: u32) -> Result<Self>;
+
+    /// Width, height and (in 3D) depth.
+    fn extent(&self) -> (usize, usize, Option<usize>);
+
+    /// Writes the state to `path`; `stamp` is the generation count to record where the format
+    /// has one.
+    fn write(&self, path: &Path, rule: Rule, stamp: u64) -> Result<()>;
+}
+
+impl Dimension for Grid {
+    const DEFAULT_RULE: Rule = Rule::LIFE;
+    const POWER: &'static str = "²";
+
+    fn registry() -> Vec<EngineSpec<Grid>> {
+        gol_cuda::ENGINES
+            .iter()
+            .chain(gol_core::cpu::ENGINES)
+            .copied()
+            .collect()
+    }
+
+    fn glibc_soup(side: usize, seed: u32) -> Result<Grid> {
+        Ok(gol_core::seed::glibc_soup(side, side, seed)?)
+    }
+
+    fn extent(&self) -> (usize, usize, Option<usize>) {
+        (self.width(), self.height(), None)
+    }
+
+    fn write(&self, path: &Path, rule: Rule, _stamp: u64) -> Result<()> {
+        if is_bin(path) {
+            anyhow::bail!(
+                "{}: .bin files hold 3D cubes; write a 2D grid as .rle, .cells or .png",
+                path.display()
+            );
+        }
+        Ok(pattern::write(path, self, rule)?)
+    }
+}
+
+impl Dimension for Cube {
+    const DEFAULT_RULE: Rule = Rule::LIFE_3D;
+    const POWER: &'static str = "³";
+
+    fn registry() -> Vec<EngineSpec<Cube>> {
+        gol_cuda::ENGINES_3D
+            .iter()
+            .chain(gol_core::cpu::ENGINES_3D)
+            .copied()
+            .collect()
+    }
+
+    fn glibc_soup(side: usize, seed: u32) -> Result<Cube> {
+        Ok(Cube::glibc_soup(side, seed)?)
+    }
+
+    fn extent(&self) -> (usize, usize, Option<usize>) {
+        (self.side(), self.side(), Some(self.side()))
+    }
+
+    fn write(&self, path: &Path, _rule: Rule, stamp: u64) -> Result<()> {
+        if !is_bin(path) {
+            anyhow::bail!(
+                "{}: a 3D cube is written as a .bin file (the contest's format)",
+                path.display()
+            );
+        }
+        Ok(cube_file::write(path, self, stamp)?)
+    }
+}
+
+/// Whether `path` names a `.bin` file (a 3D cube).
+pub fn is_bin(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("bin"))
 }
 
 /// Makes the engine `name`; `auto` gives the first (fastest) engine that can run here with
 /// these options.
-pub fn create(name: &str, options: &EngineOptions) -> Result<Box<dyn Engine>> {
-    let specs = all();
+pub fn create<W: Dimension>(name: &str, options: &EngineOptions) -> Result<Box<dyn Engine<W>>> {
+    let specs = W::registry();
     if name == "auto" {
         let mut reasons: Vec<String> = Vec::new();
         for spec in &specs {

@@ -1,9 +1,10 @@
 //! `gol info`: the machine and the engines.
 
 use anyhow::Result;
-use gol_core::EngineOptions;
+use gol_core::{Cube, EngineOptions, Grid};
 
-use crate::{engines, machine};
+use crate::engines::Dimension;
+use crate::machine;
 
 pub fn info() -> Result<()> {
     let m = machine::describe();
@@ -15,13 +16,22 @@ pub fn info() -> Result<()> {
         Ok(lines) => lines.iter().for_each(|l| println!("{l}")),
         Err(e) => println!("GPU: none usable ({e})"),
     }
-    println!("Engines (2D, fastest first; auto picks the first that runs here):");
-    for spec in engines::all() {
+    list::<Grid>();
+    list::<Cube>();
+    Ok(())
+}
+
+/// The engines of one dimension and whether they run here.
+fn list<W: Dimension>() {
+    println!(
+        "Engines ({}, fastest first; auto picks the first that runs here):",
+        W::DIMENSION
+    );
+    for spec in W::registry() {
         let status = match (spec.create)(&EngineOptions::default()) {
             Ok(_) => "available".to_string(),
             Err(e) => format!("unavailable: {e}"),
         };
         println!("  {:<14} {} [{status}]", spec.name, spec.description);
     }
-    Ok(())
 }

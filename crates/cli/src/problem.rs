@@ -1,19 +1,51 @@
-//! Turning the problem options into an initial grid and a rule.
+//! Turning the problem options into an initial world (a 2D grid or a 3D cube) and a rule.
+
+use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 use gol_core::pattern::PatternFile;
-use gol_core::{seed, Grid, Rule};
+use gol_core::{cube_file, seed, Cube, Grid, Rule};
 
 use crate::cli::ProblemArgs;
+use crate::engines::{is_bin, Dimension};
 
-/// The side of a random soup when no size is given: the seeds' N.
+/// The side of a random 2D soup when no size is given: the seeds' N.
 pub const DEFAULT_SIDE: usize = 1024;
 
-/// A grid ready to run, with its rule and a description of where it came from.
-pub struct Problem {
-    pub grid: Grid,
+/// The side of a random 3D soup when no size is given.
+pub const DEFAULT_SIDE_3D: usize = 256;
+
+/// A world ready to run, with its rule and a description of where it came from.
+pub struct Problem<W> {
+    pub world: W,
     pub rule: Rule,
     pub source: Source,
+    /// The generation stamp of the input (a `.bin` file's T; 0 otherwise).
+    pub stamp: u64,
+}
+
+/// Building the problem of one dimension from the options.
+pub trait Build: Dimension {
+    /// The problem the options describe, in this dimension.
+    fn build(args: &ProblemArgs) -> Result<Problem<Self>>;
+}
+
+impl Build for Grid {
+    fn build(args: &ProblemArgs) -> Result<Problem<Grid>> {
+        match &args.input {
+            Some(path) => read_pattern(args, path),
+            None => random_grid(args),
+        }
+    }
+}
+
+impl Build for Cube {
+    fn build(args: &ProblemArgs) -> Result<Problem<Cube>> {
+        match &args.input {
+            Some(path) => read_cube(args, path),
+            None => random_cube(args),
+        }
+    }
 }
 
 /// Where the initial state came from.
@@ -22,7 +54,7 @@ pub enum Source {
     Glibc { seed: u32 },
     /// The fast generator at a density.
     Density { density: f64, seed: u32 },
-    /// A pattern file.
+    /// A pattern or `.bin` file.
     File { path: String },
 }
 
@@ -31,7 +63,7 @@ impl Source {
         match self {
             Source::Glibc { seed } => format!("glibc rand() % 2 soup, seed {seed}"),
             Source::Density { density, seed } => format!("soup of density {density}, seed {seed}"),
-            Source::File { path } => format!("pattern {path}"),
+            Source::File { path } => format!("file {path}"),
         }
     }
 }
@@ -45,59 +77,110 @@ fn explicit_size(args: &ProblemArgs) -> Option<(usize, usize)> {
     }
 }
 
-/// Builds the problem the options describe.
-pub fn build(args: &ProblemArgs) -> Result<Problem> {
-    if args.dim == 3 {
-        bail!("3D runs are not supported yet: this build has 2D engines only (--dim 2)");
+/// The rule given with --rule, checked for the dimension.
+fn rule_override<W: Dimension>(args: &ProblemArgs) -> Result<Option<Rule>> {
+    let rule = args.rule.as_deref().map(Rule::parse).transpose()?;
+    if let Some(rule) = rule {
+        rule.check_neighbours(W::NEIGHBOURS)
+            .with_context(|| format!("--rule in {}", W::DIMENSION))?;
     }
-    if args.dim != 2 {
+    Ok(rule)
+}
+
+/// Checks the options that do not depend on the dimension and says which it is: 3D for a
+/// `.bin` input or `--dim 3`, else 2D.
+pub fn is_3d(args: &ProblemArgs) -> Result<bool> {
+    if args.dim != 2 && args.dim != 3 {
+        bail!("--dim {} is not a dimension gol runs; use 2 or 3", args.dim);
+    }
+    if args.input.is_some() && (args.seed.is_some() || args.density.is_some()) {
+        bail!("--seed and --density make a random soup; they cannot be used with --input");
+    }
+    if let Some(density) = args.density {
+        seed::check_density(density)?;
+    }
+    match &args.input {
+        Some(path) if is_bin(path) => Ok(true),
+        Some(path) if args.dim == 3 => bail!(
+            "{}: a 3D run reads a .bin cube; .rle and .cells files are 2D",
+            path.display()
+        ),
+        Some(_) => Ok(false),
+        None => Ok(args.dim == 3),
+    }
+}
+
+fn read_cube(args: &ProblemArgs, path: &Path) -> Result<Problem<Cube>> {
+    if args.width.is_some() || args.size.is_some() {
         bail!(
-            "--dim {} is not a dimension gol runs; use 2 (or 3 once the 3D engines land)",
-            args.dim
+            "{}: a .bin file sets the cube's side; --size, --width and --height do not apply",
+            path.display()
         );
     }
-    let rule_override = args.rule.as_deref().map(Rule::parse).transpose()?;
-    if let Some(rule) = rule_override {
-        rule.check_neighbours(8)?;
+    let rule = rule_override::<Cube>(args)?.unwrap_or(Cube::DEFAULT_RULE);
+    let (world, stamp) = cube_file::read(path)?;
+    Ok(Problem {
+        world,
+        rule,
+        source: Source::File {
+            path: path.display().to_string(),
+        },
+        stamp,
+    })
+}
+
+fn random_cube(args: &ProblemArgs) -> Result<Problem<Cube>> {
+    if args.width.is_some() {
+        bail!("a 3D cube has one side: use --size N, not --width and --height");
     }
-    if let Some(path) = &args.input {
-        if args.seed.is_some() || args.density.is_some() {
-            bail!("--seed and --density make a random soup; they cannot be used with --input");
-        }
-        let is_bin = path
-            .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("bin"));
-        if is_bin {
-            bail!(
-                "{}: .bin files are 3D grids, which this build does not run yet",
-                path.display()
-            );
-        }
-        let file = PatternFile::open(path)?;
-        let header = file.header();
-        let Some((width, height)) = explicit_size(args).or(header.torus) else {
-            bail!(
-                "{}: the grid size is not given: use --size N or --width W --height H (or a Golly torus suffix :TW,H on the file's rule)",
-                path.display()
-            );
-        };
-        let rule = rule_override.or(header.rule).unwrap_or_default();
-        rule.check_neighbours(8)
-            .with_context(|| format!("{}", path.display()))?;
-        gol_core::grid::check_size(width, height)?;
-        let grid = file.place(width, height)?;
-        return Ok(Problem {
-            grid,
-            rule,
-            source: Source::File {
-                path: path.display().to_string(),
-            },
-        });
-    }
+    let rule = rule_override::<Cube>(args)?.unwrap_or(Cube::DEFAULT_RULE);
+    let side = args.size.unwrap_or(DEFAULT_SIDE_3D);
+    let seed = args.seed.unwrap_or(0);
+    let (world, source) = match args.density {
+        Some(density) => (
+            Cube::density_soup(side, density, seed as u64)?,
+            Source::Density { density, seed },
+        ),
+        None => (Cube::glibc_soup(side, seed)?, Source::Glibc { seed }),
+    };
+    Ok(Problem {
+        world,
+        rule,
+        source,
+        stamp: 0,
+    })
+}
+
+fn read_pattern(args: &ProblemArgs, path: &Path) -> Result<Problem<Grid>> {
+    let rule_override = rule_override::<Grid>(args)?;
+    let file = PatternFile::open(path)?;
+    let header = file.header();
+    let Some((width, height)) = explicit_size(args).or(header.torus) else {
+        bail!(
+            "{}: the grid size is not given: use --size N or --width W --height H (or a Golly torus suffix :TW,H on the file's rule)",
+            path.display()
+        );
+    };
+    let rule = rule_override.or(header.rule).unwrap_or(Grid::DEFAULT_RULE);
+    rule.check_neighbours(8)
+        .with_context(|| format!("{}", path.display()))?;
+    gol_core::grid::check_size(width, height)?;
+    let world = file.place(width, height)?;
+    Ok(Problem {
+        world,
+        rule,
+        source: Source::File {
+            path: path.display().to_string(),
+        },
+        stamp: 0,
+    })
+}
+
+fn random_grid(args: &ProblemArgs) -> Result<Problem<Grid>> {
+    let rule = rule_override::<Grid>(args)?.unwrap_or(Grid::DEFAULT_RULE);
     let (width, height) = explicit_size(args).unwrap_or((DEFAULT_SIDE, DEFAULT_SIDE));
     let seed = args.seed.unwrap_or(0);
-    let rule = rule_override.unwrap_or_default();
-    let (grid, source) = match args.density {
+    let (world, source) = match args.density {
         Some(density) => (
             seed::density_soup(width, height, density, seed as u64)?,
             Source::Density { density, seed },
@@ -107,5 +190,10 @@ pub fn build(args: &ProblemArgs) -> Result<Problem> {
             Source::Glibc { seed },
         ),
     };
-    Ok(Problem { grid, rule, source })
+    Ok(Problem {
+        world,
+        rule,
+        source,
+        stamp: 0,
+    })
 }

@@ -3,13 +3,14 @@
 use std::io::IsTerminal;
 use std::time::Instant;
 
-use anyhow::Result;
-use gol_core::pattern;
+use anyhow::{Context, Result};
+use gol_core::{Cube, Grid};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
 use crate::cli::RunArgs;
-use crate::{engines, problem};
+use crate::engines;
+use crate::problem::{self, Build};
 
 /// Runs with fewer cell updates than this get no progress bar.
 const PROGRESS_MIN_UPDATES: f64 = 2e10;
@@ -21,12 +22,22 @@ struct Report {
     generations: u64,
     width: usize,
     height: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    depth: Option<usize>,
+    /// The generation stamp written to a `.bin` output (the input's stamp plus the run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stamp: Option<u64>,
     engine: String,
     engine_details: String,
     rule: String,
     source: String,
     /// The generation loop alone.
     seconds: f64,
+    /// Reading the input file or making the soup.
+    input_seconds: f64,
+    /// Making the engine and loading the state into it (on a GPU: device start-up, kernel
+    /// compilation or cache, allocation, the copy to the device), beyond what overlapped the
+    /// input.
     setup_seconds: f64,
     output_seconds: f64,
     total_seconds: f64,
@@ -37,16 +48,32 @@ struct Report {
 }
 
 pub fn run(args: &RunArgs) -> Result<()> {
-    let start = Instant::now();
-    let problem = problem::build(&args.problem)?;
-    let (grid, rule) = (&problem.grid, problem.rule);
-    let gens = args.problem.gens;
-    let options = gol_core::EngineOptions { block: args.block };
-    let mut engine = engines::create(&args.engine, &options)?;
-    engine.load(grid, rule)?;
-    let setup = start.elapsed().as_secs_f64();
+    if problem::is_3d(&args.problem)? {
+        run_in::<Cube>(args)
+    } else {
+        run_in::<Grid>(args)
+    }
+}
 
-    let updates = grid.cells() as f64 * gens as f64;
+fn run_in<W: Build>(args: &RunArgs) -> Result<()> {
+    let start = Instant::now();
+    let options = gol_core::EngineOptions { block: args.block };
+    // The engine (on a GPU: the driver and the device's start-up) is made while the input is
+    // read or generated.
+    let (engine, problem, input_seconds) = std::thread::scope(|scope| {
+        let maker = scope.spawn(|| engines::create::<W>(&args.engine, &options));
+        let problem = W::build(&args.problem);
+        let input_seconds = start.elapsed().as_secs_f64();
+        let engine = maker.join().expect("making an engine does not panic");
+        (engine, problem, input_seconds)
+    });
+    let (problem, mut engine) = (problem?, engine?);
+    let (world, rule) = (&problem.world, problem.rule);
+    let gens = args.problem.gens;
+    engine.load(world, rule)?;
+    let setup = start.elapsed().as_secs_f64() - input_seconds;
+
+    let updates = world.cells() as f64 * gens as f64;
     let loop_start = Instant::now();
     if std::io::stderr().is_terminal() && updates >= PROGRESS_MIN_UPDATES && !args.json {
         let bar = ProgressBar::new(gens).with_style(
@@ -68,22 +95,30 @@ pub fn run(args: &RunArgs) -> Result<()> {
     let alive = engine.population()?;
     let seconds = loop_start.elapsed().as_secs_f64();
 
+    let (width, height, depth) = world.extent();
+    let stamp = depth.map(|_| problem.stamp + gens);
     let output_start = Instant::now();
     if let Some(path) = &args.output {
-        pattern::write(path, &engine.snapshot()?, rule)?;
+        engine
+            .snapshot()?
+            .write(path, rule, problem.stamp + gens)
+            .with_context(|| format!("writing {}", path.display()))?;
     }
     let output_seconds = output_start.elapsed().as_secs_f64();
 
     let report = Report {
         alive,
         generations: gens,
-        width: grid.width(),
-        height: grid.height(),
+        width,
+        height,
+        depth,
+        stamp,
         engine: engine.name().to_string(),
         engine_details: engine.details(),
         rule: rule.to_string(),
         source: problem.source.describe(),
         seconds,
+        input_seconds,
         setup_seconds: setup,
         output_seconds,
         total_seconds: start.elapsed().as_secs_f64(),
@@ -109,12 +144,17 @@ fn print_report(r: &Report, args: &RunArgs) {
     } else {
         format!(" ({})", r.engine_details)
     };
+    let shape = match r.depth {
+        Some(d) => format!("{}x{}x{}", r.width, r.height, d),
+        None => format!("{}x{}", r.width, r.height),
+    };
     println!(
-        "Game of Life: {}x{} torus, rule {}, {} generations, {}",
-        r.width, r.height, r.rule, r.generations, r.source
+        "Game of Life: {shape} torus, rule {}, {} generations, {}",
+        r.rule, r.generations, r.source
     );
     println!("Engine: {}{details}", r.engine);
     println!("Total alive cells: {}", r.alive);
+    println!("Input time (sec.): {:.6}", r.input_seconds);
     println!("Set-up time (sec.): {:.6}", r.setup_seconds);
     println!("Generation loop time (sec.): {:.6}", r.seconds);
     println!("Generations per sec.: {:.2}", r.generations_per_second);
@@ -123,8 +163,11 @@ fn print_report(r: &Report, args: &RunArgs) {
         println!("Engine {what} (sec.): {seconds:.6}");
     }
     if let Some(path) = &args.output {
+        let stamp = r
+            .stamp
+            .map_or(String::new(), |t| format!(", generation stamp {t}"));
         println!(
-            "Output written to {} (sec.): {:.6}",
+            "Output written to {}{stamp} (sec.): {:.6}",
             path.display(),
             r.output_seconds
         );

@@ -3,18 +3,77 @@
 use std::time::Instant;
 
 use anyhow::{bail, Result};
-use gol_core::cpu::{Bitsliced, Isa};
+use gol_core::cpu::{Bitsliced, Bitsliced3d, Isa};
 use gol_core::engine::{self, Engine};
 use gol_core::seed::{density_soup, glibc_soup, SplitMix64};
-use gol_core::{EngineOptions, Grid, Rule};
+use gol_core::{Cube, EngineOptions, Grid, Rule};
 
 use crate::cli::VerifyArgs;
-use crate::engines;
+use crate::engines::Dimension;
+
+/// What verifying a dimension needs beyond [`Dimension`].
+trait Checked: Dimension {
+    /// `cpu-bitsliced` compiled for `isa`.
+    fn bitsliced(isa: Isa) -> Result<Box<dyn Engine<Self>>>;
+    /// Where `got` first differs from `expected`, described, if it does.
+    fn difference(expected: &Self, got: &Self) -> Option<String>;
+    /// The soup of a random case.
+    fn soup(case: &Case) -> Result<Self>;
+}
+
+impl Checked for Grid {
+    fn bitsliced(isa: Isa) -> Result<Box<dyn Engine<Grid>>> {
+        Ok(Box::new(Bitsliced::with_isa(isa)?))
+    }
+
+    fn difference(expected: &Grid, got: &Grid) -> Option<String> {
+        let (x, y) = expected.first_difference(got)?;
+        Some(format!(
+            "cell ({x}, {y}): cpu-scalar says {}",
+            state(expected.get(x, y))
+        ))
+    }
+
+    fn soup(case: &Case) -> Result<Grid> {
+        Ok(density_soup(
+            case.width,
+            case.height,
+            case.density,
+            case.seed,
+        )?)
+    }
+}
+
+impl Checked for Cube {
+    fn bitsliced(isa: Isa) -> Result<Box<dyn Engine<Cube>>> {
+        Ok(Box::new(Bitsliced3d::with_isa(isa)?))
+    }
+
+    fn difference(expected: &Cube, got: &Cube) -> Option<String> {
+        let (x, y, z) = expected.first_difference(got)?;
+        Some(format!(
+            "cell ({x}, {y}, {z}): cpu-scalar says {}",
+            state(expected.get(x, y, z))
+        ))
+    }
+
+    fn soup(case: &Case) -> Result<Cube> {
+        Ok(Cube::density_soup(case.width, case.density, case.seed)?)
+    }
+}
+
+fn state(alive: bool) -> &'static str {
+    if alive {
+        "alive"
+    } else {
+        "dead"
+    }
+}
 
 /// An engine under test: a label and a way to make a fresh one.
-struct Candidate {
+struct Candidate<W> {
     label: String,
-    make: Box<dyn Fn() -> Result<Box<dyn Engine>>>,
+    make: Box<dyn Fn() -> Result<Box<dyn Engine<W>>>>,
     /// Byte-per-cell engines, too slow for the largest known counts.
     slow: bool,
 }
@@ -23,6 +82,8 @@ struct Candidate {
 struct Case {
     width: usize,
     height: usize,
+    /// The cube's side in 3D.
+    depth: Option<usize>,
     rule: Rule,
     gens: u64,
     density: f64,
@@ -31,10 +92,14 @@ struct Case {
 
 impl std::fmt::Display for Case {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.depth {
+            Some(d) => write!(f, "{}x{}x{d} torus", self.width, self.height)?,
+            None => write!(f, "{}x{} torus", self.width, self.height)?,
+        }
         write!(
             f,
-            "{}x{} torus, rule {}, {} generations, density-{} soup with seed {}",
-            self.width, self.height, self.rule, self.gens, self.density, self.seed
+            ", rule {}, {} generations, density-{} soup with seed {}",
+            self.rule, self.gens, self.density, self.seed
         )
     }
 }
@@ -58,36 +123,51 @@ fn random_side(rng: &mut SplitMix64, max: usize) -> usize {
     }
 }
 
-fn random_rule(rng: &mut SplitMix64) -> Rule {
+/// A random rule of the dimension (its default one time in four).
+fn random_rule<W: Dimension>(rng: &mut SplitMix64) -> Rule {
     if rng.next() % 4 == 0 {
-        return Rule::LIFE;
+        return W::DEFAULT_RULE;
     }
-    let birth = (rng.next() & 0x1FF) as u32;
-    let survive = (rng.next() & 0x1FF) as u32;
-    Rule::from_masks(birth, survive).expect("masks of 9 bits are valid 2D rules")
+    let counts = (1u64 << (W::NEIGHBOURS + 1)) - 1;
+    let birth = (rng.next() & counts) as u32;
+    let survive = (rng.next() & counts) as u32;
+    Rule::from_masks(birth, survive).expect("masks within the neighbour count are valid rules")
 }
 
-fn random_case(rng: &mut SplitMix64, quick: bool) -> Case {
-    let max_side = if quick { 130 } else { 321 };
+fn random_case<W: Dimension>(rng: &mut SplitMix64, quick: bool) -> Case {
+    let solid = W::NEIGHBOURS > 8;
+    let max_side = match (solid, quick) {
+        (false, false) => 321,
+        (false, true) => 130,
+        (true, false) => 100,
+        (true, true) => 40,
+    };
     let gens = match rng.next() % 4 {
         0 => rng.next() % 4,
         1 | 2 => rng.next() % 40,
         _ => 40 + rng.next() % (if quick { 40 } else { 160 }),
     };
+    let width = random_side(rng, max_side);
     Case {
-        width: random_side(rng, max_side),
-        height: random_side(rng, max_side),
-        rule: random_rule(rng),
+        width,
+        height: if solid {
+            width
+        } else {
+            random_side(rng, max_side)
+        },
+        depth: solid.then_some(width),
+        rule: random_rule::<W>(rng),
         gens,
         density: [0.1, 0.3, 0.5, 0.7][(rng.next() % 4) as usize],
         seed: rng.next(),
     }
 }
 
-/// Every engine available here, with `cpu-bitsliced` once per instruction set of this CPU.
-fn candidates(only: &[String]) -> Result<Vec<Candidate>> {
+/// Every engine of the dimension available here, with `cpu-bitsliced` once per instruction set
+/// of this CPU.
+fn candidates<W: Checked>(only: &[String]) -> Vec<Candidate<W>> {
     let mut list = Vec::new();
-    for spec in engines::all() {
+    for spec in W::registry() {
         if !only.is_empty() && !only.iter().any(|n| n == spec.name) {
             continue;
         }
@@ -95,9 +175,7 @@ fn candidates(only: &[String]) -> Result<Vec<Candidate>> {
             for isa in Isa::available() {
                 list.push(Candidate {
                     label: format!("cpu-bitsliced[{}]", isa.name()),
-                    make: Box::new(move || {
-                        Ok(Box::new(Bitsliced::with_isa(isa)?) as Box<dyn Engine>)
-                    }),
+                    make: Box::new(move || W::bitsliced(isa)),
                     slow: false,
                 });
             }
@@ -109,54 +187,47 @@ fn candidates(only: &[String]) -> Result<Vec<Candidate>> {
                 make: Box::new(move || Ok((spec.create)(&EngineOptions::default())?)),
                 slow: matches!(spec.name, "cpu-scalar" | "cpu-table"),
             }),
-            Err(e) => eprintln!("{}: skipped: {e}", spec.name),
+            Err(e) => eprintln!("{} ({}): skipped: {e}", spec.name, W::DIMENSION),
         }
     }
-    for name in only {
-        engine::find(&engines::all(), name)?;
-    }
-    Ok(list)
+    list
 }
 
-fn evolve(candidate: &Candidate, grid: &Grid, rule: Rule, gens: u64) -> Result<Grid> {
+fn evolve<W: Checked>(candidate: &Candidate<W>, world: &W, rule: Rule, gens: u64) -> Result<W> {
     let mut engine = (candidate.make)()?;
-    engine.load(grid, rule)?;
+    engine.load(world, rule)?;
     // Two calls, the first of an odd length where it can be: state carried between calls
     // (buffer parity, captured graphs) must not change the result.
     let first = (gens / 3) | 1;
     let first = first.min(gens);
     engine.step(first)?;
     engine.step(gens - first)?;
-    let grid = engine.snapshot()?;
+    let world = engine.snapshot()?;
     let population = engine.population()?;
-    if population != grid.population() {
+    if population != world.population() {
         bail!(
             "{}: population() says {population} but the snapshot holds {}",
             candidate.label,
-            grid.population()
+            world.population()
         );
     }
-    Ok(grid)
+    Ok(world)
 }
 
-fn compare(label: &str, what: &str, expected: &Grid, got: &Grid) -> Result<()> {
-    if let Some((x, y)) = expected.first_difference(got) {
-        let state = |alive: bool| if alive { "alive" } else { "dead" };
-        bail!(
-            "MISMATCH: {label} on {what}: first difference at cell ({x}, {y}): cpu-scalar says {}, {label} says {}",
-            state(expected.get(x, y)),
-            state(got.get(x, y))
-        );
+fn compare<W: Checked>(label: &str, what: &str, expected: &W, got: &W) -> Result<()> {
+    if let Some(difference) = W::difference(expected, got) {
+        bail!("MISMATCH: {label} on {what}: first difference at {difference}, {label} disagrees");
     }
     Ok(())
 }
 
 /// A pattern and where it must be after some generations.
-struct KnownPattern {
+struct KnownPattern<W> {
     name: &'static str,
-    start: Grid,
+    start: W,
+    rule: Rule,
     gens: u64,
-    end: Grid,
+    end: W,
 }
 
 fn grid_with(width: usize, height: usize, cells: &[(usize, usize)]) -> Grid {
@@ -167,7 +238,7 @@ fn grid_with(width: usize, height: usize, cells: &[(usize, usize)]) -> Grid {
     grid
 }
 
-fn known_patterns() -> Vec<KnownPattern> {
+fn known_patterns() -> Vec<KnownPattern<Grid>> {
     let glider = [(1, 0), (2, 1), (0, 2), (1, 2), (2, 2)];
     let shifted = |dx: usize, dy: usize, w: usize, h: usize| {
         let cells: Vec<(usize, usize)> = glider.iter().map(|&(x, y)| (x + dx, y + dy)).collect();
@@ -178,18 +249,21 @@ fn known_patterns() -> Vec<KnownPattern> {
         KnownPattern {
             name: "glider moving (1, 1) every 4 generations on a 10x7 torus",
             start: shifted(0, 0, 10, 7),
+            rule: Rule::LIFE,
             gens: 4 * 9,
             end: shifted(9, 9, 10, 7),
         },
         KnownPattern {
             name: "glider around a 67x13 torus (lcm 871 steps, 3484 generations)",
             start: shifted(0, 0, 67, 13),
+            rule: Rule::LIFE,
             gens: 4 * 871,
             end: shifted(0, 0, 67, 13),
         },
         KnownPattern {
             name: "blinker after 3 generations",
             start: blinker.clone(),
+            rule: Rule::LIFE,
             gens: 3,
             end: grid_with(5, 5, &[(2, 1), (2, 2), (2, 3)]),
         },
@@ -223,6 +297,36 @@ const KNOWN_COUNTS: &[KnownCount] = &[
     },
 ];
 
+/// Known 3D patterns: a still life and the torus's multiplicities on tiny cubes.
+fn known_solids() -> Vec<KnownPattern<Cube>> {
+    let cube_with = |side: usize, cells: &[(usize, usize, usize)]| {
+        let mut cube = Cube::new(side).expect("small cube");
+        for &(x, y, z) in cells {
+            cube.set(x, y, z, true);
+        }
+        cube
+    };
+    let block: Vec<(usize, usize, usize)> = (0..8)
+        .map(|i| (2 + (i & 1), 2 + (i >> 1 & 1), 2 + (i >> 2)))
+        .collect();
+    vec![
+        KnownPattern {
+            name: "2x2x2 block, a still life of B6/S567 (each cell has 7 neighbours), on a 7^3 torus",
+            start: cube_with(7, &block),
+            rule: Rule::LIFE_3D,
+            gens: 9,
+            end: cube_with(7, &block),
+        },
+        KnownPattern {
+            name: "lone cell on a 2^3 torus under B8/S: only the opposite corner sees it 8 times",
+            start: cube_with(2, &[(0, 0, 0)]),
+            rule: Rule::parse("B8/S").expect("a valid rule"),
+            gens: 1,
+            end: cube_with(2, &[(1, 1, 1)]),
+        },
+    ]
+}
+
 pub fn verify(args: &VerifyArgs) -> Result<()> {
     let master = args.seed.unwrap_or_else(|| {
         std::time::SystemTime::now()
@@ -237,13 +341,14 @@ pub fn verify(args: &VerifyArgs) -> Result<()> {
     println!(
         "gol verify: seed {master} (replay with --seed {master}), {cases} random cases per engine"
     );
-    let candidates = candidates(&args.engines)?;
-    let oracle = gol_core::cpu::ENGINES
-        .iter()
-        .find(|s| s.name == "cpu-scalar")
-        .expect("cpu-scalar is registered");
+    for name in &args.engines {
+        if !Cube::registry().iter().any(|s| s.name == name) {
+            engine::find(&Grid::registry(), name)?;
+        }
+    }
     let start = Instant::now();
 
+    let flat = candidates::<Grid>(&args.engines);
     // Known counts, on every engine (and on the oracle itself).
     for known in KNOWN_COUNTS {
         if known.fast_only && args.quick {
@@ -254,7 +359,11 @@ pub fn verify(args: &VerifyArgs) -> Result<()> {
             "{0}x{0}, {1} generations, glibc seed {2}",
             known.side, known.gens, known.seed
         );
-        for c in candidates.iter().filter(|c| !(known.fast_only && c.slow)) {
+        let engines: Vec<&Candidate<Grid>> = flat
+            .iter()
+            .filter(|c| !(known.fast_only && c.slow))
+            .collect();
+        for c in &engines {
             let end = evolve(c, &grid, Rule::LIFE, known.gens)?;
             if end.population() != known.alive {
                 bail!(
@@ -265,33 +374,63 @@ pub fn verify(args: &VerifyArgs) -> Result<()> {
                 );
             }
         }
-        println!("known count {what}: {} alive: ok", known.alive);
+        if !engines.is_empty() {
+            println!("known count {what}: {} alive: ok", known.alive);
+        }
     }
+    check(&flat, known_patterns(), cases, master, args.quick)?;
+    check(
+        &candidates::<Cube>(&args.engines),
+        known_solids(),
+        cases,
+        master,
+        args.quick,
+    )?;
+    println!(
+        "gol verify: all engines agree ({:.1} s)",
+        start.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
 
-    // Known patterns.
-    for pattern in known_patterns() {
-        for c in &candidates {
-            let end = evolve(c, &pattern.start, Rule::LIFE, pattern.gens)?;
+/// Runs the known patterns and `cases` random cases of one dimension on every candidate,
+/// against cpu-scalar.
+fn check<W: Checked>(
+    candidates: &[Candidate<W>],
+    patterns: Vec<KnownPattern<W>>,
+    cases: usize,
+    master: u64,
+    quick: bool,
+) -> Result<()> {
+    if candidates.is_empty() {
+        return Ok(());
+    }
+    let dimension = W::DIMENSION;
+    for pattern in patterns {
+        for c in candidates {
+            let end = evolve(c, &pattern.start, pattern.rule, pattern.gens)?;
             compare(&c.label, pattern.name, &pattern.end, &end)?;
         }
-        println!("known pattern: {}: ok", pattern.name);
+        println!("known pattern ({dimension}): {}: ok", pattern.name);
     }
 
     // Random cases, each run once on the oracle and compared on every engine.
+    let registry = W::registry();
+    let oracle = engine::find(&registry, "cpu-scalar")?;
     let mut rng = SplitMix64::new(master);
     let mut checked = 0u64;
     for index in 0..cases {
-        let case = random_case(&mut rng, args.quick);
-        let grid = density_soup(case.width, case.height, case.density, case.seed)?;
-        let expected = engine::evolve(oracle, &grid, case.rule, case.gens)?;
-        for c in &candidates {
+        let case = random_case::<W>(&mut rng, quick);
+        let world = W::soup(&case)?;
+        let expected = engine::evolve(oracle, &world, case.rule, case.gens)?;
+        for c in candidates {
             if c.label == "cpu-scalar" {
                 continue;
             }
-            let got = evolve(c, &grid, case.rule, case.gens)?;
+            let got = evolve(c, &world, case.rule, case.gens)?;
             compare(
                 &c.label,
-                &format!("random case {index} ({case})"),
+                &format!("random {dimension} case {index} ({case})"),
                 &expected,
                 &got,
             )?;
@@ -304,12 +443,8 @@ pub fn verify(args: &VerifyArgs) -> Result<()> {
         .filter(|&l| l != "cpu-scalar")
         .collect();
     println!(
-        "random cases: {checked} engine runs identical to cpu-scalar ({cases} cases x {})",
+        "random {dimension} cases: {checked} engine runs identical to cpu-scalar ({cases} cases x {})",
         labels.join(", ")
-    );
-    println!(
-        "gol verify: all engines agree ({:.1} s)",
-        start.elapsed().as_secs_f64()
     );
     Ok(())
 }

@@ -13,8 +13,10 @@
 //! (z+dz) mod M)` for the 26 offsets, counted with multiplicity (on a cube of side 1 or 2 a cell
 //! meets the same neighbour several times), as the contest's reference program does.
 
+use rayon::prelude::*;
+
 use crate::error::{Error, Result};
-use crate::grid::Grid;
+use crate::grid::{Grid, WORD_BITS};
 use crate::seed;
 
 /// The largest side accepted: M² rows must stay addressable as a [`Grid`].
@@ -135,6 +137,58 @@ impl Cube {
         self.lines.population()
     }
 
+    /// The cells as bytes (1 alive, 0 dead) in the `.bin` order, each line of M cells padded
+    /// with zeros to `stride` bytes (`stride` ≥ M; M for the file layout itself).
+    pub fn to_bytes(&self, stride: usize) -> Vec<u8> {
+        let mut bytes = vec![0u8; self.side * self.side * stride];
+        self.unpack(&mut bytes, stride);
+        bytes
+    }
+
+    /// A cube of side `side` from bytes laid out as [`Cube::to_bytes`] writes them. Refused
+    /// if a cell byte is neither 0 nor 1.
+    pub fn from_bytes(side: usize, bytes: &[u8], stride: usize) -> Result<Cube> {
+        let mut cube = Cube::new(side)?;
+        assert!(stride >= side && bytes.len() >= side * side * stride);
+        if let Err(line) = cube.pack(bytes, stride) {
+            let z = bytes[line * stride..][..side]
+                .iter()
+                .position(|&b| b > 1)
+                .expect("a bad byte");
+            return Err(Error::Invalid(format!(
+                "cell ({}, {}, {z}) is {}: cells must be 0 (dead) or 1 (alive)",
+                line / side,
+                line % side,
+                bytes[line * stride + z]
+            )));
+        }
+        Ok(cube)
+    }
+
+    /// Sets every line from `bytes` (line `k` at byte `k · stride`), on all cores. `Err(k)`
+    /// names a line that holds a byte other than 0 or 1.
+    pub(crate) fn pack(&mut self, bytes: &[u8], stride: usize) -> std::result::Result<(), usize> {
+        let (side, wpl) = (self.side, self.lines.words_per_row());
+        self.lines
+            .words_mut()
+            .par_chunks_mut(wpl)
+            .zip(bytes.par_chunks(stride))
+            .enumerate()
+            .try_for_each(|(line, (words, bytes))| {
+                pack_line(&bytes[..side], words).map_err(|()| line)
+            })
+    }
+
+    /// Writes every line into `bytes` (line `k` at byte `k · stride`), on all cores; the
+    /// padding bytes of each line are left as they are.
+    pub(crate) fn unpack(&self, bytes: &mut [u8], stride: usize) {
+        let (side, wpl) = (self.side, self.lines.words_per_row());
+        bytes
+            .par_chunks_mut(stride)
+            .zip(self.lines.words().par_chunks(wpl))
+            .for_each(|(bytes, words)| unpack_line(words, &mut bytes[..side]));
+    }
+
     /// The first cell (in file order) where `self` and `other` differ, if any. Panics if the
     /// sides differ.
     pub fn first_difference(&self, other: &Cube) -> Option<(usize, usize, usize)> {
@@ -143,9 +197,97 @@ impl Cube {
     }
 }
 
+/// Packs one line of cell bytes into bits. `Err` if a byte is neither 0 nor 1.
+fn pack_line(bytes: &[u8], words: &mut [u64]) -> std::result::Result<(), ()> {
+    for (word, chunk) in words.iter_mut().zip(bytes.chunks(WORD_BITS)) {
+        let mut bits = 0u64;
+        let mut high = 0u64;
+        let mut eights = chunk.chunks_exact(8);
+        for (k, eight) in eights.by_ref().enumerate() {
+            let v = u64::from_le_bytes(eight.try_into().expect("8 bytes"));
+            high |= v;
+            bits |= gather_bytes(v) << (8 * k);
+        }
+        let done = chunk.len() - eights.remainder().len();
+        for (k, &b) in eights.remainder().iter().enumerate() {
+            high |= b as u64;
+            bits |= ((b & 1) as u64) << (done + k);
+        }
+        if high & 0xFEFE_FEFE_FEFE_FEFE != 0 {
+            return Err(());
+        }
+        *word = bits;
+    }
+    Ok(())
+}
+
+/// The low bits of the eight bytes of `v` (each 0 or 1) as bits 0..8. The multiplier puts byte
+/// `i`'s bit at position 56 + i; no two partial products share a position, so nothing carries.
+#[inline]
+fn gather_bytes(v: u64) -> u64 {
+    (v & 0x0101_0101_0101_0101).wrapping_mul(0x0102_0408_1020_4080) >> 56
+}
+
+/// Byte `b` spread to eight cell bytes (bit `i` to byte `i`).
+const SPREAD: [u64; 256] = {
+    let mut table = [0u64; 256];
+    let mut b = 0;
+    while b < 256 {
+        let mut i = 0;
+        while i < 8 {
+            table[b] |= ((b as u64 >> i) & 1) << (8 * i);
+            i += 1;
+        }
+        b += 1;
+    }
+    table
+};
+
+/// Unpacks one line of bits into cell bytes.
+fn unpack_line(words: &[u64], bytes: &mut [u8]) {
+    for (chunk, &word) in bytes.chunks_mut(WORD_BITS).zip(words) {
+        let done = chunk.len() / 8 * 8;
+        let mut eights = chunk.chunks_exact_mut(8);
+        for (k, eight) in eights.by_ref().enumerate() {
+            eight.copy_from_slice(&SPREAD[(word >> (8 * k)) as usize & 0xFF].to_le_bytes());
+        }
+        for (k, b) in eights.into_remainder().iter_mut().enumerate() {
+            *b = (word >> (done + k)) as u8 & 1;
+        }
+    }
+}
+
 #[cfg(test)]
 mod test {
     use super::*;
+
+    #[test]
+    fn gather_and_spread_are_inverse() {
+        for b in 0..256u64 {
+            assert_eq!(gather_bytes(SPREAD[b as usize]), b);
+        }
+    }
+
+    #[test]
+    fn bytes_round_trip_with_padding() {
+        for side in [1, 3, 8, 9, 65] {
+            let cube = Cube::density_soup(side, 0.5, 3).unwrap();
+            for stride in [side, side.div_ceil(4) * 4, side + 5] {
+                let bytes = cube.to_bytes(stride);
+                for line in 0..side * side {
+                    for z in 0..stride {
+                        let want = z < side && cube.get(line / side, line % side, z);
+                        assert_eq!(bytes[line * stride + z], want as u8);
+                    }
+                }
+                assert_eq!(Cube::from_bytes(side, &bytes, stride).unwrap(), cube);
+            }
+        }
+        let mut bad = Cube::new(3).unwrap().to_bytes(4);
+        bad[4 * 5 + 2] = 2;
+        let err = Cube::from_bytes(3, &bad, 4).unwrap_err().to_string();
+        assert!(err.contains("cell (1, 2, 2) is 2"), "{err}");
+    }
 
     #[test]
     fn cells_live_on_their_lines() {

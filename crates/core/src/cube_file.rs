@@ -8,11 +8,9 @@ use std::fs::{File, OpenOptions};
 use std::path::Path;
 
 use memmap2::{Mmap, MmapMut};
-use rayon::prelude::*;
 
 use crate::cube::{check_side, Cube};
 use crate::error::{Error, Result};
-use crate::grid::WORD_BITS;
 
 /// Bytes before the cells: M and T.
 pub const HEADER_BYTES: u64 = 16;
@@ -51,15 +49,7 @@ pub fn read(path: &Path) -> Result<(Cube, u64)> {
     let side = side as usize;
     let mut cube = Cube::new(side)?;
     let cells = &map[HEADER_BYTES as usize..];
-    let wpl = cube.lines().words_per_row();
-    let bad_line = cube
-        .lines_mut()
-        .words_mut()
-        .par_chunks_mut(wpl)
-        .zip(cells.par_chunks(side))
-        .enumerate()
-        .try_for_each(|(line, (words, bytes))| pack_line(bytes, words).map_err(|()| line));
-    if let Err(line) = bad_line {
+    if let Err(line) = cube.pack(cells, side) {
         let bytes = &cells[line * side..][..side];
         let z = bytes.iter().position(|&b| b > 1).expect("a bad byte");
         return Err(fail(format!(
@@ -90,72 +80,8 @@ pub fn write(path: &Path, cube: &Cube, stamp: u64) -> Result<()> {
     let mut map = unsafe { MmapMut::map_mut(&file) }.map_err(|e| Error::io(path, e))?;
     map[0..8].copy_from_slice(&(side as u64).to_le_bytes());
     map[8..16].copy_from_slice(&stamp.to_le_bytes());
-    let lines = cube.lines();
-    map[HEADER_BYTES as usize..]
-        .par_chunks_mut(side)
-        .zip(lines.words().par_chunks(lines.words_per_row()))
-        .for_each(|(bytes, words)| unpack_line(words, bytes));
+    cube.unpack(&mut map[HEADER_BYTES as usize..], side);
     Ok(())
-}
-
-/// Packs one line of cell bytes into bits. `Err` if a byte is neither 0 nor 1.
-fn pack_line(bytes: &[u8], words: &mut [u64]) -> std::result::Result<(), ()> {
-    for (word, chunk) in words.iter_mut().zip(bytes.chunks(WORD_BITS)) {
-        let mut bits = 0u64;
-        let mut high = 0u64;
-        let mut eights = chunk.chunks_exact(8);
-        for (k, eight) in eights.by_ref().enumerate() {
-            let v = u64::from_le_bytes(eight.try_into().expect("8 bytes"));
-            high |= v;
-            bits |= gather_bytes(v) << (8 * k);
-        }
-        let done = chunk.len() - eights.remainder().len();
-        for (k, &b) in eights.remainder().iter().enumerate() {
-            high |= b as u64;
-            bits |= ((b & 1) as u64) << (done + k);
-        }
-        if high & 0xFEFE_FEFE_FEFE_FEFE != 0 {
-            return Err(());
-        }
-        *word = bits;
-    }
-    Ok(())
-}
-
-/// The low bits of the eight bytes of `v` (each 0 or 1) as bits 0..8. The multiplier puts byte
-/// `i`'s bit at position 56 + i; no two partial products share a position, so nothing carries.
-#[inline]
-fn gather_bytes(v: u64) -> u64 {
-    (v & 0x0101_0101_0101_0101).wrapping_mul(0x0102_0408_1020_4080) >> 56
-}
-
-/// Byte `b` spread to eight cell bytes (bit `i` to byte `i`).
-const SPREAD: [u64; 256] = {
-    let mut table = [0u64; 256];
-    let mut b = 0;
-    while b < 256 {
-        let mut i = 0;
-        while i < 8 {
-            table[b] |= ((b as u64 >> i) & 1) << (8 * i);
-            i += 1;
-        }
-        b += 1;
-    }
-    table
-};
-
-/// Unpacks one line of bits into cell bytes.
-fn unpack_line(words: &[u64], bytes: &mut [u8]) {
-    for (chunk, &word) in bytes.chunks_mut(WORD_BITS).zip(words) {
-        let done = chunk.len() / 8 * 8;
-        let mut eights = chunk.chunks_exact_mut(8);
-        for (k, eight) in eights.by_ref().enumerate() {
-            eight.copy_from_slice(&SPREAD[(word >> (8 * k)) as usize & 0xFF].to_le_bytes());
-        }
-        for (k, b) in eights.into_remainder().iter_mut().enumerate() {
-            *b = (word >> (done + k)) as u8 & 1;
-        }
-    }
 }
 
 #[cfg(test)]
@@ -212,12 +138,5 @@ mod test {
         let mut huge = vec![0u8; 16];
         huge[..8].copy_from_slice(&u64::MAX.to_le_bytes());
         assert!(err(&huge).contains("between 1 and"));
-    }
-
-    #[test]
-    fn gather_and_spread_are_inverse() {
-        for b in 0..256u64 {
-            assert_eq!(gather_bytes(SPREAD[b as usize]), b);
-        }
     }
 }

@@ -187,6 +187,8 @@ impl BitCells {
 }
 
 impl Backend for BitCells {
+    type World = Grid;
+
     /// 64 generations: an even number of launches at every depth.
     const GRAPH_GENERATIONS: u64 = 64;
 

@@ -40,6 +40,8 @@ impl ByteCells {
 }
 
 impl Backend for ByteCells {
+    type World = Grid;
+
     fn prepare(
         gpu: &Gpu,
         stream: &Arc<CudaStream>,

@@ -6,12 +6,12 @@ use std::sync::Arc;
 
 use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
 use cudarc::driver::{CudaGraph, CudaStream};
-use gol_core::{Engine, EngineOptions, Grid, Rule};
+use gol_core::{Cube, Engine, EngineOptions, Grid, Rule, World};
 
 use crate::clock::{time_on_device, time_on_host, Timings};
 use crate::device::{gpu, Gpu};
 use crate::error::{CudaError, Result};
-use crate::kernels;
+use crate::kernels::{self, KernelSpec};
 
 /// The most blocks launched along y; kernels loop over the rest (grid-stride).
 pub const MAX_GRID_Y: u32 = 65_535;
@@ -24,22 +24,56 @@ struct Graph(CudaGraph);
 // thread before each launch, so it may be used from any thread (one at a time: `&mut` access).
 unsafe impl Send for Graph {}
 
+/// A world the CUDA kernels can hold: its sides must fit the kernels' index types.
+pub trait DeviceWorld: World {
+    /// Refuses sides the kernels cannot index.
+    fn check_sides(&self) -> Result<()>;
+}
+
+impl DeviceWorld for Grid {
+    /// Kernels index with `int` sides.
+    fn check_sides(&self) -> Result<()> {
+        let (width, height) = (self.width(), self.height());
+        let limit = i32::MAX as usize - 2;
+        if width > limit || height > limit {
+            return Err(CudaError::Refused(format!(
+                "a {width}x{height} grid is too large for the CUDA engines (at most {limit} a side)"
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl DeviceWorld for Cube {
+    /// Any cube side fits: the 3D kernels take `int` sides (at most 2¹⁵) and index planes with
+    /// 64-bit offsets.
+    fn check_sides(&self) -> Result<()> {
+        Ok(())
+    }
+}
+
 /// A kernel's data on the device and how to advance it.
 pub trait Backend: Sized {
+    /// What the backend advances: a 2D [`Grid`] or a 3D [`Cube`].
+    type World: DeviceWorld;
+    /// The kernel spec of `engine` for this backend's dimension.
+    fn spec(engine: &'static str) -> &'static KernelSpec {
+        kernels::spec(engine)
+    }
     /// Checks the problem against the device, compiles the module and allocates buffers.
     /// Everything happens on `stream`, the engine's own.
     fn prepare(
         gpu: &Gpu,
         stream: &Arc<CudaStream>,
         engine: &'static str,
-        grid: &Grid,
+        world: &Self::World,
         rule: Rule,
     ) -> Result<Self>;
     /// Generations captured in one CUDA graph: a count after which the buffers, which swap
     /// roles at each launch, are back in place.
     const GRAPH_GENERATIONS: u64 = 32;
-    /// Copies `grid` to the device and waits for the copy.
-    fn upload(&mut self, stream: &Arc<CudaStream>, grid: &Grid) -> Result<()>;
+    /// Copies `world` to the device and waits for the copy.
+    fn upload(&mut self, stream: &Arc<CudaStream>, world: &Self::World) -> Result<()>;
     /// Queues one generation on `stream`, swapping the buffers once.
     fn generation(&mut self, stream: &Arc<CudaStream>, block: (u32, u32)) -> Result<()>;
     /// Queues `generations` generations on `stream`; returns how many times the buffers
@@ -54,14 +88,14 @@ pub trait Backend: Sized {
         Ok(generations)
     }
     /// Copies the state back.
-    fn download(&self, stream: &Arc<CudaStream>) -> Result<Grid>;
+    fn download(&self, stream: &Arc<CudaStream>) -> Result<Self::World>;
     /// How the backend launches its kernels, where the block size does not say it.
     fn describe(&self) -> Option<String> {
         None
     }
     /// Live cells; by default counted on the host after a download.
     fn population(&self, stream: &Arc<CudaStream>) -> Result<u64> {
-        Ok(self.download(stream)?.population())
+        Ok(World::population(&self.download(stream)?))
     }
 }
 
@@ -88,7 +122,7 @@ impl<B: Backend> GpuEngine<B> {
     /// The engine `name`; fails where there is no GPU or the block is too large.
     pub fn new(name: &'static str, options: &EngineOptions) -> Result<GpuEngine<B>> {
         let gpu = gpu()?;
-        let spec = kernels::spec(name);
+        let spec = B::spec(name);
         if let (true, Some((x, y))) = (spec.fixed_block, options.block) {
             return Err(CudaError::Refused(format!(
                 "{name} chooses its own launch shape; --block {x}x{y} does not apply to it"
@@ -124,19 +158,19 @@ impl<B: Backend> GpuEngine<B> {
     }
 }
 
-impl<B: Backend + Send> Engine for GpuEngine<B> {
+impl<B: Backend + Send> Engine<B::World> for GpuEngine<B> {
     fn name(&self) -> &'static str {
         self.name
     }
 
-    fn load(&mut self, grid: &Grid, rule: Rule) -> gol_core::Result<()> {
+    fn load(&mut self, world: &B::World, rule: Rule) -> gol_core::Result<()> {
         self.backend = None;
         self.graphs = [None, None];
         self.parity = 0;
-        rule.check_neighbours(8)?;
-        check_dims(grid.width(), grid.height())?;
-        let mut backend = B::prepare(&self.gpu, &self.stream, self.name, grid, rule)?;
-        let ((), upload) = time_on_host(|| backend.upload(&self.stream, grid))?;
+        rule.check_neighbours(B::World::NEIGHBOURS)?;
+        world.check_sides()?;
+        let mut backend = B::prepare(&self.gpu, &self.stream, self.name, world, rule)?;
+        let ((), upload) = time_on_host(|| backend.upload(&self.stream, world))?;
         self.timings.set(Timings {
             upload,
             ..Timings::default()
@@ -175,10 +209,10 @@ impl<B: Backend + Send> Engine for GpuEngine<B> {
         Ok(())
     }
 
-    fn snapshot(&self) -> gol_core::Result<Grid> {
-        let (grid, seconds) = time_on_host(|| self.backend()?.download(&self.stream))?;
+    fn snapshot(&self) -> gol_core::Result<B::World> {
+        let (world, seconds) = time_on_host(|| self.backend()?.download(&self.stream))?;
         self.add(|t| t.download += seconds);
-        Ok(grid)
+        Ok(world)
     }
 
     fn population(&self) -> gol_core::Result<u64> {
@@ -218,17 +252,6 @@ fn capture<B: Backend>(
         "a graph must swap the buffers an even number of times"
     );
     Ok(graph.map(Graph))
-}
-
-/// Kernels index with `int` sides.
-fn check_dims(width: usize, height: usize) -> Result<()> {
-    let limit = i32::MAX as usize - 2;
-    if width > limit || height > limit {
-        return Err(CudaError::Refused(format!(
-            "a {width}x{height} grid is too large for the CUDA engines (at most {limit} a side)"
-        )));
-    }
-    Ok(())
 }
 
 /// 32-bit words per row of cells packed one per bit (the layout of cuda-lut and cuda-bitsliced).

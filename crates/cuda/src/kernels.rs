@@ -23,6 +23,12 @@ pub const TEXTURE: &str = include_str!("../kernels/texture.cu");
 pub const LUT: &str = include_str!("../kernels/lut.cu");
 /// cuda-bitsliced's multi-generation kernels and its population count.
 pub const BITSLICED: &str = include_str!("../kernels/bitsliced.cu");
+/// The 3D byte-cell kernels of cuda-global and cuda-shared.
+pub const CUBE_BYTES: &str = include_str!("../kernels/cube_bytes.cu");
+/// The 3D cuda-swar kernel (four byte cells per word).
+pub const CUBE_SWAR: &str = include_str!("../kernels/cube_swar.cu");
+/// The 3D cuda-bitsliced kernel.
+pub const CUBE_BITSLICED: &str = include_str!("../kernels/cube_bitsliced.cu");
 
 /// `parts` behind the rule's masks as `#define`s.
 pub fn with_rule(rule: Rule, parts: &[&str]) -> String {
@@ -132,6 +138,54 @@ pub const SPECS: &[KernelSpec] = &[
     },
 ];
 
+/// Every 3D CUDA engine's kernel.
+pub const SPECS_3D: &[KernelSpec] = &[
+    KernelSpec {
+        engine: "cuda-bitsliced",
+        parts: &[CUBE_BITSLICED],
+        function: "cube_bitsliced",
+        small_function: None,
+        default_block: (32, 4),
+        rule_compiled_in: true,
+        tiled: false,
+        fixed_block: true,
+        rule_circuit: false,
+    },
+    KernelSpec {
+        engine: "cuda-swar",
+        parts: &[CUBE_SWAR],
+        function: "cube_swar",
+        small_function: None,
+        default_block: (32, 8),
+        rule_compiled_in: true,
+        tiled: false,
+        fixed_block: true,
+        rule_circuit: false,
+    },
+    KernelSpec {
+        engine: "cuda-shared",
+        parts: &[RULE, CUBE_BYTES],
+        function: "cube_shared",
+        small_function: None,
+        default_block: (32, 16),
+        rule_compiled_in: true,
+        tiled: true,
+        fixed_block: false,
+        rule_circuit: false,
+    },
+    KernelSpec {
+        engine: "cuda-global",
+        parts: &[RULE, CUBE_BYTES],
+        function: "cube_global",
+        small_function: None,
+        default_block: (32, 8),
+        rule_compiled_in: true,
+        tiled: false,
+        fixed_block: false,
+        rule_circuit: false,
+    },
+];
+
 impl KernelSpec {
     /// The source to compile for `rule`.
     pub fn source(&self, rule: Rule) -> String {
@@ -181,10 +235,18 @@ impl KernelSpec {
     }
 }
 
-/// The kernel of `engine` (one of [`SPECS`]).
+/// The kernel of the 2D engine `engine` (one of [`SPECS`]).
 pub fn spec(engine: &str) -> &'static KernelSpec {
     SPECS
         .iter()
         .find(|s| s.engine == engine)
         .expect("every CUDA engine has a kernel spec")
+}
+
+/// The kernel of the 3D engine `engine` (one of [`SPECS_3D`]).
+pub fn spec_3d(engine: &str) -> &'static KernelSpec {
+    SPECS_3D
+        .iter()
+        .find(|s| s.engine == engine)
+        .expect("every 3D CUDA engine has a kernel spec")
 }

@@ -6,6 +6,8 @@
 //! - [`lut`]: `cuda-lut` (32 cells per word, a 4096-entry table gives two cells per lookup).
 //! - [`bitsliced`]: `cuda-bitsliced` (32 cells per word, bit-sliced counts, up to 16
 //!   generations per launch; the fastest), with the rule as a LOP3 circuit from [`circuit`].
+//! - [`cube`]: the 3D engines ([`ENGINES_3D`]): `cuda-global`, `cuda-shared`, `cuda-swar` and
+//!   `cuda-bitsliced` on an M³ torus.
 //!
 //! Kernels are `.cu` files under `kernels/`, embedded with `include_str!` and compiled by NVRTC
 //! for the device's own architecture on first use ([`device::Gpu::module`] caches them per
@@ -17,6 +19,7 @@ pub mod bitsliced;
 pub mod bytes;
 pub mod circuit;
 mod clock;
+pub mod cube;
 pub mod device;
 pub mod engine;
 mod error;
@@ -27,14 +30,14 @@ pub mod texture;
 pub use error::CudaError;
 
 use cudarc::driver::CudaFunction;
-use gol_core::{Engine, EngineSpec};
+use gol_core::{Cube, Engine, EngineSpec};
 
 use engine::{Backend, GpuEngine};
 
 fn create<B: Backend + Send + 'static>(
     name: &'static str,
     options: &gol_core::EngineOptions,
-) -> gol_core::Result<Box<dyn Engine>> {
+) -> gol_core::Result<Box<dyn Engine<B::World>>> {
     Ok(Box::new(GpuEngine::<B>::new(name, options)?))
 }
 
@@ -74,6 +77,30 @@ pub const ENGINES: &[EngineSpec] = &[
         name: "cuda-constant",
         description: "as cuda-global, with the rule table in __constant__ memory (seminar)",
         create: |o| create::<bytes::ByteCells>("cuda-constant", o),
+    },
+];
+
+/// The 3D CUDA engines, fastest first.
+pub const ENGINES_3D: &[EngineSpec<Cube>] = &[
+    EngineSpec {
+        name: "cuda-bitsliced",
+        description: "32 cells per word, bit-sliced 27-cell sums, 4 lines per thread streaming along x",
+        create: |o| create::<cube::CubeCells>("cuda-bitsliced", o),
+    },
+    EngineSpec {
+        name: "cuda-swar",
+        description: "4 byte cells per 32-bit word, sums four at a time, streaming along x (blog's v2)",
+        create: |o| create::<cube::CubeCells>("cuda-swar", o),
+    },
+    EngineSpec {
+        name: "cuda-shared",
+        description: "byte cells, (z, y) tiles with a halo in shared memory streaming along x (blog's v1)",
+        create: |o| create::<cube::CubeCells>("cuda-shared", o),
+    },
+    EngineSpec {
+        name: "cuda-global",
+        description: "byte cells, one thread per cell, 26 wrapped loads (blog's v0)",
+        create: |o| create::<cube::CubeCells>("cuda-global", o),
     },
 ];
 

@@ -45,6 +45,8 @@ pub struct LutCells {
 }
 
 impl Backend for LutCells {
+    type World = Grid;
+
     fn prepare(
         gpu: &Gpu,
         stream: &Arc<CudaStream>,

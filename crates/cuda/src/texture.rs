@@ -153,6 +153,8 @@ pub struct TextureCells {
 }
 
 impl Backend for TextureCells {
+    type World = Grid;
+
     fn prepare(
         gpu: &Gpu,
         stream: &Arc<CudaStream>,

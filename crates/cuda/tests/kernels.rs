@@ -1,4 +1,4 @@
-//! Every kernel compiles with NVRTC for sm_90 under a fixed list of rules. NVRTC needs no GPU,
+//! Every kernel, 2D and 3D, compiles with NVRTC for sm_90 under a fixed list of rules. NVRTC needs no GPU,
 //! so this runs in CI; where NVRTC is missing it is skipped with a notice, unless
 //! `GOL_REQUIRE_NVRTC=1` (set by CI, which installs it) makes that a failure.
 
@@ -15,9 +15,15 @@ fn every_kernel_compiles_for_sm_90() {
         eprintln!("notice: NVRTC not found (pip install nvidia-cuda-nvrtc==13.0.*); skipping");
         return;
     }
-    for rule in ["B3/S23", "B36/S23", "B2/S", "B0123478/S01234678", "B/S"] {
+    let flat = ["B3/S23", "B36/S23", "B2/S", "B0123478/S01234678", "B/S"];
+    let solid = ["B6/S567", "B0,26/S0-26", "B5-7,10/S4-9,13", "B/S"];
+    let cases = flat
+        .iter()
+        .map(|&r| (r, kernels::SPECS))
+        .chain(solid.iter().map(|&r| (r, kernels::SPECS_3D)));
+    for (rule, specs) in cases {
         let rule = Rule::parse(rule).unwrap();
-        for spec in kernels::SPECS {
+        for spec in specs {
             let engine = spec.engine;
             let ptx = device::compile(&spec.source(rule), "sm_90")
                 .unwrap_or_else(|e| panic!("{engine} with {rule}: {e}"));

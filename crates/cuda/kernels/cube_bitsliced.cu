@@ -1,0 +1,147 @@
+// cuda-bitsliced in 3D: 32 cells per 32-bit word, bit-sliced 27-cell sums.
+//
+// Layout: the host cube's own words. Line (x, y) (every z) starts at 32-bit word
+// (x*M + y) * stride; cell z is bit z % 32 of the line's word z / 32; nw = ceil(M/32) words hold
+// cells and the bits past z = M-1 are zero.
+//
+// A warp covers 32 consecutive words of a line (lanes past the line's end hold its first words
+// again, wrapping around): a shuffle and a shift give every cell's z neighbours, and lanes 0
+// and 31 load their outer neighbour word themselves. Each
+// thread owns ROWS consecutive lines y0..y0+ROWS-1 and streams along x through `depth` planes:
+// per plane it loads ROWS + 2 lines, forms their z 3-sums (two bit planes), adds three of them
+// into each owned line's plane sum (the 3x3 sum in y and z, four bit planes), keeps the last
+// two planes' sums, and adds three plane sums into the 27-cell sum (five bit planes), from which
+// the rule, a multiplexer tree whose constant leaves the compiler folds, gives the next state.
+
+#define ROWS 4
+
+__device__ __forceinline__ int before(int i, int m) { return i == 0 ? m - 1 : i - 1; }
+__device__ __forceinline__ int after(int i, int m) { return i == m - 1 ? 0 : i + 1; }
+
+__device__ __forceinline__ void full_add(unsigned a, unsigned b, unsigned c, unsigned &sum, unsigned &carry)
+{
+    unsigned t = a ^ b;
+    sum = t ^ c;
+    carry = (a & b) | (t & c);
+}
+
+// Leaf c of the rule's tree: the birth bit for a dead cell with sum c, the survival bit for c-1
+// for a live one (its sum counts itself). Sums above 27 cannot occur.
+__device__ __forceinline__ unsigned leaf(int c, unsigned alive)
+{
+    bool born = c <= 26 && ((BIRTH >> c) & 1u);
+    bool stays = c >= 1 && c <= 27 && ((SURVIVE >> (c - 1)) & 1u);
+    return born ? (stays ? 0xffffffffu : ~alive) : (stays ? alive : 0u);
+}
+
+__device__ __forceinline__ unsigned next_state(const unsigned t[5], unsigned alive)
+{
+    unsigned v[32];
+#pragma unroll
+    for (int c = 0; c < 32; ++c)
+        v[c] = leaf(c, alive);
+#pragma unroll
+    for (int level = 0; level < 5; ++level)
+#pragma unroll
+        for (int i = 0; i < (16 >> level); ++i)
+            v[i] = (t[level] & v[2 * i + 1]) | (~t[level] & v[2 * i]);
+    return v[0];
+}
+
+extern "C" __global__ void cube_bitsliced(const unsigned *cells, unsigned *next, int m, int stride,
+                                          int depth)
+{
+    const unsigned all = 0xffffffffu;
+    int nw = (m + 31) / 32;
+    int lane = threadIdx.x;
+    int w = blockIdx.x * 32 + lane;
+    int y0 = (blockIdx.y * blockDim.y + threadIdx.y) * ROWS;
+    int x0 = blockIdx.z * depth;
+    // A warp shares y0 and x0, so it leaves (or stays) as a whole and the shuffles stay full.
+    if (y0 >= m || x0 >= m)
+        return;
+    int x1 = min(x0 + depth, m);
+    int gw = w % nw;
+    int gw_left = gw == 0 ? nw - 1 : gw - 1, gw_right = gw == nw - 1 ? 0 : gw + 1;
+    int r = (m - 1) & 31; // the bit of the line's last cell in its last word
+    unsigned below_r = r == 0 ? 0u : 0xffffffffu >> (32 - r);
+    unsigned valid = r == 31 ? 0xffffffffu : (1u << (r + 1)) - 1;
+    bool writes = w < nw;
+    long long plane = (long long)m * stride;
+    long long line[ROWS + 2];
+#pragma unroll
+    for (int i = 0; i < ROWS + 2; ++i) {
+        int y = y0 + i - 1;
+        y = y < 0 ? m - 1 : y % m;
+        line[i] = (long long)y * stride;
+    }
+
+    unsigned sums[2][ROWS][4]; // plane sums of planes x-1 and x
+    unsigned alive[ROWS];
+    // Loads plane xs: the owned lines' states into `state`, their plane sums into `out`.
+    auto load = [&](int xs, unsigned (*out)[4], unsigned *state) {
+        unsigned s0[ROWS + 2], s1[ROWS + 2];
+#pragma unroll
+        for (int i = 0; i < ROWS + 2; ++i) {
+            const unsigned *words = cells + xs * plane + line[i];
+            unsigned c = words[gw];
+            unsigned lw = __shfl_up_sync(all, c, 1);
+            unsigned rw = __shfl_down_sync(all, c, 1);
+            if (lane == 0)
+                lw = words[gw_left];
+            if (lane == 31)
+                rw = words[gw_right];
+            // The word left of word 0 is the line's last word, whose last cell is bit r.
+            unsigned west = (c << 1) | (gw == 0 ? (lw >> r) & 1u : lw >> 31);
+            unsigned east = gw == nw - 1 ? ((c >> 1) & below_r) | ((rw & 1u) << r) : __funnelshift_r(c, rw, 1);
+            full_add(west, c, east, s0[i], s1[i]);
+            if (i >= 1 && i <= ROWS)
+                state[i - 1] = c;
+        }
+#pragma unroll
+        for (int i = 0; i < ROWS; ++i) {
+            unsigned k2, twos, fours;
+            full_add(s0[i], s0[i + 1], s0[i + 2], out[i][0], k2);
+            full_add(s1[i], s1[i + 1], s1[i + 2], twos, fours);
+            out[i][1] = twos ^ k2;
+            unsigned k4 = twos & k2;
+            out[i][2] = fours ^ k4;
+            out[i][3] = fours & k4;
+        }
+    };
+    unsigned ignored[ROWS];
+    load(before(x0, m), sums[0], ignored);
+    load(x0, sums[1], alive);
+    for (int x = x0; x < x1; ++x) {
+        unsigned newest[ROWS][4], alive_next[ROWS];
+        load(after(x, m), newest, alive_next);
+#pragma unroll
+        for (int i = 0; i < ROWS; ++i) {
+            const unsigned *a = sums[0][i], *b = sums[1][i], *c = newest[i];
+            unsigned t[5], k1, k2, k2b, k3, k3b, k4, k4b, u1, u2, u3;
+            full_add(a[0], b[0], c[0], t[0], k1);
+            full_add(a[1], b[1], c[1], u1, k2);
+            t[1] = u1 ^ k1;
+            k2b = u1 & k1;
+            full_add(a[2], b[2], c[2], u2, k3);
+            full_add(u2, k2, k2b, t[2], k3b);
+            full_add(a[3], b[3], c[3], u3, k4);
+            full_add(u3, k3, k3b, t[3], k4b);
+            t[4] = k4 | k4b; // the sum is at most 27: never both
+            unsigned out = next_state(t, alive[i]);
+            if (gw == nw - 1)
+                out &= valid;
+            if (writes && y0 + i < m)
+                next[x * plane + line[i + 1] + gw] = out;
+        }
+#pragma unroll
+        for (int i = 0; i < ROWS; ++i) {
+#pragma unroll
+            for (int b = 0; b < 4; ++b) {
+                sums[0][i][b] = sums[1][i][b];
+                sums[1][i][b] = newest[i][b];
+            }
+            alive[i] = alive_next[i];
+        }
+    }
+}

@@ -1,0 +1,223 @@
+//! The 3D backends: the blog's three kernels and a bit-sliced one, on an M³ torus.
+//!
+//! - `cuda-global`: byte cells in the `.bin` order, one thread per cell (the blog's v0).
+//! - `cuda-shared`: the same bytes, (z, y) tiles with a halo in shared memory streaming along
+//!   x (v1, 2.5D blocking).
+//! - `cuda-swar`: four byte cells per 32-bit word, lines padded to whole words, counts added
+//!   four at a time (v2).
+//! - `cuda-bitsliced`: the host cube's own bit-packed words, 32 cells per 32-bit word,
+//!   bit-sliced 27-cell sums.
+//!
+//! Each kernel file documents its layout and scheme. Every kernel makes one generation per
+//! launch; the engine replays launches through CUDA graphs.
+
+use std::sync::Arc;
+
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use gol_core::{Cube, Grid, Rule};
+
+use crate::device::Gpu;
+use crate::engine::Backend;
+use crate::error::{CudaError, Result};
+use crate::kernels::{self, KernelSpec};
+
+/// Planes of constant x each thread of the streaming kernels (shared, swar, bitsliced) walks
+/// through per launch; `GOL_CUBE_DEPTH` overrides it for experiments.
+const DEPTH: usize = 16;
+
+/// Lines each thread of cuda-bitsliced owns (`ROWS` in the kernel).
+const BITSLICED_ROWS: usize = 4;
+
+/// How the cells lie in the device buffers.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Layout {
+    /// One byte per cell, the `.bin` order.
+    Bytes,
+    /// One byte per cell, each line padded to whole 32-bit words.
+    Swar,
+    /// One bit per cell, the host cube's words.
+    Bits,
+}
+
+/// A 3D torus on the device.
+pub struct CubeCells {
+    spec: &'static KernelSpec,
+    layout: Layout,
+    side: usize,
+    cells: CudaSlice<u8>,
+    next: CudaSlice<u8>,
+    update: CudaFunction,
+    depth: usize,
+}
+
+impl CubeCells {
+    /// Bytes per line in the device buffers.
+    fn stride_bytes(&self) -> usize {
+        stride_bytes(self.layout, self.side)
+    }
+}
+
+fn stride_bytes(layout: Layout, side: usize) -> usize {
+    match layout {
+        Layout::Bytes => side,
+        Layout::Swar => side.div_ceil(4) * 4,
+        Layout::Bits => gol_core::grid::words_per_row(side) * 8,
+    }
+}
+
+fn depth_from_env() -> Result<usize> {
+    match std::env::var("GOL_CUBE_DEPTH") {
+        Err(_) => Ok(DEPTH),
+        Ok(text) => text
+            .parse::<usize>()
+            .ok()
+            .filter(|&d| d >= 1)
+            .ok_or_else(|| {
+                CudaError::Refused(format!("GOL_CUBE_DEPTH={text:?}: expected a count ≥ 1"))
+            }),
+    }
+}
+
+impl Backend for CubeCells {
+    type World = Cube;
+
+    fn spec(engine: &'static str) -> &'static KernelSpec {
+        kernels::spec_3d(engine)
+    }
+
+    fn prepare(
+        gpu: &Gpu,
+        stream: &Arc<CudaStream>,
+        engine: &'static str,
+        cube: &Cube,
+        rule: Rule,
+    ) -> Result<Self> {
+        let spec = kernels::spec_3d(engine);
+        let layout = match engine {
+            "cuda-swar" => Layout::Swar,
+            "cuda-bitsliced" => Layout::Bits,
+            _ => Layout::Bytes,
+        };
+        let side = cube.side();
+        let len = side * side * stride_bytes(layout, side);
+        gpu.check_memory(
+            2 * len as u64,
+            &format!("a cube of side {side} on {engine}"),
+        )?;
+        let module = gpu.module(&spec.source(rule))?;
+        Ok(CubeCells {
+            spec,
+            layout,
+            side,
+            cells: stream.alloc_zeros::<u8>(len)?,
+            next: stream.alloc_zeros::<u8>(len)?,
+            update: module.load_function(spec.function)?,
+            depth: depth_from_env()?.min(side),
+        })
+    }
+
+    fn upload(&mut self, stream: &Arc<CudaStream>, cube: &Cube) -> Result<()> {
+        match self.layout {
+            Layout::Bits => stream.memcpy_htod(as_bytes(cube.lines().words()), &mut self.cells)?,
+            _ => stream.memcpy_htod(&cube.to_bytes(self.stride_bytes()), &mut self.cells)?,
+        }
+        stream.synchronize()?;
+        Ok(())
+    }
+
+    fn generation(&mut self, stream: &Arc<CudaStream>, block: (u32, u32)) -> Result<()> {
+        let m = self.side as u32;
+        let depth = self.depth as u32;
+        let planes = m.div_ceil(depth);
+        let (side, depth_arg) = (m as i32, depth as i32);
+        let stride = (self.stride_bytes() / 4) as i32;
+        let wl = m.div_ceil(4);
+        let wl_arg = wl as i32;
+        let mut launch = stream.launch_builder(&self.update);
+        launch.arg(&self.cells).arg(&mut self.next).arg(&side);
+        let cfg = match self.layout {
+            Layout::Bytes if self.spec.tiled => {
+                launch.arg(&depth_arg);
+                LaunchConfig {
+                    grid_dim: (m.div_ceil(block.0 - 2), m.div_ceil(block.1 - 2), planes),
+                    block_dim: (block.0, block.1, 1),
+                    shared_mem_bytes: 3 * block.0 * block.1,
+                }
+            }
+            Layout::Bytes => LaunchConfig {
+                grid_dim: (m.div_ceil(block.0), m.div_ceil(block.1), m.min(65_535)),
+                block_dim: (block.0, block.1, 1),
+                shared_mem_bytes: 0,
+            },
+            Layout::Swar => {
+                launch.arg(&wl_arg).arg(&depth_arg);
+                LaunchConfig {
+                    grid_dim: (wl.div_ceil(30), m.div_ceil(block.1), planes),
+                    block_dim: (32, block.1, 1),
+                    shared_mem_bytes: 0,
+                }
+            }
+            Layout::Bits => {
+                let lines_per_block = block.1 * BITSLICED_ROWS as u32;
+                launch.arg(&stride).arg(&depth_arg);
+                LaunchConfig {
+                    grid_dim: (m.div_ceil(32).div_ceil(32), m.div_ceil(lines_per_block), planes),
+                    block_dim: (32, block.1, 1),
+                    shared_mem_bytes: 0,
+                }
+            }
+        };
+        // SAFETY: the kernels take (const cells*, cells*, int m) followed by the arguments
+        // pushed above for their layout (cube_shared: int depth; cube_swar: int wl, int depth;
+        // cube_bitsliced: int stride in 32-bit words, int depth); both buffers hold M² lines
+        // of stride_bytes() bytes, and the launch shapes match what each kernel indexes.
+        unsafe { launch.launch(cfg) }?;
+        std::mem::swap(&mut self.cells, &mut self.next);
+        Ok(())
+    }
+
+    fn download(&self, stream: &Arc<CudaStream>) -> Result<Cube> {
+        let side = self.side;
+        match self.layout {
+            Layout::Bits => {
+                let mut lines = Grid::new(side, side * side)?;
+                stream.memcpy_dtoh(&self.cells, as_bytes_mut(lines.words_mut()))?;
+                stream.synchronize()?;
+                Ok(Cube::from_lines(lines)?)
+            }
+            _ => {
+                let bytes = stream.clone_dtoh(&self.cells)?;
+                Ok(Cube::from_bytes(side, &bytes, self.stride_bytes())?)
+            }
+        }
+    }
+
+    fn describe(&self) -> Option<String> {
+        match self.layout {
+            Layout::Bytes if !self.spec.tiled => None,
+            Layout::Bits => Some(format!(
+                "warps of 32 words x {BITSLICED_ROWS} lines, {} planes per thread",
+                self.depth
+            )),
+            _ => Some(format!("{} planes per thread", self.depth)),
+        }
+    }
+}
+
+/// The bytes of `words`. The kernels read the host's little-endian `u64` words as pairs of
+/// 32-bit words, which needs a little-endian host.
+fn as_bytes(words: &[u64]) -> &[u8] {
+    // SAFETY: any initialised u64 is 8 initialised bytes; u8 has alignment 1; the length covers
+    // exactly the same memory, borrowed for the same lifetime.
+    unsafe { std::slice::from_raw_parts(words.as_ptr().cast::<u8>(), words.len() * 8) }
+}
+
+/// The bytes of `words`, writable.
+fn as_bytes_mut(words: &mut [u64]) -> &mut [u8] {
+    // SAFETY: as in `as_bytes`; every byte pattern is a valid u64, so any bytes written through
+    // the view leave valid words.
+    unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u8>(), words.len() * 8) }
+}
+
+#[cfg(target_endian = "big")]
+compile_error!("the bit-packed CUDA engines read the host's words as little-endian 32-bit pairs");
