@@ -53,7 +53,12 @@ struct GpuLimits {
 }
 
 /// Times `gens` generations `reps` times after `warmup` untimed runs; returns the median.
-fn time<W: Dimension>(engine: &mut dyn Engine<W>, gens: u64, reps: usize, warmup: usize) -> Result<f64> {
+fn time<W: Dimension>(
+    engine: &mut dyn Engine<W>,
+    gens: u64,
+    reps: usize,
+    warmup: usize,
+) -> Result<f64> {
     for _ in 0..warmup {
         engine.step(gens)?;
     }

@@ -311,7 +311,8 @@ fn known_solids() -> Vec<KnownPattern<Cube>> {
         .collect();
     vec![
         KnownPattern {
-            name: "2x2x2 block, a still life of B6/S567 (each cell has 7 neighbours), on a 7^3 torus",
+            name:
+                "2x2x2 block, a still life of B6/S567 (each cell has 7 neighbours), on a 7^3 torus",
             start: cube_with(7, &block),
             rule: Rule::LIFE_3D,
             gens: 9,

@@ -230,6 +230,16 @@ fn bad_input_is_refused_with_one_line() {
     let empty = temp_file(&dir, "empty.rle", "");
     let binary = temp_file(&dir, "binary.cells", "\u{0}\u{1}\u{2}\u{7f}");
     let gun = temp_file(&dir, "gun.rle", GOSPER_GUN);
+    let cube = |name: &str, cells: &[u8]| {
+        let path = dir.path().join(name);
+        let mut bytes = Vec::from(2u64.to_le_bytes());
+        bytes.extend_from_slice(&0u64.to_le_bytes());
+        bytes.extend_from_slice(cells);
+        std::fs::write(&path, bytes).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let short_bin = cube("short.bin", &[0; 7]);
+    let bad_bin = cube("bad.bin", &[0, 1, 0, 1, 2, 0, 0, 0]);
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec!["run", "--size", "0"], "at least 1"),
         (vec!["run", "--size", "abc"], "invalid value"),
@@ -271,8 +281,32 @@ fn bad_input_is_refused_with_one_line() {
             vec!["run", "--input", "x.txt", "--size", "8"],
             "unknown pattern format",
         ),
-        (vec!["run", "--dim", "3", "--size", "8"], "3D"),
-        (vec!["run", "--input", "cube.bin"], "3D"),
+        (vec!["run", "--dim", "4"], "use 2 or 3"),
+        (
+            vec!["run", "--dim", "3", "--width", "4", "--height", "4"],
+            "one side",
+        ),
+        (
+            vec!["run", "--dim", "3", "--rule", "B5-30/S", "--size", "4"],
+            "above 26",
+        ),
+        (
+            vec!["run", "--dim", "3", "--size", "4", "--engine", "cuda-lut"],
+            "for 3D",
+        ),
+        (
+            vec!["run", "--dim", "3", "--size", "4", "--output", "x.rle"],
+            ".bin",
+        ),
+        (vec!["run", "--size", "4", "--output", "x.bin"], "3D cubes"),
+        (vec!["run", "--input", "/nonexistent/cube.bin"], "cube.bin"),
+        (vec!["run", "--input", &short_bin], "truncated"),
+        (vec!["run", "--input", &bad_bin], "cells must be 0"),
+        (
+            vec!["run", "--input", &bad_bin, "--size", "3"],
+            "sets the cube",
+        ),
+        (vec!["run", "--dim", "3", "--input", &gun], "2D"),
         (
             vec!["run", "--size", "8", "--output", "x.gif"],
             "unknown pattern format",
@@ -292,11 +326,63 @@ fn bad_input_is_refused_with_one_line() {
 }
 
 #[test]
+fn cube_files_round_trip_with_stamps_and_runs_compose() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let start = path("start.bin");
+    stdout_of(&[
+        "run",
+        "--dim",
+        "3",
+        "--size",
+        "10",
+        "--density",
+        "0.3",
+        "--seed",
+        "4",
+        "--gens",
+        "0",
+        "--output",
+        &start,
+    ]);
+    let bytes = std::fs::read(&start).unwrap();
+    assert_eq!(bytes.len(), 16 + 1000);
+    assert_eq!(
+        bytes[..16],
+        [10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]
+    );
+    assert!(bytes[16..].iter().all(|&b| b <= 1) && bytes[16..].contains(&1));
+    // 5 then 3 generations give the file that 8 do, stamp included, on every CPU engine.
+    let (five, eight) = (path("five.bin"), path("eight.bin"));
+    let json = stdout_of(&[
+        "run", "--input", &start, "--gens", "5", "--output", &five, "--json",
+    ]);
+    let report: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(report["depth"], 10);
+    assert_eq!(report["stamp"], 5);
+    assert_eq!(report["rule"], "B6/S567");
+    for engine in ["cpu-scalar", "cpu-bitsliced"] {
+        let then = path(&format!("then-{engine}.bin"));
+        let out = stdout_of(&[
+            "run", "--input", &five, "--gens", "3", "--output", &then, "--engine", engine,
+        ]);
+        assert!(out.contains("10x10x10 torus"), "{out}");
+        stdout_of(&[
+            "run", "--input", &start, "--gens", "8", "--output", &eight, "--engine", engine,
+        ]);
+        let later = std::fs::read(&then).unwrap();
+        assert_eq!(u64::from_le_bytes(later[8..16].try_into().unwrap()), 8);
+        assert_eq!(later, std::fs::read(&eight).unwrap(), "{engine}");
+    }
+}
+
+#[test]
 fn verify_quick_passes_and_prints_its_seed() {
     let out = stdout_of(&["verify", "--quick", "--seed", "12345"]);
     assert!(out.contains("seed 12345"), "{out}");
     assert!(out.contains("all engines agree"), "{out}");
     assert!(out.contains("cpu-bitsliced"), "{out}");
+    assert!(out.contains("random 3D cases"), "{out}");
 }
 
 #[test]

@@ -189,6 +189,15 @@ impl Cube {
             .for_each(|(bytes, words)| unpack_line(words, &mut bytes[..side]));
     }
 
+    /// Writes lines `first..first + bytes.len() / M` into `bytes`, M bytes each.
+    pub(crate) fn unpack_lines(&self, first: usize, bytes: &mut [u8]) {
+        let (side, wpl) = (self.side, self.lines.words_per_row());
+        let words = &self.lines.words()[first * wpl..];
+        for (line, words) in bytes.chunks_mut(side).zip(words.chunks(wpl)) {
+            unpack_line(words, line);
+        }
+    }
+
     /// The first cell (in file order) where `self` and `other` differ, if any. Panics if the
     /// sides differ.
     pub fn first_difference(&self, other: &Cube) -> Option<(usize, usize, usize)> {

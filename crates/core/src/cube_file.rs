@@ -1,13 +1,16 @@
 //! The 3D contest's `.bin` files: little-endian `u64` M, little-endian `u64` T (a generation
 //! stamp), then M³ bytes, 1 alive and 0 dead, cell `(x, y, z)` at byte `16 + x·M·M + y·M + z`.
 //!
-//! Files are memory-mapped and packed to (or unpacked from) a [`Cube`] line by line on all cores:
-//! a 1 GiB file never needs a 1 GiB buffer of its own.
+//! Files are read memory-mapped and packed into a [`Cube`] line by line on all cores, and
+//! written in chunks unpacked and written in parallel: a 1 GiB file never needs a 1 GiB buffer
+//! of its own.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
+use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-use memmap2::{Mmap, MmapMut};
+use memmap2::Mmap;
+use rayon::prelude::*;
 
 use crate::cube::{check_side, Cube};
 use crate::error::{Error, Result};
@@ -66,23 +69,30 @@ pub fn read(path: &Path) -> Result<(Cube, u64)> {
 /// Writes `cube` with generation stamp `stamp` as a `.bin` file (replacing any file there).
 pub fn write(path: &Path, cube: &Cube, stamp: u64) -> Result<()> {
     let side = cube.side();
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(path)
-        .map_err(|e| Error::io(path, e))?;
+    let file = File::create(path).map_err(|e| Error::io(path, e))?;
     file.set_len(HEADER_BYTES + cube.cells())
         .map_err(|e| Error::io(path, e))?;
-    // SAFETY: the file was just created (truncated) by us and sized to the map; the map lives
-    // only inside this function.
-    let mut map = unsafe { MmapMut::map_mut(&file) }.map_err(|e| Error::io(path, e))?;
-    map[0..8].copy_from_slice(&(side as u64).to_le_bytes());
-    map[8..16].copy_from_slice(&stamp.to_le_bytes());
-    cube.unpack(&mut map[HEADER_BYTES as usize..], side);
-    Ok(())
+    let mut header = [0u8; HEADER_BYTES as usize];
+    header[0..8].copy_from_slice(&(side as u64).to_le_bytes());
+    header[8..16].copy_from_slice(&stamp.to_le_bytes());
+    file.write_all_at(&header, 0)
+        .map_err(|e| Error::io(path, e))?;
+    // Chunks of whole lines, each unpacked and written at its offset by one thread: the copies
+    // into the page cache run on all cores too.
+    let lines_per_chunk = (WRITE_CHUNK_BYTES / side).max(1);
+    let chunks = (side * side).div_ceil(lines_per_chunk);
+    (0..chunks).into_par_iter().try_for_each(|chunk| {
+        let first = chunk * lines_per_chunk;
+        let lines = lines_per_chunk.min(side * side - first);
+        let mut bytes = vec![0u8; lines * side];
+        cube.unpack_lines(first, &mut bytes);
+        file.write_all_at(&bytes, HEADER_BYTES + (first * side) as u64)
+            .map_err(|e| Error::io(path, e))
+    })
 }
+
+/// Bytes each thread of [`write`] unpacks and writes at a time.
+const WRITE_CHUNK_BYTES: usize = 4 << 20;
 
 #[cfg(test)]
 mod test {
@@ -128,10 +138,17 @@ mod test {
             read(&path).unwrap_err().to_string()
         };
         assert!(err(&bytes[..10]).contains("too short"));
-        assert!(err(&bytes[..100]).contains("truncated"), "{}", err(&bytes[..100]));
+        assert!(
+            err(&bytes[..100]).contains("truncated"),
+            "{}",
+            err(&bytes[..100])
+        );
         bytes[16 + 2 * 25 + 3 * 5 + 4] = 7;
         let message = err(&bytes);
-        assert!(message.contains("x=2, y=3, z=4") && message.contains("is 7"), "{message}");
+        assert!(
+            message.contains("x=2, y=3, z=4") && message.contains("is 7"),
+            "{message}"
+        );
         let mut zero = bytes_of(&cube, 0);
         zero[0] = 0;
         assert!(err(&zero[..16]).contains("between 1 and"));

@@ -137,7 +137,12 @@ pub fn find<'a, W: World>(specs: &'a [EngineSpec<W>], name: &str) -> Result<&'a 
 
 /// Runs `generations` generations of `world` under `rule` on a fresh engine from `spec` and
 /// returns the final state: the shape every cross-check uses.
-pub fn evolve<W: World>(spec: &EngineSpec<W>, world: &W, rule: Rule, generations: u64) -> Result<W> {
+pub fn evolve<W: World>(
+    spec: &EngineSpec<W>,
+    world: &W,
+    rule: Rule,
+    generations: u64,
+) -> Result<W> {
     let mut engine = (spec.create)(&EngineOptions::default())?;
     engine.load(world, rule)?;
     engine.step(generations)?;

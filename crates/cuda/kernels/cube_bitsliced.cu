@@ -34,6 +34,13 @@ __device__ __forceinline__ unsigned leaf(int c, unsigned alive)
     return born ? (stays ? 0xffffffffu : ~alive) : (stays ? alive : 0u);
 }
 
+__device__ __forceinline__ unsigned mux(unsigned select, unsigned one, unsigned zero)
+{
+    return (select & one) | (~select & zero);
+}
+
+// The tree, one level per sum plane, each loop of a constant length so that it unrolls and the
+// leaves stay in registers.
 __device__ __forceinline__ unsigned next_state(const unsigned t[5], unsigned alive)
 {
     unsigned v[32];
@@ -41,17 +48,61 @@ __device__ __forceinline__ unsigned next_state(const unsigned t[5], unsigned ali
     for (int c = 0; c < 32; ++c)
         v[c] = leaf(c, alive);
 #pragma unroll
-    for (int level = 0; level < 5; ++level)
+    for (int i = 0; i < 16; ++i)
+        v[i] = mux(t[0], v[2 * i + 1], v[2 * i]);
 #pragma unroll
-        for (int i = 0; i < (16 >> level); ++i)
-            v[i] = (t[level] & v[2 * i + 1]) | (~t[level] & v[2 * i]);
-    return v[0];
+    for (int i = 0; i < 8; ++i)
+        v[i] = mux(t[1], v[2 * i + 1], v[2 * i]);
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+        v[i] = mux(t[2], v[2 * i + 1], v[2 * i]);
+#pragma unroll
+    for (int i = 0; i < 2; ++i)
+        v[i] = mux(t[3], v[2 * i + 1], v[2 * i]);
+    return mux(t[4], v[1], v[0]);
+}
+
+// Loads plane x of the thread's ROWS + 2 lines (starting at `line`, each at word gw with
+// neighbours gw_left and gw_right): the owned lines' words into `state`, their plane sums into
+// `out`.
+__device__ __forceinline__ void load_plane(const unsigned *plane, const long long line[ROWS + 2], int lane,
+                                           int gw, int gw_left, int gw_right, int nw, int r,
+                                           unsigned below_r, unsigned out[ROWS][4], unsigned state[ROWS])
+{
+    const unsigned all = 0xffffffffu;
+    unsigned s0[ROWS + 2], s1[ROWS + 2];
+#pragma unroll
+    for (int i = 0; i < ROWS + 2; ++i) {
+        const unsigned *words = plane + line[i];
+        unsigned c = words[gw];
+        unsigned lw = __shfl_up_sync(all, c, 1);
+        unsigned rw = __shfl_down_sync(all, c, 1);
+        if (lane == 0)
+            lw = words[gw_left];
+        if (lane == 31)
+            rw = words[gw_right];
+        // The word left of word 0 is the line's last word, whose last cell is bit r.
+        unsigned west = (c << 1) | (gw == 0 ? (lw >> r) & 1u : lw >> 31);
+        unsigned east = gw == nw - 1 ? ((c >> 1) & below_r) | ((rw & 1u) << r) : __funnelshift_r(c, rw, 1);
+        full_add(west, c, east, s0[i], s1[i]);
+        if (i >= 1 && i <= ROWS)
+            state[i - 1] = c;
+    }
+#pragma unroll
+    for (int i = 0; i < ROWS; ++i) {
+        unsigned k2, twos, fours;
+        full_add(s0[i], s0[i + 1], s0[i + 2], out[i][0], k2);
+        full_add(s1[i], s1[i + 1], s1[i + 2], twos, fours);
+        out[i][1] = twos ^ k2;
+        unsigned k4 = twos & k2;
+        out[i][2] = fours ^ k4;
+        out[i][3] = fours & k4;
+    }
 }
 
 extern "C" __global__ void cube_bitsliced(const unsigned *cells, unsigned *next, int m, int stride,
                                           int depth)
 {
-    const unsigned all = 0xffffffffu;
     int nw = (m + 31) / 32;
     int lane = threadIdx.x;
     int w = blockIdx.x * 32 + lane;
@@ -76,48 +127,17 @@ extern "C" __global__ void cube_bitsliced(const unsigned *cells, unsigned *next,
         line[i] = (long long)y * stride;
     }
 
-    unsigned sums[2][ROWS][4]; // plane sums of planes x-1 and x
-    unsigned alive[ROWS];
-    // Loads plane xs: the owned lines' states into `state`, their plane sums into `out`.
-    auto load = [&](int xs, unsigned (*out)[4], unsigned *state) {
-        unsigned s0[ROWS + 2], s1[ROWS + 2];
-#pragma unroll
-        for (int i = 0; i < ROWS + 2; ++i) {
-            const unsigned *words = cells + xs * plane + line[i];
-            unsigned c = words[gw];
-            unsigned lw = __shfl_up_sync(all, c, 1);
-            unsigned rw = __shfl_down_sync(all, c, 1);
-            if (lane == 0)
-                lw = words[gw_left];
-            if (lane == 31)
-                rw = words[gw_right];
-            // The word left of word 0 is the line's last word, whose last cell is bit r.
-            unsigned west = (c << 1) | (gw == 0 ? (lw >> r) & 1u : lw >> 31);
-            unsigned east = gw == nw - 1 ? ((c >> 1) & below_r) | ((rw & 1u) << r) : __funnelshift_r(c, rw, 1);
-            full_add(west, c, east, s0[i], s1[i]);
-            if (i >= 1 && i <= ROWS)
-                state[i - 1] = c;
-        }
-#pragma unroll
-        for (int i = 0; i < ROWS; ++i) {
-            unsigned k2, twos, fours;
-            full_add(s0[i], s0[i + 1], s0[i + 2], out[i][0], k2);
-            full_add(s1[i], s1[i + 1], s1[i + 2], twos, fours);
-            out[i][1] = twos ^ k2;
-            unsigned k4 = twos & k2;
-            out[i][2] = fours ^ k4;
-            out[i][3] = fours & k4;
-        }
-    };
-    unsigned ignored[ROWS];
-    load(before(x0, m), sums[0], ignored);
-    load(x0, sums[1], alive);
+    unsigned older[ROWS][4], middle[ROWS][4]; // plane sums of planes x-1 and x
+    unsigned alive[ROWS], ignored[ROWS];
+    load_plane(cells + before(x0, m) * plane, line, lane, gw, gw_left, gw_right, nw, r, below_r, older, ignored);
+    load_plane(cells + x0 * plane, line, lane, gw, gw_left, gw_right, nw, r, below_r, middle, alive);
     for (int x = x0; x < x1; ++x) {
         unsigned newest[ROWS][4], alive_next[ROWS];
-        load(after(x, m), newest, alive_next);
+        load_plane(cells + after(x, m) * plane, line, lane, gw, gw_left, gw_right, nw, r, below_r, newest,
+                   alive_next);
 #pragma unroll
         for (int i = 0; i < ROWS; ++i) {
-            const unsigned *a = sums[0][i], *b = sums[1][i], *c = newest[i];
+            const unsigned *a = older[i], *b = middle[i], *c = newest[i];
             unsigned t[5], k1, k2, k2b, k3, k3b, k4, k4b, u1, u2, u3;
             full_add(a[0], b[0], c[0], t[0], k1);
             full_add(a[1], b[1], c[1], u1, k2);
@@ -138,10 +158,24 @@ extern "C" __global__ void cube_bitsliced(const unsigned *cells, unsigned *next,
         for (int i = 0; i < ROWS; ++i) {
 #pragma unroll
             for (int b = 0; b < 4; ++b) {
-                sums[0][i][b] = sums[1][i][b];
-                sums[1][i][b] = newest[i][b];
+                older[i][b] = middle[i][b];
+                middle[i][b] = newest[i][b];
             }
             alive[i] = alive_next[i];
         }
     }
+}
+
+// Live cells of the whole cube (padding bits are zero), added into *total.
+extern "C" __global__ void cube_population(const unsigned *cells, long long words, unsigned long long *total)
+{
+    unsigned long long count = 0;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < words;
+         i += (long long)gridDim.x * blockDim.x)
+        count += __popc(cells[i]);
+#pragma unroll
+    for (int d = 16; d >= 1; d >>= 1)
+        count += __shfl_down_sync(0xffffffffu, count, d);
+    if ((threadIdx.x & 31) == 0 && count != 0)
+        atomicAdd(total, count);
 }

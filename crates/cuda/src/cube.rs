@@ -47,6 +47,9 @@ pub struct CubeCells {
     cells: CudaSlice<u8>,
     next: CudaSlice<u8>,
     update: CudaFunction,
+    /// cuda-bitsliced's population count (the byte layouts count on the host).
+    count: Option<CudaFunction>,
+    sms: u32,
     depth: usize,
 }
 
@@ -112,6 +115,11 @@ impl Backend for CubeCells {
             cells: stream.alloc_zeros::<u8>(len)?,
             next: stream.alloc_zeros::<u8>(len)?,
             update: module.load_function(spec.function)?,
+            count: match layout {
+                Layout::Bits => Some(module.load_function("cube_population")?),
+                _ => None,
+            },
+            sms: gpu.info.multiprocessors as u32,
             depth: depth_from_env()?.min(side),
         })
     }
@@ -161,7 +169,11 @@ impl Backend for CubeCells {
                 let lines_per_block = block.1 * BITSLICED_ROWS as u32;
                 launch.arg(&stride).arg(&depth_arg);
                 LaunchConfig {
-                    grid_dim: (m.div_ceil(32).div_ceil(32), m.div_ceil(lines_per_block), planes),
+                    grid_dim: (
+                        m.div_ceil(32).div_ceil(32),
+                        m.div_ceil(lines_per_block),
+                        planes,
+                    ),
                     block_dim: (32, block.1, 1),
                     shared_mem_bytes: 0,
                 }
@@ -190,6 +202,35 @@ impl Backend for CubeCells {
                 Ok(Cube::from_bytes(side, &bytes, self.stride_bytes())?)
             }
         }
+    }
+
+    fn population(&self, stream: &Arc<CudaStream>) -> Result<u64> {
+        let Some(count) = &self.count else {
+            return Ok(self.download(stream)?.population());
+        };
+        let mut total = stream.alloc_zeros::<u64>(1)?;
+        let words = (self.cells.len() / 4) as i64;
+        let threads = 256u32;
+        let blocks = (words as u64)
+            .div_ceil(threads as u64)
+            .clamp(1, 8 * self.sms as u64) as u32;
+        let cfg = LaunchConfig {
+            grid_dim: (blocks, 1, 1),
+            block_dim: (threads, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: cube_population takes (const unsigned* cells, long long words, unsigned long
+        // long* total); `cells` holds `words` 32-bit words (padding bits zero) and `total` one
+        // 64-bit counter.
+        unsafe {
+            stream
+                .launch_builder(count)
+                .arg(&self.cells)
+                .arg(&words)
+                .arg(&mut total)
+                .launch(cfg)?;
+        }
+        Ok(stream.clone_dtoh(&total)?[0])
     }
 
     fn describe(&self) -> Option<String> {

@@ -84,17 +84,20 @@ pub const ENGINES: &[EngineSpec] = &[
 pub const ENGINES_3D: &[EngineSpec<Cube>] = &[
     EngineSpec {
         name: "cuda-bitsliced",
-        description: "32 cells per word, bit-sliced 27-cell sums, 4 lines per thread streaming along x",
+        description:
+            "32 cells per word, bit-sliced 27-cell sums, 4 lines per thread streaming along x",
         create: |o| create::<cube::CubeCells>("cuda-bitsliced", o),
     },
     EngineSpec {
         name: "cuda-swar",
-        description: "4 byte cells per 32-bit word, sums four at a time, streaming along x (blog's v2)",
+        description:
+            "4 byte cells per 32-bit word, sums four at a time, streaming along x (blog's v2)",
         create: |o| create::<cube::CubeCells>("cuda-swar", o),
     },
     EngineSpec {
         name: "cuda-shared",
-        description: "byte cells, (z, y) tiles with a halo in shared memory streaming along x (blog's v1)",
+        description:
+            "byte cells, (z, y) tiles with a halo in shared memory streaming along x (blog's v1)",
         create: |o| create::<cube::CubeCells>("cuda-shared", o),
     },
     EngineSpec {

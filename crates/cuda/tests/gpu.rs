@@ -294,7 +294,13 @@ fn every_3d_engine_matches_the_oracle_on_awkward_sides_rules_and_depths() {
     // per warp), the tile (30x14 interior) and the 16-plane depth; generation counts that are
     // odd and long enough for graph replays.
     let sides = [1, 2, 3, 4, 5, 15, 16, 17, 31, 33, 63, 64, 65, 97];
-    let rules = ["B6/S567", "B5-7/S4-9", "B0,3,26/S0-2,13,26", "B4/S", "B/S0-26"];
+    let rules = [
+        "B6/S567",
+        "B5-7/S4-9",
+        "B0,3,26/S0-2,13,26",
+        "B4/S",
+        "B/S0-26",
+    ];
     for (i, &side) in sides.iter().enumerate() {
         let rule = Rule::parse(rules[i % rules.len()]).unwrap();
         let cube = gol_core::Cube::density_soup(side, 0.3, i as u64).unwrap();

@@ -417,7 +417,13 @@ fn slot(window: &mut [u64], k: usize, strip: usize, n: usize) -> (&mut [u64], &m
 /// The horizontal 3-sums (west + centre + east, as planes `s0`, `s1`) of words
 /// `left..right` of row `y`.
 #[inline(always)]
-pub(super) fn row_sum(frame: &Frame, y: usize, left: usize, right: usize, sums: (&mut [u64], &mut [u64])) {
+pub(super) fn row_sum(
+    frame: &Frame,
+    y: usize,
+    left: usize,
+    right: usize,
+    sums: (&mut [u64], &mut [u64]),
+) {
     let (s0, s1) = sums;
     let wpr = frame.words_per_row;
     let row = &frame.words[y * wpr..(y + 1) * wpr];

@@ -392,8 +392,8 @@ mod test {
         for c in 0..28u64 {
             let planes = [0, 1, 2, 3, 4].map(|b| if c >> b & 1 != 0 { !0u64 } else { 0 });
             for alive in [0u64, !0] {
-                let expected = Rule::LIFE_3D
-                    .next(alive != 0, (c as u32).saturating_sub((alive != 0) as u32));
+                let expected =
+                    Rule::LIFE_3D.next(alive != 0, (c as u32).saturating_sub((alive != 0) as u32));
                 assert_eq!(generic.apply(planes, alive) != 0, expected, "c={c}");
                 assert_eq!(Life3d.apply(planes, alive), generic.apply(planes, alive));
             }

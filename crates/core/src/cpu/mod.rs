@@ -41,7 +41,8 @@ pub const ENGINES: &[EngineSpec] = &[
 pub const ENGINES_3D: &[EngineSpec<Cube>] = &[
     EngineSpec {
         name: "cpu-bitsliced",
-        description: "64 cells per word, bit-sliced 27-cell sums, SIMD chosen at run time, all cores",
+        description:
+            "64 cells per word, bit-sliced 27-cell sums, SIMD chosen at run time, all cores",
         create: |o| cpu_engine(o, Bitsliced3d::default()),
     },
     EngineSpec {

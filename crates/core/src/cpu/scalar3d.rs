@@ -84,8 +84,8 @@ impl Engine<Cube> for Scalar3d {
                                 for dy in 0..3 {
                                     for dz in 0..3 {
                                         if (dx, dy, dz) != (1, 1, 1) {
-                                            let at = (wrap(x, dx) * m + wrap(y, dy)) * m
-                                                + wrap(z, dz);
+                                            let at =
+                                                (wrap(x, dx) * m + wrap(y, dy)) * m + wrap(z, dz);
                                             count += cells[at] as usize;
                                         }
                                     }
