@@ -139,13 +139,18 @@ fn random_case<W: Dimension>(rng: &mut SplitMix64, quick: bool) -> Case {
     let max_side = match (solid, quick) {
         (false, false) => 321,
         (false, true) => 130,
-        (true, false) => 100,
+        (true, false) => 72,
         (true, true) => 40,
+    };
+    let long = match (solid, quick) {
+        (false, false) => 160,
+        (true, false) => 60,
+        (_, true) => 40,
     };
     let gens = match rng.next() % 4 {
         0 => rng.next() % 4,
         1 | 2 => rng.next() % 40,
-        _ => 40 + rng.next() % (if quick { 40 } else { 160 }),
+        _ => 40 + rng.next() % long,
     };
     let width = random_side(rng, max_side);
     Case {

@@ -4,14 +4,17 @@
 // (x*M + y) * stride; cell z is bit z % 32 of the line's word z / 32; nw = ceil(M/32) words hold
 // cells and the bits past z = M-1 are zero.
 //
-// A warp covers 32 consecutive words of a line (lanes past the line's end hold its first words
-// again, wrapping around): a shuffle and a shift give every cell's z neighbours, and lanes 0
-// and 31 load their outer neighbour word themselves. Each
-// thread owns ROWS consecutive lines y0..y0+ROWS-1 and streams along x through `depth` planes:
-// per plane it loads ROWS + 2 lines, forms their z 3-sums (two bit planes), adds three of them
-// into each owned line's plane sum (the 3x3 sum in y and z, four bit planes), keeps the last
-// two planes' sums, and adds three plane sums into the 27-cell sum (five bit planes), from which
-// the rule, a multiplexer tree whose constant leaves the compiler folds, gives the next state.
+// A warp covers 32 consecutive words of a line, or for lines of fewer words, segments of the
+// smallest power of two of lanes >= the line's words, one line each (lanes past the line's end
+// hold its first words again, wrapping around): a shuffle within the segment and a shift give
+// every cell's z neighbours, and a segment's first and last lanes load their outer neighbour
+// word themselves. Each thread owns ROWS consecutive lines
+// y0..y0+ROWS-1 and streams along x through `depth` planes: per plane it loads ROWS + 2 lines
+// (one plane ahead of the one it computes, so that the loads overlap the arithmetic), forms
+// their z 3-sums (two bit planes), adds three of them into each owned line's plane sum (the
+// 3x3 sum in y and z, four bit planes), keeps the last two planes' sums, and adds three plane
+// sums into the 27-cell sum (five bit planes), from which the rule, a multiplexer tree whose
+// constant leaves the compiler folds, gives the next state.
 
 #define ROWS 4
 
@@ -62,25 +65,46 @@ __device__ __forceinline__ unsigned next_state(const unsigned t[5], unsigned ali
     return mux(t[4], v[1], v[0]);
 }
 
-// Loads plane x of the thread's ROWS + 2 lines (starting at `line`, each at word gw with
-// neighbours gw_left and gw_right): the owned lines' words into `state`, their plane sums into
-// `out`.
-__device__ __forceinline__ void load_plane(const unsigned *plane, const long long line[ROWS + 2], int lane,
-                                           int gw, int gw_left, int gw_right, int nw, int r,
+// The words of one plane a thread needs: its ROWS + 2 lines' word at gw, and for lanes 0 and 31
+// the neighbour word outside the warp (left for lane 0, right for lane 31).
+struct Raw {
+    unsigned c[ROWS + 2];
+    unsigned edge[ROWS + 2];
+};
+
+// Issues the loads of one plane (`plane` points at its first word). Lane j of a segment of
+// `seg` lanes loads its outer neighbour word when it is the segment's first or last (a segment of
+// one lane needs none: its line is one word, its own neighbour).
+__device__ __forceinline__ void fetch(Raw &raw, const unsigned *plane, const long long line[ROWS + 2], int j,
+                                      int seg, int gw, int gw_left, int gw_right)
+{
+    int outer = j == 0 ? gw_left : gw_right;
+    bool edge = seg > 1 && (j == 0 || j == seg - 1);
+#pragma unroll
+    for (int i = 0; i < ROWS + 2; ++i) {
+        const unsigned *words = plane + line[i];
+        raw.c[i] = words[gw];
+        raw.edge[i] = edge ? words[outer] : 0u;
+    }
+}
+
+// The plane sums of the owned lines of a fetched plane into `out`, their words into `state`.
+__device__ __forceinline__ void plane_sums(const Raw &raw, int j, int seg, int gw, int nw, int r,
                                            unsigned below_r, unsigned out[ROWS][4], unsigned state[ROWS])
 {
     const unsigned all = 0xffffffffu;
     unsigned s0[ROWS + 2], s1[ROWS + 2];
 #pragma unroll
     for (int i = 0; i < ROWS + 2; ++i) {
-        const unsigned *words = plane + line[i];
-        unsigned c = words[gw];
-        unsigned lw = __shfl_up_sync(all, c, 1);
-        unsigned rw = __shfl_down_sync(all, c, 1);
-        if (lane == 0)
-            lw = words[gw_left];
-        if (lane == 31)
-            rw = words[gw_right];
+        unsigned c = raw.c[i];
+        unsigned lw = __shfl_up_sync(all, c, 1, seg);
+        unsigned rw = __shfl_down_sync(all, c, 1, seg);
+        if (seg == 1)
+            lw = rw = c;
+        else if (j == 0)
+            lw = raw.edge[i];
+        else if (j == seg - 1)
+            rw = raw.edge[i];
         // The word left of word 0 is the line's last word, whose last cell is bit r.
         unsigned west = (c << 1) | (gw == 0 ? (lw >> r) & 1u : lw >> 31);
         unsigned east = gw == nw - 1 ? ((c >> 1) & below_r) | ((rw & 1u) << r) : __funnelshift_r(c, rw, 1);
@@ -103,21 +127,31 @@ __device__ __forceinline__ void load_plane(const unsigned *plane, const long lon
 extern "C" __global__ void cube_bitsliced(const unsigned *cells, unsigned *next, int m, int stride,
                                           int depth)
 {
+    const unsigned all = 0xffffffffu;
     int nw = (m + 31) / 32;
-    int lane = threadIdx.x;
-    int w = blockIdx.x * 32 + lane;
-    int y0 = (blockIdx.y * blockDim.y + threadIdx.y) * ROWS;
+    // Lines of fewer than 32 words: the warp splits into segments of seg lanes (the smallest
+    // power of two >= nw), each on its own run of ROWS lines, so that few lanes idle.
+    int seg = 32;
+    while (seg > 1 && seg / 2 >= nw)
+        seg /= 2;
+    int lane = threadIdx.x, j = lane & (seg - 1);
+    int w = blockIdx.x * 32 + j;
+    int y0 = ((blockIdx.y * blockDim.y + threadIdx.y) * (32 / seg) + lane / seg) * ROWS;
     int x0 = blockIdx.z * depth;
-    // A warp shares y0 and x0, so it leaves (or stays) as a whole and the shuffles stay full.
-    if (y0 >= m || x0 >= m)
+    // A warp shares x0; lanes past the last line compute on line 0 without writing, so that the
+    // shuffles stay full, unless the whole warp is past it.
+    bool active = y0 < m;
+    if (x0 >= m || !__any_sync(all, active))
         return;
+    if (!active)
+        y0 = 0;
     int x1 = min(x0 + depth, m);
     int gw = w % nw;
     int gw_left = gw == 0 ? nw - 1 : gw - 1, gw_right = gw == nw - 1 ? 0 : gw + 1;
     int r = (m - 1) & 31; // the bit of the line's last cell in its last word
     unsigned below_r = r == 0 ? 0u : 0xffffffffu >> (32 - r);
     unsigned valid = r == 31 ? 0xffffffffu : (1u << (r + 1)) - 1;
-    bool writes = w < nw;
+    bool writes = active && w < nw;
     long long plane = (long long)m * stride;
     long long line[ROWS + 2];
 #pragma unroll
@@ -129,12 +163,20 @@ extern "C" __global__ void cube_bitsliced(const unsigned *cells, unsigned *next,
 
     unsigned older[ROWS][4], middle[ROWS][4]; // plane sums of planes x-1 and x
     unsigned alive[ROWS], ignored[ROWS];
-    load_plane(cells + before(x0, m) * plane, line, lane, gw, gw_left, gw_right, nw, r, below_r, older, ignored);
-    load_plane(cells + x0 * plane, line, lane, gw, gw_left, gw_right, nw, r, below_r, middle, alive);
+    Raw raw;
+    fetch(raw, cells + before(x0, m) * plane, line, j, seg, gw, gw_left, gw_right);
+    plane_sums(raw, j, seg, gw, nw, r, below_r, older, ignored);
+    fetch(raw, cells + x0 * plane, line, j, seg, gw, gw_left, gw_right);
+    plane_sums(raw, j, seg, gw, nw, r, below_r, middle, alive);
+    // Software pipelining: the loads of plane x+2 are in flight while plane x is computed.
+    fetch(raw, cells + after(x0, m) * plane, line, j, seg, gw, gw_left, gw_right);
     for (int x = x0; x < x1; ++x) {
         unsigned newest[ROWS][4], alive_next[ROWS];
-        load_plane(cells + after(x, m) * plane, line, lane, gw, gw_left, gw_right, nw, r, below_r, newest,
-                   alive_next);
+        Raw ahead;
+        if (x + 1 < x1)
+            fetch(ahead, cells + after(after(x, m), m) * plane, line, j, seg, gw, gw_left, gw_right);
+        plane_sums(raw, j, seg, gw, nw, r, below_r, newest, alive_next);
+        raw = ahead;
 #pragma unroll
         for (int i = 0; i < ROWS; ++i) {
             const unsigned *a = older[i], *b = middle[i], *c = newest[i];

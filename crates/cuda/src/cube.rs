@@ -166,7 +166,11 @@ impl Backend for CubeCells {
                 }
             }
             Layout::Bits => {
-                let lines_per_block = block.1 * BITSLICED_ROWS as u32;
+                // Lines under 32 words share a warp, one segment of lanes per line (see the
+                // kernel).
+                let words = m.div_ceil(32);
+                let segment = words.next_power_of_two().min(32);
+                let lines_per_block = block.1 * BITSLICED_ROWS as u32 * (32 / segment);
                 launch.arg(&stride).arg(&depth_arg);
                 LaunchConfig {
                     grid_dim: (

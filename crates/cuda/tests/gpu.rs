@@ -290,10 +290,11 @@ fn every_3d_engine_matches_the_oracle_on_awkward_sides_rules_and_depths() {
         return;
     }
     let oracle = find(cpu::ENGINES_3D, "cpu-scalar").unwrap();
-    // Sides around the word sizes (4 cells per SWAR word, 32 per bit-sliced word, 32 words
+    // Sides around the word sizes (4 cells per SWAR word, 32 per bit-sliced word, lines of 1 to
+    // 10 words sharing a warp in segments of 1 to 16 lanes, 32 words
     // per warp), the tile (30x14 interior) and the 16-plane depth; generation counts that are
     // odd and long enough for graph replays.
-    let sides = [1, 2, 3, 4, 5, 15, 16, 17, 31, 33, 63, 64, 65, 97];
+    let sides = [1, 2, 3, 4, 5, 15, 16, 17, 31, 33, 63, 64, 65, 97, 200, 300];
     let rules = [
         "B6/S567",
         "B5-7/S4-9",
