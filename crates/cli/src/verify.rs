@@ -134,7 +134,12 @@ fn random_rule<W: Dimension>(rng: &mut SplitMix64) -> Rule {
     Rule::from_masks(birth, survive).expect("masks within the neighbour count are valid rules")
 }
 
-fn random_case<W: Dimension>(rng: &mut SplitMix64, quick: bool) -> Case {
+/// Distinct random rules per run and dimension: each case draws its rule from this pool, so
+/// that a CUDA engine compiles (with NVRTC, its rule compiled in) a few kernels per run rather
+/// than one per case.
+const RULE_POOL: usize = 16;
+
+fn random_case<W: Dimension>(rng: &mut SplitMix64, rules: &[Rule], quick: bool) -> Case {
     let solid = W::NEIGHBOURS > 8;
     let max_side = match (solid, quick) {
         (false, false) => 321,
@@ -161,7 +166,7 @@ fn random_case<W: Dimension>(rng: &mut SplitMix64, quick: bool) -> Case {
             random_side(rng, max_side)
         },
         depth: solid.then_some(width),
-        rule: random_rule::<W>(rng),
+        rule: rules[(rng.next() % rules.len() as u64) as usize],
         gens,
         density: [0.1, 0.3, 0.5, 0.7][(rng.next() % 4) as usize],
         seed: rng.next(),
@@ -424,9 +429,10 @@ fn check<W: Checked>(
     let registry = W::registry();
     let oracle = engine::find(&registry, "cpu-scalar")?;
     let mut rng = SplitMix64::new(master);
+    let rules: Vec<Rule> = (0..RULE_POOL).map(|_| random_rule::<W>(&mut rng)).collect();
     let mut checked = 0u64;
     for index in 0..cases {
-        let case = random_case::<W>(&mut rng, quick);
+        let case = random_case::<W>(&mut rng, &rules, quick);
         let world = W::soup(&case)?;
         let expected = engine::evolve(oracle, &world, case.rule, case.gens)?;
         for c in candidates {
