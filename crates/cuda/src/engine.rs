@@ -115,6 +115,9 @@ pub struct GpuEngine<B> {
     graphs: [Option<Graph>; 2],
     /// Buffer swaps of direct launches since load, modulo 2.
     parity: usize,
+    /// Whether long runs replay graphs (`GOL_CUDA_GRAPHS=0` launches every kernel directly, to
+    /// measure what the graphs save).
+    use_graphs: bool,
     timings: Cell<Timings>,
 }
 
@@ -131,6 +134,15 @@ impl<B: Backend> GpuEngine<B> {
         let block = options.block.unwrap_or(spec.default_block);
         gpu.check_block(block)?;
         spec.check_block(block).map_err(CudaError::Refused)?;
+        let use_graphs = match std::env::var("GOL_CUDA_GRAPHS").as_deref() {
+            Err(_) | Ok("1") => true,
+            Ok("0") => false,
+            Ok(other) => {
+                return Err(CudaError::Refused(format!(
+                    "GOL_CUDA_GRAPHS={other:?}: expected 0 (direct launches) or 1 (graphs)"
+                )))
+            }
+        };
         // A stream of our own: CUDA graphs cannot be captured on the legacy default stream.
         let stream = gpu.ctx.new_stream()?;
         Ok(GpuEngine {
@@ -141,6 +153,7 @@ impl<B: Backend> GpuEngine<B> {
             backend: None,
             graphs: [None, None],
             parity: 0,
+            use_graphs,
             timings: Cell::new(Timings::default()),
         })
     }
@@ -185,7 +198,11 @@ impl<B: Backend + Send> Engine<B::World> for GpuEngine<B> {
             .backend
             .as_mut()
             .ok_or_else(|| CudaError::Refused(format!("{}: no grid loaded", self.name)))?;
-        let replays = generations / B::GRAPH_GENERATIONS;
+        let replays = if self.use_graphs {
+            generations / B::GRAPH_GENERATIONS
+        } else {
+            0
+        };
         let slot = &mut self.graphs[self.parity];
         if replays >= 2 && slot.is_none() {
             *slot = capture(&stream, backend, block)?;
