@@ -66,8 +66,24 @@ pub fn read(path: &Path) -> Result<(Cube, u64)> {
     Ok((cube, stamp))
 }
 
-/// Writes `cube` with generation stamp `stamp` as a `.bin` file (replacing any file there).
+/// Writes `cube` with generation stamp `stamp` as a `.bin` file. The file is written beside
+/// `path` under a temporary name and renamed over it once complete, so a failed write (a full
+/// disk) never leaves a truncated file or destroys the one that was there (which may be the
+/// input).
 pub fn write(path: &Path, cube: &Cube, stamp: u64) -> Result<()> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(format!(".tmp{}", std::process::id()));
+    let tmp = std::path::PathBuf::from(tmp);
+    let written = write_new(&tmp, cube, stamp)
+        .and_then(|()| std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e)));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
+}
+
+/// Writes the file at `path` (created or truncated).
+fn write_new(path: &Path, cube: &Cube, stamp: u64) -> Result<()> {
     let side = cube.side();
     let file = File::create(path).map_err(|e| Error::io(path, e))?;
     file.set_len(HEADER_BYTES + cube.cells())
@@ -125,6 +141,30 @@ mod test {
             let (back, stamp) = read(&path).unwrap();
             assert_eq!((back, stamp), (cube, 77));
         }
+    }
+
+    #[test]
+    fn a_failed_write_keeps_the_old_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("keep.bin");
+        let cube = Cube::density_soup(4, 0.5, 2).unwrap();
+        write(&path, &cube, 1).unwrap();
+        let before = std::fs::read(&path).unwrap();
+        // A directory where the file should go: the rename fails after the data was written.
+        let blocked = dir.path().join("blocked.bin");
+        std::fs::create_dir(&blocked).unwrap();
+        assert!(write(&blocked, &cube, 2).is_err());
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            2,
+            "no temporary left"
+        );
+        // Writing over the input itself works: the cube is read whole before the write.
+        let (read_back, _) = read(&path).unwrap();
+        write(&path, &read_back, 9).unwrap();
+        let after = std::fs::read(&path).unwrap();
+        assert_eq!(before[16..], after[16..]);
+        assert_eq!(after[8], 9);
     }
 
     #[test]
