@@ -107,7 +107,7 @@ fn write_new(path: &Path, cube: &Cube, stamp: u64) -> Result<()> {
     })
 }
 
-/// Bytes each thread of [`write`] unpacks and writes at a time.
+/// Bytes each thread of [`write()`] unpacks and writes at a time.
 const WRITE_CHUNK_BYTES: usize = 4 << 20;
 
 #[cfg(test)]

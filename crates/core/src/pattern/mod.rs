@@ -197,7 +197,7 @@ pub fn write(path: &Path, grid: &Grid, rule: Rule) -> Result<()> {
         .map_err(|e| Error::io(path, e))
 }
 
-/// Encodes `grid` in `format` into memory, as [`write`] would write it to a file.
+/// Encodes `grid` in `format` into memory, as [`write()`] would write it to a file.
 pub fn encode(format: Format, grid: &Grid, rule: Rule) -> Vec<u8> {
     let mut out = Vec::new();
     encode_into(&mut out, format, grid, rule).expect("writing to memory cannot fail");
