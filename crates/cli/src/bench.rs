@@ -161,11 +161,9 @@ fn bench_in<W: Dimension>(args: &BenchArgs, baseline_side: usize) -> Result<()> 
         // Nothing here runs with these options: fail with the reasons `--engine auto` gives.
         engines::create::<W>("auto", &options)?;
     }
-    let soups: Vec<W> = args
-        .sizes
-        .iter()
-        .map(|&size| W::glibc_soup(size, 1))
-        .collect::<Result<_>>()?;
+    for &size in &args.sizes {
+        W::check_side(size)?;
+    }
     let scalar = engine::find(&all, "cpu-scalar")?;
     eprintln!(
         "measuring the cpu-scalar baseline at {baseline_side}{}…",
@@ -199,10 +197,11 @@ fn bench_in<W: Dimension>(args: &BenchArgs, baseline_side: usize) -> Result<()> 
     };
     // One soup per size, shared by every engine; rows are reported engine by engine.
     let mut measured = Vec::new();
-    for (s, (&size, soup)) in args.sizes.iter().zip(&soups).enumerate() {
+    for (s, &size) in args.sizes.iter().enumerate() {
+        let soup = W::glibc_soup(size, 1)?;
         for (e, spec) in specs.iter().enumerate() {
             eprintln!("{} at {size}{}…", spec.name, W::POWER);
-            let mut row = measure(spec, soup, rule, &plan, &options)?;
+            let mut row = measure(spec, &soup, rule, &plan, &options)?;
             row.speedup_vs_cpu_scalar =
                 row.cell_updates_per_second / baseline.cell_updates_per_second;
             if let (Some(limits), true) = (limits, spec.name.starts_with("cuda-")) {

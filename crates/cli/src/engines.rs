@@ -16,6 +16,9 @@ pub trait Dimension: World {
     /// All registered engines, fastest first: the CUDA ones, then the CPU ones.
     fn registry() -> Vec<EngineSpec<Self>>;
 
+    /// Refuses a side the world cannot have.
+    fn check_side(side: usize) -> Result<()>;
+
     /// A square (cube) of side `side` filled with glibc's `rand() % 2` after `srand(seed)`.
     fn glibc_soup(side: usize, seed: u32) -> Result<Self>;
 
@@ -37,6 +40,10 @@ impl Dimension for Grid {
             .chain(gol_core::cpu::ENGINES)
             .copied()
             .collect()
+    }
+
+    fn check_side(side: usize) -> Result<()> {
+        Ok(gol_core::grid::check_size(side, side)?)
     }
 
     fn glibc_soup(side: usize, seed: u32) -> Result<Grid> {
@@ -68,6 +75,10 @@ impl Dimension for Cube {
             .chain(gol_core::cpu::ENGINES_3D)
             .copied()
             .collect()
+    }
+
+    fn check_side(side: usize) -> Result<()> {
+        Ok(gol_core::cube::check_side(side)?)
     }
 
     fn glibc_soup(side: usize, seed: u32) -> Result<Cube> {

@@ -96,9 +96,6 @@ pub fn is_3d(args: &ProblemArgs) -> Result<bool> {
     if args.input.is_some() && (args.seed.is_some() || args.density.is_some()) {
         bail!("--seed and --density make a random soup; they cannot be used with --input");
     }
-    if let Some(density) = args.density {
-        seed::check_density(density)?;
-    }
     match &args.input {
         Some(path) if is_bin(path) => Ok(true),
         Some(path) if args.dim == 3 => bail!(

@@ -36,6 +36,14 @@ impl std::fmt::Debug for Cube {
     }
 }
 
+/// A cell byte that is neither 0 nor 1, where [`Cube::pack`] met it.
+pub(crate) struct BadCell {
+    pub(crate) x: usize,
+    pub(crate) y: usize,
+    pub(crate) z: usize,
+    pub(crate) value: u8,
+}
+
 /// Checks a cube side: at least 1 and at most [`MAX_SIDE`].
 pub fn check_side(side: usize) -> Result<()> {
     if side == 0 || side > MAX_SIDE {
@@ -150,24 +158,18 @@ impl Cube {
     pub fn from_bytes(side: usize, bytes: &[u8], stride: usize) -> Result<Cube> {
         let mut cube = Cube::new(side)?;
         assert!(stride >= side && bytes.len() >= side * side * stride);
-        if let Err(line) = cube.pack(bytes, stride) {
-            let z = bytes[line * stride..][..side]
-                .iter()
-                .position(|&b| b > 1)
-                .expect("a bad byte");
+        if let Err(bad) = cube.pack(bytes, stride) {
             return Err(Error::Invalid(format!(
-                "cell ({}, {}, {z}) is {}: cells must be 0 (dead) or 1 (alive)",
-                line / side,
-                line % side,
-                bytes[line * stride + z]
+                "cell ({}, {}, {}) is {}: cells must be 0 (dead) or 1 (alive)",
+                bad.x, bad.y, bad.z, bad.value
             )));
         }
         Ok(cube)
     }
 
-    /// Sets every line from `bytes` (line `k` at byte `k · stride`), on all cores. `Err(k)`
-    /// names a line that holds a byte other than 0 or 1.
-    pub(crate) fn pack(&mut self, bytes: &[u8], stride: usize) -> std::result::Result<(), usize> {
+    /// Sets every line from `bytes` (line `k` at byte `k · stride`), on all cores. Fails on a
+    /// byte other than 0 or 1, naming it.
+    pub(crate) fn pack(&mut self, bytes: &[u8], stride: usize) -> std::result::Result<(), BadCell> {
         let (side, wpl) = (self.side, self.lines.words_per_row());
         self.lines
             .words_mut()
@@ -175,7 +177,16 @@ impl Cube {
             .zip(bytes.par_chunks(stride))
             .enumerate()
             .try_for_each(|(line, (words, bytes))| {
-                pack_line(&bytes[..side], words).map_err(|()| line)
+                let cells = &bytes[..side];
+                pack_line(cells, words).map_err(|()| {
+                    let z = cells.iter().position(|&b| b > 1).expect("a bad byte");
+                    BadCell {
+                        x: line / side,
+                        y: line % side,
+                        z,
+                        value: cells[z],
+                    }
+                })
             })
     }
 

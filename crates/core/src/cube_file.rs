@@ -52,15 +52,14 @@ pub fn read(path: &Path) -> Result<(Cube, u64)> {
     let side = side as usize;
     let mut cube = Cube::new(side)?;
     let cells = &map[HEADER_BYTES as usize..];
-    if let Err(line) = cube.pack(cells, side) {
-        let bytes = &cells[line * side..][..side];
-        let z = bytes.iter().position(|&b| b > 1).expect("a bad byte");
+    if let Err(bad) = cube.pack(cells, side) {
         return Err(fail(format!(
-            "byte {} (cell x={}, y={}, z={z}) is {}: cells must be 0 (dead) or 1 (alive)",
-            HEADER_BYTES as usize + line * side + z,
-            line / side,
-            line % side,
-            bytes[z]
+            "byte {} (cell x={}, y={}, z={}) is {}: cells must be 0 (dead) or 1 (alive)",
+            HEADER_BYTES as usize + (bad.x * side + bad.y) * side + bad.z,
+            bad.x,
+            bad.y,
+            bad.z,
+            bad.value
         )));
     }
     Ok((cube, stamp))

@@ -18,8 +18,6 @@
 
 #define ROWS 4
 
-__device__ __forceinline__ int before(int i, int m) { return i == 0 ? m - 1 : i - 1; }
-__device__ __forceinline__ int after(int i, int m) { return i == m - 1 ? 0 : i + 1; }
 
 __device__ __forceinline__ void full_add(unsigned a, unsigned b, unsigned c, unsigned &sum, unsigned &carry)
 {

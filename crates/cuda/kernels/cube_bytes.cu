@@ -2,8 +2,6 @@
 // order), 1 alive, 0 dead. The torus wraps by index arithmetic, without ghost cells. The rule
 // comes from rule.cu; a live cell's count excludes itself.
 
-__device__ __forceinline__ int before(int i, int m) { return i == 0 ? m - 1 : i - 1; }
-__device__ __forceinline__ int after(int i, int m) { return i == m - 1 ? 0 : i + 1; }
 // v is at most a block away from [0, m); tiny cubes need the full modulo.
 __device__ __forceinline__ int wrap(int v, int m) { return ((v % m) + m) % m; }
 

@@ -10,8 +10,6 @@
 // lines y-1, y, y+1 (a column sum); three column sums give the 3x3 sum in the (x, y) directions
 // and shuffles bring the neighbouring words' bytes for the z direction.
 
-__device__ __forceinline__ int before(int i, int m) { return i == 0 ? m - 1 : i - 1; }
-__device__ __forceinline__ int after(int i, int m) { return i == m - 1 ? 0 : i + 1; }
 
 // Bytes 0..k-1 of a word set (k in 0..4).
 __device__ __forceinline__ unsigned low_bytes(int k) { return k == 4 ? 0xffffffffu : (1u << (8 * k)) - 1; }

@@ -23,6 +23,8 @@ pub const TEXTURE: &str = include_str!("../kernels/texture.cu");
 pub const LUT: &str = include_str!("../kernels/lut.cu");
 /// cuda-bitsliced's multi-generation kernels and its population count.
 pub const BITSLICED: &str = include_str!("../kernels/bitsliced.cu");
+/// `before` and `after` on one axis of the 3D torus, pasted in front of every 3D kernel.
+pub const CUBE_WRAP: &str = include_str!("../kernels/cube_wrap.cu");
 /// The 3D byte-cell kernels of cuda-global and cuda-shared.
 pub const CUBE_BYTES: &str = include_str!("../kernels/cube_bytes.cu");
 /// The 3D cuda-swar kernel (four byte cells per word).
@@ -142,7 +144,7 @@ pub const SPECS: &[KernelSpec] = &[
 pub const SPECS_3D: &[KernelSpec] = &[
     KernelSpec {
         engine: "cuda-bitsliced",
-        parts: &[CUBE_BITSLICED],
+        parts: &[CUBE_WRAP, CUBE_BITSLICED],
         function: "cube_bitsliced",
         small_function: None,
         default_block: (32, 4),
@@ -153,7 +155,7 @@ pub const SPECS_3D: &[KernelSpec] = &[
     },
     KernelSpec {
         engine: "cuda-swar",
-        parts: &[CUBE_SWAR],
+        parts: &[CUBE_WRAP, CUBE_SWAR],
         function: "cube_swar",
         small_function: None,
         default_block: (32, 8),
@@ -164,7 +166,7 @@ pub const SPECS_3D: &[KernelSpec] = &[
     },
     KernelSpec {
         engine: "cuda-shared",
-        parts: &[RULE, CUBE_BYTES],
+        parts: &[RULE, CUBE_WRAP, CUBE_BYTES],
         function: "cube_shared",
         small_function: None,
         default_block: (32, 16),
@@ -175,7 +177,7 @@ pub const SPECS_3D: &[KernelSpec] = &[
     },
     KernelSpec {
         engine: "cuda-global",
-        parts: &[RULE, CUBE_BYTES],
+        parts: &[RULE, CUBE_WRAP, CUBE_BYTES],
         function: "cube_global",
         small_function: None,
         default_block: (32, 8),

@@ -76,6 +76,22 @@ impl Isa {
         isas
     }
 
+    /// `self`, or an error if this CPU lacks it.
+    pub fn require(self) -> Result<Isa> {
+        if !Isa::available().contains(&self) {
+            return Err(Error::Engine(format!(
+                "cpu-bitsliced: this CPU has no {} instructions",
+                self.name()
+            )));
+        }
+        Ok(self)
+    }
+
+    /// How a bit-sliced engine runs here, for reports.
+    pub(super) fn details(self) -> String {
+        format!("{}, {} threads", self.name(), rayon::current_num_threads())
+    }
+
     /// Lower-case name (`portable`, `avx2`, `avx512`).
     pub fn name(self) -> &'static str {
         match self {
@@ -92,10 +108,56 @@ pub struct Bitsliced {
     state: Option<State>,
 }
 
-struct State {
-    frame: Frame,
+/// The state of a bit-sliced engine (2D, or 3D with a cube's lines as the rows): the current
+/// generation in the grid's own layout, the buffer for the next one, and the rule.
+pub(super) struct State {
+    pub(super) frame: Frame,
     next: Vec<u64>,
-    rule: Rule,
+    pub(super) rule: Rule,
+}
+
+impl State {
+    /// A copy of `grid`; refused if the two buffers do not fit in memory (`what` names the
+    /// problem in the message).
+    pub(super) fn new(grid: &Grid, rule: Rule, what: &str) -> Result<State> {
+        let len = grid.words().len() as u64;
+        memory::check(2 * 8 * len, what)?;
+        let next = memory::zeroed_vec::<u64>(len, what)?;
+        Ok(State {
+            frame: Frame {
+                width: grid.width(),
+                height: grid.height(),
+                words_per_row: grid.words_per_row(),
+                words: grid.words().to_vec(),
+            },
+            next,
+            rule,
+        })
+    }
+
+    /// Computes each generation into the spare buffer with `generation`, then swaps.
+    pub(super) fn advance(&mut self, generations: u64, generation: impl Fn(&Frame, &mut [u64])) {
+        for _ in 0..generations {
+            generation(&self.frame, &mut self.next);
+            std::mem::swap(&mut self.frame.words, &mut self.next);
+        }
+    }
+
+    /// The current generation as a grid.
+    pub(super) fn grid(&self) -> Result<Grid> {
+        let mut grid = Grid::new(self.frame.width, self.frame.height)?;
+        grid.words_mut().copy_from_slice(&self.frame.words);
+        Ok(grid)
+    }
+
+    /// Live cells now.
+    pub(super) fn population(&self) -> u64 {
+        self.frame
+            .words
+            .par_iter()
+            .map(|w| w.count_ones() as u64)
+            .sum()
+    }
 }
 
 /// The current generation and its geometry.
@@ -118,13 +180,10 @@ impl Default for Bitsliced {
 impl Bitsliced {
     /// An engine whose inner loops use `isa`; refused if this CPU lacks it.
     pub fn with_isa(isa: Isa) -> Result<Bitsliced> {
-        if !Isa::available().contains(&isa) {
-            return Err(Error::Engine(format!(
-                "cpu-bitsliced: this CPU has no {} instructions",
-                isa.name()
-            )));
-        }
-        Ok(Bitsliced { isa, state: None })
+        Ok(Bitsliced {
+            isa: isa.require()?,
+            state: None,
+        })
     }
 
     /// The instruction set in use.
@@ -148,24 +207,12 @@ impl Engine for Bitsliced {
         rule.check_neighbours(8)?;
         check_size(grid.width(), grid.height())?;
         self.state = None;
-        let len = grid.words().len() as u64;
         let what = format!(
             "a {}x{} grid on cpu-bitsliced (two bit-packed buffers)",
             grid.width(),
             grid.height()
         );
-        memory::check(2 * 8 * len, &what)?;
-        let next = memory::zeroed_vec::<u64>(len, &what)?;
-        self.state = Some(State {
-            frame: Frame {
-                width: grid.width(),
-                height: grid.height(),
-                words_per_row: grid.words_per_row(),
-                words: grid.words().to_vec(),
-            },
-            next,
-            rule,
-        });
+        self.state = Some(State::new(grid, rule, &what)?);
         Ok(())
     }
 
@@ -175,36 +222,29 @@ impl Engine for Bitsliced {
             .state
             .as_mut()
             .ok_or_else(|| Error::Engine("cpu-bitsliced: no grid loaded".into()))?;
-        for _ in 0..generations {
-            if state.rule == Rule::LIFE {
-                generation(isa, &state.frame, &mut state.next, &Life);
-            } else {
-                let logic = RuleMasks::new(state.rule.birth_mask(), state.rule.survive_mask());
-                generation(isa, &state.frame, &mut state.next, &logic);
-            }
-            std::mem::swap(&mut state.frame.words, &mut state.next);
+        if state.rule == Rule::LIFE {
+            state.advance(generations, |frame, next| {
+                generation(isa, frame, next, &Life)
+            });
+        } else {
+            let logic = Leaves::<10>::new(state.rule);
+            state.advance(generations, |frame, next| {
+                generation(isa, frame, next, &logic)
+            });
         }
         Ok(())
     }
 
     fn snapshot(&self) -> Result<Grid> {
-        let frame = &self.loaded()?.frame;
-        let mut grid = Grid::new(frame.width, frame.height)?;
-        grid.words_mut().copy_from_slice(&frame.words);
-        Ok(grid)
+        self.loaded()?.grid()
     }
 
     fn population(&self) -> Result<u64> {
-        let words = &self.loaded()?.frame.words;
-        Ok(words.par_iter().map(|w| w.count_ones() as u64).sum())
+        Ok(self.loaded()?.population())
     }
 
     fn details(&self) -> String {
-        format!(
-            "{}, {} threads",
-            self.isa.name(),
-            rayon::current_num_threads()
-        )
+        self.isa.details()
     }
 }
 
@@ -215,28 +255,31 @@ trait RuleLogic: Sync {
     fn apply(&self, sum: [u64; 4], alive: u64) -> u64;
 }
 
-/// A rule as the leaves of a multiplexer tree over the 3×3 sum `c` (0..=9): leaf `c` is
-/// `base[c] ^ (alive & flip[c])`, i.e. the birth bit for `c` when dead and the survival bit for
-/// `c - 1` when alive. Every mask is all ones or all zeros.
+/// A rule as the `N` leaves of a multiplexer tree over a cell's sum `c`, the cell itself
+/// included (the 3×3 sum, 0..=9, in 2D; the 27-cell sum in 3D): leaf `c` is `base[c] ^ (alive &
+/// flip[c])`, i.e. the birth bit for `c` when dead and the survival bit for `c - 1` when alive.
+/// Every mask is all ones or all zeros; sums the rule cannot mention give 0.
 #[derive(Clone, Copy)]
-struct RuleMasks {
-    base: [u64; 10],
-    flip: [u64; 10],
+pub(super) struct Leaves<const N: usize> {
+    pub(super) base: [u64; N],
+    pub(super) flip: [u64; N],
 }
 
-impl RuleMasks {
-    const fn new(birth: u32, survive: u32) -> RuleMasks {
-        let mut base = [0u64; 10];
-        let mut flip = [0u64; 10];
+impl<const N: usize> Leaves<N> {
+    /// The leaves of `rule` (`N` at most 32).
+    pub(super) const fn new(rule: Rule) -> Leaves<N> {
+        let (birth, survive) = (rule.birth_mask(), rule.survive_mask());
+        let mut base = [0u64; N];
+        let mut flip = [0u64; N];
         let mut c = 0;
-        while c < 10 {
-            let born = c <= 8 && (birth >> c) & 1 != 0;
+        while c < N {
+            let born = (birth >> c) & 1 != 0;
             let stays = c >= 1 && (survive >> (c - 1)) & 1 != 0;
             base[c] = if born { !0 } else { 0 };
             flip[c] = if born != stays { !0 } else { 0 };
             c += 1;
         }
-        RuleMasks { base, flip }
+        Leaves { base, flip }
     }
 }
 
@@ -246,7 +289,7 @@ pub(super) fn mux(select: u64, one: u64, zero: u64) -> u64 {
     zero ^ (select & (one ^ zero))
 }
 
-impl RuleLogic for RuleMasks {
+impl RuleLogic for Leaves<10> {
     #[inline(always)]
     fn apply(&self, sum: [u64; 4], alive: u64) -> u64 {
         let leaf = |c: usize| self.base[c] ^ (alive & self.flip[c]);
@@ -269,8 +312,8 @@ struct Life;
 impl RuleLogic for Life {
     #[inline(always)]
     fn apply(&self, sum: [u64; 4], alive: u64) -> u64 {
-        const MASKS: RuleMasks = RuleMasks::new(1 << 3, (1 << 2) | (1 << 3));
-        MASKS.apply(sum, alive)
+        const LEAVES: Leaves<10> = Leaves::new(Rule::LIFE);
+        LEAVES.apply(sum, alive)
     }
 }
 
@@ -561,7 +604,7 @@ mod test {
 
     #[test]
     fn life_masks_fold_to_life() {
-        let generic = RuleMasks::new(1 << 3, (1 << 2) | (1 << 3));
+        let generic = Leaves::<10>::new(Rule::LIFE);
         for c in 0..10u64 {
             let planes = [0, 1, 2, 3].map(|b| if c >> b & 1 != 0 { !0u64 } else { 0 });
             for alive in [0u64, !0] {

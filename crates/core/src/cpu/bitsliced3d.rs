@@ -24,12 +24,13 @@
 
 use rayon::prelude::*;
 
-use super::bitsliced::{add_3sums, dispatch, full_add, mux, row_sum, Frame, Isa, Kernel};
+use super::bitsliced::{
+    add_3sums, dispatch, full_add, mux, row_sum, Frame, Isa, Kernel, Leaves, State,
+};
 use crate::cube::Cube;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
-use crate::grid::{last_word_mask, Grid};
-use crate::memory;
+use crate::grid::last_word_mask;
 use crate::rule::Rule;
 
 /// Cubes with fewer cells than this are stepped on the calling thread alone.
@@ -39,12 +40,6 @@ const PARALLEL_CELLS: u64 = 1 << 18;
 pub struct Bitsliced3d {
     isa: Isa,
     state: Option<State>,
-}
-
-struct State {
-    frame: Frame,
-    next: Vec<u64>,
-    rule: Rule,
 }
 
 impl Default for Bitsliced3d {
@@ -60,7 +55,7 @@ impl Bitsliced3d {
     /// An engine whose inner loops use `isa`; refused if this CPU lacks it.
     pub fn with_isa(isa: Isa) -> Result<Bitsliced3d> {
         Ok(Bitsliced3d {
-            isa: super::Bitsliced::with_isa(isa)?.isa(),
+            isa: isa.require()?,
             state: None,
         })
     }
@@ -80,24 +75,11 @@ impl Engine<Cube> for Bitsliced3d {
     fn load(&mut self, cube: &Cube, rule: Rule) -> Result<()> {
         rule.check_neighbours(26)?;
         self.state = None;
-        let lines = cube.lines();
-        let len = lines.words().len() as u64;
         let what = format!(
             "a cube of side {} on cpu-bitsliced (two bit-packed buffers)",
             cube.side()
         );
-        memory::check(2 * 8 * len, &what)?;
-        let next = memory::zeroed_vec::<u64>(len, &what)?;
-        self.state = Some(State {
-            frame: Frame {
-                width: lines.width(),
-                height: lines.height(),
-                words_per_row: lines.words_per_row(),
-                words: lines.words().to_vec(),
-            },
-            next,
-            rule,
-        });
+        self.state = Some(State::new(cube.lines(), rule, &what)?);
         Ok(())
     }
 
@@ -107,36 +89,29 @@ impl Engine<Cube> for Bitsliced3d {
             .state
             .as_mut()
             .ok_or_else(|| Error::Engine("cpu-bitsliced: no cube loaded".into()))?;
-        for _ in 0..generations {
-            if state.rule == Rule::LIFE_3D {
-                generation(isa, &state.frame, &mut state.next, &Life3d);
-            } else {
-                let leaves = Leaves::new(state.rule);
-                generation(isa, &state.frame, &mut state.next, &leaves);
-            }
-            std::mem::swap(&mut state.frame.words, &mut state.next);
+        if state.rule == Rule::LIFE_3D {
+            state.advance(generations, |frame, next| {
+                generation(isa, frame, next, &Life3d)
+            });
+        } else {
+            let leaves = Leaves::<32>::new(state.rule);
+            state.advance(generations, |frame, next| {
+                generation(isa, frame, next, &leaves)
+            });
         }
         Ok(())
     }
 
     fn snapshot(&self) -> Result<Cube> {
-        let frame = &self.loaded()?.frame;
-        let mut lines = Grid::new(frame.width, frame.height)?;
-        lines.words_mut().copy_from_slice(&frame.words);
-        Cube::from_lines(lines)
+        Cube::from_lines(self.loaded()?.grid()?)
     }
 
     fn population(&self) -> Result<u64> {
-        let words = &self.loaded()?.frame.words;
-        Ok(words.par_iter().map(|w| w.count_ones() as u64).sum())
+        Ok(self.loaded()?.population())
     }
 
     fn details(&self) -> String {
-        format!(
-            "{}, {} threads",
-            self.isa.name(),
-            rayon::current_num_threads()
-        )
+        self.isa.details()
     }
 }
 
@@ -147,33 +122,7 @@ trait RuleLogic3d: Sync {
     fn apply(&self, sum: [u64; 5], alive: u64) -> u64;
 }
 
-/// The leaves of the multiplexer tree: leaf `c` (a 27-cell sum) is `base[c] ^ (alive &
-/// flip[c])`, the birth bit for `c` when dead and the survival bit for `c - 1` when alive.
-/// Every mask is all ones or all zeros; sums 28..=31 cannot occur and give 0.
-#[derive(Clone, Copy)]
-struct Leaves {
-    base: [u64; 32],
-    flip: [u64; 32],
-}
-
-impl Leaves {
-    const fn new(rule: Rule) -> Leaves {
-        let (birth, survive) = (rule.birth_mask(), rule.survive_mask());
-        let mut base = [0u64; 32];
-        let mut flip = [0u64; 32];
-        let mut c = 0;
-        while c <= 27 {
-            let born = c <= 26 && (birth >> c) & 1 != 0;
-            let stays = c >= 1 && (survive >> (c - 1)) & 1 != 0;
-            base[c] = if born { !0 } else { 0 };
-            flip[c] = if born != stays { !0 } else { 0 };
-            c += 1;
-        }
-        Leaves { base, flip }
-    }
-}
-
-impl RuleLogic3d for Leaves {
+impl RuleLogic3d for Leaves<32> {
     #[inline(always)]
     fn apply(&self, sum: [u64; 5], alive: u64) -> u64 {
         let mut level = [0u64; 32];
@@ -197,7 +146,7 @@ struct Life3d;
 impl RuleLogic3d for Life3d {
     #[inline(always)]
     fn apply(&self, sum: [u64; 5], alive: u64) -> u64 {
-        const LEAVES: Leaves = Leaves::new(Rule::LIFE_3D);
+        const LEAVES: Leaves<32> = Leaves::new(Rule::LIFE_3D);
         LEAVES.apply(sum, alive)
     }
 }
@@ -388,7 +337,7 @@ mod test {
 
     #[test]
     fn life_leaves_fold_to_the_rule() {
-        let generic = Leaves::new(Rule::LIFE_3D);
+        let generic = Leaves::<32>::new(Rule::LIFE_3D);
         for c in 0..28u64 {
             let planes = [0, 1, 2, 3, 4].map(|b| if c >> b & 1 != 0 { !0u64 } else { 0 });
             for alive in [0u64, !0] {

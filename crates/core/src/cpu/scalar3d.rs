@@ -9,7 +9,6 @@ use rayon::prelude::*;
 use crate::cube::Cube;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
-use crate::grid::Grid;
 use crate::memory;
 use crate::rule::Rule;
 
@@ -45,13 +44,7 @@ impl Engine<Cube> for Scalar3d {
         let m = cube.side();
         let what = format!("a cube of side {m} on cpu-scalar (two byte buffers)");
         memory::check(2 * cube.cells(), &what)?;
-        let lines = cube.lines();
-        let mut cells = memory::zeroed_vec::<u8>(cube.cells(), &what)?;
-        for (line, bytes) in cells.chunks_mut(m).enumerate() {
-            for (z, b) in bytes.iter_mut().enumerate() {
-                *b = lines.get(z, line) as u8;
-            }
-        }
+        let cells = cube.to_bytes(m);
         let next = memory::zeroed_vec::<u8>(cube.cells(), &what)?;
         self.state = Some(State {
             side: m,
@@ -104,7 +97,7 @@ impl Engine<Cube> for Scalar3d {
     fn snapshot(&self) -> Result<Cube> {
         let state = self.loaded()?;
         let m = state.side;
-        Cube::from_lines(Grid::from_bytes(m, m * m, &state.cells)?)
+        Cube::from_bytes(m, &state.cells, m)
     }
 
     fn population(&self) -> Result<u64> {
