@@ -14,6 +14,7 @@ use rayon::prelude::*;
 
 use crate::cube::{check_side, Cube};
 use crate::error::{Error, Result};
+use crate::replace::replace;
 
 /// Bytes before the cells: M and T.
 pub const HEADER_BYTES: u64 = 16;
@@ -70,21 +71,12 @@ pub fn read(path: &Path) -> Result<(Cube, u64)> {
 /// disk) never leaves a truncated file or destroys the one that was there (which may be the
 /// input).
 pub fn write(path: &Path, cube: &Cube, stamp: u64) -> Result<()> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(format!(".tmp{}", std::process::id()));
-    let tmp = std::path::PathBuf::from(tmp);
-    let written = write_new(&tmp, cube, stamp)
-        .and_then(|()| std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e)));
-    if written.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    written
+    replace(path, false, |file, tmp| write_into(file, tmp, cube, stamp))
 }
 
-/// Writes the file at `path` (created or truncated).
-fn write_new(path: &Path, cube: &Cube, stamp: u64) -> Result<()> {
+/// Writes the cube into `file` (empty, named `path` for messages).
+fn write_into(file: &File, path: &Path, cube: &Cube, stamp: u64) -> Result<()> {
     let side = cube.side();
-    let file = File::create(path).map_err(|e| Error::io(path, e))?;
     file.set_len(HEADER_BYTES + cube.cells())
         .map_err(|e| Error::io(path, e))?;
     let mut header = [0u8; HEADER_BYTES as usize];

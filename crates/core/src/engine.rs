@@ -9,6 +9,8 @@ use crate::rule::Rule;
 pub trait World: Clone + Send + Sync + 'static {
     /// `2D` or `3D`, for messages.
     const DIMENSION: &'static str;
+    /// 2 or 3.
+    const AXES: u32;
     /// Neighbours of a cell (8 or 26): the highest count a rule may mention.
     const NEIGHBOURS: u32;
 
@@ -17,10 +19,19 @@ pub trait World: Clone + Send + Sync + 'static {
 
     /// Number of live cells.
     fn population(&self) -> u64;
+
+    /// The rows of the bit layout: a grid itself, a cube's lines (see [`crate::cube`]). Slabs,
+    /// checkpoints and [`Engine::read_rows`] work on these rows.
+    fn rows(&self) -> &Grid;
+
+    /// The world whose rows are `rows`; refused where they cannot be (a cube needs M² rows of
+    /// M cells).
+    fn from_rows(rows: Grid) -> Result<Self>;
 }
 
 impl World for Grid {
     const DIMENSION: &'static str = "2D";
+    const AXES: u32 = 2;
     const NEIGHBOURS: u32 = 8;
 
     fn cells(&self) -> u64 {
@@ -30,10 +41,19 @@ impl World for Grid {
     fn population(&self) -> u64 {
         Grid::population(self)
     }
+
+    fn rows(&self) -> &Grid {
+        self
+    }
+
+    fn from_rows(rows: Grid) -> Result<Grid> {
+        Ok(rows)
+    }
 }
 
 impl World for Cube {
     const DIMENSION: &'static str = "3D";
+    const AXES: u32 = 3;
     const NEIGHBOURS: u32 = 26;
 
     fn cells(&self) -> u64 {
@@ -42,6 +62,14 @@ impl World for Cube {
 
     fn population(&self) -> u64 {
         Cube::population(self)
+    }
+
+    fn rows(&self) -> &Grid {
+        self.lines()
+    }
+
+    fn from_rows(rows: Grid) -> Result<Cube> {
+        Cube::from_lines(rows)
     }
 }
 
@@ -68,6 +96,21 @@ pub trait Engine<W: World = Grid>: Send {
     /// The number of live cells now.
     fn population(&self) -> Result<u64>;
 
+    /// Copies rows `first..` of the current state, in the layout of [`World::rows`], into
+    /// `words` (whole rows). With [`Engine::write_rows`], this is what lets an engine advance one
+    /// slab of a larger world ([`crate::slab`]); engines that cannot refuse.
+    fn read_rows(&self, first: usize, words: &mut [u64]) -> Result<()> {
+        let _ = (first, words);
+        Err(no_slabs(self.name()))
+    }
+
+    /// Overwrites rows `first..` of the current state with `words` (whole rows, padding bits
+    /// zero); see [`Engine::read_rows`].
+    fn write_rows(&mut self, first: usize, words: &[u64]) -> Result<()> {
+        let _ = (first, words);
+        Err(no_slabs(self.name()))
+    }
+
     /// How the engine runs here (instruction set, threads, device…), for reports.
     fn details(&self) -> String {
         String::new()
@@ -78,6 +121,12 @@ pub trait Engine<W: World = Grid>: Send {
     fn timings(&self) -> Vec<(&'static str, f64)> {
         Vec::new()
     }
+}
+
+fn no_slabs(name: &str) -> Error {
+    Error::Engine(format!(
+        "{name} cannot run as a slab of a decomposed world (cpu-bitsliced and cuda-bitsliced can)"
+    ))
 }
 
 /// Options that tune an engine without changing its results.

@@ -5,6 +5,10 @@
 //! - [`Cube`]: a bit-packed M×M×M torus (layout in [`cube`]); [`cube_file`] reads and writes
 //!   the 3D contest's `.bin` files.
 //! - [`Rule`]: a Life-like rule in B/S notation.
+//! - [`slab`]: a torus split into slabs of rows, one engine each, halos exchanged every few
+//!   generations.
+//! - [`checkpoint`]: checkpoints of long runs, written atomically and checked on reading;
+//!   [`replace`] writes any file that way.
 //! - [`seed`]: glibc-exact `rand() % 2` soups and fast density soups.
 //! - [`pattern`]: RLE and plaintext `.cells` reading and writing, PNG pictures.
 //! - [`Engine`]: the one interface of every engine; [`cpu::ENGINES`] registers the CPU ones,
@@ -12,6 +16,7 @@
 //!   [`cpu::Scalar3d`] are their 3D counterparts.
 #![deny(missing_docs)]
 
+pub mod checkpoint;
 pub mod cpu;
 pub mod cube;
 pub mod cube_file;
@@ -20,8 +25,10 @@ pub mod error;
 pub mod grid;
 pub mod memory;
 pub mod pattern;
+pub mod replace;
 pub mod rule;
 pub mod seed;
+pub mod slab;
 
 pub use cube::Cube;
 pub use engine::{Engine, EngineOptions, EngineSpec, World};

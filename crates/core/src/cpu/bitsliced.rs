@@ -150,6 +150,32 @@ impl State {
         Ok(grid)
     }
 
+    /// The words of rows `first..` that `words` has room for (whole rows).
+    fn rows_at(&self, first: usize, len: usize) -> Result<std::ops::Range<usize>> {
+        let wpr = self.frame.words_per_row;
+        let start = first * wpr;
+        if len % wpr != 0 || start + len > self.frame.words.len() {
+            return Err(Error::Engine(format!(
+                "rows {first}.. ({len} words) are not whole rows of a {}x{} state",
+                self.frame.width, self.frame.height
+            )));
+        }
+        Ok(start..start + len)
+    }
+
+    /// See [`Engine::read_rows`].
+    pub(super) fn read_rows(&self, first: usize, words: &mut [u64]) -> Result<()> {
+        words.copy_from_slice(&self.frame.words[self.rows_at(first, words.len())?]);
+        Ok(())
+    }
+
+    /// See [`Engine::write_rows`].
+    pub(super) fn write_rows(&mut self, first: usize, words: &[u64]) -> Result<()> {
+        let range = self.rows_at(first, words.len())?;
+        self.frame.words[range].copy_from_slice(words);
+        Ok(())
+    }
+
     /// Live cells now.
     pub(super) fn population(&self) -> u64 {
         self.frame
@@ -196,6 +222,12 @@ impl Bitsliced {
             .as_ref()
             .ok_or_else(|| Error::Engine("cpu-bitsliced: no grid loaded".into()))
     }
+
+    fn loaded_mut(&mut self) -> Result<&mut State> {
+        self.state
+            .as_mut()
+            .ok_or_else(|| Error::Engine("cpu-bitsliced: no grid loaded".into()))
+    }
 }
 
 impl Engine for Bitsliced {
@@ -218,10 +250,7 @@ impl Engine for Bitsliced {
 
     fn step(&mut self, generations: u64) -> Result<()> {
         let isa = self.isa;
-        let state = self
-            .state
-            .as_mut()
-            .ok_or_else(|| Error::Engine("cpu-bitsliced: no grid loaded".into()))?;
+        let state = self.loaded_mut()?;
         if state.rule == Rule::LIFE {
             state.advance(generations, |frame, next| {
                 generation(isa, frame, next, &Life)
@@ -241,6 +270,14 @@ impl Engine for Bitsliced {
 
     fn population(&self) -> Result<u64> {
         Ok(self.loaded()?.population())
+    }
+
+    fn read_rows(&self, first: usize, words: &mut [u64]) -> Result<()> {
+        self.loaded()?.read_rows(first, words)
+    }
+
+    fn write_rows(&mut self, first: usize, words: &[u64]) -> Result<()> {
+        self.loaded_mut()?.write_rows(first, words)
     }
 
     fn details(&self) -> String {

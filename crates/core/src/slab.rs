@@ -1,0 +1,437 @@
+//! A 2D torus split into slabs of rows, each advanced by its own engine (a GPU, a process),
+//! with halos deep enough that one exchange serves many generations.
+//!
+//! # How a slab stays exact
+//!
+//! Part `p` owns the rows `start..end` of the H-row torus (its *interior*, h rows). Its engine
+//! holds an *extended* slab of h + 2d rows: the d rows above the interior (global rows
+//! `start − d..start`, wrapping), the interior, the d rows below. The engine advances that
+//! extended slab as a torus of its own, whose top and bottom rows are wrongly each other's
+//! neighbours; the error moves one row per generation, so after k ≤ d generations the interior
+//! is still exact and only the halos are wrong. The halos are then refreshed from the
+//! neighbouring parts' interiors (the d rows each side), and the next k generations can run. Any
+//! engine that runs a torus of any height can so run a slab unchanged; the cost is the 2d extra
+//! rows each part advances, and one exchange of 2d rows per part every d generations.
+//!
+//! Depth d is at most the smallest interior, so that each halo comes from one neighbour. With
+//! one part, the part is its own neighbour above and below. Columns are never split: every
+//! part wraps its rows as the whole torus does.
+
+use std::ops::Range;
+use std::time::Instant;
+
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+use crate::grid::Grid;
+use crate::rule::Rule;
+
+/// Halo depth used when none is asked for: deep enough that exchanges are rare, shallow enough
+/// that the extra rows cost little on large slabs.
+pub const DEFAULT_DEPTH: usize = 64;
+
+/// Where the rows of a W×H torus go when split into parts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Slabs {
+    width: usize,
+    height: usize,
+    /// Part p owns rows `bounds[p]..bounds[p + 1]`.
+    bounds: Vec<usize>,
+    depth: usize,
+}
+
+impl Slabs {
+    /// `parts` slabs of a `width` × `height` torus, as even as can be, with halos `depth` rows
+    /// deep (capped at the smallest slab). Refused if there are more parts than rows.
+    pub fn new(width: usize, height: usize, parts: usize, depth: usize) -> Result<Slabs> {
+        crate::grid::check_size(width, height)?;
+        if parts == 0 || parts > height {
+            return Err(Error::Invalid(format!(
+                "cannot split {height} rows into {parts} slabs (each needs at least one row)"
+            )));
+        }
+        if depth == 0 {
+            return Err(Error::Invalid("a halo must be at least 1 row deep".into()));
+        }
+        let bounds: Vec<usize> = (0..=parts)
+            .map(|p| (p as u128 * height as u128 / parts as u128) as usize)
+            .collect();
+        let smallest = bounds
+            .windows(2)
+            .map(|b| b[1] - b[0])
+            .min()
+            .unwrap_or(height);
+        Ok(Slabs {
+            width,
+            height,
+            bounds,
+            depth: depth.min(smallest),
+        })
+    }
+
+    /// Number of parts.
+    pub fn parts(&self) -> usize {
+        self.bounds.len() - 1
+    }
+
+    /// Halo depth in rows: the generations one exchange serves.
+    pub fn depth(&self) -> usize {
+        self.depth
+    }
+
+    /// Width of the torus (and of every slab).
+    pub fn width(&self) -> usize {
+        self.width
+    }
+
+    /// Height of the whole torus.
+    pub fn height(&self) -> usize {
+        self.height
+    }
+
+    /// The global rows part `p` owns.
+    pub fn interior(&self, p: usize) -> Range<usize> {
+        self.bounds[p]..self.bounds[p + 1]
+    }
+
+    /// Rows of part `p`'s extended slab: its interior and both halos.
+    pub fn extended_rows(&self, p: usize) -> usize {
+        self.interior(p).len() + 2 * self.depth
+    }
+
+    /// The global rows of part `p`'s extended slab, top to bottom (wrapping around the torus).
+    pub fn extended(&self, p: usize) -> impl Iterator<Item = usize> + '_ {
+        let start = self.bounds[p] + self.height - self.depth;
+        (0..self.extended_rows(p)).map(move |r| (start + r) % self.height)
+    }
+
+    /// Part `p`'s extended slab cut from the whole torus `grid`.
+    pub fn cut(&self, grid: &Grid, p: usize) -> Result<Grid> {
+        let mut slab = Grid::new(self.width, self.extended_rows(p))?;
+        for (r, y) in self.extended(p).enumerate() {
+            slab.row_mut(r).copy_from_slice(grid.row(y));
+        }
+        Ok(slab)
+    }
+
+    /// Generations advanced in each round between exchanges, for `generations` in all.
+    pub fn rounds(&self, generations: u64) -> impl Iterator<Item = u64> {
+        let depth = self.depth as u64;
+        (0..generations.div_ceil(depth)).map(move |i| depth.min(generations - i * depth))
+    }
+}
+
+/// One part of a decomposed torus: an engine holding the part's extended slab.
+pub struct Slab {
+    engine: Box<dyn Engine>,
+    width: usize,
+    /// Interior rows.
+    rows: usize,
+    depth: usize,
+    words_per_row: usize,
+}
+
+/// The rows a part sends at an exchange: its first and last `d` interior rows, which are the
+/// bottom halo of the part above and the top halo of the part below.
+pub struct Outgoing {
+    /// The first d interior rows (for the part above).
+    pub top: Vec<u64>,
+    /// The last d interior rows (for the part below).
+    pub bottom: Vec<u64>,
+}
+
+impl Slab {
+    /// A part to be advanced by `engine`, which must support row access
+    /// ([`Engine::read_rows`]); nothing is loaded yet.
+    pub fn new(engine: Box<dyn Engine>) -> Slab {
+        Slab {
+            engine,
+            width: 0,
+            rows: 0,
+            depth: 0,
+            words_per_row: 0,
+        }
+    }
+
+    /// Loads part `p` of `slabs`, whose extended slab is `extended` ([`Slabs::cut`], or read
+    /// row by row). Refused if the engine has no row access.
+    pub fn load(&mut self, slabs: &Slabs, p: usize, extended: &Grid, rule: Rule) -> Result<()> {
+        assert_eq!(extended.height(), slabs.extended_rows(p), "extended slab");
+        self.engine.load(extended, rule)?;
+        self.engine.read_rows(0, &mut [])?;
+        self.width = slabs.width();
+        self.rows = slabs.interior(p).len();
+        self.depth = slabs.depth();
+        self.words_per_row = extended.words_per_row();
+        Ok(())
+    }
+
+    /// The engine.
+    pub fn engine(&self) -> &dyn Engine {
+        self.engine.as_ref()
+    }
+
+    /// Advances `generations` (at most the depth) since the last exchange.
+    pub fn advance(&mut self, generations: u64) -> Result<()> {
+        debug_assert!(generations <= self.depth as u64);
+        self.engine.step(generations)
+    }
+
+    fn read(&self, first: usize, rows: usize) -> Result<Vec<u64>> {
+        let mut words = vec![0; rows * self.words_per_row];
+        self.engine.read_rows(first, &mut words)?;
+        Ok(words)
+    }
+
+    /// The rows this part sends at an exchange.
+    pub fn outgoing(&self) -> Result<Outgoing> {
+        Ok(Outgoing {
+            top: self.read(self.depth, self.depth)?,
+            bottom: self.read(self.rows, self.depth)?,
+        })
+    }
+
+    /// Fills the halos: `top` from the part above (its last d interior rows), `bottom` from
+    /// the part below (its first d).
+    pub fn incoming(&mut self, top: &[u64], bottom: &[u64]) -> Result<()> {
+        self.engine.write_rows(0, top)?;
+        self.engine.write_rows(self.depth + self.rows, bottom)
+    }
+
+    /// Copies the interior rows now into `words` (whole rows of the torus's width).
+    pub fn read_interior(&self, words: &mut [u64]) -> Result<()> {
+        self.engine.read_rows(self.depth, words)
+    }
+
+    /// The interior rows now, as a grid of that many rows.
+    pub fn interior(&self) -> Result<Grid> {
+        let mut grid = Grid::new(self.width, self.rows)?;
+        self.read_interior(grid.words_mut())?;
+        Ok(grid)
+    }
+
+    /// Live cells of the interior: the whole slab's count less the halos'.
+    pub fn population(&self) -> Result<u64> {
+        let count = |words: Vec<u64>| words.iter().map(|w| w.count_ones() as u64).sum::<u64>();
+        let halos = count(self.read(0, self.depth)?)
+            + count(self.read(self.depth + self.rows, self.depth)?);
+        Ok(self.engine.population()? - halos)
+    }
+}
+
+/// A torus split into slabs advanced side by side in one process, one engine each (one per GPU),
+/// exchanging halos through host memory. It is an [`Engine`] itself, bit-identical to one
+/// engine advancing the whole torus.
+pub struct Decomposed {
+    parts: Vec<Slab>,
+    depth: usize,
+    slabs: Option<Slabs>,
+    /// Whether the halos are out of date (generations ran since the last exchange).
+    stale: bool,
+    exchange_seconds: f64,
+}
+
+impl Decomposed {
+    /// Slabs advanced by `engines` (one part each; every one must support row access), with
+    /// halos `depth` rows deep (capped at the smallest slab).
+    pub fn new(engines: Vec<Box<dyn Engine>>, depth: usize) -> Result<Decomposed> {
+        if engines.is_empty() {
+            return Err(Error::Invalid(
+                "a decomposed run needs at least one engine".into(),
+            ));
+        }
+        Ok(Decomposed {
+            parts: engines.into_iter().map(Slab::new).collect(),
+            depth,
+            slabs: None,
+            stale: false,
+            exchange_seconds: 0.0,
+        })
+    }
+
+    fn slabs(&self) -> Result<&Slabs> {
+        self.slabs
+            .as_ref()
+            .ok_or_else(|| Error::Engine("decomposed engine: no grid loaded".into()))
+    }
+
+    fn exchange(&mut self) -> Result<()> {
+        let start = Instant::now();
+        let outgoing = each(&mut self.parts, |_, part| part.outgoing())?;
+        let n = self.parts.len();
+        each(&mut self.parts, |p, part| {
+            let (above, below) = (&outgoing[(p + n - 1) % n], &outgoing[(p + 1) % n]);
+            part.incoming(&above.bottom, &below.top)
+        })?;
+        self.exchange_seconds += start.elapsed().as_secs_f64();
+        self.stale = false;
+        Ok(())
+    }
+}
+
+/// Runs `work(index, item)` on every item, each on a thread of its own, and collects the
+/// results; the first error wins.
+fn each<T: Send, R: Send>(
+    items: &mut [T],
+    work: impl Fn(usize, &mut T) -> Result<R> + Sync,
+) -> Result<Vec<R>> {
+    std::thread::scope(|scope| {
+        let work = &work;
+        let threads: Vec<_> = items
+            .iter_mut()
+            .enumerate()
+            .map(|(i, item)| scope.spawn(move || work(i, item)))
+            .collect();
+        threads
+            .into_iter()
+            .map(|t| t.join().expect("engines do not panic"))
+            .collect()
+    })
+}
+
+impl Engine for Decomposed {
+    fn name(&self) -> &'static str {
+        self.parts[0].engine.name()
+    }
+
+    fn load(&mut self, grid: &Grid, rule: Rule) -> Result<()> {
+        self.slabs = None;
+        let slabs = Slabs::new(grid.width(), grid.height(), self.parts.len(), self.depth)?;
+        each(&mut self.parts, |p, part| {
+            part.load(&slabs, p, &slabs.cut(grid, p)?, rule)
+        })?;
+        self.slabs = Some(slabs);
+        self.stale = false;
+        self.exchange_seconds = 0.0;
+        Ok(())
+    }
+
+    fn step(&mut self, generations: u64) -> Result<()> {
+        let rounds: Vec<u64> = self.slabs()?.rounds(generations).collect();
+        for k in rounds {
+            if self.stale {
+                self.exchange()?;
+            }
+            each(&mut self.parts, |_, part| part.advance(k))?;
+            self.stale = true;
+        }
+        Ok(())
+    }
+
+    fn snapshot(&self) -> Result<Grid> {
+        let slabs = self.slabs()?;
+        let mut grid = Grid::new(slabs.width(), slabs.height())?;
+        let wpr = grid.words_per_row();
+        for (p, part) in self.parts.iter().enumerate() {
+            let rows = slabs.interior(p);
+            part.read_interior(&mut grid.words_mut()[rows.start * wpr..rows.end * wpr])?;
+        }
+        Ok(grid)
+    }
+
+    fn population(&self) -> Result<u64> {
+        self.slabs()?;
+        self.parts.iter().map(Slab::population).sum()
+    }
+
+    fn details(&self) -> String {
+        match &self.slabs {
+            Some(slabs) => format!(
+                "{} slabs with {}-row halos, on {}",
+                slabs.parts(),
+                slabs.depth(),
+                self.parts
+                    .iter()
+                    .map(|p| p.engine.details())
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ),
+            None => String::new(),
+        }
+    }
+
+    fn timings(&self) -> Vec<(&'static str, f64)> {
+        let mut timings = vec![("halo exchange", self.exchange_seconds)];
+        // The parts' own timings, the slowest part's for each (they run side by side).
+        for part in &self.parts {
+            for (what, seconds) in part.engine.timings() {
+                match timings.iter_mut().find(|(w, _)| *w == what) {
+                    Some((_, longest)) => *longest = longest.max(seconds),
+                    None => timings.push((what, seconds)),
+                }
+            }
+        }
+        timings
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+    use crate::cpu::{Bitsliced, Scalar};
+    use crate::engine::{evolve, EngineSpec};
+    use crate::seed::density_soup;
+
+    #[test]
+    fn slabs_cover_the_rows_once_and_cap_the_depth() {
+        let slabs = Slabs::new(10, 7, 3, 64).unwrap();
+        assert_eq!(slabs.interior(0), 0..2);
+        assert_eq!(slabs.interior(1), 2..4);
+        assert_eq!(slabs.interior(2), 4..7);
+        assert_eq!(slabs.depth(), 2);
+        assert_eq!(slabs.extended(0).collect::<Vec<_>>(), [5, 6, 0, 1, 2, 3]);
+        assert_eq!(slabs.rounds(5).collect::<Vec<_>>(), [2, 2, 1]);
+        assert!(Slabs::new(10, 2, 3, 1)
+            .unwrap_err()
+            .to_string()
+            .contains("3 slabs"));
+    }
+
+    #[test]
+    fn decomposed_runs_match_one_engine() {
+        let oracle = EngineSpec {
+            name: "cpu-scalar",
+            description: "",
+            create: |_| Ok(Box::new(Scalar::default())),
+        };
+        let mut seed = 1u64;
+        for &(w, h, parts, depth, gens) in &[
+            (1, 1, 1, 64, 5),
+            (3, 2, 2, 1, 7),
+            (65, 3, 3, 4, 9),
+            (100, 37, 4, 5, 23),
+            (130, 64, 3, 64, 100),
+            (64, 50, 7, 3, 0),
+        ] {
+            for rule in ["B3/S23", "B36/S23", "B0/S8", "B2/S"] {
+                seed += 1;
+                let rule = Rule::parse(rule).unwrap();
+                let grid = density_soup(w, h, 0.35, seed).unwrap();
+                let expected = evolve(&oracle, &grid, rule, gens).unwrap();
+                let engines: Vec<Box<dyn Engine>> = (0..parts)
+                    .map(|_| Box::new(Bitsliced::default()) as Box<dyn Engine>)
+                    .collect();
+                let mut decomposed = Decomposed::new(engines, depth).unwrap();
+                decomposed.load(&grid, rule).unwrap();
+                // In uneven steps, so that rounds start part-way through a halo's depth.
+                decomposed.step(gens / 3).unwrap();
+                decomposed.step(gens - gens / 3).unwrap();
+                let got = decomposed.snapshot().unwrap();
+                assert_eq!(
+                    got, expected,
+                    "{w}x{h}, {parts} parts, depth {depth}, {rule}"
+                );
+                assert_eq!(decomposed.population().unwrap(), expected.population());
+            }
+        }
+    }
+
+    #[test]
+    fn engines_without_row_access_are_refused_with_their_name() {
+        let mut decomposed = Decomposed::new(vec![Box::new(Scalar::default())], 4).unwrap();
+        let err = decomposed
+            .load(&density_soup(8, 8, 0.5, 1).unwrap(), Rule::LIFE)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("cpu-scalar cannot run as a slab"), "{err}");
+    }
+}
