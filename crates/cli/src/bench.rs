@@ -143,7 +143,10 @@ fn bench_in<W: Dimension>(args: &BenchArgs, baseline_side: usize) -> Result<()> 
         Some(text) => Rule::parse(text)?,
         None => W::DEFAULT_RULE,
     };
-    let options = EngineOptions { block: args.block };
+    let options = EngineOptions {
+        block: args.block,
+        ..Default::default()
+    };
     rule.check_neighbours(W::NEIGHBOURS)?;
     let all = W::registry();
     let specs: Vec<EngineSpec<W>> = if args.engines.is_empty() {

@@ -92,6 +92,53 @@ pub struct RunArgs {
     /// Thread-block size of a CUDA engine, such as 32x16.
     #[arg(long, value_name = "WxH", value_parser = parse_block)]
     pub block: Option<(u32, u32)>,
+
+    /// Split a 2D torus into slabs of rows, one per GPU: `all` or a count (with
+    /// cuda-bitsliced).
+    #[arg(long, value_name = "all|N", value_parser = parse_gpus)]
+    pub gpus: Option<Gpus>,
+
+    /// Halo depth of a split run in rows: generations between two exchanges (capped at the
+    /// smallest slab).
+    #[arg(long, value_name = "ROWS", default_value_t = gol_core::slab::DEFAULT_DEPTH,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    pub halo: usize,
+
+    /// Write the state to FILE (atomically) every --checkpoint-every generations and at the
+    /// end, to continue with --resume.
+    #[arg(long, value_name = "FILE")]
+    pub checkpoint: Option<PathBuf>,
+
+    /// Generations between two checkpoints (default: only at the end).
+    #[arg(long, value_name = "N", requires = "checkpoint",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub checkpoint_every: Option<u64>,
+
+    /// Continue from a checkpoint up to --gens generations in all (the grid, rule and
+    /// generation count come from the file).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["input", "seed", "density"])]
+    pub resume: Option<PathBuf>,
+}
+
+/// How many GPUs a split run uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Gpus {
+    /// Every GPU of the machine.
+    All,
+    /// The first N.
+    Count(usize),
+}
+
+fn parse_gpus(text: &str) -> Result<Gpus, String> {
+    match text {
+        "all" => Ok(Gpus::All),
+        _ => match text.parse::<usize>() {
+            Ok(n) if n > 0 => Ok(Gpus::Count(n)),
+            _ => Err(format!(
+                "{text:?} is not a GPU count: use all or a number from 1"
+            )),
+        },
+    }
 }
 
 #[derive(Args, Debug)]

@@ -4,7 +4,10 @@ use std::path::Path;
 
 use anyhow::Result;
 use gol_core::engine::{self, Engine, EngineOptions, EngineSpec, World};
+use gol_core::slab::Decomposed;
 use gol_core::{cube_file, pattern, Cube, Grid, Rule};
+
+use crate::cli::{Gpus, RunArgs};
 
 /// What the commands need to know of a dimension beyond [`World`].
 pub trait Dimension: World {
@@ -28,6 +31,15 @@ pub trait Dimension: World {
     /// Writes the state to `path`; `stamp` is the generation count to record where the format
     /// has one.
     fn write(&self, path: &Path, rule: Rule, stamp: u64) -> Result<()>;
+
+    /// The engine `name` on each of `gpus` GPUs, advancing one slab each with halos `halo` rows
+    /// deep.
+    fn split(
+        name: &str,
+        options: &EngineOptions,
+        gpus: usize,
+        halo: usize,
+    ) -> Result<Box<dyn Engine<Self>>>;
 }
 
 impl Dimension for Grid {
@@ -62,6 +74,26 @@ impl Dimension for Grid {
             );
         }
         Ok(pattern::write(path, self, rule)?)
+    }
+
+    fn split(
+        name: &str,
+        options: &EngineOptions,
+        gpus: usize,
+        halo: usize,
+    ) -> Result<Box<dyn Engine<Grid>>> {
+        let name = if name == "auto" {
+            "cuda-bitsliced"
+        } else {
+            name
+        };
+        let engines = (0..gpus)
+            .map(|device| {
+                let options = EngineOptions { device, ..*options };
+                create::<Grid>(name, &options)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Box::new(Decomposed::new(engines, halo)?))
     }
 }
 
@@ -98,6 +130,10 @@ impl Dimension for Cube {
         }
         Ok(cube_file::write(path, self, stamp)?)
     }
+
+    fn split(_: &str, _: &EngineOptions, _: usize, _: usize) -> Result<Box<dyn Engine<Cube>>> {
+        anyhow::bail!("--gpus splits 2D tori only; a 3D cube runs on one GPU")
+    }
 }
 
 /// Whether `path` names a `.bin` file (a 3D cube).
@@ -123,4 +159,27 @@ pub fn create<W: Dimension>(name: &str, options: &EngineOptions) -> Result<Box<d
     }
     let spec = engine::find(&specs, name)?;
     Ok((spec.create)(options)?)
+}
+
+/// The engine of a run: one engine, or with --gpus one per GPU over slabs; and the number of
+/// GPUs of a split run.
+pub fn create_split<W: Dimension>(
+    args: &RunArgs,
+    options: &EngineOptions,
+) -> Result<(Box<dyn Engine<W>>, Option<usize>)> {
+    let Some(gpus) = args.gpus else {
+        return Ok((create::<W>(&args.engine, options)?, None));
+    };
+    let present = gol_cuda::device::device_count()?;
+    let gpus = match gpus {
+        Gpus::All => present,
+        Gpus::Count(n) if n > present => {
+            anyhow::bail!("--gpus {n}: this machine has {present} GPU(s)")
+        }
+        Gpus::Count(n) => n,
+    };
+    Ok((
+        W::split(&args.engine, options, gpus, args.halo)?,
+        Some(gpus),
+    ))
 }

@@ -59,3 +59,11 @@ pub fn describe() -> Machine {
         bitsliced_isa: gol_core::cpu::Isa::detect().name(),
     }
 }
+
+/// The number of ranks of the MPI job this process was started in (by `mpirun` or a launcher
+/// of the same kind), if any.
+pub fn mpi_ranks() -> Option<usize> {
+    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"]
+        .iter()
+        .find_map(|var| std::env::var(var).ok()?.parse().ok())
+}

@@ -8,6 +8,8 @@ mod info;
 mod machine;
 mod plot;
 mod problem;
+#[cfg(feature = "mpi")]
+mod ranks;
 mod run;
 mod verify;
 

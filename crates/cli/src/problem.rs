@@ -4,7 +4,9 @@ use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 use gol_core::pattern::PatternFile;
-use gol_core::{cube_file, seed, Cube, Grid, Rule};
+#[cfg(feature = "mpi")]
+use gol_core::slab::Slabs;
+use gol_core::{checkpoint, cube_file, seed, Cube, Grid, Rule};
 
 use crate::cli::ProblemArgs;
 use crate::engines::{is_bin, Dimension};
@@ -22,6 +24,8 @@ pub struct Problem<W> {
     pub source: Source,
     /// The generation stamp of the input (a `.bin` file's T; 0 otherwise).
     pub stamp: u64,
+    /// Generations already advanced from the input (a resumed checkpoint's; 0 otherwise).
+    pub done: u64,
 }
 
 /// Building the problem of one dimension from the options.
@@ -56,6 +60,8 @@ pub enum Source {
     Density { density: f64, seed: u32 },
     /// A pattern or `.bin` file.
     File { path: String },
+    /// A checkpoint, written after `done` generations.
+    Checkpoint { path: String, done: u64 },
 }
 
 impl Source {
@@ -64,6 +70,9 @@ impl Source {
             Source::Glibc { seed } => format!("glibc rand() % 2 soup, seed {seed}"),
             Source::Density { density, seed } => format!("soup of density {density}, seed {seed}"),
             Source::File { path } => format!("file {path}"),
+            Source::Checkpoint { path, done } => {
+                format!("checkpoint {path} at generation {done}")
+            }
         }
     }
 }
@@ -123,6 +132,7 @@ fn read_cube(args: &ProblemArgs, path: &Path) -> Result<Problem<Cube>> {
             path: path.display().to_string(),
         },
         stamp,
+        done: 0,
     })
 }
 
@@ -145,6 +155,7 @@ fn random_cube(args: &ProblemArgs) -> Result<Problem<Cube>> {
         rule,
         source,
         stamp: 0,
+        done: 0,
     })
 }
 
@@ -170,6 +181,7 @@ fn read_pattern(args: &ProblemArgs, path: &Path) -> Result<Problem<Grid>> {
             path: path.display().to_string(),
         },
         stamp: 0,
+        done: 0,
     })
 }
 
@@ -192,5 +204,115 @@ fn random_grid(args: &ProblemArgs) -> Result<Problem<Grid>> {
         rule,
         source,
         stamp: 0,
+        done: 0,
     })
+}
+
+/// Whether the checkpoint at `path` holds a 3D cube.
+pub fn checkpoint_is_3d(path: &Path) -> Result<bool> {
+    Ok(checkpoint::open(path)?.header.dimension == 3)
+}
+
+/// The checkpoint at `path`, checked against the options that describe the world: a --rule or
+/// a size that differs from the checkpoint's is refused.
+fn resumable<W: Dimension>(args: &ProblemArgs, path: &Path) -> Result<checkpoint::Opened> {
+    let opened = checkpoint::open(path)?;
+    let header = &opened.header;
+    header.check_dimension::<W>(path)?;
+    if let Some(rule) = rule_override::<W>(args)? {
+        if rule != header.rule {
+            bail!(
+                "{}: the checkpoint runs rule {}, not --rule {rule}",
+                path.display(),
+                header.rule
+            );
+        }
+    }
+    let (width, height) = match W::AXES {
+        2 => (header.width, header.rows),
+        _ => (header.width, header.width),
+    };
+    if let Some((w, h)) = explicit_size(args) {
+        if (w, h) != (width, height) {
+            bail!(
+                "{}: the checkpoint holds a {width}x{height} world, not the {w}x{h} asked for",
+                path.display()
+            );
+        }
+    }
+    Ok(opened)
+}
+
+fn resumed<W>(world: W, path: &Path, header: &checkpoint::Header) -> Problem<W> {
+    Problem {
+        world,
+        rule: header.rule,
+        source: Source::Checkpoint {
+            path: path.display().to_string(),
+            done: header.done,
+        },
+        stamp: header.stamp,
+        done: header.done,
+    }
+}
+
+/// The problem a checkpoint holds (see [`resumable`] for what is checked).
+pub fn resume<W: Dimension>(args: &ProblemArgs, path: &Path) -> Result<Problem<W>> {
+    let opened = resumable::<W>(args, path)?;
+    Ok(resumed(opened.read()?, path, &opened.header))
+}
+
+#[cfg(feature = "mpi")]
+/// Part `part` of the 2D problem split into `parts` slabs with halos `halo` rows deep: the
+/// slabs, and the problem whose world is that part's extended slab. Soups and checkpoints make
+/// or read only the slab's rows; a pattern file is placed in the whole grid first.
+pub fn slab(
+    args: &ProblemArgs,
+    resume_from: Option<&Path>,
+    parts: usize,
+    part: usize,
+    halo: usize,
+) -> Result<(Slabs, Problem<Grid>)> {
+    let rows_of = |width, height| -> Result<(Slabs, Vec<usize>)> {
+        let slabs = Slabs::new(width, height, parts, halo)?;
+        let rows = slabs.extended(part).collect();
+        Ok((slabs, rows))
+    };
+    if let Some(path) = resume_from {
+        let opened = resumable::<Grid>(args, path)?;
+        let (slabs, rows) = rows_of(opened.header.width, opened.header.rows)?;
+        let world = opened.read_rows(&rows)?;
+        return Ok((slabs, resumed(world, path, &opened.header)));
+    }
+    if is_3d(args)? {
+        bail!("an MPI run splits a 2D torus; run a 3D cube in one process");
+    }
+    if args.input.is_some() {
+        let whole = Grid::build(args)?;
+        let slabs = Slabs::new(whole.world.width(), whole.world.height(), parts, halo)?;
+        let world = slabs.cut(&whole.world, part)?;
+        return Ok((slabs, Problem { world, ..whole }));
+    }
+    let rule = rule_override::<Grid>(args)?.unwrap_or(Grid::DEFAULT_RULE);
+    let (width, height) = explicit_size(args).unwrap_or((DEFAULT_SIDE, DEFAULT_SIDE));
+    let (slabs, rows) = rows_of(width, height)?;
+    let seed = args.seed.unwrap_or(0);
+    let (world, source) = match args.density {
+        Some(density) => (
+            seed::density_rows(width, density, seed as u64, &rows)?,
+            Source::Density { density, seed },
+        ),
+        None => (
+            seed::glibc_rows(width, height, seed, &rows)?,
+            Source::Glibc { seed },
+        ),
+    };
+    let problem = Problem {
+        world,
+        rule,
+        source,
+        stamp: 0,
+        done: 0,
+    };
+    Ok((slabs, problem))
 }

@@ -17,38 +17,67 @@ const PROGRESS_MIN_UPDATES: f64 = 2e10;
 
 /// The machine-readable report (`--json`).
 #[derive(Serialize)]
-struct Report {
-    alive: u64,
-    generations: u64,
-    width: usize,
-    height: usize,
+pub(crate) struct Report {
+    pub(crate) alive: u64,
+    pub(crate) generations: u64,
+    pub(crate) width: usize,
+    pub(crate) height: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
-    depth: Option<usize>,
+    pub(crate) depth: Option<usize>,
     /// The generation stamp written to a `.bin` output (the input's stamp plus the run).
     #[serde(skip_serializing_if = "Option::is_none")]
-    stamp: Option<u64>,
-    engine: String,
-    engine_details: String,
-    rule: String,
-    source: String,
+    pub(crate) stamp: Option<u64>,
+    /// The generation a resumed run started from (its checkpoint's); `generations` counts
+    /// from the original start, the rates only what this process ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) resumed_at: Option<u64>,
+    /// GPUs of a split run, and each one's share of the cell updates per second.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) gpus: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) cell_updates_per_second_per_gpu: Option<f64>,
+    /// Checkpoints written, and the time they took (not counted in `seconds`).
+    pub(crate) checkpoints: u64,
+    pub(crate) checkpoint_seconds: f64,
+    /// The ranks of an MPI run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) ranks: Option<Ranks>,
+    pub(crate) engine: String,
+    pub(crate) engine_details: String,
+    pub(crate) rule: String,
+    pub(crate) source: String,
     /// The generation loop alone.
-    seconds: f64,
+    pub(crate) seconds: f64,
     /// Reading the input file or making the soup.
-    input_seconds: f64,
+    pub(crate) input_seconds: f64,
     /// Making the engine and loading the state into it (on a GPU: device start-up, kernel
     /// compilation or cache, allocation, the copy to the device), beyond what overlapped the
     /// input.
-    setup_seconds: f64,
-    output_seconds: f64,
-    total_seconds: f64,
-    generations_per_second: f64,
-    cell_updates_per_second: f64,
+    pub(crate) setup_seconds: f64,
+    pub(crate) output_seconds: f64,
+    pub(crate) total_seconds: f64,
+    pub(crate) generations_per_second: f64,
+    pub(crate) cell_updates_per_second: f64,
     /// Times the engine measured itself (GPU copies, the loop timed with CUDA events).
-    engine_timings: std::collections::BTreeMap<String, f64>,
+    pub(crate) engine_timings: std::collections::BTreeMap<String, f64>,
 }
 
 pub fn run(args: &RunArgs) -> Result<()> {
-    if problem::is_3d(&args.problem)? {
+    #[cfg(feature = "mpi")]
+    if crate::ranks::launched() {
+        return crate::ranks::run(args);
+    }
+    #[cfg(not(feature = "mpi"))]
+    if let Some(ranks) = crate::machine::mpi_ranks().filter(|&n| n > 1) {
+        anyhow::bail!(
+            "started as one of {ranks} MPI ranks, but this gol was built without MPI: build it with `cargo build --release --features mpi`"
+        );
+    }
+    let three_d = match &args.resume {
+        Some(path) => problem::checkpoint_is_3d(path)?,
+        None => problem::is_3d(&args.problem)?,
+    };
+    if three_d {
         run_in::<Cube>(args)
     } else {
         run_in::<Grid>(args)
@@ -57,62 +86,104 @@ pub fn run(args: &RunArgs) -> Result<()> {
 
 fn run_in<W: Build>(args: &RunArgs) -> Result<()> {
     let start = Instant::now();
-    let options = gol_core::EngineOptions { block: args.block };
+    let options = gol_core::EngineOptions {
+        block: args.block,
+        ..Default::default()
+    };
     // The engine (on a GPU: the driver and the device's start-up) is made while the input is
     // read or generated.
     let (engine, problem, input_seconds) = std::thread::scope(|scope| {
-        let maker = scope.spawn(|| engines::create::<W>(&args.engine, &options));
-        let problem = W::build(&args.problem);
+        let maker = scope.spawn(|| engines::create_split::<W>(args, &options));
+        let problem = match &args.resume {
+            Some(path) => problem::resume::<W>(&args.problem, path),
+            None => W::build(&args.problem),
+        };
         let input_seconds = start.elapsed().as_secs_f64();
         let engine = maker.join().expect("making an engine does not panic");
         (engine, problem, input_seconds)
     });
-    let (problem, mut engine) = (problem?, engine?);
+    let (problem, (mut engine, gpus)) = (problem?, engine?);
     let (world, rule) = (&problem.world, problem.rule);
-    let gens = args.problem.gens;
+    let total = args.problem.gens;
+    if problem.done > total {
+        anyhow::bail!("{} is beyond --gens {total}", problem.source.describe());
+    }
+    let gens = total - problem.done;
     engine.load(world, rule)?;
     let setup = start.elapsed().as_secs_f64() - input_seconds;
 
     let updates = world.cells() as f64 * gens as f64;
     let loop_start = Instant::now();
-    if std::io::stderr().is_terminal() && updates >= PROGRESS_MIN_UPDATES && !args.json {
-        let bar = ProgressBar::new(gens).with_style(
-            ProgressStyle::with_template("{bar:40} {pos}/{len} generations, {eta} left")
-                .expect("the template is valid"),
-        );
-        let chunk = gens.div_ceil(200).max(1);
-        let mut done = 0;
-        while done < gens {
-            let n = chunk.min(gens - done);
-            engine.step(n)?;
-            done += n;
+    let bar = (std::io::stderr().is_terminal() && updates >= PROGRESS_MIN_UPDATES && !args.json)
+        .then(|| {
+            ProgressBar::new(gens).with_style(
+                ProgressStyle::with_template("{bar:40} {pos}/{len} generations, {eta} left")
+                    .expect("the template is valid"),
+            )
+        });
+    let saver = args.checkpoint.as_ref().map(|path| Saver {
+        path,
+        every: args.checkpoint_every.unwrap_or(u64::MAX),
+        rule,
+        stamp: problem.stamp,
+        written: 0,
+        seconds: 0.0,
+    });
+    let mut saver = saver;
+    let mut done = 0;
+    while done < gens {
+        let mut n = gens - done;
+        if bar.is_some() {
+            n = n.min(gens.div_ceil(200).max(1));
+        }
+        if let Some(saver) = &saver {
+            n = n.min(saver.until_next(problem.done + done));
+        }
+        engine.step(n)?;
+        done += n;
+        if let Some(bar) = &bar {
             bar.set_position(done);
         }
+        if let Some(saver) = &mut saver {
+            if saver.until_next(problem.done + done) == saver.every && done < gens {
+                saver.save(engine.as_ref(), problem.done + done)?;
+            }
+        }
+    }
+    if let Some(bar) = bar {
         bar.finish_and_clear();
-    } else {
-        engine.step(gens)?;
+    }
+    if let Some(saver) = &mut saver {
+        saver.save(engine.as_ref(), total)?;
     }
     let alive = engine.population()?;
-    let seconds = loop_start.elapsed().as_secs_f64();
+    let checkpoint_seconds = saver.as_ref().map_or(0.0, |s| s.seconds);
+    let seconds = loop_start.elapsed().as_secs_f64() - checkpoint_seconds;
 
     let (width, height, depth) = world.extent();
-    let stamp = depth.map(|_| problem.stamp + gens);
+    let stamp = depth.map(|_| problem.stamp + total);
     let output_start = Instant::now();
     if let Some(path) = &args.output {
         engine
             .snapshot()?
-            .write(path, rule, problem.stamp + gens)
+            .write(path, rule, problem.stamp + total)
             .with_context(|| format!("writing {}", path.display()))?;
     }
     let output_seconds = output_start.elapsed().as_secs_f64();
 
     let report = Report {
         alive,
-        generations: gens,
+        generations: total,
         width,
         height,
         depth,
         stamp,
+        resumed_at: args.resume.as_ref().map(|_| problem.done),
+        gpus,
+        cell_updates_per_second_per_gpu: gpus.map(|n| updates / seconds / n as f64),
+        checkpoints: saver.as_ref().map_or(0, |s| s.written),
+        checkpoint_seconds,
+        ranks: None,
         engine: engine.name().to_string(),
         engine_details: engine.details(),
         rule: rule.to_string(),
@@ -138,7 +209,51 @@ fn run_in<W: Build>(args: &RunArgs) -> Result<()> {
     Ok(())
 }
 
-fn print_report(r: &Report, args: &RunArgs) {
+/// What each rank of an MPI run held and did.
+#[derive(Serialize)]
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+pub(crate) struct Ranks {
+    pub(crate) count: usize,
+    /// Rows each rank owns, and the halo depth added above and below.
+    pub(crate) rows: Vec<usize>,
+    pub(crate) halo: usize,
+    /// Bytes of cell state each rank's engine holds (its extended slab, twice).
+    pub(crate) state_bytes: Vec<u64>,
+    /// Each rank's peak resident memory.
+    pub(crate) peak_rss_bytes: Vec<u64>,
+    /// Each rank's time exchanging halos.
+    pub(crate) exchange_seconds: Vec<f64>,
+}
+
+/// Writes the checkpoints of a run.
+struct Saver<'a> {
+    path: &'a std::path::Path,
+    /// Generations between checkpoints, counted from the original start (so a resumed run
+    /// keeps the schedule).
+    every: u64,
+    rule: gol_core::Rule,
+    stamp: u64,
+    written: u64,
+    seconds: f64,
+}
+
+impl Saver<'_> {
+    /// Generations from `at` to the next multiple of `every`.
+    fn until_next(&self, at: u64) -> u64 {
+        self.every - at % self.every
+    }
+
+    fn save<W: Build>(&mut self, engine: &dyn gol_core::Engine<W>, at: u64) -> Result<()> {
+        let start = Instant::now();
+        gol_core::checkpoint::write(self.path, &engine.snapshot()?, self.rule, self.stamp, at)
+            .with_context(|| format!("writing checkpoint {}", self.path.display()))?;
+        self.written += 1;
+        self.seconds += start.elapsed().as_secs_f64();
+        Ok(())
+    }
+}
+
+pub(crate) fn print_report(r: &Report, args: &RunArgs) {
     let details = if r.engine_details.is_empty() {
         String::new()
     } else {
@@ -159,6 +274,27 @@ fn print_report(r: &Report, args: &RunArgs) {
     println!("Generation loop time (sec.): {:.6}", r.seconds);
     println!("Generations per sec.: {:.2}", r.generations_per_second);
     println!("Cell updates per sec.: {:.3e}", r.cell_updates_per_second);
+    if let (Some(gpus), Some(per_gpu)) = (r.gpus, r.cell_updates_per_second_per_gpu) {
+        println!("GPUs: {gpus}, cell updates per sec. per GPU: {per_gpu:.3e}");
+    }
+    if let Some(ranks) = &r.ranks {
+        let most = |v: &[u64]| v.iter().copied().max().unwrap_or(0);
+        println!(
+            "MPI ranks: {}, rows per rank {:?} with {}-row halos, largest state {} and peak memory {} per rank, halo exchange (sec.): {:.6} at most",
+            ranks.count,
+            ranks.rows,
+            ranks.halo,
+            gol_core::memory::human_bytes(most(&ranks.state_bytes)),
+            gol_core::memory::human_bytes(most(&ranks.peak_rss_bytes)),
+            ranks.exchange_seconds.iter().copied().fold(0.0, f64::max)
+        );
+    }
+    if r.checkpoints > 0 {
+        println!(
+            "Checkpoints written: {} (sec.): {:.6}",
+            r.checkpoints, r.checkpoint_seconds
+        );
+    }
     for (what, seconds) in &r.engine_timings {
         println!("Engine {what} (sec.): {seconds:.6}");
     }

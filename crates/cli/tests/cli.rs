@@ -1,58 +1,15 @@
 //! End-to-end tests of the `gol` binary: reports, files, errors, verify, bench, and Golly.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use common::{error_of, gol, stdout_of};
 
 const GLIDER_TORUS: &str = include_str!("fixtures/glider-torus.rle");
 const GOSPER_GUN: &str = include_str!("fixtures/gosper-gun.rle");
 const GLIDER_CELLS: &str = include_str!("fixtures/glider.cells");
-
-/// The `gol` binary: `$GOL_BIN`, else the one cargo built, else `../bin/gol` beside this test
-/// binary (the layout of the bundle carried to the GPU machine).
-fn gol_path() -> PathBuf {
-    if let Some(path) = std::env::var_os("GOL_BIN") {
-        return PathBuf::from(path);
-    }
-    let built = PathBuf::from(env!("CARGO_BIN_EXE_gol"));
-    if built.exists() {
-        return built;
-    }
-    let exe = std::env::current_exe().expect("test binary path");
-    exe.parent()
-        .and_then(Path::parent)
-        .expect("bundle layout")
-        .join("bin/gol")
-}
-
-fn gol(args: &[&str]) -> Output {
-    Command::new(gol_path())
-        .args(args)
-        .output()
-        .expect("gol runs")
-}
-
-fn stdout_of(args: &[&str]) -> String {
-    let out = gol(args);
-    assert!(
-        out.status.success(),
-        "gol {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("utf-8 output")
-}
-
-/// Runs gol expecting failure: one line on stderr, no panic, exit code non-zero.
-fn error_of(args: &[&str]) -> String {
-    let out = gol(args);
-    let stderr = String::from_utf8(out.stderr).expect("utf-8 stderr");
-    assert!(!out.status.success(), "gol {args:?} should fail");
-    assert!(
-        !stderr.contains("panicked"),
-        "gol {args:?} panicked: {stderr}"
-    );
-    assert_eq!(stderr.lines().count(), 1, "gol {args:?}: {stderr}");
-    stderr
-}
 
 fn alive(report: &str) -> u64 {
     let line = report

@@ -211,11 +211,14 @@ pub fn open(path: &Path) -> Result<Opened> {
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
     let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
     let mut fixed = [0u8; FIXED_BYTES];
-    if len < FIXED_BYTES as u64 + 4 || file.read_exact_at(&mut fixed, 0).is_err() {
-        return Err(fail(format!("{len} bytes: too short for a checkpoint")));
-    }
-    if &fixed[0..8] != MAGIC {
+    let head = (len as usize).min(FIXED_BYTES);
+    file.read_exact_at(&mut fixed[..head], 0)
+        .map_err(|e| Error::io(path, e))?;
+    if head < MAGIC.len() || &fixed[0..8] != MAGIC {
         return Err(fail("not a gol checkpoint (no GOLCHKPT magic)".into()));
+    }
+    if len < FIXED_BYTES as u64 + 4 {
+        return Err(fail(format!("{len} bytes: too short for a checkpoint")));
     }
     let u32_at = |at: usize| u32::from_le_bytes(fixed[at..at + 4].try_into().expect("4 bytes"));
     let u64_at = |at: usize| u64::from_le_bytes(fixed[at..at + 8].try_into().expect("8 bytes"));
@@ -270,59 +273,61 @@ pub fn open(path: &Path) -> Result<Opened> {
 }
 
 impl Opened {
-    /// Rows `first..first + count` as a grid of that many rows, after checking the CRC of the
-    /// whole file (read in parallel chunks; only the rows asked for are kept) and that no
-    /// padding bit is set.
-    pub fn read_rows(&self, first: usize, count: usize) -> Result<Grid> {
+    /// Rows `rows` (in that order, repeats allowed) as a grid of that many rows, after
+    /// checking the CRC of the whole file (read in parallel chunks; only the rows asked for are
+    /// kept) and that no padding bit is set.
+    pub fn read_rows(&self, rows: &[usize]) -> Result<Grid> {
         let h = &self.header;
-        assert!(first + count <= h.rows, "rows beyond the checkpoint");
         let fail = |message: String| invalid(&self.path, message);
-        let mut out = Grid::new(h.width, count)?;
+        let mut out = Grid::new(h.width, rows.len())?;
         let wpr = h.words_per_row();
         let mask = grid::last_word_mask(h.width);
         let total = self.data_offset + 8 * (h.rows * wpr) as u64;
-        let wanted = (first * wpr) as u64..((first + count) * wpr) as u64;
-        // Chunks of whole words; the first also holds the header.
-        let chunk_words = (CHUNK_BYTES / 8) as u64;
-        let words = (h.rows * wpr) as u64;
-        let chunks = words.div_ceil(chunk_words).max(1);
-        let out_words = std::sync::Mutex::new(out.words_mut());
+        // (global row, place in `out`), sorted so that each chunk finds its rows by search.
+        let mut wanted: Vec<(usize, usize)> =
+            rows.iter().enumerate().map(|(i, &y)| (y, i)).collect();
+        wanted.sort_unstable();
+        assert!(
+            wanted.last().map_or(true, |&(y, _)| y < h.rows),
+            "rows beyond the checkpoint"
+        );
+        // Chunks of whole rows; the first also holds the header.
+        let chunk_rows = (CHUNK_BYTES / 8 / wpr).max(1);
+        let chunks = h.rows.div_ceil(chunk_rows);
+        let out_rows = std::sync::Mutex::new(&mut out);
         let hashers = (0..chunks)
             .into_par_iter()
             .map(|c| {
-                let start = c * chunk_words;
-                let end = (start + chunk_words).min(words);
-                let (from, to) = if c == 0 {
-                    (0, self.data_offset + 8 * end)
-                } else {
-                    (self.data_offset + 8 * start, self.data_offset + 8 * end)
-                };
+                let first = c * chunk_rows;
+                let last = (first + chunk_rows).min(h.rows);
+                let cells_at = self.data_offset + 8 * (first * wpr) as u64;
+                let from = if c == 0 { 0 } else { cells_at };
+                let to = self.data_offset + 8 * (last * wpr) as u64;
                 let mut bytes = vec![0u8; (to - from) as usize];
                 self.file
                     .read_exact_at(&mut bytes, from)
                     .map_err(|e| Error::io(&self.path, e))?;
                 let mut hasher = crc32fast::Hasher::new();
                 hasher.update(&bytes);
-                let cells = &bytes[(from.max(self.data_offset) - from) as usize..];
-                let decoded: Vec<u64> = cells
+                let words: Vec<u64> = bytes[(cells_at - from) as usize..]
                     .chunks_exact(8)
                     .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
                     .collect();
-                if let Some(bad) = decoded.iter().enumerate().find_map(|(i, w)| {
-                    let index = start + i as u64;
-                    (index % wpr as u64 == wpr as u64 - 1 && w & !mask != 0).then_some(index)
-                }) {
+                if let Some(bad) = words.chunks(wpr).position(|row| row[wpr - 1] & !mask != 0) {
                     return Err(fail(format!(
                         "row {} has cells beyond its width {}: corrupted",
-                        bad / wpr as u64,
+                        first + bad,
                         h.width
                     )));
                 }
-                let (lo, hi) = (start.max(wanted.start), end.min(wanted.end));
-                if lo < hi {
-                    let mut out = out_words.lock().expect("no panic while copying");
-                    out[(lo - wanted.start) as usize..(hi - wanted.start) as usize]
-                        .copy_from_slice(&decoded[(lo - start) as usize..(hi - start) as usize]);
+                let start = wanted.partition_point(|&(y, _)| y < first);
+                let end = wanted.partition_point(|&(y, _)| y < last);
+                if start < end {
+                    let mut out = out_rows.lock().expect("no panic while copying");
+                    for &(y, at) in &wanted[start..end] {
+                        out.row_mut(at)
+                            .copy_from_slice(&words[(y - first) * wpr..(y - first + 1) * wpr]);
+                    }
                 }
                 Ok(hasher)
             })
@@ -347,7 +352,7 @@ impl Opened {
     /// The whole world, checked like [`Opened::read_rows`].
     pub fn read<W: World>(&self) -> Result<W> {
         self.header.check_dimension::<W>(&self.path)?;
-        W::from_rows(self.read_rows(0, self.header.rows)?)
+        W::from_rows(self.read_rows(&(0..self.header.rows).collect::<Vec<_>>())?)
     }
 }
 
@@ -381,9 +386,10 @@ mod test {
             }
         );
         assert_eq!(opened.read::<Grid>().unwrap(), grid);
-        let rows = opened.read_rows(10, 20).unwrap();
-        for y in 0..20 {
-            assert_eq!(rows.row(y), grid.row(10 + y));
+        let wanted = [76, 0, 10, 11, 76];
+        let rows = opened.read_rows(&wanted).unwrap();
+        for (i, &y) in wanted.iter().enumerate() {
+            assert_eq!(rows.row(i), grid.row(y));
         }
         assert!(opened
             .read::<Cube>()
@@ -445,6 +451,7 @@ mod test {
         check(&bad, "checksum mismatch");
         check(&good[..good.len() - 1], "truncated");
         check(&good[..10], "too short");
+        check(&good[..5], "not a gol checkpoint");
         let mut bad = good.clone();
         bad[0] = b'X';
         check(&bad, "not a gol checkpoint");

@@ -123,7 +123,8 @@ pub trait Engine<W: World = Grid>: Send {
     }
 }
 
-fn no_slabs(name: &str) -> Error {
+/// The refusal of an engine that has no row access ([`Engine::read_rows`]).
+pub fn no_slabs(name: &str) -> Error {
     Error::Engine(format!(
         "{name} cannot run as a slab of a decomposed world (cpu-bitsliced and cuda-bitsliced can)"
     ))
@@ -134,16 +135,22 @@ fn no_slabs(name: &str) -> Error {
 pub struct EngineOptions {
     /// Thread-block size (x, y) for the GPU engines; `None` for each engine's default.
     pub block: Option<(u32, u32)>,
+    /// The GPU (CUDA device ordinal) a GPU engine runs on.
+    pub device: usize,
 }
 
 impl EngineOptions {
-    /// Fails if a block size is given to an engine that has none (the CPU engines).
-    pub fn refuse_block(&self) -> Result<()> {
-        match self.block {
-            Some((x, y)) => Err(Error::Engine(format!(
+    /// Fails if options of the GPU engines (a block size, a device other than the first) are
+    /// given to an engine that has none (the CPU engines).
+    pub fn refuse_gpu_options(&self) -> Result<()> {
+        match (self.block, self.device) {
+            (Some((x, y)), _) => Err(Error::Engine(format!(
                 "--block {x}x{y} applies to the CUDA engines only"
             ))),
-            None => Ok(()),
+            (None, 0) => Ok(()),
+            (None, device) => Err(Error::Engine(format!(
+                "device {device}: the CPU engines run on no GPU"
+            ))),
         }
     }
 }

@@ -61,10 +61,25 @@ impl GlibcRand {
 /// A W×H soup where cell `(x, y)` is `rand() % 2` of the `(y·W + x)`-th call after
 /// `srand(seed)`: the seeds' C programs' initial state.
 pub fn glibc_soup(width: usize, height: usize, seed: u32) -> Result<Grid> {
-    let mut grid = Grid::new(width, height)?;
+    glibc_rows(width, height, seed, &(0..height).collect::<Vec<_>>())
+}
+
+/// Rows `rows` (in that order, repeats allowed) of [`glibc_soup`]`(width, height, seed)`,
+/// without the others: the generator still runs through every cell up to the last row asked
+/// for, but only these rows are kept.
+pub fn glibc_rows(width: usize, height: usize, seed: u32, rows: &[usize]) -> Result<Grid> {
+    crate::grid::check_size(width, height)?;
+    let mut grid = Grid::new(width, rows.len())?;
+    let mut wanted: Vec<(usize, usize)> = rows.iter().enumerate().map(|(i, &y)| (y, i)).collect();
+    wanted.sort_unstable();
+    assert!(
+        wanted.last().map_or(true, |&(y, _)| y < height),
+        "row beyond the grid"
+    );
     let mut rand = GlibcRand::new(seed);
-    for y in 0..height {
-        let row = grid.row_mut(y);
+    let mut row = vec![0u64; grid.words_per_row()];
+    let mut next = wanted.iter().peekable();
+    for y in 0..wanted.last().map_or(0, |&(y, _)| y + 1) {
         for (i, word) in row.iter_mut().enumerate() {
             let cells = (width - i * WORD_BITS).min(WORD_BITS);
             let mut bits = 0u64;
@@ -72,6 +87,10 @@ pub fn glibc_soup(width: usize, height: usize, seed: u32) -> Result<Grid> {
                 bits |= ((rand.next() & 1) as u64) << b;
             }
             *word = bits;
+        }
+        while let Some(&&(_, at)) = next.peek().filter(|&&&(wy, _)| wy == y) {
+            grid.row_mut(at).copy_from_slice(&row);
+            next.next();
         }
     }
     Ok(grid)
@@ -112,16 +131,22 @@ pub fn check_density(density: f64) -> Result<()> {
 /// A W×H soup where each cell is alive with probability `density`, reproducible from `seed`
 /// (each row draws from its own SplitMix64 stream, so rows fill in parallel).
 pub fn density_soup(width: usize, height: usize, density: f64, seed: u64) -> Result<Grid> {
+    density_rows(width, density, seed, &(0..height).collect::<Vec<_>>())
+}
+
+/// Rows `rows` (in that order, repeats allowed) of a [`density_soup`] of this width, density
+/// and seed, of any height above them.
+pub fn density_rows(width: usize, density: f64, seed: u64, rows: &[usize]) -> Result<Grid> {
     check_density(density)?;
-    let mut grid = Grid::new(width, height)?;
+    let mut grid = Grid::new(width, rows.len())?;
     let wpr = grid.words_per_row();
     let mask = grid.last_word_mask();
     // A cell is alive when a 32-bit draw is below the threshold; 2³² means always.
     let threshold = (density * 4_294_967_296.0).round() as u64;
     grid.words_mut()
         .par_chunks_mut(wpr)
-        .enumerate()
-        .for_each(|(y, row)| {
+        .zip(rows)
+        .for_each(|(row, &y)| {
             let mut rng = SplitMix64::new(seed ^ (y as u64).wrapping_mul(0xD1B5_4A32_D192_ED03));
             for word in row.iter_mut() {
                 let mut bits = 0u64;

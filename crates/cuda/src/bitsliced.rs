@@ -153,6 +153,19 @@ impl BitCells {
         )
     }
 
+    /// The 64-bit words of rows `first..` that `len` words cover (whole rows).
+    fn rows(&self, first: usize, len: usize) -> Result<std::ops::Range<usize>> {
+        let wpr = gol_core::grid::words_per_row(self.width);
+        let start = first * wpr;
+        if len % wpr != 0 || start + len > wpr * self.height {
+            return Err(CudaError::Refused(format!(
+                "rows {first}.. ({len} words) are not whole rows of a {}x{} grid",
+                self.width, self.height
+            )));
+        }
+        Ok(start..start + len)
+    }
+
     /// Queues one launch of `DEPTHS[k]` generations.
     fn launch(&mut self, stream: &Arc<CudaStream>, k: usize) -> Result<()> {
         let (w, h, stride, nw) = self.shape();
@@ -263,6 +276,34 @@ impl Backend for BitCells {
         stream.memcpy_dtoh(&self.cells, grid.words_mut())?;
         stream.synchronize()?;
         Ok(grid)
+    }
+
+    fn read_rows(
+        &self,
+        stream: &Arc<CudaStream>,
+        first: usize,
+        words: &mut [u64],
+    ) -> Option<Result<()>> {
+        Some((|| {
+            let range = self.rows(first, words.len())?;
+            stream.memcpy_dtoh(&self.cells.slice(range), words)?;
+            stream.synchronize()?;
+            Ok(())
+        })())
+    }
+
+    fn write_rows(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        first: usize,
+        words: &[u64],
+    ) -> Option<Result<()>> {
+        Some((|| {
+            let range = self.rows(first, words.len())?;
+            stream.memcpy_htod(words, &mut self.cells.slice_mut(range))?;
+            stream.synchronize()?;
+            Ok(())
+        })())
     }
 
     fn population(&self, stream: &Arc<CudaStream>) -> Result<u64> {

@@ -42,21 +42,42 @@ pub struct DeviceInfo {
 
 /// One GPU, ready to run kernels.
 pub struct Gpu {
-    /// The primary context of device 0.
+    /// The primary context of the device.
     pub ctx: Arc<CudaContext>,
     /// Facts about the device.
     pub info: DeviceInfo,
     modules: Mutex<HashMap<u64, Arc<CudaModule>>>,
 }
 
-static GPU: OnceLock<std::result::Result<Arc<Gpu>, String>> = OnceLock::new();
+/// The GPUs opened so far (or why they could not be), by device ordinal.
+type Opened = HashMap<usize, std::result::Result<Arc<Gpu>, String>>;
 
-/// The GPU, opened on first use; an error (never a panic) where there is no driver, no device or
-/// no NVRTC.
+static GPUS: OnceLock<Mutex<Opened>> = OnceLock::new();
+
+/// The first GPU, opened on first use; an error (never a panic) where there is no driver, no
+/// device or no NVRTC.
 pub fn gpu() -> Result<Arc<Gpu>> {
-    GPU.get_or_init(|| open().map(Arc::new).map_err(|e| e.to_string()))
+    gpu_on(0)
+}
+
+/// GPU `ordinal`, opened on first use (errors as [`gpu`], and for an ordinal the machine does
+/// not have).
+pub fn gpu_on(ordinal: usize) -> Result<Arc<Gpu>> {
+    let mut opened = GPUS
+        .get_or_init(Default::default)
+        .lock()
+        .expect("opening a GPU does not panic");
+    opened
+        .entry(ordinal)
+        .or_insert_with(|| open(ordinal).map(Arc::new).map_err(|e| e.to_string()))
         .clone()
         .map_err(CudaError::Unavailable)
+}
+
+/// How many GPUs this machine has (an error where there is no driver).
+pub fn device_count() -> Result<usize> {
+    gpu()?;
+    Ok(CudaContext::device_count()? as usize)
 }
 
 /// Whether the NVRTC library can be loaded (no GPU is needed to compile kernels).
@@ -94,7 +115,7 @@ fn cuda_library_dirs() -> Vec<PathBuf> {
     dirs
 }
 
-fn open() -> Result<Gpu> {
+fn open(ordinal: usize) -> Result<Gpu> {
     // SAFETY: loading libcuda runs its initialisers, which are sound to run at any time.
     if !unsafe { cudarc::driver::sys::is_culib_present() } {
         return Err(CudaError::Unavailable(
@@ -106,7 +127,15 @@ fn open() -> Result<Gpu> {
             "no NVRTC found (libnvrtc.so.13): install the CUDA 13 toolkit or the nvidia-cuda-nvrtc package and put its lib folder on LD_LIBRARY_PATH".into(),
         ));
     }
-    let ctx = CudaContext::new(0)
+    if ordinal > 0 {
+        let count = CudaContext::device_count()? as usize;
+        if ordinal >= count {
+            return Err(CudaError::Unavailable(format!(
+                "GPU {ordinal} asked for, but this machine has {count} (numbered from 0)"
+            )));
+        }
+    }
+    let ctx = CudaContext::new(ordinal)
         .map_err(|e| CudaError::Unavailable(format!("no CUDA device/driver found ({e})")))?;
     let attr = |a: Attr| ctx.attribute(a);
     let mut driver = 0;

@@ -9,7 +9,7 @@ use cudarc::driver::{CudaGraph, CudaStream};
 use gol_core::{Cube, Engine, EngineOptions, Grid, Rule, World};
 
 use crate::clock::{time_on_device, time_on_host, Timings};
-use crate::device::{gpu, Gpu};
+use crate::device::{gpu_on, Gpu};
 use crate::error::{CudaError, Result};
 use crate::kernels::{self, KernelSpec};
 
@@ -89,6 +89,28 @@ pub trait Backend: Sized {
     }
     /// Copies the state back.
     fn download(&self, stream: &Arc<CudaStream>) -> Result<Self::World>;
+    /// Copies rows `first..` of the state (the host layout's rows) into `words`; `None` where
+    /// the backend keeps another layout (see [`Engine::read_rows`]).
+    fn read_rows(
+        &self,
+        stream: &Arc<CudaStream>,
+        first: usize,
+        words: &mut [u64],
+    ) -> Option<Result<()>> {
+        let _ = (stream, first, words);
+        None
+    }
+    /// Overwrites rows `first..` of the state with `words`; `None` as for
+    /// [`Backend::read_rows`].
+    fn write_rows(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        first: usize,
+        words: &[u64],
+    ) -> Option<Result<()>> {
+        let _ = (stream, first, words);
+        None
+    }
     /// How the backend launches its kernels, where the block size does not say it.
     fn describe(&self) -> Option<String> {
         None
@@ -124,7 +146,7 @@ pub struct GpuEngine<B> {
 impl<B: Backend> GpuEngine<B> {
     /// The engine `name`; fails where there is no GPU or the block is too large.
     pub fn new(name: &'static str, options: &EngineOptions) -> Result<GpuEngine<B>> {
-        let gpu = gpu()?;
+        let gpu = gpu_on(options.device)?;
         let spec = B::spec(name);
         if let (true, Some((x, y))) = (spec.fixed_block, options.block) {
             return Err(CudaError::Refused(format!(
@@ -234,6 +256,25 @@ impl<B: Backend + Send> Engine<B::World> for GpuEngine<B> {
 
     fn population(&self) -> gol_core::Result<u64> {
         Ok(self.backend()?.population(&self.stream)?)
+    }
+
+    fn read_rows(&self, first: usize, words: &mut [u64]) -> gol_core::Result<()> {
+        match self.backend()?.read_rows(&self.stream, first, words) {
+            Some(read) => Ok(read?),
+            None => Err(gol_core::engine::no_slabs(self.name)),
+        }
+    }
+
+    fn write_rows(&mut self, first: usize, words: &[u64]) -> gol_core::Result<()> {
+        let name = self.name;
+        let backend = self
+            .backend
+            .as_mut()
+            .ok_or_else(|| CudaError::Refused(format!("{name}: no grid loaded")))?;
+        match backend.write_rows(&self.stream, first, words) {
+            Some(written) => Ok(written?),
+            None => Err(gol_core::engine::no_slabs(name)),
+        }
     }
 
     fn details(&self) -> String {

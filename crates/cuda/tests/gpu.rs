@@ -88,7 +88,10 @@ fn other_block_sizes_give_the_same_states() {
     )
     .unwrap();
     for block in [(8, 8), (32, 32), (128, 1), (7, 5), (3, 3)] {
-        let options = EngineOptions { block: Some(block) };
+        let options = EngineOptions {
+            block: Some(block),
+            ..Default::default()
+        };
         for spec in gol_cuda::ENGINES {
             if gol_cuda::kernels::spec(spec.name).fixed_block {
                 let err = (spec.create)(&options).err().expect("fixed").to_string();
@@ -168,6 +171,7 @@ fn bad_blocks_and_rules_are_refused() {
     }
     let options = EngineOptions {
         block: Some((64, 32)),
+        ..Default::default()
     };
     for spec in gol_cuda::ENGINES {
         let err = (spec.create)(&options)

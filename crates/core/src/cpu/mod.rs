@@ -56,6 +56,6 @@ fn cpu_engine<W: World>(
     options: &EngineOptions,
     engine: impl Engine<W> + 'static,
 ) -> Result<Box<dyn Engine<W>>> {
-    options.refuse_block()?;
+    options.refuse_gpu_options()?;
     Ok(Box::new(engine))
 }

@@ -1,0 +1,329 @@
+//! `mpirun -n P gol run …`: a 2D torus split into P slabs of rows, one per rank, each advanced
+//! by its own engine (a GPU where the node has them, else the CPU engine) with halos exchanged
+//! through MPI every `--halo` generations ([`gol_core::slab`] explains why that stays exact).
+//!
+//! Each rank makes or reads only its own rows (soups row by row, checkpoints by rows) and holds
+//! only its extended slab. Rank 0 writes checkpoints as the other ranks' rows arrive, one rank
+//! at a time, so no rank ever holds the whole torus; only `--output` gathers the whole final
+//! state on rank 0 (a picture or pattern file needs it), and a pattern `--input` is placed in
+//! the whole grid on each rank before its slab is cut.
+
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use gol_core::checkpoint::{self, Header};
+use gol_core::slab::{Slab, Slabs};
+use gol_core::{EngineOptions, Grid};
+use mpi::collective::SystemOperation;
+use mpi::point_to_point::send_receive_into_with_tags;
+use mpi::topology::SimpleCommunicator;
+use mpi::traits::*;
+
+use crate::cli::RunArgs;
+use crate::engines::{self, Dimension};
+use crate::problem;
+use crate::run::{print_report, Ranks, Report};
+
+/// The most words one message carries (MPI counts are 32-bit).
+const MESSAGE_WORDS: usize = 1 << 24;
+
+/// Whether this process was started as one rank of an MPI job.
+pub fn launched() -> bool {
+    crate::machine::mpi_ranks().is_some()
+}
+
+/// Runs this rank's part of the job; any rank's error stops every rank.
+pub fn run(args: &RunArgs) -> Result<()> {
+    let Some(universe) = mpi::initialize() else {
+        bail!("MPI was already started in this process");
+    };
+    let world = universe.world();
+    if let Err(e) = run_rank(&world, args) {
+        eprintln!("gol: rank {}: {e:#}", world.rank());
+        world.abort(1);
+    }
+    Ok(())
+}
+
+fn run_rank(world: &SimpleCommunicator, args: &RunArgs) -> Result<()> {
+    let start = Instant::now();
+    let (rank, size) = (world.rank() as usize, world.size() as usize);
+    if args.gpus.is_some() {
+        bail!("--gpus is for one process driving several GPUs; under mpirun each rank takes one");
+    }
+    let (slabs, problem) =
+        problem::slab(&args.problem, args.resume.as_deref(), size, rank, args.halo)?;
+    let total = args.problem.gens;
+    if problem.done > total {
+        bail!("{} is beyond --gens {total}", problem.source.describe());
+    }
+    let gens = total - problem.done;
+    let rule = problem.rule;
+    let mut slab = Slab::new(create_engine(args)?);
+    slab.load(&slabs, rank, &problem.world, rule)?;
+    let state_bytes = 2 * 8 * problem.world.words().len() as u64;
+    drop(problem.world);
+    let input_seconds = start.elapsed().as_secs_f64();
+
+    world.barrier();
+    let loop_start = Instant::now();
+    let (mut exchange_seconds, mut checkpoint_seconds, mut checkpoints) = (0.0, 0.0, 0);
+    let every = args.checkpoint_every.unwrap_or(u64::MAX);
+    let mut done = 0;
+    let mut stale = false;
+    while done < gens {
+        let at = problem.done + done;
+        let n = (gens - done)
+            .min(slabs.depth() as u64)
+            .min(every - at % every);
+        if stale {
+            let t = Instant::now();
+            exchange(world, &mut slab)?;
+            exchange_seconds += t.elapsed().as_secs_f64();
+        }
+        slab.advance(n)?;
+        stale = true;
+        done += n;
+        let at = problem.done + done;
+        if let Some(path) = &args.checkpoint {
+            if (at % every == 0 && done < gens) || done == gens {
+                let t = Instant::now();
+                let header = header(&slabs, rule, problem.stamp, at);
+                save(world, &slab, &slabs, path, &header)?;
+                checkpoint_seconds += t.elapsed().as_secs_f64();
+                checkpoints += 1;
+            }
+        }
+    }
+    if gens == 0 {
+        if let Some(path) = &args.checkpoint {
+            save(
+                world,
+                &slab,
+                &slabs,
+                path,
+                &header(&slabs, rule, problem.stamp, total),
+            )?;
+            checkpoints += 1;
+        }
+    }
+    let mut alive = 0u64;
+    world.all_reduce_into(&slab.population()?, &mut alive, SystemOperation::sum());
+    world.barrier();
+    let seconds = loop_start.elapsed().as_secs_f64() - checkpoint_seconds;
+
+    let output_start = Instant::now();
+    let whole = gather(world, &slab, &slabs, args.output.is_some())?;
+    if let (Some(path), Some(grid)) = (&args.output, &whole) {
+        grid.write(path, rule, problem.stamp + total)
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    let output_seconds = output_start.elapsed().as_secs_f64();
+
+    let gathered = |value: f64| -> Vec<f64> {
+        let mut all = vec![0.0; if rank == 0 { size } else { 0 }];
+        let root = world.process_at_rank(0);
+        if rank == 0 {
+            root.gather_into_root(&value, &mut all[..]);
+        } else {
+            root.gather_into(&value);
+        }
+        all
+    };
+    let exchange_all = gathered(exchange_seconds);
+    let state_all = gathered(state_bytes as f64);
+    let rss_all = gathered(peak_rss_bytes() as f64);
+    if rank != 0 {
+        return Ok(());
+    }
+    let updates = slabs.width() as f64 * slabs.height() as f64 * gens as f64;
+    let report = Report {
+        alive,
+        generations: total,
+        width: slabs.width(),
+        height: slabs.height(),
+        depth: None,
+        stamp: None,
+        resumed_at: args.resume.as_ref().map(|_| problem.done),
+        gpus: None,
+        cell_updates_per_second_per_gpu: None,
+        checkpoints,
+        checkpoint_seconds,
+        ranks: Some(Ranks {
+            count: size,
+            rows: (0..size).map(|p| slabs.interior(p).len()).collect(),
+            halo: slabs.depth(),
+            state_bytes: state_all.iter().map(|&b| b as u64).collect(),
+            peak_rss_bytes: rss_all.iter().map(|&b| b as u64).collect(),
+            exchange_seconds: exchange_all,
+        }),
+        engine: slab.engine().name().to_string(),
+        engine_details: format!(
+            "{size} MPI ranks, {}-row halos; rank 0: {}",
+            slabs.depth(),
+            slab.engine().details()
+        ),
+        rule: rule.to_string(),
+        source: problem.source.describe(),
+        seconds,
+        input_seconds,
+        setup_seconds: 0.0,
+        output_seconds,
+        total_seconds: start.elapsed().as_secs_f64(),
+        generations_per_second: gens as f64 / seconds,
+        cell_updates_per_second: updates / seconds,
+        engine_timings: [("halo exchange".to_string(), exchange_seconds)].into(),
+    };
+    if args.json {
+        println!("{}", serde_json::to_string(&report)?);
+    } else {
+        print_report(&report, args);
+    }
+    Ok(())
+}
+
+/// This rank's engine: the one asked for, on the GPU of its rank within the node where there
+/// are GPUs; `auto` is cuda-bitsliced where a GPU is present, else cpu-bitsliced.
+fn create_engine(args: &RunArgs) -> Result<Box<dyn gol_core::Engine>> {
+    let gpus = gol_cuda::device::device_count().unwrap_or(0);
+    let name = match args.engine.as_str() {
+        "auto" if gpus > 0 => "cuda-bitsliced",
+        "auto" => "cpu-bitsliced",
+        name => name,
+    };
+    let local_rank: usize = [
+        "OMPI_COMM_WORLD_LOCAL_RANK",
+        "MPI_LOCALRANKID",
+        "PMI_LOCAL_RANK",
+    ]
+    .iter()
+    .find_map(|var| std::env::var(var).ok()?.parse().ok())
+    .unwrap_or(0);
+    let options = EngineOptions {
+        block: args.block,
+        device: if name.starts_with("cuda-") && gpus > 0 {
+            local_rank % gpus
+        } else {
+            0
+        },
+    };
+    engines::create::<Grid>(name, &options)
+}
+
+/// Swaps halos with the ranks above and below (on a ring: the torus wraps).
+fn exchange(world: &SimpleCommunicator, slab: &mut Slab) -> Result<()> {
+    let (rank, size) = (world.rank(), world.size());
+    let above = world.process_at_rank((rank + size - 1) % size);
+    let below = world.process_at_rank((rank + 1) % size);
+    let out = slab.outgoing()?;
+    let (mut top, mut bottom) = (vec![0u64; out.bottom.len()], vec![0u64; out.top.len()]);
+    for (sent, received) in out
+        .bottom
+        .chunks(MESSAGE_WORDS)
+        .zip(top.chunks_mut(MESSAGE_WORDS))
+    {
+        send_receive_into_with_tags(sent, &below, 1, received, &above, 1);
+    }
+    for (sent, received) in out
+        .top
+        .chunks(MESSAGE_WORDS)
+        .zip(bottom.chunks_mut(MESSAGE_WORDS))
+    {
+        send_receive_into_with_tags(sent, &above, 2, received, &below, 2);
+    }
+    slab.incoming(&top, &bottom)?;
+    Ok(())
+}
+
+fn header(slabs: &Slabs, rule: gol_core::Rule, stamp: u64, done: u64) -> Header {
+    Header {
+        dimension: 2,
+        width: slabs.width(),
+        rows: slabs.height(),
+        stamp,
+        done,
+        rule,
+    }
+}
+
+/// Writes a checkpoint: rank 0 streams its rows, then each other rank's as they arrive.
+fn save(
+    world: &SimpleCommunicator,
+    slab: &Slab,
+    slabs: &Slabs,
+    path: &std::path::Path,
+    header: &Header,
+) -> Result<()> {
+    let interior = slab.interior()?;
+    if world.rank() != 0 {
+        send(world, interior.words());
+    } else {
+        checkpoint::write_with(path, header, |sink| {
+            sink.put(interior.words())?;
+            let wpr = interior.words_per_row();
+            for p in 1..slabs.parts() {
+                let mut words = vec![0u64; slabs.interior(p).len() * wpr];
+                receive(world, p, &mut words);
+                sink.put(&words)?;
+            }
+            Ok(())
+        })
+        .with_context(|| format!("writing checkpoint {}", path.display()))?;
+    }
+    world.barrier();
+    Ok(())
+}
+
+/// With `wanted`, the whole state on rank 0 (every rank sends its rows); else nothing.
+fn gather(
+    world: &SimpleCommunicator,
+    slab: &Slab,
+    slabs: &Slabs,
+    wanted: bool,
+) -> Result<Option<Grid>> {
+    if !wanted {
+        return Ok(None);
+    }
+    let interior = slab.interior()?;
+    if world.rank() != 0 {
+        send(world, interior.words());
+        return Ok(None);
+    }
+    let mut grid = Grid::new(slabs.width(), slabs.height())?;
+    let wpr = grid.words_per_row();
+    for p in 0..slabs.parts() {
+        let rows = slabs.interior(p);
+        let words = &mut grid.words_mut()[rows.start * wpr..rows.end * wpr];
+        if p == 0 {
+            words.copy_from_slice(interior.words());
+        } else {
+            receive(world, p, words);
+        }
+    }
+    Ok(Some(grid))
+}
+
+fn send(world: &SimpleCommunicator, words: &[u64]) {
+    let root = world.process_at_rank(0);
+    for chunk in words.chunks(MESSAGE_WORDS) {
+        root.send(chunk);
+    }
+}
+
+fn receive(world: &SimpleCommunicator, from: usize, words: &mut [u64]) {
+    let source = world.process_at_rank(from as i32);
+    for chunk in words.chunks_mut(MESSAGE_WORDS) {
+        source.receive_into(chunk);
+    }
+}
+
+/// This process's peak resident memory.
+fn peak_rss_bytes() -> u64 {
+    // SAFETY: getrusage fills the struct it is given; a zeroed rusage is a valid value.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+        usage
+    };
+    usage.ru_maxrss as u64 * 1024
+}
