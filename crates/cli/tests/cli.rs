@@ -5,7 +5,7 @@ mod common;
 use std::path::PathBuf;
 use std::process::Command;
 
-use common::{error_of, gol, stdout_of};
+use common::{error_of, stdout_of};
 
 const GLIDER_TORUS: &str = include_str!("fixtures/glider-torus.rle");
 const GOSPER_GUN: &str = include_str!("fixtures/gosper-gun.rle");

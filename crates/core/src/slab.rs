@@ -27,7 +27,7 @@ use crate::rule::Rule;
 
 /// Halo depth used when none is asked for: deep enough that exchanges are rare, shallow enough
 /// that the extra rows cost little on large slabs.
-pub const DEFAULT_DEPTH: usize = 64;
+pub const DEFAULT_DEPTH: usize = 256;
 
 /// Where the rows of a W×H torus go when split into parts.
 #[derive(Clone, Debug, PartialEq, Eq)]

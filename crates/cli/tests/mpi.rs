@@ -1,0 +1,185 @@
+//! MPI runs (`--features mpi`): 1, 2 and 3 ranks on the CPU give the single-process result bit
+//! for bit, checkpoints move between decompositions, and each rank holds only its slab.
+#![cfg(feature = "mpi")]
+
+mod common;
+
+use std::process::Command;
+
+use common::{gol_path, stdout_of};
+
+/// `mpirun`, or `None` (with a notice) where it is missing; `GOL_REQUIRE_MPI=1` makes that a
+/// failure.
+fn mpirun() -> Option<&'static str> {
+    let found = Command::new("mpirun").arg("--version").output().is_ok();
+    if !found {
+        assert!(
+            std::env::var("GOL_REQUIRE_MPI").as_deref() != Ok("1"),
+            "GOL_REQUIRE_MPI=1 but mpirun is not installed"
+        );
+        eprintln!("skipping MPI tests: no mpirun");
+        return None;
+    }
+    Some("mpirun")
+}
+
+/// `gol` on `ranks` MPI ranks; its JSON report.
+fn ranks(mpirun: &str, ranks: usize, args: &[&str]) -> serde_json::Value {
+    let out = Command::new(mpirun)
+        .args([
+            "--allow-run-as-root",
+            "--oversubscribe",
+            "-n",
+            &ranks.to_string(),
+        ])
+        .arg(gol_path())
+        .args(args)
+        .arg("--json")
+        .output()
+        .expect("mpirun runs");
+    assert!(
+        out.status.success(),
+        "{ranks} ranks, gol {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("one JSON report, from rank 0")
+}
+
+#[test]
+fn ranks_match_one_process_bit_for_bit() {
+    let Some(mpirun) = mpirun() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let at = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    for (problem, halo) in [
+        (
+            &[
+                "--width", "333", "--height", "97", "--seed", "3", "--gens", "150",
+            ][..],
+            "64",
+        ),
+        (
+            &[
+                "--width",
+                "64",
+                "--height",
+                "5",
+                "--density",
+                "0.4",
+                "--gens",
+                "41",
+                "--rule",
+                "B36/S23",
+            ],
+            "2",
+        ),
+        (
+            &[
+                "--size",
+                "200",
+                "--density",
+                "0.5",
+                "--gens",
+                "77",
+                "--rule",
+                "B2/S",
+            ],
+            "9",
+        ),
+    ] {
+        let one = at("one.rle");
+        stdout_of(&[&["run", "--output", &one], problem].concat());
+        for n in 1..=3 {
+            let out = at(&format!("{n}.rle"));
+            let report = ranks(
+                mpirun,
+                n,
+                &[&["run", "--halo", halo, "--output", &out], problem].concat(),
+            );
+            assert_eq!(report["ranks"]["count"], n);
+            assert_eq!(
+                std::fs::read(&one).unwrap(),
+                std::fs::read(&out).unwrap(),
+                "{n} ranks differ from one process on {problem:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn checkpoints_do_not_depend_on_the_decomposition() {
+    let Some(mpirun) = mpirun() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let at = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let problem = [
+        "--width",
+        "250",
+        "--height",
+        "120",
+        "--density",
+        "0.3",
+        "--seed",
+        "9",
+    ];
+    let whole = at("whole.rle");
+    stdout_of(&[&["run", "--gens", "300", "--output", &whole][..], &problem].concat());
+    // 3 ranks to 100, one process to 200, 2 ranks to 300.
+    let (a, b) = (at("a.ckpt"), at("b.ckpt"));
+    ranks(
+        mpirun,
+        3,
+        &[&["run", "--gens", "100", "--checkpoint", &a][..], &problem].concat(),
+    );
+    stdout_of(&[
+        "run",
+        "--resume",
+        &a,
+        "--gens",
+        "200",
+        "--checkpoint",
+        &b,
+        "--checkpoint-every",
+        "30",
+    ]);
+    let out = at("out.rle");
+    let report = ranks(
+        mpirun,
+        2,
+        &["run", "--resume", &b, "--gens", "300", "--output", &out],
+    );
+    assert_eq!(report["resumed_at"], 200);
+    assert_eq!(std::fs::read(&whole).unwrap(), std::fs::read(&out).unwrap());
+}
+
+#[test]
+fn each_rank_holds_only_its_slab() {
+    let Some(mpirun) = mpirun() else { return };
+    // 32768² is 128 MiB at one bit per cell: an engine holding the whole torus would need
+    // 256 MiB (two buffers) on every rank.
+    let side = 32768u64;
+    let whole = side * side / 8;
+    let report = ranks(
+        mpirun,
+        2,
+        &[
+            "run",
+            "--size",
+            "32768",
+            "--density",
+            "0.3",
+            "--gens",
+            "2",
+            "--engine",
+            "cpu-bitsliced",
+        ],
+    );
+    let state: Vec<u64> = serde_json::from_value(report["ranks"]["state_bytes"].clone()).unwrap();
+    let rss: Vec<u64> = serde_json::from_value(report["ranks"]["peak_rss_bytes"].clone()).unwrap();
+    for (rank, (&state, &rss)) in state.iter().zip(&rss).enumerate() {
+        // Two buffers of half the rows plus two halos of the default depth.
+        let halo = gol_core::slab::DEFAULT_DEPTH as u64;
+        assert_eq!(state, 2 * (whole / 2 + 2 * halo * side / 8), "rank {rank}");
+        // Its slab (made, then copied into the engine's two buffers) and the program: well
+        // under the 2 × 128 MiB a whole-torus engine needs.
+        assert!(rss < 2 * whole, "rank {rank} peaked at {rss} bytes");
+    }
+}
