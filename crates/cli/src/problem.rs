@@ -186,16 +186,32 @@ fn read_pattern(args: &ProblemArgs, path: &Path) -> Result<Problem<Grid>> {
 }
 
 fn random_grid(args: &ProblemArgs) -> Result<Problem<Grid>> {
+    let (width, height) = soup_size(args);
+    soup_rows(args, width, height, &(0..height).collect::<Vec<_>>())
+}
+
+/// The size of a 2D soup: the one given, else the default square.
+fn soup_size(args: &ProblemArgs) -> (usize, usize) {
+    explicit_size(args).unwrap_or((DEFAULT_SIDE, DEFAULT_SIDE))
+}
+
+/// Rows `rows` (in that order) of the `width` × `height` soup the options describe (glibc's, or
+/// the fast generator's with --density), as a problem whose world holds only those rows.
+fn soup_rows(
+    args: &ProblemArgs,
+    width: usize,
+    height: usize,
+    rows: &[usize],
+) -> Result<Problem<Grid>> {
     let rule = rule_override::<Grid>(args)?.unwrap_or(Grid::DEFAULT_RULE);
-    let (width, height) = explicit_size(args).unwrap_or((DEFAULT_SIDE, DEFAULT_SIDE));
     let seed = args.seed.unwrap_or(0);
     let (world, source) = match args.density {
         Some(density) => (
-            seed::density_soup(width, height, density, seed as u64)?,
+            seed::density_rows(width, density, seed as u64, rows)?,
             Source::Density { density, seed },
         ),
         None => (
-            seed::glibc_soup(width, height, seed)?,
+            seed::glibc_rows(width, height, seed, rows)?,
             Source::Glibc { seed },
         ),
     };
@@ -293,26 +309,7 @@ pub fn slab(
         let world = slabs.cut(&whole.world, part)?;
         return Ok((slabs, Problem { world, ..whole }));
     }
-    let rule = rule_override::<Grid>(args)?.unwrap_or(Grid::DEFAULT_RULE);
-    let (width, height) = explicit_size(args).unwrap_or((DEFAULT_SIDE, DEFAULT_SIDE));
+    let (width, height) = soup_size(args);
     let (slabs, rows) = rows_of(width, height)?;
-    let seed = args.seed.unwrap_or(0);
-    let (world, source) = match args.density {
-        Some(density) => (
-            seed::density_rows(width, density, seed as u64, &rows)?,
-            Source::Density { density, seed },
-        ),
-        None => (
-            seed::glibc_rows(width, height, seed, &rows)?,
-            Source::Glibc { seed },
-        ),
-    };
-    let problem = Problem {
-        world,
-        rule,
-        source,
-        stamp: 0,
-        done: 0,
-    };
-    Ok((slabs, problem))
+    Ok((slabs, soup_rows(args, width, height, &rows)?))
 }

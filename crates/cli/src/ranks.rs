@@ -22,7 +22,7 @@ use mpi::traits::*;
 use crate::cli::RunArgs;
 use crate::engines::{self, Dimension};
 use crate::problem;
-use crate::run::{print_report, Ranks, Report};
+use crate::run::{print_report, Ranks, Report, Schedule};
 
 /// The most words one message carries (MPI counts are 32-bit).
 const MESSAGE_WORDS: usize = 1 << 24;
@@ -68,45 +68,38 @@ fn run_rank(world: &SimpleCommunicator, args: &RunArgs) -> Result<()> {
     world.barrier();
     let loop_start = Instant::now();
     let (mut exchange_seconds, mut checkpoint_seconds, mut checkpoints) = (0.0, 0.0, 0);
-    let every = args.checkpoint_every.unwrap_or(u64::MAX);
+    let schedule = Schedule::of(args);
+    let mut checkpoint = |at: u64, slab: &Slab| -> Result<()> {
+        let Some(schedule) = schedule else {
+            return Ok(());
+        };
+        let t = Instant::now();
+        let header = header(&slabs, rule, problem.stamp, at);
+        save(world, slab, &slabs, schedule.path, &header)?;
+        checkpoint_seconds += t.elapsed().as_secs_f64();
+        checkpoints += 1;
+        Ok(())
+    };
     let mut done = 0;
     let mut stale = false;
     while done < gens {
         let at = problem.done + done;
-        let n = (gens - done)
-            .min(slabs.depth() as u64)
-            .min(every - at % every);
-        if stale {
-            let t = Instant::now();
-            exchange(world, &mut slab)?;
-            exchange_seconds += t.elapsed().as_secs_f64();
-        }
-        slab.advance(n)?;
-        stale = true;
-        done += n;
-        let at = problem.done + done;
-        if let Some(path) = &args.checkpoint {
-            if (at % every == 0 && done < gens) || done == gens {
+        let n = schedule.map_or(gens - done, |s| s.until_next(at).min(gens - done));
+        for k in slabs.rounds(n) {
+            if stale {
                 let t = Instant::now();
-                let header = header(&slabs, rule, problem.stamp, at);
-                save(world, &slab, &slabs, path, &header)?;
-                checkpoint_seconds += t.elapsed().as_secs_f64();
-                checkpoints += 1;
+                exchange(world, &mut slab)?;
+                exchange_seconds += t.elapsed().as_secs_f64();
             }
+            slab.advance(k)?;
+            stale = true;
+        }
+        done += n;
+        if schedule.is_some_and(|s| s.due(problem.done + done, gens - done)) {
+            checkpoint(problem.done + done, &slab)?;
         }
     }
-    if gens == 0 {
-        if let Some(path) = &args.checkpoint {
-            save(
-                world,
-                &slab,
-                &slabs,
-                path,
-                &header(&slabs, rule, problem.stamp, total),
-            )?;
-            checkpoints += 1;
-        }
-    }
+    checkpoint(total, &slab)?;
     let mut alive = 0u64;
     world.all_reduce_into(&slab.population()?, &mut alive, SystemOperation::sum());
     world.barrier();

@@ -121,15 +121,13 @@ fn run_in<W: Build>(args: &RunArgs) -> Result<()> {
                     .expect("the template is valid"),
             )
         });
-    let saver = args.checkpoint.as_ref().map(|path| Saver {
-        path,
-        every: args.checkpoint_every.unwrap_or(u64::MAX),
+    let mut saver = Schedule::of(args).map(|schedule| Saver {
+        schedule,
         rule,
         stamp: problem.stamp,
         written: 0,
         seconds: 0.0,
     });
-    let mut saver = saver;
     let mut done = 0;
     while done < gens {
         let mut n = gens - done;
@@ -137,7 +135,7 @@ fn run_in<W: Build>(args: &RunArgs) -> Result<()> {
             n = n.min(gens.div_ceil(200).max(1));
         }
         if let Some(saver) = &saver {
-            n = n.min(saver.until_next(problem.done + done));
+            n = n.min(saver.schedule.until_next(problem.done + done));
         }
         engine.step(n)?;
         done += n;
@@ -145,7 +143,7 @@ fn run_in<W: Build>(args: &RunArgs) -> Result<()> {
             bar.set_position(done);
         }
         if let Some(saver) = &mut saver {
-            if saver.until_next(problem.done + done) == saver.every && done < gens {
+            if saver.schedule.due(problem.done + done, gens - done) {
                 saver.save(engine.as_ref(), problem.done + done)?;
             }
         }
@@ -225,12 +223,38 @@ pub(crate) struct Ranks {
     pub(crate) exchange_seconds: Vec<f64>,
 }
 
-/// Writes the checkpoints of a run.
-struct Saver<'a> {
-    path: &'a std::path::Path,
-    /// Generations between checkpoints, counted from the original start (so a resumed run
-    /// keeps the schedule).
+/// When a run writes checkpoints: every `--checkpoint-every` generations counted from the
+/// original start (so a resumed run keeps the schedule), and once at the end.
+#[derive(Clone, Copy)]
+pub(crate) struct Schedule<'a> {
+    pub(crate) path: &'a std::path::Path,
     every: u64,
+}
+
+impl<'a> Schedule<'a> {
+    /// The schedule of `--checkpoint`, if given.
+    pub(crate) fn of(args: &'a RunArgs) -> Option<Schedule<'a>> {
+        args.checkpoint.as_deref().map(|path| Schedule {
+            path,
+            every: args.checkpoint_every.unwrap_or(u64::MAX),
+        })
+    }
+
+    /// Generations from generation `at` to the next checkpoint of the schedule.
+    pub(crate) fn until_next(self, at: u64) -> u64 {
+        self.every - at % self.every
+    }
+
+    /// Whether a checkpoint falls at generation `at`, `left` generations before the end (the
+    /// end's own is written after the loop).
+    pub(crate) fn due(self, at: u64, left: u64) -> bool {
+        left > 0 && at % self.every == 0
+    }
+}
+
+/// Writes the checkpoints of a one-process run.
+struct Saver<'a> {
+    schedule: Schedule<'a>,
     rule: gol_core::Rule,
     stamp: u64,
     written: u64,
@@ -238,15 +262,11 @@ struct Saver<'a> {
 }
 
 impl Saver<'_> {
-    /// Generations from `at` to the next multiple of `every`.
-    fn until_next(&self, at: u64) -> u64 {
-        self.every - at % self.every
-    }
-
     fn save<W: Build>(&mut self, engine: &dyn gol_core::Engine<W>, at: u64) -> Result<()> {
         let start = Instant::now();
-        gol_core::checkpoint::write(self.path, &engine.snapshot()?, self.rule, self.stamp, at)
-            .with_context(|| format!("writing checkpoint {}", self.path.display()))?;
+        let path = self.schedule.path;
+        gol_core::checkpoint::write(path, &engine.snapshot()?, self.rule, self.stamp, at)
+            .with_context(|| format!("writing checkpoint {}", path.display()))?;
         self.written += 1;
         self.seconds += start.elapsed().as_secs_f64();
         Ok(())

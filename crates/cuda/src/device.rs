@@ -74,10 +74,23 @@ pub fn gpu_on(ordinal: usize) -> Result<Arc<Gpu>> {
         .map_err(CudaError::Unavailable)
 }
 
-/// How many GPUs this machine has (an error where there is no driver).
+/// How many GPUs this machine has (an error where there is no driver). Opens none of them.
 pub fn device_count() -> Result<usize> {
-    gpu()?;
-    Ok(CudaContext::device_count()? as usize)
+    probe_driver()?;
+    let count = CudaContext::device_count()
+        .map_err(|e| CudaError::Unavailable(format!("no CUDA device/driver found ({e})")))?;
+    Ok(count as usize)
+}
+
+/// Fails where libcuda is missing, before anything touches cudarc (which would panic).
+fn probe_driver() -> Result<()> {
+    // SAFETY: loading libcuda runs its initialisers, which are sound to run at any time.
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        return Err(CudaError::Unavailable(
+            "no CUDA device/driver found (libcuda is not installed)".into(),
+        ));
+    }
+    Ok(())
 }
 
 /// Whether the NVRTC library can be loaded (no GPU is needed to compile kernels).
@@ -116,19 +129,14 @@ fn cuda_library_dirs() -> Vec<PathBuf> {
 }
 
 fn open(ordinal: usize) -> Result<Gpu> {
-    // SAFETY: loading libcuda runs its initialisers, which are sound to run at any time.
-    if !unsafe { cudarc::driver::sys::is_culib_present() } {
-        return Err(CudaError::Unavailable(
-            "no CUDA device/driver found (libcuda is not installed)".into(),
-        ));
-    }
+    probe_driver()?;
     if !nvrtc_present() {
         return Err(CudaError::Unavailable(
             "no NVRTC found (libnvrtc.so.13): install the CUDA 13 toolkit or the nvidia-cuda-nvrtc package and put its lib folder on LD_LIBRARY_PATH".into(),
         ));
     }
     if ordinal > 0 {
-        let count = CudaContext::device_count()? as usize;
+        let count = device_count()?;
         if ordinal >= count {
             return Err(CudaError::Unavailable(format!(
                 "GPU {ordinal} asked for, but this machine has {count} (numbered from 0)"
