@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::cli::BenchArgs;
 use crate::engines::{self, Dimension};
-use crate::{machine, plot};
+use crate::{machine, plot, scaling};
 
 #[derive(Serialize)]
 struct Row {
@@ -52,28 +52,46 @@ struct GpuLimits {
     integer_ops_per_second: f64,
 }
 
-/// Times `gens` generations `reps` times after `warmup` untimed runs; returns the median.
-fn time<W: Dimension>(
+/// One timed run: wall-clock seconds, and the seconds of it spent exchanging halos (split runs).
+#[derive(Clone, Copy)]
+pub(crate) struct Sample {
+    pub seconds: f64,
+    pub exchange_seconds: f64,
+}
+
+/// Times `gens` generations `reps` times after `warmup` untimed runs; returns the median run.
+pub(crate) fn time<W: Dimension>(
     engine: &mut dyn Engine<W>,
     gens: u64,
     reps: usize,
     warmup: usize,
-) -> Result<f64> {
+) -> Result<Sample> {
     for _ in 0..warmup {
         engine.step(gens)?;
     }
-    let mut times = Vec::with_capacity(reps);
+    let exchanged = |engine: &dyn Engine<W>| {
+        engine
+            .timings()
+            .iter()
+            .find(|(what, _)| *what == gol_core::slab::EXCHANGE_TIMING)
+            .map_or(0.0, |&(_, seconds)| seconds)
+    };
+    let mut samples = Vec::with_capacity(reps);
     for _ in 0..reps.max(1) {
+        let before = exchanged(engine);
         let t = Instant::now();
         engine.step(gens)?;
-        times.push(t.elapsed().as_secs_f64());
+        samples.push(Sample {
+            seconds: t.elapsed().as_secs_f64(),
+            exchange_seconds: exchanged(engine) - before,
+        });
     }
-    times.sort_by(f64::total_cmp);
-    Ok(times[times.len() / 2])
+    samples.sort_by(|a, b| a.seconds.total_cmp(&b.seconds));
+    Ok(samples[samples.len() / 2])
 }
 
 /// Generations that take about `target` seconds, estimated from doubling runs.
-fn calibrate<W: Dimension>(engine: &mut dyn Engine<W>, target: f64) -> Result<u64> {
+pub(crate) fn calibrate<W: Dimension>(engine: &mut dyn Engine<W>, target: f64) -> Result<u64> {
     let mut gens = 1u64;
     loop {
         let t = Instant::now();
@@ -110,7 +128,8 @@ fn measure<W: Dimension>(
         None => calibrate(engine.as_mut(), plan.target)?,
     };
     let seconds = time(engine.as_mut(), gens, plan.reps, plan.warmup)
-        .with_context(|| format!("{} at {size}{}", spec.name, W::POWER))?;
+        .with_context(|| format!("{} at {size}{}", spec.name, W::POWER))?
+        .seconds;
     let updates = world.cells() as f64 * gens as f64;
     Ok(Row {
         engine: spec.name.to_string(),
@@ -129,6 +148,9 @@ fn measure<W: Dimension>(
 /// Benchmarks the engines of the dimension `--dim` asks for; the cpu-scalar baseline runs at
 /// 1024² (the seeds' N) or 128³.
 pub fn bench(args: &BenchArgs) -> Result<()> {
+    if let Some(gpus) = args.gpus {
+        return scaling::scaling(args, gpus);
+    }
     match args.dim {
         2 => bench_in::<Grid>(args, 1024),
         3 => bench_in::<Cube>(args, 128),

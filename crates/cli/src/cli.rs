@@ -186,6 +186,18 @@ pub struct BenchArgs {
     /// Where to draw cell updates/s against grid size for every engine (SVG).
     #[arg(long, value_name = "FILE", default_value = "bench.svg")]
     pub plot: PathBuf,
+
+    /// Measure scaling over GPUs instead (2D, one engine, cuda-bitsliced by default): for each
+    /// size S, the unsplit engine on one GPU, then split runs on 1, 2, 4, … up to all|N GPUs,
+    /// weak (an S × S·n torus, S² per GPU) and strong (the S × S torus over n GPUs).
+    #[arg(long, value_name = "all|N", value_parser = parse_gpus)]
+    pub gpus: Option<Gpus>,
+
+    /// Halo depth of the split runs of --gpus, in rows.
+    #[arg(long, value_name = "ROWS", default_value_t = gol_core::slab::DEFAULT_DEPTH,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..),
+          requires = "gpus")]
+    pub halo: usize,
 }
 
 #[derive(Args, Debug)]

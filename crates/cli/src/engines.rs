@@ -93,7 +93,12 @@ impl Dimension for Grid {
                 create::<Grid>(name, &options)
             })
             .collect::<Result<Vec<_>>>()?;
-        Ok(Box::new(Decomposed::new(engines, halo)?))
+        let decomposed = Decomposed::new(engines, halo)?;
+        Ok(Box::new(if name.starts_with("cuda-") {
+            decomposed.with_peer_copy(Box::new(gol_cuda::peer::Peers::open(gpus)?))
+        } else {
+            decomposed
+        }))
     }
 }
 
@@ -170,16 +175,21 @@ pub fn create_split<W: Dimension>(
     let Some(gpus) = args.gpus else {
         return Ok((create::<W>(&args.engine, options)?, None));
     };
-    let present = gol_cuda::device::device_count()?;
-    let gpus = match gpus {
-        Gpus::All => present,
-        Gpus::Count(n) if n > present => {
-            anyhow::bail!("--gpus {n}: this machine has {present} GPU(s)")
-        }
-        Gpus::Count(n) => n,
-    };
+    let gpus = gpu_count(gpus)?;
     Ok((
         W::split(&args.engine, options, gpus, args.halo)?,
         Some(gpus),
     ))
+}
+
+/// The number of GPUs `--gpus` asks for, checked against the machine.
+pub fn gpu_count(gpus: Gpus) -> Result<usize> {
+    let present = gol_cuda::device::device_count()?;
+    match gpus {
+        Gpus::All => Ok(present),
+        Gpus::Count(n) if n > present => {
+            anyhow::bail!("--gpus {n}: this machine has {present} GPU(s)")
+        }
+        Gpus::Count(n) => Ok(n),
+    }
 }

@@ -11,6 +11,7 @@ mod problem;
 #[cfg(feature = "mpi")]
 mod ranks;
 mod run;
+mod scaling;
 mod verify;
 
 use std::process::ExitCode;

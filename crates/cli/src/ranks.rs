@@ -165,7 +165,11 @@ fn run_rank(world: &SimpleCommunicator, args: &RunArgs) -> Result<()> {
         total_seconds: start.elapsed().as_secs_f64(),
         generations_per_second: gens as f64 / seconds,
         cell_updates_per_second: updates / seconds,
-        engine_timings: [("halo exchange".to_string(), exchange_seconds)].into(),
+        engine_timings: [(
+            gol_core::slab::EXCHANGE_TIMING.to_string(),
+            exchange_seconds,
+        )]
+        .into(),
     };
     if args.json {
         println!("{}", serde_json::to_string(&report)?);

@@ -111,6 +111,15 @@ pub trait Engine<W: World = Grid>: Send {
         Err(no_slabs(self.name()))
     }
 
+    /// Where rows `first..first + rows` of the current state lie in GPU memory, in the layout
+    /// of [`World::rows`], so that another GPU can copy them without the host
+    /// ([`crate::slab::PeerCopy`]). `None` (the default) where the state is not kept that way.
+    /// Work the engine queued may still be running: whoever copies must wait for the device.
+    fn device_rows(&self, first: usize, rows: usize) -> Option<Result<DeviceRows>> {
+        let _ = (first, rows);
+        None
+    }
+
     /// How the engine runs here (instruction set, threads, device…), for reports.
     fn details(&self) -> String {
         String::new()
@@ -121,6 +130,18 @@ pub trait Engine<W: World = Grid>: Send {
     fn timings(&self) -> Vec<(&'static str, f64)> {
         Vec::new()
     }
+}
+
+/// Whole rows of an engine's state in one GPU's memory ([`Engine::device_rows`]). A description
+/// only: copying through it is the unsafe business of [`crate::slab::PeerCopy`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeviceRows {
+    /// Ordinal of the GPU.
+    pub device: usize,
+    /// Device address of the first row.
+    pub address: u64,
+    /// Length in bytes.
+    pub bytes: usize,
 }
 
 /// The refusal of an engine that has no row access ([`Engine::read_rows`]).

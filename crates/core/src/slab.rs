@@ -16,11 +16,18 @@
 //! Depth d is at most the smallest interior, so that each halo comes from one neighbour. With
 //! one part, the part is its own neighbour above and below. Columns are never split: every
 //! part wraps its rows as the whole torus does.
+//!
+//! # Exchanges
+//!
+//! [`Decomposed`] exchanges halos GPU to GPU where it was given a [`PeerCopy`] and every part
+//! keeps its rows on a GPU ([`Engine::device_rows`]): 2 copies of d rows per part, straight
+//! from the sender's interior into the receiver's halo. Otherwise the rows go through host
+//! memory ([`Slab::outgoing`], [`Slab::incoming`]), as they do between MPI ranks.
 
 use std::ops::Range;
 use std::time::Instant;
 
-use crate::engine::Engine;
+use crate::engine::{DeviceRows, Engine};
 use crate::error::{Error, Result};
 use crate::grid::Grid;
 use crate::rule::Rule;
@@ -28,6 +35,10 @@ use crate::rule::Rule;
 /// Halo depth used when none is asked for: deep enough that exchanges are rare, shallow enough
 /// that the extra rows cost little on large slabs.
 pub const DEFAULT_DEPTH: usize = 256;
+
+/// The name under which [`Decomposed`] reports the time spent exchanging halos
+/// ([`Engine::timings`]).
+pub const EXCHANGE_TIMING: &str = "halo exchange";
 
 /// Where the rows of a W×H torus go when split into parts.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -120,6 +131,34 @@ impl Slabs {
     }
 }
 
+/// Copies rows from GPU to GPU without the host (the CUDA crate's peer copies), for the
+/// exchanges of [`Decomposed`].
+pub trait PeerCopy: Send + Sync {
+    /// Waits for all work queued on the GPUs involved, copies each `(from, to)` pair, and
+    /// returns once every copy is done.
+    ///
+    /// # Safety
+    /// Each range must lie within one live allocation of its GPU, `from` and `to` must have the
+    /// same length, no `to` range may overlap any other range of the call, and nothing may
+    /// queue work on the GPUs while the call runs.
+    unsafe fn copy(&self, pairs: &[(DeviceRows, DeviceRows)]) -> Result<()>;
+
+    /// How the copies travel, for reports.
+    fn describe(&self) -> String;
+}
+
+/// A part's halo rows in GPU memory: what it sends and where it receives.
+struct DeviceHalos {
+    /// The first d interior rows (for the part above's bottom halo).
+    send_top: DeviceRows,
+    /// The last d interior rows (for the part below's top halo).
+    send_bottom: DeviceRows,
+    /// The top halo.
+    receive_top: DeviceRows,
+    /// The bottom halo.
+    receive_bottom: DeviceRows,
+}
+
 /// One part of a decomposed torus: an engine holding the part's extended slab.
 pub struct Slab {
     engine: Box<dyn Engine>,
@@ -190,6 +229,23 @@ impl Slab {
         })
     }
 
+    /// Where the rows [`Slab::outgoing`] reads and [`Slab::incoming`] writes lie on the GPU;
+    /// `None` where the engine keeps no rows there.
+    fn device_halos(&self) -> Option<Result<DeviceHalos>> {
+        let rows = |first| self.engine.device_rows(first, self.depth);
+        let (d, h) = (self.depth, self.rows);
+        let [send_top, send_bottom, receive_top, receive_bottom] =
+            [rows(d)?, rows(h)?, rows(0)?, rows(d + h)?];
+        Some((|| {
+            Ok(DeviceHalos {
+                send_top: send_top?,
+                send_bottom: send_bottom?,
+                receive_top: receive_top?,
+                receive_bottom: receive_bottom?,
+            })
+        })())
+    }
+
     /// Fills the halos: `top` from the part above (its last d interior rows), `bottom` from
     /// the part below (its first d).
     pub fn incoming(&mut self, top: &[u64], bottom: &[u64]) -> Result<()> {
@@ -219,11 +275,12 @@ impl Slab {
 }
 
 /// A torus split into slabs advanced side by side in one process, one engine each (one per GPU),
-/// exchanging halos through host memory. It is an [`Engine`] itself, bit-identical to one
-/// engine advancing the whole torus.
+/// exchanging halos GPU to GPU or through host memory (see the module's notes). It is an
+/// [`Engine`] itself, bit-identical to one engine advancing the whole torus.
 pub struct Decomposed {
     parts: Vec<Slab>,
     depth: usize,
+    peer: Option<Box<dyn PeerCopy>>,
     slabs: Option<Slabs>,
     /// Whether the halos are out of date (generations ran since the last exchange).
     stale: bool,
@@ -242,6 +299,7 @@ impl Decomposed {
         Ok(Decomposed {
             parts: engines.into_iter().map(Slab::new).collect(),
             depth,
+            peer: None,
             slabs: None,
             stale: false,
             exchange_seconds: 0.0,
@@ -254,17 +312,72 @@ impl Decomposed {
             .ok_or_else(|| Error::Engine("decomposed engine: no grid loaded".into()))
     }
 
+    /// Exchanges halos GPU to GPU through `peer` where every part's engine keeps its rows on a
+    /// GPU; through host memory otherwise.
+    pub fn with_peer_copy(mut self, peer: Box<dyn PeerCopy>) -> Decomposed {
+        self.peer = Some(peer);
+        self
+    }
+
     fn exchange(&mut self) -> Result<()> {
         let start = Instant::now();
-        let outgoing = each(&mut self.parts, |_, part| part.outgoing())?;
-        let n = self.parts.len();
-        each(&mut self.parts, |p, part| {
-            let (above, below) = (&outgoing[(p + n - 1) % n], &outgoing[(p + 1) % n]);
-            part.incoming(&above.bottom, &below.top)
-        })?;
+        if !self.exchange_on_gpus()? {
+            let outgoing = each(&mut self.parts, |_, part| part.outgoing())?;
+            let n = self.parts.len();
+            each(&mut self.parts, |p, part| {
+                let (above, below) = (&outgoing[(p + n - 1) % n], &outgoing[(p + 1) % n]);
+                part.incoming(&above.bottom, &below.top)
+            })?;
+        }
         self.exchange_seconds += start.elapsed().as_secs_f64();
         self.stale = false;
         Ok(())
+    }
+
+    /// The halo exchange GPU to GPU; false (nothing done) where it cannot be.
+    fn exchange_on_gpus(&self) -> Result<bool> {
+        let Some(peer) = &self.peer else {
+            return Ok(false);
+        };
+        let Some(halos) = self
+            .parts
+            .iter()
+            .map(Slab::device_halos)
+            .collect::<Option<Result<Vec<_>>>>()
+        else {
+            return Ok(false);
+        };
+        let halos = halos?;
+        let n = halos.len();
+        let pairs: Vec<(DeviceRows, DeviceRows)> = (0..n)
+            .flat_map(|p| {
+                let (above, below) = (&halos[(p + n - 1) % n], &halos[(p + 1) % n]);
+                [
+                    (halos[p].send_top, above.receive_bottom),
+                    (halos[p].send_bottom, below.receive_top),
+                ]
+            })
+            .collect();
+        // SAFETY: every range was given by a part's engine for its own state, which lives as
+        // long as `self` and which nothing else can reach while `&self` is borrowed here (the
+        // parts run only inside `step`, which needs `&mut self`). Each range is d whole rows of
+        // one slab's width. The receiving ranges are the halos, rows 0..d and d+h..2d+h of an
+        // extended slab; the sending ranges are interior rows d..2d and h..h+d, and d ≤ h, so no
+        // halo overlaps another range of the call. `copy` itself waits for the queued work.
+        unsafe { peer.copy(&pairs)? };
+        Ok(true)
+    }
+
+    /// How halos travel, for reports.
+    fn exchange_path(&self) -> String {
+        let on_gpus = self
+            .parts
+            .iter()
+            .all(|part| matches!(part.device_halos(), Some(Ok(_))));
+        match &self.peer {
+            Some(peer) if on_gpus => peer.describe(),
+            _ => "through host memory".into(),
+        }
     }
 }
 
@@ -336,9 +449,10 @@ impl Engine for Decomposed {
     fn details(&self) -> String {
         match &self.slabs {
             Some(slabs) => format!(
-                "{} slabs with {}-row halos, on {}",
+                "{} slabs with {}-row halos exchanged {}, on {}",
                 slabs.parts(),
                 slabs.depth(),
+                self.exchange_path(),
                 self.parts
                     .iter()
                     .map(|p| p.engine.details())
@@ -350,7 +464,7 @@ impl Engine for Decomposed {
     }
 
     fn timings(&self) -> Vec<(&'static str, f64)> {
-        let mut timings = vec![("halo exchange", self.exchange_seconds)];
+        let mut timings = vec![(EXCHANGE_TIMING, self.exchange_seconds)];
         // The parts' own timings, the slowest part's for each (they run side by side).
         for part in &self.parts {
             for (what, seconds) in part.engine.timings() {
@@ -422,6 +536,137 @@ mod test {
                 );
                 assert_eq!(decomposed.population().unwrap(), expected.population());
             }
+        }
+    }
+
+    /// An engine whose "GPU memory" is host memory, so that the wiring of GPU-to-GPU exchanges
+    /// is checked without a GPU: cpu-scalar advances it, and it hands out its words' addresses
+    /// as device rows.
+    struct HostRows {
+        grid: std::cell::UnsafeCell<Grid>,
+        rule: Option<Rule>,
+    }
+
+    impl HostRows {
+        fn new() -> HostRows {
+            HostRows {
+                grid: Grid::new(1, 1).unwrap().into(),
+                rule: None,
+            }
+        }
+
+        fn grid(&self) -> &Grid {
+            // SAFETY: the grid is changed only through `&mut self` or by `HostCopy`, which runs
+            // while no reference into it is alive.
+            unsafe { &*self.grid.get() }
+        }
+    }
+
+    impl Engine for HostRows {
+        fn name(&self) -> &'static str {
+            "host-rows"
+        }
+        fn load(&mut self, grid: &Grid, rule: Rule) -> Result<()> {
+            *self.grid.get_mut() = grid.clone();
+            self.rule = Some(rule);
+            Ok(())
+        }
+        fn step(&mut self, generations: u64) -> Result<()> {
+            let mut scalar = Scalar::default();
+            scalar.load(self.grid.get_mut(), self.rule.unwrap())?;
+            scalar.step(generations)?;
+            *self.grid.get_mut() = scalar.snapshot()?;
+            Ok(())
+        }
+        fn snapshot(&self) -> Result<Grid> {
+            Ok(self.grid().clone())
+        }
+        fn population(&self) -> Result<u64> {
+            Ok(self.grid().population())
+        }
+        fn read_rows(&self, first: usize, words: &mut [u64]) -> Result<()> {
+            let start = first * self.grid().words_per_row();
+            words.copy_from_slice(&self.grid().words()[start..start + words.len()]);
+            Ok(())
+        }
+        fn write_rows(&mut self, first: usize, words: &[u64]) -> Result<()> {
+            let start = first * self.grid.get_mut().words_per_row();
+            self.grid.get_mut().words_mut()[start..start + words.len()].copy_from_slice(words);
+            Ok(())
+        }
+        fn device_rows(&self, first: usize, rows: usize) -> Option<Result<DeviceRows>> {
+            let wpr = self.grid().words_per_row();
+            assert!((first + rows) * wpr <= self.grid().words().len());
+            // SAFETY: a pointer into the grid's words, written only by `HostCopy`.
+            let base = unsafe { (*self.grid.get()).words_mut().as_mut_ptr() };
+            Some(Ok(DeviceRows {
+                device: 0,
+                address: base.wrapping_add(first * wpr) as u64,
+                bytes: rows * wpr * 8,
+            }))
+        }
+    }
+
+    /// Copies between [`HostRows`] engines, counting the copies.
+    struct HostCopy(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+    impl PeerCopy for HostCopy {
+        unsafe fn copy(&self, pairs: &[(DeviceRows, DeviceRows)]) -> Result<()> {
+            for (from, to) in pairs {
+                assert_eq!(from.bytes, to.bytes);
+                // SAFETY: by the contract of `PeerCopy::copy` (the ranges are live words of
+                // `HostRows` grids, and no target overlaps another range).
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        from.address as *const u8,
+                        to.address as *mut u8,
+                        from.bytes,
+                    )
+                };
+                self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+            Ok(())
+        }
+        fn describe(&self) -> String {
+            "by host copies".into()
+        }
+    }
+
+    #[test]
+    fn exchanges_from_device_rows_match_one_engine() {
+        for &(w, h, parts, depth, gens) in &[
+            (1, 1, 1, 64, 5),
+            (3, 2, 2, 1, 7),
+            (70, 9, 3, 2, 13),
+            (130, 64, 4, 7, 40),
+        ] {
+            let rule = Rule::parse("B36/S23").unwrap();
+            let grid = density_soup(w, h, 0.4, (w * h) as u64).unwrap();
+            let mut oracle = Scalar::default();
+            oracle.load(&grid, rule).unwrap();
+            oracle.step(gens).unwrap();
+            let engines: Vec<Box<dyn Engine>> = (0..parts)
+                .map(|_| Box::new(HostRows::new()) as Box<dyn Engine>)
+                .collect();
+            let copies = std::sync::Arc::default();
+            let mut decomposed = Decomposed::new(engines, depth)
+                .unwrap()
+                .with_peer_copy(Box::new(HostCopy(std::sync::Arc::clone(&copies))));
+            decomposed.load(&grid, rule).unwrap();
+            decomposed.step(gens).unwrap();
+            let what = format!("{w}x{h}, {parts} parts, depth {depth}");
+            assert_eq!(
+                decomposed.snapshot().unwrap(),
+                oracle.snapshot().unwrap(),
+                "{what}"
+            );
+            let exchanges = (gens as usize).div_ceil(decomposed.slabs().unwrap().depth()) - 1;
+            let counted = copies.load(std::sync::atomic::Ordering::Relaxed);
+            assert_eq!(counted, 2 * parts * exchanges, "{what}");
+            assert!(
+                decomposed.details().contains("exchanged by host copies"),
+                "{what}"
+            );
         }
     }
 

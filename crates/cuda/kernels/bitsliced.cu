@@ -100,12 +100,14 @@ __device__ __forceinline__ unsigned int load(const unsigned int *row, Source src
 }
 
 // K generations of rows [tile * tile_h, +tile_h) of column group j, from `in` to `out`, with
-// loads D steps ahead of their use.
+// loads D steps ahead of their use. The next launch may start as soon as every block here has
+// (see dependent.cu); nothing is read or written before the previous launch has ended.
 template <int K, int D>
 __device__ __forceinline__ void advance(const unsigned int *__restrict__ in,
                                         unsigned int *__restrict__ out, int w, int h, int stride,
                                         int nw, int tile_h, int groups)
 {
+    start_next_grid();
     int lane = threadIdx.x;
     long long warp = (long long)blockIdx.x * blockDim.y + threadIdx.y;
     long long group = warp % groups;
@@ -128,6 +130,7 @@ __device__ __forceinline__ void advance(const unsigned int *__restrict__ in,
         mid[g] = newest[g] = 0u;
     }
 
+    wait_for_previous_grid();
     // Row loaded for step s: y0 - K + s (mod h); row stored at step s: y0 + s - 3K.
     long long r = (y0 - K) % h;
     if (r < 0)

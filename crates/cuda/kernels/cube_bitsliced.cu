@@ -125,6 +125,7 @@ __device__ __forceinline__ void plane_sums(const Raw &raw, int j, int seg, int g
 extern "C" __global__ void cube_bitsliced(const unsigned *cells, unsigned *next, int m, int stride,
                                           int depth)
 {
+    start_next_grid(); // see dependent.cu
     const unsigned all = 0xffffffffu;
     int nw = (m + 31) / 32;
     // Lines of fewer than 32 words: the warp splits into segments of seg lanes (the smallest
@@ -162,6 +163,7 @@ extern "C" __global__ void cube_bitsliced(const unsigned *cells, unsigned *next,
     unsigned older[ROWS][4], middle[ROWS][4]; // plane sums of planes x-1 and x
     unsigned alive[ROWS], ignored[ROWS];
     Raw raw;
+    wait_for_previous_grid(); // the previous generation has ended: its output is our input
     fetch(raw, cells + before(x0, m) * plane, line, j, seg, gw, gw_left, gw_right);
     plane_sums(raw, j, seg, gw, nw, r, below_r, older, ignored);
     fetch(raw, cells + x0 * plane, line, j, seg, gw, gw_left, gw_right);

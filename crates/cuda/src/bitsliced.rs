@@ -9,13 +9,16 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::driver::{
+    CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg,
+};
 use gol_core::{Grid, Rule};
 
 use crate::device::Gpu;
 use crate::engine::{words32 as words, Backend};
 use crate::error::{CudaError, Result};
 use crate::kernels;
+use crate::launch::{self, param};
 
 /// Generations one launch can advance: the kernel is compiled for each (`advance_<depth>`).
 pub const DEPTHS: [u32; 5] = [1, 2, 4, 8, 16];
@@ -139,6 +142,8 @@ pub struct BitCells {
     count: CudaFunction,
     plan: Plan,
     sms: u32,
+    /// Whether each launch may start before the previous one ends ([`launch::starts_early`]).
+    early: bool,
 }
 
 impl BitCells {
@@ -168,31 +173,36 @@ impl BitCells {
 
     /// Queues one launch of `DEPTHS[k]` generations.
     fn launch(&mut self, stream: &Arc<CudaStream>, k: usize) -> Result<()> {
-        let (w, h, stride, nw) = self.shape();
-        let tile = self.plan.tiles[k] as i32;
-        let groups = (nw as u32).div_ceil(GROUP_WORDS as u32) as i32;
+        let (mut w, mut h, mut stride, mut nw) = self.shape();
+        let mut tile = self.plan.tiles[k] as i32;
+        let mut groups = (nw as u32).div_ceil(GROUP_WORDS as u32) as i32;
         let warps = groups as u64 * (h as u64).div_ceil(tile as u64);
         let cfg = LaunchConfig {
             grid_dim: (warps.div_ceil(WARPS_PER_BLOCK as u64) as u32, 1, 1),
             block_dim: (32, WARPS_PER_BLOCK, 1),
             shared_mem_bytes: 0,
         };
-        // SAFETY: advance_<depth> takes (const unsigned int* in, unsigned int* out, int w,
-        // int h, int stride, int nw, int tile_h, int groups); both buffers hold h rows of
-        // `stride` 32-bit words (the grid's 64-bit words), and the kernel reads `in`, writes
-        // only `out`, and keeps to rows < h and words < nw <= stride.
-        unsafe {
-            stream
-                .launch_builder(&self.advance[k])
-                .arg(&self.cells)
-                .arg(&mut self.next)
-                .arg(&w)
-                .arg(&h)
-                .arg(&stride)
-                .arg(&nw)
-                .arg(&tile)
-                .arg(&groups)
-                .launch(cfg)?;
+        {
+            // The guards, dropped at the end of this block, record the buffers' use once the
+            // launch is queued.
+            let (mut input, _read) = self.cells.device_ptr(stream);
+            let (mut output, _written) = self.next.device_ptr_mut(stream);
+            let mut params = [
+                param(&mut input),
+                param(&mut output),
+                param(&mut w),
+                param(&mut h),
+                param(&mut stride),
+                param(&mut nw),
+                param(&mut tile),
+                param(&mut groups),
+            ];
+            // SAFETY: advance_<depth> takes (const unsigned int* in, unsigned int* out, int w,
+            // int h, int stride, int nw, int tile_h, int groups), which `params` points to in that
+            // order; both buffers hold h rows of `stride` 32-bit words (the grid's 64-bit words),
+            // and the kernel reads `in`, writes only `out`, and keeps to rows < h and words < nw <=
+            // stride. It touches neither buffer before `wait_for_previous_grid()`.
+            unsafe { launch::kernel(stream, &self.advance[k], cfg, &mut params, self.early)? };
         }
         std::mem::swap(&mut self.cells, &mut self.next);
         Ok(())
@@ -243,6 +253,7 @@ impl Backend for BitCells {
             count: module.load_function("population")?,
             plan: Plan::from_env(width, height, sms, slots)?,
             sms,
+            early: launch::starts_early(gpu)?,
         })
     }
 
@@ -306,6 +317,20 @@ impl Backend for BitCells {
         })())
     }
 
+    fn device_rows(
+        &self,
+        stream: &Arc<CudaStream>,
+        first: usize,
+        rows: usize,
+    ) -> Option<Result<(u64, usize)>> {
+        let wpr = gol_core::grid::words_per_row(self.width);
+        Some(self.rows(first, rows * wpr).map(|range| {
+            let (base, _record) = self.cells.device_ptr(stream);
+            let word = std::mem::size_of::<u64>();
+            (base + (range.start * word) as u64, range.len() * word)
+        }))
+    }
+
     fn population(&self, stream: &Arc<CudaStream>) -> Result<u64> {
         let mut total = stream.alloc_zeros::<u64>(1)?;
         let (w, h, stride, nw) = self.shape();
@@ -338,8 +363,14 @@ impl Backend for BitCells {
     fn describe(&self) -> Option<String> {
         let k = self.plan.best;
         Some(format!(
-            "{} generations per launch, tiles of {} rows",
-            DEPTHS[k], self.plan.tiles[k]
+            "{} generations per launch, tiles of {} rows{}",
+            DEPTHS[k],
+            self.plan.tiles[k],
+            if self.early {
+                ", launches start early"
+            } else {
+                ""
+            }
         ))
     }
 }

@@ -13,13 +13,16 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::driver::{
+    CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg,
+};
 use gol_core::{Cube, Grid, Rule};
 
 use crate::device::Gpu;
 use crate::engine::Backend;
 use crate::error::{CudaError, Result};
 use crate::kernels::{self, KernelSpec};
+use crate::launch::{self, param};
 
 /// Planes of constant x each thread of the streaming kernels (shared, swar, bitsliced) walks
 /// through per launch; `GOL_CUBE_DEPTH` overrides it for experiments.
@@ -51,6 +54,9 @@ pub struct CubeCells {
     count: Option<CudaFunction>,
     sms: u32,
     depth: usize,
+    /// Whether launches may start before the previous one ends (cuda-bitsliced only,
+    /// [`launch::starts_early`]).
+    early: bool,
 }
 
 impl CubeCells {
@@ -121,6 +127,7 @@ impl Backend for CubeCells {
             },
             sms: gpu.info.multiprocessors as u32,
             depth: depth_from_env()?.min(side),
+            early: layout == Layout::Bits && launch::starts_early(gpu)?,
         })
     }
 
@@ -137,15 +144,17 @@ impl Backend for CubeCells {
         let m = self.side as u32;
         let depth = self.depth as u32;
         let planes = m.div_ceil(depth);
-        let (side, depth_arg) = (m as i32, depth as i32);
-        let stride = (self.stride_bytes() / 4) as i32;
+        let (mut side, mut depth_arg) = (m as i32, depth as i32);
+        let mut stride = (self.stride_bytes() / 4) as i32;
         let wl = m.div_ceil(4);
-        let wl_arg = wl as i32;
-        let mut launch = stream.launch_builder(&self.update);
-        launch.arg(&self.cells).arg(&mut self.next).arg(&side);
+        let mut wl_arg = wl as i32;
+        // The guards, dropped once the launch is queued, record the buffers' use.
+        let (mut input, read) = self.cells.device_ptr(stream);
+        let (mut output, written) = self.next.device_ptr_mut(stream);
+        let mut params = vec![param(&mut input), param(&mut output), param(&mut side)];
         let cfg = match self.layout {
             Layout::Bytes if self.spec.tiled => {
-                launch.arg(&depth_arg);
+                params.push(param(&mut depth_arg));
                 LaunchConfig {
                     grid_dim: (m.div_ceil(block.0 - 2), m.div_ceil(block.1 - 2), planes),
                     block_dim: (block.0, block.1, 1),
@@ -158,7 +167,7 @@ impl Backend for CubeCells {
                 shared_mem_bytes: 0,
             },
             Layout::Swar => {
-                launch.arg(&wl_arg).arg(&depth_arg);
+                params.extend([param(&mut wl_arg), param(&mut depth_arg)]);
                 LaunchConfig {
                     grid_dim: (wl.div_ceil(30), m.div_ceil(block.1), planes),
                     block_dim: (32, block.1, 1),
@@ -171,7 +180,7 @@ impl Backend for CubeCells {
                 let words = m.div_ceil(32);
                 let segment = words.next_power_of_two().min(32);
                 let lines_per_block = block.1 * BITSLICED_ROWS as u32 * (32 / segment);
-                launch.arg(&stride).arg(&depth_arg);
+                params.extend([param(&mut stride), param(&mut depth_arg)]);
                 LaunchConfig {
                     grid_dim: (
                         m.div_ceil(32).div_ceil(32),
@@ -185,9 +194,12 @@ impl Backend for CubeCells {
         };
         // SAFETY: the kernels take (const cells*, cells*, int m) followed by the arguments
         // pushed above for their layout (cube_shared: int depth; cube_swar: int wl, int depth;
-        // cube_bitsliced: int stride in 32-bit words, int depth); both buffers hold M² lines
-        // of stride_bytes() bytes, and the launch shapes match what each kernel indexes.
-        unsafe { launch.launch(cfg) }?;
+        // cube_bitsliced: int stride in 32-bit words, int depth), which `params` points to in
+        // order; both buffers hold M² lines of stride_bytes() bytes, and the launch shapes
+        // match what each kernel indexes. Only cube_bitsliced starts early, and it touches
+        // neither buffer before `wait_for_previous_grid()`.
+        unsafe { launch::kernel(stream, &self.update, cfg, &mut params, self.early) }?;
+        drop((read, written));
         std::mem::swap(&mut self.cells, &mut self.next);
         Ok(())
     }
@@ -241,8 +253,13 @@ impl Backend for CubeCells {
         match self.layout {
             Layout::Bytes if !self.spec.tiled => None,
             Layout::Bits => Some(format!(
-                "warps of 32 words x {BITSLICED_ROWS} lines, {} planes per thread",
-                self.depth
+                "warps of 32 words x {BITSLICED_ROWS} lines, {} planes per thread{}",
+                self.depth,
+                if self.early {
+                    ", launches start early"
+                } else {
+                    ""
+                }
             )),
             _ => Some(format!("{} planes per thread", self.depth)),
         }

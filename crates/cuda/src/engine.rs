@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
 use cudarc::driver::{CudaGraph, CudaStream};
+use gol_core::engine::DeviceRows;
 use gol_core::{Cube, Engine, EngineOptions, Grid, Rule, World};
 
 use crate::clock::{time_on_device, time_on_host, Timings};
@@ -109,6 +110,17 @@ pub trait Backend: Sized {
         words: &[u64],
     ) -> Option<Result<()>> {
         let _ = (stream, first, words);
+        None
+    }
+    /// The device address and length in bytes of rows `first..first + rows` of the state (the
+    /// host layout's rows); `None` as for [`Backend::read_rows`].
+    fn device_rows(
+        &self,
+        stream: &Arc<CudaStream>,
+        first: usize,
+        rows: usize,
+    ) -> Option<Result<(u64, usize)>> {
+        let _ = (stream, first, rows);
         None
     }
     /// How the backend launches its kernels, where the block size does not say it.
@@ -275,6 +287,23 @@ impl<B: Backend + Send> Engine<B::World> for GpuEngine<B> {
             Some(written) => Ok(written?),
             None => Err(gol_core::engine::no_slabs(name)),
         }
+    }
+
+    fn device_rows(&self, first: usize, rows: usize) -> Option<gol_core::Result<DeviceRows>> {
+        let backend = match self.backend() {
+            Ok(backend) => backend,
+            Err(e) => return Some(Err(e.into())),
+        };
+        let found = backend.device_rows(&self.stream, first, rows)?;
+        Some(
+            found
+                .map_err(Into::into)
+                .map(|(address, bytes)| DeviceRows {
+                    device: self.gpu.ctx.ordinal(),
+                    address,
+                    bytes,
+                }),
+        )
     }
 
     fn details(&self) -> String {

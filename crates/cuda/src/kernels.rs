@@ -21,6 +21,8 @@ pub const SHARED: &str = include_str!("../kernels/shared.cu");
 pub const TEXTURE: &str = include_str!("../kernels/texture.cu");
 /// cuda-lut's update kernel.
 pub const LUT: &str = include_str!("../kernels/lut.cu");
+/// Programmatic dependent launch in a kernel: `start_next_grid` and `wait_for_previous_grid`.
+pub const DEPENDENT: &str = include_str!("../kernels/dependent.cu");
 /// cuda-bitsliced's multi-generation kernels and its population count.
 pub const BITSLICED: &str = include_str!("../kernels/bitsliced.cu");
 /// `before` and `after` on one axis of the 3D torus, pasted in front of every 3D kernel.
@@ -74,7 +76,7 @@ pub struct KernelSpec {
 pub const SPECS: &[KernelSpec] = &[
     KernelSpec {
         engine: "cuda-bitsliced",
-        parts: &[BITSLICED],
+        parts: &[DEPENDENT, BITSLICED],
         function: "advance_16",
         small_function: None,
         default_block: (32, 4),
@@ -144,7 +146,7 @@ pub const SPECS: &[KernelSpec] = &[
 pub const SPECS_3D: &[KernelSpec] = &[
     KernelSpec {
         engine: "cuda-bitsliced",
-        parts: &[CUBE_WRAP, CUBE_BITSLICED],
+        parts: &[CUBE_WRAP, DEPENDENT, CUBE_BITSLICED],
         function: "cube_bitsliced",
         small_function: None,
         default_block: (32, 4),

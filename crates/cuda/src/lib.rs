@@ -6,6 +6,7 @@
 //! - [`lut`]: `cuda-lut` (32 cells per word, a 4096-entry table gives two cells per lookup).
 //! - [`bitsliced`]: `cuda-bitsliced` (32 cells per word, bit-sliced counts, up to 16
 //!   generations per launch; the fastest), with the rule as a LOP3 circuit from [`circuit`].
+//! - [`peer`]: copies from GPU to GPU for the halo exchanges of split runs.
 //! - [`cube`]: the 3D engines ([`ENGINES_3D`]): `cuda-global`, `cuda-shared`, `cuda-swar` and
 //!   `cuda-bitsliced` on an M³ torus.
 //!
@@ -24,7 +25,9 @@ pub mod device;
 pub mod engine;
 mod error;
 pub mod kernels;
+pub mod launch;
 pub mod lut;
+pub mod peer;
 pub mod texture;
 
 pub use error::CudaError;

@@ -351,27 +351,40 @@ fn slabs_on_every_gpu_match_the_oracle() {
         let grid = grid.unwrap();
         let rule = Rule::parse(["B3/S23", "B36/S23", "B2/S", "B3678/S34678"][i]).unwrap();
         let expected = evolve(oracle, &grid, rule, gens).unwrap();
-        let engines = (0..parts)
-            .map(|p| {
-                let options = EngineOptions {
-                    device: p % gpus,
-                    ..Default::default()
-                };
-                (spec.create)(&options).unwrap()
-            })
-            .collect();
-        let mut split = gol_core::slab::Decomposed::new(engines, depth).unwrap();
-        let got = {
-            use gol_core::Engine;
-            split.load(&grid, rule).unwrap();
-            split.step(gens / 2).unwrap();
-            split.step(gens - gens / 2).unwrap();
-            assert_eq!(split.population().unwrap(), expected.population());
-            split.snapshot().unwrap()
-        };
-        assert_eq!(
-            got, expected,
-            "{w}x{h}, {parts} slabs over {gpus} GPU(s), {rule}"
-        );
+        // Halos through host memory, then GPU to GPU.
+        for peer in [false, true] {
+            let engines = (0..parts)
+                .map(|p| {
+                    let options = EngineOptions {
+                        device: p % gpus,
+                        ..Default::default()
+                    };
+                    (spec.create)(&options).unwrap()
+                })
+                .collect();
+            let mut split = gol_core::slab::Decomposed::new(engines, depth).unwrap();
+            if peer {
+                let peers = gol_cuda::peer::Peers::open(gpus).unwrap();
+                split = split.with_peer_copy(Box::new(peers));
+            }
+            let got = {
+                use gol_core::Engine;
+                split.load(&grid, rule).unwrap();
+                split.step(gens / 2).unwrap();
+                split.step(gens - gens / 2).unwrap();
+                assert_eq!(
+                    split.details().contains("GPU to GPU"),
+                    peer,
+                    "{}",
+                    split.details()
+                );
+                assert_eq!(split.population().unwrap(), expected.population());
+                split.snapshot().unwrap()
+            };
+            assert_eq!(
+                got, expected,
+                "{w}x{h}, {parts} slabs over {gpus} GPU(s), {rule}, GPU to GPU: {peer}"
+            );
+        }
     }
 }
