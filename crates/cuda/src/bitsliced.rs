@@ -360,6 +360,10 @@ impl Backend for BitCells {
         Ok(stream.clone_dtoh(&total)?[0])
     }
 
+    fn starts_early(&self) -> bool {
+        self.early
+    }
+
     fn describe(&self) -> Option<String> {
         let k = self.plan.best;
         Some(format!(

@@ -249,6 +249,10 @@ impl Backend for CubeCells {
         Ok(stream.clone_dtoh(&total)?[0])
     }
 
+    fn starts_early(&self) -> bool {
+        self.early
+    }
+
     fn describe(&self) -> Option<String> {
         match self.layout {
             Layout::Bytes if !self.spec.tiled => None,

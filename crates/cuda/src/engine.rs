@@ -123,6 +123,11 @@ pub trait Backend: Sized {
         let _ = (stream, first, rows);
         None
     }
+    /// Whether each launch may start before the previous one ends ([`crate::launch`]); such
+    /// backends launch directly rather than through graphs, which measured no faster with it.
+    fn starts_early(&self) -> bool {
+        false
+    }
     /// How the backend launches its kernels, where the block size does not say it.
     fn describe(&self) -> Option<String> {
         None
@@ -149,9 +154,9 @@ pub struct GpuEngine<B> {
     graphs: [Option<Graph>; 2],
     /// Buffer swaps of direct launches since load, modulo 2.
     parity: usize,
-    /// Whether long runs replay graphs (`GOL_CUDA_GRAPHS=0` launches every kernel directly, to
-    /// measure what the graphs save).
-    use_graphs: bool,
+    /// Whether long runs replay graphs: `GOL_CUDA_GRAPHS=1` or `0` (to measure what the graphs
+    /// save); by default, unless the backend's launches start early.
+    use_graphs: Option<bool>,
     timings: Cell<Timings>,
 }
 
@@ -169,8 +174,9 @@ impl<B: Backend> GpuEngine<B> {
         gpu.check_block(block)?;
         spec.check_block(block).map_err(CudaError::Refused)?;
         let use_graphs = match std::env::var("GOL_CUDA_GRAPHS").as_deref() {
-            Err(_) | Ok("1") => true,
-            Ok("0") => false,
+            Err(_) => None,
+            Ok("1") => Some(true),
+            Ok("0") => Some(false),
             Ok(other) => {
                 return Err(CudaError::Refused(format!(
                     "GOL_CUDA_GRAPHS={other:?}: expected 0 (direct launches) or 1 (graphs)"
@@ -232,7 +238,7 @@ impl<B: Backend + Send> Engine<B::World> for GpuEngine<B> {
             .backend
             .as_mut()
             .ok_or_else(|| CudaError::Refused(format!("{}: no grid loaded", self.name)))?;
-        let replays = if self.use_graphs {
+        let replays = if self.use_graphs.unwrap_or(!backend.starts_early()) {
             generations / B::GRAPH_GENERATIONS
         } else {
             0
