@@ -5,7 +5,7 @@ mod common;
 use std::path::PathBuf;
 use std::process::Command;
 
-use common::{error_of, stdout_of};
+use common::{error_of, gol, stdout_of};
 
 const GLIDER_TORUS: &str = include_str!("fixtures/glider-torus.rle");
 const GOSPER_GUN: &str = include_str!("fixtures/gosper-gun.rle");
@@ -340,6 +340,50 @@ fn verify_quick_passes_and_prints_its_seed() {
     assert!(out.contains("all engines agree"), "{out}");
     assert!(out.contains("cpu-bitsliced"), "{out}");
     assert!(out.contains("random 3D cases"), "{out}");
+}
+
+#[test]
+fn bench_over_gpus_reports_weak_and_strong_scaling_or_says_why_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("scaling.json");
+    let args = [
+        "bench", "--gpus", "1", "--sizes", "96", "--gens", "20", "--reps", "1", "--warmup", "0",
+        "--halo", "8", "--json",
+    ];
+    let out = gol(&[&args[..], &[json.to_str().unwrap()]].concat());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() {
+        assert!(
+            stderr.contains("no CUDA device/driver found"),
+            "only a missing GPU may stop it: {stderr}"
+        );
+        assert_ne!(
+            std::env::var("GOL_REQUIRE_GPU").as_deref(),
+            Ok("1"),
+            "{stderr}"
+        );
+        eprintln!("no GPU: the scaling run was refused as it should be");
+    } else {
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        for run in [
+            "| unsplit | 1 | 96×96 |",
+            "| weak | 1 | 96×96 |",
+            "| strong | 1 | 96×96 |",
+        ] {
+            assert_eq!(stdout.matches(run).count(), 1, "{run}: {stdout}");
+        }
+        let value: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        let runs = value["runs"].as_array().unwrap();
+        assert_eq!(runs.len(), 3);
+        for run in &runs[1..] {
+            let details = run["details"].as_str().unwrap();
+            assert!(details.contains("1 slabs with 8-row halos"), "{details}");
+            assert!(run["efficiency"].as_f64().unwrap() > 0.0);
+        }
+    }
+    assert!(error_of(&["bench", "--halo", "8"]).contains("--gpus"));
+    assert!(error_of(&["bench", "--gpus", "1", "--dim", "3"]).contains("2D tori only"));
 }
 
 #[test]
