@@ -1,8 +1,10 @@
-// cuda-lut: cells packed 32 per 32-bit word (cell x of a row at bit x % 32 of word x / 32, rows
-// of nw = ceil(W/32) words, padding bits zero). One thread computes one word: for each pair of
-// cells (x, x+1) the 4x3 window of cells x-1 .. x+2 on the rows above, at and below indexes a
-// 4096-entry table whose bits 0 and 1 are the pair's next states. The host builds the table
-// for the rule; each block copies it into shared memory.
+// cuda-lut and cuda-lut6: cells packed 32 per 32-bit word (cell x of a row at bit x % 32 of word
+// x / 32, rows of nw = ceil(W/32) words, padding bits zero). One thread computes one word.
+// cuda-lut: for each pair of cells (x, x+1) the 4x3 window of cells x-1 .. x+2 on the rows
+// above, at and below indexes a 4096-entry table whose bits 0 and 1 are the pair's next states.
+// cuda-lut6: for each four cells x .. x+3 the 6x3 window of cells x-1 .. x+4 indexes a 2^18-entry
+// table of 4-bit entries, two per byte (128 KiB). The host builds the tables for the rule; each
+// block copies its table into shared memory.
 
 __device__ __forceinline__ unsigned int cell(const unsigned int *row, int x)
 {
@@ -53,6 +55,42 @@ extern "C" __global__ void update_cells_lut(const unsigned int *grid, unsigned i
                                  (unsigned int)(((m >> (2 * k)) & 15u) << 4) |
                                  (unsigned int)(((b >> (2 * k)) & 15u) << 8);
             out |= (unsigned int)table[index] << (2 * k);
+        }
+        next[y * nw + i] = i == nw - 1 ? out & last_mask : out;
+    }
+}
+
+// The 6x3 table's 2^18 four-bit entries, entry e in the low (e even) or high nibble of byte e/2.
+#define LUT6_BYTES (1 << 17)
+
+extern "C" __global__ void update_cells_lut6(const unsigned int *grid, unsigned int *next,
+                                             const uint4 *lut, int w, int h, int nw)
+{
+    extern __shared__ uint4 table6[];
+    int threads = blockDim.x * blockDim.y;
+    for (int k = threadIdx.y * blockDim.x + threadIdx.x; k < LUT6_BYTES / 16; k += threads)
+        table6[k] = lut[k];
+    __syncthreads();
+    const unsigned char *table = (const unsigned char *)table6;
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= nw)
+        return;
+    unsigned int last_mask = (w & 31) ? (1u << (w & 31)) - 1u : 0xffffffffu;
+    for (long long y = blockIdx.y * (long long)blockDim.y + threadIdx.y; y < h;
+         y += (long long)gridDim.y * blockDim.y) {
+        long long up = y == 0 ? h - 1 : y - 1;
+        long long down = y + 1 == h ? 0 : y + 1;
+        unsigned long long a = window(grid + up * nw, i, nw, w);
+        unsigned long long m = window(grid + y * nw, i, nw, w);
+        unsigned long long b = window(grid + down * nw, i, nw, w);
+        unsigned int out = 0;
+#pragma unroll
+        for (int k = 0; k < 8; k++) {
+            unsigned int index = (unsigned int)((a >> (4 * k)) & 63u) |
+                                 (unsigned int)(((m >> (4 * k)) & 63u) << 6) |
+                                 (unsigned int)(((b >> (4 * k)) & 63u) << 12);
+            unsigned int nibble = (table[index >> 1] >> ((index & 1) * 4)) & 15u;
+            out |= nibble << (4 * k);
         }
         next[y * nw + i] = i == nw - 1 ? out & last_mask : out;
     }

@@ -236,6 +236,24 @@ impl Gpu {
         Ok(())
     }
 
+    /// Refuses `bytes` of shared memory per block for `what` if the device cannot give a block
+    /// that much (even when asked to).
+    pub fn check_shared(&self, bytes: usize, what: &str) -> Result<()> {
+        let most = self
+            .ctx
+            .attribute(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?
+            as usize;
+        if bytes > most {
+            return Err(CudaError::Refused(format!(
+                "{what} needs {} of shared memory per block; the {} gives at most {}",
+                gol_core::memory::human_bytes(bytes as u64),
+                self.info.name,
+                gol_core::memory::human_bytes(most as u64)
+            )));
+        }
+        Ok(())
+    }
+
     /// Checks a block size against the device's limit.
     pub fn check_block(&self, block: (u32, u32)) -> Result<()> {
         let threads = block.0 as u64 * block.1 as u64;

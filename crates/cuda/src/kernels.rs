@@ -5,6 +5,10 @@
 //! for the update kernels, and `cuda-bitsliced` gets the rule as a circuit of LOP3s
 //! ([`circuit::source`]) in front of its source.
 
+use std::sync::Arc;
+
+use cudarc::driver::sys::CUfunction_attribute;
+use cudarc::driver::{CudaFunction, CudaModule, DriverError};
 use gol_core::Rule;
 
 use crate::circuit;
@@ -19,7 +23,7 @@ pub const CONSTANT: &str = include_str!("../kernels/constant.cu");
 pub const SHARED: &str = include_str!("../kernels/shared.cu");
 /// cuda-texture's update kernel.
 pub const TEXTURE: &str = include_str!("../kernels/texture.cu");
-/// cuda-lut's update kernel.
+/// cuda-lut's and cuda-lut6's update kernels.
 pub const LUT: &str = include_str!("../kernels/lut.cu");
 /// Programmatic dependent launch in a kernel: `start_next_grid` and `wait_for_previous_grid`.
 pub const DEPENDENT: &str = include_str!("../kernels/dependent.cu");
@@ -70,6 +74,8 @@ pub struct KernelSpec {
     pub fixed_block: bool,
     /// Whether the source starts with the rule as a LOP3 circuit ([`circuit::source`]).
     pub rule_circuit: bool,
+    /// Dynamic shared memory each block takes for a table, whatever the block (bytes).
+    pub shared_table: u32,
 }
 
 /// Every CUDA engine's kernel.
@@ -84,6 +90,7 @@ pub const SPECS: &[KernelSpec] = &[
         tiled: false,
         fixed_block: true,
         rule_circuit: true,
+        shared_table: 0,
     },
     KernelSpec {
         engine: "cuda-global",
@@ -95,6 +102,7 @@ pub const SPECS: &[KernelSpec] = &[
         tiled: false,
         fixed_block: false,
         rule_circuit: false,
+        shared_table: 0,
     },
     KernelSpec {
         engine: "cuda-constant",
@@ -106,6 +114,7 @@ pub const SPECS: &[KernelSpec] = &[
         tiled: false,
         fixed_block: false,
         rule_circuit: false,
+        shared_table: 0,
     },
     KernelSpec {
         engine: "cuda-shared",
@@ -117,6 +126,7 @@ pub const SPECS: &[KernelSpec] = &[
         tiled: true,
         fixed_block: false,
         rule_circuit: false,
+        shared_table: 0,
     },
     KernelSpec {
         engine: "cuda-texture",
@@ -128,6 +138,7 @@ pub const SPECS: &[KernelSpec] = &[
         tiled: false,
         fixed_block: false,
         rule_circuit: false,
+        shared_table: 0,
     },
     KernelSpec {
         engine: "cuda-lut",
@@ -139,6 +150,19 @@ pub const SPECS: &[KernelSpec] = &[
         tiled: false,
         fixed_block: false,
         rule_circuit: false,
+        shared_table: 0,
+    },
+    KernelSpec {
+        engine: "cuda-lut6",
+        parts: &[LUT],
+        function: "update_cells_lut6",
+        small_function: None,
+        default_block: (32, 32),
+        rule_compiled_in: true,
+        tiled: false,
+        fixed_block: false,
+        rule_circuit: false,
+        shared_table: 1 << 17,
     },
 ];
 
@@ -154,6 +178,7 @@ pub const SPECS_3D: &[KernelSpec] = &[
         tiled: false,
         fixed_block: true,
         rule_circuit: false,
+        shared_table: 0,
     },
     KernelSpec {
         engine: "cuda-swar",
@@ -165,6 +190,7 @@ pub const SPECS_3D: &[KernelSpec] = &[
         tiled: false,
         fixed_block: true,
         rule_circuit: false,
+        shared_table: 0,
     },
     KernelSpec {
         engine: "cuda-shared",
@@ -176,6 +202,7 @@ pub const SPECS_3D: &[KernelSpec] = &[
         tiled: true,
         fixed_block: false,
         rule_circuit: false,
+        shared_table: 0,
     },
     KernelSpec {
         engine: "cuda-global",
@@ -187,6 +214,7 @@ pub const SPECS_3D: &[KernelSpec] = &[
         tiled: false,
         fixed_block: false,
         rule_circuit: false,
+        shared_table: 0,
     },
 ];
 
@@ -211,11 +239,21 @@ impl KernelSpec {
 
     /// Dynamic shared memory per block, in bytes.
     pub fn shared_bytes(&self, block: (u32, u32)) -> u32 {
-        if self.tiled {
-            block.0 * block.1
-        } else {
-            0
+        let tile = if self.tiled { block.0 * block.1 } else { 0 };
+        tile + self.shared_table
+    }
+
+    /// The update kernel from `module`, allowed the table's shared memory where that is more
+    /// than a block gets without asking.
+    pub fn load(&self, module: &Arc<CudaModule>) -> Result<CudaFunction, DriverError> {
+        let function = module.load_function(self.function)?;
+        if self.shared_table > 0 {
+            function.set_attribute(
+                CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                self.shared_table as i32,
+            )?;
         }
+        Ok(function)
     }
 
     /// Cells (x, y) one block updates.

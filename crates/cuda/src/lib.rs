@@ -3,7 +3,8 @@
 //! - [`bytes`]: `cuda-global`, `cuda-constant` (ghost-cell byte layout, the seminar's programs)
 //!   and `cuda-shared` (tile and halo in shared memory, the OLCF program).
 //! - [`texture`]: `cuda-texture` (texture objects with wrap addressing do the torus).
-//! - [`lut`]: `cuda-lut` (32 cells per word, a 4096-entry table gives two cells per lookup).
+//! - [`lut`]: `cuda-lut` (32 cells per word, a 4096-entry table gives two cells per lookup) and
+//!   `cuda-lut6` (a 2¹⁸-entry table gives four).
 //! - [`bitsliced`]: `cuda-bitsliced` (32 cells per word, bit-sliced counts, up to 16
 //!   generations per launch; the fastest), with the rule as a LOP3 circuit from [`circuit`].
 //! - [`peer`]: copies from GPU to GPU for the halo exchanges of split runs.
@@ -57,6 +58,12 @@ pub const ENGINES: &[EngineSpec] = &[
         description:
             "32 cells per word, 4x3-window lookup table in shared memory (2 cells per lookup)",
         create: |o| create::<lut::LutCells>("cuda-lut", o),
+    },
+    EngineSpec {
+        name: "cuda-lut6",
+        description:
+            "32 cells per word, 6x3-window lookup table of 2^18 entries in 128 KiB of shared memory (4 cells per lookup)",
+        create: |o| create::<lut::LutCells>("cuda-lut6", o),
     },
     EngineSpec {
         name: "cuda-shared",
@@ -177,7 +184,7 @@ pub fn report() -> Result<Vec<String>, CudaError> {
     ];
     for spec in kernels::SPECS {
         let module = gpu.module(&spec.source(gol_core::Rule::LIFE))?;
-        let function: CudaFunction = module.load_function(spec.function)?;
+        let function: CudaFunction = spec.load(&module)?;
         let block = spec.default_block;
         let threads = block.0 * block.1;
         let blocks = function.occupancy_max_active_blocks_per_multiprocessor(
