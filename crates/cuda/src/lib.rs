@@ -54,16 +54,16 @@ pub const ENGINES: &[EngineSpec] = &[
         create: |o| create::<bitsliced::BitCells>("cuda-bitsliced", o),
     },
     EngineSpec {
-        name: "cuda-lut",
-        description:
-            "32 cells per word, 4x3-window lookup table in shared memory (2 cells per lookup)",
-        create: |o| create::<lut::LutCells>("cuda-lut", o),
-    },
-    EngineSpec {
         name: "cuda-lut6",
         description:
             "32 cells per word, 6x3-window lookup table of 2^18 entries in 128 KiB of shared memory (4 cells per lookup)",
         create: |o| create::<lut::LutCells>("cuda-lut6", o),
+    },
+    EngineSpec {
+        name: "cuda-lut",
+        description:
+            "32 cells per word, 4x3-window lookup table in shared memory (2 cells per lookup)",
+        create: |o| create::<lut::LutCells>("cuda-lut", o),
     },
     EngineSpec {
         name: "cuda-shared",
