@@ -29,14 +29,25 @@ __device__ __forceinline__ unsigned long long window(const unsigned int *row, in
     return bits;
 }
 
-extern "C" __global__ void update_cells_lut(const unsigned int *grid, unsigned int *next,
-                                            const unsigned char *lut, int w, int h, int nw)
+// Next states of the C = WIN - 2 cells that window bits 1 .. C of `index` hold (bits 0 .. WIN-1
+// the row above, WIN .. 2WIN-1 the row, 2WIN .. 3WIN-1 the row below): one byte per entry for the
+// 4-wide window, one nibble (low for even entries) for the 6-wide one.
+template <int WIN>
+__device__ __forceinline__ unsigned int lookup(const unsigned char *table, unsigned int index)
 {
-    __shared__ unsigned char table[4096];
-    int threads = blockDim.x * blockDim.y;
-    for (int k = threadIdx.y * blockDim.x + threadIdx.x; k < 4096; k += threads)
-        table[k] = lut[k];
-    __syncthreads();
+    if (WIN == 4)
+        return table[index];
+    return (table[index >> 1] >> ((index & 1) * 4)) & 15u;
+}
+
+// The thread's word of every row it covers (grid-stride over rows), from a table in shared
+// memory: 32 / (WIN - 2) lookups per word.
+template <int WIN>
+__device__ __forceinline__ void update_words(const unsigned int *grid, unsigned int *next,
+                                             const unsigned char *table, int w, int h, int nw)
+{
+    const int cells = WIN - 2;
+    const unsigned int mask = (1u << WIN) - 1u;
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= nw)
         return;
@@ -50,17 +61,28 @@ extern "C" __global__ void update_cells_lut(const unsigned int *grid, unsigned i
         unsigned long long b = window(grid + down * nw, i, nw, w);
         unsigned int out = 0;
 #pragma unroll
-        for (int k = 0; k < 16; k++) {
-            unsigned int index = (unsigned int)((a >> (2 * k)) & 15u) |
-                                 (unsigned int)(((m >> (2 * k)) & 15u) << 4) |
-                                 (unsigned int)(((b >> (2 * k)) & 15u) << 8);
-            out |= (unsigned int)table[index] << (2 * k);
+        for (int k = 0; k < 32 / cells; k++) {
+            unsigned int index = (unsigned int)((a >> (cells * k)) & mask) |
+                                 (unsigned int)(((m >> (cells * k)) & mask) << WIN) |
+                                 (unsigned int)(((b >> (cells * k)) & mask) << (2 * WIN));
+            out |= lookup<WIN>(table, index) << (cells * k);
         }
         next[y * nw + i] = i == nw - 1 ? out & last_mask : out;
     }
 }
 
-// The 6x3 table's 2^18 four-bit entries, entry e in the low (e even) or high nibble of byte e/2.
+extern "C" __global__ void update_cells_lut(const unsigned int *grid, unsigned int *next,
+                                            const unsigned char *lut, int w, int h, int nw)
+{
+    __shared__ unsigned char table[4096];
+    int threads = blockDim.x * blockDim.y;
+    for (int k = threadIdx.y * blockDim.x + threadIdx.x; k < 4096; k += threads)
+        table[k] = lut[k];
+    __syncthreads();
+    update_words<4>(grid, next, table, w, h, nw);
+}
+
+// The 6x3 table's 2^18 four-bit entries, two per byte.
 #define LUT6_BYTES (1 << 17)
 
 extern "C" __global__ void update_cells_lut6(const unsigned int *grid, unsigned int *next,
@@ -71,27 +93,5 @@ extern "C" __global__ void update_cells_lut6(const unsigned int *grid, unsigned 
     for (int k = threadIdx.y * blockDim.x + threadIdx.x; k < LUT6_BYTES / 16; k += threads)
         table6[k] = lut[k];
     __syncthreads();
-    const unsigned char *table = (const unsigned char *)table6;
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= nw)
-        return;
-    unsigned int last_mask = (w & 31) ? (1u << (w & 31)) - 1u : 0xffffffffu;
-    for (long long y = blockIdx.y * (long long)blockDim.y + threadIdx.y; y < h;
-         y += (long long)gridDim.y * blockDim.y) {
-        long long up = y == 0 ? h - 1 : y - 1;
-        long long down = y + 1 == h ? 0 : y + 1;
-        unsigned long long a = window(grid + up * nw, i, nw, w);
-        unsigned long long m = window(grid + y * nw, i, nw, w);
-        unsigned long long b = window(grid + down * nw, i, nw, w);
-        unsigned int out = 0;
-#pragma unroll
-        for (int k = 0; k < 8; k++) {
-            unsigned int index = (unsigned int)((a >> (4 * k)) & 63u) |
-                                 (unsigned int)(((m >> (4 * k)) & 63u) << 6) |
-                                 (unsigned int)(((b >> (4 * k)) & 63u) << 12);
-            unsigned int nibble = (table[index >> 1] >> ((index & 1) * 4)) & 15u;
-            out |= nibble << (4 * k);
-        }
-        next[y * nw + i] = i == nw - 1 ? out & last_mask : out;
-    }
+    update_words<6>(grid, next, (const unsigned char *)table6, w, h, nw);
 }

@@ -367,14 +367,8 @@ impl Backend for BitCells {
     fn describe(&self) -> Option<String> {
         let k = self.plan.best;
         Some(format!(
-            "{} generations per launch, tiles of {} rows{}",
-            DEPTHS[k],
-            self.plan.tiles[k],
-            if self.early {
-                ", launches start early"
-            } else {
-                ""
-            }
+            "{} generations per launch, tiles of {} rows",
+            DEPTHS[k], self.plan.tiles[k]
         ))
     }
 }

@@ -257,13 +257,8 @@ impl Backend for CubeCells {
         match self.layout {
             Layout::Bytes if !self.spec.tiled => None,
             Layout::Bits => Some(format!(
-                "warps of 32 words x {BITSLICED_ROWS} lines, {} planes per thread{}",
-                self.depth,
-                if self.early {
-                    ", launches start early"
-                } else {
-                    ""
-                }
+                "warps of 32 words x {BITSLICED_ROWS} lines, {} planes per thread",
+                self.depth
             )),
             _ => Some(format!("{} planes per thread", self.depth)),
         }

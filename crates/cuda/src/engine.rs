@@ -313,12 +313,16 @@ impl<B: Backend + Send> Engine<B::World> for GpuEngine<B> {
     }
 
     fn details(&self) -> String {
-        let launch = self
-            .backend
-            .as_ref()
+        let backend = self.backend.as_ref();
+        let launch = backend
             .and_then(Backend::describe)
             .unwrap_or_else(|| format!("block {}x{}", self.block.0, self.block.1));
-        format!("{launch}, {}", self.gpu.info.name)
+        let early = if backend.is_some_and(Backend::starts_early) {
+            ", launches start early"
+        } else {
+            ""
+        };
+        format!("{launch}{early}, {}", self.gpu.info.name)
     }
 
     fn timings(&self) -> Vec<(&'static str, f64)> {

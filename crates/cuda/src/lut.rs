@@ -68,6 +68,7 @@ pub struct LutCells {
     update: CudaFunction,
     /// The 6 × 3 window (`cuda-lut6`) rather than 4 × 3.
     wide: bool,
+    spec: &'static kernels::KernelSpec,
     sms: u32,
 }
 
@@ -101,6 +102,7 @@ impl Backend for LutCells {
             table: stream.clone_htod(&table)?,
             update,
             wide,
+            spec,
             sms: gpu.info.multiprocessors as u32,
         })
     }
@@ -123,8 +125,7 @@ impl Backend for LutCells {
         let (w, h, n) = (self.width as i32, self.height as i32, nw as i32);
         let cfg = if self.wide {
             // One block per SM (the table fills its shared memory), each looping over rows.
-            let shared = kernels::spec("cuda-lut6").shared_table;
-            let mut cfg = launch_2d(nw, self.height, block, block, shared);
+            let mut cfg = launch_2d(nw, self.height, block, block, self.spec.shared_table);
             cfg.grid_dim.1 = cfg.grid_dim.1.min((self.sms / cfg.grid_dim.0).max(1));
             cfg
         } else {
