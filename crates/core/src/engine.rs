@@ -114,7 +114,8 @@ pub trait Engine<W: World = Grid>: Send {
     /// Where rows `first..first + rows` of the current state lie in GPU memory, in the layout
     /// of [`World::rows`], so that another GPU can copy them without the host
     /// ([`crate::slab::PeerCopy`]). `None` (the default) where the state is not kept that way.
-    /// Work the engine queued may still be running: whoever copies must wait for the device.
+    /// The engine first waits for the work it queued, so the rows hold their final values
+    /// when this returns.
     fn device_rows(&self, first: usize, rows: usize) -> Option<Result<DeviceRows>> {
         let _ = (first, rows);
         None

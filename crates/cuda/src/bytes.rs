@@ -1,7 +1,7 @@
 //! The byte-cell backends: `cuda-global` and `cuda-constant` on the seeds' ghost-cell layout
 //! ((W+2)×(H+2) bytes: three launches per generation, ghost columns, ghost rows, update) and
-//! `cuda-shared` on plain W×H bytes (tile and halo in shared memory, one launch). One thread
-//! per cell.
+//! `cuda-shared` on plain W×H bytes (threads walk down strips of rows, row neighbours met in
+//! shared memory; one launch).
 
 use std::sync::Arc;
 
@@ -11,7 +11,7 @@ use gol_core::{Grid, Rule};
 use crate::device::Gpu;
 use crate::engine::{launch_2d, Backend};
 use crate::error::Result;
-use crate::kernels::{self, KernelSpec};
+use crate::kernels::{self, KernelSpec, Tiling};
 
 /// Bytes on the device, with or without ghost cells.
 pub struct ByteCells {
@@ -24,6 +24,8 @@ pub struct ByteCells {
     /// The same update with `int` indices and no row loop, for grids under 2³¹ bytes whose
     /// rows one launch covers.
     update_small: Option<CudaFunction>,
+    /// Threads the GPU holds at once (for cuda-shared's strips).
+    resident_threads: u32,
     /// The ghost-cell kernels (`None` for cuda-shared).
     ghost_kernels: Option<(CudaFunction, CudaFunction)>,
 }
@@ -95,6 +97,7 @@ impl Backend for ByteCells {
                 .small_function
                 .map(|f| module.load_function(f))
                 .transpose()?,
+            resident_threads: gpu.resident_threads(),
             ghost_kernels,
         })
     }
@@ -132,30 +135,31 @@ impl Backend for ByteCells {
                     .launch(line(self.width + 2))?;
             }
         }
-        let cells = self.spec.cells_per_block(block);
-        let cfg = launch_2d(
-            self.width,
-            self.height,
-            block,
-            cells,
-            self.spec.shared_bytes(block),
-        );
-        let fits = self.cells.len() < 1 << 31 && cfg.grid_dim.1 * cells.1 >= self.height as u32;
-        let update = match &self.update_small {
-            Some(small) if fits => small,
-            _ => &self.update,
+        // cuda-shared walks strips (one more argument: their rows); the others take a block
+        // per tile of cells.
+        let (cfg, strip, update) = if self.spec.tiling == Tiling::Strips {
+            let (cfg, strip) =
+                self.spec
+                    .strips(self.width, self.height, block, self.resident_threads);
+            (cfg, Some(strip as i32), &self.update)
+        } else {
+            let cells = self.spec.cells_per_block(block);
+            let cfg = launch_2d(self.width, self.height, block, cells, 0);
+            let fits = self.cells.len() < 1 << 31 && cfg.grid_dim.1 * cells.1 >= self.height as u32;
+            let update = match &self.update_small {
+                Some(small) if fits => small,
+                _ => &self.update,
+            };
+            (cfg, None, update)
         };
-        // SAFETY: the update kernels take (const unsigned char*, unsigned char*, int w, int h)
-        // and both buffers hold the layout's full size.
-        unsafe {
-            stream
-                .launch_builder(update)
-                .arg(&self.cells)
-                .arg(&mut self.next)
-                .arg(&w)
-                .arg(&h)
-                .launch(cfg)?;
+        let mut launch = stream.launch_builder(update);
+        launch.arg(&self.cells).arg(&mut self.next).arg(&w).arg(&h);
+        if let Some(strip) = &strip {
+            launch.arg(strip);
         }
+        // SAFETY: the update kernels take (const unsigned char*, unsigned char*, int w, int h),
+        // cuda-shared's then int strip; both buffers hold the layout's full size.
+        unsafe { launch.launch(cfg) }?;
         std::mem::swap(&mut self.cells, &mut self.next);
         Ok(())
     }

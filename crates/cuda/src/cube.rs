@@ -21,7 +21,7 @@ use gol_core::{Cube, Grid, Rule};
 use crate::device::Gpu;
 use crate::engine::Backend;
 use crate::error::{CudaError, Result};
-use crate::kernels::{self, KernelSpec};
+use crate::kernels::{self, KernelSpec, Tiling};
 use crate::launch::{self, param};
 
 /// Planes of constant x each thread of the streaming kernels (shared, swar, bitsliced) walks
@@ -153,7 +153,7 @@ impl Backend for CubeCells {
         let (mut output, written) = self.next.device_ptr_mut(stream);
         let mut params = vec![param(&mut input), param(&mut output), param(&mut side)];
         let cfg = match self.layout {
-            Layout::Bytes if self.spec.tiled => {
+            Layout::Bytes if self.spec.tiling == Tiling::Overlap => {
                 params.push(param(&mut depth_arg));
                 LaunchConfig {
                     grid_dim: (m.div_ceil(block.0 - 2), m.div_ceil(block.1 - 2), planes),
@@ -255,7 +255,7 @@ impl Backend for CubeCells {
 
     fn describe(&self) -> Option<String> {
         match self.layout {
-            Layout::Bytes if !self.spec.tiled => None,
+            Layout::Bytes if self.spec.tiling == Tiling::Plain => None,
             Layout::Bits => Some(format!(
                 "warps of 32 words x {BITSLICED_ROWS} lines, {} planes per thread",
                 self.depth

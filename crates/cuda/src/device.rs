@@ -254,6 +254,11 @@ impl Gpu {
         Ok(())
     }
 
+    /// Threads the whole GPU holds at once.
+    pub fn resident_threads(&self) -> u32 {
+        (self.info.multiprocessors * self.info.max_threads_per_multiprocessor) as u32
+    }
+
     /// Checks a block size against the device's limit.
     pub fn check_block(&self, block: (u32, u32)) -> Result<()> {
         let threads = block.0 as u64 * block.1 as u64;

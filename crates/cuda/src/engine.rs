@@ -301,6 +301,11 @@ impl<B: Backend + Send> Engine<B::World> for GpuEngine<B> {
             Err(e) => return Some(Err(e.into())),
         };
         let found = backend.device_rows(&self.stream, first, rows)?;
+        // Only this engine's stream is waited for: a context-wide wait would break a graph
+        // being captured on another stream of the same GPU.
+        if let Err(e) = self.stream.synchronize() {
+            return Some(Err(CudaError::from(e).into()));
+        }
         Some(
             found
                 .map_err(Into::into)

@@ -8,10 +8,11 @@
 use std::sync::Arc;
 
 use cudarc::driver::sys::CUfunction_attribute;
-use cudarc::driver::{CudaFunction, CudaModule, DriverError};
+use cudarc::driver::{CudaFunction, CudaModule, DriverError, LaunchConfig};
 use gol_core::Rule;
 
 use crate::circuit;
+use crate::engine::MAX_GRID_Y;
 
 /// The compiled-in rule's `NEXT_STATE`.
 pub const RULE: &str = include_str!("../kernels/rule.cu");
@@ -19,6 +20,8 @@ pub const RULE: &str = include_str!("../kernels/rule.cu");
 pub const GLOBAL: &str = include_str!("../kernels/global.cu");
 /// cuda-constant's rule table in constant memory and its `NEXT_STATE`.
 pub const CONSTANT: &str = include_str!("../kernels/constant.cu");
+/// The strips of cuda-shared and cuda-texture and their row sums in shared memory.
+pub const STRIP: &str = include_str!("../kernels/strip.cu");
 /// cuda-shared's update kernel.
 pub const SHARED: &str = include_str!("../kernels/shared.cu");
 /// cuda-texture's update kernel.
@@ -67,15 +70,32 @@ pub struct KernelSpec {
     pub default_block: (u32, u32),
     /// Whether the rule is compiled in (`cuda-constant` fills a table at run time instead).
     pub rule_compiled_in: bool,
-    /// Whether blocks overlap by two cells (a one-cell halo each side): each block updates its
-    /// (x − 2) × (y − 2) interior and takes x × y bytes of dynamic shared memory.
-    pub tiled: bool,
+    /// How blocks share out the cells.
+    pub tiling: Tiling,
     /// Whether the engine sets its own launch shape (`--block` is refused).
     pub fixed_block: bool,
     /// Whether the source starts with the rule as a LOP3 circuit ([`circuit::source`]).
     pub rule_circuit: bool,
     /// Dynamic shared memory each block takes for a table, whatever the block (bytes).
     pub shared_table: u32,
+}
+
+/// The fewest rows a strip of cuda-shared or cuda-texture covers (where the grid has them).
+pub const MIN_STRIP: u64 = 8;
+
+/// How an engine's thread blocks share out the cells (one thread per cell in each case).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tiling {
+    /// Blocks side by side, one cell per thread and no halo.
+    Plain,
+    /// Blocks overlap by two cells each way (a one-cell halo each side): a block updates its
+    /// (x − 2) × (y − 2) interior.
+    Overlap,
+    /// `strip.cu`: each row of a block is cut into segments of min(x, 32) threads, each
+    /// updating all but its first and last column, so a block updates (x / segment) ×
+    /// (segment − 2) columns; each row of threads walks down its own strip of rows. x must be
+    /// a power of two up to 32 or a multiple of 32, and x × y a multiple of 32.
+    Strips,
 }
 
 /// Every CUDA engine's kernel.
@@ -87,7 +107,7 @@ pub const SPECS: &[KernelSpec] = &[
         small_function: None,
         default_block: (32, 4),
         rule_compiled_in: true,
-        tiled: false,
+        tiling: Tiling::Plain,
         fixed_block: true,
         rule_circuit: true,
         shared_table: 0,
@@ -99,7 +119,7 @@ pub const SPECS: &[KernelSpec] = &[
         small_function: Some("update_cells_small"),
         default_block: (16, 16),
         rule_compiled_in: true,
-        tiled: false,
+        tiling: Tiling::Plain,
         fixed_block: false,
         rule_circuit: false,
         shared_table: 0,
@@ -111,31 +131,31 @@ pub const SPECS: &[KernelSpec] = &[
         small_function: Some("update_cells_small"),
         default_block: (16, 16),
         rule_compiled_in: false,
-        tiled: false,
+        tiling: Tiling::Plain,
         fixed_block: false,
         rule_circuit: false,
         shared_table: 0,
     },
     KernelSpec {
         engine: "cuda-shared",
-        parts: &[RULE, SHARED],
+        parts: &[RULE, STRIP, SHARED],
         function: "update_cells_shared",
-        small_function: Some("update_cells_shared_small"),
-        default_block: (32, 16),
+        small_function: None,
+        default_block: (32, 4),
         rule_compiled_in: true,
-        tiled: true,
+        tiling: Tiling::Strips,
         fixed_block: false,
         rule_circuit: false,
         shared_table: 0,
     },
     KernelSpec {
         engine: "cuda-texture",
-        parts: &[RULE, TEXTURE],
+        parts: &[RULE, STRIP, TEXTURE],
         function: "update_cells_texture",
         small_function: None,
-        default_block: (16, 16),
+        default_block: (32, 4),
         rule_compiled_in: true,
-        tiled: false,
+        tiling: Tiling::Strips,
         fixed_block: false,
         rule_circuit: false,
         shared_table: 0,
@@ -147,7 +167,7 @@ pub const SPECS: &[KernelSpec] = &[
         small_function: None,
         default_block: (32, 8),
         rule_compiled_in: true,
-        tiled: false,
+        tiling: Tiling::Plain,
         fixed_block: false,
         rule_circuit: false,
         shared_table: 0,
@@ -159,7 +179,7 @@ pub const SPECS: &[KernelSpec] = &[
         small_function: None,
         default_block: (32, 32),
         rule_compiled_in: true,
-        tiled: false,
+        tiling: Tiling::Plain,
         fixed_block: false,
         rule_circuit: false,
         shared_table: 1 << 17,
@@ -175,7 +195,7 @@ pub const SPECS_3D: &[KernelSpec] = &[
         small_function: None,
         default_block: (32, 4),
         rule_compiled_in: true,
-        tiled: false,
+        tiling: Tiling::Plain,
         fixed_block: true,
         rule_circuit: false,
         shared_table: 0,
@@ -187,7 +207,7 @@ pub const SPECS_3D: &[KernelSpec] = &[
         small_function: None,
         default_block: (32, 8),
         rule_compiled_in: true,
-        tiled: false,
+        tiling: Tiling::Plain,
         fixed_block: true,
         rule_circuit: false,
         shared_table: 0,
@@ -199,7 +219,7 @@ pub const SPECS_3D: &[KernelSpec] = &[
         small_function: None,
         default_block: (32, 16),
         rule_compiled_in: true,
-        tiled: true,
+        tiling: Tiling::Overlap,
         fixed_block: false,
         rule_circuit: false,
         shared_table: 0,
@@ -211,7 +231,7 @@ pub const SPECS_3D: &[KernelSpec] = &[
         small_function: None,
         default_block: (32, 8),
         rule_compiled_in: true,
-        tiled: false,
+        tiling: Tiling::Plain,
         fixed_block: false,
         rule_circuit: false,
         shared_table: 0,
@@ -239,7 +259,11 @@ impl KernelSpec {
 
     /// Dynamic shared memory per block, in bytes.
     pub fn shared_bytes(&self, block: (u32, u32)) -> u32 {
-        let tile = if self.tiled { block.0 * block.1 } else { 0 };
+        let tile = match self.tiling {
+            Tiling::Plain => 0,
+            Tiling::Overlap => block.0 * block.1,
+            Tiling::Strips => 2 * block.0 * block.1,
+        };
         tile + self.shared_table
     }
 
@@ -256,24 +280,69 @@ impl KernelSpec {
         Ok(function)
     }
 
+    /// The launch of a strip kernel ([`Tiling::Strips`]) over `columns` × `rows` cells with
+    /// blocks of `block`, on a GPU that holds `resident_threads` threads at once, and the rows
+    /// each strip covers: strips as short as fill the GPU twice over, but at least
+    /// [`MIN_STRIP`] rows (each strip loads two rows more than it updates).
+    pub fn strips(
+        &self,
+        columns: usize,
+        rows: usize,
+        block: (u32, u32),
+        resident_threads: u32,
+    ) -> (LaunchConfig, u32) {
+        let cells = self.cells_per_block(block);
+        let across = (columns as u64).div_ceil(cells.0 as u64);
+        let wanted_strips = (2 * resident_threads as u64).div_ceil(across * block.0 as u64);
+        let mut strip = (rows as u64).div_ceil(wanted_strips).max(MIN_STRIP);
+        let most_strips = MAX_GRID_Y as u64 * block.1 as u64;
+        strip = strip
+            .max((rows as u64).div_ceil(most_strips))
+            .min(rows as u64);
+        let strips = (rows as u64).div_ceil(strip);
+        let config = LaunchConfig {
+            grid_dim: (across as u32, strips.div_ceil(block.1 as u64) as u32, 1),
+            block_dim: (block.0, block.1, 1),
+            shared_mem_bytes: self.shared_bytes(block),
+        };
+        (config, strip as u32)
+    }
+
     /// Cells (x, y) one block updates.
     pub fn cells_per_block(&self, block: (u32, u32)) -> (u32, u32) {
-        if self.tiled {
-            (block.0 - 2, block.1 - 2)
-        } else {
-            block
+        match self.tiling {
+            Tiling::Plain => block,
+            Tiling::Overlap => (block.0 - 2, block.1 - 2),
+            Tiling::Strips => {
+                let segment = block.0.min(32);
+                (block.0 / segment * (segment - 2), block.1)
+            }
         }
     }
 
     /// Refuses blocks the kernel cannot use (overlapping blocks need an interior).
     pub fn check_block(&self, block: (u32, u32)) -> Result<(), String> {
-        if self.tiled && (block.0 < 3 || block.1 < 3) {
-            return Err(format!(
-                "{} needs blocks of at least 3x3 (each block loads a one-cell halo around its interior); got {}x{}",
-                self.engine, block.0, block.1
-            ));
+        let (x, y) = block;
+        match self.tiling {
+            Tiling::Plain => Ok(()),
+            Tiling::Overlap if x < 3 || y < 3 => Err(format!(
+                "{} needs blocks of at least 3x3 (each block loads a one-cell halo around its interior); got {x}x{y}",
+                self.engine
+            )),
+            Tiling::Strips if x < 4 => Err(format!(
+                "{} needs blocks at least 4 wide (each segment of a block row has a halo column each side); got {x}x{y}",
+                self.engine
+            )),
+            Tiling::Strips if !(x.is_power_of_two() && x <= 32 || x % 32 == 0) => Err(format!(
+                "{} needs a block width that is a power of two up to 32 or a multiple of 32 (rows of a block are cut into warps or parts of one); got {x}x{y}",
+                self.engine
+            )),
+            Tiling::Strips if x * y % 32 != 0 => Err(format!(
+                "{} needs blocks of whole warps (a multiple of 32 threads); got {x}x{y}",
+                self.engine
+            )),
+            Tiling::Overlap | Tiling::Strips => Ok(()),
         }
-        Ok(())
     }
 }
 
@@ -291,4 +360,85 @@ pub fn spec_3d(engine: &str) -> &'static KernelSpec {
         .iter()
         .find(|s| s.engine == engine)
         .expect("every 3D CUDA engine has a kernel spec")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strip_blocks_update_all_but_each_segments_edges() {
+        let shared = spec("cuda-shared");
+        assert_eq!(shared.cells_per_block((32, 16)), (30, 16));
+        assert_eq!(shared.cells_per_block((16, 5)), (14, 5));
+        assert_eq!(shared.cells_per_block((128, 8)), (120, 8));
+        assert_eq!(shared.shared_bytes((128, 8)), 2048);
+        assert_eq!(spec("cuda-global").cells_per_block((16, 16)), (16, 16));
+        assert_eq!(spec_3d("cuda-shared").cells_per_block((32, 16)), (30, 14));
+    }
+
+    #[test]
+    fn strips_cover_every_row_and_fill_the_gpu() {
+        let shared = spec("cuda-shared");
+        let resident = 132 * 2048;
+        for (w, h, block) in [
+            (16384, 16384, (32, 16)),
+            (1024, 1024, (32, 16)),
+            (3, 1_100_000, (32, 16)),
+            (5, 3, (8, 4)),
+            (100_000, 1, (64, 4)),
+            (1, 40_000_000, (4, 8)),
+        ] {
+            let (cfg, strip) = shared.strips(w, h, block, resident);
+            let rows = cfg.grid_dim.1 as u64 * block.1 as u64 * strip as u64;
+            assert!(rows >= h as u64, "{w}x{h}: {cfg:?} strip {strip}");
+            assert!(
+                rows < h as u64 + strip as u64 * block.1 as u64,
+                "{w}x{h}: too many strips"
+            );
+            assert!(
+                strip as u64 >= MIN_STRIP.min(h as u64),
+                "{w}x{h}: strip {strip}"
+            );
+            assert!(cfg.grid_dim.1 <= MAX_GRID_Y, "{w}x{h}: {cfg:?}");
+            let columns = cfg.grid_dim.0 * shared.cells_per_block(block).0;
+            assert!(columns as usize >= w && columns < w as u32 + shared.cells_per_block(block).0);
+            assert_eq!(cfg.shared_mem_bytes, 2 * block.0 * block.1);
+        }
+        // A large grid gets about twice the resident threads.
+        let (cfg, _) = shared.strips(16384, 16384, (32, 16), resident);
+        let threads = cfg.grid_dim.0 * cfg.grid_dim.1 * 32 * 16;
+        assert!((2 * resident..3 * resident).contains(&threads), "{threads}");
+    }
+
+    #[test]
+    fn strip_blocks_need_whole_warps_or_power_of_two_parts() {
+        for engine in ["cuda-shared", "cuda-texture"] {
+            let spec = spec(engine);
+            for ok in [
+                (4, 8),
+                (8, 4),
+                (16, 6),
+                (32, 1),
+                (64, 4),
+                (96, 3),
+                (1024, 1),
+            ] {
+                assert_eq!(spec.check_block(ok), Ok(()), "{engine} {ok:?}");
+            }
+            for (bad, says) in [
+                ((3, 3), "at least 4 wide"),
+                ((2, 64), "at least 4 wide"),
+                ((7, 5), "power of two"),
+                ((48, 4), "power of two"),
+                ((16, 5), "whole warps"),
+                ((4, 1), "whole warps"),
+            ] {
+                let err = spec.check_block(bad).unwrap_err();
+                assert!(err.contains(says), "{engine} {bad:?}: {err}");
+            }
+        }
+        assert_eq!(spec_3d("cuda-shared").check_block((7, 5)), Ok(()));
+        assert!(spec("cuda-global").check_block((7, 1)).is_ok());
+    }
 }

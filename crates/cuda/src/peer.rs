@@ -75,18 +75,15 @@ impl Peers {
     }
 
     fn copy_all(&self, pairs: &[(DeviceRows, DeviceRows)]) -> Result<()> {
-        // The engines' own streams may still run the generations that wrote these rows.
-        for gpu in &self.gpus {
-            gpu.ctx.synchronize()?;
-        }
         for (from, to) in pairs {
             assert_eq!(from.bytes, to.bytes, "a peer copy moves equal lengths");
             let (source, target) = (self.gpu(from)?, self.gpu(to)?);
             target.ctx.bind_to_thread()?;
             // SAFETY: by the contract of `PeerCopy::copy`, both ranges lie in live allocations
             // of their GPUs (whose contexts these are), have the same length, and the target
-            // overlaps nothing else copied now; every GPU is idle (synchronised above) and
-            // stays so until the streams are synchronised below.
+            // overlaps nothing else copied now; the engines that own them have finished their
+            // work (`Engine::device_rows` waits for it) and queue none until the copy streams
+            // are synchronised below.
             unsafe {
                 cudarc::driver::result::memcpy_peer_async(
                     target.ctx.cu_ctx(),

@@ -14,9 +14,9 @@ use cudarc::driver::{CudaFunction, CudaStream, PushKernelArg};
 use gol_core::{Grid, Rule};
 
 use crate::device::Gpu;
-use crate::engine::{launch_2d, Backend};
+use crate::engine::Backend;
 use crate::error::{CudaError, Result};
-use crate::kernels;
+use crate::kernels::{self, KernelSpec};
 
 /// A W×H array of bytes with a texture object (wrap, point, integer reads) and a surface object.
 struct CellArray {
@@ -147,6 +147,9 @@ impl Drop for CellArray {
 
 /// Two arrays, swapped each generation.
 pub struct TextureCells {
+    spec: &'static KernelSpec,
+    /// Threads the GPU holds at once (for the launch shape).
+    resident_threads: u32,
     cells: CellArray,
     next: CellArray,
     update: CudaFunction,
@@ -177,6 +180,8 @@ impl Backend for TextureCells {
         let spec = kernels::spec(engine);
         let module = gpu.module(&spec.source(rule))?;
         Ok(TextureCells {
+            spec,
+            resident_threads: gpu.resident_threads(),
             cells: CellArray::new(stream, width, height)?,
             next: CellArray::new(stream, width, height)?,
             update: module.load_function(spec.function)?,
@@ -190,9 +195,15 @@ impl Backend for TextureCells {
 
     fn generation(&mut self, stream: &Arc<CudaStream>, block: (u32, u32)) -> Result<()> {
         let (w, h) = (self.cells.width as i32, self.cells.height as i32);
-        let cfg = launch_2d(self.cells.width, self.cells.height, block, block, 0);
+        let (cfg, strip) = self.spec.strips(
+            self.cells.width,
+            self.cells.height,
+            block,
+            self.resident_threads,
+        );
+        let strip = strip as i32;
         // SAFETY: update_cells_texture takes (unsigned long long texture, unsigned long long
-        // surface, int w, int h); both objects belong to live w x h arrays.
+        // surface, int w, int h, int strip); both objects belong to live w x h arrays.
         unsafe {
             stream
                 .launch_builder(&self.update)
@@ -200,6 +211,7 @@ impl Backend for TextureCells {
                 .arg(&self.next.surface)
                 .arg(&w)
                 .arg(&h)
+                .arg(&strip)
                 .launch(cfg)?;
         }
         std::mem::swap(&mut self.cells, &mut self.next);
