@@ -82,13 +82,14 @@ fn run_rank(world: &SimpleCommunicator, args: &RunArgs) -> Result<()> {
     };
     let mut done = 0;
     let mut stale = false;
+    let mut received = (Vec::new(), Vec::new());
     while done < gens {
         let at = problem.done + done;
         let n = schedule.map_or(gens - done, |s| s.until_next(at).min(gens - done));
         for k in slabs.rounds(n) {
             if stale {
                 let t = Instant::now();
-                exchange(world, &mut slab)?;
+                exchange(world, &mut slab, &mut received)?;
                 exchange_seconds += t.elapsed().as_secs_f64();
             }
             slab.advance(k)?;
@@ -207,13 +208,20 @@ fn create_engine(args: &RunArgs) -> Result<Box<dyn gol_core::Engine>> {
     engines::create::<Grid>(name, &options)
 }
 
-/// Swaps halos with the ranks above and below (on a ring: the torus wraps).
-fn exchange(world: &SimpleCommunicator, slab: &mut Slab) -> Result<()> {
+/// Swaps halos with the ranks above and below (on a ring: the torus wraps), receiving into
+/// `top` and `bottom` (kept from one exchange to the next, as fresh buffers would cost a page
+/// fault per page every time).
+fn exchange(
+    world: &SimpleCommunicator,
+    slab: &mut Slab,
+    (top, bottom): &mut (Vec<u64>, Vec<u64>),
+) -> Result<()> {
     let (rank, size) = (world.rank(), world.size());
     let above = world.process_at_rank((rank + size - 1) % size);
     let below = world.process_at_rank((rank + 1) % size);
     let out = slab.outgoing()?;
-    let (mut top, mut bottom) = (vec![0u64; out.bottom.len()], vec![0u64; out.top.len()]);
+    top.resize(out.bottom.len(), 0);
+    bottom.resize(out.top.len(), 0);
     for (sent, received) in out
         .bottom
         .chunks(MESSAGE_WORDS)
@@ -228,7 +236,7 @@ fn exchange(world: &SimpleCommunicator, slab: &mut Slab) -> Result<()> {
     {
         send_receive_into_with_tags(sent, &above, 2, received, &below, 2);
     }
-    slab.incoming(&top, &bottom)?;
+    slab.incoming(top, bottom)?;
     Ok(())
 }
 

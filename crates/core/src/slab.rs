@@ -167,10 +167,14 @@ pub struct Slab {
     rows: usize,
     depth: usize,
     words_per_row: usize,
+    /// The rows sent at the last exchange: buffers kept from one exchange to the next, as
+    /// fresh ones would cost a page fault per page at every exchange.
+    sent: Outgoing,
 }
 
 /// The rows a part sends at an exchange: its first and last `d` interior rows, which are the
 /// bottom halo of the part above and the top halo of the part below.
+#[derive(Default)]
 pub struct Outgoing {
     /// The first d interior rows (for the part above).
     pub top: Vec<u64>,
@@ -188,6 +192,7 @@ impl Slab {
             rows: 0,
             depth: 0,
             words_per_row: 0,
+            sent: Outgoing::default(),
         }
     }
 
@@ -221,12 +226,15 @@ impl Slab {
         Ok(words)
     }
 
-    /// The rows this part sends at an exchange.
-    pub fn outgoing(&self) -> Result<Outgoing> {
-        Ok(Outgoing {
-            top: self.read(self.depth, self.depth)?,
-            bottom: self.read(self.rows, self.depth)?,
-        })
+    /// The rows this part sends at an exchange, read into buffers the part keeps.
+    pub fn outgoing(&mut self) -> Result<&Outgoing> {
+        let words = self.depth * self.words_per_row;
+        let sent = &mut self.sent;
+        sent.top.resize(words, 0);
+        sent.bottom.resize(words, 0);
+        self.engine.read_rows(self.depth, &mut sent.top)?;
+        self.engine.read_rows(self.rows, &mut sent.bottom)?;
+        Ok(sent)
     }
 
     /// Where the rows [`Slab::outgoing`] reads and [`Slab::incoming`] writes lie on the GPU;
@@ -322,12 +330,20 @@ impl Decomposed {
     fn exchange(&mut self) -> Result<()> {
         let start = Instant::now();
         if !self.exchange_on_gpus()? {
-            let outgoing = each(&mut self.parts, |_, part| part.outgoing())?;
+            each(&mut self.parts, |_, part| part.outgoing().map(drop))?;
+            // Lent out while the parts take in their neighbours' rows, then handed back.
+            let outgoing: Vec<Outgoing> = (self.parts.iter_mut())
+                .map(|part| std::mem::take(&mut part.sent))
+                .collect();
             let n = self.parts.len();
-            each(&mut self.parts, |p, part| {
+            let received = each(&mut self.parts, |p, part| {
                 let (above, below) = (&outgoing[(p + n - 1) % n], &outgoing[(p + 1) % n]);
                 part.incoming(&above.bottom, &below.top)
-            })?;
+            });
+            for (part, sent) in self.parts.iter_mut().zip(outgoing) {
+                part.sent = sent;
+            }
+            received?;
         }
         self.exchange_seconds += start.elapsed().as_secs_f64();
         self.stale = false;
