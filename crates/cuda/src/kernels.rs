@@ -153,7 +153,7 @@ pub const SPECS: &[KernelSpec] = &[
         parts: &[RULE, STRIP, TEXTURE],
         function: "update_cells_texture",
         small_function: None,
-        default_block: (32, 4),
+        default_block: (128, 2),
         rule_compiled_in: true,
         tiling: Tiling::Strips,
         fixed_block: false,

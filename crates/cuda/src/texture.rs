@@ -1,6 +1,7 @@
 //! `cuda-texture`: byte cells in two CUDA arrays, read through texture objects with wrap
-//! addressing (normalised coordinates, point sampling, integer reads), so that the texture unit
-//! does the torus, and written through surface objects. The arrays swap roles each generation.
+//! addressing (normalised coordinates, point sampling, integer reads; the kernel reads 2×2
+//! gathers), so that the texture unit does the torus, and written through surface objects.
+//! The arrays swap roles each generation.
 //!
 //! cudarc wraps texture and surface objects only in its raw `sys` layer; `CellArray` owns one
 //! array with its texture and surface objects and destroys them on drop.
