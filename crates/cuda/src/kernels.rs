@@ -141,7 +141,7 @@ pub const SPECS: &[KernelSpec] = &[
         parts: &[RULE, STRIP, SHARED],
         function: "update_cells_shared",
         small_function: None,
-        default_block: (32, 4),
+        default_block: (32, 16),
         rule_compiled_in: true,
         tiling: Tiling::Strips,
         fixed_block: false,

@@ -68,13 +68,13 @@ pub const ENGINES: &[EngineSpec] = &[
     EngineSpec {
         name: "cuda-shared",
         description:
-            "byte cells, tile plus one-cell halo in shared memory, one launch per generation (OLCF)",
+            "byte cells, threads walking down strips of rows, row neighbours met in shared memory",
         create: |o| create::<bytes::ByteCells>("cuda-shared", o),
     },
     EngineSpec {
         name: "cuda-texture",
         description:
-            "byte cells in CUDA arrays, texture reads with wrap addressing, surface writes",
+            "byte cells in CUDA arrays, strips read by 2x2 texture gathers with wrap addressing, surface writes",
         create: |o| create::<texture::TextureCells>("cuda-texture", o),
     },
     EngineSpec {
