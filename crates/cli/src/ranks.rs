@@ -12,6 +12,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use gol_core::checkpoint::{self, Header};
+use gol_core::engine::HostRows;
 use gol_core::slab::{Slab, Slabs};
 use gol_core::{EngineOptions, Grid};
 use mpi::collective::SystemOperation;
@@ -82,7 +83,7 @@ fn run_rank(world: &SimpleCommunicator, args: &RunArgs) -> Result<()> {
     };
     let mut done = 0;
     let mut stale = false;
-    let mut received = (Vec::new(), Vec::new());
+    let mut received = (HostRows::default(), HostRows::default());
     while done < gens {
         let at = problem.done + done;
         let n = schedule.map_or(gens - done, |s| s.until_next(at).min(gens - done));
@@ -209,19 +210,23 @@ fn create_engine(args: &RunArgs) -> Result<Box<dyn gol_core::Engine>> {
 }
 
 /// Swaps halos with the ranks above and below (on a ring: the torus wraps), receiving into
-/// `top` and `bottom` (kept from one exchange to the next, as fresh buffers would cost a page
-/// fault per page every time).
+/// `top` and `bottom`: host memory of the engine's choosing ([`gol_core::Engine::host_rows`]),
+/// kept from one exchange to the next, as fresh buffers would cost a page fault per page every
+/// time.
 fn exchange(
     world: &SimpleCommunicator,
     slab: &mut Slab,
-    (top, bottom): &mut (Vec<u64>, Vec<u64>),
+    (top, bottom): &mut (HostRows, HostRows),
 ) -> Result<()> {
     let (rank, size) = (world.rank(), world.size());
     let above = world.process_at_rank((rank + size - 1) % size);
     let below = world.process_at_rank((rank + 1) % size);
+    let words = slab.halo_words();
+    if top.len() != words {
+        *top = slab.engine().host_rows(words)?;
+        *bottom = slab.engine().host_rows(words)?;
+    }
     let out = slab.outgoing()?;
-    top.resize(out.bottom.len(), 0);
-    bottom.resize(out.top.len(), 0);
     for (sent, received) in out
         .bottom
         .chunks(MESSAGE_WORDS)

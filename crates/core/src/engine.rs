@@ -1,5 +1,7 @@
 //! The one interface every engine implements, and the registry of engines by name.
 
+use std::ops::{Deref, DerefMut};
+
 use crate::cube::Cube;
 use crate::error::{Error, Result};
 use crate::grid::Grid;
@@ -121,6 +123,14 @@ pub trait Engine<W: World = Grid>: Send {
         None
     }
 
+    /// `words` zeroed words of host memory for rows that go through [`Engine::read_rows`] and
+    /// [`Engine::write_rows`] again and again, as halos do: page-locked for engines that copy
+    /// them across a bus (so that the copies go straight to the device), plain memory by
+    /// default.
+    fn host_rows(&self, words: usize) -> Result<HostRows> {
+        Ok(HostRows::zeroed(words))
+    }
+
     /// How the engine runs here (instruction set, threads, device…), for reports.
     fn details(&self) -> String {
         String::new()
@@ -143,6 +153,41 @@ pub struct DeviceRows {
     pub address: u64,
     /// Length in bytes.
     pub bytes: usize,
+}
+
+/// Host memory for rows that travel between engines ([`Engine::host_rows`]): ordinary memory,
+/// or memory of an engine's own kind behind the same slice.
+pub struct HostRows(Box<dyn DerefMut<Target = [u64]> + Send + Sync>);
+
+impl HostRows {
+    /// `words` zeroed words of ordinary memory.
+    pub fn zeroed(words: usize) -> HostRows {
+        HostRows(Box::new(vec![0; words]))
+    }
+
+    /// Rows in `memory`, which an engine allocated its own way.
+    pub fn new(memory: impl DerefMut<Target = [u64]> + Send + Sync + 'static) -> HostRows {
+        HostRows(Box::new(memory))
+    }
+}
+
+impl Default for HostRows {
+    fn default() -> HostRows {
+        HostRows::zeroed(0)
+    }
+}
+
+impl Deref for HostRows {
+    type Target = [u64];
+    fn deref(&self) -> &[u64] {
+        &self.0
+    }
+}
+
+impl DerefMut for HostRows {
+    fn deref_mut(&mut self) -> &mut [u64] {
+        &mut self.0
+    }
 }
 
 /// The refusal of an engine that has no row access ([`Engine::read_rows`]).

@@ -27,7 +27,7 @@
 use std::ops::Range;
 use std::time::Instant;
 
-use crate::engine::{DeviceRows, Engine};
+use crate::engine::{DeviceRows, Engine, HostRows};
 use crate::error::{Error, Result};
 use crate::grid::Grid;
 use crate::rule::Rule;
@@ -177,9 +177,9 @@ pub struct Slab {
 #[derive(Default)]
 pub struct Outgoing {
     /// The first d interior rows (for the part above).
-    pub top: Vec<u64>,
+    pub top: HostRows,
     /// The last d interior rows (for the part below).
-    pub bottom: Vec<u64>,
+    pub bottom: HostRows,
 }
 
 impl Slab {
@@ -226,12 +226,22 @@ impl Slab {
         Ok(words)
     }
 
-    /// The rows this part sends at an exchange, read into buffers the part keeps.
+    /// Words in one halo (d rows of the torus's width).
+    pub fn halo_words(&self) -> usize {
+        self.depth * self.words_per_row
+    }
+
+    /// The rows this part sends at an exchange, read into buffers the part keeps (host memory
+    /// of the engine's choosing, [`Engine::host_rows`]).
     pub fn outgoing(&mut self) -> Result<&Outgoing> {
-        let words = self.depth * self.words_per_row;
+        let words = self.halo_words();
+        if self.sent.top.len() != words {
+            self.sent = Outgoing {
+                top: self.engine.host_rows(words)?,
+                bottom: self.engine.host_rows(words)?,
+            };
+        }
         let sent = &mut self.sent;
-        sent.top.resize(words, 0);
-        sent.bottom.resize(words, 0);
         self.engine.read_rows(self.depth, &mut sent.top)?;
         self.engine.read_rows(self.rows, &mut sent.bottom)?;
         Ok(sent)

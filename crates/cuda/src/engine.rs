@@ -6,13 +6,14 @@ use std::sync::Arc;
 
 use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
 use cudarc::driver::{CudaGraph, CudaStream};
-use gol_core::engine::DeviceRows;
+use gol_core::engine::{DeviceRows, HostRows};
 use gol_core::{Cube, Engine, EngineOptions, Grid, Rule, World};
 
 use crate::clock::{time_on_device, time_on_host, Timings};
 use crate::device::{gpu_on, Gpu};
 use crate::error::{CudaError, Result};
 use crate::kernels::{self, KernelSpec};
+use crate::pinned::Pinned;
 
 /// The most blocks launched along y; kernels loop over the rest (grid-stride).
 pub const MAX_GRID_Y: u32 = 65_535;
@@ -281,6 +282,10 @@ impl<B: Backend + Send> Engine<B::World> for GpuEngine<B> {
             Some(read) => Ok(read?),
             None => Err(gol_core::engine::no_slabs(self.name)),
         }
+    }
+
+    fn host_rows(&self, words: usize) -> gol_core::Result<HostRows> {
+        Ok(HostRows::new(Pinned::zeroed(&self.gpu.ctx, words)?))
     }
 
     fn write_rows(&mut self, first: usize, words: &[u64]) -> gol_core::Result<()> {

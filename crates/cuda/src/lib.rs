@@ -29,6 +29,7 @@ pub mod kernels;
 pub mod launch;
 pub mod lut;
 pub mod peer;
+pub mod pinned;
 pub mod texture;
 
 pub use error::CudaError;

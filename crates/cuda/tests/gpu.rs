@@ -397,3 +397,25 @@ fn slabs_on_every_gpu_match_the_oracle() {
         }
     }
 }
+
+#[test]
+fn halo_rows_travel_through_page_locked_memory() {
+    if !have_gpu() {
+        return;
+    }
+    let grid = density_soup(200, 40, 0.5, 3).unwrap();
+    let wpr = grid.words_per_row();
+    let spec = find(gol_cuda::ENGINES, "cuda-bitsliced").unwrap();
+    let mut engine = (spec.create)(&EngineOptions::default()).unwrap();
+    engine.load(&grid, Rule::LIFE).unwrap();
+    let mut rows = engine.host_rows(7 * wpr).unwrap();
+    assert_eq!(rows.len(), 7 * wpr);
+    assert!(rows.iter().all(|&w| w == 0), "zeroed");
+    engine.read_rows(10, &mut rows).unwrap();
+    assert_eq!(&rows[..], &grid.words()[10 * wpr..17 * wpr]);
+    // Written back one row down: the state's rows 11..18 become the old 10..17.
+    engine.write_rows(11, &rows).unwrap();
+    let mut again = engine.host_rows(7 * wpr).unwrap();
+    engine.read_rows(11, &mut again).unwrap();
+    assert_eq!(&again[..], &grid.words()[10 * wpr..17 * wpr]);
+}
