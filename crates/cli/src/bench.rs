@@ -276,10 +276,15 @@ fn bench_in<W: Dimension>(args: &BenchArgs, baseline_side: usize) -> Result<()> 
     std::fs::write(&args.plot, plot::svg(&title, &points))
         .with_context(|| format!("{}: cannot write the plot", args.plot.display()))?;
     eprintln!("plot written to {}", args.plot.display());
-    let json = serde_json::to_string_pretty(&out)?;
-    std::fs::write(&args.json, json + "\n")
-        .with_context(|| format!("{}: cannot write the results", args.json.display()))?;
-    eprintln!("results written to {}", args.json.display());
+    write_results(&args.json, &out)
+}
+
+/// Writes a benchmark's results as JSON to `path` and says where.
+pub(crate) fn write_results(path: &std::path::Path, out: &impl Serialize) -> Result<()> {
+    let json = serde_json::to_string_pretty(out)?;
+    std::fs::write(path, json + "\n")
+        .with_context(|| format!("{}: cannot write the results", path.display()))?;
+    eprintln!("results written to {}", path.display());
     Ok(())
 }
 

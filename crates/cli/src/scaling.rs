@@ -11,7 +11,7 @@ use gol_core::seed::density_soup;
 use gol_core::{Engine, EngineOptions, Grid, Rule};
 use serde::Serialize;
 
-use crate::bench::{calibrate, time, Sample};
+use crate::bench::{calibrate, time, write_results, Sample};
 use crate::cli::{BenchArgs, Gpus};
 use crate::engines::{self, Dimension};
 use crate::machine;
@@ -152,11 +152,7 @@ pub fn scaling(args: &BenchArgs, gpus: Gpus) -> Result<()> {
         runs,
     };
     print_table(&out);
-    let json = serde_json::to_string_pretty(&out)?;
-    std::fs::write(&args.json, json + "\n")
-        .with_context(|| format!("{}: cannot write the results", args.json.display()))?;
-    eprintln!("results written to {}", args.json.display());
-    Ok(())
+    write_results(&args.json, &out)
 }
 
 fn print_table(out: &Scaling) {

@@ -18,8 +18,8 @@ extern "C" __global__ void update_cells_shared(const unsigned char *grid, unsign
     extern __shared__ unsigned char shared[];
     long long first = strip_first_row(strip);
     long long x = strip_column();
-    bool interior = strip_interior() && x < w;
     RowSums sums(shared);
+    bool interior = sums.interior && x < w;
     const unsigned char *column = grid + wrap(x, w);
     // The cell above the strip, the first row's, and the one below it; then one row ahead
     // (`ahead`, wrapped, at `load`). Strips past the last row load from wrapped rows and store

@@ -16,8 +16,8 @@ extern "C" __global__ void update_cells_texture(unsigned long long tex, unsigned
     extern __shared__ unsigned char shared[];
     int first = (int)strip_first_row(strip);
     int x = (int)strip_column();
-    bool interior = strip_interior() && x < w;
     RowSums sums(shared);
+    bool interior = sums.interior && x < w;
     float u = (x + 1.0f) / w, dy = 1.0f / h;
     // The rows above the strip and its first (a, b), then the next two (c, d). Strips past the
     // last row fetch wrapped rows and store nothing.
