@@ -6,6 +6,11 @@
 //! Each launch advances `depth` generations over row tiles chosen by a small cost model
 //! ([`Plan`]): deep launches read and write the grid less often, tall tiles recompute fewer
 //! halo rows, and enough tiles keep every SM busy.
+//!
+//! Small grids, whose generations are too short to fill the GPU, take another kernel
+//! (`kernels/resident.cu`, compute capability 9.0 and later): one thread-block cluster holds the
+//! whole grid in its shared memory and runs every generation of a step in one launch
+//! ([`Resident`]). The same cost model picks it where it is faster.
 
 use std::sync::Arc;
 
@@ -41,6 +46,17 @@ const BYTES_PER_NS: f64 = 3000.0;
 /// as fit sharing its integer pipes): 57 ns per warp with 12 warps per SM, measured on an H200.
 const SM_LEVEL_ROW_NS: f64 = 57.0 / 12.0;
 
+/// Rows each thread of the resident kernel updates in a generation, where the band has that
+/// many (more threads than that leave too little work to amortise each segment's two edge rows).
+const RESIDENT_ROWS_PER_THREAD: u32 = 4;
+
+/// Modelled cost of a resident generation, in nanoseconds: the pass's ramp and the barrier
+/// (a block's own where the cluster is one block, else the cluster's), plus one word's update
+/// by one block (an SM). Fitted to 64² … 2048² on an H100.
+const RESIDENT_ALONE_NS: f64 = 350.0;
+const RESIDENT_BARRIER_NS: f64 = 850.0;
+const RESIDENT_WORD_NS: f64 = 0.2;
+
 /// Launch shapes for one grid on one GPU: for each depth, the tile height that minimises the
 /// modelled time, and the depth with the least modelled time per generation. The model: warps
 /// run in waves that fill every SM; each warp streams its tile plus the 3 × depth rows that the
@@ -51,6 +67,8 @@ pub struct Plan {
     pub tiles: [u32; DEPTHS.len()],
     /// Index into [`DEPTHS`] of the depth long runs use.
     pub best: usize,
+    /// Modelled time of a generation at the best depth, in nanoseconds.
+    pub per_generation: f64,
 }
 
 impl Plan {
@@ -80,34 +98,11 @@ impl Plan {
         let best = (0..DEPTHS.len())
             .min_by(|&a, &b| per_generation[a].total_cmp(&per_generation[b]))
             .expect("DEPTHS is not empty");
-        Plan { tiles, best }
-    }
-
-    /// [`Plan::new`], unless `GOL_BITSLICED_PLAN=DEPTH:ROWS` fixes the depth of long runs and
-    /// its tile height (for tuning and benchmarks).
-    pub fn from_env(
-        width: usize,
-        height: usize,
-        sms: u32,
-        slots: [u32; DEPTHS.len()],
-    ) -> Result<Plan> {
-        let mut plan = Plan::new(width, height, sms, slots);
-        let Ok(text) = std::env::var("GOL_BITSLICED_PLAN") else {
-            return Ok(plan);
-        };
-        let parsed = text.split_once(':').and_then(|(d, t)| {
-            let depth = DEPTHS.iter().position(|&x| d.parse() == Ok(x))?;
-            let tile = t.parse::<u32>().ok().filter(|&t| t >= 1)?;
-            Some((depth, tile))
-        });
-        let (depth, tile) = parsed.ok_or_else(|| {
-            CudaError::Refused(format!(
-                "GOL_BITSLICED_PLAN={text}: expected DEPTH:ROWS with DEPTH one of {DEPTHS:?} and ROWS >= 1"
-            ))
-        })?;
-        plan.best = depth;
-        plan.tiles[depth] = tile;
-        Ok(plan)
+        Plan {
+            tiles,
+            best,
+            per_generation: per_generation[best],
+        }
     }
 
     /// The depths (indices into [`DEPTHS`]) of the launches that advance `generations`: the
@@ -122,6 +117,126 @@ impl Plan {
                     .rev()
                     .filter(move |&k| rest & DEPTHS[k] as u64 != 0),
             )
+    }
+}
+
+/// The resident kernel's launch for one grid.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Resident {
+    /// Blocks in the cluster (the whole launch).
+    pub blocks: u32,
+    /// Threads per block.
+    pub threads: u32,
+    /// Rows each block holds in its shared memory: block r holds rows `r * band ..`.
+    pub band: u32,
+    /// 32-bit words per row.
+    pub row_words: u32,
+}
+
+impl Resident {
+    /// Clusters of up to 16 blocks (the most a GPU allows; more than 8 is not portable).
+    pub const MOST_BLOCKS: u32 = 16;
+
+    /// The launch over a `width` × `height` grid with `blocks` blocks and, unless `threads`
+    /// says, enough threads per block for [`RESIDENT_ROWS_PER_THREAD`] rows of a word column
+    /// each.
+    pub fn new(width: usize, height: usize, blocks: u32, threads: Option<u32>) -> Resident {
+        let row_words = words(width) as u32;
+        let band = (height as u32).div_ceil(blocks);
+        let threads = threads.unwrap_or_else(|| {
+            (band * row_words)
+                .div_ceil(RESIDENT_ROWS_PER_THREAD)
+                .next_multiple_of(32)
+                .clamp(32, 1024)
+        });
+        Resident {
+            blocks,
+            threads,
+            band,
+            row_words,
+        }
+    }
+
+    /// Dynamic shared memory per block: two buffers of the band.
+    pub fn shared_bytes(&self) -> u64 {
+        2 * self.band as u64 * self.row_words as u64 * 4
+    }
+
+    /// Modelled time of a generation in nanoseconds.
+    pub fn per_generation(&self) -> f64 {
+        let barrier = if self.blocks == 1 {
+            RESIDENT_ALONE_NS
+        } else {
+            RESIDENT_BARRIER_NS
+        };
+        barrier + (self.band * self.row_words) as f64 * RESIDENT_WORD_NS
+    }
+
+    fn config(&self) -> LaunchConfig {
+        LaunchConfig {
+            grid_dim: (self.blocks, 1, 1),
+            block_dim: (self.threads, 1, 1),
+            shared_mem_bytes: self.shared_bytes() as u32,
+        }
+    }
+}
+
+/// What `GOL_BITSLICED_PLAN` asks for (for tuning, benchmarks and tests): `stream` (the
+/// streaming kernels with their modelled plan), `DEPTH:ROWS` (them with that depth and tile
+/// height), `resident`, `resident:BLOCKS` or `resident:BLOCKS:THREADS` (the resident kernel,
+/// refused where the grid does not fit); unset, the cost model chooses.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Asked {
+    Model,
+    Stream(Option<(usize, u32)>),
+    Resident(Option<u32>, Option<u32>),
+}
+
+impl Asked {
+    fn from_env() -> Result<Asked> {
+        match std::env::var("GOL_BITSLICED_PLAN") {
+            Err(_) => Ok(Asked::Model),
+            Ok(text) => Asked::parse(&text).ok_or_else(|| {
+                CudaError::Refused(format!(
+                    "GOL_BITSLICED_PLAN={text}: expected stream, DEPTH:ROWS with DEPTH one of {DEPTHS:?} and ROWS >= 1, resident, resident:BLOCKS (1 to {}) or resident:BLOCKS:THREADS (a multiple of 32 up to 1024)",
+                    Resident::MOST_BLOCKS
+                ))
+            }),
+        }
+    }
+
+    fn parse(text: &str) -> Option<Asked> {
+        let mut parts = text.split(':');
+        let first = parts.next()?;
+        let rest: Vec<&str> = parts.collect();
+        match (first, rest.as_slice()) {
+            ("stream", []) => Some(Asked::Stream(None)),
+            ("resident", rest) if rest.len() <= 2 => {
+                let blocks = match rest.first() {
+                    Some(b) => Some(
+                        b.parse::<u32>()
+                            .ok()
+                            .filter(|b| (1..=Resident::MOST_BLOCKS).contains(b))?,
+                    ),
+                    None => None,
+                };
+                let threads = match rest.get(1) {
+                    Some(t) => Some(
+                        t.parse::<u32>()
+                            .ok()
+                            .filter(|t| (32..=1024).contains(t) && t % 32 == 0)?,
+                    ),
+                    None => None,
+                };
+                Some(Asked::Resident(blocks, threads))
+            }
+            (depth, [rows]) => {
+                let depth = DEPTHS.iter().position(|&x| depth.parse() == Ok(x))?;
+                let rows = rows.parse::<u32>().ok().filter(|&t| t >= 1)?;
+                Some(Asked::Stream(Some((depth, rows))))
+            }
+            _ => None,
+        }
     }
 }
 
@@ -141,6 +256,8 @@ pub struct BitCells {
     advance: Vec<CudaFunction>,
     count: CudaFunction,
     plan: Plan,
+    /// The resident kernel and its launch, where the grid takes it.
+    resident: Option<(CudaFunction, Resident)>,
     sms: u32,
     /// Whether each launch may start before the previous one ends ([`launch::starts_early`]).
     early: bool,
@@ -207,6 +324,92 @@ impl BitCells {
         std::mem::swap(&mut self.cells, &mut self.next);
         Ok(())
     }
+
+    /// Queues `generations` generations of the resident kernel, in place (no swap).
+    fn launch_resident(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        function: &CudaFunction,
+        resident: Resident,
+        generations: u64,
+    ) -> Result<()> {
+        let (mut w, mut h, mut stride, mut nw) = self.shape();
+        let mut band = resident.band as i32;
+        let mut left = generations;
+        while left > 0 {
+            let mut count = left.min(i32::MAX as u64) as i32;
+            left -= count as u64;
+            let (mut cells, _record) = self.cells.device_ptr_mut(stream);
+            let mut params = [
+                param(&mut cells),
+                param(&mut w),
+                param(&mut h),
+                param(&mut stride),
+                param(&mut nw),
+                param(&mut band),
+                param(&mut count),
+            ];
+            // SAFETY: resident takes (unsigned int* cells, int w, int h, int stride, int nw,
+            // int band, int generations), which `params` points to in that order; `cells` holds h
+            // rows of `stride` 32-bit words, of which the kernel touches words < nw of rows < h.
+            // Its blocks (one cluster, allowed by `allow_large_clusters` when chosen) take
+            // 2 * band * nw words of shared memory each and cover band * blocks >= h rows. It
+            // touches `cells` only after `wait_for_previous_grid()`.
+            unsafe {
+                launch::cluster(stream, function, resident.config(), &mut params, self.early)?
+            };
+        }
+        Ok(())
+    }
+}
+
+/// The resident launch for a `width` × `height` grid, where `asked` allows it, the GPU can run
+/// it (clusters from compute capability 9.0, the band in one block's shared memory) and, when
+/// the model chooses, it is modelled faster than the streaming `plan`.
+fn resident_launch(
+    gpu: &Gpu,
+    stream: &Arc<CudaStream>,
+    function: &CudaFunction,
+    (width, height): (usize, usize),
+    plan: &Plan,
+    asked: Asked,
+) -> Result<Option<Resident>> {
+    let (blocks, threads) = match asked {
+        Asked::Stream(_) => return Ok(None),
+        Asked::Model => (None, None),
+        Asked::Resident(blocks, threads) => (blocks, threads),
+    };
+    let mut best: Option<Resident> = None;
+    if gpu.info.capability.0 >= 9 {
+        let most = gpu.max_shared_per_block()? as u64;
+        let counts = std::iter::successors(Some(1), |b| Some(b * 2))
+            .take_while(|&b| b <= Resident::MOST_BLOCKS)
+            .filter(|&b| blocks.map_or(true, |asked| asked == b));
+        for launch in counts.map(|b| Resident::new(width, height, b, threads)) {
+            if launch.shared_bytes() > most {
+                continue;
+            }
+            launch::allow_large_clusters(function, launch.shared_bytes() as u32)?;
+            if launch::clusters_that_fit(stream, function, launch.config())? == 0 {
+                continue;
+            }
+            if best.map_or(true, |b| launch.per_generation() < b.per_generation()) {
+                best = Some(launch);
+            }
+        }
+    }
+    if let Some(chosen) = best {
+        launch::allow_large_clusters(function, chosen.shared_bytes() as u32)?;
+    }
+    match asked {
+        Asked::Model => Ok(best.filter(|r| r.per_generation() < plan.per_generation)),
+        _ => best.map(Some).ok_or_else(|| {
+            CudaError::Refused(format!(
+                "GOL_BITSLICED_PLAN asks for the resident kernel, but a {width}x{height} grid does not fit in the shared memory of one thread-block cluster on the {} (compute capability {}.{}; clusters need 9.0)",
+                gpu.info.name, gpu.info.capability.0, gpu.info.capability.1
+            ))
+        }),
+    }
 }
 
 impl Backend for BitCells {
@@ -244,6 +447,14 @@ impl Backend for BitCells {
             )?;
             *slot = blocks * WARPS_PER_BLOCK;
         }
+        let asked = Asked::from_env()?;
+        let mut plan = Plan::new(width, height, sms, slots);
+        if let Asked::Stream(Some((depth, rows))) = asked {
+            plan.best = depth;
+            plan.tiles[depth] = rows;
+        }
+        let function = module.load_function("resident")?;
+        let resident = resident_launch(gpu, stream, &function, (width, height), &plan, asked)?;
         Ok(BitCells {
             width,
             height,
@@ -251,7 +462,8 @@ impl Backend for BitCells {
             next: stream.alloc_zeros::<u64>(len)?,
             advance,
             count: module.load_function("population")?,
-            plan: Plan::from_env(width, height, sms, slots)?,
+            plan,
+            resident: resident.map(|r| (function, r)),
             sms,
             early: launch::starts_early(gpu)?,
         })
@@ -273,6 +485,10 @@ impl Backend for BitCells {
         _block: (u32, u32),
         generations: u64,
     ) -> Result<u64> {
+        if let Some((function, resident)) = self.resident.clone() {
+            self.launch_resident(stream, &function, resident, generations)?;
+            return Ok(0);
+        }
         let plan = self.plan.clone();
         let mut swaps = 0;
         for k in plan.launches(generations) {
@@ -365,6 +581,12 @@ impl Backend for BitCells {
     }
 
     fn describe(&self) -> Option<String> {
+        if let Some((_, r)) = &self.resident {
+            return Some(format!(
+                "the whole grid in the shared memory of one cluster of {} blocks of {} threads, every generation of a step in one launch",
+                r.blocks, r.threads
+            ));
+        }
         let k = self.plan.best;
         Some(format!(
             "{} generations per launch, tiles of {} rows",
@@ -380,6 +602,70 @@ mod test {
     /// Warps per SM of each depth's kernel on an H200 (132 SMs), from the registers ptxas gave
     /// them (72, 80, 102, 138 and 168).
     const H200: [u32; 5] = [28, 24, 16, 12, 12];
+
+    #[test]
+    fn resident_blocks_hold_bands_of_the_grid() {
+        let r = Resident::new(1024, 1024, 16, None);
+        assert_eq!((r.band, r.row_words, r.threads), (64, 32, 512));
+        assert_eq!(r.shared_bytes(), 16 << 10);
+        // Fewer rows than blocks: bands of one row, the last blocks hold none.
+        let r = Resident::new(3, 3, 16, None);
+        assert_eq!((r.band, r.row_words, r.threads), (1, 1, 32));
+        // Wide rows: at most 1024 threads, which then take several columns each.
+        let r = Resident::new(100_000, 40, 8, None);
+        assert_eq!((r.band, r.row_words, r.threads), (5, 3125, 1024));
+        assert_eq!(Resident::new(1024, 1024, 4, Some(96)).threads, 96);
+        // The model prefers more blocks while each has much to do.
+        let cost = |blocks| Resident::new(1024, 1024, blocks, None).per_generation();
+        assert!(cost(16) < cost(8) && cost(8) < cost(1));
+    }
+
+    #[test]
+    fn small_grids_stay_resident_and_large_ones_stream() {
+        let plan = Plan::new(1024, 1024, 132, H200);
+        let resident = Resident::new(1024, 1024, 16, None);
+        assert!(resident.per_generation() < plan.per_generation, "{plan:?}");
+        // Measured on an H100: resident 1.92 ms against 2.46 ms streaming at 1536² × 1024,
+        // 2.52 against 2.25 ms at 2048².
+        let plan = Plan::new(1536, 1536, 132, H200);
+        let resident = Resident::new(1536, 1536, 16, None);
+        assert!(resident.per_generation() < plan.per_generation, "{plan:?}");
+        for n in [2048, 4096] {
+            let plan = Plan::new(n, n, 132, H200);
+            let resident = Resident::new(n, n, 16, None);
+            assert!(resident.per_generation() > plan.per_generation, "{n}: {plan:?}");
+        }
+    }
+
+    #[test]
+    fn plans_asked_for_are_parsed_or_refused() {
+        assert_eq!(Asked::parse("stream"), Some(Asked::Stream(None)));
+        assert_eq!(Asked::parse("8:4"), Some(Asked::Stream(Some((3, 4)))));
+        assert_eq!(Asked::parse("resident"), Some(Asked::Resident(None, None)));
+        assert_eq!(
+            Asked::parse("resident:16"),
+            Some(Asked::Resident(Some(16), None))
+        );
+        assert_eq!(
+            Asked::parse("resident:2:64"),
+            Some(Asked::Resident(Some(2), Some(64)))
+        );
+        for bad in [
+            "",
+            "3:4",
+            "8:0",
+            "8",
+            "8:4:1",
+            "resident:0",
+            "resident:17",
+            "resident:4:48",
+            "resident:4:2048",
+            "resident:4:64:1",
+            "streams",
+        ] {
+            assert_eq!(Asked::parse(bad), None, "{bad:?}");
+        }
+    }
 
     #[test]
     fn launches_add_up_to_the_generations_asked_for() {

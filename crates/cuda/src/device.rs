@@ -239,10 +239,7 @@ impl Gpu {
     /// Refuses `bytes` of shared memory per block for `what` if the device cannot give a block
     /// that much (even when asked to).
     pub fn check_shared(&self, bytes: usize, what: &str) -> Result<()> {
-        let most = self
-            .ctx
-            .attribute(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?
-            as usize;
+        let most = self.max_shared_per_block()?;
         if bytes > most {
             return Err(CudaError::Refused(format!(
                 "{what} needs {} of shared memory per block; the {} gives at most {}",
@@ -252,6 +249,15 @@ impl Gpu {
             )));
         }
         Ok(())
+    }
+
+    /// The most shared memory a block can have, in bytes (when it asks for more than the
+    /// default).
+    pub fn max_shared_per_block(&self) -> Result<usize> {
+        Ok(self
+            .ctx
+            .attribute(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?
+            as usize)
     }
 
     /// Threads the whole GPU holds at once.

@@ -32,6 +32,8 @@ pub const LUT: &str = include_str!("../kernels/lut.cu");
 pub const DEPENDENT: &str = include_str!("../kernels/dependent.cu");
 /// cuda-bitsliced's multi-generation kernels and its population count.
 pub const BITSLICED: &str = include_str!("../kernels/bitsliced.cu");
+/// cuda-bitsliced's kernel for small grids, which keeps the grid in one cluster's shared memory.
+pub const RESIDENT: &str = include_str!("../kernels/resident.cu");
 /// `before` and `after` on one axis of the 3D torus, pasted in front of every 3D kernel.
 pub const CUBE_WRAP: &str = include_str!("../kernels/cube_wrap.cu");
 /// The 3D byte-cell kernels of cuda-global and cuda-shared.
@@ -102,7 +104,7 @@ pub enum Tiling {
 pub const SPECS: &[KernelSpec] = &[
     KernelSpec {
         engine: "cuda-bitsliced",
-        parts: &[DEPENDENT, BITSLICED],
+        parts: &[DEPENDENT, BITSLICED, RESIDENT],
         function: "advance_16",
         small_function: None,
         default_block: (32, 4),

@@ -297,6 +297,106 @@ fn bitsliced_matches_across_column_groups_tiles_and_launch_depths() {
     }
 }
 
+/// cuda-bitsliced's two kernels, each forced on every grid it can take: the cost model would
+/// send most small grids to the resident kernel and large ones to the streaming kernels.
+/// `GOL_BITSLICED_PLAN` is read when a grid is loaded and tests share their process's
+/// environment, so each plan runs [`bitsliced_with_the_plan_asked_for`] in a child process.
+#[test]
+fn bitsliced_kernels_each_match_when_forced() {
+    if !have_gpu() {
+        return;
+    }
+    for plan in [
+        "stream",
+        "resident",
+        "resident:16:32",
+        "resident:2:64",
+        "resident:1",
+    ] {
+        let status = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "bitsliced_with_the_plan_asked_for",
+                "--ignored",
+                "--nocapture",
+            ])
+            .env("GOL_BITSLICED_PLAN", plan)
+            .status()
+            .unwrap();
+        assert!(status.success(), "GOL_BITSLICED_PLAN={plan}: {status}");
+    }
+}
+
+#[test]
+#[ignore = "run by bitsliced_kernels_each_match_when_forced, with GOL_BITSLICED_PLAN set"]
+fn bitsliced_with_the_plan_asked_for() {
+    if !have_gpu() {
+        return;
+    }
+    let plan = std::env::var("GOL_BITSLICED_PLAN").expect("set by the parent test");
+    let oracle = find(cpu::ENGINES, "cpu-bitsliced").unwrap();
+    // Widths round the word (32 cells) and its edge cases (1 to 3 cells), heights of fewer
+    // rows than a cluster has blocks, bands of one row, and rows of more words than a block
+    // has threads.
+    let cases = [
+        (1, 1, "B3/S23", 7),
+        (2, 1, "B36/S23", 8),
+        (1, 3, "B2/S", 9),
+        (3, 3, "B0123478/S01234678", 10),
+        (3, 2, "B3678/S34678", 11),
+        (31, 17, "B3/S23", 31),
+        (32, 16, "B36/S23", 12),
+        (33, 15, "B3/S23", 64),
+        (64, 2, "B2/S", 13),
+        (65, 33, "B3678/S34678", 50),
+        (100, 1, "B3/S23", 14),
+        (961, 50, "B3/S23", 77),
+        (1000, 333, "B36/S23", 131),
+        (1024, 1024, "B3/S23", 100),
+        (1500, 37, "B3/S23", 33),
+        (4100, 20, "B2/S", 21),
+    ];
+    for (i, &(w, h, rule, gens)) in cases.iter().enumerate() {
+        let rule = Rule::parse(rule).unwrap();
+        let grid = density_soup(w, h, 0.3 + 0.03 * i as f64, 300 + i as u64).unwrap();
+        let expected = evolve(oracle, &grid, rule, gens).unwrap();
+        let spec = find(gol_cuda::ENGINES, "cuda-bitsliced").unwrap();
+        let mut engine = (spec.create)(&EngineOptions::default()).unwrap();
+        // A cluster whose size is forced may be too small for the grid's bands.
+        let blocks = plan.split(':').nth(1).map(|b| b.parse().unwrap());
+        let most = gol_cuda::device::gpu()
+            .unwrap()
+            .max_shared_per_block()
+            .unwrap() as u64;
+        if let Some(blocks) = blocks {
+            let launch = gol_cuda::bitsliced::Resident::new(w, h, blocks, None);
+            if launch.shared_bytes() > most {
+                let err = engine.load(&grid, rule).unwrap_err().to_string();
+                assert!(err.contains("does not fit"), "{plan}, {w}x{h}: {err}");
+                continue;
+            }
+        }
+        engine.load(&grid, rule).unwrap();
+        let resident = engine.details().contains("cluster");
+        assert_eq!(
+            resident,
+            plan.starts_with("resident"),
+            "{plan}: {}",
+            engine.details()
+        );
+        engine.step(gens / 3).unwrap();
+        engine.step(1).unwrap();
+        engine.step(gens - gens / 3 - 1).unwrap();
+        let got = engine.snapshot().unwrap();
+        assert_eq!(
+            expected.first_difference(&got),
+            None,
+            "cuda-bitsliced ({plan}) on {w}x{h} {rule} {gens} gens"
+        );
+        assert_eq!(engine.population().unwrap(), got.population());
+    }
+}
+
 #[test]
 fn every_3d_engine_matches_the_oracle_on_awkward_sides_rules_and_depths() {
     if !have_gpu() {
