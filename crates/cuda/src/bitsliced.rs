@@ -382,6 +382,9 @@ fn resident_launch(
     let mut best: Option<Resident> = None;
     if gpu.info.capability.0 >= 9 {
         let most = gpu.max_shared_per_block()? as u64;
+        // The module, and so the function, may be shared with other engines of other grids:
+        // the limit is the device's, whatever this grid takes.
+        launch::allow_large_clusters(function, most as u32)?;
         let counts = std::iter::successors(Some(1), |b| Some(b * 2))
             .take_while(|&b| b <= Resident::MOST_BLOCKS)
             .filter(|&b| blocks.map_or(true, |asked| asked == b));
@@ -389,7 +392,6 @@ fn resident_launch(
             if launch.shared_bytes() > most {
                 continue;
             }
-            launch::allow_large_clusters(function, launch.shared_bytes() as u32)?;
             if launch::clusters_that_fit(stream, function, launch.config())? == 0 {
                 continue;
             }
@@ -397,9 +399,6 @@ fn resident_launch(
                 best = Some(launch);
             }
         }
-    }
-    if let Some(chosen) = best {
-        launch::allow_large_clusters(function, chosen.shared_bytes() as u32)?;
     }
     match asked {
         Asked::Model => Ok(best.filter(|r| r.per_generation() < plan.per_generation)),

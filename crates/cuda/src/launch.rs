@@ -86,7 +86,7 @@ pub unsafe fn cluster(
 }
 
 /// Lets `function` run in clusters of more than 8 blocks (the portable limit), where the GPU
-/// can, and gives it `shared` bytes of dynamic shared memory per block.
+/// can, and take up to `shared` bytes of dynamic shared memory per block.
 pub fn allow_large_clusters(function: &CudaFunction, shared: u32) -> Result<()> {
     function.set_attribute(
         CUfunction_attribute::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED,
