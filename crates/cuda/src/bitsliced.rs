@@ -138,8 +138,7 @@ impl Resident {
     pub const MOST_BLOCKS: u32 = 16;
 
     /// The launch over a `width` × `height` grid with `blocks` blocks and, unless `threads`
-    /// says, enough threads per block for [`RESIDENT_ROWS_PER_THREAD`] rows of a word column
-    /// each.
+    /// says, enough threads per block for each to update 4 rows of a word column.
     pub fn new(width: usize, height: usize, blocks: u32, threads: Option<u32>) -> Resident {
         let row_words = words(width) as u32;
         let band = (height as u32).div_ceil(blocks);
@@ -632,7 +631,10 @@ mod test {
         for n in [2048, 4096] {
             let plan = Plan::new(n, n, 132, H200);
             let resident = Resident::new(n, n, 16, None);
-            assert!(resident.per_generation() > plan.per_generation, "{n}: {plan:?}");
+            assert!(
+                resident.per_generation() > plan.per_generation,
+                "{n}: {plan:?}"
+            );
         }
     }
 
