@@ -581,7 +581,7 @@ impl Backend for BitCells {
     fn describe(&self) -> Option<String> {
         if let Some((_, r)) = &self.resident {
             return Some(format!(
-                "the whole grid in the shared memory of one cluster of {} blocks of {} threads, every generation of a step in one launch",
+                "whole grid in the shared memory of a cluster of {} blocks x {} threads, one launch a step",
                 r.blocks, r.threads
             ));
         }
