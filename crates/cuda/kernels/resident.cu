@@ -28,19 +28,7 @@ __device__ __forceinline__ unsigned int cluster_rank()
 #endif
 }
 
-// Every thread of the cluster waits here; the shared-memory writes before it are visible to
-// every block's reads after it.
-__device__ __forceinline__ void cluster_barrier()
-{
-#if __CUDA_ARCH__ >= 900
-    asm volatile("barrier.cluster.arrive.release.aligned;\n\t"
-                 "barrier.cluster.wait.acquire.aligned;" ::: "memory");
-#else
-    __syncthreads();
-#endif
-}
-
-// The same barrier in two halves, for warps that need not arrive together: a warp's
+// A cluster barrier in two halves, for warps that need not arrive together: a warp's
 // shared-memory accesses before its arrival are ordered before every block's accesses after
 // their wait.
 __device__ __forceinline__ void cluster_arrive()
@@ -54,7 +42,17 @@ __device__ __forceinline__ void cluster_wait()
 {
 #if __CUDA_ARCH__ >= 900
     asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
+#else
+    __syncthreads();
 #endif
+}
+
+// Every thread of the cluster waits here; the shared-memory writes before it are visible to
+// every block's reads after it.
+__device__ __forceinline__ void cluster_barrier()
+{
+    cluster_arrive();
+    cluster_wait();
 }
 
 // Blocks in the cluster.

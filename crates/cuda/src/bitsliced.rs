@@ -324,15 +324,13 @@ impl BitCells {
         Ok(())
     }
 
-    /// Queues `generations` generations of the resident kernel, in place (no swap).
-    fn launch_resident(
-        &mut self,
-        stream: &Arc<CudaStream>,
-        function: &CudaFunction,
-        resident: Resident,
-        generations: u64,
-    ) -> Result<()> {
+    /// Queues `generations` generations of the resident kernel, in place (no swap), where the
+    /// grid takes it; returns whether it does.
+    fn launch_resident(&mut self, stream: &Arc<CudaStream>, generations: u64) -> Result<bool> {
         let (mut w, mut h, mut stride, mut nw) = self.shape();
+        let Some((function, resident)) = &self.resident else {
+            return Ok(false);
+        };
         let mut band = resident.band as i32;
         let mut left = generations;
         while left > 0 {
@@ -351,14 +349,14 @@ impl BitCells {
             // SAFETY: resident takes (unsigned int* cells, int w, int h, int stride, int nw,
             // int band, int generations), which `params` points to in that order; `cells` holds h
             // rows of `stride` 32-bit words, of which the kernel touches words < nw of rows < h.
-            // Its blocks (one cluster, allowed by `allow_large_clusters` when chosen) take
+            // Its blocks (one cluster, allowed by `allow_large_clusters` in `prepare`) take
             // 2 * band * nw words of shared memory each and cover band * blocks >= h rows. It
             // touches `cells` only after `wait_for_previous_grid()`.
             unsafe {
                 launch::cluster(stream, function, resident.config(), &mut params, self.early)?
             };
         }
-        Ok(())
+        Ok(true)
     }
 }
 
@@ -483,8 +481,7 @@ impl Backend for BitCells {
         _block: (u32, u32),
         generations: u64,
     ) -> Result<u64> {
-        if let Some((function, resident)) = self.resident.clone() {
-            self.launch_resident(stream, &function, resident, generations)?;
+        if self.launch_resident(stream, generations)? {
             return Ok(0);
         }
         let plan = self.plan.clone();

@@ -52,17 +52,8 @@ pub unsafe fn kernel(
     params: &mut [*mut c_void],
     early: bool,
 ) -> Result<()> {
-    let mut attributes = [early_start()];
     // SAFETY: as the caller promised.
-    unsafe {
-        launch(
-            stream,
-            function,
-            cfg,
-            params,
-            &mut attributes[..early as usize],
-        )
-    }
+    unsafe { launch(stream, function, cfg, params, early, false) }
 }
 
 /// Queues `function` on `stream` with `cfg` as one thread-block cluster: every block of the
@@ -79,10 +70,8 @@ pub unsafe fn cluster(
     params: &mut [*mut c_void],
     early: bool,
 ) -> Result<()> {
-    let mut attributes = [cluster_of(cfg.grid_dim.0), early_start()];
-    let count = 1 + early as usize;
     // SAFETY: as the caller promised.
-    unsafe { launch(stream, function, cfg, params, &mut attributes[..count]) }
+    unsafe { launch(stream, function, cfg, params, early, true) }
 }
 
 /// Lets `function` run in clusters of more than 8 blocks (the portable limit), where the GPU
@@ -163,19 +152,28 @@ fn config(
     }
 }
 
-/// `cuLaunchKernelEx` with `attributes`.
+/// `cuLaunchKernelEx`, the blocks one cluster where `cluster` says, starting early where
+/// `early` says.
 ///
 /// # Safety
-/// As for [`kernel`], with whatever the attributes ask of the kernel.
+/// As for [`kernel`] and, with `cluster`, [`cluster`].
 unsafe fn launch(
     stream: &CudaStream,
     function: &CudaFunction,
     cfg: LaunchConfig,
     params: &mut [*mut c_void],
-    attributes: &mut [sys::CUlaunchAttribute],
+    early: bool,
+    cluster: bool,
 ) -> Result<()> {
     stream.context().bind_to_thread()?;
-    let config = config(stream, cfg, attributes);
+    let mut attributes = Vec::with_capacity(2);
+    if cluster {
+        attributes.push(cluster_of(cfg.grid_dim.0));
+    }
+    if early {
+        attributes.push(early_start());
+    }
+    let config = config(stream, cfg, &mut attributes);
     // SAFETY: `config` and the attributes live across the call; the parameters are as the
     // caller promised.
     unsafe {
