@@ -98,9 +98,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "all|N", value_parser = parse_gpus)]
     pub gpus: Option<Gpus>,
 
-    /// Halo depth of a split run in rows: generations between two exchanges (capped at the
-    /// smallest slab).
-    #[arg(long, value_name = "ROWS", default_value_t = gol_core::slab::DEFAULT_DEPTH,
+    /// Halo depth of a split run in layers (rows in 2D, planes in 3D): generations between two
+    /// exchanges (capped at the smallest slab).
+    #[arg(long, value_name = "LAYERS", default_value_t = gol_core::slab::DEFAULT_DEPTH,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub halo: usize,
 
@@ -193,8 +193,8 @@ pub struct BenchArgs {
     #[arg(long, value_name = "all|N", value_parser = parse_gpus)]
     pub gpus: Option<Gpus>,
 
-    /// Halo depth of the split runs of --gpus, in rows.
-    #[arg(long, value_name = "ROWS", default_value_t = gol_core::slab::DEFAULT_DEPTH,
+    /// Halo depth of the split runs of --gpus, in layers (rows in 2D, planes in 3D).
+    #[arg(long, value_name = "LAYERS", default_value_t = gol_core::slab::DEFAULT_DEPTH,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..),
           requires = "gpus")]
     pub halo: usize,

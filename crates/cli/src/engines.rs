@@ -31,15 +31,6 @@ pub trait Dimension: World {
     /// Writes the state to `path`; `stamp` is the generation count to record where the format
     /// has one.
     fn write(&self, path: &Path, rule: Rule, stamp: u64) -> Result<()>;
-
-    /// The engine `name` on each of `gpus` GPUs, advancing one slab each with halos `halo` rows
-    /// deep.
-    fn split(
-        name: &str,
-        options: &EngineOptions,
-        gpus: usize,
-        halo: usize,
-    ) -> Result<Box<dyn Engine<Self>>>;
 }
 
 impl Dimension for Grid {
@@ -74,31 +65,6 @@ impl Dimension for Grid {
             );
         }
         Ok(pattern::write(path, self, rule)?)
-    }
-
-    fn split(
-        name: &str,
-        options: &EngineOptions,
-        gpus: usize,
-        halo: usize,
-    ) -> Result<Box<dyn Engine<Grid>>> {
-        let name = if name == "auto" {
-            "cuda-bitsliced"
-        } else {
-            name
-        };
-        let engines = (0..gpus)
-            .map(|device| {
-                let options = EngineOptions { device, ..*options };
-                create::<Grid>(name, &options)
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let decomposed = Decomposed::new(engines, halo)?;
-        Ok(Box::new(if name.starts_with("cuda-") {
-            decomposed.with_peer_copy(Box::new(gol_cuda::peer::Peers::open(gpus)?))
-        } else {
-            decomposed
-        }))
     }
 }
 
@@ -135,10 +101,33 @@ impl Dimension for Cube {
         }
         Ok(cube_file::write(path, self, stamp)?)
     }
+}
 
-    fn split(_: &str, _: &EngineOptions, _: usize, _: usize) -> Result<Box<dyn Engine<Cube>>> {
-        anyhow::bail!("--gpus splits 2D tori only; a 3D cube runs on one GPU")
-    }
+/// The engine `name` (`auto`: cuda-bitsliced) on each of `gpus` GPUs, advancing one slab each
+/// with halos `halo` layers deep, exchanged GPU to GPU where the engine keeps its state there.
+pub fn split<W: Dimension>(
+    name: &str,
+    options: &EngineOptions,
+    gpus: usize,
+    halo: usize,
+) -> Result<Box<dyn Engine<W>>> {
+    let name = if name == "auto" {
+        "cuda-bitsliced"
+    } else {
+        name
+    };
+    let engines = (0..gpus)
+        .map(|device| {
+            let options = EngineOptions { device, ..*options };
+            create::<W>(name, &options)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let decomposed = Decomposed::new(engines, halo)?;
+    Ok(Box::new(if name.starts_with("cuda-") {
+        decomposed.with_peer_copy(Box::new(gol_cuda::peer::Peers::open(gpus)?))
+    } else {
+        decomposed
+    }))
 }
 
 /// Whether `path` names a `.bin` file (a 3D cube).
@@ -177,7 +166,7 @@ pub fn create_split<W: Dimension>(
     };
     let gpus = gpu_count(gpus)?;
     Ok((
-        W::split(&args.engine, options, gpus, args.halo)?,
+        split::<W>(&args.engine, options, gpus, args.halo)?,
         Some(gpus),
     ))
 }

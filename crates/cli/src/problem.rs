@@ -32,6 +32,17 @@ pub struct Problem<W> {
 pub trait Build: Dimension {
     /// The problem the options describe, in this dimension.
     fn build(args: &ProblemArgs) -> Result<Problem<Self>>;
+
+    /// Part `part` of that problem split into `parts` slabs with halos `halo` layers deep: the
+    /// slabs, and the problem whose world is that part's extended slab. Soups and `.bin` files
+    /// make or read only the slab's layers; a pattern file is placed in the whole grid first.
+    #[cfg(feature = "mpi")]
+    fn build_slab(
+        args: &ProblemArgs,
+        parts: usize,
+        part: usize,
+        halo: usize,
+    ) -> Result<(Slabs, Problem<Self>)>;
 }
 
 impl Build for Grid {
@@ -41,6 +52,25 @@ impl Build for Grid {
             None => random_grid(args),
         }
     }
+
+    #[cfg(feature = "mpi")]
+    fn build_slab(
+        args: &ProblemArgs,
+        parts: usize,
+        part: usize,
+        halo: usize,
+    ) -> Result<(Slabs, Problem<Grid>)> {
+        if args.input.is_some() {
+            let whole = Grid::build(args)?;
+            let slabs = Slabs::of(&whole.world, parts, halo)?;
+            let world = slabs.cut(&whole.world, part)?;
+            return Ok((slabs, Problem { world, ..whole }));
+        }
+        let (width, height) = soup_size(args);
+        let slabs = Slabs::new::<Grid>(width, height, parts, halo)?;
+        let rows: Vec<usize> = slabs.extended(part).collect();
+        Ok((slabs, soup_rows::<Grid>(args, width, height, &rows)?))
+    }
 }
 
 impl Build for Cube {
@@ -49,6 +79,31 @@ impl Build for Cube {
             Some(path) => read_cube(args, path),
             None => random_cube(args),
         }
+    }
+
+    #[cfg(feature = "mpi")]
+    fn build_slab(
+        args: &ProblemArgs,
+        parts: usize,
+        part: usize,
+        halo: usize,
+    ) -> Result<(Slabs, Problem<Cube>)> {
+        let file = args
+            .input
+            .as_deref()
+            .map(|p| open_cube(args, p))
+            .transpose()?;
+        let side = match &file {
+            Some(file) => file.side,
+            None => cube_side(args)?,
+        };
+        let slabs = Slabs::new::<Cube>(side, side, parts, halo)?;
+        let lines: Vec<usize> = slabs.extended(part).collect();
+        let problem = match (&file, &args.input) {
+            (Some(file), Some(path)) => cube_lines_from_file(args, path, file, &lines)?,
+            _ => cube_soup_lines(args, side, &lines)?,
+        };
+        Ok((slabs, problem))
     }
 }
 
@@ -117,43 +172,65 @@ pub fn is_3d(args: &ProblemArgs) -> Result<bool> {
 }
 
 fn read_cube(args: &ProblemArgs, path: &Path) -> Result<Problem<Cube>> {
+    let file = open_cube(args, path)?;
+    let m = file.side;
+    cube_lines_from_file(args, path, &file, &(0..m * m).collect::<Vec<_>>())
+}
+
+/// The `.bin` file at `path`, checked, with the options that cannot go with it refused.
+fn open_cube(args: &ProblemArgs, path: &Path) -> Result<cube_file::Opened> {
     if args.width.is_some() || args.size.is_some() {
         bail!(
             "{}: a .bin file sets the cube's side; --size, --width and --height do not apply",
             path.display()
         );
     }
+    Ok(cube_file::open(path)?)
+}
+
+/// Lines `lines` of the cube in `file` (see [`cube_file::Opened::read_lines`]) as a problem
+/// whose world is the slab they make (the whole cube for all its lines in order).
+fn cube_lines_from_file(
+    args: &ProblemArgs,
+    path: &Path,
+    file: &cube_file::Opened,
+    lines: &[usize],
+) -> Result<Problem<Cube>> {
     let rule = rule_override::<Cube>(args)?.unwrap_or(Cube::DEFAULT_RULE);
-    let (world, stamp) = cube_file::read(path)?;
     Ok(Problem {
-        world,
+        world: Cube::slab(file.read_lines(lines)?)?,
         rule,
         source: Source::File {
             path: path.display().to_string(),
         },
-        stamp,
+        stamp: file.stamp,
         done: 0,
     })
 }
 
 fn random_cube(args: &ProblemArgs) -> Result<Problem<Cube>> {
+    let side = cube_side(args)?;
+    cube_soup_lines(args, side, &(0..side * side).collect::<Vec<_>>())
+}
+
+/// The side of a random cube: --size, else the default.
+fn cube_side(args: &ProblemArgs) -> Result<usize> {
     if args.width.is_some() {
         bail!("a 3D cube has one side: use --size N, not --width and --height");
     }
-    let rule = rule_override::<Cube>(args)?.unwrap_or(Cube::DEFAULT_RULE);
     let side = args.size.unwrap_or(DEFAULT_SIDE_3D);
-    let seed = args.seed.unwrap_or(0);
-    let (world, source) = match args.density {
-        Some(density) => (
-            Cube::density_soup(side, density, seed as u64)?,
-            Source::Density { density, seed },
-        ),
-        None => (Cube::glibc_soup(side, seed)?, Source::Glibc { seed }),
-    };
+    gol_core::cube::check_side(side)?;
+    Ok(side)
+}
+
+/// Lines `lines` (in that order) of the cube of side `side` the soup options describe, as a
+/// problem whose world is the slab they make.
+fn cube_soup_lines(args: &ProblemArgs, side: usize, lines: &[usize]) -> Result<Problem<Cube>> {
+    let soup = soup_rows::<Cube>(args, side, side * side, lines)?;
     Ok(Problem {
-        world,
-        rule,
-        source,
+        world: Cube::slab(soup.world)?,
+        rule: soup.rule,
+        source: soup.source,
         stamp: 0,
         done: 0,
     })
@@ -187,7 +264,7 @@ fn read_pattern(args: &ProblemArgs, path: &Path) -> Result<Problem<Grid>> {
 
 fn random_grid(args: &ProblemArgs) -> Result<Problem<Grid>> {
     let (width, height) = soup_size(args);
-    soup_rows(args, width, height, &(0..height).collect::<Vec<_>>())
+    soup_rows::<Grid>(args, width, height, &(0..height).collect::<Vec<_>>())
 }
 
 /// The size of a 2D soup: the one given, else the default square.
@@ -196,14 +273,15 @@ fn soup_size(args: &ProblemArgs) -> (usize, usize) {
 }
 
 /// Rows `rows` (in that order) of the `width` × `height` soup the options describe (glibc's, or
-/// the fast generator's with --density), as a problem whose world holds only those rows.
-fn soup_rows(
+/// the fast generator's with --density), as a problem whose world holds only those rows; the
+/// rule is that of dimension `W` (a cube's soup is the soup of its lines).
+fn soup_rows<W: Dimension>(
     args: &ProblemArgs,
     width: usize,
     height: usize,
     rows: &[usize],
 ) -> Result<Problem<Grid>> {
-    let rule = rule_override::<Grid>(args)?.unwrap_or(Grid::DEFAULT_RULE);
+    let rule = rule_override::<W>(args)?.unwrap_or(W::DEFAULT_RULE);
     let seed = args.seed.unwrap_or(0);
     let (world, source) = match args.density {
         Some(density) => (
@@ -279,37 +357,24 @@ pub fn resume<W: Dimension>(args: &ProblemArgs, path: &Path) -> Result<Problem<W
 }
 
 #[cfg(feature = "mpi")]
-/// Part `part` of the 2D problem split into `parts` slabs with halos `halo` rows deep: the
-/// slabs, and the problem whose world is that part's extended slab. Soups and checkpoints make
-/// or read only the slab's rows; a pattern file is placed in the whole grid first.
-pub fn slab(
+/// Part `part` of the problem split into `parts` slabs with halos `halo` layers deep
+/// ([`Build::build_slab`]), or of the checkpoint `resume_from`, of which only the slab's rows
+/// are read.
+pub fn slab<W: Build>(
     args: &ProblemArgs,
     resume_from: Option<&Path>,
     parts: usize,
     part: usize,
     halo: usize,
-) -> Result<(Slabs, Problem<Grid>)> {
-    let rows_of = |width, height| -> Result<(Slabs, Vec<usize>)> {
-        let slabs = Slabs::new(width, height, parts, halo)?;
-        let rows = slabs.extended(part).collect();
-        Ok((slabs, rows))
+) -> Result<(Slabs, Problem<W>)> {
+    let Some(path) = resume_from else {
+        return W::build_slab(args, parts, part, halo);
     };
-    if let Some(path) = resume_from {
-        let opened = resumable::<Grid>(args, path)?;
-        let (slabs, rows) = rows_of(opened.header.width, opened.header.rows)?;
-        let world = opened.read_rows(&rows)?;
-        return Ok((slabs, resumed(world, path, &opened.header)));
-    }
-    if is_3d(args)? {
-        bail!("an MPI run splits a 2D torus; run a 3D cube in one process");
-    }
-    if args.input.is_some() {
-        let whole = Grid::build(args)?;
-        let slabs = Slabs::new(whole.world.width(), whole.world.height(), parts, halo)?;
-        let world = slabs.cut(&whole.world, part)?;
-        return Ok((slabs, Problem { world, ..whole }));
-    }
-    let (width, height) = soup_size(args);
-    let (slabs, rows) = rows_of(width, height)?;
-    Ok((slabs, soup_rows(args, width, height, &rows)?))
+    let opened = resumable::<W>(args, path)?;
+    let header = &opened.header;
+    let layers = header.rows / W::layer_rows(header.width);
+    let slabs = Slabs::new::<W>(header.width, layers, parts, halo)?;
+    let rows: Vec<usize> = slabs.extended(part).collect();
+    let world = W::slab(opened.read_rows(&rows)?)?;
+    Ok((slabs, resumed(world, path, header)))
 }

@@ -1,11 +1,12 @@
-//! `mpirun -n P gol run …`: a 2D torus split into P slabs of rows, one per rank, each advanced
-//! by its own engine (a GPU where the node has them, else the CPU engine) with halos exchanged
-//! through MPI every `--halo` generations ([`gol_core::slab`] explains why that stays exact).
+//! `mpirun -n P gol run …`: a torus split into P slabs along its slowest axis (rows of a 2D
+//! grid, planes of constant x of a 3D cube), one per rank, each advanced by its own engine (a
+//! GPU where the node has them, else the CPU engine) with halos exchanged through MPI every
+//! `--halo` generations ([`gol_core::slab`] explains why that stays exact).
 //!
-//! Each rank makes or reads only its own rows (soups row by row, checkpoints by rows) and holds
-//! only its extended slab. Rank 0 writes checkpoints as the other ranks' rows arrive, one rank
-//! at a time, so no rank ever holds the whole torus; only `--output` gathers the whole final
-//! state on rank 0 (a picture or pattern file needs it), and a pattern `--input` is placed in
+//! Each rank makes or reads only its own layers (soups row by row, `.bin` files and checkpoints
+//! by rows) and holds only its extended slab. Rank 0 writes checkpoints as the other ranks' rows
+//! arrive, one rank at a time, so no rank ever holds the whole torus; only `--output` gathers
+//! the whole final state on rank 0 (a file needs it), and a 2D pattern `--input` is placed in
 //! the whole grid on each rank before its slab is cut.
 
 use std::time::Instant;
@@ -14,15 +15,15 @@ use anyhow::{bail, Context, Result};
 use gol_core::checkpoint::{self, Header};
 use gol_core::engine::HostRows;
 use gol_core::slab::{Slab, Slabs};
-use gol_core::{EngineOptions, Grid};
+use gol_core::{Cube, EngineOptions, Grid, World};
 use mpi::collective::SystemOperation;
 use mpi::point_to_point::send_receive_into_with_tags;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 
 use crate::cli::RunArgs;
-use crate::engines::{self, Dimension};
-use crate::problem;
+use crate::engines;
+use crate::problem::{self, Build};
 use crate::run::{print_report, Ranks, Report, Schedule};
 
 /// The most words one message carries (MPI counts are 32-bit).
@@ -47,22 +48,34 @@ pub fn run(args: &RunArgs) -> Result<()> {
 }
 
 fn run_rank(world: &SimpleCommunicator, args: &RunArgs) -> Result<()> {
-    let start = Instant::now();
-    let (rank, size) = (world.rank() as usize, world.size() as usize);
     if args.gpus.is_some() {
         bail!("--gpus is for one process driving several GPUs; under mpirun each rank takes one");
     }
+    let three_d = match &args.resume {
+        Some(path) => problem::checkpoint_is_3d(path)?,
+        None => problem::is_3d(&args.problem)?,
+    };
+    if three_d {
+        run_rank_in::<Cube>(world, args)
+    } else {
+        run_rank_in::<Grid>(world, args)
+    }
+}
+
+fn run_rank_in<W: Build>(world: &SimpleCommunicator, args: &RunArgs) -> Result<()> {
+    let start = Instant::now();
+    let (rank, size) = (world.rank() as usize, world.size() as usize);
     let (slabs, problem) =
-        problem::slab(&args.problem, args.resume.as_deref(), size, rank, args.halo)?;
+        problem::slab::<W>(&args.problem, args.resume.as_deref(), size, rank, args.halo)?;
     let total = args.problem.gens;
     if problem.done > total {
         bail!("{} is beyond --gens {total}", problem.source.describe());
     }
     let gens = total - problem.done;
     let rule = problem.rule;
-    let mut slab = Slab::new(create_engine(args)?);
+    let mut slab = Slab::new(create_engine::<W>(args)?);
     slab.load(&slabs, rank, &problem.world, rule)?;
-    let state_bytes = 2 * 8 * problem.world.words().len() as u64;
+    let state_bytes = 2 * 8 * problem.world.rows().words().len() as u64;
     drop(problem.world);
     let input_seconds = start.elapsed().as_secs_f64();
 
@@ -70,12 +83,12 @@ fn run_rank(world: &SimpleCommunicator, args: &RunArgs) -> Result<()> {
     let loop_start = Instant::now();
     let (mut exchange_seconds, mut checkpoint_seconds, mut checkpoints) = (0.0, 0.0, 0);
     let schedule = Schedule::of(args);
-    let mut checkpoint = |at: u64, slab: &Slab| -> Result<()> {
+    let mut checkpoint = |at: u64, slab: &Slab<W>| -> Result<()> {
         let Some(schedule) = schedule else {
             return Ok(());
         };
         let t = Instant::now();
-        let header = header(&slabs, rule, problem.stamp, at);
+        let header = header::<W>(&slabs, rule, problem.stamp, at);
         save(world, slab, &slabs, schedule.path, &header)?;
         checkpoint_seconds += t.elapsed().as_secs_f64();
         checkpoints += 1;
@@ -109,8 +122,9 @@ fn run_rank(world: &SimpleCommunicator, args: &RunArgs) -> Result<()> {
 
     let output_start = Instant::now();
     let whole = gather(world, &slab, &slabs, args.output.is_some())?;
-    if let (Some(path), Some(grid)) = (&args.output, &whole) {
-        grid.write(path, rule, problem.stamp + total)
+    if let (Some(path), Some(whole)) = (&args.output, &whole) {
+        whole
+            .write(path, rule, problem.stamp + total)
             .with_context(|| format!("writing {}", path.display()))?;
     }
     let output_seconds = output_start.elapsed().as_secs_f64();
@@ -131,14 +145,18 @@ fn run_rank(world: &SimpleCommunicator, args: &RunArgs) -> Result<()> {
     if rank != 0 {
         return Ok(());
     }
-    let updates = slabs.width() as f64 * slabs.height() as f64 * gens as f64;
+    let updates = slabs.width() as f64 * slabs.rows() as f64 * gens as f64;
+    let (height, depth) = match W::AXES {
+        2 => (slabs.layers(), None),
+        _ => (slabs.width(), Some(slabs.width())),
+    };
     let report = Report {
         alive,
         generations: total,
         width: slabs.width(),
-        height: slabs.height(),
-        depth: None,
-        stamp: None,
+        height,
+        depth,
+        stamp: depth.map(|_| problem.stamp + total),
         resumed_at: args.resume.as_ref().map(|_| problem.done),
         gpus: None,
         cell_updates_per_second_per_gpu: None,
@@ -146,7 +164,8 @@ fn run_rank(world: &SimpleCommunicator, args: &RunArgs) -> Result<()> {
         checkpoint_seconds,
         ranks: Some(Ranks {
             count: size,
-            rows: (0..size).map(|p| slabs.interior(p).len()).collect(),
+            layer: slabs.layer(),
+            layers: (0..size).map(|p| slabs.interior(p).len()).collect(),
             halo: slabs.depth(),
             state_bytes: state_all.iter().map(|&b| b as u64).collect(),
             peak_rss_bytes: rss_all.iter().map(|&b| b as u64).collect(),
@@ -154,8 +173,9 @@ fn run_rank(world: &SimpleCommunicator, args: &RunArgs) -> Result<()> {
         }),
         engine: slab.engine().name().to_string(),
         engine_details: format!(
-            "{size} MPI ranks, {}-row halos; rank 0: {}",
+            "{size} MPI ranks, {}-{} halos; rank 0: {}",
             slabs.depth(),
+            slabs.layer(),
             slab.engine().details()
         ),
         rule: rule.to_string(),
@@ -183,7 +203,7 @@ fn run_rank(world: &SimpleCommunicator, args: &RunArgs) -> Result<()> {
 
 /// This rank's engine: the one asked for, on the GPU of its rank within the node where there
 /// are GPUs; `auto` is cuda-bitsliced where a GPU is present, else cpu-bitsliced.
-fn create_engine(args: &RunArgs) -> Result<Box<dyn gol_core::Engine>> {
+fn create_engine<W: Build>(args: &RunArgs) -> Result<Box<dyn gol_core::Engine<W>>> {
     let gpus = gol_cuda::device::device_count().unwrap_or(0);
     let name = match args.engine.as_str() {
         "auto" if gpus > 0 => "cuda-bitsliced",
@@ -206,16 +226,16 @@ fn create_engine(args: &RunArgs) -> Result<Box<dyn gol_core::Engine>> {
             0
         },
     };
-    engines::create::<Grid>(name, &options)
+    engines::create::<W>(name, &options)
 }
 
 /// Swaps halos with the ranks above and below (on a ring: the torus wraps), receiving into
 /// `top` and `bottom`: host memory of the engine's choosing ([`gol_core::Engine::host_rows`]),
 /// kept from one exchange to the next, as fresh buffers would cost a page fault per page every
 /// time.
-fn exchange(
+fn exchange<W: World>(
     world: &SimpleCommunicator,
-    slab: &mut Slab,
+    slab: &mut Slab<W>,
     (top, bottom): &mut (HostRows, HostRows),
 ) -> Result<()> {
     let (rank, size) = (world.rank(), world.size());
@@ -245,11 +265,11 @@ fn exchange(
     Ok(())
 }
 
-fn header(slabs: &Slabs, rule: gol_core::Rule, stamp: u64, done: u64) -> Header {
+fn header<W: World>(slabs: &Slabs, rule: gol_core::Rule, stamp: u64, done: u64) -> Header {
     Header {
-        dimension: 2,
+        dimension: W::AXES,
         width: slabs.width(),
-        rows: slabs.height(),
+        rows: slabs.rows(),
         stamp,
         done,
         rule,
@@ -257,9 +277,9 @@ fn header(slabs: &Slabs, rule: gol_core::Rule, stamp: u64, done: u64) -> Header 
 }
 
 /// Writes a checkpoint: rank 0 streams its rows, then each other rank's as they arrive.
-fn save(
+fn save<W: World>(
     world: &SimpleCommunicator,
-    slab: &Slab,
+    slab: &Slab<W>,
     slabs: &Slabs,
     path: &std::path::Path,
     header: &Header,
@@ -272,7 +292,7 @@ fn save(
             sink.put(interior.words())?;
             let wpr = interior.words_per_row();
             for p in 1..slabs.parts() {
-                let mut words = vec![0u64; slabs.interior(p).len() * wpr];
+                let mut words = vec![0u64; slabs.interior_rows(p).len() * wpr];
                 receive(world, p, &mut words);
                 sink.put(&words)?;
             }
@@ -285,12 +305,12 @@ fn save(
 }
 
 /// With `wanted`, the whole state on rank 0 (every rank sends its rows); else nothing.
-fn gather(
+fn gather<W: World>(
     world: &SimpleCommunicator,
-    slab: &Slab,
+    slab: &Slab<W>,
     slabs: &Slabs,
     wanted: bool,
-) -> Result<Option<Grid>> {
+) -> Result<Option<W>> {
     if !wanted {
         return Ok(None);
     }
@@ -299,18 +319,18 @@ fn gather(
         send(world, interior.words());
         return Ok(None);
     }
-    let mut grid = Grid::new(slabs.width(), slabs.height())?;
-    let wpr = grid.words_per_row();
+    let mut whole = Grid::new(slabs.width(), slabs.rows())?;
+    let wpr = whole.words_per_row();
     for p in 0..slabs.parts() {
-        let rows = slabs.interior(p);
-        let words = &mut grid.words_mut()[rows.start * wpr..rows.end * wpr];
+        let rows = slabs.interior_rows(p);
+        let words = &mut whole.words_mut()[rows.start * wpr..rows.end * wpr];
         if p == 0 {
             words.copy_from_slice(interior.words());
         } else {
             receive(world, p, words);
         }
     }
-    Ok(Some(grid))
+    Ok(Some(W::from_rows(whole)?))
 }
 
 fn send(world: &SimpleCommunicator, words: &[u64]) {

@@ -212,8 +212,10 @@ fn run_in<W: Build>(args: &RunArgs) -> Result<()> {
 #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
 pub(crate) struct Ranks {
     pub(crate) count: usize,
-    /// Rows each rank owns, and the halo depth added above and below.
-    pub(crate) rows: Vec<usize>,
+    /// What the ranks split: "row" (2D) or "plane" (3D, planes of constant x).
+    pub(crate) layer: &'static str,
+    /// Layers each rank owns, and the halo depth (in layers) added on each side.
+    pub(crate) layers: Vec<usize>,
     pub(crate) halo: usize,
     /// Bytes of cell state each rank's engine holds (its extended slab, twice).
     pub(crate) state_bytes: Vec<u64>,
@@ -299,10 +301,11 @@ pub(crate) fn print_report(r: &Report, args: &RunArgs) {
     }
     if let Some(ranks) = &r.ranks {
         let most = |v: &[u64]| v.iter().copied().max().unwrap_or(0);
+        let layer = ranks.layer;
         println!(
-            "MPI ranks: {}, rows per rank {:?} with {}-row halos, largest state {} and peak memory {} per rank, halo exchange (sec.): {:.6} at most",
+            "MPI ranks: {}, {layer}s per rank {:?} with {}-{layer} halos, largest state {} and peak memory {} per rank, halo exchange (sec.): {:.6} at most",
             ranks.count,
-            ranks.rows,
+            ranks.layers,
             ranks.halo,
             gol_core::memory::human_bytes(most(&ranks.state_bytes)),
             gol_core::memory::human_bytes(most(&ranks.peak_rss_bytes)),

@@ -106,6 +106,104 @@ fn ranks_match_one_process_bit_for_bit() {
 }
 
 #[test]
+fn cube_ranks_match_one_process_bit_for_bit() {
+    let Some(mpirun) = mpirun() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let at = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let input = at("in.bin");
+    stdout_of(&[
+        "run",
+        "--dim",
+        "3",
+        "--size",
+        "29",
+        "--density",
+        "0.25",
+        "--seed",
+        "4",
+        "--gens",
+        "0",
+        "--output",
+        &input,
+    ]);
+    for (problem, halo) in [
+        (&["--input", &input, "--gens", "13"][..], "3"),
+        (
+            &["--dim", "3", "--size", "17", "--seed", "2", "--gens", "9"],
+            "64",
+        ),
+        (
+            &[
+                "--dim",
+                "3",
+                "--size",
+                "40",
+                "--density",
+                "0.3",
+                "--gens",
+                "21",
+                "--rule",
+                "B4-6/S3-8",
+            ],
+            "5",
+        ),
+    ] {
+        let one = at("one.bin");
+        let alone = stdout_of(&[&["run", "--json", "--output", &one], problem].concat());
+        let alone: serde_json::Value = serde_json::from_str(&alone).unwrap();
+        for n in 1..=3 {
+            let out = at(&format!("{n}.bin"));
+            let report = ranks(
+                mpirun,
+                n,
+                &[&["run", "--halo", halo, "--output", &out], problem].concat(),
+            );
+            assert_eq!(report["ranks"]["layer"], "plane");
+            assert_eq!(report["alive"], alone["alive"], "{n} ranks on {problem:?}");
+            assert_eq!(report["depth"], alone["depth"]);
+            assert_eq!(report["stamp"], alone["stamp"]);
+            assert_eq!(
+                std::fs::read(&one).unwrap(),
+                std::fs::read(&out).unwrap(),
+                "{n} ranks differ from one process on {problem:?}"
+            );
+        }
+    }
+    // A 3D checkpoint moves between decompositions too: 3 ranks to 8, one process to 15,
+    // 2 ranks to 21.
+    let problem = [
+        "--dim",
+        "3",
+        "--size",
+        "40",
+        "--density",
+        "0.3",
+        "--rule",
+        "B4-6/S3-8",
+    ];
+    let (a, b, out) = (at("a.ckpt"), at("b.ckpt"), at("resumed.bin"));
+    ranks(
+        mpirun,
+        3,
+        &[
+            &["run", "--gens", "8", "--halo", "3", "--checkpoint", &a][..],
+            &problem,
+        ]
+        .concat(),
+    );
+    stdout_of(&["run", "--resume", &a, "--gens", "15", "--checkpoint", &b]);
+    ranks(
+        mpirun,
+        2,
+        &["run", "--resume", &b, "--gens", "21", "--output", &out],
+    );
+    assert_eq!(
+        std::fs::read(at("one.bin")).unwrap(),
+        std::fs::read(&out).unwrap()
+    );
+}
+
+#[test]
 fn checkpoints_do_not_depend_on_the_decomposition() {
     let Some(mpirun) = mpirun() else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -181,5 +279,43 @@ fn each_rank_holds_only_its_slab() {
         // Its slab (made, then copied into the engine's two buffers) and the program: well
         // under the 2 × 128 MiB a whole-torus engine needs.
         assert!(rss < 2 * whole, "rank {rank} peaked at {rss} bytes");
+    }
+}
+
+#[test]
+fn each_rank_holds_only_its_planes() {
+    let Some(mpirun) = mpirun() else { return };
+    // 1024³ is 128 MiB at one bit per cell, as above; 4 ranks of 256 planes each, with 8-plane
+    // halos.
+    let side = 1024u64;
+    let plane = side * side / 8;
+    let report = ranks(
+        mpirun,
+        4,
+        &[
+            "run",
+            "--dim",
+            "3",
+            "--size",
+            "1024",
+            "--density",
+            "0.2",
+            "--gens",
+            "1",
+            "--halo",
+            "8",
+            "--engine",
+            "cpu-bitsliced",
+        ],
+    );
+    assert_eq!(
+        report["ranks"]["layers"],
+        serde_json::json!([256, 256, 256, 256])
+    );
+    let state: Vec<u64> = serde_json::from_value(report["ranks"]["state_bytes"].clone()).unwrap();
+    let rss: Vec<u64> = serde_json::from_value(report["ranks"]["peak_rss_bytes"].clone()).unwrap();
+    for (rank, (&state, &rss)) in state.iter().zip(&rss).enumerate() {
+        assert_eq!(state, 2 * (256 + 2 * 8) * plane, "rank {rank}");
+        assert!(rss < side * plane, "rank {rank} peaked at {rss} bytes");
     }
 }

@@ -12,6 +12,13 @@
 //! The cube is a torus: the neighbours of `(x, y, z)` are `((x+dx) mod M, (y+dy) mod M,
 //! (z+dz) mod M)` for the 26 offsets, counted with multiplicity (on a cube of side 1 or 2 a cell
 //! meets the same neighbour several times), as the contest's reference program does.
+//!
+//! # Slabs
+//!
+//! A cube split among GPUs or processes is cut along x into *slabs* of X planes of constant x
+//! ([`crate::slab`]). A slab is held in the same type and layout: X·M lines instead of M², a
+//! torus of X × M × M of its own (x wraps at X). [`Cube::planes`] is X; for a whole cube it is
+//! M. Files, soups and reports deal in whole cubes only.
 
 use rayon::prelude::*;
 
@@ -22,7 +29,8 @@ use crate::seed;
 /// The largest side accepted: M² rows must stay addressable as a [`Grid`].
 pub const MAX_SIDE: usize = 1 << 15;
 
-/// An M×M×M torus of two-state cells (see the module documentation for the layout).
+/// An M×M×M torus of two-state cells, or a slab of X×M×M (see the module documentation for the
+/// layout).
 #[derive(Clone, PartialEq, Eq)]
 pub struct Cube {
     side: usize,
@@ -32,14 +40,19 @@ pub struct Cube {
 impl std::fmt::Debug for Cube {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let m = self.side;
-        write!(f, "Cube({m}x{m}x{m}, {} alive)", self.population())
+        write!(
+            f,
+            "Cube({}x{m}x{m}, {} alive)",
+            self.planes(),
+            self.population()
+        )
     }
 }
 
-/// A cell byte that is neither 0 nor 1, where [`Cube::pack`] met it.
+/// A cell byte that is neither 0 nor 1, where [`pack_lines`] met it: the index of its line
+/// among those packed, its z and its value.
 pub(crate) struct BadCell {
-    pub(crate) x: usize,
-    pub(crate) y: usize,
+    pub(crate) line: usize,
     pub(crate) z: usize,
     pub(crate) value: u8,
 }
@@ -80,6 +93,21 @@ impl Cube {
         Ok(Cube { side, lines })
     }
 
+    /// A slab whose lines are the rows of `lines`: M columns and X·M rows for X ≥ 1 planes of
+    /// constant x (see [Slabs](self#slabs)).
+    pub fn slab(lines: Grid) -> Result<Cube> {
+        let side = lines.width();
+        check_side(side)?;
+        if lines.height() % side != 0 {
+            return Err(Error::Invalid(format!(
+                "a {}x{} grid is not the lines of whole planes of side {side}",
+                lines.width(),
+                lines.height()
+            )));
+        }
+        Ok(Cube { side, lines })
+    }
+
     /// A cube of side `side` where byte `k` of the file order is `rand() % 2` of the `k`-th call
     /// after glibc's `srand(seed)`.
     pub fn glibc_soup(side: usize, seed: u32) -> Result<Cube> {
@@ -98,12 +126,22 @@ impl Cube {
         self.side
     }
 
-    /// Number of cells, M³.
+    /// Planes of constant x: M for a whole cube, X for a slab.
+    pub fn planes(&self) -> usize {
+        self.lines.height() / self.side
+    }
+
+    /// Whether this is a whole cube (M planes), not a slab of another number.
+    pub fn is_whole(&self) -> bool {
+        self.planes() == self.side
+    }
+
+    /// Number of cells, M³ (X·M² for a slab).
     pub fn cells(&self) -> u64 {
         self.lines.cells()
     }
 
-    /// The cells as a grid of M columns (z) and M² rows (x·M + y).
+    /// The cells as a grid of M columns (z) and M² rows (x·M + y); X·M rows for a slab.
     pub fn lines(&self) -> &Grid {
         &self.lines
     }
@@ -119,7 +157,7 @@ impl Cube {
         x * self.side + y
     }
 
-    /// Whether cell `(x, y, z)` is alive. Panics outside the cube.
+    /// Whether cell `(x, y, z)` is alive. Panics outside the cube (or slab).
     pub fn get(&self, x: usize, y: usize, z: usize) -> bool {
         self.check_cell(x, y, z);
         self.lines.get(z, self.line(x, y))
@@ -135,8 +173,9 @@ impl Cube {
     fn check_cell(&self, x: usize, y: usize, z: usize) {
         let m = self.side;
         assert!(
-            x < m && y < m && z < m,
-            "cell ({x}, {y}, {z}) is outside the cube of side {m}"
+            x < self.planes() && y < m && z < m,
+            "cell ({x}, {y}, {z}) is outside the {}x{m}x{m} torus",
+            self.planes()
         );
     }
 
@@ -148,46 +187,28 @@ impl Cube {
     /// The cells as bytes (1 alive, 0 dead) in the `.bin` order, each line of M cells padded
     /// with zeros to `stride` bytes (`stride` ≥ M; M for the file layout itself).
     pub fn to_bytes(&self, stride: usize) -> Vec<u8> {
-        let mut bytes = vec![0u8; self.side * self.side * stride];
+        let mut bytes = vec![0u8; self.lines.height() * stride];
         self.unpack(&mut bytes, stride);
         bytes
     }
 
-    /// A cube of side `side` from bytes laid out as [`Cube::to_bytes`] writes them. Refused
-    /// if a cell byte is neither 0 nor 1.
+    /// A cube (or slab: as many planes as `bytes` holds) of side `side` from bytes laid out as
+    /// [`Cube::to_bytes`] writes them. Refused if a cell byte is neither 0 nor 1.
     pub fn from_bytes(side: usize, bytes: &[u8], stride: usize) -> Result<Cube> {
-        let mut cube = Cube::new(side)?;
-        assert!(stride >= side && bytes.len() >= side * side * stride);
-        if let Err(bad) = cube.pack(bytes, stride) {
+        check_side(side)?;
+        let plane = side * stride;
+        assert!(stride >= side && bytes.len() % plane == 0 && !bytes.is_empty());
+        let mut lines = Grid::new(side, bytes.len() / plane * side)?;
+        if let Err(bad) = pack_lines(&mut lines, |k| &bytes[k * stride..][..side]) {
             return Err(Error::Invalid(format!(
                 "cell ({}, {}, {}) is {}: cells must be 0 (dead) or 1 (alive)",
-                bad.x, bad.y, bad.z, bad.value
+                bad.line / side,
+                bad.line % side,
+                bad.z,
+                bad.value
             )));
         }
-        Ok(cube)
-    }
-
-    /// Sets every line from `bytes` (line `k` at byte `k · stride`), on all cores. Fails on a
-    /// byte other than 0 or 1, naming it.
-    pub(crate) fn pack(&mut self, bytes: &[u8], stride: usize) -> std::result::Result<(), BadCell> {
-        let (side, wpl) = (self.side, self.lines.words_per_row());
-        self.lines
-            .words_mut()
-            .par_chunks_mut(wpl)
-            .zip(bytes.par_chunks(stride))
-            .enumerate()
-            .try_for_each(|(line, (words, bytes))| {
-                let cells = &bytes[..side];
-                pack_line(cells, words).map_err(|()| {
-                    let z = cells.iter().position(|&b| b > 1).expect("a bad byte");
-                    BadCell {
-                        x: line / side,
-                        y: line % side,
-                        z,
-                        value: cells[z],
-                    }
-                })
-            })
+        Cube::slab(lines)
     }
 
     /// Writes every line into `bytes` (line `k` at byte `k · stride`), on all cores; the
@@ -215,6 +236,30 @@ impl Cube {
         let (z, line) = self.lines.first_difference(&other.lines)?;
         Some((line / self.side, line % self.side, z))
     }
+}
+
+/// Sets every row `k` of `lines` (a cube's lines) from the cell bytes `bytes_of(k)`, on all
+/// cores. Fails on a byte other than 0 or 1, naming it.
+pub(crate) fn pack_lines<'a>(
+    lines: &mut Grid,
+    bytes_of: impl Fn(usize) -> &'a [u8] + Sync,
+) -> std::result::Result<(), BadCell> {
+    let wpl = lines.words_per_row();
+    lines
+        .words_mut()
+        .par_chunks_mut(wpl)
+        .enumerate()
+        .try_for_each(|(line, words)| {
+            let cells = bytes_of(line);
+            pack_line(cells, words).map_err(|()| {
+                let z = cells.iter().position(|&b| b > 1).expect("a bad byte");
+                BadCell {
+                    line,
+                    z,
+                    value: cells[z],
+                }
+            })
+        })
 }
 
 /// Packs one line of cell bytes into bits. `Err` if a byte is neither 0 nor 1.
@@ -341,5 +386,20 @@ mod test {
         assert!(Cube::new(MAX_SIDE + 1).is_err());
         assert!(Cube::from_lines(Grid::new(4, 15).unwrap()).is_err());
         assert!(Cube::from_lines(Grid::new(4, 16).unwrap()).is_ok());
+        assert!(Cube::from_lines(Grid::new(4, 8).unwrap()).is_err());
+        assert!(Cube::slab(Grid::new(4, 10).unwrap()).is_err());
+    }
+
+    #[test]
+    fn slabs_hold_whole_planes() {
+        let mut slab = Cube::slab(Grid::new(3, 6).unwrap()).unwrap();
+        assert_eq!((slab.planes(), slab.side(), slab.cells()), (2, 3, 18));
+        assert!(!slab.is_whole() && Cube::new(3).unwrap().is_whole());
+        slab.set(1, 2, 0, true);
+        assert!(slab.lines().get(0, 5));
+        let bytes = slab.to_bytes(4);
+        assert_eq!(bytes.len(), 24);
+        assert_eq!(Cube::from_bytes(3, &bytes, 4).unwrap(), slab);
+        assert!(std::panic::catch_unwind(|| slab.get(2, 0, 0)).is_err());
     }
 }

@@ -7,13 +7,14 @@
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use memmap2::Mmap;
 use rayon::prelude::*;
 
-use crate::cube::{check_side, Cube};
+use crate::cube::{check_side, pack_lines, Cube};
 use crate::error::{Error, Result};
+use crate::grid::Grid;
 use crate::replace::replace;
 
 /// Bytes before the cells: M and T.
@@ -24,6 +25,22 @@ pub const HEADER_BYTES: u64 = 16;
 /// Refused with a message naming the file: a file shorter than its header, a side of 0 or above
 /// [`crate::cube::MAX_SIDE`], a size other than 16 + M³ bytes, a cell byte other than 0 or 1.
 pub fn read(path: &Path) -> Result<(Cube, u64)> {
+    let file = open(path)?;
+    Ok((file.read()?, file.stamp))
+}
+
+/// A `.bin` file whose header and size were checked, mapped, its cells not yet read.
+pub struct Opened {
+    /// The cube's side M.
+    pub side: usize,
+    /// The generation stamp T.
+    pub stamp: u64,
+    map: Mmap,
+    path: PathBuf,
+}
+
+/// Opens a `.bin` file and checks its header and size (see [`read`]).
+pub fn open(path: &Path) -> Result<Opened> {
     let fail = |message: String| Error::Invalid(format!("{}: {message}", path.display()));
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
     let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
@@ -32,7 +49,7 @@ pub fn read(path: &Path) -> Result<(Cube, u64)> {
             "{len} bytes: too short for the 16-byte header (side M and stamp T) of a .bin cube"
         )));
     }
-    // SAFETY: the map is read-only and lives only inside this function; we read it while no one
+    // SAFETY: the map is read-only and lives as long as the `Opened`; we read it while no one
     // else is expected to change the file (if someone truncates it meanwhile, the process may
     // get SIGBUS, as any reader of a memory-mapped file can).
     let map = unsafe { Mmap::map(&file) }.map_err(|e| Error::io(path, e))?;
@@ -50,20 +67,46 @@ pub fn read(path: &Path) -> Result<(Cube, u64)> {
             expected.map_or("more than 2⁶⁴".into(), |n| n.to_string())
         )));
     }
-    let side = side as usize;
-    let mut cube = Cube::new(side)?;
-    let cells = &map[HEADER_BYTES as usize..];
-    if let Err(bad) = cube.pack(cells, side) {
-        return Err(fail(format!(
-            "byte {} (cell x={}, y={}, z={}) is {}: cells must be 0 (dead) or 1 (alive)",
-            HEADER_BYTES as usize + (bad.x * side + bad.y) * side + bad.z,
-            bad.x,
-            bad.y,
-            bad.z,
-            bad.value
-        )));
+    Ok(Opened {
+        side: side as usize,
+        stamp,
+        map,
+        path: path.to_path_buf(),
+    })
+}
+
+impl Opened {
+    /// The whole cube.
+    pub fn read(&self) -> Result<Cube> {
+        let m = self.side;
+        Cube::from_lines(self.read_lines(&(0..m * m).collect::<Vec<_>>())?)
     }
-    Ok((cube, stamp))
+
+    /// Lines `lines` (line `(x, y)` is `x·M + y`; in that order, repeats allowed) as the rows of
+    /// a grid of M columns: what a slab of the cube needs, without reading the rest.
+    pub fn read_lines(&self, lines: &[usize]) -> Result<Grid> {
+        let side = self.side;
+        let mut grid = Grid::new(side, lines.len())?;
+        let cells = &self.map[HEADER_BYTES as usize..];
+        let line_of = |k: usize| {
+            let line = lines[k];
+            assert!(line < side * side, "line {line} of a cube of side {side}");
+            &cells[line * side..][..side]
+        };
+        if let Err(bad) = pack_lines(&mut grid, line_of) {
+            let line = lines[bad.line];
+            return Err(Error::Invalid(format!(
+                "{}: byte {} (cell x={}, y={}, z={}) is {}: cells must be 0 (dead) or 1 (alive)",
+                self.path.display(),
+                HEADER_BYTES as usize + line * side + bad.z,
+                line / side,
+                line % side,
+                bad.z,
+                bad.value
+            )));
+        }
+        Ok(grid)
+    }
 }
 
 /// Writes `cube` with generation stamp `stamp` as a `.bin` file. The file is written beside
@@ -77,6 +120,10 @@ pub fn write(path: &Path, cube: &Cube, stamp: u64) -> Result<()> {
 /// Writes the cube into `file` (empty, named `path` for messages).
 fn write_into(file: &File, path: &Path, cube: &Cube, stamp: u64) -> Result<()> {
     let side = cube.side();
+    assert!(
+        cube.is_whole(),
+        "a .bin file holds a whole cube, not a slab"
+    );
     file.set_len(HEADER_BYTES + cube.cells())
         .map_err(|e| Error::io(path, e))?;
     let mut header = [0u8; HEADER_BYTES as usize];
@@ -130,7 +177,13 @@ mod test {
             let bytes = std::fs::read(&path).unwrap();
             assert_eq!(bytes, bytes_of(&cube, 77), "side {side}");
             let (back, stamp) = read(&path).unwrap();
-            assert_eq!((back, stamp), (cube, 77));
+            assert_eq!((back, stamp), (cube.clone(), 77));
+            let opened = open(&path).unwrap();
+            let lines = [side * side - 1, 0, side * side - 1];
+            let some = opened.read_lines(&lines).unwrap();
+            for (k, &line) in lines.iter().enumerate() {
+                assert_eq!(some.row(k), cube.lines().row(line), "side {side}");
+            }
         }
     }
 

@@ -29,6 +29,15 @@ pub trait World: Clone + Send + Sync + 'static {
     /// The world whose rows are `rows`; refused where they cannot be (a cube needs M² rows of
     /// M cells).
     fn from_rows(rows: Grid) -> Result<Self>;
+
+    /// Rows of [`World::rows`] in one layer of the axis that slabs split ([`crate::slab`]), for
+    /// a world whose rows are `width` cells wide: one row in 2D, one plane of constant x (M
+    /// lines) in 3D.
+    fn layer_rows(width: usize) -> usize;
+
+    /// The slab whose rows are `rows`, whole layers ([`World::layer_rows`]): a torus of its own
+    /// along the split axis, as the engines of a decomposed world advance it.
+    fn slab(rows: Grid) -> Result<Self>;
 }
 
 impl World for Grid {
@@ -49,6 +58,14 @@ impl World for Grid {
     }
 
     fn from_rows(rows: Grid) -> Result<Grid> {
+        Ok(rows)
+    }
+
+    fn layer_rows(_width: usize) -> usize {
+        1
+    }
+
+    fn slab(rows: Grid) -> Result<Grid> {
         Ok(rows)
     }
 }
@@ -72,6 +89,14 @@ impl World for Cube {
 
     fn from_rows(rows: Grid) -> Result<Cube> {
         Cube::from_lines(rows)
+    }
+
+    fn layer_rows(width: usize) -> usize {
+        width
+    }
+
+    fn slab(rows: Grid) -> Result<Cube> {
+        Cube::slab(rows)
     }
 }
 

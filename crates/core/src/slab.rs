@@ -1,82 +1,107 @@
-//! A 2D torus split into slabs of rows, each advanced by its own engine (a GPU, a process),
-//! with halos deep enough that one exchange serves many generations.
+//! A torus split into slabs along its slowest axis — rows in 2D, planes of constant x in 3D —,
+//! each advanced by its own engine (a GPU, a process), with halos deep enough that one exchange
+//! serves many generations.
 //!
 //! # How a slab stays exact
 //!
-//! Part `p` owns the rows `start..end` of the H-row torus (its *interior*, h rows). Its engine
-//! holds an *extended* slab of h + 2d rows: the d rows above the interior (global rows
-//! `start − d..start`, wrapping), the interior, the d rows below. The engine advances that
-//! extended slab as a torus of its own, whose top and bottom rows are wrongly each other's
-//! neighbours; the error moves one row per generation, so after k ≤ d generations the interior
-//! is still exact and only the halos are wrong. The halos are then refreshed from the
-//! neighbouring parts' interiors (the d rows each side), and the next k generations can run. Any
-//! engine that runs a torus of any height can so run a slab unchanged; the cost is the 2d extra
-//! rows each part advances, and one exchange of 2d rows per part every d generations.
+//! The split axis is cut into *layers*: a row of a 2D grid, a plane of a 3D cube (M of the
+//! cube's lines, [`crate::cube`]). Part `p` owns the layers `start..end` of the torus's L (its
+//! *interior*, h layers). Its engine holds an *extended* slab of h + 2d layers: the d layers
+//! before the interior (global layers `start − d..start`, wrapping), the interior, the d layers
+//! after it. The engine advances that extended slab as a torus of its own, whose first and last
+//! layers are wrongly each other's neighbours; the error moves one layer per generation, so after
+//! k ≤ d generations the interior is still exact and only the halos are wrong. The halos are then
+//! refreshed from the neighbouring parts' interiors (the d layers each side), and the next k
+//! generations can run. Any engine that runs a torus of any length along the split axis can so
+//! run a slab unchanged; the cost is the 2d extra layers each part advances, and one exchange of
+//! 2d layers per part every d generations.
 //!
 //! Depth d is at most the smallest interior, so that each halo comes from one neighbour. With
-//! one part, the part is its own neighbour above and below. Columns are never split: every
-//! part wraps its rows as the whole torus does.
+//! one part, the part is its own neighbour above and below. The other axes are never split:
+//! every part wraps them as the whole torus does.
+//!
+//! Everything here moves whole rows of [`World::rows`] (a layer is [`World::layer_rows`] of
+//! them), so that the same code serves both dimensions.
 //!
 //! # Exchanges
 //!
 //! [`Decomposed`] exchanges halos GPU to GPU where it was given a [`PeerCopy`] and every part
-//! keeps its rows on a GPU ([`Engine::device_rows`]): 2 copies of d rows per part, straight
+//! keeps its rows on a GPU ([`Engine::device_rows`]): 2 copies of d layers per part, straight
 //! from the sender's interior into the receiver's halo. Otherwise the rows go through host
 //! memory ([`Slab::outgoing`], [`Slab::incoming`]), as they do between MPI ranks.
 
 use std::ops::Range;
 use std::time::Instant;
 
-use crate::engine::{DeviceRows, Engine, HostRows};
+use crate::engine::{DeviceRows, Engine, HostRows, World};
 use crate::error::{Error, Result};
 use crate::grid::Grid;
 use crate::rule::Rule;
 
 /// Halo depth used when none is asked for: deep enough that exchanges are rare, shallow enough
-/// that the extra rows cost little on large slabs.
+/// that the extra layers cost little on large slabs.
 pub const DEFAULT_DEPTH: usize = 256;
 
 /// The name under which [`Decomposed`] reports the time spent exchanging halos
 /// ([`Engine::timings`]).
 pub const EXCHANGE_TIMING: &str = "halo exchange";
 
-/// Where the rows of a W×H torus go when split into parts.
+/// Where the layers of a torus go when split into parts.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Slabs {
     width: usize,
-    height: usize,
-    /// Part p owns rows `bounds[p]..bounds[p + 1]`.
+    layers: usize,
+    /// Rows of [`World::rows`] per layer.
+    layer_rows: usize,
+    /// What a layer is called in messages ("row" or "plane").
+    layer: &'static str,
+    /// Part p owns layers `bounds[p]..bounds[p + 1]`.
     bounds: Vec<usize>,
     depth: usize,
 }
 
 impl Slabs {
-    /// `parts` slabs of a `width` × `height` torus, as even as can be, with halos `depth` rows
-    /// deep (capped at the smallest slab). Refused if there are more parts than rows.
-    pub fn new(width: usize, height: usize, parts: usize, depth: usize) -> Result<Slabs> {
-        crate::grid::check_size(width, height)?;
-        if parts == 0 || parts > height {
+    /// `parts` slabs of a world of kind `W` whose rows are `width` cells wide and whose split
+    /// axis has `layers` layers (a grid's height, a cube's side), as even as can be, with halos
+    /// `depth` layers deep (capped at the smallest slab). Refused if there are more parts than
+    /// layers.
+    pub fn new<W: World>(width: usize, layers: usize, parts: usize, depth: usize) -> Result<Slabs> {
+        let layer_rows = W::layer_rows(width);
+        crate::grid::check_size(width, layers.saturating_mul(layer_rows))?;
+        let layer = if W::AXES == 2 { "row" } else { "plane" };
+        if parts == 0 || parts > layers {
             return Err(Error::Invalid(format!(
-                "cannot split {height} rows into {parts} slabs (each needs at least one row)"
+                "cannot split {layers} {layer}s into {parts} slabs (each needs at least one {layer})"
             )));
         }
         if depth == 0 {
-            return Err(Error::Invalid("a halo must be at least 1 row deep".into()));
+            return Err(Error::Invalid(format!(
+                "a halo must be at least 1 {layer} deep"
+            )));
         }
         let bounds: Vec<usize> = (0..=parts)
-            .map(|p| (p as u128 * height as u128 / parts as u128) as usize)
+            .map(|p| (p as u128 * layers as u128 / parts as u128) as usize)
             .collect();
         let smallest = bounds
             .windows(2)
             .map(|b| b[1] - b[0])
             .min()
-            .unwrap_or(height);
+            .unwrap_or(layers);
         Ok(Slabs {
             width,
-            height,
+            layers,
+            layer_rows,
+            layer,
             bounds,
             depth: depth.min(smallest),
         })
+    }
+
+    /// The slabs of `world` (see [`Slabs::new`]).
+    pub fn of<W: World>(world: &W, parts: usize, depth: usize) -> Result<Slabs> {
+        let rows = world.rows();
+        let layers = rows.height() / W::layer_rows(rows.width());
+        Slabs::new::<W>(rows.width(), layers, parts, depth)
     }
 
     /// Number of parts.
@@ -84,44 +109,67 @@ impl Slabs {
         self.bounds.len() - 1
     }
 
-    /// Halo depth in rows: the generations one exchange serves.
+    /// Halo depth in layers: the generations one exchange serves.
     pub fn depth(&self) -> usize {
         self.depth
     }
 
-    /// Width of the torus (and of every slab).
+    /// Width of the rows (of the torus and of every slab).
     pub fn width(&self) -> usize {
         self.width
     }
 
-    /// Height of the whole torus.
-    pub fn height(&self) -> usize {
-        self.height
+    /// Layers of the whole torus along the split axis.
+    pub fn layers(&self) -> usize {
+        self.layers
     }
 
-    /// The global rows part `p` owns.
+    /// Rows of [`World::rows`] in one layer.
+    pub fn layer_rows(&self) -> usize {
+        self.layer_rows
+    }
+
+    /// Rows of the whole torus.
+    pub fn rows(&self) -> usize {
+        self.layers * self.layer_rows
+    }
+
+    /// What a layer is called: "row" or "plane".
+    pub fn layer(&self) -> &'static str {
+        self.layer
+    }
+
+    /// The global layers part `p` owns.
     pub fn interior(&self, p: usize) -> Range<usize> {
         self.bounds[p]..self.bounds[p + 1]
     }
 
+    /// The global rows part `p` owns.
+    pub fn interior_rows(&self, p: usize) -> Range<usize> {
+        let layers = self.interior(p);
+        layers.start * self.layer_rows..layers.end * self.layer_rows
+    }
+
     /// Rows of part `p`'s extended slab: its interior and both halos.
     pub fn extended_rows(&self, p: usize) -> usize {
-        self.interior(p).len() + 2 * self.depth
+        (self.interior(p).len() + 2 * self.depth) * self.layer_rows
     }
 
-    /// The global rows of part `p`'s extended slab, top to bottom (wrapping around the torus).
+    /// The global rows of part `p`'s extended slab, in order (wrapping around the torus).
     pub fn extended(&self, p: usize) -> impl Iterator<Item = usize> + '_ {
-        let start = self.bounds[p] + self.height - self.depth;
-        (0..self.extended_rows(p)).map(move |r| (start + r) % self.height)
+        let start = (self.bounds[p] + self.layers - self.depth) * self.layer_rows;
+        let rows = self.rows();
+        (0..self.extended_rows(p)).map(move |r| (start + r) % rows)
     }
 
-    /// Part `p`'s extended slab cut from the whole torus `grid`.
-    pub fn cut(&self, grid: &Grid, p: usize) -> Result<Grid> {
+    /// Part `p`'s extended slab cut from the whole torus `world`.
+    pub fn cut<W: World>(&self, world: &W, p: usize) -> Result<W> {
+        let whole = world.rows();
         let mut slab = Grid::new(self.width, self.extended_rows(p))?;
         for (r, y) in self.extended(p).enumerate() {
-            slab.row_mut(r).copy_from_slice(grid.row(y));
+            slab.row_mut(r).copy_from_slice(whole.row(y));
         }
-        Ok(slab)
+        W::slab(slab)
     }
 
     /// Generations advanced in each round between exchanges, for `generations` in all.
@@ -160,37 +208,41 @@ struct DeviceHalos {
 }
 
 /// One part of a decomposed torus: an engine holding the part's extended slab.
-pub struct Slab {
-    engine: Box<dyn Engine>,
+pub struct Slab<W: World = Grid> {
+    engine: Box<dyn Engine<W>>,
     width: usize,
     /// Interior rows.
     rows: usize,
+    /// Halo depth in layers: the most generations between exchanges.
     depth: usize,
+    /// Rows in one halo.
+    halo_rows: usize,
     words_per_row: usize,
     /// The rows sent at the last exchange: buffers kept from one exchange to the next, as
     /// fresh ones would cost a page fault per page at every exchange.
     sent: Outgoing,
 }
 
-/// The rows a part sends at an exchange: its first and last `d` interior rows, which are the
+/// The rows a part sends at an exchange: its first and last `d` interior layers, which are the
 /// bottom halo of the part above and the top halo of the part below.
 #[derive(Default)]
 pub struct Outgoing {
-    /// The first d interior rows (for the part above).
+    /// The first d interior layers (for the part above).
     pub top: HostRows,
-    /// The last d interior rows (for the part below).
+    /// The last d interior layers (for the part below).
     pub bottom: HostRows,
 }
 
-impl Slab {
+impl<W: World> Slab<W> {
     /// A part to be advanced by `engine`, which must support row access
     /// ([`Engine::read_rows`]); nothing is loaded yet.
-    pub fn new(engine: Box<dyn Engine>) -> Slab {
+    pub fn new(engine: Box<dyn Engine<W>>) -> Slab<W> {
         Slab {
             engine,
             width: 0,
             rows: 0,
             depth: 0,
+            halo_rows: 0,
             words_per_row: 0,
             sent: Outgoing::default(),
         }
@@ -198,19 +250,21 @@ impl Slab {
 
     /// Loads part `p` of `slabs`, whose extended slab is `extended` ([`Slabs::cut`], or read
     /// row by row). Refused if the engine has no row access.
-    pub fn load(&mut self, slabs: &Slabs, p: usize, extended: &Grid, rule: Rule) -> Result<()> {
-        assert_eq!(extended.height(), slabs.extended_rows(p), "extended slab");
+    pub fn load(&mut self, slabs: &Slabs, p: usize, extended: &W, rule: Rule) -> Result<()> {
+        let rows = extended.rows();
+        assert_eq!(rows.height(), slabs.extended_rows(p), "extended slab");
         self.engine.load(extended, rule)?;
         self.engine.read_rows(0, &mut [])?;
         self.width = slabs.width();
-        self.rows = slabs.interior(p).len();
+        self.rows = slabs.interior_rows(p).len();
         self.depth = slabs.depth();
-        self.words_per_row = extended.words_per_row();
+        self.halo_rows = slabs.depth() * slabs.layer_rows();
+        self.words_per_row = rows.words_per_row();
         Ok(())
     }
 
     /// The engine.
-    pub fn engine(&self) -> &dyn Engine {
+    pub fn engine(&self) -> &dyn Engine<W> {
         self.engine.as_ref()
     }
 
@@ -226,9 +280,9 @@ impl Slab {
         Ok(words)
     }
 
-    /// Words in one halo (d rows of the torus's width).
+    /// Words in one halo (d layers).
     pub fn halo_words(&self) -> usize {
-        self.depth * self.words_per_row
+        self.halo_rows * self.words_per_row
     }
 
     /// The rows this part sends at an exchange, read into buffers the part keeps (host memory
@@ -242,7 +296,7 @@ impl Slab {
             };
         }
         let sent = &mut self.sent;
-        self.engine.read_rows(self.depth, &mut sent.top)?;
+        self.engine.read_rows(self.halo_rows, &mut sent.top)?;
         self.engine.read_rows(self.rows, &mut sent.bottom)?;
         Ok(sent)
     }
@@ -250,8 +304,8 @@ impl Slab {
     /// Where the rows [`Slab::outgoing`] reads and [`Slab::incoming`] writes lie on the GPU;
     /// `None` where the engine keeps no rows there.
     fn device_halos(&self) -> Option<Result<DeviceHalos>> {
-        let rows = |first| self.engine.device_rows(first, self.depth);
-        let (d, h) = (self.depth, self.rows);
+        let rows = |first| self.engine.device_rows(first, self.halo_rows);
+        let (d, h) = (self.halo_rows, self.rows);
         let [send_top, send_bottom, receive_top, receive_bottom] =
             [rows(d)?, rows(h)?, rows(0)?, rows(d + h)?];
         Some((|| {
@@ -264,19 +318,19 @@ impl Slab {
         })())
     }
 
-    /// Fills the halos: `top` from the part above (its last d interior rows), `bottom` from
+    /// Fills the halos: `top` from the part above (its last d interior layers), `bottom` from
     /// the part below (its first d).
     pub fn incoming(&mut self, top: &[u64], bottom: &[u64]) -> Result<()> {
         self.engine.write_rows(0, top)?;
-        self.engine.write_rows(self.depth + self.rows, bottom)
+        self.engine.write_rows(self.halo_rows + self.rows, bottom)
     }
 
     /// Copies the interior rows now into `words` (whole rows of the torus's width).
     pub fn read_interior(&self, words: &mut [u64]) -> Result<()> {
-        self.engine.read_rows(self.depth, words)
+        self.engine.read_rows(self.halo_rows, words)
     }
 
-    /// The interior rows now, as a grid of that many rows.
+    /// The interior rows now, as a grid of that many rows (of [`World::rows`]).
     pub fn interior(&self) -> Result<Grid> {
         let mut grid = Grid::new(self.width, self.rows)?;
         self.read_interior(grid.words_mut())?;
@@ -286,8 +340,8 @@ impl Slab {
     /// Live cells of the interior: the whole slab's count less the halos'.
     pub fn population(&self) -> Result<u64> {
         let count = |words: Vec<u64>| words.iter().map(|w| w.count_ones() as u64).sum::<u64>();
-        let halos = count(self.read(0, self.depth)?)
-            + count(self.read(self.depth + self.rows, self.depth)?);
+        let halos = count(self.read(0, self.halo_rows)?)
+            + count(self.read(self.halo_rows + self.rows, self.halo_rows)?);
         Ok(self.engine.population()? - halos)
     }
 }
@@ -295,8 +349,8 @@ impl Slab {
 /// A torus split into slabs advanced side by side in one process, one engine each (one per GPU),
 /// exchanging halos GPU to GPU or through host memory (see the module's notes). It is an
 /// [`Engine`] itself, bit-identical to one engine advancing the whole torus.
-pub struct Decomposed {
-    parts: Vec<Slab>,
+pub struct Decomposed<W: World = Grid> {
+    parts: Vec<Slab<W>>,
     depth: usize,
     peer: Option<Box<dyn PeerCopy>>,
     slabs: Option<Slabs>,
@@ -305,10 +359,10 @@ pub struct Decomposed {
     exchange_seconds: f64,
 }
 
-impl Decomposed {
+impl<W: World> Decomposed<W> {
     /// Slabs advanced by `engines` (one part each; every one must support row access), with
-    /// halos `depth` rows deep (capped at the smallest slab).
-    pub fn new(engines: Vec<Box<dyn Engine>>, depth: usize) -> Result<Decomposed> {
+    /// halos `depth` layers deep (capped at the smallest slab).
+    pub fn new(engines: Vec<Box<dyn Engine<W>>>, depth: usize) -> Result<Decomposed<W>> {
         if engines.is_empty() {
             return Err(Error::Invalid(
                 "a decomposed run needs at least one engine".into(),
@@ -332,7 +386,7 @@ impl Decomposed {
 
     /// Exchanges halos GPU to GPU through `peer` where every part's engine keeps its rows on a
     /// GPU; through host memory otherwise.
-    pub fn with_peer_copy(mut self, peer: Box<dyn PeerCopy>) -> Decomposed {
+    pub fn with_peer_copy(mut self, peer: Box<dyn PeerCopy>) -> Decomposed<W> {
         self.peer = Some(peer);
         self
     }
@@ -387,9 +441,10 @@ impl Decomposed {
         // SAFETY: every range was given by a part's engine for its own state, which lives as
         // long as `self` and which nothing else can reach while `&self` is borrowed here (the
         // parts run only inside `step`, which needs `&mut self`). Each range is d whole rows of
-        // one slab's width. The receiving ranges are the halos, rows 0..d and d+h..2d+h of an
-        // extended slab; the sending ranges are interior rows d..2d and h..h+d, and d ≤ h, so no
-        // halo overlaps another range of the call. `copy` itself waits for the queued work.
+        // one slab's width (d the rows of a halo). The receiving ranges are the halos, rows
+        // 0..d and d+h..2d+h of an extended slab; the sending ranges are interior rows d..2d
+        // and h..h+d, and d ≤ h, so no halo overlaps another range of the call. `copy` itself
+        // waits for the queued work.
         unsafe { peer.copy(&pairs)? };
         Ok(true)
     }
@@ -427,16 +482,16 @@ fn each<T: Send, R: Send>(
     })
 }
 
-impl Engine for Decomposed {
+impl<W: World> Engine<W> for Decomposed<W> {
     fn name(&self) -> &'static str {
         self.parts[0].engine.name()
     }
 
-    fn load(&mut self, grid: &Grid, rule: Rule) -> Result<()> {
+    fn load(&mut self, world: &W, rule: Rule) -> Result<()> {
         self.slabs = None;
-        let slabs = Slabs::new(grid.width(), grid.height(), self.parts.len(), self.depth)?;
+        let slabs = Slabs::of(world, self.parts.len(), self.depth)?;
         each(&mut self.parts, |p, part| {
-            part.load(&slabs, p, &slabs.cut(grid, p)?, rule)
+            part.load(&slabs, p, &slabs.cut(world, p)?, rule)
         })?;
         self.slabs = Some(slabs);
         self.stale = false;
@@ -456,15 +511,15 @@ impl Engine for Decomposed {
         Ok(())
     }
 
-    fn snapshot(&self) -> Result<Grid> {
+    fn snapshot(&self) -> Result<W> {
         let slabs = self.slabs()?;
-        let mut grid = Grid::new(slabs.width(), slabs.height())?;
-        let wpr = grid.words_per_row();
+        let mut rows = Grid::new(slabs.width(), slabs.rows())?;
+        let wpr = rows.words_per_row();
         for (p, part) in self.parts.iter().enumerate() {
-            let rows = slabs.interior(p);
-            part.read_interior(&mut grid.words_mut()[rows.start * wpr..rows.end * wpr])?;
+            let interior = slabs.interior_rows(p);
+            part.read_interior(&mut rows.words_mut()[interior.start * wpr..interior.end * wpr])?;
         }
-        Ok(grid)
+        W::slab(rows)
     }
 
     fn population(&self) -> Result<u64> {
@@ -475,9 +530,10 @@ impl Engine for Decomposed {
     fn details(&self) -> String {
         match &self.slabs {
             Some(slabs) => format!(
-                "{} slabs with {}-row halos exchanged {}, on {}",
+                "{} slabs with {}-{} halos exchanged {}, on {}",
                 slabs.parts(),
                 slabs.depth(),
+                slabs.layer(),
                 self.exchange_path(),
                 self.parts
                     .iter()
@@ -507,23 +563,76 @@ impl Engine for Decomposed {
 #[cfg(test)]
 mod test {
     use super::*;
-    use crate::cpu::{Bitsliced, Scalar};
+    use crate::cpu::{Bitsliced, Bitsliced3d, Scalar, Scalar3d};
     use crate::engine::{evolve, EngineSpec};
     use crate::seed::density_soup;
+    use crate::Cube;
 
     #[test]
     fn slabs_cover_the_rows_once_and_cap_the_depth() {
-        let slabs = Slabs::new(10, 7, 3, 64).unwrap();
+        let slabs = Slabs::new::<Grid>(10, 7, 3, 64).unwrap();
         assert_eq!(slabs.interior(0), 0..2);
         assert_eq!(slabs.interior(1), 2..4);
         assert_eq!(slabs.interior(2), 4..7);
         assert_eq!(slabs.depth(), 2);
         assert_eq!(slabs.extended(0).collect::<Vec<_>>(), [5, 6, 0, 1, 2, 3]);
         assert_eq!(slabs.rounds(5).collect::<Vec<_>>(), [2, 2, 1]);
-        assert!(Slabs::new(10, 2, 3, 1)
+        assert!(Slabs::new::<Grid>(10, 2, 3, 1)
             .unwrap_err()
             .to_string()
-            .contains("3 slabs"));
+            .contains("2 rows into 3 slabs"));
+    }
+
+    #[test]
+    fn cube_slabs_are_whole_planes() {
+        let slabs = Slabs::new::<Cube>(3, 3, 2, 5).unwrap();
+        assert_eq!((slabs.depth(), slabs.layer_rows(), slabs.rows()), (1, 3, 9));
+        assert_eq!(slabs.interior(1), 1..3);
+        assert_eq!(slabs.interior_rows(1), 3..9);
+        // Planes 0, 1, 2 and 0 again: rows of lines x·3 + y.
+        let rows: Vec<usize> = slabs.extended(1).collect();
+        assert_eq!(rows, [0, 1, 2, 3, 4, 5, 6, 7, 8, 0, 1, 2]);
+        let cube = Cube::density_soup(3, 0.5, 9).unwrap();
+        let cut = slabs.cut(&cube, 1).unwrap();
+        assert_eq!(cut.planes(), 4);
+        assert_eq!(cut.lines().row(10), cube.lines().row(1));
+        assert!(Slabs::new::<Cube>(4, 4, 5, 1)
+            .unwrap_err()
+            .to_string()
+            .contains("4 planes into 5 slabs"));
+    }
+
+    #[test]
+    fn decomposed_cubes_match_one_engine() {
+        for &(side, parts, depth, gens) in &[
+            (1, 1, 4, 3),
+            (3, 3, 1, 5),
+            (5, 2, 2, 7),
+            (17, 3, 3, 10),
+            (66, 4, 4, 9),
+        ] {
+            for rule in ["B6/S567", "B4-6/S3-8", "B0,2/S1,26"] {
+                let rule = Rule::parse(rule).unwrap();
+                let cube = Cube::density_soup(side, 0.3, (side * parts) as u64).unwrap();
+                let mut oracle = Scalar3d::default();
+                oracle.load(&cube, rule).unwrap();
+                oracle.step(gens).unwrap();
+                let expected = oracle.snapshot().unwrap();
+                let engines: Vec<Box<dyn Engine<Cube>>> = (0..parts)
+                    .map(|_| Box::new(Bitsliced3d::default()) as Box<dyn Engine<Cube>>)
+                    .collect();
+                let mut decomposed = Decomposed::new(engines, depth).unwrap();
+                decomposed.load(&cube, rule).unwrap();
+                decomposed.step(gens / 2).unwrap();
+                decomposed.step(gens - gens / 2).unwrap();
+                let what = format!("side {side}, {parts} parts, depth {depth}, {rule}");
+                let got = decomposed.snapshot().unwrap();
+                assert_eq!(got.first_difference(&expected), None, "{what}");
+                assert!(got.is_whole(), "{what}");
+                assert_eq!(decomposed.population().unwrap(), expected.population());
+                assert!(decomposed.details().contains("-plane halos"), "{what}");
+            }
+        }
     }
 
     #[test]

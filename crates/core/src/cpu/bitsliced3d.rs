@@ -75,9 +75,10 @@ impl Engine<Cube> for Bitsliced3d {
     fn load(&mut self, cube: &Cube, rule: Rule) -> Result<()> {
         rule.check_neighbours(26)?;
         self.state = None;
+        let m = cube.side();
         let what = format!(
-            "a cube of side {} on cpu-bitsliced (two bit-packed buffers)",
-            cube.side()
+            "a {}x{m}x{m} torus on cpu-bitsliced (two bit-packed buffers)",
+            cube.planes()
         );
         self.state = Some(State::new(cube.lines(), rule, &what)?);
         Ok(())
@@ -103,11 +104,21 @@ impl Engine<Cube> for Bitsliced3d {
     }
 
     fn snapshot(&self) -> Result<Cube> {
-        Cube::from_lines(self.loaded()?.grid()?)
+        Cube::slab(self.loaded()?.grid()?)
     }
 
     fn population(&self) -> Result<u64> {
         Ok(self.loaded()?.population())
+    }
+
+    fn read_rows(&self, first: usize, words: &mut [u64]) -> Result<()> {
+        self.loaded()?.read_rows(first, words)
+    }
+
+    fn write_rows(&mut self, first: usize, words: &[u64]) -> Result<()> {
+        (self.state.as_mut())
+            .ok_or_else(|| Error::Engine("cpu-bitsliced: no cube loaded".into()))?
+            .write_rows(first, words)
     }
 
     fn details(&self) -> String {
@@ -168,8 +179,9 @@ fn add_plane_sums(a: [u64; 4], b: [u64; 4], c: [u64; 4]) -> [u64; 5] {
 /// Computes one generation of `frame` into `next`.
 fn generation<R: RuleLogic3d>(isa: Isa, frame: &Frame, next: &mut [u64], logic: &R) {
     let side = frame.width;
+    let planes = frame.height / side;
     let plane_words = side * frame.words_per_row;
-    let cells = (side as u64).pow(3);
+    let cells = (side * side * planes) as u64;
     let threads = rayon::current_num_threads();
     if cells < PARALLEL_CELLS || threads == 1 {
         dispatch(
@@ -184,7 +196,7 @@ fn generation<R: RuleLogic3d>(isa: Isa, frame: &Frame, next: &mut [u64], logic: 
         return;
     }
     // Several bands per thread balance the load; each band adds two plane sums of its own.
-    let planes_per_band = side.div_ceil(threads * 4).max(4);
+    let planes_per_band = planes.div_ceil(threads * 4).max(4);
     next.par_chunks_mut(planes_per_band * plane_words)
         .enumerate()
         .for_each(|(b, out)| {
@@ -219,6 +231,7 @@ impl<R: RuleLogic3d> Kernel for Band<'_, R> {
             logic,
         } = self;
         let m = frame.width;
+        let planes = frame.height / m;
         let wpl = frame.words_per_row;
         let plane_words = m * wpl;
         let mut line_sums = vec![0u64; 2 * plane_words];
@@ -231,11 +244,16 @@ impl<R: RuleLogic3d> Kernel for Band<'_, R> {
                 &mut window[slot * 4 * plane_words..][..4 * plane_words],
             )
         };
-        sums(&mut window, 0, (first + m - 1) % m, &mut line_sums);
+        sums(
+            &mut window,
+            0,
+            (first + planes - 1) % planes,
+            &mut line_sums,
+        );
         sums(&mut window, 1, first, &mut line_sums);
         for (p, target) in out.chunks_mut(plane_words).enumerate() {
             let x = first + p;
-            sums(&mut window, (p + 2) % 3, (x + 1) % m, &mut line_sums);
+            sums(&mut window, (p + 2) % 3, (x + 1) % planes, &mut line_sums);
             let planes = |slot: usize| {
                 let base = &window[(slot % 3) * 4 * plane_words..][..4 * plane_words];
                 let (b0, rest) = base.split_at(plane_words);
@@ -300,8 +318,11 @@ mod test {
     use super::*;
     use crate::cpu::Scalar3d;
 
-    fn check(side: usize, rule: Rule, gens: u64, isa: Isa) {
-        let cube = Cube::density_soup(side, 0.3, side as u64 * 7 + gens).unwrap();
+    /// Checks a slab of `planes` planes of side `side` (a whole cube where they are equal).
+    fn check_slab(planes: usize, side: usize, rule: Rule, gens: u64, isa: Isa) {
+        let seed = (side * 7 + planes) as u64 + gens;
+        let lines = crate::seed::density_soup(side, planes * side, 0.3, seed).unwrap();
+        let cube = Cube::slab(lines).unwrap();
         let mut oracle = Scalar3d::default();
         oracle.load(&cube, rule).unwrap();
         oracle.step(gens).unwrap();
@@ -312,9 +333,13 @@ mod test {
         assert_eq!(
             want.first_difference(&got),
             None,
-            "side {side} {rule} {gens} gens on {isa:?}"
+            "{planes}x{side}x{side} {rule} {gens} gens on {isa:?}"
         );
         assert_eq!(fast.population().unwrap(), want.population());
+    }
+
+    fn check(side: usize, rule: Rule, gens: u64, isa: Isa) {
+        check_slab(side, side, rule, gens, isa)
     }
 
     #[test]
@@ -333,6 +358,15 @@ mod test {
         }
         // Large enough for several bands on several threads.
         check(130, Rule::LIFE_3D, 3, Isa::detect());
+    }
+
+    #[test]
+    fn matches_scalar_on_slabs() {
+        for (planes, side) in [(1, 3), (2, 5), (7, 3), (3, 65), (9, 64), (40, 70)] {
+            for isa in Isa::available() {
+                check_slab(planes, side, Rule::LIFE_3D, 5, isa);
+            }
+        }
     }
 
     #[test]

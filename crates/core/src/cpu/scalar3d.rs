@@ -20,6 +20,8 @@ pub struct Scalar3d {
 
 struct State {
     side: usize,
+    /// Planes of constant x: the side, or a slab's own count.
+    planes: usize,
     cells: Vec<u8>,
     next: Vec<u8>,
     rule: Rule,
@@ -42,12 +44,16 @@ impl Engine<Cube> for Scalar3d {
         rule.check_neighbours(26)?;
         self.state = None;
         let m = cube.side();
-        let what = format!("a cube of side {m} on cpu-scalar (two byte buffers)");
+        let what = format!(
+            "a {}x{m}x{m} torus on cpu-scalar (two byte buffers)",
+            cube.planes()
+        );
         memory::check(2 * cube.cells(), &what)?;
         let cells = cube.to_bytes(m);
         let next = memory::zeroed_vec::<u8>(cube.cells(), &what)?;
         self.state = Some(State {
             side: m,
+            planes: cube.planes(),
             cells,
             next,
             rule,
@@ -60,8 +66,8 @@ impl Engine<Cube> for Scalar3d {
             .state
             .as_mut()
             .ok_or_else(|| Error::Engine("cpu-scalar: no cube loaded".into()))?;
-        let m = state.side;
-        let wrap = |i: usize, d: usize| (i + m + d - 1) % m;
+        let (m, planes) = (state.side, state.planes);
+        let wrap = |i: usize, d: usize, n: usize| (i + n + d - 1) % n;
         let table = state.rule.table();
         for _ in 0..generations {
             let cells = &state.cells;
@@ -77,8 +83,8 @@ impl Engine<Cube> for Scalar3d {
                                 for dy in 0..3 {
                                     for dz in 0..3 {
                                         if (dx, dy, dz) != (1, 1, 1) {
-                                            let at =
-                                                (wrap(x, dx) * m + wrap(y, dy)) * m + wrap(z, dz);
+                                            let at = (wrap(x, dx, planes) * m + wrap(y, dy, m)) * m
+                                                + wrap(z, dz, m);
                                             count += cells[at] as usize;
                                         }
                                     }
@@ -132,6 +138,21 @@ mod test {
         // Cell (1,1,1) differs in all three axes: 8 of its 26 offsets land on (0,0,0).
         let only8 = run(&two, Rule::parse("B8/S").unwrap(), 1);
         assert!(only8.get(1, 1, 1) && only8.population() == 1);
+    }
+
+    #[test]
+    fn a_slab_wraps_at_its_own_planes() {
+        // A slab of 4 planes of side 5 with one live cell on plane 0: under B1/S its 26
+        // neighbours are born, on planes 3, 0 and 1 (x wraps at 4, not at the side).
+        let mut slab = Cube::slab(crate::Grid::new(5, 4 * 5).unwrap()).unwrap();
+        slab.set(0, 2, 2, true);
+        let next = run(&slab, Rule::parse("B1/S").unwrap(), 1);
+        assert_eq!(next.population(), 26);
+        for x in [3, 0, 1] {
+            for (y, z) in (1..4).flat_map(|y| (1..4).map(move |z| (y, z))) {
+                assert_eq!(next.get(x, y, z), (x, y, z) != (0, 2, 2), "({x}, {y}, {z})");
+            }
+        }
     }
 
     #[test]
