@@ -2,7 +2,8 @@
 //
 // Layout: the host cube's own words. Line (x, y) (every z) starts at 32-bit word
 // (x*M + y) * stride; cell z is bit z % 32 of the line's word z / 32; nw = ceil(M/32) words hold
-// cells and the bits past z = M-1 are zero.
+// cells and the bits past z = M-1 are zero. A slab of a cube has `planes` planes of constant x
+// instead of M, and x wraps at `planes`.
 //
 // A warp covers 32 consecutive words of a line, or for lines of fewer words, segments of the
 // smallest power of two of lanes >= the line's words, one line each (lanes past the line's end
@@ -122,8 +123,8 @@ __device__ __forceinline__ void plane_sums(const Raw &raw, int j, int seg, int g
     }
 }
 
-extern "C" __global__ void cube_bitsliced(const unsigned *cells, unsigned *next, int m, int stride,
-                                          int depth)
+extern "C" __global__ void cube_bitsliced(const unsigned *cells, unsigned *next, int m, int planes,
+                                          int stride, int depth)
 {
     start_next_grid(); // see dependent.cu
     const unsigned all = 0xffffffffu;
@@ -140,11 +141,11 @@ extern "C" __global__ void cube_bitsliced(const unsigned *cells, unsigned *next,
     // A warp shares x0; lanes past the last line compute on line 0 without writing, so that the
     // shuffles stay full, unless the whole warp is past it.
     bool active = y0 < m;
-    if (x0 >= m || !__any_sync(all, active))
+    if (x0 >= planes || !__any_sync(all, active))
         return;
     if (!active)
         y0 = 0;
-    int x1 = min(x0 + depth, m);
+    int x1 = min(x0 + depth, planes);
     int gw = w % nw;
     int gw_left = gw == 0 ? nw - 1 : gw - 1, gw_right = gw == nw - 1 ? 0 : gw + 1;
     int r = (m - 1) & 31; // the bit of the line's last cell in its last word
@@ -164,17 +165,18 @@ extern "C" __global__ void cube_bitsliced(const unsigned *cells, unsigned *next,
     unsigned alive[ROWS], ignored[ROWS];
     Raw raw;
     wait_for_previous_grid(); // the previous generation has ended: its output is our input
-    fetch(raw, cells + before(x0, m) * plane, line, j, seg, gw, gw_left, gw_right);
+    fetch(raw, cells + before(x0, planes) * plane, line, j, seg, gw, gw_left, gw_right);
     plane_sums(raw, j, seg, gw, nw, r, below_r, older, ignored);
     fetch(raw, cells + x0 * plane, line, j, seg, gw, gw_left, gw_right);
     plane_sums(raw, j, seg, gw, nw, r, below_r, middle, alive);
     // Software pipelining: the loads of plane x+2 are in flight while plane x is computed.
-    fetch(raw, cells + after(x0, m) * plane, line, j, seg, gw, gw_left, gw_right);
+    fetch(raw, cells + after(x0, planes) * plane, line, j, seg, gw, gw_left, gw_right);
     for (int x = x0; x < x1; ++x) {
         unsigned newest[ROWS][4], alive_next[ROWS];
         Raw ahead;
         if (x + 1 < x1)
-            fetch(ahead, cells + after(after(x, m), m) * plane, line, j, seg, gw, gw_left, gw_right);
+            fetch(ahead, cells + after(after(x, planes), planes) * plane, line, j, seg, gw, gw_left,
+                  gw_right);
         plane_sums(raw, j, seg, gw, nw, r, below_r, newest, alive_next);
         raw = ahead;
 #pragma unroll

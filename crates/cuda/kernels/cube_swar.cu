@@ -2,7 +2,8 @@
 // time (SIMD within a register: every byte stays below 28, so no carry crosses into the next).
 //
 // Layout: cell (x, y, z) is byte z % 4 of word (x*M + y)*wl + z/4, wl = ceil(M/4) words per
-// line; the bytes past z = M-1 in a line's last word are zero.
+// line; the bytes past z = M-1 in a line's last word are zero. A slab has `planes` planes of
+// constant x, where x wraps.
 //
 // A warp covers 30 consecutive words of a line (lanes 1..30) and their neighbours (lanes 0 and
 // 31, wrapping around the line); threadIdx.y picks the line's y, blockIdx.z a run of `depth`
@@ -14,7 +15,8 @@
 // Bytes 0..k-1 of a word set (k in 0..4).
 __device__ __forceinline__ unsigned low_bytes(int k) { return k == 4 ? 0xffffffffu : (1u << (8 * k)) - 1; }
 
-extern "C" __global__ void cube_swar(const unsigned *cells, unsigned *next, int m, int wl, int depth)
+extern "C" __global__ void cube_swar(const unsigned *cells, unsigned *next, int m, int planes, int wl,
+                                     int depth)
 {
     const unsigned all = 0xffffffffu;
     int lane = threadIdx.x;
@@ -22,9 +24,9 @@ extern "C" __global__ void cube_swar(const unsigned *cells, unsigned *next, int 
     int y = blockIdx.y * blockDim.y + threadIdx.y;
     int x0 = blockIdx.z * depth;
     // A warp shares y and x0, so it leaves (or stays) as a whole and the shuffles stay full.
-    if (y >= m || x0 >= m)
+    if (y >= m || x0 >= planes)
         return;
-    int x1 = min(x0 + depth, m);
+    int x1 = min(x0 + depth, planes);
     int gw = ((w % wl) + wl) % wl;
     int r = (m - 1) & 3; // the byte of the line's last cell in its last word
     bool writes = lane >= 1 && lane <= 30 && w < wl;
@@ -33,12 +35,12 @@ extern "C" __global__ void cube_swar(const unsigned *cells, unsigned *next, int 
               down = (long long)after(y, m) * wl + gw;
     const unsigned birth = BIRTH, survive = SURVIVE << 1; // a live cell's sum counts itself
 
-    int xp = before(x0, m);
+    int xp = before(x0, planes);
     unsigned c_prev = cells[xp * plane + up] + cells[xp * plane + here] + cells[xp * plane + down];
     unsigned self = cells[x0 * plane + here];
     unsigned c_mid = cells[x0 * plane + up] + self + cells[x0 * plane + down];
     for (int x = x0; x < x1; ++x) {
-        int xn = after(x, m);
+        int xn = after(x, planes);
         unsigned self_next = cells[xn * plane + here];
         unsigned c_next = cells[xn * plane + up] + self_next + cells[xn * plane + down];
         unsigned p = c_prev + c_mid + c_next; // bytes 0..9

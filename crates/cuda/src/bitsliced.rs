@@ -274,19 +274,6 @@ impl BitCells {
         )
     }
 
-    /// The 64-bit words of rows `first..` that `len` words cover (whole rows).
-    fn rows(&self, first: usize, len: usize) -> Result<std::ops::Range<usize>> {
-        let wpr = gol_core::grid::words_per_row(self.width);
-        let start = first * wpr;
-        if len % wpr != 0 || start + len > wpr * self.height {
-            return Err(CudaError::Refused(format!(
-                "rows {first}.. ({len} words) are not whole rows of a {}x{} grid",
-                self.width, self.height
-            )));
-        }
-        Ok(start..start + len)
-    }
-
     /// Queues one launch of `DEPTHS[k]` generations.
     fn launch(&mut self, stream: &Arc<CudaStream>, k: usize) -> Result<()> {
         let (mut w, mut h, mut stride, mut nw) = self.shape();
@@ -507,7 +494,7 @@ impl Backend for BitCells {
         words: &mut [u64],
     ) -> Option<Result<()>> {
         Some((|| {
-            let range = self.rows(first, words.len())?;
+            let range = crate::engine::row_range(self.width, self.height, first, words.len())?;
             stream.memcpy_dtoh(&self.cells.slice(range), words)?;
             stream.synchronize()?;
             Ok(())
@@ -521,7 +508,7 @@ impl Backend for BitCells {
         words: &[u64],
     ) -> Option<Result<()>> {
         Some((|| {
-            let range = self.rows(first, words.len())?;
+            let range = crate::engine::row_range(self.width, self.height, first, words.len())?;
             stream.memcpy_htod(words, &mut self.cells.slice_mut(range))?;
             stream.synchronize()?;
             Ok(())
@@ -535,11 +522,13 @@ impl Backend for BitCells {
         rows: usize,
     ) -> Option<Result<(u64, usize)>> {
         let wpr = gol_core::grid::words_per_row(self.width);
-        Some(self.rows(first, rows * wpr).map(|range| {
-            let (base, _record) = self.cells.device_ptr(stream);
-            let word = std::mem::size_of::<u64>();
-            (base + (range.start * word) as u64, range.len() * word)
-        }))
+        Some(
+            crate::engine::row_range(self.width, self.height, first, rows * wpr).map(|range| {
+                let (base, _record) = self.cells.device_ptr(stream);
+                let word = std::mem::size_of::<u64>();
+                (base + (range.start * word) as u64, range.len() * word)
+            }),
+        )
     }
 
     fn population(&self, stream: &Arc<CudaStream>) -> Result<u64> {

@@ -1,4 +1,5 @@
-//! The 3D backends: the blog's three kernels and a bit-sliced one, on an M³ torus.
+//! The 3D backends: the blog's three kernels and a bit-sliced one, on an M³ torus or on a slab
+//! of X planes of one (X×M×M, x wrapping at X; [`gol_core::cube`]).
 //!
 //! - `cuda-global`: byte cells in the `.bin` order, one thread per cell (the blog's v0).
 //! - `cuda-shared`: the same bytes, (z, y) tiles with a halo in shared memory streaming along
@@ -9,7 +10,9 @@
 //!   bit-sliced 27-cell sums.
 //!
 //! Each kernel file documents its layout and scheme. Every kernel makes one generation per
-//! launch; the engine replays launches through CUDA graphs.
+//! launch; the engine replays launches through CUDA graphs. cuda-bitsliced keeps the host's
+//! rows (the cube's lines) as they are, so it gives row access for slabs
+//! ([`gol_core::Engine::read_rows`]).
 
 use std::sync::Arc;
 
@@ -47,6 +50,8 @@ pub struct CubeCells {
     spec: &'static KernelSpec,
     layout: Layout,
     side: usize,
+    /// Planes of constant x: the side, or a slab's own count.
+    planes: usize,
     cells: CudaSlice<u8>,
     next: CudaSlice<u8>,
     update: CudaFunction,
@@ -63,6 +68,14 @@ impl CubeCells {
     /// Bytes per line in the device buffers.
     fn stride_bytes(&self) -> usize {
         stride_bytes(self.layout, self.side)
+    }
+
+    /// The bytes of rows `first..` (lines of the host layout) that `words` words cover; only
+    /// for [`Layout::Bits`], whose lines are the host's.
+    fn row_bytes(&self, first: usize, words: usize) -> Result<std::ops::Range<usize>> {
+        let word = std::mem::size_of::<u64>();
+        let rows = crate::engine::row_range(self.side, self.planes * self.side, first, words)?;
+        Ok(rows.start * word..rows.end * word)
     }
 }
 
@@ -107,17 +120,18 @@ impl Backend for CubeCells {
             "cuda-bitsliced" => Layout::Bits,
             _ => Layout::Bytes,
         };
-        let side = cube.side();
-        let len = side * side * stride_bytes(layout, side);
+        let (side, planes) = (cube.side(), cube.planes());
+        let len = planes * side * stride_bytes(layout, side);
         gpu.check_memory(
             2 * len as u64,
-            &format!("a cube of side {side} on {engine}"),
+            &format!("a {planes}x{side}x{side} torus on {engine}"),
         )?;
         let module = gpu.module(&spec.source(rule))?;
         Ok(CubeCells {
             spec,
             layout,
             side,
+            planes,
             cells: stream.alloc_zeros::<u8>(len)?,
             next: stream.alloc_zeros::<u8>(len)?,
             update: module.load_function(spec.function)?,
@@ -126,7 +140,7 @@ impl Backend for CubeCells {
                 _ => None,
             },
             sms: gpu.info.multiprocessors as u32,
-            depth: depth_from_env()?.min(side),
+            depth: depth_from_env()?.min(planes),
             early: layout == Layout::Bits && launch::starts_early(gpu)?,
         })
     }
@@ -143,33 +157,42 @@ impl Backend for CubeCells {
     fn generation(&mut self, stream: &Arc<CudaStream>, block: (u32, u32)) -> Result<()> {
         let m = self.side as u32;
         let depth = self.depth as u32;
-        let planes = m.div_ceil(depth);
-        let (mut side, mut depth_arg) = (m as i32, depth as i32);
+        let runs = (self.planes as u32).div_ceil(depth);
+        let (mut side, mut planes, mut depth_arg) = (m as i32, self.planes as i32, depth as i32);
         let mut stride = (self.stride_bytes() / 4) as i32;
         let wl = m.div_ceil(4);
         let mut wl_arg = wl as i32;
         // The guards, dropped once the launch is queued, record the buffers' use.
         let (mut input, read) = self.cells.device_ptr(stream);
         let (mut output, written) = self.next.device_ptr_mut(stream);
-        let mut params = vec![param(&mut input), param(&mut output), param(&mut side)];
+        let mut params = vec![
+            param(&mut input),
+            param(&mut output),
+            param(&mut side),
+            param(&mut planes),
+        ];
         let cfg = match self.layout {
             Layout::Bytes if self.spec.tiling == Tiling::Overlap => {
                 params.push(param(&mut depth_arg));
                 LaunchConfig {
-                    grid_dim: (m.div_ceil(block.0 - 2), m.div_ceil(block.1 - 2), planes),
+                    grid_dim: (m.div_ceil(block.0 - 2), m.div_ceil(block.1 - 2), runs),
                     block_dim: (block.0, block.1, 1),
                     shared_mem_bytes: 3 * block.0 * block.1,
                 }
             }
             Layout::Bytes => LaunchConfig {
-                grid_dim: (m.div_ceil(block.0), m.div_ceil(block.1), m.min(65_535)),
+                grid_dim: (
+                    m.div_ceil(block.0),
+                    m.div_ceil(block.1),
+                    (self.planes as u32).min(65_535),
+                ),
                 block_dim: (block.0, block.1, 1),
                 shared_mem_bytes: 0,
             },
             Layout::Swar => {
                 params.extend([param(&mut wl_arg), param(&mut depth_arg)]);
                 LaunchConfig {
-                    grid_dim: (wl.div_ceil(30), m.div_ceil(block.1), planes),
+                    grid_dim: (wl.div_ceil(30), m.div_ceil(block.1), runs),
                     block_dim: (32, block.1, 1),
                     shared_mem_bytes: 0,
                 }
@@ -185,18 +208,18 @@ impl Backend for CubeCells {
                     grid_dim: (
                         m.div_ceil(32).div_ceil(32),
                         m.div_ceil(lines_per_block),
-                        planes,
+                        runs,
                     ),
                     block_dim: (32, block.1, 1),
                     shared_mem_bytes: 0,
                 }
             }
         };
-        // SAFETY: the kernels take (const cells*, cells*, int m) followed by the arguments
-        // pushed above for their layout (cube_shared: int depth; cube_swar: int wl, int depth;
-        // cube_bitsliced: int stride in 32-bit words, int depth), which `params` points to in
-        // order; both buffers hold M² lines of stride_bytes() bytes, and the launch shapes
-        // match what each kernel indexes. Only cube_bitsliced starts early, and it touches
+        // SAFETY: the kernels take (const cells*, cells*, int m, int planes) followed by the
+        // arguments pushed above for their layout (cube_shared: int depth; cube_swar: int wl,
+        // int depth; cube_bitsliced: int stride in 32-bit words, int depth), which `params`
+        // points to in order; both buffers hold planes·M lines of stride_bytes() bytes, and the
+        // launch shapes match what each kernel indexes. Only cube_bitsliced starts early, and it touches
         // neither buffer before `wait_for_previous_grid()`.
         unsafe { launch::kernel(stream, &self.update, cfg, &mut params, self.early) }?;
         drop((read, written));
@@ -208,16 +231,58 @@ impl Backend for CubeCells {
         let side = self.side;
         match self.layout {
             Layout::Bits => {
-                let mut lines = Grid::new(side, side * side)?;
+                let mut lines = Grid::new(side, self.planes * side)?;
                 stream.memcpy_dtoh(&self.cells, as_bytes_mut(lines.words_mut()))?;
                 stream.synchronize()?;
-                Ok(Cube::from_lines(lines)?)
+                Ok(Cube::slab(lines)?)
             }
             _ => {
                 let bytes = stream.clone_dtoh(&self.cells)?;
                 Ok(Cube::from_bytes(side, &bytes, self.stride_bytes())?)
             }
         }
+    }
+
+    fn read_rows(
+        &self,
+        stream: &Arc<CudaStream>,
+        first: usize,
+        words: &mut [u64],
+    ) -> Option<Result<()>> {
+        (self.layout == Layout::Bits).then(|| {
+            let range = self.row_bytes(first, words.len())?;
+            stream.memcpy_dtoh(&self.cells.slice(range), as_bytes_mut(words))?;
+            stream.synchronize()?;
+            Ok(())
+        })
+    }
+
+    fn write_rows(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        first: usize,
+        words: &[u64],
+    ) -> Option<Result<()>> {
+        (self.layout == Layout::Bits).then(|| {
+            let range = self.row_bytes(first, words.len())?;
+            stream.memcpy_htod(as_bytes(words), &mut self.cells.slice_mut(range))?;
+            stream.synchronize()?;
+            Ok(())
+        })
+    }
+
+    fn device_rows(
+        &self,
+        stream: &Arc<CudaStream>,
+        first: usize,
+        rows: usize,
+    ) -> Option<Result<(u64, usize)>> {
+        let wpr = gol_core::grid::words_per_row(self.side);
+        (self.layout == Layout::Bits).then(|| {
+            let range = self.row_bytes(first, rows * wpr)?;
+            let (base, _record) = self.cells.device_ptr(stream);
+            Ok((base + range.start as u64, range.len()))
+        })
     }
 
     fn population(&self, stream: &Arc<CudaStream>) -> Result<u64> {

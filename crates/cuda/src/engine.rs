@@ -361,6 +361,24 @@ fn capture<B: Backend>(
     Ok(graph.map(Graph))
 }
 
+/// The words of rows `first..` of a `width` × `height` state of the host's bit-packed rows that
+/// `words` words cover; refused unless they are whole rows inside the state.
+pub fn row_range(
+    width: usize,
+    height: usize,
+    first: usize,
+    words: usize,
+) -> Result<std::ops::Range<usize>> {
+    let wpr = gol_core::grid::words_per_row(width);
+    let start = first * wpr;
+    if words % wpr != 0 || start + words > wpr * height {
+        return Err(CudaError::Refused(format!(
+            "rows {first}.. ({words} words) are not whole rows of a {width}x{height} state"
+        )));
+    }
+    Ok(start..start + words)
+}
+
 /// 32-bit words per row of cells packed one per bit (the layout of cuda-lut and cuda-bitsliced).
 pub fn words32(width: usize) -> usize {
     width.div_ceil(32)

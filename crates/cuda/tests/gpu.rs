@@ -438,6 +438,88 @@ fn every_3d_engine_matches_the_oracle_on_awkward_sides_rules_and_depths() {
 }
 
 #[test]
+fn every_3d_engine_matches_the_oracle_on_slabs() {
+    if !have_gpu() {
+        return;
+    }
+    let oracle = find(cpu::ENGINES_3D, "cpu-scalar").unwrap();
+    // Slabs of X planes of side M, X ≠ M, where x wraps at X: fewer and more planes than the
+    // side, and than the 16-plane depth of the streaming kernels.
+    for (i, &(planes, side)) in [(1, 5), (3, 33), (20, 17), (17, 64), (40, 65), (5, 200)]
+        .iter()
+        .enumerate()
+    {
+        let rule = Rule::parse(["B6/S567", "B4-6/S3-8", "B0,2/S1,26"][i % 3]).unwrap();
+        let lines = density_soup(side, planes * side, 0.3, i as u64).unwrap();
+        let slab = gol_core::Cube::slab(lines).unwrap();
+        let gens = [5, 33][i % 2];
+        let expected = evolve(oracle, &slab, rule, gens).unwrap();
+        for spec in gol_cuda::ENGINES_3D {
+            let got = evolve(spec, &slab, rule, gens).unwrap();
+            assert_eq!(
+                expected.first_difference(&got),
+                None,
+                "{} on a {planes}x{side}x{side} slab, {rule}, {gens} gens",
+                spec.name
+            );
+            assert_eq!(got.planes(), planes);
+        }
+    }
+}
+
+#[test]
+fn cube_slabs_on_every_gpu_match_the_oracle() {
+    if !have_gpu() {
+        return;
+    }
+    use gol_core::Engine;
+    let oracle = find(cpu::ENGINES_3D, "cpu-scalar").unwrap();
+    let gpus = gol_cuda::device::device_count().unwrap();
+    let spec = find(gol_cuda::ENGINES_3D, "cuda-bitsliced").unwrap();
+    for (i, &(side, parts, depth, gens)) in [
+        (17, 5, 2, 9),
+        (33, 3, 4, 23),
+        (64, 4, 16, 70),
+        (130, 2, 64, 100),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let rule = Rule::parse(["B6/S567", "B4-6/S3-8", "B5-7/S4-9", "B0,2/S1,26"][i]).unwrap();
+        let cube = gol_core::Cube::density_soup(side, 0.3, i as u64).unwrap();
+        let expected = evolve(oracle, &cube, rule, gens).unwrap();
+        for peer in [false, true] {
+            let engines = (0..parts)
+                .map(|p| {
+                    let options = EngineOptions {
+                        device: p % gpus,
+                        ..Default::default()
+                    };
+                    (spec.create)(&options).unwrap()
+                })
+                .collect();
+            let mut split = gol_core::slab::Decomposed::new(engines, depth).unwrap();
+            if peer {
+                let peers = gol_cuda::peer::Peers::open(gpus).unwrap();
+                split = split.with_peer_copy(Box::new(peers));
+            }
+            split.load(&cube, rule).unwrap();
+            split.step(gens / 2).unwrap();
+            split.step(gens - gens / 2).unwrap();
+            let details = split.details();
+            assert_eq!(details.contains("GPU to GPU"), peer, "{details}");
+            assert_eq!(split.population().unwrap(), expected.population());
+            let got = split.snapshot().unwrap();
+            assert_eq!(
+                expected.first_difference(&got),
+                None,
+                "side {side}, {parts} slabs over {gpus} GPU(s), {rule}, GPU to GPU: {peer}"
+            );
+        }
+    }
+}
+
+#[test]
 fn slabs_on_every_gpu_match_the_oracle() {
     if !have_gpu() {
         return;
