@@ -99,10 +99,10 @@ pub struct RunArgs {
     pub gpus: Option<Gpus>,
 
     /// Halo depth of a split run in layers (rows in 2D, planes in 3D): generations between two
-    /// exchanges (capped at the smallest slab).
-    #[arg(long, value_name = "LAYERS", default_value_t = gol_core::slab::DEFAULT_DEPTH,
+    /// exchanges (capped at the smallest slab) [default: 256 rows, 16 planes].
+    #[arg(long, value_name = "LAYERS",
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
-    pub halo: usize,
+    pub halo: Option<usize>,
 
     /// Write the state to FILE (atomically) every --checkpoint-every generations and at the
     /// end, to continue with --resume.
@@ -193,7 +193,7 @@ pub struct BenchArgs {
     #[arg(long, value_name = "all|N", value_parser = parse_gpus)]
     pub gpus: Option<Gpus>,
 
-    /// Halo depth of the split runs of --gpus, in layers (rows in 2D, planes in 3D).
+    /// Halo depth of the split runs of --gpus, in rows.
     #[arg(long, value_name = "LAYERS", default_value_t = gol_core::slab::DEFAULT_DEPTH,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..),
           requires = "gpus")]

@@ -15,6 +15,8 @@ pub trait Dimension: World {
     const DEFAULT_RULE: Rule;
     /// The superscript of the side in tables (`²` or `³`).
     const POWER: &'static str;
+    /// The halo depth of split runs where `--halo` is not given, in layers.
+    const DEFAULT_HALO: usize;
 
     /// All registered engines, fastest first: the CUDA ones, then the CPU ones.
     fn registry() -> Vec<EngineSpec<Self>>;
@@ -36,6 +38,7 @@ pub trait Dimension: World {
 impl Dimension for Grid {
     const DEFAULT_RULE: Rule = Rule::LIFE;
     const POWER: &'static str = "²";
+    const DEFAULT_HALO: usize = gol_core::slab::DEFAULT_DEPTH;
 
     fn registry() -> Vec<EngineSpec<Grid>> {
         gol_cuda::ENGINES
@@ -71,6 +74,7 @@ impl Dimension for Grid {
 impl Dimension for Cube {
     const DEFAULT_RULE: Rule = Rule::LIFE_3D;
     const POWER: &'static str = "³";
+    const DEFAULT_HALO: usize = gol_core::slab::DEFAULT_DEPTH_3D;
 
     fn registry() -> Vec<EngineSpec<Cube>> {
         gol_cuda::ENGINES_3D
@@ -166,7 +170,12 @@ pub fn create_split<W: Dimension>(
     };
     let gpus = gpu_count(gpus)?;
     Ok((
-        split::<W>(&args.engine, options, gpus, args.halo)?,
+        split::<W>(
+            &args.engine,
+            options,
+            gpus,
+            args.halo.unwrap_or(W::DEFAULT_HALO),
+        )?,
         Some(gpus),
     ))
 }

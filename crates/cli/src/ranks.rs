@@ -65,8 +65,9 @@ fn run_rank(world: &SimpleCommunicator, args: &RunArgs) -> Result<()> {
 fn run_rank_in<W: Build>(world: &SimpleCommunicator, args: &RunArgs) -> Result<()> {
     let start = Instant::now();
     let (rank, size) = (world.rank() as usize, world.size() as usize);
+    let halo = args.halo.unwrap_or(W::DEFAULT_HALO);
     let (slabs, problem) =
-        problem::slab::<W>(&args.problem, args.resume.as_deref(), size, rank, args.halo)?;
+        problem::slab::<W>(&args.problem, args.resume.as_deref(), size, rank, halo)?;
     let total = args.problem.gens;
     if problem.done > total {
         bail!("{} is beyond --gens {total}", problem.source.describe());

@@ -148,6 +148,14 @@ pub trait Engine<W: World = Grid>: Send {
         None
     }
 
+    /// Live cells in rows `first..first + rows` of the current state (the layout of
+    /// [`World::rows`]), where the engine counts them where they lie (on a GPU); `None` (the
+    /// default) where reading them with [`Engine::read_rows`] is as good.
+    fn population_of_rows(&self, first: usize, rows: usize) -> Option<Result<u64>> {
+        let _ = (first, rows);
+        None
+    }
+
     /// `words` zeroed words of host memory for rows that go through [`Engine::read_rows`] and
     /// [`Engine::write_rows`] again and again, as halos do: page-locked for engines that copy
     /// them across a bus (so that the copies go straight to the device), plain memory by

@@ -274,6 +274,40 @@ impl BitCells {
         )
     }
 
+    /// Live cells in rows `first..first + rows`, counted on the device.
+    fn count_rows(&self, stream: &Arc<CudaStream>, first: usize, rows: usize) -> Result<u64> {
+        let wpr = gol_core::grid::words_per_row(self.width);
+        let range = crate::engine::row_range(self.width, self.height, first, rows * wpr)?;
+        let cells = self.cells.slice(range);
+        let mut total = stream.alloc_zeros::<u64>(1)?;
+        let (w, _, stride, nw) = self.shape();
+        let h = rows as i32;
+        let threads = 256u32;
+        let blocks = (nw as u64 * rows as u64)
+            .div_ceil(threads as u64)
+            .clamp(1, 8 * self.sms as u64) as u32;
+        let cfg = LaunchConfig {
+            grid_dim: (blocks, 1, 1),
+            block_dim: (threads, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: population takes (const unsigned int* cells, int w, int h, int stride,
+        // int nw, unsigned long long* total); `cells` holds h rows of `stride` 32-bit words and
+        // `total` one 64-bit counter.
+        unsafe {
+            stream
+                .launch_builder(&self.count)
+                .arg(&cells)
+                .arg(&w)
+                .arg(&h)
+                .arg(&stride)
+                .arg(&nw)
+                .arg(&mut total)
+                .launch(cfg)?;
+        }
+        Ok(stream.clone_dtoh(&total)?[0])
+    }
+
     /// Queues one launch of `DEPTHS[k]` generations.
     fn launch(&mut self, stream: &Arc<CudaStream>, k: usize) -> Result<()> {
         let (mut w, mut h, mut stride, mut nw) = self.shape();
@@ -532,32 +566,16 @@ impl Backend for BitCells {
     }
 
     fn population(&self, stream: &Arc<CudaStream>) -> Result<u64> {
-        let mut total = stream.alloc_zeros::<u64>(1)?;
-        let (w, h, stride, nw) = self.shape();
-        let threads = 256u32;
-        let blocks = (nw as u64 * h as u64)
-            .div_ceil(threads as u64)
-            .min(8 * self.sms as u64) as u32;
-        let cfg = LaunchConfig {
-            grid_dim: (blocks, 1, 1),
-            block_dim: (threads, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        // SAFETY: population takes (const unsigned int* cells, int w, int h, int stride,
-        // int nw, unsigned long long* total); `cells` holds h rows of `stride` 32-bit words and
-        // `total` one 64-bit counter.
-        unsafe {
-            stream
-                .launch_builder(&self.count)
-                .arg(&self.cells)
-                .arg(&w)
-                .arg(&h)
-                .arg(&stride)
-                .arg(&nw)
-                .arg(&mut total)
-                .launch(cfg)?;
-        }
-        Ok(stream.clone_dtoh(&total)?[0])
+        self.count_rows(stream, 0, self.height)
+    }
+
+    fn population_of_rows(
+        &self,
+        stream: &Arc<CudaStream>,
+        first: usize,
+        rows: usize,
+    ) -> Option<Result<u64>> {
+        Some(self.count_rows(stream, first, rows))
     }
 
     fn starts_early(&self) -> bool {

@@ -70,6 +70,40 @@ impl CubeCells {
         stride_bytes(self.layout, self.side)
     }
 
+    /// Live cells in the bytes `range` of the current buffer (whole 32-bit words, padding bits
+    /// zero), counted by `count` (cube_population).
+    fn count_bytes(
+        &self,
+        stream: &Arc<CudaStream>,
+        count: &CudaFunction,
+        range: std::ops::Range<usize>,
+    ) -> Result<u64> {
+        let mut total = stream.alloc_zeros::<u64>(1)?;
+        let words = (range.len() / 4) as i64;
+        let threads = 256u32;
+        let blocks = (words as u64)
+            .div_ceil(threads as u64)
+            .clamp(1, 8 * self.sms as u64) as u32;
+        let cfg = LaunchConfig {
+            grid_dim: (blocks, 1, 1),
+            block_dim: (threads, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let cells = self.cells.slice(range);
+        // SAFETY: cube_population takes (const unsigned* cells, long long words, unsigned long
+        // long* total); `cells` holds `words` 32-bit words (padding bits zero) and `total` one
+        // 64-bit counter.
+        unsafe {
+            stream
+                .launch_builder(count)
+                .arg(&cells)
+                .arg(&words)
+                .arg(&mut total)
+                .launch(cfg)?;
+        }
+        Ok(stream.clone_dtoh(&total)?[0])
+    }
+
     /// The bytes of rows `first..` (lines of the host layout) that `words` words cover; only
     /// for [`Layout::Bits`], whose lines are the host's.
     fn row_bytes(&self, first: usize, words: usize) -> Result<std::ops::Range<usize>> {
@@ -286,32 +320,24 @@ impl Backend for CubeCells {
     }
 
     fn population(&self, stream: &Arc<CudaStream>) -> Result<u64> {
-        let Some(count) = &self.count else {
-            return Ok(self.download(stream)?.population());
-        };
-        let mut total = stream.alloc_zeros::<u64>(1)?;
-        let words = (self.cells.len() / 4) as i64;
-        let threads = 256u32;
-        let blocks = (words as u64)
-            .div_ceil(threads as u64)
-            .clamp(1, 8 * self.sms as u64) as u32;
-        let cfg = LaunchConfig {
-            grid_dim: (blocks, 1, 1),
-            block_dim: (threads, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        // SAFETY: cube_population takes (const unsigned* cells, long long words, unsigned long
-        // long* total); `cells` holds `words` 32-bit words (padding bits zero) and `total` one
-        // 64-bit counter.
-        unsafe {
-            stream
-                .launch_builder(count)
-                .arg(&self.cells)
-                .arg(&words)
-                .arg(&mut total)
-                .launch(cfg)?;
+        match &self.count {
+            Some(count) => self.count_bytes(stream, count, 0..self.cells.len()),
+            None => Ok(self.download(stream)?.population()),
         }
-        Ok(stream.clone_dtoh(&total)?[0])
+    }
+
+    fn population_of_rows(
+        &self,
+        stream: &Arc<CudaStream>,
+        first: usize,
+        rows: usize,
+    ) -> Option<Result<u64>> {
+        let count = self.count.as_ref()?;
+        let wpr = gol_core::grid::words_per_row(self.side);
+        Some(
+            self.row_bytes(first, rows * wpr)
+                .and_then(|range| self.count_bytes(stream, count, range)),
+        )
     }
 
     fn starts_early(&self) -> bool {

@@ -124,6 +124,17 @@ pub trait Backend: Sized {
         let _ = (stream, first, rows);
         None
     }
+    /// Live cells in rows `first..first + rows` of the state (the host layout's rows); `None`
+    /// as for [`Backend::read_rows`].
+    fn population_of_rows(
+        &self,
+        stream: &Arc<CudaStream>,
+        first: usize,
+        rows: usize,
+    ) -> Option<Result<u64>> {
+        let _ = (stream, first, rows);
+        None
+    }
     /// Whether each launch may start before the previous one ends ([`crate::launch`]); such
     /// backends launch directly rather than through graphs, which measured no faster with it.
     fn starts_early(&self) -> bool {
@@ -282,6 +293,15 @@ impl<B: Backend + Send> Engine<B::World> for GpuEngine<B> {
             Some(read) => Ok(read?),
             None => Err(gol_core::engine::no_slabs(self.name)),
         }
+    }
+
+    fn population_of_rows(&self, first: usize, rows: usize) -> Option<gol_core::Result<u64>> {
+        let backend = match self.backend() {
+            Ok(backend) => backend,
+            Err(e) => return Some(Err(e.into())),
+        };
+        let counted = backend.population_of_rows(&self.stream, first, rows)?;
+        Some(counted.map_err(Into::into))
     }
 
     fn host_rows(&self, words: usize) -> gol_core::Result<HostRows> {

@@ -4,7 +4,9 @@
 //! Each copy goes straight from the sending GPU's memory to the receiving GPU's
 //! (`cuMemcpyPeerAsync`). Where two GPUs can reach each other's memory (NVLink or PCIe peer
 //! access), access is enabled both ways when the GPUs are opened and the copy is one transfer;
-//! otherwise the driver stages it through the host. NCCL is not used: a halo exchange is a
+//! otherwise the driver stages it through the host. The engines' buffers come from each GPU's
+//! stream-ordered memory pool (cudarc allocates with `cuMemAllocAsync`), which context peer
+//! access does not cover: the other GPUs are granted access to each pool as well. NCCL is not used: a halo exchange is a
 //! handful of copies between neighbours, which the driver does directly.
 
 use std::sync::Arc;
@@ -51,6 +53,7 @@ impl Peers {
                     CUresult::CUDA_SUCCESS | CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED => {}
                     error => error.result()?,
                 }
+                grant_pool_access(b, a)?;
             }
         }
         let streams = gpus
@@ -100,6 +103,23 @@ impl Peers {
         }
         Ok(())
     }
+}
+
+/// Lets `reader` access the memory that `owner`'s current memory pool hands out.
+fn grant_pool_access(owner: &Gpu, reader: &Gpu) -> Result<()> {
+    let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+    // SAFETY: `owner`'s device is a valid ordinal; `pool` is a live handle slot.
+    unsafe { sys::cuDeviceGetMemPool(&mut pool, owner.ctx.cu_device()) }.result()?;
+    let access = sys::CUmemAccessDesc {
+        location: sys::CUmemLocation {
+            type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
+            id: reader.ctx.ordinal() as i32,
+        },
+        flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+    };
+    // SAFETY: `pool` is the owner's live pool; the descriptor array holds one valid entry.
+    unsafe { sys::cuMemPoolSetAccess(pool, &access, 1) }.result()?;
+    Ok(())
 }
 
 impl PeerCopy for Peers {
