@@ -66,7 +66,9 @@ fn counts(most: usize) -> Vec<usize> {
 /// Runs the scaling measurements `args` asks for over `gpus`.
 pub fn scaling(args: &BenchArgs, gpus: Gpus) -> Result<()> {
     if args.dim != 2 {
-        anyhow::bail!("--gpus splits 2D tori only; measure 3D engines without it");
+        anyhow::bail!(
+            "bench --gpus measures 2D scaling only; time a split cube with gol run --dim 3 --gpus N"
+        );
     }
     let name = match args.engines.as_slice() {
         [] => "cuda-bitsliced",

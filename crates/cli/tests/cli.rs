@@ -383,7 +383,7 @@ fn bench_over_gpus_reports_weak_and_strong_scaling_or_says_why_not() {
         }
     }
     assert!(error_of(&["bench", "--halo", "8"]).contains("--gpus"));
-    assert!(error_of(&["bench", "--gpus", "1", "--dim", "3"]).contains("2D tori only"));
+    assert!(error_of(&["bench", "--gpus", "1", "--dim", "3"]).contains("2D scaling only"));
 }
 
 #[test]
