@@ -141,8 +141,8 @@ pub trait Engine<W: World = Grid>: Send {
     /// Where rows `first..first + rows` of the current state lie in GPU memory, in the layout
     /// of [`World::rows`], so that another GPU can copy them without the host
     /// ([`crate::slab::PeerCopy`]). `None` (the default) where the state is not kept that way.
-    /// The engine first waits for the work it queued, so the rows hold their final values
-    /// when this returns.
+    /// Nothing is waited for: the rows hold these generations' values once the work queued on
+    /// [`DeviceRows::queue`] so far has run.
     fn device_rows(&self, first: usize, rows: usize) -> Option<Result<DeviceRows>> {
         let _ = (first, rows);
         None
@@ -154,6 +154,19 @@ pub trait Engine<W: World = Grid>: Send {
     fn population_of_rows(&self, first: usize, rows: usize) -> Option<Result<u64>> {
         let _ = (first, rows);
         None
+    }
+
+    /// Queues `generations` generations without waiting for them, where the engine runs on a
+    /// device with a queue of work ([`DeviceRows::queue`]); everything else the engine does
+    /// comes after them. By default the same as [`Engine::step`].
+    fn queue(&mut self, generations: u64) -> Result<()> {
+        self.step(generations)
+    }
+
+    /// Waits for the work [`Engine::queue`] left running, and accounts for its time in
+    /// [`Engine::timings`]. By default nothing to wait for.
+    fn wait(&mut self) -> Result<()> {
+        Ok(())
     }
 
     /// `words` zeroed words of host memory for rows that go through [`Engine::read_rows`] and
@@ -186,6 +199,9 @@ pub struct DeviceRows {
     pub address: u64,
     /// Length in bytes.
     pub bytes: usize,
+    /// The engine's queue of device work (a CUDA stream handle): the rows hold their values
+    /// once the work queued there so far has run, and work queued there later may change them.
+    pub queue: u64,
 }
 
 /// Host memory for rows that travel between engines ([`Engine::host_rows`]): ordinary memory,

@@ -27,8 +27,12 @@
 //!
 //! [`Decomposed`] exchanges halos GPU to GPU where it was given a [`PeerCopy`] and every part
 //! keeps its rows on a GPU ([`Engine::device_rows`]): 2 copies of d layers per part, straight
-//! from the sender's interior into the receiver's halo. Otherwise the rows go through host
-//! memory ([`Slab::outgoing`], [`Slab::incoming`]), as they do between MPI ranks.
+//! from the sender's interior into the receiver's halo. Then nothing waits on the host between
+//! rounds: each GPU's rounds and copies are queued ([`Engine::queue`]) with the copies ordered
+//! after the neighbours' rounds on the GPUs themselves, so a GPU starts its next round as soon
+//! as its own halos have arrived. Otherwise the rows go through host memory
+//! ([`Slab::outgoing`], [`Slab::incoming`]) after every part has finished its round, as they do
+//! between MPI ranks.
 
 use std::ops::Range;
 use std::time::Instant;
@@ -187,14 +191,20 @@ impl Slabs {
 /// Copies rows from GPU to GPU without the host (the CUDA crate's peer copies), for the
 /// exchanges of [`Decomposed`].
 pub trait PeerCopy: Send + Sync {
-    /// Waits for all work queued on the GPUs involved, copies each `(from, to)` pair, and
-    /// returns once every copy is done.
+    /// Queues a copy of each `(from, to)` pair after the work queued so far on both ranges'
+    /// queues ([`DeviceRows::queue`]), and makes the work queued later on the sender's queue
+    /// wait for it (the sender must not overwrite rows still being read). Returns without
+    /// waiting.
     ///
     /// # Safety
-    /// Each range must lie within one live allocation of its GPU, `from` and `to` must have the
-    /// same length, no `to` range may overlap any other range of the call, and nothing may
-    /// queue work on the GPUs while the call runs.
+    /// Each range must lie within one live allocation of its GPU that stays alive until the
+    /// copies have run, each queue must be a live stream of that GPU, `from` and `to` must have
+    /// the same length, and no `to` range may overlap any other range of the call.
     unsafe fn copy(&self, pairs: &[(DeviceRows, DeviceRows)]) -> Result<()>;
+
+    /// The time the copies queued since the last call took on the GPUs, in seconds (the
+    /// largest total of any receiving GPU), once their queues have run them; forgets them.
+    fn take_seconds(&self) -> Result<f64>;
 
     /// How the copies travel, for reports.
     fn describe(&self) -> String;
@@ -400,9 +410,19 @@ impl<W: World> Decomposed<W> {
         self
     }
 
-    fn exchange(&mut self) -> Result<()> {
-        let start = Instant::now();
-        if !self.exchange_on_gpus()? {
+    /// Whether halos go GPU to GPU: there is a [`PeerCopy`] and every part keeps its rows on a
+    /// GPU.
+    fn on_gpus(&self) -> bool {
+        self.peer.is_some() && self.parts.iter().all(|part| part.device_halos().is_some())
+    }
+
+    /// Refreshes every halo: queued GPU to GPU where `on_gpus`, else through host memory once
+    /// every part has finished its round.
+    fn exchange(&mut self, on_gpus: bool) -> Result<()> {
+        if on_gpus {
+            self.exchange_on_gpus()?;
+        } else {
+            let start = Instant::now();
             each(&mut self.parts, |_, part| part.outgoing().map(drop))?;
             // Lent out while the parts take in their neighbours' rows, then handed back.
             let outgoing: Vec<Outgoing> = (self.parts.iter_mut())
@@ -417,26 +437,18 @@ impl<W: World> Decomposed<W> {
                 part.sent = sent;
             }
             received?;
+            self.exchange_seconds += start.elapsed().as_secs_f64();
         }
-        self.exchange_seconds += start.elapsed().as_secs_f64();
         self.stale = false;
         Ok(())
     }
 
-    /// The halo exchange GPU to GPU; false (nothing done) where it cannot be.
-    fn exchange_on_gpus(&self) -> Result<bool> {
-        let Some(peer) = &self.peer else {
-            return Ok(false);
-        };
-        let Some(halos) = self
-            .parts
-            .iter()
-            .map(Slab::device_halos)
-            .collect::<Option<Result<Vec<_>>>>()
-        else {
-            return Ok(false);
-        };
-        let halos = halos?;
+    /// Queues the halo exchange GPU to GPU (see [`Decomposed::on_gpus`]).
+    fn exchange_on_gpus(&self) -> Result<()> {
+        let peer = self.peer.as_ref().expect("on GPUs");
+        let halos = (self.parts.iter())
+            .map(|part| part.device_halos().expect("on GPUs"))
+            .collect::<Result<Vec<_>>>()?;
         let n = halos.len();
         let pairs: Vec<(DeviceRows, DeviceRows)> = (0..n)
             .flat_map(|p| {
@@ -447,15 +459,13 @@ impl<W: World> Decomposed<W> {
                 ]
             })
             .collect();
-        // SAFETY: every range was given by a part's engine for its own state, which lives as
-        // long as `self` and which nothing else can reach while `&self` is borrowed here (the
-        // parts run only inside `step`, which needs `&mut self`). Each range is d whole rows of
-        // one slab's width (d the rows of a halo). The receiving ranges are the halos, rows
-        // 0..d and d+h..2d+h of an extended slab; the sending ranges are interior rows d..2d
-        // and h..h+d, and d ≤ h, so no halo overlaps another range of the call. `copy` itself
-        // waits for the queued work.
-        unsafe { peer.copy(&pairs)? };
-        Ok(true)
+        // SAFETY: every range and queue was given by a part's engine for its own state and
+        // stream, which live as long as `self`, and `step` waits for every part before it
+        // returns, so the copies run while they are alive. Each range is d whole rows of one
+        // slab's width (d the rows of a halo). The receiving ranges are the halos, rows 0..d and
+        // d+h..2d+h of an extended slab; the sending ranges are interior rows d..2d and h..h+d,
+        // and d ≤ h, so no halo overlaps another range of the call.
+        unsafe { peer.copy(&pairs) }
     }
 
     /// How halos travel, for reports.
@@ -506,12 +516,24 @@ impl<W: World> Engine<W> for Decomposed<W> {
 
     fn step(&mut self, generations: u64) -> Result<()> {
         let rounds: Vec<u64> = self.slabs()?.rounds(generations).collect();
+        let on_gpus = self.on_gpus();
         for k in rounds {
             if self.stale {
-                self.exchange()?;
+                self.exchange(on_gpus)?;
             }
-            each(&mut self.parts, |_, part| part.advance(k))?;
+            if on_gpus {
+                // Each part's launches queued from a thread of its own (queuing them costs the
+                // host about as much as the GPU takes to run them); nothing here waits for a
+                // GPU, so the threads run ahead of the GPUs.
+                each(&mut self.parts, |_, part| part.engine.queue(k))?;
+            } else {
+                each(&mut self.parts, |_, part| part.advance(k))?;
+            }
             self.stale = true;
+        }
+        if let (true, Some(peer)) = (on_gpus, &self.peer) {
+            each(&mut self.parts, |_, part| part.engine.wait())?;
+            self.exchange_seconds += peer.take_seconds()?;
         }
         Ok(())
     }
@@ -743,6 +765,7 @@ mod test {
                 device: 0,
                 address: base.wrapping_add(first * wpr) as u64,
                 bytes: rows * wpr * 8,
+                queue: 0,
             }))
         }
     }
@@ -766,6 +789,9 @@ mod test {
                 self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             }
             Ok(())
+        }
+        fn take_seconds(&self) -> Result<f64> {
+            Ok(0.0)
         }
         fn describe(&self) -> String {
             "by host copies".into()

@@ -4,8 +4,9 @@
 use std::cell::Cell;
 use std::sync::Arc;
 
+use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
-use cudarc::driver::{CudaGraph, CudaStream};
+use cudarc::driver::{CudaEvent, CudaGraph, CudaStream};
 use gol_core::engine::{DeviceRows, HostRows};
 use gol_core::{Cube, Engine, EngineOptions, Grid, Rule, World};
 
@@ -170,9 +171,66 @@ pub struct GpuEngine<B> {
     /// save); by default, unless the backend's launches start early.
     use_graphs: Option<bool>,
     timings: Cell<Timings>,
+    /// Recorded before the first generations [`Engine::queue`] left running, until
+    /// [`Engine::wait`] times them.
+    queued_since: Option<CudaEvent>,
 }
 
 impl<B: Backend> GpuEngine<B> {
+    /// Queues `generations` generations on the engine's stream (replaying graphs where they
+    /// pay) without waiting for them.
+    fn enqueue(&mut self, generations: u64) -> Result<()> {
+        let (stream, block) = (self.stream.clone(), self.block);
+        let backend = self
+            .backend
+            .as_mut()
+            .ok_or_else(|| CudaError::Refused(format!("{}: no grid loaded", self.name)))?;
+        let replays = if self.use_graphs.unwrap_or(!backend.starts_early()) {
+            generations / B::GRAPH_GENERATIONS
+        } else {
+            0
+        };
+        let slot = &mut self.graphs[self.parity];
+        if replays >= 2 && slot.is_none() {
+            *slot = capture(&stream, backend, block)?;
+        }
+        let graph = slot.as_ref().filter(|_| replays > 0);
+        let direct = if graph.is_some() {
+            generations % B::GRAPH_GENERATIONS
+        } else {
+            generations
+        };
+        if let Some(graph) = graph {
+            (0..replays).try_for_each(|_| graph.0.launch())?;
+        }
+        let swaps = backend.queue(&stream, block, direct)?;
+        self.parity ^= (swaps % 2) as usize;
+        Ok(())
+    }
+
+    /// [`Engine::queue`]: marks where the queued generations start, then queues them.
+    fn queue_timed(&mut self, generations: u64) -> Result<()> {
+        if self.queued_since.is_none() {
+            let start = (self.gpu.ctx).new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+            start.record(&self.stream)?;
+            self.queued_since = Some(start);
+        }
+        self.enqueue(generations)
+    }
+
+    /// [`Engine::wait`]: waits for what [`GpuEngine::queue_timed`] left running and adds its
+    /// time to the generation loop's.
+    fn settle(&mut self) -> Result<()> {
+        let Some(start) = self.queued_since.take() else {
+            return Ok(());
+        };
+        let stop = (self.gpu.ctx).new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+        stop.record(&self.stream)?;
+        let ms = start.elapsed_ms(&stop)?;
+        self.add(|t| t.generations += ms as f64 / 1e3);
+        Ok(())
+    }
+
     /// The engine `name`; fails where there is no GPU or the block is too large.
     pub fn new(name: &'static str, options: &EngineOptions) -> Result<GpuEngine<B>> {
         let gpu = gpu_on(options.device)?;
@@ -207,6 +265,7 @@ impl<B: Backend> GpuEngine<B> {
             parity: 0,
             use_graphs,
             timings: Cell::new(Timings::default()),
+            queued_since: None,
         })
     }
 
@@ -245,37 +304,19 @@ impl<B: Backend + Send> Engine<B::World> for GpuEngine<B> {
     }
 
     fn step(&mut self, generations: u64) -> gol_core::Result<()> {
-        let (stream, block) = (self.stream.clone(), self.block);
-        let backend = self
-            .backend
-            .as_mut()
-            .ok_or_else(|| CudaError::Refused(format!("{}: no grid loaded", self.name)))?;
-        let replays = if self.use_graphs.unwrap_or(!backend.starts_early()) {
-            generations / B::GRAPH_GENERATIONS
-        } else {
-            0
-        };
-        let slot = &mut self.graphs[self.parity];
-        if replays >= 2 && slot.is_none() {
-            *slot = capture(&stream, backend, block)?;
-        }
-        let graph = slot.as_ref().filter(|_| replays > 0);
-        let direct = if graph.is_some() {
-            generations % B::GRAPH_GENERATIONS
-        } else {
-            generations
-        };
-        let mut swaps = 0;
-        let seconds = time_on_device(&stream, || {
-            if let Some(graph) = graph {
-                (0..replays).try_for_each(|_| graph.0.launch())?;
-            }
-            swaps = backend.queue(&stream, block, direct)?;
-            Ok(())
-        })?;
-        self.parity ^= (swaps % 2) as usize;
+        self.wait()?;
+        let stream = self.stream.clone();
+        let seconds = time_on_device(&stream, || self.enqueue(generations))?;
         self.add(|t| t.generations += seconds);
         Ok(())
+    }
+
+    fn queue(&mut self, generations: u64) -> gol_core::Result<()> {
+        Ok(self.queue_timed(generations)?)
+    }
+
+    fn wait(&mut self) -> gol_core::Result<()> {
+        Ok(self.settle()?)
     }
 
     fn snapshot(&self) -> gol_core::Result<B::World> {
@@ -326,11 +367,6 @@ impl<B: Backend + Send> Engine<B::World> for GpuEngine<B> {
             Err(e) => return Some(Err(e.into())),
         };
         let found = backend.device_rows(&self.stream, first, rows)?;
-        // Only this engine's stream is waited for: a context-wide wait would break a graph
-        // being captured on another stream of the same GPU.
-        if let Err(e) = self.stream.synchronize() {
-            return Some(Err(CudaError::from(e).into()));
-        }
         Some(
             found
                 .map_err(Into::into)
@@ -338,6 +374,7 @@ impl<B: Backend + Send> Engine<B::World> for GpuEngine<B> {
                     device: self.gpu.ctx.ordinal(),
                     address,
                     bytes,
+                    queue: self.stream.cu_stream() as u64,
                 }),
         )
     }

@@ -2,17 +2,20 @@
 //! [`PeerCopy`] of [`gol_core::slab::Decomposed`].
 //!
 //! Each copy goes straight from the sending GPU's memory to the receiving GPU's
-//! (`cuMemcpyPeerAsync`). Where two GPUs can reach each other's memory (NVLink or PCIe peer
+//! (`cuMemcpyPeerAsync`), queued on the receiving engine's stream behind an event of the
+//! sender's, and the sender's stream waits for an event after the copy: the GPUs order the
+//! exchange among themselves and the host never waits for it. Where two GPUs can reach each other's memory (NVLink or PCIe peer
 //! access), access is enabled both ways when the GPUs are opened and the copy is one transfer;
 //! otherwise the driver stages it through the host. The engines' buffers come from each GPU's
 //! stream-ordered memory pool (cudarc allocates with `cuMemAllocAsync`), which context peer
 //! access does not cover: the other GPUs are granted access to each pool as well. NCCL is not used: a halo exchange is a
 //! handful of copies between neighbours, which the driver does directly.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-use cudarc::driver::sys::{self, CUresult};
-use cudarc::driver::CudaStream;
+use cudarc::driver::result;
+use cudarc::driver::sys::{self, CUevent_flags, CUresult};
+use cudarc::driver::CudaEvent;
 use gol_core::engine::DeviceRows;
 use gol_core::slab::PeerCopy;
 
@@ -23,10 +26,10 @@ use crate::error::{CudaError, Result};
 pub struct Peers {
     /// By ordinal: GPU `i` is `gpus[i]`.
     gpus: Vec<Arc<Gpu>>,
-    /// A stream of each GPU for the copies it receives.
-    streams: Vec<Arc<CudaStream>>,
     /// Whether every pair of GPUs has peer access (else some copies are staged by the driver).
     direct: bool,
+    /// Events around each queued copy, by receiving GPU, until [`PeerCopy::take_seconds`].
+    timed: Mutex<Vec<(usize, CudaEvent, CudaEvent)>>,
 }
 
 impl Peers {
@@ -56,14 +59,10 @@ impl Peers {
                 grant_pool_access(b, a)?;
             }
         }
-        let streams = gpus
-            .iter()
-            .map(|gpu| gpu.ctx.new_stream())
-            .collect::<std::result::Result<_, _>>()?;
         Ok(Peers {
             gpus,
-            streams,
             direct,
+            timed: Mutex::new(Vec::new()),
         })
     }
 
@@ -77,33 +76,64 @@ impl Peers {
         })
     }
 
-    fn copy_all(&self, pairs: &[(DeviceRows, DeviceRows)]) -> Result<()> {
+    /// See [`PeerCopy::copy`]; the same safety contract.
+    unsafe fn queue_all(&self, pairs: &[(DeviceRows, DeviceRows)]) -> Result<()> {
+        let mut timed = self.timed.lock().expect("no panic while held");
         for (from, to) in pairs {
             assert_eq!(from.bytes, to.bytes, "a peer copy moves equal lengths");
             let (source, target) = (self.gpu(from)?, self.gpu(to)?);
-            target.ctx.bind_to_thread()?;
-            // SAFETY: by the contract of `PeerCopy::copy`, both ranges lie in live allocations
-            // of their GPUs (whose contexts these are), have the same length, and the target
-            // overlaps nothing else copied now; the engines that own them have finished their
-            // work (`Engine::device_rows` waits for it) and queue none until the copy streams
-            // are synchronised below.
+            let (sender, receiver) = (from.queue as sys::CUstream, to.queue as sys::CUstream);
+            let sent = source.ctx.new_event(None)?;
+            let start = target
+                .ctx
+                .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+            let done = target
+                .ctx
+                .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+            // SAFETY: the queues are live streams of their GPUs (the contract of
+            // `PeerCopy::copy`), each event belongs to the context of the stream it is recorded
+            // on, and a stream may wait for an event of any context. By the contract, both
+            // ranges lie in live allocations of their GPUs, have the same length, and the target
+            // overlaps nothing else copied now. The copy runs on the receiver's stream after
+            // the sender's work so far (`sent`) and its own, so it reads final rows into a halo
+            // no kernel is reading; the sender's later work waits for `done`, so it cannot
+            // overwrite the rows before they are read.
             unsafe {
-                cudarc::driver::result::memcpy_peer_async(
+                source.ctx.bind_to_thread()?;
+                result::event::record(sent.cu_event(), sender)?;
+                target.ctx.bind_to_thread()?;
+                result::stream::wait_event(receiver, sent.cu_event(), WAIT)?;
+                result::event::record(start.cu_event(), receiver)?;
+                result::memcpy_peer_async(
                     target.ctx.cu_ctx(),
                     to.address,
                     source.ctx.cu_ctx(),
                     from.address,
                     from.bytes,
-                    self.streams[to.device].cu_stream(),
-                )
-            }?;
-        }
-        for stream in &self.streams {
-            stream.synchronize()?;
+                    receiver,
+                )?;
+                result::event::record(done.cu_event(), receiver)?;
+                source.ctx.bind_to_thread()?;
+                result::stream::wait_event(sender, done.cu_event(), WAIT)?;
+            }
+            timed.push((to.device, start, done));
         }
         Ok(())
     }
+
+    /// See [`PeerCopy::take_seconds`].
+    fn settle(&self) -> Result<f64> {
+        let timed = std::mem::take(&mut *self.timed.lock().expect("no panic while held"));
+        let mut per_gpu = vec![0.0f64; self.gpus.len()];
+        for (device, start, done) in &timed {
+            per_gpu[*device] += start.elapsed_ms(done)? as f64 / 1e3;
+        }
+        Ok(per_gpu.into_iter().fold(0.0, f64::max))
+    }
 }
+
+/// Flags of the streams' waits for events: none.
+const WAIT: sys::CUevent_wait_flags = sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT;
 
 /// Lets `reader` access the memory that `owner`'s current memory pool hands out.
 fn grant_pool_access(owner: &Gpu, reader: &Gpu) -> Result<()> {
@@ -124,7 +154,12 @@ fn grant_pool_access(owner: &Gpu, reader: &Gpu) -> Result<()> {
 
 impl PeerCopy for Peers {
     unsafe fn copy(&self, pairs: &[(DeviceRows, DeviceRows)]) -> gol_core::Result<()> {
-        Ok(self.copy_all(pairs)?)
+        // SAFETY: the caller keeps the contract of `PeerCopy::copy`, which `queue_all` shares.
+        Ok(unsafe { self.queue_all(pairs) }?)
+    }
+
+    fn take_seconds(&self) -> gol_core::Result<f64> {
+        Ok(self.settle()?)
     }
 
     fn describe(&self) -> String {
