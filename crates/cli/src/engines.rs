@@ -107,11 +107,13 @@ impl Dimension for Cube {
     }
 }
 
-/// The engine `name` (`auto`: cuda-bitsliced) on each of `gpus` GPUs, advancing one slab each
-/// with halos `halo` layers deep, exchanged GPU to GPU where the engine keeps its state there.
+/// The engine `name` (`auto`: cuda-bitsliced) advancing `parts` slabs with halos `halo`
+/// layers deep, the slabs going round `gpus` GPUs (one each where `parts` = `gpus`, as
+/// `--gpus` asks), halos exchanged GPU to GPU where the engine keeps its state there.
 pub fn split<W: Dimension>(
     name: &str,
     options: &EngineOptions,
+    parts: usize,
     gpus: usize,
     halo: usize,
 ) -> Result<Box<dyn Engine<W>>> {
@@ -120,9 +122,12 @@ pub fn split<W: Dimension>(
     } else {
         name
     };
-    let engines = (0..gpus)
-        .map(|device| {
-            let options = EngineOptions { device, ..*options };
+    let engines = (0..parts)
+        .map(|p| {
+            let options = EngineOptions {
+                device: p % gpus.max(1),
+                ..*options
+            };
             create::<W>(name, &options)
         })
         .collect::<Result<Vec<_>>>()?;
@@ -173,6 +178,7 @@ pub fn create_split<W: Dimension>(
         split::<W>(
             &args.engine,
             options,
+            gpus,
             gpus,
             args.halo.unwrap_or(W::DEFAULT_HALO),
         )?,

@@ -135,7 +135,7 @@ pub fn scaling(args: &BenchArgs, gpus: Gpus) -> Result<()> {
                 } else {
                     density_soup(size, height, DENSITY, SEED)?
                 };
-                let mut split = engines::split::<Grid>(name, &options, n, args.halo)?;
+                let mut split = engines::split::<Grid>(name, &options, n, n, args.halo)?;
                 split.load(&grid, rule)?;
                 drop(grid);
                 let sample = timed(split.as_mut())?;

@@ -9,7 +9,7 @@ use gol_core::seed::{density_soup, glibc_soup, SplitMix64};
 use gol_core::{Cube, EngineOptions, Grid, Rule};
 
 use crate::cli::VerifyArgs;
-use crate::engines::Dimension;
+use crate::engines::{self as registry, Dimension};
 
 /// What verifying a dimension needs beyond [`Dimension`].
 trait Checked: Dimension {
@@ -173,8 +173,95 @@ fn random_case<W: Dimension>(rng: &mut SplitMix64, rules: &[Rule], quick: bool) 
     }
 }
 
+/// Slabs of a split run under test: this many, or one per layer of smaller worlds.
+const SPLIT_PARTS: usize = 3;
+
+/// A split run under test ([`gol_core::slab::Decomposed`]): [`SPLIT_PARTS`] slabs of `engine`
+/// (fewer where the world has fewer layers) going round `gpus` GPUs, with shallow halos so that
+/// most cases exchange many times.
+struct Split<W> {
+    engine: &'static str,
+    gpus: usize,
+    halo: usize,
+    inner: Option<Box<dyn Engine<W>>>,
+}
+
+impl<W: Dimension> Split<W> {
+    fn inner(&self) -> gol_core::Result<&dyn Engine<W>> {
+        self.inner
+            .as_deref()
+            .ok_or_else(|| gol_core::Error::Engine("split run: nothing loaded".into()))
+    }
+}
+
+impl<W: Dimension> Engine<W> for Split<W> {
+    fn name(&self) -> &'static str {
+        self.engine
+    }
+
+    fn load(&mut self, world: &W, rule: Rule) -> gol_core::Result<()> {
+        let rows = world.rows();
+        let layers = rows.height() / W::layer_rows(rows.width());
+        let parts = SPLIT_PARTS.min(layers);
+        let options = EngineOptions::default();
+        let mut split = registry::split::<W>(self.engine, &options, parts, self.gpus, self.halo)
+            .map_err(|e| gol_core::Error::Engine(format!("{e:#}")))?;
+        split.load(world, rule)?;
+        self.inner = Some(split);
+        Ok(())
+    }
+
+    fn step(&mut self, generations: u64) -> gol_core::Result<()> {
+        (self.inner.as_deref_mut())
+            .ok_or_else(|| gol_core::Error::Engine("split run: nothing loaded".into()))?
+            .step(generations)
+    }
+
+    fn snapshot(&self) -> gol_core::Result<W> {
+        self.inner()?.snapshot()
+    }
+
+    fn population(&self) -> gol_core::Result<u64> {
+        self.inner()?.population()
+    }
+}
+
+/// The split runs under test: cpu-bitsliced, and cuda-bitsliced over every GPU here, where
+/// `engines` (the candidates) has them.
+fn split_candidates<W: Checked>(engines: &[Candidate<W>]) -> Vec<Candidate<W>> {
+    let gpus = gol_cuda::device::device_count().unwrap_or(0);
+    let halo = if W::AXES == 2 { 5 } else { 3 };
+    let has = |name: &str| engines.iter().any(|c| c.label.starts_with(name));
+    let mut list = Vec::new();
+    for (engine, gpus) in [("cpu-bitsliced", 1), ("cuda-bitsliced", gpus)] {
+        if !has(engine) || gpus == 0 {
+            continue;
+        }
+        let place = match engine {
+            "cuda-bitsliced" => format!(" over {gpus} GPU(s)"),
+            _ => String::new(),
+        };
+        list.push(Candidate {
+            label: format!(
+                "{engine} split {SPLIT_PARTS} ways{place}, {halo}-{} halos",
+                if W::AXES == 2 { "row" } else { "plane" }
+            ),
+            make: Box::new(move || {
+                Ok(Box::new(Split::<W> {
+                    engine,
+                    gpus,
+                    halo,
+                    inner: None,
+                }))
+            }),
+            slow: false,
+        });
+    }
+    list
+}
+
 /// Every engine of the dimension available here, with `cpu-bitsliced` once per instruction set
-/// of this CPU.
+/// of this CPU, and split runs of the bit-sliced engines ([`split_candidates`]).
 fn candidates<W: Checked>(only: &[String]) -> Vec<Candidate<W>> {
     let mut list = Vec::new();
     for spec in W::registry() {
@@ -200,6 +287,8 @@ fn candidates<W: Checked>(only: &[String]) -> Vec<Candidate<W>> {
             Err(e) => eprintln!("{} ({}): skipped: {e}", spec.name, W::DIMENSION),
         }
     }
+    let splits = split_candidates(&list);
+    list.extend(splits);
     list
 }
 
