@@ -2,9 +2,11 @@
 //! [`PeerCopy`] of [`gol_core::slab::Decomposed`].
 //!
 //! Each copy goes straight from the sending GPU's memory to the receiving GPU's
-//! (`cuMemcpyPeerAsync`), queued on the receiving engine's stream behind an event of the
-//! sender's, and the sender's stream waits for an event after the copy: the GPUs order the
-//! exchange among themselves and the host never waits for it. Where two GPUs can reach each other's memory (NVLink or PCIe peer
+//! (`cuMemcpyPeerAsync`), on a copy stream of the receiving GPU of its own, behind events of
+//! the sender's and the receiver's engine streams (both rounds done); both engine streams then
+//! wait for an event after the copy. The GPUs order the exchange among themselves and the host
+//! never waits for it; and since each copy waits only for the two GPUs it joins, a GPU's next
+//! round waits only for its neighbours' rounds, not for theirs' neighbours. Where two GPUs can reach each other's memory (NVLink or PCIe peer
 //! access), access is enabled both ways when the GPUs are opened and the copy is one transfer;
 //! otherwise the driver stages it through the host. The engines' buffers come from each GPU's
 //! stream-ordered memory pool (cudarc allocates with `cuMemAllocAsync`), which context peer
@@ -15,7 +17,7 @@ use std::sync::{Arc, Mutex};
 
 use cudarc::driver::result;
 use cudarc::driver::sys::{self, CUevent_flags, CUresult};
-use cudarc::driver::CudaEvent;
+use cudarc::driver::{CudaEvent, CudaStream};
 use gol_core::engine::DeviceRows;
 use gol_core::slab::PeerCopy;
 
@@ -30,6 +32,8 @@ pub struct Peers {
     direct: bool,
     /// Events around each queued copy, by receiving GPU, until [`PeerCopy::take_seconds`].
     timed: Mutex<Vec<(usize, CudaEvent, CudaEvent)>>,
+    /// Copy streams of each GPU, by ordinal: a call's k-th copy into a GPU runs on its k-th.
+    streams: Mutex<Vec<Vec<Arc<CudaStream>>>>,
 }
 
 impl Peers {
@@ -60,6 +64,7 @@ impl Peers {
             }
         }
         Ok(Peers {
+            streams: Mutex::new(vec![Vec::new(); gpus.len()]),
             gpus,
             direct,
             timed: Mutex::new(Vec::new()),
@@ -77,44 +82,80 @@ impl Peers {
     }
 
     /// See [`PeerCopy::copy`]; the same safety contract.
+    ///
+    /// In three passes, so that no copy waits for more than the two rounds it joins: an event
+    /// after the work so far on every engine stream involved; each copy on a copy stream of its
+    /// receiving GPU after the events of its two streams; then both engine streams of each copy
+    /// wait for it.
     unsafe fn queue_all(&self, pairs: &[(DeviceRows, DeviceRows)]) -> Result<()> {
         let mut timed = self.timed.lock().expect("no panic while held");
+        let mut streams = self.streams.lock().expect("no panic while held");
+        let mut rounds_done: Vec<(u64, CudaEvent)> = Vec::new();
+        for rows in pairs.iter().flat_map(|(from, to)| [from, to]) {
+            if rounds_done.iter().all(|(queue, _)| *queue != rows.queue) {
+                let gpu = self.gpu(rows)?;
+                let event = gpu.ctx.new_event(None)?;
+                gpu.ctx.bind_to_thread()?;
+                // SAFETY: the queue is a live stream of this GPU (the contract of
+                // `PeerCopy::copy`), whose context the event belongs to.
+                unsafe { result::event::record(event.cu_event(), rows.queue as sys::CUstream) }?;
+                rounds_done.push((rows.queue, event));
+            }
+        }
+        let done_of = |queue: u64| {
+            let (_, event) = (rounds_done.iter().find(|(q, _)| *q == queue)).expect("recorded");
+            event.cu_event()
+        };
+        let mut used = vec![0usize; self.gpus.len()];
+        let mut copied = Vec::with_capacity(pairs.len());
         for (from, to) in pairs {
             assert_eq!(from.bytes, to.bytes, "a peer copy moves equal lengths");
             let (source, target) = (self.gpu(from)?, self.gpu(to)?);
-            let (sender, receiver) = (from.queue as sys::CUstream, to.queue as sys::CUstream);
-            let sent = source.ctx.new_event(None)?;
+            let mine = &mut streams[to.device];
+            if mine.len() == used[to.device] {
+                mine.push(target.ctx.new_stream()?);
+            }
+            let copier = mine[used[to.device]].cu_stream();
+            used[to.device] += 1;
             let start = target
                 .ctx
                 .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
             let done = target
                 .ctx
                 .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
-            // SAFETY: the queues are live streams of their GPUs (the contract of
-            // `PeerCopy::copy`), each event belongs to the context of the stream it is recorded
-            // on, and a stream may wait for an event of any context. By the contract, both
-            // ranges lie in live allocations of their GPUs, have the same length, and the target
-            // overlaps nothing else copied now. The copy runs on the receiver's stream after
-            // the sender's work so far (`sent`) and its own, so it reads final rows into a halo
-            // no kernel is reading; the sender's later work waits for `done`, so it cannot
-            // overwrite the rows before they are read.
+            target.ctx.bind_to_thread()?;
+            // SAFETY: `copier` is a live stream of the receiving GPU, whose context `start` and
+            // `done` belong to, and a stream may wait for an event of any context. By the
+            // contract, both ranges lie in live allocations of their GPUs, have the same length,
+            // and the target overlaps nothing else copied now. The copy runs after the sender's
+            // work so far (its rows are final) and the receiver's (no kernel reads the halo any
+            // more).
             unsafe {
-                source.ctx.bind_to_thread()?;
-                result::event::record(sent.cu_event(), sender)?;
-                target.ctx.bind_to_thread()?;
-                result::stream::wait_event(receiver, sent.cu_event(), WAIT)?;
-                result::event::record(start.cu_event(), receiver)?;
+                result::stream::wait_event(copier, done_of(from.queue), WAIT)?;
+                result::stream::wait_event(copier, done_of(to.queue), WAIT)?;
+                result::event::record(start.cu_event(), copier)?;
                 result::memcpy_peer_async(
                     target.ctx.cu_ctx(),
                     to.address,
                     source.ctx.cu_ctx(),
                     from.address,
                     from.bytes,
-                    receiver,
+                    copier,
                 )?;
-                result::event::record(done.cu_event(), receiver)?;
+                result::event::record(done.cu_event(), copier)?;
+            }
+            copied.push((from, to, source, target, start, done));
+        }
+        for (from, to, source, target, start, done) in copied {
+            // SAFETY: the queues are live streams of their GPUs and may wait for an event of
+            // any context. Both engine streams wait for the copy before their later work, so
+            // the sender cannot overwrite the rows before they are read, nor the receiver read
+            // its halo before it is written.
+            unsafe {
+                target.ctx.bind_to_thread()?;
+                result::stream::wait_event(to.queue as sys::CUstream, done.cu_event(), WAIT)?;
                 source.ctx.bind_to_thread()?;
-                result::stream::wait_event(sender, done.cu_event(), WAIT)?;
+                result::stream::wait_event(from.queue as sys::CUstream, done.cu_event(), WAIT)?;
             }
             timed.push((to.device, start, done));
         }
