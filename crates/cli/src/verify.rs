@@ -186,12 +186,9 @@ struct Split<W> {
     inner: Option<Box<dyn Engine<W>>>,
 }
 
-impl<W: Dimension> Split<W> {
-    fn inner(&self) -> gol_core::Result<&dyn Engine<W>> {
-        self.inner
-            .as_deref()
-            .ok_or_else(|| gol_core::Error::Engine("split run: nothing loaded".into()))
-    }
+/// The engine of a loaded split run.
+fn loaded<T>(inner: Option<T>) -> gol_core::Result<T> {
+    inner.ok_or_else(|| gol_core::Error::Engine("split run: nothing loaded".into()))
 }
 
 impl<W: Dimension> Engine<W> for Split<W> {
@@ -212,17 +209,15 @@ impl<W: Dimension> Engine<W> for Split<W> {
     }
 
     fn step(&mut self, generations: u64) -> gol_core::Result<()> {
-        (self.inner.as_deref_mut())
-            .ok_or_else(|| gol_core::Error::Engine("split run: nothing loaded".into()))?
-            .step(generations)
+        loaded(self.inner.as_deref_mut())?.step(generations)
     }
 
     fn snapshot(&self) -> gol_core::Result<W> {
-        self.inner()?.snapshot()
+        loaded(self.inner.as_deref())?.snapshot()
     }
 
     fn population(&self) -> gol_core::Result<u64> {
-        self.inner()?.population()
+        loaded(self.inner.as_deref())?.population()
     }
 }
 

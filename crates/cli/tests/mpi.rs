@@ -248,6 +248,17 @@ fn checkpoints_do_not_depend_on_the_decomposition() {
     assert_eq!(std::fs::read(&whole).unwrap(), std::fs::read(&out).unwrap());
 }
 
+/// Each rank's state bytes and peak resident memory, from a report.
+fn rank_memory(report: &serde_json::Value) -> Vec<(u64, u64)> {
+    let list = |key: &str| -> Vec<u64> {
+        serde_json::from_value(report["ranks"][key].clone()).expect("a list of byte counts")
+    };
+    list("state_bytes")
+        .into_iter()
+        .zip(list("peak_rss_bytes"))
+        .collect()
+}
+
 #[test]
 fn each_rank_holds_only_its_slab() {
     let Some(mpirun) = mpirun() else { return };
@@ -270,9 +281,7 @@ fn each_rank_holds_only_its_slab() {
             "cpu-bitsliced",
         ],
     );
-    let state: Vec<u64> = serde_json::from_value(report["ranks"]["state_bytes"].clone()).unwrap();
-    let rss: Vec<u64> = serde_json::from_value(report["ranks"]["peak_rss_bytes"].clone()).unwrap();
-    for (rank, (&state, &rss)) in state.iter().zip(&rss).enumerate() {
+    for (rank, (state, rss)) in rank_memory(&report).into_iter().enumerate() {
         // Two buffers of half the rows plus two halos of the default depth.
         let halo = gol_core::slab::DEFAULT_DEPTH as u64;
         assert_eq!(state, 2 * (whole / 2 + 2 * halo * side / 8), "rank {rank}");
@@ -312,9 +321,7 @@ fn each_rank_holds_only_its_planes() {
         report["ranks"]["layers"],
         serde_json::json!([256, 256, 256, 256])
     );
-    let state: Vec<u64> = serde_json::from_value(report["ranks"]["state_bytes"].clone()).unwrap();
-    let rss: Vec<u64> = serde_json::from_value(report["ranks"]["peak_rss_bytes"].clone()).unwrap();
-    for (rank, (&state, &rss)) in state.iter().zip(&rss).enumerate() {
+    for (rank, (state, rss)) in rank_memory(&report).into_iter().enumerate() {
         assert_eq!(state, 2 * (256 + 2 * 8) * plane, "rank {rank}");
         assert!(rss < side * plane, "rank {rank} peaked at {rss} bytes");
     }

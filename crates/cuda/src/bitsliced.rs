@@ -282,15 +282,7 @@ impl BitCells {
         let mut total = stream.alloc_zeros::<u64>(1)?;
         let (w, _, stride, nw) = self.shape();
         let h = rows as i32;
-        let threads = 256u32;
-        let blocks = (nw as u64 * rows as u64)
-            .div_ceil(threads as u64)
-            .clamp(1, 8 * self.sms as u64) as u32;
-        let cfg = LaunchConfig {
-            grid_dim: (blocks, 1, 1),
-            block_dim: (threads, 1, 1),
-            shared_mem_bytes: 0,
-        };
+        let cfg = crate::engine::count_launch(nw as u64 * rows as u64, self.sms);
         // SAFETY: population takes (const unsigned int* cells, int w, int h, int stride,
         // int nw, unsigned long long* total); `cells` holds h rows of `stride` 32-bit words and
         // `total` one 64-bit counter.

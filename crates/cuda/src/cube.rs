@@ -80,15 +80,7 @@ impl CubeCells {
     ) -> Result<u64> {
         let mut total = stream.alloc_zeros::<u64>(1)?;
         let words = (range.len() / 4) as i64;
-        let threads = 256u32;
-        let blocks = (words as u64)
-            .div_ceil(threads as u64)
-            .clamp(1, 8 * self.sms as u64) as u32;
-        let cfg = LaunchConfig {
-            grid_dim: (blocks, 1, 1),
-            block_dim: (threads, 1, 1),
-            shared_mem_bytes: 0,
-        };
+        let cfg = crate::engine::count_launch(words as u64, self.sms);
         let cells = self.cells.slice(range);
         // SAFETY: cube_population takes (const unsigned* cells, long long words, unsigned long
         // long* total); `cells` holds `words` 32-bit words (padding bits zero) and `total` one

@@ -436,6 +436,21 @@ pub fn row_range(
     Ok(start..start + words)
 }
 
+/// The launch of a population-count kernel over `words` words: blocks of 256 threads striding
+/// over them, at most 8 per SM.
+pub fn count_launch(words: u64, sms: u32) -> cudarc::driver::LaunchConfig {
+    let threads = 256u32;
+    cudarc::driver::LaunchConfig {
+        grid_dim: (
+            words.div_ceil(threads as u64).clamp(1, 8 * sms as u64) as u32,
+            1,
+            1,
+        ),
+        block_dim: (threads, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
 /// 32-bit words per row of cells packed one per bit (the layout of cuda-lut and cuda-bitsliced).
 pub fn words32(width: usize) -> usize {
     width.div_ceil(32)

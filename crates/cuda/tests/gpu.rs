@@ -437,6 +437,32 @@ fn every_3d_engine_matches_the_oracle_on_awkward_sides_rules_and_depths() {
     }
 }
 
+/// `parts` slabs of `spec`'s engine going round `gpus` GPUs, with halos `depth` layers deep,
+/// exchanged GPU to GPU with `peer`, else through host memory.
+fn split_over_gpus<W: gol_core::World>(
+    spec: &gol_core::engine::EngineSpec<W>,
+    parts: usize,
+    gpus: usize,
+    depth: usize,
+    peer: bool,
+) -> gol_core::slab::Decomposed<W> {
+    let engines = (0..parts)
+        .map(|p| {
+            let options = EngineOptions {
+                device: p % gpus,
+                ..Default::default()
+            };
+            (spec.create)(&options).unwrap()
+        })
+        .collect();
+    let split = gol_core::slab::Decomposed::new(engines, depth).unwrap();
+    if peer {
+        split.with_peer_copy(Box::new(gol_cuda::peer::Peers::open(gpus).unwrap()))
+    } else {
+        split
+    }
+}
+
 #[test]
 fn every_3d_engine_matches_the_oracle_on_slabs() {
     if !have_gpu() {
@@ -489,20 +515,7 @@ fn cube_slabs_on_every_gpu_match_the_oracle() {
         let cube = gol_core::Cube::density_soup(side, 0.3, i as u64).unwrap();
         let expected = evolve(oracle, &cube, rule, gens).unwrap();
         for peer in [false, true] {
-            let engines = (0..parts)
-                .map(|p| {
-                    let options = EngineOptions {
-                        device: p % gpus,
-                        ..Default::default()
-                    };
-                    (spec.create)(&options).unwrap()
-                })
-                .collect();
-            let mut split = gol_core::slab::Decomposed::new(engines, depth).unwrap();
-            if peer {
-                let peers = gol_cuda::peer::Peers::open(gpus).unwrap();
-                split = split.with_peer_copy(Box::new(peers));
-            }
+            let mut split = split_over_gpus(spec, parts, gpus, depth, peer);
             split.load(&cube, rule).unwrap();
             split.step(gens / 2).unwrap();
             split.step(gens - gens / 2).unwrap();
@@ -544,20 +557,7 @@ fn slabs_on_every_gpu_match_the_oracle() {
         let expected = evolve(oracle, &grid, rule, gens).unwrap();
         // Halos through host memory, then GPU to GPU.
         for peer in [false, true] {
-            let engines = (0..parts)
-                .map(|p| {
-                    let options = EngineOptions {
-                        device: p % gpus,
-                        ..Default::default()
-                    };
-                    (spec.create)(&options).unwrap()
-                })
-                .collect();
-            let mut split = gol_core::slab::Decomposed::new(engines, depth).unwrap();
-            if peer {
-                let peers = gol_cuda::peer::Peers::open(gpus).unwrap();
-                split = split.with_peer_copy(Box::new(peers));
-            }
+            let mut split = split_over_gpus(spec, parts, gpus, depth, peer);
             let got = {
                 use gol_core::Engine;
                 split.load(&grid, rule).unwrap();
