@@ -7,18 +7,23 @@
 //
 // A warp covers 32 consecutive words of a line, or for lines of fewer words, segments of the
 // smallest power of two of lanes >= the line's words, one line each (lanes past the line's end
-// hold its first words again, wrapping around): a shuffle within the segment and a shift give
-// every cell's z neighbours, and a segment's first and last lanes load their outer neighbour
-// word themselves. Each thread owns ROWS consecutive lines
-// y0..y0+ROWS-1 and streams along x through `depth` planes: per plane it loads ROWS + 2 lines
-// (one plane ahead of the one it computes, so that the loads overlap the arithmetic), forms
-// their z 3-sums (two bit planes), adds three of them into each owned line's plane sum (the
-// 3x3 sum in y and z, four bit planes), keeps the last two planes' sums, and adds three plane
-// sums into the 27-cell sum (five bit planes), from which the rule, a multiplexer tree whose
-// constant leaves the compiler folds, gives the next state.
+// hold its first words again, wrapping around). A rotating shuffle within the segment gives
+// each lane its neighbour words; where the segment is not a whole number of lines (a line of
+// more than 32 words, or of a number of words that is not a power of two) the segment's first
+// and last lanes load their outer neighbour word themselves (EDGES). Each thread owns ROWS
+// consecutive lines y0..y0+ROWS-1 and streams along x through `depth` planes: per plane it
+// loads ROWS + 2 lines (one plane ahead of the one it computes, so that the loads overlap the
+// arithmetic), forms their z 3-sums (two bit planes), adds three of them into each owned line's
+// plane sum (the 3x3 sum in y and z, four bit planes), and adds three planes' sums into the
+// 27-cell sum (five bit planes), from which the rule, a multiplexer tree whose constant leaves
+// the compiler folds, gives the next state. The three planes in play live in a ring of three
+// slots, and the loop over x is unrolled three times round the ring, so that no sums are moved
+// between registers.
+//
+// Addresses: every offset within a plane fits in 32 bits (a plane of M lines of stride words),
+// so each thread works out its lines' offsets once and each plane's first word once.
 
 #define ROWS 4
-
 
 __device__ __forceinline__ void full_add(unsigned a, unsigned b, unsigned c, unsigned &sum, unsigned &carry)
 {
@@ -64,70 +69,164 @@ __device__ __forceinline__ unsigned next_state(const unsigned t[5], unsigned ali
     return mux(t[4], v[1], v[0]);
 }
 
-// The words of one plane a thread needs: its ROWS + 2 lines' word at gw, and for lanes 0 and 31
-// the neighbour word outside the warp (left for lane 0, right for lane 31).
-struct Raw {
-    unsigned c[ROWS + 2];
-    unsigned edge[ROWS + 2];
+// What a thread works out once: where its words lie and how its z neighbours are formed.
+struct Lane {
+    unsigned off[ROWS + 2];  // word offsets of its lines' word within a plane
+    unsigned edge[ROWS + 2]; // (EDGES) the same for its outer neighbour word
+    int left, right;         // the lanes of its neighbour words, within the segment
+    bool first, last;        // (EDGES) whether it is its segment's first or last lane
+    bool loads_edge;         // (EDGES) whether it loads an outer neighbour word
+    unsigned west_shift;     // (PARTIAL) the bit of the left word that is the cell before bit 0
+    unsigned east_scale;     // (PARTIAL) 2^b, b the bit where the right word's bit 0 goes
 };
 
-// Issues the loads of one plane (`plane` points at its first word). Lane j of a segment of
-// `seg` lanes loads its outer neighbour word when it is the segment's first or last (a segment of
-// one lane needs none: its line is one word, its own neighbour).
-__device__ __forceinline__ void fetch(Raw &raw, const unsigned *plane, const long long line[ROWS + 2], int j,
-                                      int seg, int gw, int gw_left, int gw_right)
+// One plane's worth of a thread's lines: the words (kept one step past their sums, as the
+// centre plane's cells) and the owned lines' plane sums.
+struct Slot {
+    unsigned c[ROWS + 2];
+    unsigned e[ROWS + 2];
+    unsigned sum[ROWS][4];
+};
+
+// Plane x's first word. The pointer is passed through an empty asm so that the compiler keeps it
+// and adds each line's 32-bit offset to it, instead of redoing the 64-bit arithmetic of
+// x * plane + offset per line; that hides the pointer's address space, so the loads and stores
+// that use it name the global space themselves (__ldca, __stcg: plain cached loads, not the
+// read-only path, as the previous launch may still be writing when this one starts).
+__device__ __forceinline__ const unsigned *plane_at(const unsigned *cells, int x, unsigned long long plane)
 {
-    int outer = j == 0 ? gw_left : gw_right;
-    bool edge = seg > 1 && (j == 0 || j == seg - 1);
+    const unsigned *p = cells + x * plane;
+    asm("" : "+l"(p));
+    return p;
+}
+
+__device__ __forceinline__ unsigned *plane_at(unsigned *cells, int x, unsigned long long plane)
+{
+    unsigned *p = cells + x * plane;
+    asm("" : "+l"(p));
+    return p;
+}
+
+template <bool EDGES>
+__device__ __forceinline__ void fetch(Slot &s, const unsigned *__restrict__ plane, const Lane &l)
+{
 #pragma unroll
     for (int i = 0; i < ROWS + 2; ++i) {
-        const unsigned *words = plane + line[i];
-        raw.c[i] = words[gw];
-        raw.edge[i] = edge ? words[outer] : 0u;
+        s.c[i] = __ldca(plane + l.off[i]);
+        if (EDGES)
+            s.e[i] = l.loads_edge ? __ldca(plane + l.edge[i]) : 0u;
     }
 }
 
-// The plane sums of the owned lines of a fetched plane into `out`, their words into `state`.
-__device__ __forceinline__ void plane_sums(const Raw &raw, int j, int seg, int gw, int nw, int r,
-                                           unsigned below_r, unsigned out[ROWS][4], unsigned state[ROWS])
+// The plane sums of a fetched slot's owned lines.
+template <bool EDGES, bool PARTIAL>
+__device__ __forceinline__ void plane_sums(Slot &s, const Lane &l, int seg)
 {
     const unsigned all = 0xffffffffu;
     unsigned s0[ROWS + 2], s1[ROWS + 2];
 #pragma unroll
     for (int i = 0; i < ROWS + 2; ++i) {
-        unsigned c = raw.c[i];
-        unsigned lw = __shfl_up_sync(all, c, 1, seg);
-        unsigned rw = __shfl_down_sync(all, c, 1, seg);
-        if (seg == 1)
-            lw = rw = c;
-        else if (j == 0)
-            lw = raw.edge[i];
-        else if (j == seg - 1)
-            rw = raw.edge[i];
-        // The word left of word 0 is the line's last word, whose last cell is bit r.
-        unsigned west = (c << 1) | (gw == 0 ? (lw >> r) & 1u : lw >> 31);
-        unsigned east = gw == nw - 1 ? ((c >> 1) & below_r) | ((rw & 1u) << r) : __funnelshift_r(c, rw, 1);
+        unsigned c = s.c[i];
+        unsigned lw = __shfl_sync(all, c, l.left, seg);
+        unsigned rw = __shfl_sync(all, c, l.right, seg);
+        if (EDGES) {
+            lw = l.first ? s.e[i] : lw;
+            rw = l.last ? s.e[i] : rw;
+        }
+        unsigned west, east;
+        if (PARTIAL) {
+            // The line's last word holds r + 1 < 32 cells: its left neighbour's cell before
+            // bit 0 is bit r of that word (west_shift = r on a line's first word, else 31),
+            // and the right neighbour's bit 0 goes to bit r (east_scale = 2^r on a line's
+            // last word, else 2^31). Bits past r come out as junk, and the result is masked.
+            west = (c << 1) + (lw >> l.west_shift);
+            east = (c >> 1) + rw * l.east_scale;
+        } else {
+            west = __funnelshift_l(lw, c, 1);
+            east = __funnelshift_r(c, rw, 1);
+        }
         full_add(west, c, east, s0[i], s1[i]);
-        if (i >= 1 && i <= ROWS)
-            state[i - 1] = c;
     }
 #pragma unroll
     for (int i = 0; i < ROWS; ++i) {
         unsigned k2, twos, fours;
-        full_add(s0[i], s0[i + 1], s0[i + 2], out[i][0], k2);
+        full_add(s0[i], s0[i + 1], s0[i + 2], s.sum[i][0], k2);
         full_add(s1[i], s1[i + 1], s1[i + 2], twos, fours);
-        out[i][1] = twos ^ k2;
+        s.sum[i][1] = twos ^ k2;
         unsigned k4 = twos & k2;
-        out[i][2] = fours ^ k4;
-        out[i][3] = fours & k4;
+        s.sum[i][2] = fours ^ k4;
+        s.sum[i][3] = fours & k4;
     }
 }
 
-extern "C" __global__ void cube_bitsliced(const unsigned *cells, unsigned *next, int m, int planes,
-                                          int stride, int depth)
+// Plane x's next states from the sums of planes x-1 (a), x (b) and x+1 (c), b's words the
+// cells.
+template <bool PARTIAL>
+__device__ __forceinline__ void emit(const Slot &a, const Slot &b, const Slot &c, unsigned *__restrict__ plane,
+                                     const Lane &l, unsigned writes, unsigned keep)
+{
+#pragma unroll
+    for (int i = 0; i < ROWS; ++i) {
+        const unsigned *p = a.sum[i], *q = b.sum[i], *n = c.sum[i];
+        unsigned t[5], k1, k2, k2b, k3, k3b, k4, k4b, u1, u2, u3;
+        full_add(p[0], q[0], n[0], t[0], k1);
+        full_add(p[1], q[1], n[1], u1, k2);
+        t[1] = u1 ^ k1;
+        k2b = u1 & k1;
+        full_add(p[2], q[2], n[2], u2, k3);
+        full_add(u2, k2, k2b, t[2], k3b);
+        full_add(p[3], q[3], n[3], u3, k4);
+        full_add(u3, k3, k3b, t[3], k4b);
+        t[4] = k4 | k4b; // the sum is at most 27: never both
+        unsigned out = next_state(t, b.c[i + 1]);
+        if (PARTIAL)
+            out &= keep;
+        if ((writes >> i) & 1u)
+            __stcg(plane + l.off[i + 1], out);
+    }
+}
+
+// A thread's walk along x through planes [x, x1).
+template <bool EDGES, bool PARTIAL>
+struct Walk {
+    const unsigned *__restrict__ cells;
+    unsigned *__restrict__ next;
+    const Lane &lane;
+    int seg, planes, x, x1, ahead;
+    unsigned long long plane; // words per plane
+    unsigned writes, keep;    // which owned lines are written; the mask of valid cells
+
+    // Plane x from the ring (p, q, r) = (x-1 summed, x summed, x+1 fetched). p's words are no
+    // longer needed, so plane x+2 is fetched into p. Returns whether planes remain.
+    __device__ __forceinline__ bool step(Slot &p, Slot &q, Slot &r)
+    {
+        ahead = after(ahead, planes);
+        if (x + 1 < x1)
+            fetch<EDGES>(p, plane_at(cells, ahead, plane), lane);
+        plane_sums<EDGES, PARTIAL>(r, lane, seg);
+        emit<PARTIAL>(p, q, r, plane_at(next, x, plane), lane, writes, keep);
+        return ++x < x1;
+    }
+
+    __device__ __forceinline__ void run()
+    {
+        Slot a, b, c;
+        fetch<EDGES>(a, plane_at(cells, before(x, planes), plane), lane);
+        plane_sums<EDGES, PARTIAL>(a, lane, seg);
+        fetch<EDGES>(b, plane_at(cells, x, plane), lane);
+        plane_sums<EDGES, PARTIAL>(b, lane, seg);
+        // Software pipelining: the loads of plane x+1 are in flight while plane x is computed.
+        ahead = after(x, planes);
+        fetch<EDGES>(c, plane_at(cells, ahead, plane), lane);
+        while (step(a, b, c) && step(b, c, a) && step(c, a, b)) {
+        }
+    }
+};
+
+extern "C" __global__ void cube_bitsliced(const unsigned *__restrict__ cells, unsigned *__restrict__ next, int m,
+                                          int planes, int stride, int depth)
 {
     start_next_grid(); // see dependent.cu
-    const unsigned all = 0xffffffffu;
     int nw = (m + 31) / 32;
     // Lines of fewer than 32 words: the warp splits into segments of seg lanes (the smallest
     // power of two >= nw), each on its own run of ROWS lines, so that few lanes idle.
@@ -141,73 +240,47 @@ extern "C" __global__ void cube_bitsliced(const unsigned *cells, unsigned *next,
     // A warp shares x0; lanes past the last line compute on line 0 without writing, so that the
     // shuffles stay full, unless the whole warp is past it.
     bool active = y0 < m;
-    if (x0 >= planes || !__any_sync(all, active))
+    if (x0 >= planes || !__any_sync(0xffffffffu, active))
         return;
     if (!active)
         y0 = 0;
-    int x1 = min(x0 + depth, planes);
     int gw = w % nw;
-    int gw_left = gw == 0 ? nw - 1 : gw - 1, gw_right = gw == nw - 1 ? 0 : gw + 1;
     int r = (m - 1) & 31; // the bit of the line's last cell in its last word
-    unsigned below_r = r == 0 ? 0u : 0xffffffffu >> (32 - r);
-    unsigned valid = r == 31 ? 0xffffffffu : (1u << (r + 1)) - 1;
-    bool writes = active && w < nw;
-    long long plane = (long long)m * stride;
-    long long line[ROWS + 2];
+    Lane l;
+    l.left = (j + seg - 1) & (seg - 1);
+    l.right = (j + 1) & (seg - 1);
+    l.first = j == 0;
+    l.last = j == seg - 1;
+    l.loads_edge = seg > 1 && (l.first || l.last);
+    int outer = l.first ? (gw == 0 ? nw - 1 : gw - 1) : (gw == nw - 1 ? 0 : gw + 1);
+    l.west_shift = gw == 0 ? r : 31;
+    l.east_scale = 1u << (gw == nw - 1 ? r : 31);
+    unsigned writes = 0;
 #pragma unroll
     for (int i = 0; i < ROWS + 2; ++i) {
         int y = y0 + i - 1;
         y = y < 0 ? m - 1 : y % m;
-        line[i] = (long long)y * stride;
+        l.off[i] = (unsigned)y * stride + gw;
+        l.edge[i] = (unsigned)y * stride + outer;
+        if (i >= 1 && i <= ROWS && active && w < nw && y0 + i - 1 < m)
+            writes |= 1u << (i - 1);
     }
-
-    unsigned older[ROWS][4], middle[ROWS][4]; // plane sums of planes x-1 and x
-    unsigned alive[ROWS], ignored[ROWS];
-    Raw raw;
+    unsigned keep = gw == nw - 1 && r != 31 ? (1u << (r + 1)) - 1 : 0xffffffffu;
+    // The segment is a whole number of lines when nw is a power of two up to 32; else its end
+    // lanes load their outer neighbours.
+    bool edges = nw > 32 || (nw & (nw - 1)) != 0;
+    bool partial = r != 31;
+    int x1 = min(x0 + depth, planes);
+    unsigned long long plane = (unsigned long long)m * stride;
     wait_for_previous_grid(); // the previous generation has ended: its output is our input
-    fetch(raw, cells + before(x0, planes) * plane, line, j, seg, gw, gw_left, gw_right);
-    plane_sums(raw, j, seg, gw, nw, r, below_r, older, ignored);
-    fetch(raw, cells + x0 * plane, line, j, seg, gw, gw_left, gw_right);
-    plane_sums(raw, j, seg, gw, nw, r, below_r, middle, alive);
-    // Software pipelining: the loads of plane x+2 are in flight while plane x is computed.
-    fetch(raw, cells + after(x0, planes) * plane, line, j, seg, gw, gw_left, gw_right);
-    for (int x = x0; x < x1; ++x) {
-        unsigned newest[ROWS][4], alive_next[ROWS];
-        Raw ahead;
-        if (x + 1 < x1)
-            fetch(ahead, cells + after(after(x, planes), planes) * plane, line, j, seg, gw, gw_left,
-                  gw_right);
-        plane_sums(raw, j, seg, gw, nw, r, below_r, newest, alive_next);
-        raw = ahead;
-#pragma unroll
-        for (int i = 0; i < ROWS; ++i) {
-            const unsigned *a = older[i], *b = middle[i], *c = newest[i];
-            unsigned t[5], k1, k2, k2b, k3, k3b, k4, k4b, u1, u2, u3;
-            full_add(a[0], b[0], c[0], t[0], k1);
-            full_add(a[1], b[1], c[1], u1, k2);
-            t[1] = u1 ^ k1;
-            k2b = u1 & k1;
-            full_add(a[2], b[2], c[2], u2, k3);
-            full_add(u2, k2, k2b, t[2], k3b);
-            full_add(a[3], b[3], c[3], u3, k4);
-            full_add(u3, k3, k3b, t[3], k4b);
-            t[4] = k4 | k4b; // the sum is at most 27: never both
-            unsigned out = next_state(t, alive[i]);
-            if (gw == nw - 1)
-                out &= valid;
-            if (writes && y0 + i < m)
-                next[x * plane + line[i + 1] + gw] = out;
-        }
-#pragma unroll
-        for (int i = 0; i < ROWS; ++i) {
-#pragma unroll
-            for (int b = 0; b < 4; ++b) {
-                older[i][b] = middle[i][b];
-                middle[i][b] = newest[i][b];
-            }
-            alive[i] = alive_next[i];
-        }
-    }
+    if (edges && partial)
+        Walk<true, true>{cells, next, l, seg, planes, x0, x1, 0, plane, writes, keep}.run();
+    else if (edges)
+        Walk<true, false>{cells, next, l, seg, planes, x0, x1, 0, plane, writes, keep}.run();
+    else if (partial)
+        Walk<false, true>{cells, next, l, seg, planes, x0, x1, 0, plane, writes, keep}.run();
+    else
+        Walk<false, false>{cells, next, l, seg, planes, x0, x1, 0, plane, writes, keep}.run();
 }
 
 // Live cells of the whole cube (padding bits are zero), added into *total.

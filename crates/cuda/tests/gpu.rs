@@ -404,10 +404,12 @@ fn every_3d_engine_matches_the_oracle_on_awkward_sides_rules_and_depths() {
     }
     let oracle = find(cpu::ENGINES_3D, "cpu-scalar").unwrap();
     // Sides around the word sizes (4 cells per SWAR word, 32 per bit-sliced word, lines of 1 to
-    // 10 words sharing a warp in segments of 1 to 16 lanes, 32 words
-    // per warp), the tile (30x14 interior) and the 16-plane depth; generation counts that are
-    // odd and long enough for graph replays.
-    let sides = [1, 2, 3, 4, 5, 15, 16, 17, 31, 33, 63, 64, 65, 97, 200, 300];
+    // 10 words sharing a warp in segments of 1 to 16 lanes, whole and partial last words, word
+    // counts that are and are not powers of two), the tile (30x14 interior) and the 16-plane
+    // depth; generation counts that are odd and long enough for graph replays.
+    let sides = [
+        1, 2, 3, 4, 5, 15, 16, 17, 31, 33, 63, 64, 65, 96, 97, 128, 200, 300,
+    ];
     let rules = [
         "B6/S567",
         "B5-7/S4-9",
@@ -470,11 +472,19 @@ fn every_3d_engine_matches_the_oracle_on_slabs() {
     }
     let oracle = find(cpu::ENGINES_3D, "cpu-scalar").unwrap();
     // Slabs of X planes of side M, X ≠ M, where x wraps at X: fewer and more planes than the
-    // side, and than the 16-plane depth of the streaming kernels.
-    for (i, &(planes, side)) in [(1, 5), (3, 33), (20, 17), (17, 64), (40, 65), (5, 200)]
-        .iter()
-        .enumerate()
-    {
+    // side, and than the 16-plane depth of the streaming kernels; thin slabs of wide planes
+    // whose lines span more than one warp (33 and 35 words), with whole and partial last words.
+    let shapes = [
+        (1, 5),
+        (3, 33),
+        (20, 17),
+        (17, 64),
+        (40, 65),
+        (5, 200),
+        (2, 1056),
+        (3, 1100),
+    ];
+    for (i, &(planes, side)) in shapes.iter().enumerate() {
         let rule = Rule::parse(["B6/S567", "B4-6/S3-8", "B0,2/S1,26"][i % 3]).unwrap();
         let lines = density_soup(side, planes * side, 0.3, i as u64).unwrap();
         let slab = gol_core::Cube::slab(lines).unwrap();
