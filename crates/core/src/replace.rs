@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 
-/// Writes `path` through `write` (given the temporary file, created empty) and renames it over
-/// `path` once `write` succeeds. With `durable`, the data and then the rename are flushed to the
-/// disk (`fsync` of the file and of its folder) before returning, so that not even a power cut
-/// loses both files. A failed write removes the temporary file and keeps the old one.
+/// Writes `path` through `write` (given the temporary file, created empty) and puts it in place
+/// of `path` once `write` succeeds ([`swap_in`]). With `durable`, the data and then the rename are
+/// flushed to the disk (`fsync` of the file and of its folder) before returning, so that not even
+/// a power cut loses both files. A failed write removes the temporary file and keeps the old one.
 pub fn replace(
     path: &Path,
     durable: bool,
@@ -24,7 +24,7 @@ pub fn replace(
             file.sync_all().map_err(|e| Error::io(&tmp, e))?;
         }
         drop(file);
-        std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))?;
+        swap_in(&tmp, path)?;
         if durable {
             let dir = match path.parent() {
                 Some(dir) if !dir.as_os_str().is_empty() => dir,
@@ -42,10 +42,140 @@ pub fn replace(
     written
 }
 
+/// Moves the complete file `tmp` to `path`, atomically for readers of `path`.
+///
+/// Where `path` exists, the two are exchanged (Linux `renameat2` with `RENAME_EXCHANGE`) and the
+/// old file, now named `tmp`, is removed. A plain rename over an existing file would do the same
+/// for readers, but ext4 then writes the new file's data out to the disk before the rename
+/// returns (its replace-by-rename safeguard, `auto_da_alloc`): 0.8–1.0 s for a 1 GiB `.bin`
+/// output on the machines we measured, against a few milliseconds for the exchange. Elsewhere,
+/// or where the file system cannot exchange, a plain rename.
+fn swap_in(tmp: &Path, path: &Path) -> Result<()> {
+    #[cfg(target_os = "linux")]
+    if exchange(tmp, path).is_ok() {
+        return std::fs::remove_file(tmp).map_err(|e| Error::io(tmp, e));
+    }
+    std::fs::rename(tmp, path).map_err(|e| Error::io(path, e))
+}
+
+/// Exchanges the files named `a` and `b` (both must exist, on one file system).
+#[cfg(target_os = "linux")]
+fn exchange(a: &Path, b: &Path) -> std::io::Result<()> {
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+    let name = |p: &Path| {
+        CString::new(p.as_os_str().as_bytes())
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))
+    };
+    let (a, b) = (name(a)?, name(b)?);
+    // SAFETY: both names are NUL-terminated strings that outlive the call; renameat2 only reads
+    // them, and AT_FDCWD makes relative names relative to the working directory, as for rename.
+    let status = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            a.as_ptr(),
+            libc::AT_FDCWD,
+            b.as_ptr(),
+            libc::RENAME_EXCHANGE,
+        )
+    };
+    if status == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
 /// `path` with `.tmp<pid>` appended: unique to this process, in the same folder (a rename
 /// within one file system is atomic).
 fn temporary_name(path: &Path) -> PathBuf {
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(format!(".tmp{}", std::process::id()));
     PathBuf::from(tmp)
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+    use std::io::Write;
+
+    fn names_in(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    fn put(path: &Path, text: &str) -> Result<()> {
+        replace(path, false, |mut file, _| {
+            file.write_all(text.as_bytes()).unwrap();
+            Ok(())
+        })
+    }
+
+    #[test]
+    fn a_new_file_and_a_replaced_one_leave_no_temporary_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.bin");
+        put(&path, "first").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "first");
+        // Over an existing file (exchanged, then the old one removed), and over it again.
+        put(&path, "second, longer").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "second, longer");
+        put(&path, "3").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "3");
+        assert_eq!(names_in(dir.path()), ["out.bin"]);
+    }
+
+    #[test]
+    fn a_file_open_for_reading_keeps_its_old_contents() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("in.bin");
+        put(&path, "old").unwrap();
+        let reader = std::fs::read_to_string(&path).unwrap();
+        let open = File::open(&path).unwrap();
+        put(&path, "new").unwrap();
+        let mut still = String::new();
+        std::io::Read::read_to_string(&mut &open, &mut still).unwrap();
+        assert_eq!((reader.as_str(), still.as_str()), ("old", "old"));
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
+        assert_eq!(names_in(dir.path()), ["in.bin"]);
+    }
+
+    #[test]
+    fn a_failed_write_keeps_the_old_file_and_removes_the_temporary() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.bin");
+        put(&path, "kept").unwrap();
+        let failed = replace(&path, false, |mut file, tmp| {
+            file.write_all(b"half").unwrap();
+            Err(Error::io(tmp, std::io::Error::other("disk full")))
+        });
+        assert!(failed.is_err());
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "kept");
+        assert_eq!(names_in(dir.path()), ["out.bin"]);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn exchange_swaps_two_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        std::fs::write(&a, "A").unwrap();
+        std::fs::write(&b, "B").unwrap();
+        match exchange(&a, &b) {
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+                eprintln!("notice: this file system cannot exchange files; skipping");
+            }
+            result => {
+                result.unwrap();
+                assert_eq!(std::fs::read_to_string(&a).unwrap(), "B");
+                assert_eq!(std::fs::read_to_string(&b).unwrap(), "A");
+            }
+        }
+        // A missing target is an error, which swap_in meets with a plain rename.
+        assert!(exchange(&a, &dir.path().join("missing")).is_err());
+    }
 }

@@ -12,8 +12,8 @@
 // more than 32 words, or of a number of words that is not a power of two) the segment's first
 // and last lanes load their outer neighbour word themselves (EDGES). Each thread owns ROWS
 // consecutive lines y0..y0+ROWS-1 and streams along x through `depth` planes: per plane it
-// loads ROWS + 2 lines (one plane ahead of the one it computes, so that the loads overlap the
-// arithmetic), forms their z 3-sums (two bit planes), adds three of them into each owned line's
+// copies ROWS + 2 lines into shared memory (STAGES - 1 planes ahead of the one it computes, see
+// Walk), forms their z 3-sums (two bit planes), adds three of them into each owned line's
 // plane sum (the 3x3 sum in y and z, four bit planes), and adds three planes' sums into the
 // 27-cell sum (five bit planes), from which the rule, a multiplexer tree whose constant leaves
 // the compiler folds, gives the next state. The three planes in play live in a ring of three
@@ -24,6 +24,9 @@
 // so each thread works out its lines' offsets once and each plane's first word once.
 
 #define ROWS 4
+#define STAGES 3
+#define THREADS 128            // a block: 32 x 4 threads
+#define LINES (2 * (ROWS + 2)) // words per thread and stage: its lines', then the edge words
 
 __device__ __forceinline__ void full_add(unsigned a, unsigned b, unsigned c, unsigned &sum, unsigned &carry)
 {
@@ -90,9 +93,8 @@ struct Slot {
 
 // Plane x's first word. The pointer is passed through an empty asm so that the compiler keeps it
 // and adds each line's 32-bit offset to it, instead of redoing the 64-bit arithmetic of
-// x * plane + offset per line; that hides the pointer's address space, so the loads and stores
-// that use it name the global space themselves (__ldca, __stcg: plain cached loads, not the
-// read-only path, as the previous launch may still be writing when this one starts).
+// x * plane + offset per line; that hides the pointer's address space, so the copies and stores
+// that use it name the global space themselves (cp.async.ca.shared.global, __stcg).
 __device__ __forceinline__ const unsigned *plane_at(const unsigned *cells, int x, unsigned long long plane)
 {
     const unsigned *p = cells + x * plane;
@@ -107,15 +109,12 @@ __device__ __forceinline__ unsigned *plane_at(unsigned *cells, int x, unsigned l
     return p;
 }
 
-template <bool EDGES>
-__device__ __forceinline__ void fetch(Slot &s, const unsigned *__restrict__ plane, const Lane &l)
+// An asynchronous copy of one word from global to shared memory (cp.async, compute capability
+// 8.0 and later).
+__device__ __forceinline__ void copy_async(unsigned *to, const unsigned *from)
 {
-#pragma unroll
-    for (int i = 0; i < ROWS + 2; ++i) {
-        s.c[i] = __ldca(plane + l.off[i]);
-        if (EDGES)
-            s.e[i] = l.loads_edge ? __ldca(plane + l.edge[i]) : 0u;
-    }
+    unsigned shared = (unsigned)__cvta_generic_to_shared(to);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(shared), "l"(from) : "memory");
 }
 
 // The plane sums of a fetched slot's owned lines.
@@ -186,38 +185,82 @@ __device__ __forceinline__ void emit(const Slot &a, const Slot &b, const Slot &c
     }
 }
 
-// A thread's walk along x through planes [x, x1).
+// A thread's walk along x through planes [x, x1). The words it needs of planes x-1 .. x1 come
+// through a ring of STAGES stages in shared memory, filled by asynchronous copies (cp.async)
+// STAGES - 1 planes ahead of their use, so that many loads are in flight without holding
+// registers. Each thread copies and reads back only its own words, so it waits for its own
+// copies alone. A stage is refilled one plane after it was read, once its words have long been
+// used, so that the copy cannot overtake the read.
 template <bool EDGES, bool PARTIAL>
 struct Walk {
     const unsigned *__restrict__ cells;
     unsigned *__restrict__ next;
     const Lane &lane;
-    int seg, planes, x, x1, ahead;
+    // This thread's first word of the ring; its word (stage, line) lies at
+    // ring + (stage * LINES + line) * THREADS.
+    unsigned *ring;
+    int seg, planes, x, x1;
     unsigned long long plane; // words per plane
     unsigned writes, keep;    // which owned lines are written; the mask of valid cells
+    int ahead, left;          // the next plane to copy, and how many remain
+    int put, get;             // the stages to fill and to read next
 
-    // Plane x from the ring (p, q, r) = (x-1 summed, x summed, x+1 fetched). p's words are no
-    // longer needed, so plane x+2 is fetched into p. Returns whether planes remain.
+    // Copies the next plane into stage `put`, as one group of copies (empty past the last plane).
+    __device__ __forceinline__ void copy_next()
+    {
+        if (left > 0) {
+            const unsigned *p = plane_at(cells, ahead, plane);
+            unsigned *stage = ring + put * LINES * THREADS;
+#pragma unroll
+            for (int i = 0; i < ROWS + 2; ++i) {
+                copy_async(stage + i * THREADS, p + lane.off[i]);
+                if (EDGES && lane.loads_edge)
+                    copy_async(stage + (ROWS + 2 + i) * THREADS, p + lane.edge[i]);
+            }
+            ahead = after(ahead, planes);
+            --left;
+        }
+        asm volatile("cp.async.commit_group;" ::: "memory");
+        put = (put + 1) % STAGES;
+    }
+
+    // Refills the stage read last time, then reads the oldest copied plane into s and computes
+    // its sums.
+    __device__ __forceinline__ void take(Slot &s)
+    {
+        copy_next();
+        asm volatile("cp.async.wait_group %0;" ::"n"(STAGES - 1) : "memory");
+        const unsigned *stage = ring + get * LINES * THREADS;
+#pragma unroll
+        for (int i = 0; i < ROWS + 2; ++i) {
+            s.c[i] = stage[i * THREADS];
+            if (EDGES)
+                s.e[i] = stage[(ROWS + 2 + i) * THREADS];
+        }
+        get = (get + 1) % STAGES;
+        plane_sums<EDGES, PARTIAL>(s, lane, seg);
+    }
+
+    // Plane x from the ring (p, q, r) = (x-1, x, x+1); r is taken now. Returns whether planes
+    // remain.
     __device__ __forceinline__ bool step(Slot &p, Slot &q, Slot &r)
     {
-        ahead = after(ahead, planes);
-        if (x + 1 < x1)
-            fetch<EDGES>(p, plane_at(cells, ahead, plane), lane);
-        plane_sums<EDGES, PARTIAL>(r, lane, seg);
+        take(r);
         emit<PARTIAL>(p, q, r, plane_at(next, x, plane), lane, writes, keep);
         return ++x < x1;
     }
 
     __device__ __forceinline__ void run()
     {
+        ahead = before(x, planes);
+        left = x1 - x + 2;
+        put = get = 0;
+#pragma unroll
+        for (int k = 0; k < STAGES - 1; ++k)
+            copy_next();
         Slot a, b, c;
-        fetch<EDGES>(a, plane_at(cells, before(x, planes), plane), lane);
-        plane_sums<EDGES, PARTIAL>(a, lane, seg);
-        fetch<EDGES>(b, plane_at(cells, x, plane), lane);
-        plane_sums<EDGES, PARTIAL>(b, lane, seg);
-        // Software pipelining: the loads of plane x+1 are in flight while plane x is computed.
-        ahead = after(x, planes);
-        fetch<EDGES>(c, plane_at(cells, ahead, plane), lane);
+        take(a);
+        take(b);
         while (step(a, b, c) && step(b, c, a) && step(c, a, b)) {
         }
     }
@@ -272,15 +315,17 @@ extern "C" __global__ void cube_bitsliced(const unsigned *__restrict__ cells, un
     bool partial = r != 31;
     int x1 = min(x0 + depth, planes);
     unsigned long long plane = (unsigned long long)m * stride;
+    extern __shared__ unsigned shared[];
+    unsigned *ring = shared + threadIdx.y * 32 + lane;
     wait_for_previous_grid(); // the previous generation has ended: its output is our input
     if (edges && partial)
-        Walk<true, true>{cells, next, l, seg, planes, x0, x1, 0, plane, writes, keep}.run();
+        Walk<true, true>{cells, next, l, ring, seg, planes, x0, x1, plane, writes, keep}.run();
     else if (edges)
-        Walk<true, false>{cells, next, l, seg, planes, x0, x1, 0, plane, writes, keep}.run();
+        Walk<true, false>{cells, next, l, ring, seg, planes, x0, x1, plane, writes, keep}.run();
     else if (partial)
-        Walk<false, true>{cells, next, l, seg, planes, x0, x1, 0, plane, writes, keep}.run();
+        Walk<false, true>{cells, next, l, ring, seg, planes, x0, x1, plane, writes, keep}.run();
     else
-        Walk<false, false>{cells, next, l, seg, planes, x0, x1, 0, plane, writes, keep}.run();
+        Walk<false, false>{cells, next, l, ring, seg, planes, x0, x1, plane, writes, keep}.run();
 }
 
 // Live cells of the whole cube (padding bits are zero), added into *total.

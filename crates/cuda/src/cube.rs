@@ -34,6 +34,10 @@ const DEPTH: usize = 16;
 /// Lines each thread of cuda-bitsliced owns (`ROWS` in the kernel).
 const BITSLICED_ROWS: usize = 4;
 
+/// cuda-bitsliced's shared memory per block: `STAGES` planes of 2 · (ROWS + 2) words for each
+/// of its 128 threads (the kernel's ring of asynchronous copies).
+const BITSLICED_SHARED_BYTES: u32 = 3 * 2 * (BITSLICED_ROWS as u32 + 2) * 128 * 4;
+
 /// How the cells lie in the device buffers.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Layout {
@@ -237,7 +241,7 @@ impl Backend for CubeCells {
                         runs,
                     ),
                     block_dim: (32, block.1, 1),
-                    shared_mem_bytes: 0,
+                    shared_mem_bytes: BITSLICED_SHARED_BYTES,
                 }
             }
         };
