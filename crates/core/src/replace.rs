@@ -44,15 +44,16 @@ pub fn replace(
 
 /// Moves the complete file `tmp` to `path`, atomically for readers of `path`.
 ///
-/// Where `path` exists, the two are exchanged (Linux `renameat2` with `RENAME_EXCHANGE`) and the
-/// old file, now named `tmp`, is removed. A plain rename over an existing file would do the same
+/// Where `path` is a regular file, the two are exchanged (Linux `renameat2` with
+/// `RENAME_EXCHANGE`) and the old file, now named `tmp`, is removed. A plain rename over an existing file would do the same
 /// for readers, but ext4 then writes the new file's data out to the disk before the rename
 /// returns (its replace-by-rename safeguard, `auto_da_alloc`): 0.8–1.0 s for a 1 GiB `.bin`
 /// output on the machines we measured, against a few milliseconds for the exchange. Elsewhere,
-/// or where the file system cannot exchange, a plain rename.
+/// where the file system cannot exchange, or where `path` is something else (a directory, a
+/// link: rename's own rules and errors apply), a plain rename.
 fn swap_in(tmp: &Path, path: &Path) -> Result<()> {
     #[cfg(target_os = "linux")]
-    if exchange(tmp, path).is_ok() {
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file()) && exchange(tmp, path).is_ok() {
         return std::fs::remove_file(tmp).map_err(|e| Error::io(tmp, e));
     }
     std::fs::rename(tmp, path).map_err(|e| Error::io(path, e))
