@@ -43,7 +43,9 @@ __device__ __forceinline__ bool strip_interior()
 }
 
 // Row neighbours in shared memory: two slots per thread (the dynamic shared memory holds
-// 2 * blockDim.x * blockDim.y bytes), used in turn so that one __syncwarp per row suffices.
+// 2 * blockDim.x * blockDim.y + 2 bytes: the slots, and a byte before and after them that the
+// first and last threads' neighbour reads may touch), used in turn so that one __syncwarp per
+// row suffices.
 struct RowSums {
     unsigned char *slot, *other;
     bool interior;
@@ -51,13 +53,14 @@ struct RowSums {
     __device__ __forceinline__ RowSums(unsigned char *shared)
     {
         int threads = blockDim.x * blockDim.y, i = threadIdx.y * blockDim.x + threadIdx.x;
-        slot = shared + i;
-        other = shared + threads + i;
+        slot = shared + 1 + i;
+        other = shared + 1 + threads + i;
         interior = strip_interior();
     }
 
     // The sum of this thread's cell `c` and the cells beside it in the same row (meaningful
-    // for interior lanes only). Every lane of the warp must call it, row after row.
+    // for interior lanes only: the others read their neighbour segment's or the padding's
+    // bytes, and store nothing). Every lane of the warp must call it, row after row.
     __device__ __forceinline__ int of(int c)
     {
         unsigned char *s = slot;
@@ -65,7 +68,7 @@ struct RowSums {
         other = s;
         *s = (unsigned char)c;
         __syncwarp();
-        return interior ? s[-1] + c + s[1] : 0;
+        return s[-1] + c + s[1];
     }
 
     // The same where the cell to the right, `right`, is known already (cuda-texture's gathers
@@ -77,6 +80,6 @@ struct RowSums {
         other = s;
         *s = (unsigned char)c;
         __syncwarp();
-        return interior ? s[-1] + c + right : 0;
+        return s[-1] + c + right;
     }
 };

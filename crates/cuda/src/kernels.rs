@@ -264,7 +264,7 @@ impl KernelSpec {
         let tile = match self.tiling {
             Tiling::Plain => 0,
             Tiling::Overlap => block.0 * block.1,
-            Tiling::Strips => 2 * block.0 * block.1,
+            Tiling::Strips => 2 * block.0 * block.1 + 2,
         };
         tile + self.shared_table
     }
@@ -374,7 +374,7 @@ mod tests {
         assert_eq!(shared.cells_per_block((32, 16)), (30, 16));
         assert_eq!(shared.cells_per_block((16, 5)), (14, 5));
         assert_eq!(shared.cells_per_block((128, 8)), (120, 8));
-        assert_eq!(shared.shared_bytes((128, 8)), 2048);
+        assert_eq!(shared.shared_bytes((128, 8)), 2050);
         assert_eq!(spec("cuda-global").cells_per_block((16, 16)), (16, 16));
         assert_eq!(spec_3d("cuda-shared").cells_per_block((32, 16)), (30, 14));
     }
@@ -405,7 +405,7 @@ mod tests {
             assert!(cfg.grid_dim.1 <= MAX_GRID_Y, "{w}x{h}: {cfg:?}");
             let columns = cfg.grid_dim.0 * shared.cells_per_block(block).0;
             assert!(columns as usize >= w && columns < w as u32 + shared.cells_per_block(block).0);
-            assert_eq!(cfg.shared_mem_bytes, 2 * block.0 * block.1);
+            assert_eq!(cfg.shared_mem_bytes, 2 * block.0 * block.1 + 2);
         }
         // A large grid gets about twice the resident threads.
         let (cfg, _) = shared.strips(16384, 16384, (32, 16), resident);
