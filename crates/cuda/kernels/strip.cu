@@ -1,5 +1,6 @@
-// The strips of cuda-shared and cuda-texture: byte cells, each thread walking down one column
-// of a strip of rows, its row neighbours met in shared memory.
+// The strips of cuda-texture (cuda-shared uses the first row's and the segment's helpers, and
+// lays its segments out its own way, see shared.cu): byte cells, each thread walking down one
+// column of a strip of rows, its row neighbours met in shared memory.
 //
 // Each row of a block is cut into segments of SEG = min(blockDim.x, 32) threads (blockDim.x is
 // a power of two up to 32 or a multiple of 32, so a segment lies in one warp, and the block has

@@ -11,7 +11,7 @@ use gol_core::{Grid, Rule};
 use crate::device::Gpu;
 use crate::engine::{launch_2d, Backend};
 use crate::error::Result;
-use crate::kernels::{self, KernelSpec, Tiling};
+use crate::kernels::{self, KernelSpec};
 
 /// Bytes on the device, with or without ghost cells.
 pub struct ByteCells {
@@ -137,7 +137,7 @@ impl Backend for ByteCells {
         }
         // cuda-shared walks strips (one more argument: their rows); the others take a block
         // per tile of cells.
-        let (cfg, strip, update) = if self.spec.tiling == Tiling::Strips {
+        let (cfg, strip, update) = if self.spec.tiling.walks_strips() {
             let (cfg, strip) =
                 self.spec
                     .strips(self.width, self.height, block, self.resident_threads);

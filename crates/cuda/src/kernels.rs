@@ -98,6 +98,18 @@ pub enum Tiling {
     /// (segment − 2) columns; each row of threads walks down its own strip of rows. x must be
     /// a power of two up to 32 or a multiple of 32, and x × y a multiple of 32.
     Strips,
+    /// `shared.cu`: strips as above, but the segments lie side by side (each thread updates its
+    /// column; a segment's end threads also load the cell beside it), and all x × y threads of
+    /// a block walk down one strip, so a block updates x × y columns of it. The same rules for
+    /// x and y.
+    AlignedStrips,
+}
+
+impl Tiling {
+    /// Whether blocks walk down strips of rows ([`Tiling::Strips`], [`Tiling::AlignedStrips`]).
+    pub fn walks_strips(self) -> bool {
+        matches!(self, Tiling::Strips | Tiling::AlignedStrips)
+    }
 }
 
 /// Every CUDA engine's kernel.
@@ -145,7 +157,7 @@ pub const SPECS: &[KernelSpec] = &[
         small_function: None,
         default_block: (32, 16),
         rule_compiled_in: true,
-        tiling: Tiling::Strips,
+        tiling: Tiling::AlignedStrips,
         fixed_block: false,
         rule_circuit: false,
         shared_table: 0,
@@ -265,6 +277,11 @@ impl KernelSpec {
             Tiling::Plain => 0,
             Tiling::Overlap => block.0 * block.1,
             Tiling::Strips => 2 * block.0 * block.1 + 2,
+            // Two rows of segments, each with its two outer cells.
+            Tiling::AlignedStrips => {
+                let segment = block.0.min(32);
+                2 * (block.0 * block.1 + 2 * (block.0 * block.1 / segment))
+            }
         };
         tile + self.shared_table
     }
@@ -282,7 +299,7 @@ impl KernelSpec {
         Ok(function)
     }
 
-    /// The launch of a strip kernel ([`Tiling::Strips`]) over `columns` × `rows` cells with
+    /// The launch of a strip kernel ([`Tiling::walks_strips`]) over `columns` × `rows` cells with
     /// blocks of `block`, on a GPU that holds `resident_threads` threads at once, and the rows
     /// each strip covers: strips as short as fill the GPU twice over, but at least
     /// [`MIN_STRIP`] rows (each strip loads two rows more than it updates).
@@ -293,17 +310,19 @@ impl KernelSpec {
         block: (u32, u32),
         resident_threads: u32,
     ) -> (LaunchConfig, u32) {
+        // A block covers cells.0 columns of cells.1 strips.
         let cells = self.cells_per_block(block);
         let across = (columns as u64).div_ceil(cells.0 as u64);
-        let wanted_strips = (2 * resident_threads as u64).div_ceil(across * block.0 as u64);
+        let threads_per_strip = across * (block.0 * block.1 / cells.1) as u64;
+        let wanted_strips = (2 * resident_threads as u64).div_ceil(threads_per_strip);
         let mut strip = (rows as u64).div_ceil(wanted_strips).max(MIN_STRIP);
-        let most_strips = MAX_GRID_Y as u64 * block.1 as u64;
+        let most_strips = MAX_GRID_Y as u64 * cells.1 as u64;
         strip = strip
             .max((rows as u64).div_ceil(most_strips))
             .min(rows as u64);
         let strips = (rows as u64).div_ceil(strip);
         let config = LaunchConfig {
-            grid_dim: (across as u32, strips.div_ceil(block.1 as u64) as u32, 1),
+            grid_dim: (across as u32, strips.div_ceil(cells.1 as u64) as u32, 1),
             block_dim: (block.0, block.1, 1),
             shared_mem_bytes: self.shared_bytes(block),
         };
@@ -315,6 +334,7 @@ impl KernelSpec {
         match self.tiling {
             Tiling::Plain => block,
             Tiling::Overlap => (block.0 - 2, block.1 - 2),
+            Tiling::AlignedStrips => (block.0 * block.1, 1),
             Tiling::Strips => {
                 let segment = block.0.min(32);
                 (block.0 / segment * (segment - 2), block.1)
@@ -331,19 +351,23 @@ impl KernelSpec {
                 "{} needs blocks of at least 3x3 (each block loads a one-cell halo around its interior); got {x}x{y}",
                 self.engine
             )),
-            Tiling::Strips if x < 4 => Err(format!(
+            Tiling::Strips | Tiling::AlignedStrips if x < 4 => Err(format!(
                 "{} needs blocks at least 4 wide (each segment of a block row has a halo column each side); got {x}x{y}",
                 self.engine
             )),
-            Tiling::Strips if !(x.is_power_of_two() && x <= 32 || x % 32 == 0) => Err(format!(
+            Tiling::Strips | Tiling::AlignedStrips
+                if !(x.is_power_of_two() && x <= 32 || x % 32 == 0) =>
+            {
+                Err(format!(
                 "{} needs a block width that is a power of two up to 32 or a multiple of 32 (rows of a block are cut into warps or parts of one); got {x}x{y}",
                 self.engine
-            )),
-            Tiling::Strips if x * y % 32 != 0 => Err(format!(
+            ))
+            }
+            Tiling::Strips | Tiling::AlignedStrips if x * y % 32 != 0 => Err(format!(
                 "{} needs blocks of whole warps (a multiple of 32 threads); got {x}x{y}",
                 self.engine
             )),
-            Tiling::Overlap | Tiling::Strips => Ok(()),
+            Tiling::Overlap | Tiling::Strips | Tiling::AlignedStrips => Ok(()),
         }
     }
 }
@@ -370,47 +394,59 @@ mod tests {
 
     #[test]
     fn strip_blocks_update_all_but_each_segments_edges() {
+        let texture = spec("cuda-texture");
+        assert_eq!(texture.cells_per_block((32, 16)), (30, 16));
+        assert_eq!(texture.cells_per_block((16, 5)), (14, 5));
+        assert_eq!(texture.cells_per_block((128, 8)), (120, 8));
+        assert_eq!(texture.shared_bytes((128, 8)), 2050);
+        // cuda-shared's segments lie side by side, each with two outer cells per shared row.
         let shared = spec("cuda-shared");
-        assert_eq!(shared.cells_per_block((32, 16)), (30, 16));
-        assert_eq!(shared.cells_per_block((16, 5)), (14, 5));
-        assert_eq!(shared.cells_per_block((128, 8)), (120, 8));
-        assert_eq!(shared.shared_bytes((128, 8)), 2050);
+        assert_eq!(shared.cells_per_block((32, 16)), (512, 1));
+        assert_eq!(shared.cells_per_block((16, 6)), (96, 1));
+        assert_eq!(shared.shared_bytes((128, 8)), 2 * (1024 + 2 * 32));
+        assert_eq!(shared.shared_bytes((16, 6)), 2 * (96 + 2 * 6));
         assert_eq!(spec("cuda-global").cells_per_block((16, 16)), (16, 16));
         assert_eq!(spec_3d("cuda-shared").cells_per_block((32, 16)), (30, 14));
     }
 
     #[test]
     fn strips_cover_every_row_and_fill_the_gpu() {
-        let shared = spec("cuda-shared");
         let resident = 132 * 2048;
-        for (w, h, block) in [
-            (16384, 16384, (32, 16)),
-            (1024, 1024, (32, 16)),
-            (3, 1_100_000, (32, 16)),
-            (5, 3, (8, 4)),
-            (100_000, 1, (64, 4)),
-            (1, 40_000_000, (4, 8)),
-        ] {
-            let (cfg, strip) = shared.strips(w, h, block, resident);
-            let rows = cfg.grid_dim.1 as u64 * block.1 as u64 * strip as u64;
-            assert!(rows >= h as u64, "{w}x{h}: {cfg:?} strip {strip}");
+        for engine in ["cuda-shared", "cuda-texture"] {
+            let spec = spec(engine);
+            for (w, h, block) in [
+                (16384, 16384, (32, 16)),
+                (1024, 1024, (32, 16)),
+                (3, 1_100_000, (32, 16)),
+                (5, 3, (8, 4)),
+                (100_000, 1, (64, 4)),
+                (1, 40_000_000, (4, 8)),
+            ] {
+                let (cfg, strip) = spec.strips(w, h, block, resident);
+                let cells = spec.cells_per_block(block);
+                let rows = cfg.grid_dim.1 as u64 * cells.1 as u64 * strip as u64;
+                assert!(rows >= h as u64, "{engine} {w}x{h}: {cfg:?} strip {strip}");
+                assert!(
+                    rows < h as u64 + strip as u64 * cells.1 as u64,
+                    "{engine} {w}x{h}: too many strips"
+                );
+                assert!(
+                    strip as u64 >= MIN_STRIP.min(h as u64),
+                    "{engine} {w}x{h}: strip {strip}"
+                );
+                assert!(cfg.grid_dim.1 <= MAX_GRID_Y, "{engine} {w}x{h}: {cfg:?}");
+                let columns = cfg.grid_dim.0 * cells.0;
+                assert!(columns as usize >= w && columns < w as u32 + cells.0);
+                assert_eq!(cfg.shared_mem_bytes, spec.shared_bytes(block));
+            }
+            // A large grid gets about twice the resident threads.
+            let (cfg, _) = spec.strips(16384, 16384, (32, 16), resident);
+            let threads = cfg.grid_dim.0 * cfg.grid_dim.1 * 32 * 16;
             assert!(
-                rows < h as u64 + strip as u64 * block.1 as u64,
-                "{w}x{h}: too many strips"
+                (2 * resident..3 * resident).contains(&threads),
+                "{engine}: {threads}"
             );
-            assert!(
-                strip as u64 >= MIN_STRIP.min(h as u64),
-                "{w}x{h}: strip {strip}"
-            );
-            assert!(cfg.grid_dim.1 <= MAX_GRID_Y, "{w}x{h}: {cfg:?}");
-            let columns = cfg.grid_dim.0 * shared.cells_per_block(block).0;
-            assert!(columns as usize >= w && columns < w as u32 + shared.cells_per_block(block).0);
-            assert_eq!(cfg.shared_mem_bytes, 2 * block.0 * block.1 + 2);
         }
-        // A large grid gets about twice the resident threads.
-        let (cfg, _) = shared.strips(16384, 16384, (32, 16), resident);
-        let threads = cfg.grid_dim.0 * cfg.grid_dim.1 * 32 * 16;
-        assert!((2 * resident..3 * resident).contains(&threads), "{threads}");
     }
 
     #[test]
