@@ -8,9 +8,10 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 
 /// Writes `path` through `write` (given the temporary file, created empty) and puts it in place
-/// of `path` once `write` succeeds (by exchange where it can, see `swap_in`). With `durable`, the data and then the rename are
-/// flushed to the disk (`fsync` of the file and of its folder) before returning, so that not even
-/// a power cut loses both files. A failed write removes the temporary file and keeps the old one.
+/// of `path` once `write` succeeds (by exchange where it can, see `swap_in`). With `durable`,
+/// the data and then the rename are flushed to the disk (`fsync` of the file and of its folder)
+/// before returning, so that not even a power cut loses both files. A failed write removes the
+/// temporary file and keeps the old one.
 pub fn replace(
     path: &Path,
     durable: bool,
