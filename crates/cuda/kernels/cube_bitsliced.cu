@@ -95,16 +95,10 @@ struct Slot {
 // and adds each line's 32-bit offset to it, instead of redoing the 64-bit arithmetic of
 // x * plane + offset per line; that hides the pointer's address space, so the copies and stores
 // that use it name the global space themselves (cp.async.ca.shared.global, __stcg).
-__device__ __forceinline__ const unsigned *plane_at(const unsigned *cells, int x, unsigned long long plane)
+template <typename Word>
+__device__ __forceinline__ Word *plane_at(Word *cells, int x, unsigned long long plane)
 {
-    const unsigned *p = cells + x * plane;
-    asm("" : "+l"(p));
-    return p;
-}
-
-__device__ __forceinline__ unsigned *plane_at(unsigned *cells, int x, unsigned long long plane)
-{
-    unsigned *p = cells + x * plane;
+    Word *p = cells + x * plane;
     asm("" : "+l"(p));
     return p;
 }
