@@ -22,6 +22,8 @@
 //
 // Skew: level g consumes the rows level g-1 made at earlier steps (row r of level g is made two
 // steps after row r of level g-1), so the K updates of a step are independent of each other.
+// Each level's window is a ring of two slots and the loads a ring of D, with the step loop
+// unrolled D times, so that no register is moved from step to step (see Levels and Rows).
 
 #define GROUP_WORDS 30
 
@@ -43,60 +45,168 @@ __device__ __forceinline__ unsigned int evolve(unsigned int a0, unsigned int a1,
     return rule_circuit(t0, u0, k0, u1, x);
 }
 
-// Where a lane's word of each row comes from. Inside the row: a plain load of word q. Left of
-// word 0 (the halo word -1), the last word of a width that is not a multiple of 32, and the
-// halo word right of it: 32 cells from cell `start` on, wrapping round the torus, gathered from
-// words q and q+1 shifted by b, with the cells from `valid` on taken from the row's start.
-// Further right: nothing (those lanes only feed halo cells that the result never uses). Worked
-// out once per thread, so that a row's load costs no division, and packed into two registers:
-// q, and in `how` the mode (bits 0-1: 0 plain, 1 gathered, 2 gathered bit by bit for rows under
-// 32 cells, 3 zero), b (bits 2-6), valid (bits 7-12), whether word q+1 exists (bit 13) and,
-// for mode 2, start (bits 14-18).
+// Where a lane's word of each row comes from, worked out once per thread so that a row's load
+// costs no division. Inside the row: word q, loaded plainly. Left of word 0 (the halo word -1),
+// the last word of a width that is not a multiple of 32, and the halo word right of it: the 32
+// cells from cell `start` on, round the torus. For rows of 32 cells or more, that is words q and
+// q1 (q + 1, or q where there is none) shifted right by `shift` (start % 32), with the cells from
+// `valid` (w - start, at most 32) on taken from the row's first word; for shorter rows, the row
+// repeated and shifted by `shift` (start). Lanes further right only feed halo cells that the
+// result never uses: they load word 0. `plain`: whether the lane loads plainly.
 struct Source {
-    int q;
-    unsigned int how;
+    int q, q1;
+    unsigned int shift, valid;
+    bool plain;
 };
 
 __device__ Source source(long long i, int w, int nw)
 {
     if (i >= 0 && 32 * (i + 1) <= w)
-        return {(int)i, 0u};
+        return {(int)i, (int)i, 0u, 32u, true};
     if (i > nw)
-        return {0, 3u};
+        return {0, 0, 0u, 32u, true};
     long long start = (32 * i) % w;
     if (start < 0)
         start += w;
     int q = (int)(start >> 5);
     unsigned int valid = (unsigned int)min(32LL, w - start);
-    unsigned int how = (w < 32 ? 2u : 1u) | (unsigned int)(start & 31) << 2 | valid << 7 |
-                       (q + 1 < nw ? 1u : 0u) << 13 | (w < 32 ? (unsigned int)start : 0u) << 14;
-    return {q, how};
+    unsigned int shift = (unsigned int)(w < 32 ? start : start & 31);
+    return {q, q + 1 < nw ? q + 1 : q, shift, valid, false};
 }
 
-__device__ __forceinline__ unsigned int load(const unsigned int *row, Source src, int w)
+// The windows of K levels, in a ring of two slots. At a step of parity P, level g holds in slot
+// 1 - P the horizontal sums (s0, s1) and the cells (x) of its middle row, in s0/s1 slot P the
+// sums of the row above it, and in x slot P the row just made for it (by level g - 1 at the step
+// before; level 0's is the row loaded). The step replaces the oldest sums with the new row's, so
+// the next step, of the other parity, finds its rows in the slots it expects and nothing moves.
+template <int K>
+struct Levels {
+    unsigned int s0[2][K], s1[2][K], x[2][K];
+};
+
+// One step of every level, at parity P: level g takes its new row, makes the next generation of
+// its middle row and hands it to level g + 1 for the next step (slot 1 - P, read by level g + 1
+// as its middle row during this step, hence the levels in top-down order). Returns the top
+// level's row (generation K).
+template <int K, int P>
+__device__ __forceinline__ unsigned int step(Levels<K> &v, unsigned int loaded)
 {
-    unsigned int mode = src.how & 3u;
-    if (mode == 0u)
-        return row[src.q];
-    if (mode == 1u) {
-        unsigned int b = (src.how >> 2) & 31u, valid = (src.how >> 7) & 63u;
-        unsigned int hi = (src.how >> 13) & 1u ? row[src.q + 1] : 0u;
-        unsigned int v = __funnelshift_r(row[src.q], hi, b);
-        if (valid < 32u)
-            v = (v & ((1u << valid) - 1u)) | (row[0] << valid);
-        return v;
+    v.x[P][0] = loaded;
+    unsigned int top = 0u;
+#pragma unroll
+    for (int g = K - 1; g >= 0; g--) {
+        unsigned int c = v.x[P][g];
+        unsigned int left = __shfl_up_sync(FULL_MASK, c, 1);
+        unsigned int right = __shfl_down_sync(FULL_MASK, c, 1);
+        unsigned int l = __funnelshift_l(left, c, 1);  // cell x-1 at bit x
+        unsigned int r = __funnelshift_r(c, right, 1); // cell x+1 at bit x
+        unsigned int n0 = l ^ c ^ r, n1 = majority(l, c, r);
+        unsigned int made =
+            evolve(v.s0[P][g], v.s1[P][g], v.s0[1 - P][g], v.s1[1 - P][g], n0, n1, v.x[1 - P][g]);
+        v.s0[P][g] = n0;
+        v.s1[P][g] = n1;
+        if (g + 1 < K)
+            v.x[1 - P][g + 1] = made;
+        else
+            top = made;
     }
-    if (mode == 2u) {
-        unsigned int cells = row[0], v = 0;
-        int x = (int)(src.how >> 14);
-        for (int b = 0; b < 32; b++) {
-            v |= ((cells >> x) & 1u) << b;
-            if (++x == w)
-                x = 0;
+    return top;
+}
+
+// How the lanes of a warp load their words: all plainly (every column group but the two at a
+// row's ends), some gathered from rows of 32 cells or more, or from shorter rows.
+enum Loads { PLAIN, GATHERED, SHORT_ROWS };
+
+// The rows of a tile, each loaded D steps ahead of its use: row y0 - K + s (mod h) enters at
+// step s, from slot s % D of a ring, which the row D steps on then takes (D is the loop's unroll
+// factor, so slots are registers and nothing moves: moving a register whose load is in flight
+// would wait for it). The words a lane needs are loaded ahead (word q, and for gathered lanes
+// word q1 and the row's first word) and put together only when the row is used. Lanes that
+// load plainly in a warp that gathers have q1 = q, shift 0 and valid 32, which gives word q.
+template <int D, Loads L>
+struct Rows {
+    const unsigned int *in;
+    Source src;
+    int w, h, stride;
+    const unsigned int *row; // the next row to load
+    int left;                // rows from it to the grid's last, that one included
+    unsigned int lo[D], hi[D], first[D];
+    static_assert(D % 2 == 0, "steps alternate between the two parities of Levels");
+
+    __device__ __forceinline__ void fetch(int p)
+    {
+        if (L != SHORT_ROWS)
+            lo[p] = row[src.q];
+        if (L == GATHERED)
+            hi[p] = row[src.q1];
+        if (L != PLAIN)
+            first[p] = row[0];
+        row += stride;
+        if (--left == 0) {
+            row = in;
+            left = h;
         }
+    }
+
+    __device__ __forceinline__ void start(long long y)
+    {
+        row = in + y * stride;
+        left = h - (int)y;
+#pragma unroll
+        for (int p = 0; p < D; p++)
+            fetch(p);
+    }
+
+    // The word of the row in slot p, whose place the next row to load then takes.
+    __device__ __forceinline__ unsigned int next(int p)
+    {
+        unsigned int v = lo[p];
+        if (L == GATHERED) {
+            unsigned int low = src.valid < 32u ? (1u << src.valid) - 1u : FULL_MASK;
+            v = (__funnelshift_r(lo[p], hi[p], src.shift) & low) |
+                __funnelshift_lc(0u, first[p], src.valid);
+        } else if (L == SHORT_ROWS) {
+            unsigned long long cells = first[p];
+            for (int len = w; len < 64; len *= 2)
+                cells |= cells << len;
+            v = (unsigned int)(cells >> src.shift);
+        }
+        fetch(p);
         return v;
     }
-    return 0u;
+};
+
+// K generations of rows [y0, y0 + rows) of one column group, whose lane holds word i. Level K's
+// row at step s is row y0 + s - (3K - 1): its window's lowest row entered 2K - 1 steps after
+// the level below's, and level 0's K rows above the tile. The steps run D at a time, so up to
+// D - 1 steps past the tile's last row make nothing that is stored.
+template <int K, int D, Loads L>
+__device__ __forceinline__ void stream(Rows<D, L> rows_in, unsigned int *__restrict__ out,
+                                       long long y0, int rows, int stride, long long i,
+                                       bool writes, unsigned int keep)
+{
+    Levels<K> v;
+#pragma unroll
+    for (int p = 0; p < 2; p++)
+#pragma unroll
+        for (int g = 0; g < K; g++)
+            v.s0[p][g] = v.s1[p][g] = v.x[p][g] = 0u;
+    long long first = (y0 - K) % rows_in.h;
+    rows_in.start(first < 0 ? first + rows_in.h : first);
+    // The row coming out at the step (negative: rows above the tile), D steps at a time, and
+    // where it goes.
+    int row = 1 - 3 * K;
+    long long at = (y0 + row) * stride + i;
+    for (; row < rows; row += D) {
+#pragma unroll
+        for (int p = 0; p < D; p++) {
+            unsigned int word = rows_in.next(p);
+            unsigned int top = p % 2 ? step<K, 1>(v, word) : step<K, 0>(v, word);
+            if (row + p >= 0 && row + p < rows && writes)
+                out[at] = top & keep;
+            at += stride;
+        }
+    }
 }
 
 // K generations of rows [tile * tile_h, +tile_h) of column group j, from `in` to `out`, with
@@ -120,67 +230,24 @@ __device__ __forceinline__ void advance(const unsigned int *__restrict__ in,
     bool writes = lane >= 1 && lane <= GROUP_WORDS && i < nw;
     unsigned int keep = (i == nw - 1 && (w & 31)) ? (1u << (w & 31)) - 1u : FULL_MASK;
     Source src = source(i, w, nw);
-
-    // Window of level g: sums of its last three rows (index 2 newest) and the cells of the
-    // middle and newest rows.
-    unsigned int s0[K][3], s1[K][3], mid[K], newest[K];
-#pragma unroll
-    for (int g = 0; g < K; g++) {
-        s0[g][0] = s0[g][1] = s0[g][2] = 0u;
-        s1[g][0] = s1[g][1] = s1[g][2] = 0u;
-        mid[g] = newest[g] = 0u;
-    }
-
+    bool plain = __all_sync(FULL_MASK, src.plain);
     wait_for_previous_grid();
-    // Row loaded for step s: y0 - K + s (mod h); row stored at step s: y0 + s - 3K.
-    long long r = (y0 - K) % h;
-    if (r < 0)
-        r += h;
-    unsigned int pending[D];
-#pragma unroll
-    for (int p = 0; p < D; p++) {
-        pending[p] = load(in + r * stride, src, w);
-        if (++r == h)
-            r = 0;
-    }
-    for (int s = 0; s < rows + 3 * K; s++) {
-        // Every level's new row from its window: K independent updates.
-        unsigned int made[K + 1];
-#pragma unroll
-        for (int g = 0; g < K; g++)
-            made[g + 1] = evolve(s0[g][0], s1[g][0], s0[g][1], s1[g][1], s0[g][2], s1[g][2], mid[g]);
-        made[0] = pending[0];
-#pragma unroll
-        for (int p = 0; p + 1 < D; p++)
-            pending[p] = pending[p + 1];
-        pending[D - 1] = load(in + r * stride, src, w);
-        if (++r == h)
-            r = 0;
-        // Each new row enters the window of the level above, with its horizontal sums.
-#pragma unroll
-        for (int g = 0; g < K; g++) {
-            unsigned int c = made[g];
-            unsigned int left = __shfl_up_sync(FULL_MASK, c, 1);
-            unsigned int right = __shfl_down_sync(FULL_MASK, c, 1);
-            unsigned int l = __funnelshift_l(left, c, 1);  // cell x-1 at bit x
-            unsigned int rr = __funnelshift_r(c, right, 1); // cell x+1 at bit x
-            s0[g][0] = s0[g][1];
-            s0[g][1] = s0[g][2];
-            s0[g][2] = l ^ c ^ rr;
-            s1[g][0] = s1[g][1];
-            s1[g][1] = s1[g][2];
-            s1[g][2] = majority(l, c, rr);
-            mid[g] = newest[g];
-            newest[g] = c;
-        }
-        if (s >= 3 * K && writes)
-            out[(y0 + s - 3 * K) * stride + i] = made[K] & keep;
+    if (w < 32) {
+        Rows<D, SHORT_ROWS> rows_in{in, src, w, h, stride};
+        stream<K>(rows_in, out, y0, rows, stride, i, writes, keep);
+    } else if (plain) {
+        Rows<D, PLAIN> rows_in{in, src, w, h, stride};
+        stream<K>(rows_in, out, y0, rows, stride, i, writes, keep);
+    } else {
+        Rows<D, GATHERED> rows_in{in, src, w, h, stride};
+        stream<K>(rows_in, out, y0, rows, stride, i, writes, keep);
     }
 }
 
-// The kernel of depth K, loading D steps ahead, with at least B blocks resident per SM (the
-// deepest must fit 168 registers for three blocks). Shallow kernels serve small grids, whose
-// short steps cannot hide a load's latency: they load further ahead.
+// The kernel of depth K, loading D steps ahead (D even: the unroll factor of the step loop), with
+// at least B blocks resident per SM (the deepest must fit 168 registers for three blocks).
+// Shallow kernels serve small grids, whose short steps cannot hide a load's latency: they load
+// further ahead.
 #define ADVANCE(K, D, B)                                                                          \
     extern "C" __global__ void __launch_bounds__(128, B) advance_##K(                            \
         const unsigned int *__restrict__ in, unsigned int *__restrict__ out, int w, int h,        \
@@ -192,7 +259,7 @@ __device__ __forceinline__ void advance(const unsigned int *__restrict__ in,
 ADVANCE(1, 8, 1)
 ADVANCE(2, 8, 1)
 ADVANCE(4, 8, 1)
-ADVANCE(8, 6, 1)
+ADVANCE(8, 4, 1)
 ADVANCE(16, 2, 3)
 
 // Live cells of the grid, added to *total (zeroed by the host).
