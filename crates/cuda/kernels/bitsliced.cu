@@ -16,9 +16,10 @@
 // Counting: a row's horizontal 3-sum of each cell (left + self + right, 0..3) is two bit planes
 // s0, s1 (computed once per row and level and shared by the three rows that use it). Three rows'
 // sums make the 3x3 sum (centre included, 0..9) as t0 + 2*(u0 + k0) + 4*u1, where t0, k0 are the
-// sum and carry of the three s0 and u0, u1 the sum and carry of the three s1. The rule is a
-// function of (t0, u0, k0, u1, centre): `rule_circuit`, which the host pastes in front of this
-// source as a small circuit of LOP3s found for the rule (src/circuit.rs).
+// sum and carry of the three s0 and u0, u1 the sum and carry of the three s1. The next state is
+// a function of t0, k0, the three s1 and the centre: `rule_circuit`, which the host pastes in
+// front of this source as a small circuit of LOP3s found for the rule (src/circuit.rs; for most
+// rules it makes u0 and u1 first).
 //
 // Skew: level g consumes the rows level g-1 made at earlier steps (row r of level g is made two
 // steps after row r of level g-1), so the K updates of a step are independent of each other.
@@ -33,16 +34,12 @@ __device__ __forceinline__ unsigned int majority(unsigned int a, unsigned int b,
 }
 
 // The next states of the middle row from the sums of three rows (a above, b middle, c below)
-// and the middle row's cells x. rule_circuit is the rule as LOP3s, written by the host.
+// and the middle row's cells x. rule_circuit is the rest as LOP3s, written by the host.
 __device__ __forceinline__ unsigned int evolve(unsigned int a0, unsigned int a1, unsigned int b0,
                                                unsigned int b1, unsigned int c0, unsigned int c1,
                                                unsigned int x)
 {
-    unsigned int t0 = a0 ^ b0 ^ c0;
-    unsigned int k0 = majority(a0, b0, c0);
-    unsigned int u0 = a1 ^ b1 ^ c1;
-    unsigned int u1 = majority(a1, b1, c1);
-    return rule_circuit(t0, u0, k0, u1, x);
+    return rule_circuit(a0 ^ b0 ^ c0, majority(a0, b0, c0), a1, b1, c1, x);
 }
 
 // Where a lane's word of each row comes from, worked out once per thread so that a row's load

@@ -1,17 +1,66 @@
 //! A rule as a circuit of three-input logic operations (the GPU's `LOP3`), for the bit-sliced
 //! kernel: the host finds a small circuit for the rule and pastes it into the kernel's source,
-//! so that each rule costs only the operations it needs (B3/S23 takes four).
+//! so that each rule costs only the operations it needs.
 //!
-//! The circuit's inputs are the kernel's bit planes of the 3×3 sum (centre included) and the
-//! centre cell: the sum is `t0 + 2·(u0 + k0) + 4·u1`. Input `i` of a truth table entry is bit
-//! `i` of the entry's index: t0, u0, k0, u1, centre (see `kernels/bitsliced.cu`).
+//! The kernel sums each row's three cells into two bit planes (weights 1 and 2) and the three
+//! rows' low planes into t0 (sum) and k0 (carry); the circuit takes it from there, from t0, k0,
+//! the three rows' high planes a1, b1 (middle row) and c1, and the centre cell x (see
+//! `kernels/bitsliced.cu`). For most rules it adds the high planes into u0 (sum) and u1 (carry),
+//! so that the 3×3 sum (centre included) is `t0 + 2·(u0 + k0) + 4·u1`, and finds a circuit of
+//! the rule over (t0, u0, k0, u1, x) by Shannon expansion. For a few rules a smaller circuit
+//! found offline by an exact search ([`EXACT`]) replaces both.
 
 use std::collections::HashMap;
 
 use gol_core::Rule;
 
-/// The circuit's inputs, in truth-table bit order, as the kernel names them.
+/// The inputs of the Shannon-expanded circuits, in truth-table bit order, as the source names
+/// them.
 const INPUTS: [&str; 5] = ["t0", "u0", "k0", "u1", "x"];
+
+/// The inputs of an exact circuit (its signals 0 to 5; gate `n` is signal 6 + n), as the kernel
+/// names them.
+const SIGNALS: [&str; 6] = ["t0", "x", "k0", "a1", "b1", "c1"];
+
+/// One operation of an exact circuit: LOP3 `lut` of three signals (weighing 4, 2 and 1 in the
+/// table's index).
+struct Gate {
+    inputs: [usize; 3],
+    lut: u8,
+}
+
+/// Circuits found offline by an exact search (a SAT solver over circuits of n three-input gates
+/// of any function, with n rising until one exists) for the function of [`SIGNALS`] that a
+/// rule's next state is. Entries that no cells produce are don't-cares: a live centre makes the
+/// middle row's sum at least 1 (so with b1 = 0 the middle row's low bit is 1, and t0 = k0 = 0
+/// cannot occur), a dead one at most 2 (so with b1 = 1 the low bit is 0, and t0 = k0 = 1
+/// cannot occur). Life takes 5 operations where the general route takes 6 (2 for u0 and u1,
+/// 4 for the rule); no circuit of 4 exists.
+const EXACT: &[(Rule, &[Gate])] = &[(
+    Rule::LIFE,
+    &[
+        Gate {
+            inputs: [0, 1, 2],
+            lut: 0x7c,
+        },
+        Gate {
+            inputs: [0, 2, 4],
+            lut: 0x69,
+        },
+        Gate {
+            inputs: [0, 6, 7],
+            lut: 0x9b,
+        },
+        Gate {
+            inputs: [3, 5, 7],
+            lut: 0x43,
+        },
+        Gate {
+            inputs: [6, 8, 9],
+            lut: 0x92,
+        },
+    ],
+)];
 
 /// LOP3 table of `select ? one : zero` for inputs (select, zero, one).
 const MUX: u8 = 0xac;
@@ -128,18 +177,52 @@ fn circuit(rule: Rule) -> (u32, Node) {
     }
 }
 
+/// The exact circuit for `rule`, where [`EXACT`] has one.
+fn exact(rule: Rule) -> Option<&'static [Gate]> {
+    EXACT
+        .iter()
+        .find(|(r, _)| *r == rule)
+        .map(|(_, gates)| *gates)
+}
+
 /// Operations the rule's circuit takes per word.
 pub fn operations(rule: Rule) -> u32 {
-    circuit(rule).0
+    match exact(rule) {
+        Some(gates) => gates.len() as u32,
+        None => 2 + circuit(rule).0,
+    }
 }
 
 /// CUDA source of `lop3<LUT>(a, b, c)` (the PTX instruction) and of
-/// `rule_circuit(t0, u0, k0, u1, x)`, the rule's next states built from it.
+/// `rule_circuit(t0, k0, a1, b1, c1, x)`, the rule's next states built from it.
 pub fn source(rule: Rule) -> String {
-    let (ops, node) = circuit(rule);
     let mut body = String::new();
     let mut count = 0;
-    let result = emit(&node, &mut body, &mut count);
+    let result = match exact(rule) {
+        Some(gates) => {
+            let mut names: Vec<String> = SIGNALS.iter().map(|s| s.to_string()).collect();
+            for gate in gates {
+                let [a, b, c] = gate.inputs.map(|i| names[i].clone());
+                let lut = gate.lut;
+                let name = statement(
+                    &mut body,
+                    &mut count,
+                    &format!("lop3<0x{lut:02x}>({a}, {b}, {c})"),
+                );
+                names.push(name);
+            }
+            names.pop().expect("exact circuits have gates")
+        }
+        None => {
+            body.push_str(
+                "    unsigned int u0 = lop3<0x96>(a1, b1, c1);
+    unsigned int u1 = lop3<0xe8>(a1, b1, c1);
+",
+            );
+            emit(&circuit(rule).1, &mut body, &mut count)
+        }
+    };
+    let ops = operations(rule);
     format!(
         "#define FULL_MASK 0xffffffffu\n\
          template <unsigned int LUT>\n\
@@ -148,8 +231,8 @@ pub fn source(rule: Rule) -> String {
          \x20   asm(\"lop3.b32 %0, %1, %2, %3, %4;\" : \"=r\"(d) : \"r\"(a), \"r\"(b), \"r\"(c), \"n\"(LUT));\n\
          \x20   return d;\n}}\n\n\
          // The rule {rule} as {ops} three-input logic operations.\n\
-         __device__ __forceinline__ unsigned int rule_circuit(unsigned int t0, unsigned int u0,\n\
-         \x20   unsigned int k0, unsigned int u1, unsigned int x)\n{{\n{body}    return {result};\n}}\n"
+         __device__ __forceinline__ unsigned int rule_circuit(unsigned int t0, unsigned int k0,\n\
+         \x20   unsigned int a1, unsigned int b1, unsigned int c1, unsigned int x)\n{{\n{body}    return {result};\n}}\n"
     )
 }
 
@@ -232,9 +315,66 @@ mod test {
         }
     }
 
+    /// Evaluates the kernel's whole rule circuit (exact, or sums and Shannon circuit) on a
+    /// neighbourhood: `cells` bit 3r + c is the cell in row r, column c; the centre is bit 4.
+    fn next_state(rule: Rule, cells: u32) -> bool {
+        let cell = |r: u32, c: u32| cells >> (3 * r + c) & 1 == 1;
+        // A row's sum of three cells as its low and high bits.
+        let row = |r: u32| {
+            let n = (0..3).filter(|&c| cell(r, c)).count();
+            (n & 1 == 1, n >= 2)
+        };
+        let ((a0, a1), (b0, b1), (c0, c1)) = (row(0), row(1), row(2));
+        let t0 = a0 ^ b0 ^ c0;
+        let k0 = (a0 as u8 + b0 as u8 + c0 as u8) >= 2;
+        let x = cell(1, 1);
+        match exact(rule) {
+            Some(gates) => {
+                let mut signals = vec![t0, x, k0, a1, b1, c1];
+                for gate in gates {
+                    let [a, b, c] = gate.inputs.map(|i| signals[i]);
+                    signals.push(lop3(gate.lut, a, b, c));
+                }
+                signals[signals.len() - 1]
+            }
+            None => {
+                let u0 = a1 ^ b1 ^ c1;
+                let u1 = (a1 as u8 + b1 as u8 + c1 as u8) >= 2;
+                let entry = [t0, u0, k0, u1, x]
+                    .iter()
+                    .enumerate()
+                    .fold(0, |e, (v, &bit)| e | (bit as u32) << v);
+                eval(&circuit(rule).1, entry)
+            }
+        }
+    }
+
     #[test]
-    fn life_takes_four_operations_and_every_rule_at_most_seven() {
-        assert_eq!(operations(Rule::LIFE), 4);
+    fn whole_circuits_give_every_neighbourhood_its_next_state() {
+        for text in [
+            "B3/S23",
+            "B36/S23",
+            "B2/S",
+            "B3678/S34678",
+            "B0123478/S01234678",
+        ] {
+            let rule = Rule::parse(text).unwrap();
+            for cells in 0..512u32 {
+                let alive = cells >> 4 & 1 == 1;
+                let neighbours = (cells & !(1 << 4)).count_ones();
+                assert_eq!(
+                    next_state(rule, cells),
+                    rule.next(alive, neighbours),
+                    "{text} {cells:09b}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn life_takes_five_operations_and_every_rule_at_most_nine() {
+        assert_eq!(operations(Rule::LIFE), 5);
+        assert_eq!(operations(Rule::parse("B36/S23").unwrap()), 2 + 5);
         for birth in (0..512u32).step_by(37) {
             for survive in (0..512u32).step_by(41) {
                 let text = format!(
@@ -249,7 +389,7 @@ mod test {
                         .collect::<String>()
                 );
                 let ops = operations(Rule::parse(&text).unwrap());
-                assert!(ops <= 7, "{text}: {ops}");
+                assert!(ops <= 9, "{text}: {ops}");
             }
         }
     }
@@ -264,7 +404,9 @@ mod test {
             assert_eq!(lop3(MUX, s, zero, one), if s { one } else { zero });
         }
         let text = source(Rule::LIFE);
-        assert_eq!(text.matches("lop3<0x").count(), 4, "{text}");
-        assert!(text.contains("return n3;"), "{text}");
+        assert_eq!(text.matches("lop3<0x").count(), 5, "{text}");
+        assert!(text.contains("return n4;"), "{text}");
+        let text = source(Rule::parse("B36/S23").unwrap());
+        assert_eq!(text.matches("lop3<0x").count(), 2 + 5, "{text}");
     }
 }
