@@ -8,7 +8,7 @@
 //! `kernels/bitsliced.cu`). For most rules it adds the high planes into u0 (sum) and u1 (carry),
 //! so that the 3×3 sum (centre included) is `t0 + 2·(u0 + k0) + 4·u1`, and finds a circuit of
 //! the rule over (t0, u0, k0, u1, x) by Shannon expansion. For a few rules a smaller circuit
-//! found offline by an exact search ([`EXACT`]) replaces both.
+//! found offline by an exact search (`EXACT`, from `tools/exact_circuit.py`) replaces both.
 
 use std::collections::HashMap;
 
