@@ -22,12 +22,9 @@ const INPUTS: [&str; 5] = ["t0", "u0", "k0", "u1", "x"];
 /// names them.
 const SIGNALS: [&str; 6] = ["t0", "x", "k0", "a1", "b1", "c1"];
 
-/// One operation of an exact circuit: LOP3 `lut` of three signals (weighing 4, 2 and 1 in the
-/// table's index).
-struct Gate {
-    inputs: [usize; 3],
-    lut: u8,
-}
+/// One operation of an exact circuit: its three signals (weighing 4, 2 and 1 in the table's
+/// index) and its LOP3 table.
+type Gate = ([usize; 3], u8);
 
 /// Circuits found offline by an exact search (a SAT solver over circuits of n three-input gates
 /// of any function, with n rising until one exists) for the function of [`SIGNALS`] that a
@@ -39,26 +36,11 @@ struct Gate {
 const EXACT: &[(Rule, &[Gate])] = &[(
     Rule::LIFE,
     &[
-        Gate {
-            inputs: [0, 1, 2],
-            lut: 0x7c,
-        },
-        Gate {
-            inputs: [0, 2, 4],
-            lut: 0x69,
-        },
-        Gate {
-            inputs: [0, 6, 7],
-            lut: 0x9b,
-        },
-        Gate {
-            inputs: [3, 5, 7],
-            lut: 0x43,
-        },
-        Gate {
-            inputs: [6, 8, 9],
-            lut: 0x92,
-        },
+        ([0, 1, 2], 0x7c),
+        ([0, 2, 4], 0x69),
+        ([0, 6, 7], 0x9b),
+        ([3, 5, 7], 0x43),
+        ([6, 8, 9], 0x92),
     ],
 )];
 
@@ -198,31 +180,24 @@ pub fn operations(rule: Rule) -> u32 {
 pub fn source(rule: Rule) -> String {
     let mut body = String::new();
     let mut count = 0;
-    let result = match exact(rule) {
+    let (ops, result) = match exact(rule) {
         Some(gates) => {
             let mut names: Vec<String> = SIGNALS.iter().map(|s| s.to_string()).collect();
-            for gate in gates {
-                let [a, b, c] = gate.inputs.map(|i| names[i].clone());
-                let lut = gate.lut;
-                let name = statement(
-                    &mut body,
-                    &mut count,
-                    &format!("lop3<0x{lut:02x}>({a}, {b}, {c})"),
-                );
-                names.push(name);
+            for (inputs, lut) in gates {
+                let [a, b, c] = inputs.map(|i| names[i].clone());
+                let expression = format!("lop3<0x{lut:02x}>({a}, {b}, {c})");
+                names.push(statement(&mut body, &mut count, &expression));
             }
-            names.pop().expect("exact circuits have gates")
+            let result = names.pop().expect("exact circuits have gates");
+            (gates.len() as u32, result)
         }
         None => {
-            body.push_str(
-                "    unsigned int u0 = lop3<0x96>(a1, b1, c1);
-    unsigned int u1 = lop3<0xe8>(a1, b1, c1);
-",
-            );
-            emit(&circuit(rule).1, &mut body, &mut count)
+            body.push_str("    unsigned int u0 = lop3<0x96>(a1, b1, c1);\n");
+            body.push_str("    unsigned int u1 = lop3<0xe8>(a1, b1, c1);\n");
+            let (ops, node) = circuit(rule);
+            (2 + ops, emit(&node, &mut body, &mut count))
         }
     };
-    let ops = operations(rule);
     format!(
         "#define FULL_MASK 0xffffffffu\n\
          template <unsigned int LUT>\n\
@@ -331,9 +306,9 @@ mod test {
         match exact(rule) {
             Some(gates) => {
                 let mut signals = vec![t0, x, k0, a1, b1, c1];
-                for gate in gates {
-                    let [a, b, c] = gate.inputs.map(|i| signals[i]);
-                    signals.push(lop3(gate.lut, a, b, c));
+                for (inputs, lut) in gates {
+                    let [a, b, c] = inputs.map(|i| signals[i]);
+                    signals.push(lop3(*lut, a, b, c));
                 }
                 signals[signals.len() - 1]
             }
