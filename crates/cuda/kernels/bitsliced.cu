@@ -5,13 +5,14 @@
 // pairs of 32-bit words, little end first); cell x of a row at bit x % 32 of word x / 32; the
 // nw = ceil(W/32) words of a row hold the cells, padding bits and words stay zero.
 //
-// Work: one warp per (column group, row tile). Lane l of column group j holds word
-// 30*j - 1 + l of each row, so lanes 1..30 own 30 words and lanes 0 and 31 are a one-word halo
-// (32 cells each side, enough for K <= 32 generations). Words outside the row (the halo left of
-// word 0, the cells right of cell W-1) are gathered around the torus when loaded, so no ghost
-// cells are stored. The warp streams down its tile: at each step it loads one row and advances
-// each of its K levels (generations) by one row, so the tile's rows come out K generations on
-// with one read and one write of each word.
+// Work: one warp per (column group, row tile). Lane l of column group j holds the 32 cells of
+// each row from cell 32 * i - 16 on, where i = 31 * j + l: the high half of word i - 1 and the
+// low half of word i. Lanes 0..30 write the 31 words 31j .. 31j + 30, each made of the lane's
+// high half and the next lane's low half; the 16 cells at each end of the warp are its halo,
+// enough for K <= 16 generations. Cells outside the row (left of cell 0, right of cell W-1) are
+// gathered around the torus when loaded, so no ghost cells are stored. The warp streams down its
+// tile: at each step it loads one row and advances each of its K levels (generations) by one
+// row, so the tile's rows come out K generations on with one read and one write of each word.
 //
 // Counting: a row's horizontal 3-sum of each cell (left + self + right, 0..3) is two bit planes
 // s0, s1 (computed once per row and level and shared by the three rows that use it). Three rows'
@@ -21,12 +22,15 @@
 // front of this source as a small circuit of LOP3s found for the rule (src/circuit.rs; for most
 // rules it makes u0 and u1 first).
 //
-// Skew: level g consumes the rows level g-1 made at earlier steps (row r of level g is made two
-// steps after row r of level g-1), so the K updates of a step are independent of each other.
-// Each level's window is a ring of two slots and the loads a ring of D, with the step loop
-// unrolled D times, so that no register is moved from step to step (see Levels and Rows).
+// Skew: the levels form chains of C (see `step`; the host defines CHAIN_<K>, the C of depth K,
+// in src/bitsliced.rs). Within a chain, a level takes the row that the level below made in the
+// same step; the chains run top-down, so the lowest level of a chain takes the row that the
+// chain below made at the step before. The levels of a chain wait for each other, the chains do
+// not: longer chains stream fewer rows past the tile, shorter ones leave more independent work
+// in a step. Each level's window is a ring of two slots and the loads a ring of D, with the step
+// loop unrolled D times, so that no register is moved from step to step (see Levels and Rows).
 
-#define GROUP_WORDS 30
+#define GROUP_WORDS 31
 
 __device__ __forceinline__ unsigned int majority(unsigned int a, unsigned int b, unsigned int c)
 {
@@ -42,14 +46,14 @@ __device__ __forceinline__ unsigned int evolve(unsigned int a0, unsigned int a1,
     return rule_circuit(a0 ^ b0 ^ c0, majority(a0, b0, c0), a1, b1, c1, x);
 }
 
-// Where a lane's word of each row comes from, worked out once per thread so that a row's load
-// costs no division. Inside the row: word q, loaded plainly. Left of word 0 (the halo word -1),
-// the last word of a width that is not a multiple of 32, and the halo word right of it: the 32
-// cells from cell `start` on, round the torus. For rows of 32 cells or more, that is words q and
-// q1 (q + 1, or q where there is none) shifted right by `shift` (start % 32), with the cells from
-// `valid` (w - start, at most 32) on taken from the row's first word; for shorter rows, the row
-// repeated and shifted by `shift` (start). Lanes further right only feed halo cells that the
-// result never uses: they load word 0. `plain`: whether the lane loads plainly.
+// Where a lane's 32 cells of each row come from, worked out once per thread so that a row's
+// load costs no division. Inside the row (cells 32i - 16 .. 32i + 15 all in it): the high half of
+// word q = i - 1 and the low half of word q1 = i. Otherwise, the 32 cells from cell `start`
+// ((32i - 16) mod w) on, round the torus: for rows of 32 cells or more, words q and q1 (q + 1, or
+// q where there is none) shifted right by `shift` (start % 32), with the cells from `valid`
+// (w - start, at most 32) on taken from the row's first word; for shorter rows, the row repeated
+// and shifted by `shift` (start). Lanes right of word nw only feed halo cells that the result
+// never uses: they load word 0. `plain`: whether the lane's cells are inside the row.
 struct Source {
     int q, q1;
     unsigned int shift, valid;
@@ -58,11 +62,11 @@ struct Source {
 
 __device__ Source source(long long i, int w, int nw)
 {
-    if (i >= 0 && 32 * (i + 1) <= w)
-        return {(int)i, (int)i, 0u, 32u, true};
+    if (i >= 1 && 32 * i + 16 <= w)
+        return {(int)i - 1, (int)i, 16u, 32u, true};
     if (i > nw)
         return {0, 0, 0u, 32u, true};
-    long long start = (32 * i) % w;
+    long long start = (32 * i - 16) % w;
     if (start < 0)
         start += w;
     int q = (int)(start >> 5);
@@ -81,31 +85,45 @@ struct Levels {
     unsigned int s0[2][K], s1[2][K], x[2][K];
 };
 
-// One step of every level, at parity P: level g takes its new row, makes the next generation of
-// its middle row and hands it to level g + 1 for the next step (slot 1 - P, read by level g + 1
-// as its middle row during this step, hence the levels in top-down order). Returns the top
-// level's row (generation K).
-template <int K, int P>
+// Rows between the row level 0 takes at a step and the row level g makes at it: one for level
+// 0's middle row, then one more per level within a chain of c and two across chains.
+__host__ __device__ constexpr int lag(int g, int c)
+{
+    return 1 + g + g / c;
+}
+
+// One step of every level, at parity P. Level g takes its new row (x slot P), makes the next
+// generation of its middle row (x slot 1 - P) and hands it on. Within a chain, levels run
+// bottom-up and level g + 1 takes the row as its new row in this step (x slot P); the chains run
+// top-down, and the lowest level of the chain above takes the row at the next step (slot 1 - P,
+// read by that level as its middle row earlier in this step). Returns the top level's row
+// (generation K).
+template <int K, int C, int P>
 __device__ __forceinline__ unsigned int step(Levels<K> &v, unsigned int loaded)
 {
     v.x[P][0] = loaded;
     unsigned int top = 0u;
 #pragma unroll
-    for (int g = K - 1; g >= 0; g--) {
-        unsigned int c = v.x[P][g];
-        unsigned int left = __shfl_up_sync(FULL_MASK, c, 1);
-        unsigned int right = __shfl_down_sync(FULL_MASK, c, 1);
-        unsigned int l = __funnelshift_l(left, c, 1);  // cell x-1 at bit x
-        unsigned int r = __funnelshift_r(c, right, 1); // cell x+1 at bit x
-        unsigned int n0 = l ^ c ^ r, n1 = majority(l, c, r);
-        unsigned int made =
-            evolve(v.s0[P][g], v.s1[P][g], v.s0[1 - P][g], v.s1[1 - P][g], n0, n1, v.x[1 - P][g]);
-        v.s0[P][g] = n0;
-        v.s1[P][g] = n1;
-        if (g + 1 < K)
-            v.x[1 - P][g + 1] = made;
-        else
-            top = made;
+    for (int base = (K - 1) / C * C; base >= 0; base -= C) {
+#pragma unroll
+        for (int g = base; g < base + C && g < K; g++) {
+            unsigned int c = v.x[P][g];
+            unsigned int left = __shfl_up_sync(FULL_MASK, c, 1);
+            unsigned int right = __shfl_down_sync(FULL_MASK, c, 1);
+            unsigned int l = __funnelshift_l(left, c, 1);  // cell x-1 at bit x
+            unsigned int r = __funnelshift_r(c, right, 1); // cell x+1 at bit x
+            unsigned int n0 = l ^ c ^ r, n1 = majority(l, c, r);
+            unsigned int made = evolve(v.s0[P][g], v.s1[P][g], v.s0[1 - P][g], v.s1[1 - P][g], n0,
+                                       n1, v.x[1 - P][g]);
+            v.s0[P][g] = n0;
+            v.s1[P][g] = n1;
+            if (g + 1 == K)
+                top = made;
+            else if ((g + 1) % C)
+                v.x[P][g + 1] = made;
+            else
+                v.x[1 - P][g + 1] = made;
+        }
     }
     return top;
 }
@@ -117,9 +135,9 @@ enum Loads { PLAIN, GATHERED, SHORT_ROWS };
 // The rows of a tile, each loaded D steps ahead of its use: row y0 - K + s (mod h) enters at
 // step s, from slot s % D of a ring, which the row D steps on then takes (D is the loop's unroll
 // factor, so slots are registers and nothing moves: moving a register whose load is in flight
-// would wait for it). The words a lane needs are loaded ahead (word q, and for gathered lanes
-// word q1 and the row's first word) and put together only when the row is used. Lanes that
-// load plainly in a warp that gathers have q1 = q, shift 0 and valid 32, which gives word q.
+// would wait for it). The words a lane needs are loaded ahead (words q and q1, and for gathered
+// lanes the row's first word) and put together only when the row is used. Lanes that load
+// plainly in a warp that gathers have valid 32, which takes nothing from the first word.
 template <int D, Loads L>
 struct Rows {
     const unsigned int *in;
@@ -132,10 +150,10 @@ struct Rows {
 
     __device__ __forceinline__ void fetch(int p)
     {
-        if (L != SHORT_ROWS)
+        if (L != SHORT_ROWS) {
             lo[p] = row[src.q];
-        if (L == GATHERED)
             hi[p] = row[src.q1];
+        }
         if (L != PLAIN)
             first[p] = row[0];
         row += stride;
@@ -157,12 +175,14 @@ struct Rows {
     // The word of the row in slot p, whose place the next row to load then takes.
     __device__ __forceinline__ unsigned int next(int p)
     {
-        unsigned int v = lo[p];
-        if (L == GATHERED) {
+        unsigned int v;
+        if (L == PLAIN) {
+            v = __funnelshift_r(lo[p], hi[p], 16);
+        } else if (L == GATHERED) {
             unsigned int low = src.valid < 32u ? (1u << src.valid) - 1u : FULL_MASK;
             v = (__funnelshift_r(lo[p], hi[p], src.shift) & low) |
                 __funnelshift_lc(0u, first[p], src.valid);
-        } else if (L == SHORT_ROWS) {
+        } else {
             unsigned long long cells = first[p];
             for (int len = w; len < 64; len *= 2)
                 cells |= cells << len;
@@ -173,11 +193,11 @@ struct Rows {
     }
 };
 
-// K generations of rows [y0, y0 + rows) of one column group, whose lane holds word i. Level K's
-// row at step s is row y0 + s - (3K - 1): its window's lowest row entered 2K - 1 steps after
-// the level below's, and level 0's K rows above the tile. The steps run D at a time, so up to
-// D - 1 steps past the tile's last row make nothing that is stored.
-template <int K, int D, Loads L>
+// K generations of rows [y0, y0 + rows) of one column group, whose lanes 0..30 write word i
+// (their high half and the next lane's low half). The top level's row (generation K) at step s is
+// row y0 + s - K - lag(K - 1, C): level 0's row enters K rows above the tile. The steps run D at a time, so up to D - 1 steps past the tile's last row make
+// nothing that is stored.
+template <int K, int C, int D, Loads L>
 __device__ __forceinline__ void stream(Rows<D, L> rows_in, unsigned int *__restrict__ out,
                                        long long y0, int rows, int stride, long long i,
                                        bool writes, unsigned int keep)
@@ -192,15 +212,16 @@ __device__ __forceinline__ void stream(Rows<D, L> rows_in, unsigned int *__restr
     rows_in.start(first < 0 ? first + rows_in.h : first);
     // The row coming out at the step (negative: rows above the tile), D steps at a time, and
     // where it goes.
-    int row = 1 - 3 * K;
+    int row = -K - lag(K - 1, C);
     long long at = (y0 + row) * stride + i;
     for (; row < rows; row += D) {
 #pragma unroll
         for (int p = 0; p < D; p++) {
             unsigned int word = rows_in.next(p);
-            unsigned int top = p % 2 ? step<K, 1>(v, word) : step<K, 0>(v, word);
+            unsigned int top = p % 2 ? step<K, C, 1>(v, word) : step<K, C, 0>(v, word);
+            unsigned int next = __shfl_down_sync(FULL_MASK, top, 1);
             if (row + p >= 0 && row + p < rows && writes)
-                out[at] = top & keep;
+                out[at] = __funnelshift_r(top, next, 16) & keep;
             at += stride;
         }
     }
@@ -211,7 +232,7 @@ __device__ __forceinline__ void stream(Rows<D, L> rows_in, unsigned int *__restr
 // ended (see dependent.cu). The next launch may start as each block here exits: triggering it
 // at the start instead measured slower for small grids (1024² x 1024: 2.03 -> 2.15 ms), whose
 // early blocks then wait on the SMs beside the running ones.
-template <int K, int D>
+template <int K, int D, int C>
 __device__ __forceinline__ void advance(const unsigned int *__restrict__ in,
                                         unsigned int *__restrict__ out, int w, int h, int stride,
                                         int nw, int tile_h, int groups)
@@ -223,21 +244,21 @@ __device__ __forceinline__ void advance(const unsigned int *__restrict__ in,
     if (y0 >= h)
         return;
     int rows = (int)min((long long)tile_h, h - y0);
-    long long i = group * GROUP_WORDS - 1 + lane;
-    bool writes = lane >= 1 && lane <= GROUP_WORDS && i < nw;
+    long long i = group * GROUP_WORDS + lane;
+    bool writes = lane < GROUP_WORDS && i < nw;
     unsigned int keep = (i == nw - 1 && (w & 31)) ? (1u << (w & 31)) - 1u : FULL_MASK;
     Source src = source(i, w, nw);
     bool plain = __all_sync(FULL_MASK, src.plain);
     wait_for_previous_grid();
     if (w < 32) {
         Rows<D, SHORT_ROWS> rows_in{in, src, w, h, stride};
-        stream<K>(rows_in, out, y0, rows, stride, i, writes, keep);
+        stream<K, C>(rows_in, out, y0, rows, stride, i, writes, keep);
     } else if (plain) {
         Rows<D, PLAIN> rows_in{in, src, w, h, stride};
-        stream<K>(rows_in, out, y0, rows, stride, i, writes, keep);
+        stream<K, C>(rows_in, out, y0, rows, stride, i, writes, keep);
     } else {
         Rows<D, GATHERED> rows_in{in, src, w, h, stride};
-        stream<K>(rows_in, out, y0, rows, stride, i, writes, keep);
+        stream<K, C>(rows_in, out, y0, rows, stride, i, writes, keep);
     }
 }
 
@@ -245,19 +266,19 @@ __device__ __forceinline__ void advance(const unsigned int *__restrict__ in,
 // at least B blocks resident per SM (the deepest must fit 168 registers for three blocks).
 // Shallow kernels serve small grids, whose short steps cannot hide a load's latency: they load
 // further ahead.
-#define ADVANCE(K, D, B)                                                                          \
+#define ADVANCE(K, D, B, C)                                                                        \
     extern "C" __global__ void __launch_bounds__(128, B) advance_##K(                            \
         const unsigned int *__restrict__ in, unsigned int *__restrict__ out, int w, int h,        \
         int stride, int nw, int tile_h, int groups)                                               \
     {                                                                                             \
-        advance<K, D>(in, out, w, h, stride, nw, tile_h, groups);                                 \
+        advance<K, D, C>(in, out, w, h, stride, nw, tile_h, groups);                                 \
     }
 
-ADVANCE(1, 8, 1)
-ADVANCE(2, 8, 1)
-ADVANCE(4, 8, 1)
-ADVANCE(8, 4, 1)
-ADVANCE(16, 2, 3)
+ADVANCE(1, 8, 1, CHAIN_1)
+ADVANCE(2, 8, 1, CHAIN_2)
+ADVANCE(4, 8, 1, CHAIN_4)
+ADVANCE(8, 4, 1, CHAIN_8)
+ADVANCE(16, 2, 3, CHAIN_16)
 
 // Live cells of the grid, added to *total (zeroed by the host).
 extern "C" __global__ void population(const unsigned int *cells, int w, int h, int stride, int nw,

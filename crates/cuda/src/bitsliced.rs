@@ -28,23 +28,26 @@ use crate::launch::{self, param};
 /// Generations one launch can advance: the kernel is compiled for each (`advance_<depth>`).
 pub const DEPTHS: [u32; 5] = [1, 2, 4, 8, 16];
 
-/// Words each warp owns in a row (two lanes of 32 are its halo).
-const GROUP_WORDS: usize = 30;
+/// Words each warp writes in a row (of the 32 its lanes hold, half a word each side is halo).
+const GROUP_WORDS: usize = 31;
 
 /// Warps per block (the kernels' `__launch_bounds__(128)`).
 const WARPS_PER_BLOCK: u32 = 4;
 
-/// Modelled cost of a launch, in nanoseconds: launch, ramp and drain of one kernel in a graph
-/// (fitted to the 1024² runs on an H200).
-const LAUNCH_NS: f64 = 4000.0;
+/// Modelled cost of a launch, in nanoseconds: launch, ramp and drain of one kernel in a graph.
+/// With the two below, fitted to 31 launch shapes from 1024² to 65536² on an H100
+/// (BENCHMARKS.md), within 25% of each.
+const LAUNCH_NS: f64 = 2000.0;
 
 /// Modelled device memory bandwidth in bytes per nanosecond (an H100 copies about 3 TB/s);
 /// counted in full, as if no transfer overlapped computation.
 const BYTES_PER_NS: f64 = 3000.0;
 
-/// Modelled cost of one SM advancing a warp's row by one generation while full (as many warps
-/// as fit sharing its integer pipes): 57 ns per warp with 12 warps per SM, measured on an H200.
-const SM_LEVEL_ROW_NS: f64 = 57.0 / 12.0;
+/// Modelled time for a warp to advance its row by one generation: `WARP_LEVEL_ROW_NS` alone on
+/// its SM (the latency of the level's dependent operations), and `SM_LEVEL_ROW_NS` more for
+/// each warp that shares the SM's integer pipes with it.
+const WARP_LEVEL_ROW_NS: f64 = 13.5;
+const SM_LEVEL_ROW_NS: f64 = 2.0;
 
 /// Rows each thread of the resident kernel updates in a generation, where the band has that
 /// many (more threads than that leave too little work to amortise each segment's two edge rows).
@@ -57,10 +60,40 @@ const RESIDENT_ALONE_NS: f64 = 350.0;
 const RESIDENT_BARRIER_NS: f64 = 850.0;
 const RESIDENT_WORD_NS: f64 = 0.2;
 
+/// Levels per chain in the kernel of each of [`DEPTHS`] for `rule` (`kernels/bitsliced.cu`,
+/// "Skew"): longer chains stream fewer rows beyond each tile, but make each level wait for the
+/// one below. Measured on an H100 (BENCHMARKS.md): with Life's exact circuit, chains of 6 at
+/// depth 16 and 3 at depth 8 run fastest; with the general circuit, which is deeper, chains
+/// were faster for some rules and slower for others (B36/S23), so they stay at 1.
+pub fn chains(rule: Rule) -> [u32; DEPTHS.len()] {
+    if crate::circuit::is_exact(rule) {
+        [1, 1, 1, 3, 6]
+    } else {
+        [1; DEPTHS.len()]
+    }
+}
+
+/// `#define CHAIN_<depth> <levels>` for each of [`DEPTHS`], which the kernel's source needs.
+pub fn chain_defines(rule: Rule) -> String {
+    DEPTHS
+        .iter()
+        .zip(chains(rule))
+        .map(|(depth, chain)| format!("#define CHAIN_{depth} {chain}\n"))
+        .collect()
+}
+
+/// Rows a launch of `depth` generations in chains of `chain` streams beyond its tile: the
+/// `depth` rows above it that the levels read, and the rows between the one level 0 takes and
+/// the one the top level makes (`lag` in `kernels/bitsliced.cu`).
+fn skew_rows(depth: u32, chain: u32) -> u32 {
+    depth + 1 + (depth - 1) + (depth - 1) / chain
+}
+
 /// Launch shapes for one grid on one GPU: for each depth, the tile height that minimises the
 /// modelled time, and the depth with the least modelled time per generation. The model: warps
-/// run in waves that fill every SM; each warp streams its tile plus the 3 × depth rows that the
-/// deeper levels wait for; the grid is read and written once per launch.
+/// run in waves that fill every SM, and a last wave that may not; each warp streams its tile
+/// plus the rows that the
+/// deeper levels wait for (`skew_rows`); the grid is read and written once per launch.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Plan {
     /// Rows per tile for each of [`DEPTHS`].
@@ -73,8 +106,15 @@ pub struct Plan {
 
 impl Plan {
     /// The plan for a `width` × `height` grid on a GPU of `sms` multiprocessors, each holding
-    /// `slots[k]` warps of the kernel of depth `DEPTHS[k]` at once.
-    pub fn new(width: usize, height: usize, sms: u32, slots: [u32; DEPTHS.len()]) -> Plan {
+    /// `slots[k]` warps of the kernel of depth `DEPTHS[k]`, whose levels form chains of
+    /// `chains[k]`, at once.
+    pub fn new(
+        width: usize,
+        height: usize,
+        sms: u32,
+        slots: [u32; DEPTHS.len()],
+        chains: [u32; DEPTHS.len()],
+    ) -> Plan {
         let groups = words(width).div_ceil(GROUP_WORDS) as u64;
         let height = height as u64;
         let mut tiles = [1; DEPTHS.len()];
@@ -84,10 +124,17 @@ impl Plan {
             // Every tile count up to 65536; tile heights follow.
             for count in 1..=height.min(1 << 16) {
                 let tile = height.div_ceil(count);
-                let waves = (groups * height.div_ceil(tile)).div_ceil(sms as u64 * slots[k] as u64);
-                let steps = tile.min(height) + 3 * depth as u64;
-                let work = (waves * slots[k] as u64 * steps * depth as u64) as f64;
-                let ns = LAUNCH_NS + work * SM_LEVEL_ROW_NS + bytes as f64 / BYTES_PER_NS;
+                let warps = groups * height.div_ceil(tile);
+                let wave = sms as u64 * slots[k] as u64;
+                let steps = tile.min(height) + skew_rows(depth, chains[k]) as u64;
+                // Full waves, then the warps left over, spread over the SMs.
+                let row_ns = |per_sm: u64| WARP_LEVEL_ROW_NS + SM_LEVEL_ROW_NS * per_sm as f64;
+                let mut level_row_ns = (warps / wave) as f64 * row_ns(slots[k] as u64);
+                if warps % wave > 0 {
+                    level_row_ns += row_ns((warps % wave).div_ceil(sms as u64));
+                }
+                let work = level_row_ns * (steps * depth as u64) as f64;
+                let ns = LAUNCH_NS + work + bytes as f64 / BYTES_PER_NS;
                 let ns = ns / depth as f64;
                 if ns < per_generation[k] {
                     per_generation[k] = ns;
@@ -457,7 +504,7 @@ impl Backend for BitCells {
             *slot = blocks * WARPS_PER_BLOCK;
         }
         let asked = Asked::from_env()?;
-        let mut plan = Plan::new(width, height, sms, slots);
+        let mut plan = Plan::new(width, height, sms, slots, chains(rule));
         if let Asked::Stream(Some((depth, rows))) = asked {
             plan.best = depth;
             plan.tiles[depth] = rows;
@@ -593,9 +640,9 @@ impl Backend for BitCells {
 mod test {
     use super::*;
 
-    /// Warps per SM of each depth's kernel on an H200 or H100 (132 SMs), from the registers
-    /// ptxas gave them (125, 128, 148, 132 and 168).
-    const H200: [u32; 5] = [16, 16, 12, 12, 12];
+    /// Warps per SM of each depth's kernel for Life on an H200 or H100 (132 SMs), from the
+    /// registers ptxas gave them (112, 119, 145, 122 and 150).
+    const H200: [u32; 5] = [16, 16, 12, 16, 12];
 
     #[test]
     fn resident_blocks_hold_bands_of_the_grid() {
@@ -616,16 +663,13 @@ mod test {
 
     #[test]
     fn small_grids_stay_resident_and_large_ones_stream() {
-        let plan = Plan::new(1024, 1024, 132, H200);
-        let resident = Resident::new(1024, 1024, 16, None);
+        let model = |n| Plan::new(n, n, 132, H200, chains(Rule::LIFE));
+        let plan = model(128);
+        let resident = Resident::new(128, 128, 1, None);
         assert!(resident.per_generation() < plan.per_generation, "{plan:?}");
-        // Measured on an H100: resident 1.92 ms against 2.46 ms streaming at 1536² × 1024,
-        // 2.52 against 2.25 ms at 2048².
-        let plan = Plan::new(1536, 1536, 132, H200);
-        let resident = Resident::new(1536, 1536, 16, None);
-        assert!(resident.per_generation() < plan.per_generation, "{plan:?}");
-        for n in [2048, 4096] {
-            let plan = Plan::new(n, n, 132, H200);
+        // Measured on an H100 at 1024² × 1024: streaming 0.63 to 0.69 ms, resident 1.27 ms.
+        for n in [1024, 2048, 4096] {
+            let plan = model(n);
             let resident = Resident::new(n, n, 16, None);
             assert!(
                 resident.per_generation() > plan.per_generation,
@@ -667,7 +711,7 @@ mod test {
     #[test]
     fn launches_add_up_to_the_generations_asked_for() {
         for (w, h) in [(1, 1), (1024, 1024), (65536, 65536), (100, 3)] {
-            let plan = Plan::new(w, h, 132, H200);
+            let plan = Plan::new(w, h, 132, H200, chains(Rule::LIFE));
             for n in [0, 1, 2, 3, 15, 16, 17, 31, 64, 1000, 1023] {
                 let total: u64 = plan.launches(n).map(|k| DEPTHS[k] as u64).sum();
                 assert_eq!(total, n, "{w}x{h}, {n} generations");
@@ -677,27 +721,28 @@ mod test {
 
     #[test]
     fn large_grids_launch_deep_and_tall() {
-        let plan = Plan::new(65536, 65536, 132, H200);
+        let plan = Plan::new(65536, 65536, 132, H200, chains(Rule::LIFE));
         assert_eq!(DEPTHS[plan.best], 16);
         let tile = plan.tiles[plan.best] as f64;
         // Rows recomputed for the halo and the skew cost under 5%.
-        assert!(tile / (tile + 48.0) > 0.95, "{plan:?}");
+        let skew = skew_rows(16, chains(Rule::LIFE)[plan.best]) as f64;
+        assert!(tile / (tile + skew) > 0.95, "{plan:?}");
     }
 
     #[test]
     fn tall_tiles_do_not_leave_sms_idle() {
-        // 16 column groups of 30 words: without many tiles most SMs would wait.
-        let plan = Plan::new(16 * 30 * 32, 4096, 132, H200);
+        // 16 column groups of 31 words: without many tiles most SMs would wait.
+        let plan = Plan::new(16 * 31 * 32, 4096, 132, H200, chains(Rule::LIFE));
         let tiles = 4096u64.div_ceil(plan.tiles[plan.best] as u64);
         assert!(16 * tiles >= 132 * H200[plan.best] as u64 / 2, "{plan:?}");
     }
 
     #[test]
     fn full_waves_are_preferred_to_a_wave_and_a_little() {
-        // 69 column groups: 22 tiles fill one wave of 1584 warps, 23 would spill into a second.
-        let plan = Plan::new(65536, 65536, 132, H200);
+        // 67 column groups: 23 tiles fill one wave of 1584 warps, 24 would spill into a second.
+        let plan = Plan::new(65536, 65536, 132, H200, chains(Rule::LIFE));
         let k = plan.best;
-        let warps = 69 * 65536u64.div_ceil(plan.tiles[k] as u64);
+        let warps = 67 * 65536u64.div_ceil(plan.tiles[k] as u64);
         let slots = 132 * H200[k] as u64;
         let waves = warps.div_ceil(slots);
         assert!(warps * 10 >= waves * slots * 9, "{plan:?}: {warps} warps");

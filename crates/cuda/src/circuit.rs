@@ -167,6 +167,11 @@ fn exact(rule: Rule) -> Option<&'static [Gate]> {
         .map(|(_, gates)| *gates)
 }
 
+/// Whether `rule` has an exact circuit (found offline, `EXACT`) rather than the general one.
+pub fn is_exact(rule: Rule) -> bool {
+    exact(rule).is_some()
+}
+
 /// Operations the rule's circuit takes per word.
 pub fn operations(rule: Rule) -> u32 {
     match exact(rule) {

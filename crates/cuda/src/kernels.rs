@@ -11,8 +11,8 @@ use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{CudaFunction, CudaModule, DriverError, LaunchConfig};
 use gol_core::Rule;
 
-use crate::circuit;
 use crate::engine::MAX_GRID_Y;
+use crate::{bitsliced, circuit};
 
 /// The compiled-in rule's `NEXT_STATE`.
 pub const RULE: &str = include_str!("../kernels/rule.cu");
@@ -76,7 +76,8 @@ pub struct KernelSpec {
     pub tiling: Tiling,
     /// Whether the engine sets its own launch shape (`--block` is refused).
     pub fixed_block: bool,
-    /// Whether the source starts with the rule as a LOP3 circuit ([`circuit::source`]).
+    /// Whether the source starts with the rule as a LOP3 circuit ([`circuit::source`]) and
+    /// the lengths of the chains its levels form ([`bitsliced::chain_defines`]).
     pub rule_circuit: bool,
     /// Dynamic shared memory each block takes for a table, whatever the block (bytes).
     pub shared_table: u32,
@@ -261,7 +262,7 @@ impl KernelSpec {
             Rule::LIFE
         };
         if self.rule_circuit {
-            let circuit = circuit::source(rule);
+            let circuit = circuit::source(rule) + &bitsliced::chain_defines(rule);
             let parts: Vec<&str> = std::iter::once(circuit.as_str())
                 .chain(self.parts.iter().copied())
                 .collect();
