@@ -92,8 +92,8 @@ fn skew_rows(depth: u32, chain: u32) -> u32 {
 /// Launch shapes for one grid on one GPU: for each depth, the tile height that minimises the
 /// modelled time, and the depth with the least modelled time per generation. The model: warps
 /// run in waves that fill every SM, and a last wave that may not; each warp streams its tile
-/// plus the rows that the
-/// deeper levels wait for (`skew_rows`); the grid is read and written once per launch.
+/// plus the rows that the deeper levels wait for (`skew_rows`); the grid is read and written
+/// once per launch.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Plan {
     /// Rows per tile for each of [`DEPTHS`].
@@ -120,16 +120,19 @@ impl Plan {
         let mut tiles = [1; DEPTHS.len()];
         let mut per_generation = [f64::INFINITY; DEPTHS.len()];
         let bytes = 2 * groups * GROUP_WORDS as u64 * 4 * height;
+        // A warp's time per level and row, with `per_sm` warps on its SM.
+        let row_ns = |per_sm: u64| WARP_LEVEL_ROW_NS + SM_LEVEL_ROW_NS * per_sm as f64;
         for (k, &depth) in DEPTHS.iter().enumerate() {
+            let wave = sms as u64 * slots[k] as u64;
+            let full_wave_ns = row_ns(slots[k] as u64);
+            let skew = skew_rows(depth, chains[k]) as u64;
             // Every tile count up to 65536; tile heights follow.
             for count in 1..=height.min(1 << 16) {
                 let tile = height.div_ceil(count);
                 let warps = groups * height.div_ceil(tile);
-                let wave = sms as u64 * slots[k] as u64;
-                let steps = tile.min(height) + skew_rows(depth, chains[k]) as u64;
+                let steps = tile.min(height) + skew;
                 // Full waves, then the warps left over, spread over the SMs.
-                let row_ns = |per_sm: u64| WARP_LEVEL_ROW_NS + SM_LEVEL_ROW_NS * per_sm as f64;
-                let mut level_row_ns = (warps / wave) as f64 * row_ns(slots[k] as u64);
+                let mut level_row_ns = (warps / wave) as f64 * full_wave_ns;
                 if warps % wave > 0 {
                     level_row_ns += row_ns((warps % wave).div_ceil(sms as u64));
                 }
