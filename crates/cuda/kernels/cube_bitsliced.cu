@@ -14,11 +14,19 @@
 // consecutive lines y0..y0+ROWS-1 and streams along x through `depth` planes: per plane it
 // copies ROWS + 2 lines into shared memory (STAGES - 1 planes ahead of the one it computes, see
 // Walk), forms their z 3-sums (two bit planes), adds three of them into each owned line's
-// plane sum (the 3x3 sum in y and z, four bit planes), and adds three planes' sums into the
-// 27-cell sum (five bit planes), from which the rule, a multiplexer tree whose constant leaves
-// the compiler folds, gives the next state. The three planes in play live in a ring of three
+// plane sum (the 3x3 sum in y and z, four bit planes in carry-save form: two full adders), and
+// adds three planes' sums into the 27-cell sum, from which the rule gives the next state: for
+// the default rule, logic that needs only part of the sum; for others, a multiplexer tree on
+// its five bit planes whose constant leaves the compiler folds. The three planes in play live in a ring of three
 // slots, and the loop over x is unrolled three times round the ring, so that no sums are moved
 // between registers.
+//
+// cube_bitsliced_pair makes two generations in one pass, on the sides whose lines fill their
+// segments with whole words (M = 32 * 2^k up to 1024): a thread loads ROWS + 4 lines, makes
+// the first generation's ROWS + 2 lines one plane behind the loads and keeps them in registers
+// as the input of the second, whose ROWS lines alone are stored. It reads and writes the cube
+// once for two generations, at the price of the first generation's two extra lines and two
+// extra planes per walk.
 //
 // Addresses: every offset within a plane fits in 32 bits (a plane of M lines of stride words),
 // so each thread works out its lines' offsets once and each plane's first word once.
@@ -26,13 +34,24 @@
 #define ROWS 4
 #define STAGES 3
 #define THREADS 128            // a block: 32 x 4 threads
-#define LINES (2 * (ROWS + 2)) // words per thread and stage: its lines', then the edge words
 
+// One three-input logic operation (LOP3): bit i of LUT is the result for the inputs' bits
+// (a, b, c) = bits (2, 1, 0) of i, so that LUT is the function applied to a = 0xf0, b = 0xcc and
+// c = 0xaa. Written out in PTX where the compiler, given C expressions, spends more operations
+// (SASS of cube_bitsliced's loop: 388 LOP3 from C full adders, 360 from these).
+template <unsigned LUT>
+__device__ __forceinline__ unsigned lop3(unsigned a, unsigned b, unsigned c)
+{
+    unsigned d;
+    asm("lop3.b32 %0, %1, %2, %3, %4;" : "=r"(d) : "r"(a), "r"(b), "r"(c), "n"(LUT));
+    return d;
+}
+
+// A full adder as two LOP3: a ^ b ^ c, and the majority.
 __device__ __forceinline__ void full_add(unsigned a, unsigned b, unsigned c, unsigned &sum, unsigned &carry)
 {
-    unsigned t = a ^ b;
-    sum = t ^ c;
-    carry = (a & b) | (t & c);
+    sum = lop3<0x96>(a, b, c);
+    carry = lop3<0xe8>(a, b, c);
 }
 
 // Leaf c of the rule's tree: the birth bit for a dead cell with sum c, the survival bit for c-1
@@ -49,19 +68,38 @@ __device__ __forceinline__ unsigned mux(unsigned select, unsigned one, unsigned 
     return (select & one) | (~select & zero);
 }
 
-// The next states from the 27-cell sums t (five bit planes) and the cells. Rules other than the
-// default take a tree, one level per sum plane, each loop of a constant length so that it
-// unrolls and the leaves stay in registers.
-__device__ __forceinline__ unsigned next_state(const unsigned t[5], unsigned alive)
+// The 27-cell sum of a word's cells, part added: t0 + 2 * t1 + 4 * (s3 + s4 + 2 * (g1 + g2)),
+// each term a bit plane (see next_words).
+struct Sum27 {
+    unsigned t0, t1, s3, s4, g1, g2;
+};
+
+// The next states from the 27-cell sums and the cells.
+__device__ __forceinline__ unsigned next_state(const Sum27 &s, unsigned alive)
 {
 #if BIRTH == 64u && SURVIVE == 224u
-    // B6/S567, the default, written out: a sum (centre included) of 6 for any cell, 7 or 8 for
-    // a live one, never 16 or more; two operations a word fewer than the compiler makes of the
-    // tree.
-    unsigned six_or_seven = ~t[3] & t[2] & t[1] & (~t[0] | alive);
-    unsigned eight = t[3] & ~t[2] & ~t[1] & ~t[0] & alive;
-    return (six_or_seven | eight) & ~t[4];
+    // B6/S567, the default, written out: a sum (centre included) of 6 for any cell, 7 or 8 for a
+    // live one. With c4 = s3 + s4 + 2 * (g1 + g2), the sum is 6 or 7 where t1 and c4 = 1, that
+    // is s3 != s4 and no g; and 8 where t0 = t1 = 0 and c4 = 2, that is s3 = s4 and exactly one
+    // of g1, g2, s3. Eight LOP3 (the compiler makes ten or more of such logic in C), checked
+    // against the rule on all 2^13 inputs when written.
+    unsigned no_g = lop3<0x03>(s.g1, s.g2, 0);                 // ~a & ~b
+    unsigned c4_is_1 = lop3<0x28>(s.s3, s.s4, no_g);           // (a ^ b) & c
+    unsigned gated = lop3<0xb0>(s.t1, s.t0, alive);            // a & (~b | c)
+    unsigned one_of = lop3<0x16>(s.g1, s.g2, s.s3);            // exactly one of the three
+    unsigned c4_is_2 = lop3<0x90>(one_of, s.s3, s.s4);         // a & (b == c)
+    unsigned low_zero = lop3<0x02>(s.t1, s.t0, alive);         // ~a & ~b & c
+    unsigned eight = lop3<0xc0>(c4_is_2, low_zero, 0);         // a & b
+    return lop3<0xea>(gated, c4_is_1, eight);                  // (a & b) | c
 #else
+    // Other rules: the sum's five bit planes t, then a tree, one level per bit plane, each loop
+    // of a constant length so that it unrolls and the leaves stay in registers.
+    unsigned t[5], g3;
+    t[0] = s.t0;
+    t[1] = s.t1;
+    t[2] = s.s3 ^ s.s4;
+    g3 = s.s3 & s.s4;
+    full_add(s.g1, s.g2, g3, t[3], t[4]);
     unsigned v[32];
 #pragma unroll
     for (int c = 0; c < 32; ++c)
@@ -82,23 +120,23 @@ __device__ __forceinline__ unsigned next_state(const unsigned t[5], unsigned ali
 #endif
 }
 
-// What a thread works out once: where its words lie and how its z neighbours are formed.
+// What a thread works out once about its z neighbours.
 struct Lane {
-    unsigned off[ROWS + 2];  // word offsets of its lines' word within a plane
-    unsigned edge[ROWS + 2]; // (EDGES) the same for its outer neighbour word
-    int left, right;         // the lanes of its neighbour words, within the segment
-    bool first, last;        // (EDGES) whether it is its segment's first or last lane
-    bool loads_edge;         // (EDGES) whether it loads an outer neighbour word
-    unsigned west_shift;     // (PARTIAL) the bit of the left word that is the cell before bit 0
-    unsigned east_scale;     // (PARTIAL) 2^b, b the bit where the right word's bit 0 goes
+    int left, right;     // the lanes of its neighbour words, within the segment
+    bool first, last;    // (EDGES) whether it is its segment's first or last lane
+    bool loads_edge;     // (EDGES) whether it loads an outer neighbour word
+    unsigned west_shift; // (PARTIAL) the bit of the left word that is the cell before bit 0
+    unsigned east_scale; // (PARTIAL) 2^b, b the bit where the right word's bit 0 goes
 };
 
-// One plane's worth of a thread's lines: the words (kept one step past their sums, as the
-// centre plane's cells) and the owned lines' plane sums.
+// One plane's worth of N + 2 lines: the words (kept one step past their sums, as the centre
+// plane's cells) and the plane sums of the N inner ones, each in carry-save form: sum[0] +
+// 2 * (sum[1] + sum[2]) + 4 * sum[3].
+template <int N>
 struct Slot {
-    unsigned c[ROWS + 2];
-    unsigned e[ROWS + 2];
-    unsigned sum[ROWS][4];
+    unsigned c[N + 2];
+    unsigned e[N + 2];
+    unsigned sum[N][4];
 };
 
 // Plane x's first word. The pointer is passed through an empty asm so that the compiler keeps it
@@ -121,14 +159,14 @@ __device__ __forceinline__ void copy_async(unsigned *to, const unsigned *from)
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(shared), "l"(from) : "memory");
 }
 
-// The plane sums of a fetched slot's owned lines.
-template <bool EDGES, bool PARTIAL>
-__device__ __forceinline__ void plane_sums(Slot &s, const Lane &l, int seg)
+// The plane sums of a slot whose words are in place.
+template <int N, bool EDGES, bool PARTIAL>
+__device__ __forceinline__ void plane_sums(Slot<N> &s, const Lane &l, int seg)
 {
     const unsigned all = 0xffffffffu;
-    unsigned s0[ROWS + 2], s1[ROWS + 2];
+    unsigned s0[N + 2], s1[N + 2];
 #pragma unroll
-    for (int i = 0; i < ROWS + 2; ++i) {
+    for (int i = 0; i < N + 2; ++i) {
         unsigned c = s.c[i];
         unsigned lw = __shfl_sync(all, c, l.left, seg);
         unsigned rw = __shfl_sync(all, c, l.right, seg);
@@ -151,77 +189,85 @@ __device__ __forceinline__ void plane_sums(Slot &s, const Lane &l, int seg)
         full_add(west, c, east, s0[i], s1[i]);
     }
 #pragma unroll
-    for (int i = 0; i < ROWS; ++i) {
-        unsigned k2, twos, fours;
-        full_add(s0[i], s0[i + 1], s0[i + 2], s.sum[i][0], k2);
-        full_add(s1[i], s1[i + 1], s1[i + 2], twos, fours);
-        s.sum[i][1] = twos ^ k2;
-        unsigned k4 = twos & k2;
-        s.sum[i][2] = fours ^ k4;
-        s.sum[i][3] = fours & k4;
+    for (int i = 0; i < N; ++i) {
+        full_add(s0[i], s0[i + 1], s0[i + 2], s.sum[i][0], s.sum[i][1]);
+        full_add(s1[i], s1[i + 1], s1[i + 2], s.sum[i][2], s.sum[i][3]);
     }
 }
 
-// Plane x's next states from the sums of planes x-1 (a), x (b) and x+1 (c), b's words the
-// cells.
-template <bool PARTIAL>
-__device__ __forceinline__ void emit(const Slot &a, const Slot &b, const Slot &c, unsigned *__restrict__ plane,
-                                     const Lane &l, unsigned writes, unsigned keep)
+// The next states of plane x's N inner lines from the sums of planes x-1 (a), x (b) and x+1
+// (c), b's words the cells, into out.
+template <int N>
+__device__ __forceinline__ void next_words(const Slot<N> &a, const Slot<N> &b, const Slot<N> &c, unsigned out[N])
 {
 #pragma unroll
-    for (int i = 0; i < ROWS; ++i) {
+    for (int i = 0; i < N; ++i) {
+        // Ones: three, giving t0 and a two. Twos: seven, giving t1 and three fours. Fours: six,
+        // left as two bits and two eights (the sum is at most 27).
         const unsigned *p = a.sum[i], *q = b.sum[i], *n = c.sum[i];
-        unsigned t[5], k1, k2, k2b, k3, k3b, k4, k4b, u1, u2, u3;
-        full_add(p[0], q[0], n[0], t[0], k1);
-        full_add(p[1], q[1], n[1], u1, k2);
-        t[1] = u1 ^ k1;
-        k2b = u1 & k1;
-        full_add(p[2], q[2], n[2], u2, k3);
-        full_add(u2, k2, k2b, t[2], k3b);
-        full_add(p[3], q[3], n[3], u3, k4);
-        full_add(u3, k3, k3b, t[3], k4b);
-        t[4] = k4 | k4b; // the sum is at most 27: never both
-        unsigned out = next_state(t, b.c[i + 1]);
-        if (PARTIAL)
-            out &= keep;
-        if ((writes >> i) & 1u)
-            __stcg(plane + l.off[i + 1], out);
+        Sum27 sum;
+        unsigned two, s1, s2, f1, f2, f3;
+        full_add(p[0], q[0], n[0], sum.t0, two);
+        full_add(p[1], p[2], q[1], s1, f1);
+        full_add(q[2], n[1], n[2], s2, f2);
+        full_add(s1, s2, two, sum.t1, f3);
+        full_add(p[3], q[3], n[3], sum.s3, sum.g1);
+        full_add(f1, f2, f3, sum.s4, sum.g2);
+        out[i] = next_state(sum, b.c[i + 1]);
     }
 }
 
-// A thread's walk along x through planes [x, x1). The words it needs of planes x-1 .. x1 come
-// through a ring of STAGES stages in shared memory, filled by asynchronous copies (cp.async)
-// STAGES - 1 planes ahead of their use, so that many loads are in flight without holding
-// registers. Each thread copies and reads back only its own words, so it waits for its own
-// copies alone. A stage is refilled one plane after it was read, once its words have long been
-// used, so that the copy cannot overtake the read.
-template <bool EDGES, bool PARTIAL>
-struct Walk {
+// Where a thread works, L lines per plane: what its walk reads and never changes.
+template <int L>
+struct Where {
     const unsigned *__restrict__ cells;
     unsigned *__restrict__ next;
-    const Lane &lane;
-    // This thread's first word of the ring; its word (stage, line) lies at
-    // ring + (stage * LINES + line) * THREADS.
+    Lane lane;
+    unsigned off[L];  // word offsets of the lines' word within a plane, its first owned line's
+                      // (L - ROWS) / 2 lines before the first
+    unsigned edge[L]; // (EDGES) the same for the outer neighbour word
+    // This thread's first word of the ring; its word (stage, k) lies at
+    // ring + (stage * words per stage + k) * THREADS.
     unsigned *ring;
-    int seg, planes, x, x1;
+    int seg, planes, x0, x1;  // the segment's lanes; planes in x; the walk's first and end plane
     unsigned long long plane; // words per plane
     unsigned writes, keep;    // which owned lines are written; the mask of valid cells
-    int ahead, left;          // the next plane to copy, and how many remain
-    int put, get;             // the stages to fill and to read next
+};
+
+// A thread's walk along x through planes [x0, x1), GENS (1 or 2) generations at once. It loads
+// L = ROWS + 2 * GENS lines per plane: for two generations, the first one's next states of
+// ROWS + 2 lines, made one plane behind the loads, feed the second one's sums directly, and
+// only the second one's ROWS lines are stored. Two generations need whole lines in each
+// segment (no EDGES, no PARTIAL): the host asks for them only on such sides.
+//
+// The words it needs of planes x0-GENS .. x1-1+GENS come through a ring of STAGES stages in
+// shared memory, filled by asynchronous copies (cp.async) STAGES - 1 planes ahead of their use,
+// so that many loads are in flight without holding registers. Each thread copies and reads back
+// only its own words, so it waits for its own copies alone. A stage is refilled one plane after
+// it was read, once its words have long been used, so that the copy cannot overtake the read.
+template <int GENS, bool EDGES, bool PARTIAL>
+struct Walk {
+    static_assert(GENS == 1 || (GENS == 2 && !EDGES && !PARTIAL), "two generations need whole lines");
+    static constexpr int L = ROWS + 2 * GENS;        // lines per plane
+    static constexpr int WORDS = EDGES ? 2 * L : L; // words per stage: the lines', then the edges
+    const Where<L> &at;
+    int x;           // the plane stored next
+    int ahead, left; // the next plane to copy, and how many remain
+    int put, get;    // the stages to fill and to read next
 
     // Copies the next plane into stage `put`, as one group of copies (empty past the last plane).
     __device__ __forceinline__ void copy_next()
     {
         if (left > 0) {
-            const unsigned *p = plane_at(cells, ahead, plane);
-            unsigned *stage = ring + put * LINES * THREADS;
+            const unsigned *p = plane_at(at.cells, ahead, at.plane);
+            unsigned *stage = at.ring + put * WORDS * THREADS;
 #pragma unroll
-            for (int i = 0; i < ROWS + 2; ++i) {
-                copy_async(stage + i * THREADS, p + lane.off[i]);
-                if (EDGES && lane.loads_edge)
-                    copy_async(stage + (ROWS + 2 + i) * THREADS, p + lane.edge[i]);
+            for (int i = 0; i < L; ++i) {
+                copy_async(stage + i * THREADS, p + at.off[i]);
+                if (EDGES && at.lane.loads_edge)
+                    copy_async(stage + (L + i) * THREADS, p + at.edge[i]);
             }
-            ahead = after(ahead, planes);
+            ahead = after(ahead, at.planes);
             --left;
         }
         asm volatile("cp.async.commit_group;" ::: "memory");
@@ -230,56 +276,120 @@ struct Walk {
 
     // Refills the stage read last time, then reads the oldest copied plane into s and computes
     // its sums.
-    __device__ __forceinline__ void take(Slot &s)
+    __device__ __forceinline__ void take(Slot<L - 2> &s)
     {
         copy_next();
         asm volatile("cp.async.wait_group %0;" ::"n"(STAGES - 1) : "memory");
-        const unsigned *stage = ring + get * LINES * THREADS;
+        const unsigned *stage = at.ring + get * WORDS * THREADS;
 #pragma unroll
-        for (int i = 0; i < ROWS + 2; ++i) {
+        for (int i = 0; i < L; ++i) {
             s.c[i] = stage[i * THREADS];
             if (EDGES)
-                s.e[i] = stage[(ROWS + 2 + i) * THREADS];
+                s.e[i] = stage[(L + i) * THREADS];
         }
         get = (get + 1) % STAGES;
-        plane_sums<EDGES, PARTIAL>(s, lane, seg);
+        plane_sums<L - 2, EDGES, PARTIAL>(s, at.lane, at.seg);
     }
 
-    // Plane x from the ring (p, q, r) = (x-1, x, x+1); r is taken now. Returns whether planes
+    // The first generation's plane from the sums of the planes before, at and after it, into
+    // the second generation's slot s, whose sums it then computes.
+    __device__ __forceinline__ void first(const Slot<L - 2> &p, const Slot<L - 2> &q, const Slot<L - 2> &r,
+                                          Slot<ROWS> &s)
+    {
+        next_words<L - 2>(p, q, r, s.c);
+        plane_sums<ROWS, false, false>(s, at.lane, at.seg);
+    }
+
+    // Stores plane x's next states from the sums of planes x-1 .. x+1; returns whether planes
     // remain.
-    __device__ __forceinline__ bool step(Slot &p, Slot &q, Slot &r)
+    __device__ __forceinline__ bool store(const Slot<ROWS> &p, const Slot<ROWS> &q, const Slot<ROWS> &r)
+    {
+        return store_at(p, q, r, plane_at(at.next, x, at.plane));
+    }
+
+    // store() into plane x's first word `to`. Given as a restricted parameter, it keeps the
+    // address arithmetic in uniform registers (9 registers and 38 operations a loop fewer).
+    __device__ __forceinline__ bool store_at(const Slot<ROWS> &p, const Slot<ROWS> &q, const Slot<ROWS> &r,
+                                             unsigned *__restrict__ to)
+    {
+        unsigned out[ROWS];
+        next_words<ROWS>(p, q, r, out);
+#pragma unroll
+        for (int i = 0; i < ROWS; ++i)
+            if ((at.writes >> i) & 1u)
+                __stcg(to + at.off[i + GENS], PARTIAL ? out[i] & at.keep : out[i]);
+        return ++x < at.x1;
+    }
+
+    // One generation: plane x from the ring (p, q, r) = (x-1, x, x+1); r is taken now.
+    __device__ __forceinline__ bool step(Slot<ROWS> &p, Slot<ROWS> &q, Slot<ROWS> &r)
     {
         take(r);
-        emit<PARTIAL>(p, q, r, plane_at(next, x, plane), lane, writes, keep);
-        return ++x < x1;
+        return store(p, q, r);
+    }
+
+    // Two generations: the loads' ring (p, q, r) holds planes (x, x+1, x+2), r taken now, from
+    // which the first generation's plane x+1 goes into w; (u, v, w) = (x-1, x, x+1) then give
+    // plane x of the second.
+    __device__ __forceinline__ bool step(Slot<L - 2> &p, Slot<L - 2> &q, Slot<L - 2> &r, Slot<ROWS> &u,
+                                         Slot<ROWS> &v, Slot<ROWS> &w)
+    {
+        take(r);
+        first(p, q, r, w);
+        return store(u, v, w);
     }
 
     __device__ __forceinline__ void run()
     {
-        ahead = before(x, planes);
-        left = x1 - x + 2;
+        x = at.x0;
+        ahead = before(x, at.planes);
+        if (GENS == 2)
+            ahead = before(ahead, at.planes);
+        left = at.x1 - at.x0 + 2 * GENS;
         put = get = 0;
 #pragma unroll
         for (int k = 0; k < STAGES - 1; ++k)
             copy_next();
-        Slot a, b, c;
-        take(a);
-        take(b);
-        while (step(a, b, c) && step(b, c, a) && step(c, a, b)) {
+        if constexpr (GENS == 1) {
+            Slot<ROWS> a, b, c;
+            take(a);
+            take(b);
+            while (step(a, b, c) && step(b, c, a) && step(c, a, b)) {
+            }
+        } else {
+            // Planes x-2 .. x+1 make the first generation's planes x-1 (d) and x (e).
+            Slot<L - 2> a, b, c;
+            Slot<ROWS> d, e, f;
+            take(a);
+            take(b);
+            take(c);
+            first(a, b, c, d);
+            take(a);
+            first(b, c, a, e);
+            while (step(c, a, b, d, e, f) && step(a, b, c, e, f, d) && step(b, c, a, f, d, e)) {
+            }
         }
     }
 };
 
-extern "C" __global__ void cube_bitsliced(const unsigned *__restrict__ cells, unsigned *__restrict__ next, int m,
-                                          int planes, int stride, int depth)
+// Lanes per segment for lines of nw words. Lines of fewer than 32 words: the warp splits into
+// segments of seg lanes (the smallest power of two >= nw), each on its own run of ROWS lines, so
+// that few lanes idle.
+__device__ __forceinline__ int segment(int nw)
 {
-    start_next_grid(); // see dependent.cu
-    int nw = (m + 31) / 32;
-    // Lines of fewer than 32 words: the warp splits into segments of seg lanes (the smallest
-    // power of two >= nw), each on its own run of ROWS lines, so that few lanes idle.
     int seg = 32;
     while (seg > 1 && seg / 2 >= nw)
         seg /= 2;
+    return seg;
+}
+
+// GENS generations of planes [blockIdx.z * depth, + depth) (see Walk).
+template <int GENS>
+__device__ __forceinline__ void advance(const unsigned *__restrict__ cells, unsigned *__restrict__ next, int m,
+                                        int planes, int stride, int depth)
+{
+    start_next_grid(); // see dependent.cu
+    int nw = (m + 31) / 32, seg = segment(nw);
     int lane = threadIdx.x, j = lane & (seg - 1);
     int w = blockIdx.x * 32 + j;
     int y0 = ((blockIdx.y * blockDim.y + threadIdx.y) * (32 / seg) + lane / seg) * ROWS;
@@ -293,7 +403,16 @@ extern "C" __global__ void cube_bitsliced(const unsigned *__restrict__ cells, un
         y0 = 0;
     int gw = w % nw;
     int r = (m - 1) & 31; // the bit of the line's last cell in its last word
-    Lane l;
+    // The segment is a whole number of lines when nw is a power of two up to 32; else its end
+    // lanes load their outer neighbours.
+    bool edges = nw > 32 || (nw & (nw - 1)) != 0;
+    bool partial = r != 31;
+    if (GENS == 2 && (edges || partial))
+        __trap(); // the host launches two generations only on sides that need neither
+    Where<ROWS + 2 * GENS> at;
+    at.cells = cells;
+    at.next = next;
+    Lane &l = at.lane;
     l.left = (j + seg - 1) & (seg - 1);
     l.right = (j + 1) & (seg - 1);
     l.first = j == 0;
@@ -302,34 +421,49 @@ extern "C" __global__ void cube_bitsliced(const unsigned *__restrict__ cells, un
     int outer = l.first ? (gw == 0 ? nw - 1 : gw - 1) : (gw == nw - 1 ? 0 : gw + 1);
     l.west_shift = gw == 0 ? r : 31;
     l.east_scale = 1u << (gw == nw - 1 ? r : 31);
-    unsigned writes = 0;
+    at.writes = 0;
 #pragma unroll
-    for (int i = 0; i < ROWS + 2; ++i) {
-        int y = y0 + i - 1;
-        y = y < 0 ? m - 1 : y % m;
-        l.off[i] = (unsigned)y * stride + gw;
-        l.edge[i] = (unsigned)y * stride + outer;
-        if (i >= 1 && i <= ROWS && active && w < nw && y0 + i - 1 < m)
-            writes |= 1u << (i - 1);
+    for (int i = 0; i < ROWS + 2 * GENS; ++i) {
+        int y = (y0 + i - GENS + m) % m; // y0 + i - GENS >= -GENS >= -m
+        at.off[i] = (unsigned)y * stride + gw;
+        at.edge[i] = (unsigned)y * stride + outer;
+        if (i >= GENS && i < GENS + ROWS && active && w < nw && y0 + i - GENS < m)
+            at.writes |= 1u << (i - GENS);
     }
-    unsigned keep = gw == nw - 1 && r != 31 ? (1u << (r + 1)) - 1 : 0xffffffffu;
-    // The segment is a whole number of lines when nw is a power of two up to 32; else its end
-    // lanes load their outer neighbours.
-    bool edges = nw > 32 || (nw & (nw - 1)) != 0;
-    bool partial = r != 31;
-    int x1 = min(x0 + depth, planes);
-    unsigned long long plane = (unsigned long long)m * stride;
+    at.keep = gw == nw - 1 && r != 31 ? (1u << (r + 1)) - 1 : 0xffffffffu;
+    at.seg = seg;
+    at.planes = planes;
+    at.x0 = x0;
+    at.x1 = min(x0 + depth, planes);
+    at.plane = (unsigned long long)m * stride;
     extern __shared__ unsigned shared[];
-    unsigned *ring = shared + threadIdx.y * 32 + lane;
+    at.ring = shared + threadIdx.y * 32 + lane;
     wait_for_previous_grid(); // the previous generation has ended: its output is our input
-    if (edges && partial)
-        Walk<true, true>{cells, next, l, ring, seg, planes, x0, x1, plane, writes, keep}.run();
+    if constexpr (GENS == 2)
+        Walk<2, false, false>{at}.run();
+    else if (edges && partial)
+        Walk<1, true, true>{at}.run();
     else if (edges)
-        Walk<true, false>{cells, next, l, ring, seg, planes, x0, x1, plane, writes, keep}.run();
+        Walk<1, true, false>{at}.run();
     else if (partial)
-        Walk<false, true>{cells, next, l, ring, seg, planes, x0, x1, plane, writes, keep}.run();
+        Walk<1, false, true>{at}.run();
     else
-        Walk<false, false>{cells, next, l, ring, seg, planes, x0, x1, plane, writes, keep}.run();
+        Walk<1, false, false>{at}.run();
+}
+
+// One generation, on any side.
+extern "C" __global__ void cube_bitsliced(const unsigned *__restrict__ cells, unsigned *__restrict__ next, int m,
+                                          int planes, int stride, int depth)
+{
+    advance<1>(cells, next, m, planes, stride, depth);
+}
+
+// Two generations, on sides M = 32 * 2^k up to 1024 (lines of a power of two of whole words,
+// at most a warp's).
+extern "C" __global__ void cube_bitsliced_pair(const unsigned *__restrict__ cells, unsigned *__restrict__ next,
+                                               int m, int planes, int stride, int depth)
+{
+    advance<2>(cells, next, m, planes, stride, depth);
 }
 
 // Live cells of the whole cube (padding bits are zero), added into *total.

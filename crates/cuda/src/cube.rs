@@ -10,8 +10,9 @@
 //!   bit-sliced 27-cell sums.
 //!
 //! Each kernel file documents its layout and scheme. Every kernel makes one generation per
-//! launch; the engine replays launches through CUDA graphs. cuda-bitsliced keeps the host's
-//! rows (the cube's lines) as they are, so it gives row access for slabs
+//! launch, except that cuda-bitsliced makes two where the side allows it (see
+//! `pairs_fit`); the engine replays launches through CUDA graphs. cuda-bitsliced keeps the
+//! host's rows (the cube's lines) as they are, so it gives row access for slabs
 //! ([`gol_core::Engine::read_rows`]).
 
 use std::sync::Arc;
@@ -27,16 +28,53 @@ use crate::error::{CudaError, Result};
 use crate::kernels::{self, KernelSpec, Tiling};
 use crate::launch::{self, param};
 
-/// Planes of constant x each thread of the streaming kernels (shared, swar, bitsliced) walks
-/// through per launch; `GOL_CUBE_DEPTH` overrides it for experiments.
+/// Planes of constant x each thread of the streaming kernels (shared, swar) walks through per
+/// launch, and the fewest that cuda-bitsliced's walks take ([`CubeCells::bitsliced_grid`]);
+/// `GOL_CUBE_DEPTH` sets it outright for experiments.
 const DEPTH: usize = 16;
+
+/// The most planes cuda-bitsliced's walks take where the GPU would hold fewer, longer ones: on
+/// the H100 at 1024³, walks of 64 planes beat walks of 171 (one wave) by 2% (BENCHMARKS.md).
+const MAX_WALK: u32 = 64;
+
+/// cuda-bitsliced's kernel of two generations a launch.
+const PAIR_FUNCTION: &str = "cube_bitsliced_pair";
 
 /// Lines each thread of cuda-bitsliced owns (`ROWS` in the kernel).
 const BITSLICED_ROWS: usize = 4;
 
-/// cuda-bitsliced's shared memory per block: `STAGES` planes of 2 · (ROWS + 2) words for each
-/// of its 128 threads (the kernel's ring of asynchronous copies).
-const BITSLICED_SHARED_BYTES: u32 = 3 * 2 * (BITSLICED_ROWS as u32 + 2) * 128 * 4;
+/// cuda-bitsliced's shared memory per block, for `gens` (1 or 2) generations a launch: `STAGES`
+/// planes of ROWS + 2 · gens lines for each of its 128 threads (the kernel's ring of
+/// asynchronous copies), with room for one outer word per line in one generation.
+fn bitsliced_shared_bytes(gens: u32) -> u32 {
+    let lines = BITSLICED_ROWS as u32 + 2 * gens;
+    let words = if gens == 1 { 2 * lines } else { lines };
+    3 * words * 128 * 4
+}
+
+/// Whether cuda-bitsliced can make two generations a launch on sides of `side` cells: lines of
+/// a power of two of whole 32-bit words, at most 32, so that a warp's segments hold whole lines
+/// (M = 32 · 2^k up to 1024; see cube_bitsliced.cu).
+fn pairs_fit(side: usize) -> bool {
+    side % 32 == 0 && (side / 32).is_power_of_two() && side / 32 <= 32
+}
+
+/// `GOL_CUBE_PAIRS`: `always` makes cuda-bitsliced launch two generations at once wherever
+/// [`pairs_fit`], `never` nowhere; unset, where the cube is large enough to fill the GPU twice
+/// over (see [`CubeCells`]'s `prepare`): on smaller cubes a launch has too few blocks to hide
+/// the longer chain of work in each.
+fn pairs_from_env() -> Result<Option<bool>> {
+    match std::env::var("GOL_CUBE_PAIRS") {
+        Err(_) => Ok(None),
+        Ok(text) => match text.as_str() {
+            "always" => Ok(Some(true)),
+            "never" => Ok(Some(false)),
+            _ => Err(CudaError::Refused(format!(
+                "GOL_CUBE_PAIRS={text:?}: expected always or never"
+            ))),
+        },
+    }
+}
 
 /// How the cells lie in the device buffers.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -59,10 +97,16 @@ pub struct CubeCells {
     cells: CudaSlice<u8>,
     next: CudaSlice<u8>,
     update: CudaFunction,
+    /// cuda-bitsliced's kernel of two generations a launch, where [`pairs_fit`].
+    pair: Option<CudaFunction>,
+    /// cuda-bitsliced: the blocks of one launch of `update` and of `pair` that the GPU holds at
+    /// once.
+    slots: (u32, u32),
     /// cuda-bitsliced's population count (the byte layouts count on the host).
     count: Option<CudaFunction>,
     sms: u32,
-    depth: usize,
+    /// `GOL_CUBE_DEPTH`, where set.
+    depth: Option<usize>,
     /// Whether launches may start before the previous one ends (cuda-bitsliced only,
     /// [`launch::starts_early`]).
     early: bool,
@@ -107,91 +151,47 @@ impl CubeCells {
         let rows = crate::engine::row_range(self.side, self.planes * self.side, first, words)?;
         Ok(rows.start * word..rows.end * word)
     }
-}
 
-fn stride_bytes(layout: Layout, side: usize) -> usize {
-    match layout {
-        Layout::Bytes => side,
-        Layout::Swar => side.div_ceil(4) * 4,
-        Layout::Bits => gol_core::grid::words_per_row(side) * 8,
-    }
-}
-
-fn depth_from_env() -> Result<usize> {
-    match std::env::var("GOL_CUBE_DEPTH") {
-        Err(_) => Ok(DEPTH),
-        Ok(text) => text
-            .parse::<usize>()
-            .ok()
-            .filter(|&d| d >= 1)
-            .ok_or_else(|| {
-                CudaError::Refused(format!("GOL_CUBE_DEPTH={text:?}: expected a count ≥ 1"))
-            }),
-    }
-}
-
-impl Backend for CubeCells {
-    type World = Cube;
-
-    fn spec(engine: &'static str) -> &'static KernelSpec {
-        kernels::spec_3d(engine)
-    }
-
-    fn prepare(
-        gpu: &Gpu,
-        stream: &Arc<CudaStream>,
-        engine: &'static str,
-        cube: &Cube,
-        rule: Rule,
-    ) -> Result<Self> {
-        let spec = kernels::spec_3d(engine);
-        let layout = match engine {
-            "cuda-swar" => Layout::Swar,
-            "cuda-bitsliced" => Layout::Bits,
-            _ => Layout::Bytes,
+    /// cuda-bitsliced's grid, and the planes each thread walks, for blocks of 32 × `block_y`
+    /// threads of a kernel of which `slots` blocks fit on the GPU at once. A run of planes
+    /// takes a block per column of 32 words and row group; the runs split the planes so that
+    /// all of them fill those slots in one wave as nearly as they can, in walks of [`DEPTH`]
+    /// planes at least (each walk first reads the planes before and after it) and [`MAX_WALK`]
+    /// at most. `GOL_CUBE_DEPTH` sets the walks' planes outright.
+    fn bitsliced_grid(&self, block_y: u32, slots: u32) -> ((u32, u32, u32), u32) {
+        let (m, planes) = (self.side as u32, self.planes as u32);
+        // Lines under 32 words share a warp, one segment of lanes per line (see the kernel).
+        let words = m.div_ceil(32);
+        let segment = words.next_power_of_two().min(32);
+        let lines_per_block = block_y * BITSLICED_ROWS as u32 * (32 / segment);
+        let (columns, groups) = (words.div_ceil(32), m.div_ceil(lines_per_block));
+        let walk = match self.depth {
+            Some(depth) => (depth as u32).min(planes),
+            None => {
+                let (fewest, most) = (planes.div_ceil(MAX_WALK), planes.div_ceil(DEPTH as u32));
+                let runs = (slots / (columns * groups)).clamp(fewest, most);
+                planes.div_ceil(runs)
+            }
         };
-        let (side, planes) = (cube.side(), cube.planes());
-        let len = planes * side * stride_bytes(layout, side);
-        gpu.check_memory(
-            2 * len as u64,
-            &format!("a {planes}x{side}x{side} torus on {engine}"),
-        )?;
-        let module = gpu.module(&spec.source(rule))?;
-        Ok(CubeCells {
-            spec,
-            layout,
-            side,
-            planes,
-            cells: stream.alloc_zeros::<u8>(len)?,
-            next: stream.alloc_zeros::<u8>(len)?,
-            update: module.load_function(spec.function)?,
-            count: match layout {
-                Layout::Bits => Some(module.load_function("cube_population")?),
-                _ => None,
-            },
-            sms: gpu.info.multiprocessors as u32,
-            depth: depth_from_env()?.min(planes),
-            early: layout == Layout::Bits && launch::starts_early(gpu)?,
-        })
+        ((columns, groups, planes.div_ceil(walk)), walk)
     }
 
-    fn upload(&mut self, stream: &Arc<CudaStream>, cube: &Cube) -> Result<()> {
-        match self.layout {
-            Layout::Bits => stream.memcpy_htod(as_bytes(cube.lines().words()), &mut self.cells)?,
-            _ => stream.memcpy_htod(&cube.to_bytes(self.stride_bytes()), &mut self.cells)?,
-        }
-        stream.synchronize()?;
-        Ok(())
-    }
-
-    fn generation(&mut self, stream: &Arc<CudaStream>, block: (u32, u32)) -> Result<()> {
+    /// Queues one launch of `gens` generations (2 only where [`pairs_fit`]), swapping the
+    /// buffers once.
+    fn launch(&mut self, stream: &Arc<CudaStream>, block: (u32, u32), gens: u32) -> Result<()> {
         let m = self.side as u32;
-        let depth = self.depth as u32;
+        let depth = self.depth.unwrap_or(DEPTH).min(self.planes) as u32;
         let runs = (self.planes as u32).div_ceil(depth);
+        let (function, slots) = match (gens, &self.pair) {
+            (1, _) => (&self.update, self.slots.0),
+            (2, Some(pair)) => (pair, self.slots.1),
+            _ => unreachable!("{gens} generations a launch on side {m}"),
+        };
         let (mut side, mut planes, mut depth_arg) = (m as i32, self.planes as i32, depth as i32);
         let mut stride = (self.stride_bytes() / 4) as i32;
         let wl = m.div_ceil(4);
         let mut wl_arg = wl as i32;
+        let bits = (self.layout == Layout::Bits).then(|| self.bitsliced_grid(block.1, slots));
         // The guards, dropped once the launch is queued, record the buffers' use.
         let (mut input, read) = self.cells.device_ptr(stream);
         let (mut output, written) = self.next.device_ptr_mut(stream);
@@ -228,33 +228,156 @@ impl Backend for CubeCells {
                 }
             }
             Layout::Bits => {
-                // Lines under 32 words share a warp, one segment of lanes per line (see the
-                // kernel).
-                let words = m.div_ceil(32);
-                let segment = words.next_power_of_two().min(32);
-                let lines_per_block = block.1 * BITSLICED_ROWS as u32 * (32 / segment);
+                let (grid_dim, walk) = bits.expect("computed for Layout::Bits");
+                depth_arg = walk as i32;
                 params.extend([param(&mut stride), param(&mut depth_arg)]);
                 LaunchConfig {
-                    grid_dim: (
-                        m.div_ceil(32).div_ceil(32),
-                        m.div_ceil(lines_per_block),
-                        runs,
-                    ),
+                    grid_dim,
                     block_dim: (32, block.1, 1),
-                    shared_mem_bytes: BITSLICED_SHARED_BYTES,
+                    shared_mem_bytes: bitsliced_shared_bytes(gens),
                 }
             }
         };
         // SAFETY: the kernels take (const cells*, cells*, int m, int planes) followed by the
         // arguments pushed above for their layout (cube_shared: int depth; cube_swar: int wl,
-        // int depth; cube_bitsliced: int stride in 32-bit words, int depth), which `params`
-        // points to in order; both buffers hold planes·M lines of stride_bytes() bytes, and the
-        // launch shapes match what each kernel indexes. Only cube_bitsliced starts early, and it touches
-        // neither buffer before `wait_for_previous_grid()`.
-        unsafe { launch::kernel(stream, &self.update, cfg, &mut params, self.early) }?;
+        // int depth; cube_bitsliced and cube_bitsliced_pair: int stride in 32-bit words, int
+        // depth), which `params` points to in order; both buffers hold planes·M lines of
+        // stride_bytes() bytes, and the launch shapes match what each kernel indexes (the pair
+        // kernel is loaded only where `pairs_fit`). Only the bit-sliced kernels start early, and
+        // they touch neither buffer before `wait_for_previous_grid()`.
+        unsafe { launch::kernel(stream, function, cfg, &mut params, self.early) }?;
         drop((read, written));
         std::mem::swap(&mut self.cells, &mut self.next);
         Ok(())
+    }
+}
+
+fn stride_bytes(layout: Layout, side: usize) -> usize {
+    match layout {
+        Layout::Bytes => side,
+        Layout::Swar => side.div_ceil(4) * 4,
+        Layout::Bits => gol_core::grid::words_per_row(side) * 8,
+    }
+}
+
+fn depth_from_env() -> Result<Option<usize>> {
+    match std::env::var("GOL_CUBE_DEPTH") {
+        Err(_) => Ok(None),
+        Ok(text) => text
+            .parse::<usize>()
+            .ok()
+            .filter(|&d| d >= 1)
+            .map(Some)
+            .ok_or_else(|| {
+                CudaError::Refused(format!("GOL_CUBE_DEPTH={text:?}: expected a count ≥ 1"))
+            }),
+    }
+}
+
+impl Backend for CubeCells {
+    type World = Cube;
+
+    fn spec(engine: &'static str) -> &'static KernelSpec {
+        kernels::spec_3d(engine)
+    }
+
+    fn prepare(
+        gpu: &Gpu,
+        stream: &Arc<CudaStream>,
+        engine: &'static str,
+        cube: &Cube,
+        rule: Rule,
+    ) -> Result<Self> {
+        let spec = kernels::spec_3d(engine);
+        let layout = match engine {
+            "cuda-swar" => Layout::Swar,
+            "cuda-bitsliced" => Layout::Bits,
+            _ => Layout::Bytes,
+        };
+        let (side, planes) = (cube.side(), cube.planes());
+        let len = planes * side * stride_bytes(layout, side);
+        gpu.check_memory(
+            2 * len as u64,
+            &format!("a {planes}x{side}x{side} torus on {engine}"),
+        )?;
+        let module = gpu.module(&spec.source(rule))?;
+        let update = module.load_function(spec.function)?;
+        let pair = match layout {
+            Layout::Bits if pairs_fit(side) => Some(module.load_function(PAIR_FUNCTION)?),
+            _ => None,
+        };
+        let sms = gpu.info.multiprocessors as u32;
+        let resident = |function: &CudaFunction, gens: u32| -> Result<u32> {
+            let threads = 32 * spec.default_block.1;
+            let shared = bitsliced_shared_bytes(gens) as usize;
+            Ok(sms
+                * function.occupancy_max_active_blocks_per_multiprocessor(threads, shared, None)?)
+        };
+        let slots = match (layout, &pair) {
+            (Layout::Bits, Some(pair)) => (resident(&update, 1)?, resident(pair, 2)?),
+            (Layout::Bits, None) => (resident(&update, 1)?, 0),
+            _ => (0, 0),
+        };
+        let mut cells = CubeCells {
+            spec,
+            layout,
+            side,
+            planes,
+            cells: stream.alloc_zeros::<u8>(len)?,
+            next: stream.alloc_zeros::<u8>(len)?,
+            update,
+            pair,
+            slots,
+            count: match layout {
+                Layout::Bits => Some(module.load_function("cube_population")?),
+                _ => None,
+            },
+            sms,
+            depth: depth_from_env()?,
+            early: layout == Layout::Bits && launch::starts_early(gpu)?,
+        };
+        // Pairs of generations where they are asked for, or where walks of DEPTH planes would
+        // fill the GPU twice over: measured on the H100, two generations a launch win at 1024³
+        // (99 against 114 ms for 1024 generations) and lose at 512³ (14.9 against 14.4 ms),
+        // where such walks fill it 1.3 times.
+        let fills = |cells: &CubeCells| {
+            let ((columns, groups, _), _) = cells.bitsliced_grid(spec.default_block.1, slots.1);
+            columns * groups * (planes as u32).div_ceil(DEPTH as u32) >= 2 * slots.1
+        };
+        if !pairs_from_env()?.unwrap_or_else(|| fills(&cells)) {
+            cells.pair = None;
+        }
+        Ok(cells)
+    }
+
+    fn upload(&mut self, stream: &Arc<CudaStream>, cube: &Cube) -> Result<()> {
+        match self.layout {
+            Layout::Bits => stream.memcpy_htod(as_bytes(cube.lines().words()), &mut self.cells)?,
+            _ => stream.memcpy_htod(&cube.to_bytes(self.stride_bytes()), &mut self.cells)?,
+        }
+        stream.synchronize()?;
+        Ok(())
+    }
+
+    fn generation(&mut self, stream: &Arc<CudaStream>, block: (u32, u32)) -> Result<()> {
+        self.launch(stream, block, 1)
+    }
+
+    fn queue(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        block: (u32, u32),
+        generations: u64,
+    ) -> Result<u64> {
+        if self.pair.is_none() {
+            (0..generations).try_for_each(|_| self.launch(stream, block, 1))?;
+            return Ok(generations);
+        }
+        (0..generations / 2).try_for_each(|_| self.launch(stream, block, 2))?;
+        if generations % 2 == 1 {
+            self.launch(stream, block, 1)?;
+        }
+        Ok(generations.div_ceil(2))
     }
 
     fn download(&self, stream: &Arc<CudaStream>) -> Result<Cube> {
@@ -344,10 +467,22 @@ impl Backend for CubeCells {
         match self.layout {
             Layout::Bytes if self.spec.tiling == Tiling::Plain => None,
             Layout::Bits => Some(format!(
-                "warps of 32 words x {BITSLICED_ROWS} lines, {} planes per thread",
-                self.depth
+                "warps of 32 words x {BITSLICED_ROWS} lines, {} planes per thread, {}",
+                self.bitsliced_grid(self.spec.default_block.1, self.slots.0)
+                    .1,
+                match self.pair {
+                    Some(_) => format!(
+                        "two generations a launch ({} planes per thread)",
+                        self.bitsliced_grid(self.spec.default_block.1, self.slots.1)
+                            .1
+                    ),
+                    None => "one generation a launch".into(),
+                }
             )),
-            _ => Some(format!("{} planes per thread", self.depth)),
+            _ => Some(format!(
+                "{} planes per thread",
+                self.depth.unwrap_or(DEPTH).min(self.planes)
+            )),
         }
     }
 }

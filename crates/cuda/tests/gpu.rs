@@ -439,6 +439,76 @@ fn every_3d_engine_matches_the_oracle_on_awkward_sides_rules_and_depths() {
     }
 }
 
+/// cuda-bitsliced's launches of two generations, forced on small cubes, where by default it
+/// makes one at a time (too few blocks); `GOL_CUBE_PAIRS` is read when a cube is loaded, so the
+/// check runs in a child process, as in [`bitsliced_kernels_each_match_when_forced`].
+#[test]
+fn bitsliced_3d_pairs_match_when_forced() {
+    if !have_gpu() {
+        return;
+    }
+    let status = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "bitsliced_3d_pairs_of_generations_match_the_oracle",
+            "--ignored",
+            "--nocapture",
+        ])
+        .env("GOL_CUBE_PAIRS", "always")
+        .status()
+        .unwrap();
+    assert!(status.success(), "GOL_CUBE_PAIRS=always: {status}");
+}
+
+#[test]
+#[ignore = "run by bitsliced_3d_pairs_match_when_forced, with GOL_CUBE_PAIRS=always"]
+fn bitsliced_3d_pairs_of_generations_match_the_oracle() {
+    if !have_gpu() {
+        return;
+    }
+    let oracle = find(cpu::ENGINES_3D, "cpu-scalar").unwrap();
+    let spec = find(gol_cuda::ENGINES_3D, "cuda-bitsliced").unwrap();
+    // Every side on which cuda-bitsliced makes two generations a launch but 512 and 1024 (too
+    // slow for the oracle): lines of 1, 2, 4 and 8 words, one to eight lines a warp. Steps of
+    // odd and even counts mix launches of two generations with launches of one.
+    for (i, &side) in [32, 64, 128, 256].iter().enumerate() {
+        let rule = Rule::parse(["B6/S567", "B5-7/S4-9", "B0,3,26/S0-2,13,26", "B4/S"][i]).unwrap();
+        let cube = gol_core::Cube::density_soup(side, 0.3, 100 + i as u64).unwrap();
+        let mut engine = (spec.create)(&EngineOptions::default()).unwrap();
+        engine.load(&cube, rule).unwrap();
+        assert!(
+            engine.details().contains("two generations a launch"),
+            "{}",
+            engine.details()
+        );
+        let mut expected = cube;
+        for gens in [1, 4, 3, 2] {
+            expected = evolve(oracle, &expected, rule, gens).unwrap();
+            engine.step(gens).unwrap();
+            let got = engine.snapshot().unwrap();
+            assert_eq!(
+                expected.first_difference(&got),
+                None,
+                "side {side}, {rule}, after a step of {gens}"
+            );
+        }
+        assert_eq!(engine.population().unwrap(), expected.population());
+    }
+    // Sides that do not fit make one generation a launch even so.
+    let mut engine = (spec.create)(&EngineOptions::default()).unwrap();
+    engine
+        .load(
+            &gol_core::Cube::density_soup(96, 0.3, 1).unwrap(),
+            Rule::parse("B6/S567").unwrap(),
+        )
+        .unwrap();
+    assert!(
+        engine.details().contains("one generation a launch"),
+        "{}",
+        engine.details()
+    );
+}
+
 /// `parts` slabs of `spec`'s engine going round `gpus` GPUs, with halos `depth` layers deep,
 /// exchanged GPU to GPU with `peer`, else through host memory.
 fn split_over_gpus<W: gol_core::World>(
