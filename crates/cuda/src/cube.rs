@@ -369,15 +369,15 @@ impl Backend for CubeCells {
         block: (u32, u32),
         generations: u64,
     ) -> Result<u64> {
-        if self.pair.is_none() {
-            (0..generations).try_for_each(|_| self.launch(stream, block, 1))?;
-            return Ok(generations);
-        }
-        (0..generations / 2).try_for_each(|_| self.launch(stream, block, 2))?;
-        if generations % 2 == 1 {
-            self.launch(stream, block, 1)?;
-        }
-        Ok(generations.div_ceil(2))
+        let pairs = if self.pair.is_some() {
+            generations / 2
+        } else {
+            0
+        };
+        let singles = generations - 2 * pairs;
+        (0..pairs).try_for_each(|_| self.launch(stream, block, 2))?;
+        (0..singles).try_for_each(|_| self.launch(stream, block, 1))?;
+        Ok(pairs + singles)
     }
 
     fn download(&self, stream: &Arc<CudaStream>) -> Result<Cube> {

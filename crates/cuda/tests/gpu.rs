@@ -21,6 +21,18 @@ fn have_gpu() -> bool {
     }
 }
 
+/// Runs the ignored test `name` of this binary in a child process with `key=value` in its
+/// environment (read when an engine loads a world, and shared by the tests of one process), and
+/// fails if it fails.
+fn run_ignored_test(name: &str, key: &str, value: &str) {
+    let status = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", name, "--ignored", "--nocapture"])
+        .env(key, value)
+        .status()
+        .unwrap();
+    assert!(status.success(), "{name} with {key}={value}: {status}");
+}
+
 fn run(name: &str, options: &EngineOptions, grid: &Grid, rule: Rule, gens: u64) -> Grid {
     let spec = find(gol_cuda::ENGINES, name).unwrap();
     let mut engine = (spec.create)(options).unwrap();
@@ -313,17 +325,11 @@ fn bitsliced_kernels_each_match_when_forced() {
         "resident:2:64",
         "resident:1",
     ] {
-        let status = std::process::Command::new(std::env::current_exe().unwrap())
-            .args([
-                "--exact",
-                "bitsliced_with_the_plan_asked_for",
-                "--ignored",
-                "--nocapture",
-            ])
-            .env("GOL_BITSLICED_PLAN", plan)
-            .status()
-            .unwrap();
-        assert!(status.success(), "GOL_BITSLICED_PLAN={plan}: {status}");
+        run_ignored_test(
+            "bitsliced_with_the_plan_asked_for",
+            "GOL_BITSLICED_PLAN",
+            plan,
+        );
     }
 }
 
@@ -447,17 +453,11 @@ fn bitsliced_3d_pairs_match_when_forced() {
     if !have_gpu() {
         return;
     }
-    let status = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "bitsliced_3d_pairs_of_generations_match_the_oracle",
-            "--ignored",
-            "--nocapture",
-        ])
-        .env("GOL_CUBE_PAIRS", "always")
-        .status()
-        .unwrap();
-    assert!(status.success(), "GOL_CUBE_PAIRS=always: {status}");
+    run_ignored_test(
+        "bitsliced_3d_pairs_of_generations_match_the_oracle",
+        "GOL_CUBE_PAIRS",
+        "always",
+    );
 }
 
 #[test]
