@@ -4,6 +4,8 @@
 //! large buffer is checked here against the memory the system has available and refused with a
 //! message that gives both sizes.
 
+use rayon::prelude::*;
+
 use crate::error::{Error, Result};
 
 /// The memory the system can give us now, in bytes, if the platform tells (Linux's
@@ -13,6 +15,22 @@ pub fn available_bytes() -> Option<u64> {
     let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)
+}
+
+/// Maps every page of `buf` into the process from all cores, before a copy from a GPU fills it:
+/// the driver copies into ordinary memory through its own staging buffers on one thread, which
+/// otherwise stops at each fresh page for the kernel to map and zero it (a 128 MiB download on
+/// the H100 host took 0.12–0.15 s into fresh memory, 0.02 s into memory touched first). The
+/// contents are unchanged: each page's first element is read and written back.
+pub fn prefault<T: Copy + Send>(buf: &mut [T]) {
+    const PAGE_BYTES: usize = 4096;
+    let per_page = (PAGE_BYTES / std::mem::size_of::<T>().max(1)).max(1);
+    buf.par_chunks_mut(per_page * 256).for_each(|chunk| {
+        for page in chunk.chunks_mut(per_page) {
+            // black_box: the store must happen even though it writes back the value read.
+            page[0] = std::hint::black_box(page[0]);
+        }
+    });
 }
 
 /// Formats a byte count with a binary unit.

@@ -12,6 +12,7 @@ use crate::device::Gpu;
 use crate::engine::{launch_2d, Backend};
 use crate::error::Result;
 use crate::kernels::{self, KernelSpec};
+use crate::pinned::copy_to_host;
 
 /// Bytes on the device, with or without ghost cells.
 pub struct ByteCells {
@@ -166,7 +167,7 @@ impl Backend for ByteCells {
 
     fn download(&self, stream: &Arc<CudaStream>) -> Result<Grid> {
         let (stride, origin) = self.layout();
-        let bytes = stream.clone_dtoh(&self.cells)?;
+        let bytes = copy_to_host(stream, &self.cells)?;
         Ok(Grid::from_bytes_in(
             self.width,
             self.height,

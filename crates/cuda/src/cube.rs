@@ -27,6 +27,7 @@ use crate::engine::Backend;
 use crate::error::{CudaError, Result};
 use crate::kernels::{self, KernelSpec, Tiling};
 use crate::launch::{self, param};
+use crate::pinned::copy_to_host;
 
 /// Planes of constant x each thread of the streaming kernels (shared, swar) walks through per
 /// launch, and the fewest that cuda-bitsliced's walks take ([`CubeCells::bitsliced_grid`]);
@@ -385,12 +386,13 @@ impl Backend for CubeCells {
         match self.layout {
             Layout::Bits => {
                 let mut lines = Grid::new(side, self.planes * side)?;
+                gol_core::memory::prefault(lines.words_mut());
                 stream.memcpy_dtoh(&self.cells, as_bytes_mut(lines.words_mut()))?;
                 stream.synchronize()?;
                 Ok(Cube::slab(lines)?)
             }
             _ => {
-                let bytes = stream.clone_dtoh(&self.cells)?;
+                let bytes = copy_to_host(stream, &self.cells)?;
                 Ok(Cube::from_bytes(side, &bytes, self.stride_bytes())?)
             }
         }

@@ -2,7 +2,9 @@
 //! and compiled kernel modules (cached per process and on disk).
 //!
 //! cudarc loads `libcuda` and `libnvrtc` by name on first use and panics when they are missing,
-//! so nothing here touches cudarc before [`gpu`] has probed for both. NVRTC is looked for under
+//! so nothing here touches cudarc's driver calls before [`gpu`] has probed for `libcuda`, nor
+//! NVRTC before [`compile`] has probed for it. NVRTC is needed only for a kernel the disk cache
+//! does not hold yet (a run from the cache does not load it). It is looked for under
 //! its usual names first, then in the usual CUDA folders (`$CUDA_HOME/lib64`,
 //! `/usr/local/cuda/lib64`, …): a library found there is loaded by path, after which cudarc's
 //! load by name finds it already in the process.
@@ -13,7 +15,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::sys::CUdevice_attribute as Attr;
 use cudarc::driver::{CudaContext, CudaModule};
-use cudarc::nvrtc::{CompileOptions, Ptx};
+use std::ffi::CString;
+
+use cudarc::nvrtc::{self, Ptx};
 
 use crate::error::{CudaError, Result};
 
@@ -54,8 +58,8 @@ type Opened = HashMap<usize, std::result::Result<Arc<Gpu>, String>>;
 
 static GPUS: OnceLock<Mutex<Opened>> = OnceLock::new();
 
-/// The first GPU, opened on first use; an error (never a panic) where there is no driver, no
-/// device or no NVRTC.
+/// The first GPU, opened on first use; an error (never a panic) where there is no driver or no
+/// device.
 pub fn gpu() -> Result<Arc<Gpu>> {
     gpu_on(0)
 }
@@ -130,11 +134,6 @@ fn cuda_library_dirs() -> Vec<PathBuf> {
 
 fn open(ordinal: usize) -> Result<Gpu> {
     probe_driver()?;
-    if !nvrtc_present() {
-        return Err(CudaError::Unavailable(
-            "no NVRTC found (libnvrtc.so.13): install the CUDA 13 toolkit or the nvidia-cuda-nvrtc package and put its lib folder on LD_LIBRARY_PATH".into(),
-        ));
-    }
     if ordinal > 0 {
         let count = device_count()?;
         if ordinal >= count {
@@ -202,24 +201,24 @@ impl Gpu {
 
     /// A module of its own, for an engine that writes the module's globals (its `__constant__`
     /// memory would otherwise be shared with every other engine of the same source).
+    ///
+    /// The module comes from the disk cache where it holds this source's CUBIN, so that a run
+    /// needs neither NVRTC nor the driver's PTX compiler; else NVRTC compiles it and the cache
+    /// keeps it. A cached file the driver refuses (damaged, say) is compiled and saved again.
     pub fn private_module(&self, source: &str) -> Result<Arc<CudaModule>> {
-        Ok(self.ctx.load_module(Ptx::from_src(self.ptx(source)?))?)
-    }
-
-    /// The PTX of `source` for this device: from the disk cache, else compiled by NVRTC and
-    /// saved there.
-    fn ptx(&self, source: &str) -> Result<String> {
         let arch = self.arch();
-        let key = cache_key(source, &arch);
-        let path = cache_dir().map(|d| d.join(format!("{key:016x}-{arch}.ptx")));
-        if let Some(text) = path.as_ref().and_then(|p| std::fs::read_to_string(p).ok()) {
-            return Ok(text);
+        let path =
+            cache_dir().map(|d| d.join(format!("{:016x}-{arch}.cubin", cache_key(source, &arch))));
+        if let Some(cubin) = path.as_ref().and_then(|p| std::fs::read(p).ok()) {
+            if let Ok(module) = self.ctx.load_module(Ptx::from_binary(cubin)) {
+                return Ok(module);
+            }
         }
-        let text = compile(source, &arch)?;
+        let cubin = compile(source, &arch)?;
         if let Some(path) = &path {
-            save(path, &text);
+            save(path, &cubin);
         }
-        Ok(text)
+        Ok(self.ctx.load_module(Ptx::from_binary(cubin))?)
     }
 
     /// Refuses `bytes` of device memory for `what` if more than is free now.
@@ -278,21 +277,75 @@ impl Gpu {
     }
 }
 
-/// Compiles `source` to PTX for `arch` (e.g. `sm_90`) with NVRTC; no GPU is needed. On failure
-/// the error carries NVRTC's log.
-pub fn compile(source: &str, arch: &str) -> Result<String> {
+/// Compiles `source` to a CUBIN (an ELF image of the device's own code) for `arch`, e.g.
+/// `sm_90`, with NVRTC; no GPU is needed. On failure the error carries NVRTC's log.
+pub fn compile(source: &str, arch: &str) -> Result<Vec<u8>> {
     if !nvrtc_present() {
         return Err(CudaError::Unavailable(
-            "no NVRTC found (libnvrtc.so.13)".into(),
+            "no NVRTC found (libnvrtc.so.13) to compile the kernels: install the CUDA 13 toolkit or the nvidia-cuda-nvrtc package and put its lib folder on LD_LIBRARY_PATH".into(),
         ));
     }
-    let options = CompileOptions {
-        options: vec![format!("--gpu-architecture={arch}"), "-std=c++17".into()],
-        ..Default::default()
-    };
-    let ptx = cudarc::nvrtc::compile_ptx_with_opts(source, options)
-        .map_err(|e| CudaError::Compile(format!("{e:?}")))?;
-    Ok(ptx.to_src())
+    let program = Program::new(source)?;
+    program.compile(&[format!("--gpu-architecture={arch}"), "-std=c++17".into()])?;
+    program.cubin()
+}
+
+/// An NVRTC program, destroyed on drop.
+struct Program {
+    handle: nvrtc::sys::nvrtcProgram,
+    /// The source, kept alive as long as the program that may point into it.
+    _source: CString,
+}
+
+impl Program {
+    fn new(source: &str) -> Result<Self> {
+        let source = CString::new(source)
+            .map_err(|_| CudaError::Compile("the kernel source holds a NUL byte".into()))?;
+        let handle = nvrtc::result::create_program(&source, None)
+            .map_err(|e| CudaError::Compile(format!("{e:?}")))?;
+        Ok(Self {
+            handle,
+            _source: source,
+        })
+    }
+
+    fn compile(&self, options: &[String]) -> Result<()> {
+        // SAFETY: `handle` is a live program: created in `new`, destroyed only in `drop`.
+        let Err(e) = (unsafe { nvrtc::result::compile_program(self.handle, options) }) else {
+            return Ok(());
+        };
+        // SAFETY: as above.
+        let log = unsafe { nvrtc::result::get_program_log(self.handle) }.unwrap_or_default();
+        let log: Vec<u8> = log
+            .iter()
+            .map(|&c| c as u8)
+            .take_while(|&c| c != 0)
+            .collect();
+        let log = String::from_utf8_lossy(&log);
+        Err(CudaError::Compile(format!("{e:?}\n{log}")))
+    }
+
+    fn cubin(&self) -> Result<Vec<u8>> {
+        let fail = |e: nvrtc::result::NvrtcError| CudaError::Compile(format!("{e:?}"));
+        let mut size = 0usize;
+        // SAFETY: `handle` is a live, compiled program; NVRTC writes one usize.
+        unsafe { nvrtc::sys::nvrtcGetCUBINSize(self.handle, &mut size) }
+            .result()
+            .map_err(fail)?;
+        let mut cubin = vec![0u8; size];
+        // SAFETY: as above; `cubin` has the `size` bytes NVRTC writes.
+        unsafe { nvrtc::sys::nvrtcGetCUBIN(self.handle, cubin.as_mut_ptr().cast()) }
+            .result()
+            .map_err(fail)?;
+        Ok(cubin)
+    }
+}
+
+impl Drop for Program {
+    fn drop(&mut self) {
+        // SAFETY: `handle` is live and nothing uses it after this.
+        let _ = unsafe { nvrtc::result::destroy_program(self.handle) };
+    }
 }
 
 /// FNV-1a over the source, the architecture and this crate's version.
@@ -319,13 +372,13 @@ fn cache_dir() -> Option<PathBuf> {
 
 /// Writes a cache file atomically (temporary file, then rename); a cache that cannot be
 /// written is not an error, only a slower next start.
-fn save(path: &std::path::Path, text: &str) {
+fn save(path: &std::path::Path, bytes: &[u8]) {
     let Some(dir) = path.parent() else { return };
     if std::fs::create_dir_all(dir).is_err() {
         return;
     }
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    if std::fs::write(&tmp, text).is_ok() && std::fs::rename(&tmp, path).is_err() {
+    if std::fs::write(&tmp, bytes).is_ok() && std::fs::rename(&tmp, path).is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
 }

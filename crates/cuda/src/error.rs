@@ -3,7 +3,7 @@
 /// What can go wrong on the GPU side.
 #[derive(Debug, thiserror::Error)]
 pub enum CudaError {
-    /// No driver, no device or no NVRTC.
+    /// No driver, no device, or no NVRTC for a kernel not yet cached.
     #[error("{0}")]
     Unavailable(String),
     /// A request the device cannot meet (memory, block size, array size).

@@ -20,6 +20,7 @@ use crate::device::Gpu;
 use crate::engine::{launch_2d, words32 as words, Backend};
 use crate::error::Result;
 use crate::kernels;
+use crate::pinned::copy_to_host;
 
 /// The table for `rule`: entry `a | m << 4 | b << 8` (4-bit windows of the rows above, at and
 /// below, bit 0 the leftmost cell x−1) holds the next states of the window's two middle cells.
@@ -152,7 +153,7 @@ impl Backend for LutCells {
 
     fn download(&self, stream: &Arc<CudaStream>) -> Result<Grid> {
         let nw = words(self.width);
-        let packed = stream.clone_dtoh(&self.cells)?;
+        let packed = copy_to_host(stream, &self.cells)?;
         let mut grid = Grid::new(self.width, self.height)?;
         for (y, row) in packed.chunks_exact(nw).enumerate() {
             for (i, &word) in row.iter().enumerate() {

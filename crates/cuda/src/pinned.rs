@@ -1,11 +1,12 @@
-//! Page-locked host memory for rows copied to and from GPUs again and again (halos through
-//! host memory): the copies then go straight between the device and these pages, where copies
-//! from ordinary memory pass through the driver's own staging buffers.
+//! Host memory for copies from GPUs: page-locked rows for rows copied to and from GPUs again
+//! and again (halos through host memory), where the copies go straight between the device and
+//! these pages; and ordinary buffers, touched first, for one-off copies of a whole state (which
+//! pass through the driver's own staging buffers).
 
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 
-use cudarc::driver::{result, sys, CudaContext};
+use cudarc::driver::{result, sys, CudaContext, CudaSlice, CudaStream, DeviceRepr};
 
 use crate::error::Result;
 
@@ -64,4 +65,17 @@ impl Drop for Pinned {
         // (every copy through it is synchronised before its caller returns).
         let _ = unsafe { result::free_host(self.words as *mut _) };
     }
+}
+
+/// A copy of `src` in a new host vector, made once the work queued on `stream` so far has run.
+/// Its pages are mapped from all cores first ([`gol_core::memory::prefault`]).
+pub fn copy_to_host<T: DeviceRepr + Default + Copy + Send>(
+    stream: &Arc<CudaStream>,
+    src: &CudaSlice<T>,
+) -> Result<Vec<T>> {
+    let mut host = vec![T::default(); src.len()];
+    gol_core::memory::prefault(&mut host);
+    stream.memcpy_dtoh(src, &mut host)?;
+    stream.synchronize()?;
+    Ok(host)
 }

@@ -25,16 +25,27 @@ fn every_kernel_compiles_for_sm_90() {
         let rule = Rule::parse(rule).unwrap();
         for spec in specs {
             let engine = spec.engine;
-            let ptx = device::compile(&spec.source(rule), "sm_90")
+            let cubin = device::compile(&spec.source(rule), "sm_90")
                 .unwrap_or_else(|e| panic!("{engine} with {rule}: {e}"));
-            assert!(
-                ptx.contains(".target sm_90"),
-                "{engine}: no sm_90 target in the PTX"
+            assert_eq!(
+                &cubin[..4],
+                b"\x7fELF",
+                "{engine}: the CUBIN is not an ELF image"
             );
-            assert!(
-                ptx.contains(".entry"),
-                "{engine}: no kernel entry in the PTX"
+            let machine = u16::from_le_bytes([cubin[18], cubin[19]]);
+            assert_eq!(
+                machine, 190,
+                "{engine}: the ELF image is not for a CUDA device"
             );
+            for name in [Some(spec.function), spec.small_function]
+                .into_iter()
+                .flatten()
+            {
+                assert!(
+                    cubin.windows(name.len()).any(|w| w == name.as_bytes()),
+                    "{engine}: no kernel {name} in the CUBIN"
+                );
+            }
         }
     }
 }
