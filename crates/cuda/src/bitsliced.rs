@@ -558,7 +558,7 @@ impl Backend for BitCells {
 
     fn download(&self, stream: &Arc<CudaStream>) -> Result<Grid> {
         let mut grid = Grid::new(self.width, self.height)?;
-        gol_core::memory::prefault(grid.words_mut());
+        gol_core::memory::prefault_zeroed(grid.words_mut());
         stream.memcpy_dtoh(&self.cells, grid.words_mut())?;
         stream.synchronize()?;
         Ok(grid)

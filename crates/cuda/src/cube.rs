@@ -386,7 +386,7 @@ impl Backend for CubeCells {
         match self.layout {
             Layout::Bits => {
                 let mut lines = Grid::new(side, self.planes * side)?;
-                gol_core::memory::prefault(lines.words_mut());
+                gol_core::memory::prefault_zeroed(lines.words_mut());
                 stream.memcpy_dtoh(&self.cells, as_bytes_mut(lines.words_mut()))?;
                 stream.synchronize()?;
                 Ok(Cube::slab(lines)?)

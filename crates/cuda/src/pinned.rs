@@ -68,13 +68,13 @@ impl Drop for Pinned {
 }
 
 /// A copy of `src` in a new host vector, made once the work queued on `stream` so far has run.
-/// Its pages are mapped from all cores first ([`gol_core::memory::prefault`]).
+/// Its pages are mapped from all cores first ([`gol_core::memory::prefault_zeroed`]).
 pub fn copy_to_host<T: DeviceRepr + Default + Copy + Send>(
     stream: &Arc<CudaStream>,
     src: &CudaSlice<T>,
 ) -> Result<Vec<T>> {
     let mut host = vec![T::default(); src.len()];
-    gol_core::memory::prefault(&mut host);
+    gol_core::memory::prefault_zeroed(&mut host);
     stream.memcpy_dtoh(src, &mut host)?;
     stream.synchronize()?;
     Ok(host)
