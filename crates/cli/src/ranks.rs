@@ -116,10 +116,12 @@ fn run_rank_in<W: Build>(world: &SimpleCommunicator, args: &RunArgs) -> Result<(
         }
     }
     checkpoint(total, &slab)?;
-    let mut alive = 0u64;
-    world.all_reduce_into(&slab.population()?, &mut alive, SystemOperation::sum());
     world.barrier();
     let seconds = loop_start.elapsed().as_secs_f64() - checkpoint_seconds;
+    let count_start = Instant::now();
+    let mut alive = 0u64;
+    world.all_reduce_into(&slab.population()?, &mut alive, SystemOperation::sum());
+    let count_seconds = count_start.elapsed().as_secs_f64();
 
     let output_start = Instant::now();
     let whole = gather(world, &slab, &slabs, args.output.is_some())?;
@@ -184,6 +186,7 @@ fn run_rank_in<W: Build>(world: &SimpleCommunicator, args: &RunArgs) -> Result<(
         seconds,
         input_seconds,
         setup_seconds: 0.0,
+        count_seconds,
         output_seconds,
         total_seconds: start.elapsed().as_secs_f64(),
         generations_per_second: gens as f64 / seconds,

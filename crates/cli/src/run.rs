@@ -54,6 +54,9 @@ pub(crate) struct Report {
     /// compilation or cache, allocation, the copy to the device), beyond what overlapped the
     /// input.
     pub(crate) setup_seconds: f64,
+    /// Counting the live cells after the loop (where a CUDA engine keeps byte cells: a
+    /// download and a count on the host).
+    pub(crate) count_seconds: f64,
     pub(crate) output_seconds: f64,
     pub(crate) total_seconds: f64,
     pub(crate) generations_per_second: f64,
@@ -154,9 +157,13 @@ fn run_in<W: Build>(args: &RunArgs) -> Result<()> {
     if let Some(saver) = &mut saver {
         saver.save(engine.as_ref(), total)?;
     }
-    let alive = engine.population()?;
+    // Split runs on GPUs return from `step` with launches still queued.
+    engine.wait()?;
     let checkpoint_seconds = saver.as_ref().map_or(0.0, |s| s.seconds);
     let seconds = loop_start.elapsed().as_secs_f64() - checkpoint_seconds;
+    let count_start = Instant::now();
+    let alive = engine.population()?;
+    let count_seconds = count_start.elapsed().as_secs_f64();
 
     let (width, height, depth) = world.extent();
     let stamp = depth.map(|_| problem.stamp + total);
@@ -189,6 +196,7 @@ fn run_in<W: Build>(args: &RunArgs) -> Result<()> {
         seconds,
         input_seconds,
         setup_seconds: setup,
+        count_seconds,
         output_seconds,
         total_seconds: start.elapsed().as_secs_f64(),
         generations_per_second: gens as f64 / seconds,
@@ -294,6 +302,7 @@ pub(crate) fn print_report(r: &Report, args: &RunArgs) {
     println!("Input time (sec.): {:.6}", r.input_seconds);
     println!("Set-up time (sec.): {:.6}", r.setup_seconds);
     println!("Generation loop time (sec.): {:.6}", r.seconds);
+    println!("Population count time (sec.): {:.6}", r.count_seconds);
     println!("Generations per sec.: {:.2}", r.generations_per_second);
     println!("Cell updates per sec.: {:.3e}", r.cell_updates_per_second);
     if let (Some(gpus), Some(per_gpu)) = (r.gpus, r.cell_updates_per_second_per_gpu) {

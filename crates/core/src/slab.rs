@@ -538,6 +538,13 @@ impl<W: World> Engine<W> for Decomposed<W> {
         Ok(())
     }
 
+    fn wait(&mut self) -> Result<()> {
+        if self.on_gpus() {
+            each(&mut self.parts, |_, part| part.engine.wait())?;
+        }
+        Ok(())
+    }
+
     fn snapshot(&self) -> Result<W> {
         let slabs = self.slabs()?;
         let mut rows = Grid::new(slabs.width(), slabs.rows())?;
