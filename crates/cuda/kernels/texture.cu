@@ -43,3 +43,62 @@ extern "C" __global__ void update_cells_texture(unsigned long long tex, unsigned
         cd = ef;
     }
 }
+
+// Where the width is a multiple of four, the arrays hold 32-bit texels of four cells each (cell
+// x in byte x % 4 of texel x / 4, the bytes of the host's rows unchanged), so one fetch and one
+// surface store move four cells: a quarter of the texture unit's work per cell of the kernel
+// above, which that work bounds. A thread walks down one texel column of its strip (strip.cu's
+// layout, counted in texels: segments of a warp overlap by one texel each side), its row's
+// neighbour cells brought from the lanes beside it by shuffles. Sums are kept four to a word,
+// one per byte (a row's three cells at most 3, a 3x3 total at most 9: no carries).
+
+__device__ __forceinline__ unsigned quad_at(unsigned long long tex, float u, int y, float dy)
+{
+    return tex2D<unsigned>(tex, u, (y + 0.5f) * dy);
+}
+
+// Each byte: its cell and the cells beside it in the row. Every lane of the warp calls it.
+__device__ __forceinline__ unsigned quad_row_sums(unsigned cells)
+{
+    int seg = segment_width();
+    unsigned left = __shfl_up_sync(0xffffffffu, cells, 1, seg);
+    unsigned right = __shfl_down_sync(0xffffffffu, cells, 1, seg);
+    // (cells << 8 | left >> 24) puts each cell's left neighbour in its byte, and
+    // (cells >> 8 | right << 24) its right one.
+    return cells + __funnelshift_l(left, cells, 8) + __funnelshift_r(cells, right, 8);
+}
+
+// The next states of four cells from their 3x3 totals, a byte each.
+__device__ __forceinline__ unsigned quad_next(unsigned cells, unsigned totals)
+{
+    // Per byte: total + 8 * state (at most 17), the bit of NEXT_STATE_OF_TOTAL's table.
+    unsigned index = totals + (cells << 3), next = 0;
+#pragma unroll
+    for (int k = 0; k < 4; k++)
+        next |= (((BIRTH | SURVIVE << 9) >> ((index >> 8 * k) & 0xffu)) & 1u) << 8 * k;
+    return next;
+}
+
+extern "C" __global__ void update_cells_texture_quad(unsigned long long tex, unsigned long long surf, int n, int h, int strip)
+{
+    int first = (int)strip_first_row(strip);
+    int t = (int)strip_column();
+    bool interior = strip_interior() && t < n;
+    float u = (t + 0.5f) / n, dy = 1.0f / h;
+    // Strips past the last row fetch wrapped rows and store nothing.
+    unsigned here = quad_at(tex, u, first, dy), below = quad_at(tex, u, first + 1, dy);
+    unsigned sums_above = quad_row_sums(quad_at(tex, u, first - 1, dy));
+    unsigned sums_here = quad_row_sums(here);
+    int end = first + strip < h ? first + strip : h;
+    for (int y = first; y < first + strip; y++) {
+        // Row y + 2, fetched while row y is updated.
+        unsigned next = y + 1 < end ? quad_at(tex, u, y + 2, dy) : 0u;
+        unsigned sums_below = quad_row_sums(below);
+        if (interior && y < end)
+            surf2Dwrite(quad_next(here, sums_above + sums_here + sums_below), surf, t * 4, y);
+        sums_above = sums_here;
+        sums_here = sums_below;
+        here = below;
+        below = next;
+    }
+}

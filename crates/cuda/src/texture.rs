@@ -1,7 +1,9 @@
 //! `cuda-texture`: byte cells in two CUDA arrays, read through texture objects with wrap
-//! addressing (normalised coordinates, point sampling, integer reads; the kernel reads 2×2
-//! gathers), so that the texture unit does the torus, and written through surface objects.
-//! The arrays swap roles each generation.
+//! addressing (normalised coordinates, point sampling, integer reads), so that the texture unit
+//! does the torus, and written through surface objects. The arrays swap roles each generation.
+//! Where the width is a multiple of four, each texel holds four cells (one 32-bit element: the
+//! host's row bytes unchanged) and the kernel moves four cells a fetch and a store; elsewhere a
+//! texel is one cell and the kernel reads 2×2 gathers.
 //!
 //! cudarc wraps texture and surface objects only in its raw `sys` layer; `CellArray` owns one
 //! array with its texture and surface objects and destroys them on drop.
@@ -19,7 +21,11 @@ use crate::engine::Backend;
 use crate::error::{CudaError, Result};
 use crate::kernels::{self, KernelSpec};
 
-/// A W×H array of bytes with a texture object (wrap, point, integer reads) and a surface object.
+/// The kernel for arrays of [`Texels::Quads`] (the spec's function reads single cells).
+const QUAD_FUNCTION: &str = "update_cells_texture_quad";
+
+/// A W×H array of byte cells with a texture object (wrap, point, integer reads) and a surface
+/// object; its texels are single cells, or four cells where [`Texels::Quads`].
 struct CellArray {
     stream: Arc<CudaStream>,
     array: CUarray,
@@ -34,16 +40,33 @@ struct CellArray {
 unsafe impl Send for CellArray {}
 
 impl CellArray {
-    fn new(stream: &Arc<CudaStream>, width: usize, height: usize) -> Result<CellArray> {
+    fn new(
+        stream: &Arc<CudaStream>,
+        width: usize,
+        height: usize,
+        texels: Texels,
+    ) -> Result<CellArray> {
         stream.context().bind_to_thread()?;
+        let (texels_per_row, format, flags) = match texels {
+            // Surface writes, and 2x2 gathers for the texture reads.
+            Texels::Cells => (
+                width,
+                CUarray_format::CU_AD_FORMAT_UNSIGNED_INT8,
+                sys::CUDA_ARRAY3D_SURFACE_LDST | sys::CUDA_ARRAY3D_TEXTURE_GATHER,
+            ),
+            Texels::Quads => (
+                width / 4,
+                CUarray_format::CU_AD_FORMAT_UNSIGNED_INT32,
+                sys::CUDA_ARRAY3D_SURFACE_LDST,
+            ),
+        };
         let descriptor = sys::CUDA_ARRAY3D_DESCRIPTOR {
-            Width: width,
+            Width: texels_per_row,
             Height: height,
             Depth: 0,
-            Format: CUarray_format::CU_AD_FORMAT_UNSIGNED_INT8,
+            Format: format,
             NumChannels: 1,
-            // Surface writes, and 2x2 gathers for the texture reads.
-            Flags: sys::CUDA_ARRAY3D_SURFACE_LDST | sys::CUDA_ARRAY3D_TEXTURE_GATHER,
+            Flags: flags,
         };
         let mut array: CUarray = std::ptr::null_mut();
         // SAFETY: both pointers are valid for the call; the descriptor asks for a 2D array.
@@ -123,7 +146,7 @@ impl CellArray {
             Height: self.height,
         };
         // SAFETY: the host buffer holds width*height bytes (callers pass such a buffer), the
-        // array is width x height bytes, and the host buffer outlives the copy: the stream is
+        // array's rows are width bytes (of one or four cells a texel) and it has height of them, and the host buffer outlives the copy: the stream is
         // synchronised before returning.
         unsafe { sys::cuMemcpy2DAsync_v2(&copy, self.stream.cu_stream()) }.result()?;
         self.stream.synchronize()?;
@@ -146,9 +169,19 @@ impl Drop for CellArray {
     }
 }
 
+/// What one texel of the arrays holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Texels {
+    /// One cell (a byte).
+    Cells,
+    /// Four cells in a 32-bit element, for widths that are multiples of four.
+    Quads,
+}
+
 /// Two arrays, swapped each generation.
 pub struct TextureCells {
     spec: &'static KernelSpec,
+    texels: Texels,
     /// Threads the GPU holds at once (for the launch shape).
     resident_threads: u32,
     cells: CellArray,
@@ -180,12 +213,18 @@ impl Backend for TextureCells {
         )?;
         let spec = kernels::spec(engine);
         let module = gpu.module(&spec.source(rule))?;
+        let (texels, function) = if width % 4 == 0 {
+            (Texels::Quads, QUAD_FUNCTION)
+        } else {
+            (Texels::Cells, spec.function)
+        };
         Ok(TextureCells {
             spec,
+            texels,
             resident_threads: gpu.resident_threads(),
-            cells: CellArray::new(stream, width, height)?,
-            next: CellArray::new(stream, width, height)?,
-            update: module.load_function(spec.function)?,
+            cells: CellArray::new(stream, width, height, texels)?,
+            next: CellArray::new(stream, width, height, texels)?,
+            update: module.load_function(function)?,
         })
     }
 
@@ -195,16 +234,17 @@ impl Backend for TextureCells {
     }
 
     fn generation(&mut self, stream: &Arc<CudaStream>, block: (u32, u32)) -> Result<()> {
-        let (w, h) = (self.cells.width as i32, self.cells.height as i32);
-        let (cfg, strip) = self.spec.strips(
-            self.cells.width,
-            self.cells.height,
-            block,
-            self.resident_threads,
-        );
-        let strip = strip as i32;
-        // SAFETY: update_cells_texture takes (unsigned long long texture, unsigned long long
-        // surface, int w, int h, int strip); both objects belong to live w x h arrays.
+        let columns = match self.texels {
+            Texels::Cells => self.cells.width,
+            Texels::Quads => self.cells.width / 4,
+        };
+        let (cfg, strip) =
+            self.spec
+                .strips(columns, self.cells.height, block, self.resident_threads);
+        let (w, h, strip) = (columns as i32, self.cells.height as i32, strip as i32);
+        // SAFETY: update_cells_texture and update_cells_texture_quad take (unsigned long long
+        // texture, unsigned long long surface, int texels per row, int h, int strip); both
+        // objects belong to live arrays of w x h texels of the kind the function reads.
         unsafe {
             stream
                 .launch_builder(&self.update)
@@ -217,6 +257,10 @@ impl Backend for TextureCells {
         }
         std::mem::swap(&mut self.cells, &mut self.next);
         Ok(())
+    }
+
+    fn describe(&self) -> Option<String> {
+        (self.texels == Texels::Quads).then(|| "four cells a texel".to_string())
     }
 
     fn download(&self, _stream: &Arc<CudaStream>) -> Result<Grid> {

@@ -61,6 +61,13 @@ fn every_engine_matches_the_oracle_on_awkward_sizes_and_rules() {
         (65, 33),
         (100, 1),
         (257, 129),
+        // Widths that are multiples of four: cuda-texture's four cells a texel, from one
+        // texel (its own neighbour each side) to rows longer than a warp's segment.
+        (4, 4),
+        (8, 3),
+        (12, 5),
+        (124, 9),
+        (128, 3),
     ];
     let rules = [
         "B3/S23",
@@ -91,14 +98,16 @@ fn other_block_sizes_give_the_same_states() {
     if !have_gpu() {
         return;
     }
-    let grid = density_soup(300, 97, 0.4, 5).unwrap();
-    let expected = evolve(
-        find(cpu::ENGINES, "cpu-bitsliced").unwrap(),
-        &grid,
-        Rule::LIFE,
-        20,
-    )
-    .unwrap();
+    // 300 wide: cuda-texture's four cells a texel; 301: one cell a texel.
+    let grids = [
+        density_soup(300, 97, 0.4, 5).unwrap(),
+        density_soup(301, 50, 0.4, 6).unwrap(),
+    ];
+    let oracle = find(cpu::ENGINES, "cpu-bitsliced").unwrap();
+    let expected: Vec<Grid> = grids
+        .iter()
+        .map(|grid| evolve(oracle, grid, Rule::LIFE, 20).unwrap())
+        .collect();
     // (4, 8) and (16, 6) put several block rows in a warp, (64, 4) two warps in a row; the
     // strip engines refuse (7, 5), (3, 3) and (16, 5).
     for block in [
@@ -127,13 +136,17 @@ fn other_block_sizes_give_the_same_states() {
                 assert!(err.contains(&why), "{err}");
                 continue;
             }
-            let got = run(spec.name, &options, &grid, Rule::LIFE, 20);
-            assert_eq!(
-                expected.first_difference(&got),
-                None,
-                "{} with block {block:?}",
-                spec.name
-            );
+            for (grid, expected) in grids.iter().zip(&expected) {
+                let got = run(spec.name, &options, grid, Rule::LIFE, 20);
+                assert_eq!(
+                    expected.first_difference(&got),
+                    None,
+                    "{} with block {block:?} on {}x{}",
+                    spec.name,
+                    grid.width(),
+                    grid.height()
+                );
+            }
         }
     }
 }
