@@ -75,7 +75,7 @@ pub const ENGINES: &[EngineSpec] = &[
     EngineSpec {
         name: "cuda-texture",
         description:
-            "byte cells in CUDA arrays, strips read by 2x2 texture gathers with wrap addressing, surface writes",
+            "byte cells in CUDA arrays read through textures with wrap addressing (four cells a 32-bit texel where the width allows, else 2x2 gathers), surface writes",
         create: |o| create::<texture::TextureCells>("cuda-texture", o),
     },
     EngineSpec {
