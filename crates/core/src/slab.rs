@@ -531,9 +531,12 @@ impl<W: World> Engine<W> for Decomposed<W> {
             }
             self.stale = true;
         }
-        if let (true, Some(peer)) = (on_gpus, &self.peer) {
-            each(&mut self.parts, |_, part| part.engine.wait())?;
-            self.exchange_seconds += peer.take_seconds()?;
+        if on_gpus && self.peer.is_some() {
+            // The peer copies' times are read once the GPUs are done.
+            self.wait()?;
+            if let Some(peer) = &self.peer {
+                self.exchange_seconds += peer.take_seconds()?;
+            }
         }
         Ok(())
     }

@@ -10,13 +10,12 @@
 //! load by name finds it already in the process.
 
 use std::collections::HashMap;
+use std::ffi::CString;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::sys::CUdevice_attribute as Attr;
 use cudarc::driver::{CudaContext, CudaModule};
-use std::ffi::CString;
-
 use cudarc::nvrtc::{self, Ptx};
 
 use crate::error::{CudaError, Result};
