@@ -24,6 +24,7 @@ use crate::engine::{words32 as words, Backend};
 use crate::error::{CudaError, Result};
 use crate::kernels;
 use crate::launch::{self, param};
+use crate::pinned::copy_into_fresh;
 
 /// Generations one launch can advance: the kernel is compiled for each (`advance_<depth>`).
 pub const DEPTHS: [u32; 5] = [1, 2, 4, 8, 16];
@@ -558,9 +559,7 @@ impl Backend for BitCells {
 
     fn download(&self, stream: &Arc<CudaStream>) -> Result<Grid> {
         let mut grid = Grid::new(self.width, self.height)?;
-        gol_core::memory::prefault_zeroed(grid.words_mut());
-        stream.memcpy_dtoh(&self.cells, grid.words_mut())?;
-        stream.synchronize()?;
+        copy_into_fresh(stream, &self.cells, grid.words_mut())?;
         Ok(grid)
     }
 

@@ -27,7 +27,7 @@ use crate::engine::Backend;
 use crate::error::{CudaError, Result};
 use crate::kernels::{self, KernelSpec, Tiling};
 use crate::launch::{self, param};
-use crate::pinned::copy_to_host;
+use crate::pinned::{copy_into_fresh, copy_to_host};
 
 /// Planes of constant x each thread of the streaming kernels (shared, swar) walks through per
 /// launch, and the fewest that cuda-bitsliced's walks take ([`CubeCells::bitsliced_grid`]);
@@ -386,9 +386,7 @@ impl Backend for CubeCells {
         match self.layout {
             Layout::Bits => {
                 let mut lines = Grid::new(side, self.planes * side)?;
-                gol_core::memory::prefault_zeroed(lines.words_mut());
-                stream.memcpy_dtoh(&self.cells, as_bytes_mut(lines.words_mut()))?;
-                stream.synchronize()?;
+                copy_into_fresh(stream, &self.cells, as_bytes_mut(lines.words_mut()))?;
                 Ok(Cube::slab(lines)?)
             }
             _ => {

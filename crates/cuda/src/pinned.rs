@@ -67,15 +67,27 @@ impl Drop for Pinned {
     }
 }
 
-/// A copy of `src` in a new host vector, made once the work queued on `stream` so far has run.
-/// Its pages are mapped from all cores first ([`gol_core::memory::prefault_zeroed`]).
+/// A copy of `src` in a new host vector, made once the work queued on `stream` so far has run
+/// (see [`copy_into_fresh`]).
 pub fn copy_to_host<T: DeviceRepr + Default + Copy + Send>(
     stream: &Arc<CudaStream>,
     src: &CudaSlice<T>,
 ) -> Result<Vec<T>> {
     let mut host = vec![T::default(); src.len()];
-    gol_core::memory::prefault_zeroed(&mut host);
-    stream.memcpy_dtoh(src, &mut host)?;
-    stream.synchronize()?;
+    copy_into_fresh(stream, src, &mut host)?;
     Ok(host)
+}
+
+/// Copies `src` into `host`, freshly zeroed memory of the same length, once the work queued on
+/// `stream` so far has run, and waits for the copy. The pages of `host` are mapped from all
+/// cores first ([`gol_core::memory::prefault_zeroed`]).
+pub fn copy_into_fresh<T: DeviceRepr + Default + Copy + Send>(
+    stream: &Arc<CudaStream>,
+    src: &CudaSlice<T>,
+    host: &mut [T],
+) -> Result<()> {
+    gol_core::memory::prefault_zeroed(host);
+    stream.memcpy_dtoh(src, host)?;
+    stream.synchronize()?;
+    Ok(())
 }

@@ -47,21 +47,19 @@ impl CellArray {
         texels: Texels,
     ) -> Result<CellArray> {
         stream.context().bind_to_thread()?;
-        let (texels_per_row, format, flags) = match texels {
+        let (format, flags) = match texels {
             // Surface writes, and 2x2 gathers for the texture reads.
             Texels::Cells => (
-                width,
                 CUarray_format::CU_AD_FORMAT_UNSIGNED_INT8,
                 sys::CUDA_ARRAY3D_SURFACE_LDST | sys::CUDA_ARRAY3D_TEXTURE_GATHER,
             ),
             Texels::Quads => (
-                width / 4,
                 CUarray_format::CU_AD_FORMAT_UNSIGNED_INT32,
                 sys::CUDA_ARRAY3D_SURFACE_LDST,
             ),
         };
         let descriptor = sys::CUDA_ARRAY3D_DESCRIPTOR {
-            Width: texels_per_row,
+            Width: texels.per_row(width),
             Height: height,
             Depth: 0,
             Format: format,
@@ -146,8 +144,8 @@ impl CellArray {
             Height: self.height,
         };
         // SAFETY: the host buffer holds width*height bytes (callers pass such a buffer), the
-        // array's rows are width bytes (of one or four cells a texel) and it has height of them, and the host buffer outlives the copy: the stream is
-        // synchronised before returning.
+        // array has height rows of width bytes (one or four cells a texel), and the host buffer
+        // outlives the copy: the stream is synchronised before returning.
         unsafe { sys::cuMemcpy2DAsync_v2(&copy, self.stream.cu_stream()) }.result()?;
         self.stream.synchronize()?;
         Ok(())
@@ -176,6 +174,16 @@ enum Texels {
     Cells,
     /// Four cells in a 32-bit element, for widths that are multiples of four.
     Quads,
+}
+
+impl Texels {
+    /// Texels in a row of `width` cells.
+    fn per_row(self, width: usize) -> usize {
+        match self {
+            Texels::Cells => width,
+            Texels::Quads => width / 4,
+        }
+    }
 }
 
 /// Two arrays, swapped each generation.
@@ -234,10 +242,7 @@ impl Backend for TextureCells {
     }
 
     fn generation(&mut self, stream: &Arc<CudaStream>, block: (u32, u32)) -> Result<()> {
-        let columns = match self.texels {
-            Texels::Cells => self.cells.width,
-            Texels::Quads => self.cells.width / 4,
-        };
+        let columns = self.texels.per_row(self.cells.width);
         let (cfg, strip) =
             self.spec
                 .strips(columns, self.cells.height, block, self.resident_threads);
