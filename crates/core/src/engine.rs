@@ -1,4 +1,5 @@
-//! The one interface every engine implements, and the registry of engines by name.
+//! The one interface every engine implements, the identity of engines ([`EngineId`]), the
+//! optional row access that slabs need ([`RowAccess`]), and registry entries ([`EngineSpec`]).
 
 use std::ops::{Deref, DerefMut};
 
@@ -100,6 +101,130 @@ impl World for Cube {
     }
 }
 
+/// Which engine: every engine of every dimension, by identity rather than by name.
+///
+/// The names are those given to `--engine` and reported by `gol run`; an engine of the same
+/// idea has the same id in 2D and 3D (`cpu-bitsliced`, `cuda-bitsliced`, …). Which of them
+/// exist for a dimension is up to that dimension's registry.
+///
+/// ```
+/// use gol_core::EngineId;
+///
+/// let id: EngineId = "cuda-bitsliced".parse().unwrap();
+/// assert_eq!(id, EngineId::CudaBitsliced);
+/// assert!(id.on_gpu() && id.gives_rows());
+/// assert_eq!(EngineId::CpuScalar.to_string(), "cpu-scalar");
+/// assert!("cuda-fast".parse::<EngineId>().is_err());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum EngineId {
+    /// Byte cells with ghost cells, the sequential C program: the oracle.
+    CpuScalar,
+    /// Byte cells, the next state from a `states[2][9]` table.
+    CpuTable,
+    /// 64 cells per word, bit-sliced counts, SIMD chosen at run time, all cores.
+    CpuBitsliced,
+    /// Byte cells in global memory, one thread per cell.
+    CudaGlobal,
+    /// As [`EngineId::CudaGlobal`], the rule table in `__constant__` memory.
+    CudaConstant,
+    /// Byte cells, row neighbours met in shared memory.
+    CudaShared,
+    /// Byte cells read through textures with wrap addressing.
+    CudaTexture,
+    /// 32 cells per word, a 4×3-window lookup table.
+    CudaLut,
+    /// 32 cells per word, a 6×3-window lookup table.
+    CudaLut6,
+    /// 32 cells per word, bit-sliced counts, many generations per launch: the fastest.
+    CudaBitsliced,
+    /// 3D: four byte cells per 32-bit word.
+    CudaSwar,
+}
+
+impl EngineId {
+    /// Every engine id.
+    pub const ALL: [EngineId; 11] = [
+        EngineId::CpuScalar,
+        EngineId::CpuTable,
+        EngineId::CpuBitsliced,
+        EngineId::CudaGlobal,
+        EngineId::CudaConstant,
+        EngineId::CudaShared,
+        EngineId::CudaTexture,
+        EngineId::CudaLut,
+        EngineId::CudaLut6,
+        EngineId::CudaBitsliced,
+        EngineId::CudaSwar,
+    ];
+
+    /// The name given to `--engine`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            EngineId::CpuScalar => "cpu-scalar",
+            EngineId::CpuTable => "cpu-table",
+            EngineId::CpuBitsliced => "cpu-bitsliced",
+            EngineId::CudaGlobal => "cuda-global",
+            EngineId::CudaConstant => "cuda-constant",
+            EngineId::CudaShared => "cuda-shared",
+            EngineId::CudaTexture => "cuda-texture",
+            EngineId::CudaLut => "cuda-lut",
+            EngineId::CudaLut6 => "cuda-lut6",
+            EngineId::CudaBitsliced => "cuda-bitsliced",
+            EngineId::CudaSwar => "cuda-swar",
+        }
+    }
+
+    /// Whether the engine runs on a GPU (and so needs one, and pays for its start-up).
+    pub const fn on_gpu(self) -> bool {
+        !matches!(
+            self,
+            EngineId::CpuScalar | EngineId::CpuTable | EngineId::CpuBitsliced
+        )
+    }
+
+    /// Whether the engine hands out [`RowAccess`] ([`Engine::rows`]), and so can advance one
+    /// slab of a decomposed world ([`crate::slab`]).
+    pub const fn gives_rows(self) -> bool {
+        matches!(self, EngineId::CpuBitsliced | EngineId::CudaBitsliced)
+    }
+
+    /// Whether the engine is one of the byte-cell programs kept for comparison, whose whole
+    /// state is a byte a cell: far slower than the bit-sliced engines on every size.
+    pub const fn byte_cells(self) -> bool {
+        matches!(
+            self,
+            EngineId::CpuScalar
+                | EngineId::CpuTable
+                | EngineId::CudaGlobal
+                | EngineId::CudaConstant
+                | EngineId::CudaShared
+                | EngineId::CudaTexture
+        )
+    }
+}
+
+impl std::fmt::Display for EngineId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for EngineId {
+    type Err = Error;
+
+    /// The engine of that name; an unknown name is refused with the list of names.
+    fn from_str(name: &str) -> Result<EngineId> {
+        EngineId::ALL
+            .into_iter()
+            .find(|id| id.name() == name)
+            .ok_or_else(|| Error::UnknownEngine {
+                name: name.to_string(),
+                known: EngineId::ALL.iter().map(|id| id.name()).collect(),
+            })
+    }
+}
+
 /// A Game of Life engine: holds a torus (a 2D [`Grid`] by default, or a 3D [`Cube`]) and
 /// advances it under a rule.
 ///
@@ -107,9 +232,32 @@ impl World for Cube {
 /// of `step` calls, then `snapshot` or `population` to read the state back. Every engine must
 /// give bit-for-bit the same states as the oracle of its dimension ([`crate::cpu::Scalar`],
 /// [`crate::cpu::Scalar3d`]).
+///
+/// ```
+/// use gol_core::{cpu, Engine, Grid, Rule};
+///
+/// // A blinker on a 5×5 torus turns from a row into a column and back.
+/// let mut grid = Grid::new(5, 5)?;
+/// for x in 1..4 {
+///     grid.set(x, 2, true);
+/// }
+/// let mut engine = cpu::Bitsliced::default();
+/// engine.load(&grid, Rule::LIFE)?;
+/// engine.step(1)?;
+/// let turned = engine.snapshot()?;
+/// assert!(turned.get(2, 1) && turned.get(2, 3) && !turned.get(1, 2));
+/// engine.step(1)?;
+/// assert_eq!(engine.snapshot()?, grid);
+/// # Ok::<(), gol_core::Error>(())
+/// ```
 pub trait Engine<W: World = Grid>: Send {
+    /// Which engine this is.
+    fn id(&self) -> EngineId;
+
     /// The engine's registered name (`cpu-scalar`, `cpu-bitsliced`, …).
-    fn name(&self) -> &'static str;
+    fn name(&self) -> &'static str {
+        self.id().name()
+    }
 
     /// Replaces the engine's state with `world`, to be advanced under `rule`.
     fn load(&mut self, world: &W, rule: Rule) -> Result<()>;
@@ -123,36 +271,14 @@ pub trait Engine<W: World = Grid>: Send {
     /// The number of live cells now.
     fn population(&self) -> Result<u64>;
 
-    /// Copies rows `first..` of the current state, in the layout of [`World::rows`], into
-    /// `words` (whole rows). With [`Engine::write_rows`], this is what lets an engine advance one
-    /// slab of a larger world ([`crate::slab`]); engines that cannot refuse.
-    fn read_rows(&self, first: usize, words: &mut [u64]) -> Result<()> {
-        let _ = (first, words);
-        Err(no_slabs(self.name()))
-    }
-
-    /// Overwrites rows `first..` of the current state with `words` (whole rows, padding bits
-    /// zero); see [`Engine::read_rows`].
-    fn write_rows(&mut self, first: usize, words: &[u64]) -> Result<()> {
-        let _ = (first, words);
-        Err(no_slabs(self.name()))
-    }
-
-    /// Where rows `first..first + rows` of the current state lie in GPU memory, in the layout
-    /// of [`World::rows`], so that another GPU can copy them without the host
-    /// ([`crate::slab::PeerCopy`]). `None` (the default) where the state is not kept that way.
-    /// Nothing is waited for: the rows hold these generations' values once the work queued on
-    /// [`DeviceRows::queue`] so far has run.
-    fn device_rows(&self, first: usize, rows: usize) -> Option<Result<DeviceRows>> {
-        let _ = (first, rows);
+    /// Row access to the state, where the engine gives it ([`EngineId::gives_rows`]): what
+    /// lets it advance one slab of a larger world ([`crate::slab`]). `None` by default.
+    fn rows(&self) -> Option<&dyn RowAccess> {
         None
     }
 
-    /// Live cells in rows `first..first + rows` of the current state (the layout of
-    /// [`World::rows`]), where the engine counts them where they lie (on a GPU); `None` (the
-    /// default) where reading them with [`Engine::read_rows`] is as good.
-    fn population_of_rows(&self, first: usize, rows: usize) -> Option<Result<u64>> {
-        let _ = (first, rows);
+    /// [`Engine::rows`], to write rows too.
+    fn rows_mut(&mut self) -> Option<&mut dyn RowAccess> {
         None
     }
 
@@ -169,14 +295,6 @@ pub trait Engine<W: World = Grid>: Send {
         Ok(())
     }
 
-    /// `words` zeroed words of host memory for rows that go through [`Engine::read_rows`] and
-    /// [`Engine::write_rows`] again and again, as halos do: page-locked for engines that copy
-    /// them across a bus (so that the copies go straight to the device), plain memory by
-    /// default.
-    fn host_rows(&self, words: usize) -> Result<HostRows> {
-        Ok(HostRows::zeroed(words))
-    }
-
     /// How the engine runs here (instruction set, threads, device…), for reports.
     fn details(&self) -> String {
         String::new()
@@ -186,6 +304,43 @@ pub trait Engine<W: World = Grid>: Send {
     /// host-to-device copy, the generation loop timed with device events, the copy back).
     fn timings(&self) -> Vec<(&'static str, f64)> {
         Vec::new()
+    }
+}
+
+/// Access to whole rows of an engine's state, in the layout of [`World::rows`]: the capability
+/// an engine hands out through [`Engine::rows`] when it can advance one slab of a decomposed
+/// world ([`crate::slab`]).
+pub trait RowAccess {
+    /// Copies rows `first..` of the current state into `words` (whole rows).
+    fn read_rows(&self, first: usize, words: &mut [u64]) -> Result<()>;
+
+    /// Overwrites rows `first..` of the current state with `words` (whole rows, padding bits
+    /// zero).
+    fn write_rows(&mut self, first: usize, words: &[u64]) -> Result<()>;
+
+    /// Where rows `first..first + rows` of the current state lie in GPU memory, so that another
+    /// GPU can copy them without the host ([`crate::slab::PeerCopy`]). `None` (the default)
+    /// where the state is not kept that way. Nothing is waited for: the rows hold these
+    /// generations' values once the work queued on [`DeviceRows::queue`] so far has run.
+    fn device_rows(&self, first: usize, rows: usize) -> Option<Result<DeviceRows>> {
+        let _ = (first, rows);
+        None
+    }
+
+    /// Live cells in rows `first..first + rows` of the current state, where the engine counts
+    /// them where they lie (on a GPU); `None` (the default) where reading them with
+    /// [`RowAccess::read_rows`] is as good.
+    fn population_of_rows(&self, first: usize, rows: usize) -> Option<Result<u64>> {
+        let _ = (first, rows);
+        None
+    }
+
+    /// `words` zeroed words of host memory for rows that go through [`RowAccess::read_rows`]
+    /// and [`RowAccess::write_rows`] again and again, as halos do: page-locked for engines that
+    /// copy them across a bus (so that the copies go straight to the device), plain memory by
+    /// default.
+    fn host_rows(&self, words: usize) -> Result<HostRows> {
+        Ok(HostRows::zeroed(words))
     }
 }
 
@@ -239,10 +394,16 @@ impl DerefMut for HostRows {
     }
 }
 
-/// The refusal of an engine that has no row access ([`Engine::read_rows`]).
-pub fn no_slabs(name: &str) -> Error {
+/// The refusal of an engine that has no row access ([`Engine::rows`]).
+pub fn no_slabs(id: EngineId) -> Error {
+    let able: Vec<&str> = EngineId::ALL
+        .iter()
+        .filter(|id| id.gives_rows())
+        .map(|id| id.name())
+        .collect();
     Error::Engine(format!(
-        "{name} cannot run as a slab of a decomposed world (cpu-bitsliced and cuda-bitsliced can)"
+        "{id} cannot run as a slab of a decomposed world ({} can)",
+        able.join(" and ")
     ))
 }
 
@@ -273,8 +434,8 @@ impl EngineOptions {
 
 /// How an engine is found and made: one entry of a registry of one dimension.
 pub struct EngineSpec<W: World = Grid> {
-    /// The name given to `--engine`.
-    pub name: &'static str,
+    /// Which engine.
+    pub id: EngineId,
     /// One line on what the engine does.
     pub description: &'static str,
     /// Makes an engine; fails with a clear message where it cannot run on this machine.
@@ -291,16 +452,24 @@ impl<W: World> Copy for EngineSpec<W> {}
 
 impl<W: World> std::fmt::Debug for EngineSpec<W> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name)
+        f.write_str(self.id.name())
     }
 }
 
-/// Finds `name` in `specs`, or explains which engines there are for this dimension.
-pub fn find<'a, W: World>(specs: &'a [EngineSpec<W>], name: &str) -> Result<&'a EngineSpec<W>> {
-    specs.iter().find(|s| s.name == name).ok_or_else(|| {
-        let names: Vec<&str> = specs.iter().map(|s| s.name).collect();
+impl<W: World> EngineSpec<W> {
+    /// The engine's name ([`EngineId::name`]).
+    pub fn name(&self) -> &'static str {
+        self.id.name()
+    }
+}
+
+/// Finds `id` in `specs`, or explains which engines there are for this dimension.
+pub fn find<W: World>(specs: &[EngineSpec<W>], id: EngineId) -> Result<&EngineSpec<W>> {
+    specs.iter().find(|s| s.id == id).ok_or_else(|| {
+        let names: Vec<&str> = specs.iter().map(|s| s.name()).collect();
         Error::Engine(format!(
-            "unknown engine {name:?} for {}; engines here: auto, {}",
+            "{id} has no {} engine; {} engines: auto, {}",
+            W::DIMENSION,
             W::DIMENSION,
             names.join(", ")
         ))

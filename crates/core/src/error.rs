@@ -35,6 +35,18 @@ pub enum Error {
     /// An engine that cannot run here or refused the problem.
     #[error("{0}")]
     Engine(String),
+    /// An engine name that no registry has.
+    #[error("unknown engine {name:?}; engines: auto, {}", known.join(", "))]
+    UnknownEngine {
+        /// The name as given.
+        name: String,
+        /// Every engine's name.
+        known: Vec<&'static str>,
+    },
+    /// A GPU engine's failure, with the device's own error (the driver's, NVRTC's) as its
+    /// source; it reads as that error.
+    #[error(transparent)]
+    Device(Box<dyn std::error::Error + Send + Sync + 'static>),
     /// Reading or writing a file failed.
     #[error("{}: {source}", path.display())]
     Io {

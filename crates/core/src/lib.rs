@@ -31,7 +31,7 @@ pub mod seed;
 pub mod slab;
 
 pub use cube::Cube;
-pub use engine::{Engine, EngineOptions, EngineSpec, World};
+pub use engine::{Engine, EngineId, EngineOptions, EngineSpec, RowAccess, World};
 pub use error::{Error, Result};
 pub use grid::Grid;
 pub use rule::Rule;

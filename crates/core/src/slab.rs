@@ -26,7 +26,7 @@
 //! # Exchanges
 //!
 //! [`Decomposed`] exchanges halos GPU to GPU where it was given a [`PeerCopy`] and every part
-//! keeps its rows on a GPU ([`Engine::device_rows`]): 2 copies of d layers per part, straight
+//! keeps its rows on a GPU ([`RowAccess::device_rows`]): 2 copies of d layers per part, straight
 //! from the sender's interior into the receiver's halo. Then nothing waits on the host between
 //! rounds: each GPU's rounds and copies are queued ([`Engine::queue`]) with the copies ordered
 //! after the neighbours' rounds on the GPUs themselves, so a GPU starts its next round as soon
@@ -37,7 +37,7 @@
 use std::ops::Range;
 use std::time::Instant;
 
-use crate::engine::{DeviceRows, Engine, HostRows, World};
+use crate::engine::{DeviceRows, Engine, EngineId, HostRows, RowAccess, World};
 use crate::error::{Error, Result};
 use crate::grid::Grid;
 use crate::rule::Rule;
@@ -249,10 +249,13 @@ pub struct Outgoing {
 }
 
 impl<W: World> Slab<W> {
-    /// A part to be advanced by `engine`, which must support row access
-    /// ([`Engine::read_rows`]); nothing is loaded yet.
-    pub fn new(engine: Box<dyn Engine<W>>) -> Slab<W> {
-        Slab {
+    /// A part to be advanced by `engine`; nothing is loaded yet. Refused where the engine
+    /// gives no row access ([`Engine::rows`]).
+    pub fn new(engine: Box<dyn Engine<W>>) -> Result<Slab<W>> {
+        if engine.rows().is_none() {
+            return Err(crate::engine::no_slabs(engine.id()));
+        }
+        Ok(Slab {
             engine,
             width: 0,
             rows: 0,
@@ -260,16 +263,27 @@ impl<W: World> Slab<W> {
             halo_rows: 0,
             words_per_row: 0,
             sent: Outgoing::default(),
-        }
+        })
+    }
+
+    /// The engine's row access, which [`Slab::new`] checked it has.
+    fn access(&self) -> &dyn RowAccess {
+        self.engine.rows().expect("Slab::new checks for row access")
+    }
+
+    /// [`Slab::access`], to write rows.
+    fn access_mut(&mut self) -> &mut dyn RowAccess {
+        self.engine
+            .rows_mut()
+            .expect("Slab::new checks for row access")
     }
 
     /// Loads part `p` of `slabs`, whose extended slab is `extended` ([`Slabs::cut`], or read
-    /// row by row). Refused if the engine has no row access.
+    /// row by row).
     pub fn load(&mut self, slabs: &Slabs, p: usize, extended: &W, rule: Rule) -> Result<()> {
         let rows = extended.rows();
         assert_eq!(rows.height(), slabs.extended_rows(p), "extended slab");
         self.engine.load(extended, rule)?;
-        self.engine.read_rows(0, &mut [])?;
         self.width = slabs.width();
         self.rows = slabs.interior_rows(p).len();
         self.depth = slabs.depth();
@@ -291,7 +305,7 @@ impl<W: World> Slab<W> {
 
     fn read(&self, first: usize, rows: usize) -> Result<Vec<u64>> {
         let mut words = vec![0; rows * self.words_per_row];
-        self.engine.read_rows(first, &mut words)?;
+        self.access().read_rows(first, &mut words)?;
         Ok(words)
     }
 
@@ -301,25 +315,31 @@ impl<W: World> Slab<W> {
     }
 
     /// The rows this part sends at an exchange, read into buffers the part keeps (host memory
-    /// of the engine's choosing, [`Engine::host_rows`]).
+    /// of the engine's choosing, [`RowAccess::host_rows`]).
     pub fn outgoing(&mut self) -> Result<&Outgoing> {
         let words = self.halo_words();
         if self.sent.top.len() != words {
             self.sent = Outgoing {
-                top: self.engine.host_rows(words)?,
-                bottom: self.engine.host_rows(words)?,
+                top: self.host_rows(words)?,
+                bottom: self.host_rows(words)?,
             };
         }
-        let sent = &mut self.sent;
-        self.engine.read_rows(self.halo_rows, &mut sent.top)?;
-        self.engine.read_rows(self.rows, &mut sent.bottom)?;
-        Ok(sent)
+        let access = self.engine.rows().expect("Slab::new checks for row access");
+        access.read_rows(self.halo_rows, &mut self.sent.top)?;
+        access.read_rows(self.rows, &mut self.sent.bottom)?;
+        Ok(&self.sent)
+    }
+
+    /// `words` zeroed words of host memory of the engine's choosing for rows that travel
+    /// ([`RowAccess::host_rows`]).
+    pub fn host_rows(&self, words: usize) -> Result<HostRows> {
+        self.access().host_rows(words)
     }
 
     /// Where the rows [`Slab::outgoing`] reads and [`Slab::incoming`] writes lie on the GPU;
     /// `None` where the engine keeps no rows there.
     fn device_halos(&self) -> Option<Result<DeviceHalos>> {
-        let rows = |first| self.engine.device_rows(first, self.halo_rows);
+        let rows = |first| self.access().device_rows(first, self.halo_rows);
         let (d, h) = (self.halo_rows, self.rows);
         let [send_top, send_bottom, receive_top, receive_bottom] =
             [rows(d)?, rows(h)?, rows(0)?, rows(d + h)?];
@@ -336,13 +356,15 @@ impl<W: World> Slab<W> {
     /// Fills the halos: `top` from the part above (its last d interior layers), `bottom` from
     /// the part below (its first d).
     pub fn incoming(&mut self, top: &[u64], bottom: &[u64]) -> Result<()> {
-        self.engine.write_rows(0, top)?;
-        self.engine.write_rows(self.halo_rows + self.rows, bottom)
+        let (halo, rows) = (self.halo_rows, self.rows);
+        let access = self.access_mut();
+        access.write_rows(0, top)?;
+        access.write_rows(halo + rows, bottom)
     }
 
     /// Copies the interior rows now into `words` (whole rows of the torus's width).
     pub fn read_interior(&self, words: &mut [u64]) -> Result<()> {
-        self.engine.read_rows(self.halo_rows, words)
+        self.access().read_rows(self.halo_rows, words)
     }
 
     /// The interior rows now, as a grid of that many rows (of [`World::rows`]).
@@ -355,7 +377,7 @@ impl<W: World> Slab<W> {
     /// Live cells of the interior: the whole slab's count less the halos'.
     pub fn population(&self) -> Result<u64> {
         let halo = |first: usize| -> Result<u64> {
-            if let Some(counted) = self.engine.population_of_rows(first, self.halo_rows) {
+            if let Some(counted) = self.access().population_of_rows(first, self.halo_rows) {
                 return counted;
             }
             let words = self.read(first, self.halo_rows)?;
@@ -388,7 +410,10 @@ impl<W: World> Decomposed<W> {
             ));
         }
         Ok(Decomposed {
-            parts: engines.into_iter().map(Slab::new).collect(),
+            parts: engines
+                .into_iter()
+                .map(Slab::new)
+                .collect::<Result<_>>()?,
             depth,
             peer: None,
             slabs: None,
@@ -498,8 +523,8 @@ fn each<T: Send, R: Send>(
 }
 
 impl<W: World> Engine<W> for Decomposed<W> {
-    fn name(&self) -> &'static str {
-        self.parts[0].engine.name()
+    fn id(&self) -> EngineId {
+        self.parts[0].engine.id()
     }
 
     fn load(&mut self, world: &W, rule: Rule) -> Result<()> {
@@ -675,7 +700,7 @@ mod test {
     #[test]
     fn decomposed_runs_match_one_engine() {
         let oracle = EngineSpec {
-            name: "cpu-scalar",
+            id: EngineId::CpuScalar,
             description: "",
             create: |_| Ok(Box::new(Scalar::default())),
         };
@@ -735,8 +760,9 @@ mod test {
     }
 
     impl Engine for HostRows {
-        fn name(&self) -> &'static str {
-            "host-rows"
+        fn id(&self) -> EngineId {
+            // Advanced by cpu-scalar; only its row access is its own.
+            EngineId::CpuScalar
         }
         fn load(&mut self, grid: &Grid, rule: Rule) -> Result<()> {
             *self.grid.get_mut() = grid.clone();
@@ -756,6 +782,15 @@ mod test {
         fn population(&self) -> Result<u64> {
             Ok(self.grid().population())
         }
+        fn rows(&self) -> Option<&dyn RowAccess> {
+            Some(self)
+        }
+        fn rows_mut(&mut self) -> Option<&mut dyn RowAccess> {
+            Some(self)
+        }
+    }
+
+    impl RowAccess for HostRows {
         fn read_rows(&self, first: usize, words: &mut [u64]) -> Result<()> {
             let start = first * self.grid().words_per_row();
             words.copy_from_slice(&self.grid().words()[start..start + words.len()]);
@@ -848,10 +883,9 @@ mod test {
 
     #[test]
     fn engines_without_row_access_are_refused_with_their_name() {
-        let mut decomposed = Decomposed::new(vec![Box::new(Scalar::default())], 4).unwrap();
-        let err = decomposed
-            .load(&density_soup(8, 8, 0.5, 1).unwrap(), Rule::LIFE)
-            .unwrap_err()
+        let err = Decomposed::new(vec![Box::new(Scalar::default())], 4)
+            .err()
+            .expect("cpu-scalar gives no row access")
             .to_string();
         assert!(err.contains("cpu-scalar cannot run as a slab"), "{err}");
     }

@@ -4,11 +4,11 @@
 use gol_core::cpu::{self, Bitsliced, Isa};
 use gol_core::engine::{evolve, find, Engine};
 use gol_core::seed::{density_soup, glibc_soup};
-use gol_core::{EngineOptions, Grid, Rule};
+use gol_core::{EngineId, EngineOptions, Grid, Rule};
 use proptest::prelude::*;
 
 fn oracle(grid: &Grid, rule: Rule, gens: u64) -> Grid {
-    evolve(find(cpu::ENGINES, "cpu-scalar").unwrap(), grid, rule, gens).unwrap()
+    evolve(find(cpu::ENGINES, EngineId::CpuScalar).unwrap(), grid, rule, gens).unwrap()
 }
 
 fn side() -> impl Strategy<Value = usize> {
@@ -31,9 +31,9 @@ proptest! {
         let rule = Rule::from_masks(birth, survive).unwrap();
         let grid = density_soup(width, height, density, seed).unwrap();
         let expected = oracle(&grid, rule, gens);
-        for spec in cpu::ENGINES.iter().filter(|s| s.name != "cpu-scalar") {
+        for spec in cpu::ENGINES.iter().filter(|s| s.id != EngineId::CpuScalar) {
             let got = evolve(spec, &grid, rule, gens).unwrap();
-            prop_assert_eq!(expected.first_difference(&got), None, "{}", spec.name);
+            prop_assert_eq!(expected.first_difference(&got), None, "{}", spec.name());
         }
         for isa in Isa::available() {
             let mut engine = Bitsliced::with_isa(isa).unwrap();
@@ -53,7 +53,7 @@ fn seminar_known_value_on_the_fast_engine() {
     // N = 1024, 1024 generations, srand(0): the seminar prints 47026.
     let grid = glibc_soup(1024, 1024, 0).unwrap();
     let end = evolve(
-        find(cpu::ENGINES, "cpu-bitsliced").unwrap(),
+        find(cpu::ENGINES, EngineId::CpuBitsliced).unwrap(),
         &grid,
         Rule::LIFE,
         1024,
@@ -84,11 +84,11 @@ fn large_grid_spanning_many_bands_and_strips() {
 fn engines_refuse_use_before_load_and_3d_rules() {
     for spec in cpu::ENGINES {
         let mut engine = (spec.create)(&EngineOptions::default()).unwrap();
-        assert!(engine.step(1).is_err(), "{}", spec.name);
-        assert!(engine.snapshot().is_err(), "{}", spec.name);
+        assert!(engine.step(1).is_err(), "{}", spec.name());
+        assert!(engine.snapshot().is_err(), "{}", spec.name());
         let grid = Grid::new(4, 4).unwrap();
         let rule_3d = Rule::parse("B6/S5-7,12").unwrap();
         let err = engine.load(&grid, rule_3d).unwrap_err().to_string();
-        assert!(err.contains("only 8"), "{}: {err}", spec.name);
+        assert!(err.contains("only 8"), "{}: {err}", spec.name());
     }
 }

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use cudarc::driver::{
     CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg,
 };
-use gol_core::{Grid, Rule};
+use gol_core::{EngineId, Grid, Rule};
 
 use crate::device::Gpu;
 use crate::engine::{words32 as words, Backend};
@@ -481,7 +481,7 @@ impl Backend for BitCells {
     fn prepare(
         gpu: &Gpu,
         stream: &Arc<CudaStream>,
-        engine: &'static str,
+        engine: EngineId,
         grid: &Grid,
         rule: Rule,
     ) -> Result<Self> {

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
-use gol_core::{Grid, Rule};
+use gol_core::{EngineId, Grid, Rule};
 
 use crate::device::Gpu;
 use crate::engine::{launch_2d, Backend};
@@ -48,13 +48,14 @@ impl Backend for ByteCells {
     fn prepare(
         gpu: &Gpu,
         stream: &Arc<CudaStream>,
-        engine: &'static str,
+        engine: EngineId,
         grid: &Grid,
         rule: Rule,
     ) -> Result<Self> {
         let spec = kernels::spec(engine);
-        // The ghost-cell layout goes with the ghost-refresh kernels of global.cu.
-        let ghosts = spec.parts.contains(&kernels::GLOBAL);
+        // cuda-global and cuda-constant keep the ghost-cell layout (their ghost-refresh kernels
+        // are in global.cu); cuda-shared wraps its indices instead.
+        let ghosts = matches!(engine, EngineId::CudaGlobal | EngineId::CudaConstant);
         let (width, height) = (grid.width(), grid.height());
         let len = if ghosts {
             (width + 2) * (height + 2)

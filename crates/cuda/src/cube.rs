@@ -20,7 +20,7 @@ use std::sync::Arc;
 use cudarc::driver::{
     CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg,
 };
-use gol_core::{Cube, Grid, Rule};
+use gol_core::{Cube, EngineId, Grid, Rule};
 
 use crate::device::Gpu;
 use crate::engine::Backend;
@@ -278,21 +278,21 @@ fn depth_from_env() -> Result<Option<usize>> {
 impl Backend for CubeCells {
     type World = Cube;
 
-    fn spec(engine: &'static str) -> &'static KernelSpec {
+    fn spec(engine: EngineId) -> &'static KernelSpec {
         kernels::spec_3d(engine)
     }
 
     fn prepare(
         gpu: &Gpu,
         stream: &Arc<CudaStream>,
-        engine: &'static str,
+        engine: EngineId,
         cube: &Cube,
         rule: Rule,
     ) -> Result<Self> {
         let spec = kernels::spec_3d(engine);
         let layout = match engine {
-            "cuda-swar" => Layout::Swar,
-            "cuda-bitsliced" => Layout::Bits,
+            EngineId::CudaSwar => Layout::Swar,
+            EngineId::CudaBitsliced => Layout::Bits,
             _ => Layout::Bytes,
         };
         let (side, planes) = (cube.side(), cube.planes());

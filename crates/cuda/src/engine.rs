@@ -7,7 +7,7 @@ use std::sync::Arc;
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
 use cudarc::driver::{CudaEvent, CudaGraph, CudaStream};
-use gol_core::engine::{DeviceRows, HostRows};
+use gol_core::engine::{DeviceRows, EngineId, HostRows, RowAccess};
 use gol_core::{Cube, Engine, EngineOptions, Grid, Rule, World};
 
 use crate::clock::{time_on_device, time_on_host, Timings};
@@ -60,7 +60,7 @@ pub trait Backend: Sized {
     /// What the backend advances: a 2D [`Grid`] or a 3D [`Cube`].
     type World: DeviceWorld;
     /// The kernel spec of `engine` for this backend's dimension.
-    fn spec(engine: &'static str) -> &'static KernelSpec {
+    fn spec(engine: EngineId) -> &'static KernelSpec {
         kernels::spec(engine)
     }
     /// Checks the problem against the device, compiles the module and allocates buffers.
@@ -68,7 +68,7 @@ pub trait Backend: Sized {
     fn prepare(
         gpu: &Gpu,
         stream: &Arc<CudaStream>,
-        engine: &'static str,
+        engine: EngineId,
         world: &Self::World,
         rule: Rule,
     ) -> Result<Self>;
@@ -93,7 +93,7 @@ pub trait Backend: Sized {
     /// Copies the state back.
     fn download(&self, stream: &Arc<CudaStream>) -> Result<Self::World>;
     /// Copies rows `first..` of the state (the host layout's rows) into `words`; `None` where
-    /// the backend keeps another layout (see [`Engine::read_rows`]).
+    /// the backend keeps another layout (see [`RowAccess::read_rows`]).
     fn read_rows(
         &self,
         stream: &Arc<CudaStream>,
@@ -153,7 +153,7 @@ pub trait Backend: Sized {
 
 /// A CUDA engine: one [`Backend`] on the GPU.
 pub struct GpuEngine<B> {
-    name: &'static str,
+    id: EngineId,
     gpu: Arc<Gpu>,
     /// The engine's own stream: engines (and test threads) never share one, so a graph capture
     /// on one cannot catch another's work.
@@ -184,7 +184,7 @@ impl<B: Backend> GpuEngine<B> {
         let backend = self
             .backend
             .as_mut()
-            .ok_or_else(|| CudaError::Refused(format!("{}: no grid loaded", self.name)))?;
+            .ok_or_else(|| CudaError::Refused(format!("{}: no grid loaded", self.id)))?;
         let replays = if self.use_graphs.unwrap_or(!backend.starts_early()) {
             generations / B::GRAPH_GENERATIONS
         } else {
@@ -231,13 +231,13 @@ impl<B: Backend> GpuEngine<B> {
         Ok(())
     }
 
-    /// The engine `name`; fails where there is no GPU or the block is too large.
-    pub fn new(name: &'static str, options: &EngineOptions) -> Result<GpuEngine<B>> {
+    /// The engine `id`; fails where there is no GPU or the block is too large.
+    pub fn new(id: EngineId, options: &EngineOptions) -> Result<GpuEngine<B>> {
         let gpu = gpu_on(options.device)?;
-        let spec = B::spec(name);
+        let spec = B::spec(id);
         if let (true, Some((x, y))) = (spec.fixed_block, options.block) {
             return Err(CudaError::Refused(format!(
-                "{name} chooses its own launch shape; --block {x}x{y} does not apply to it"
+                "{id} chooses its own launch shape; --block {x}x{y} does not apply to it"
             )));
         }
         let block = options.block.unwrap_or(spec.default_block);
@@ -256,7 +256,7 @@ impl<B: Backend> GpuEngine<B> {
         // A stream of our own: CUDA graphs cannot be captured on the legacy default stream.
         let stream = gpu.ctx.new_stream()?;
         Ok(GpuEngine {
-            name,
+            id,
             gpu,
             stream,
             block,
@@ -272,7 +272,7 @@ impl<B: Backend> GpuEngine<B> {
     fn backend(&self) -> Result<&B> {
         self.backend
             .as_ref()
-            .ok_or_else(|| CudaError::Refused(format!("{}: no grid loaded", self.name)))
+            .ok_or_else(|| CudaError::Refused(format!("{}: no grid loaded", self.id)))
     }
 
     fn add(&self, update: impl FnOnce(&mut Timings)) {
@@ -283,8 +283,8 @@ impl<B: Backend> GpuEngine<B> {
 }
 
 impl<B: Backend + Send> Engine<B::World> for GpuEngine<B> {
-    fn name(&self) -> &'static str {
-        self.name
+    fn id(&self) -> EngineId {
+        self.id
     }
 
     fn load(&mut self, world: &B::World, rule: Rule) -> gol_core::Result<()> {
@@ -293,7 +293,7 @@ impl<B: Backend + Send> Engine<B::World> for GpuEngine<B> {
         self.parity = 0;
         rule.check_neighbours(B::World::NEIGHBOURS)?;
         world.check_sides()?;
-        let mut backend = B::prepare(&self.gpu, &self.stream, self.name, world, rule)?;
+        let mut backend = B::prepare(&self.gpu, &self.stream, self.id, world, rule)?;
         let ((), upload) = time_on_host(|| backend.upload(&self.stream, world))?;
         self.timings.set(Timings {
             upload,
@@ -329,10 +329,39 @@ impl<B: Backend + Send> Engine<B::World> for GpuEngine<B> {
         Ok(self.backend()?.population(&self.stream)?)
     }
 
+    fn rows(&self) -> Option<&dyn RowAccess> {
+        self.id.gives_rows().then_some(self as &dyn RowAccess)
+    }
+
+    fn rows_mut(&mut self) -> Option<&mut dyn RowAccess> {
+        self.id.gives_rows().then_some(self as &mut dyn RowAccess)
+    }
+
+    fn details(&self) -> String {
+        let backend = self.backend.as_ref();
+        let launch = backend
+            .and_then(Backend::describe)
+            .unwrap_or_else(|| format!("block {}x{}", self.block.0, self.block.1));
+        let early = if backend.is_some_and(Backend::starts_early) {
+            ", launches start early"
+        } else {
+            ""
+        };
+        format!("{launch}{early}, {}", self.gpu.info.name)
+    }
+
+    fn timings(&self) -> Vec<(&'static str, f64)> {
+        self.timings.get().report()
+    }
+}
+
+/// Row access of the engines whose backends keep the host's bit-packed rows
+/// ([`EngineId::gives_rows`]).
+impl<B: Backend + Send> RowAccess for GpuEngine<B> {
     fn read_rows(&self, first: usize, words: &mut [u64]) -> gol_core::Result<()> {
         match self.backend()?.read_rows(&self.stream, first, words) {
             Some(read) => Ok(read?),
-            None => Err(gol_core::engine::no_slabs(self.name)),
+            None => Err(gol_core::engine::no_slabs(self.id)),
         }
     }
 
@@ -350,14 +379,14 @@ impl<B: Backend + Send> Engine<B::World> for GpuEngine<B> {
     }
 
     fn write_rows(&mut self, first: usize, words: &[u64]) -> gol_core::Result<()> {
-        let name = self.name;
+        let id = self.id;
         let backend = self
             .backend
             .as_mut()
-            .ok_or_else(|| CudaError::Refused(format!("{name}: no grid loaded")))?;
+            .ok_or_else(|| CudaError::Refused(format!("{id}: no grid loaded")))?;
         match backend.write_rows(&self.stream, first, words) {
             Some(written) => Ok(written?),
-            None => Err(gol_core::engine::no_slabs(name)),
+            None => Err(gol_core::engine::no_slabs(id)),
         }
     }
 
@@ -377,23 +406,6 @@ impl<B: Backend + Send> Engine<B::World> for GpuEngine<B> {
                     queue: self.stream.cu_stream() as u64,
                 }),
         )
-    }
-
-    fn details(&self) -> String {
-        let backend = self.backend.as_ref();
-        let launch = backend
-            .and_then(Backend::describe)
-            .unwrap_or_else(|| format!("block {}x{}", self.block.0, self.block.1));
-        let early = if backend.is_some_and(Backend::starts_early) {
-            ", launches start early"
-        } else {
-            ""
-        };
-        format!("{launch}{early}, {}", self.gpu.info.name)
-    }
-
-    fn timings(&self) -> Vec<(&'static str, f64)> {
-        self.timings.get().report()
     }
 }
 

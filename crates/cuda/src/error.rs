@@ -27,7 +27,7 @@ impl From<CudaError> for gol_core::Error {
     fn from(e: CudaError) -> Self {
         match e {
             CudaError::Core(core) => core,
-            other => gol_core::Error::Engine(other.to_string()),
+            other => gol_core::Error::Device(Box::new(other)),
         }
     }
 }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{CudaFunction, CudaModule, DriverError, LaunchConfig};
-use gol_core::Rule;
+use gol_core::{EngineId, Rule};
 
 use crate::engine::MAX_GRID_Y;
 use crate::{bitsliced, circuit};
@@ -59,8 +59,8 @@ pub fn with_rule(rule: Rule, parts: &[&str]) -> String {
 
 /// What an engine compiles and launches.
 pub struct KernelSpec {
-    /// The engine's registered name.
-    pub engine: &'static str,
+    /// The engine.
+    pub engine: EngineId,
     /// Sources pasted together (after the rule's `#define`s).
     pub parts: &'static [&'static str],
     /// The update kernel's name.
@@ -116,7 +116,7 @@ impl Tiling {
 /// Every CUDA engine's kernel.
 pub const SPECS: &[KernelSpec] = &[
     KernelSpec {
-        engine: "cuda-bitsliced",
+        engine: EngineId::CudaBitsliced,
         parts: &[DEPENDENT, BITSLICED, RESIDENT],
         function: "advance_16",
         small_function: None,
@@ -128,7 +128,7 @@ pub const SPECS: &[KernelSpec] = &[
         shared_table: 0,
     },
     KernelSpec {
-        engine: "cuda-global",
+        engine: EngineId::CudaGlobal,
         parts: &[RULE, GLOBAL],
         function: "update_cells",
         small_function: Some("update_cells_small"),
@@ -140,7 +140,7 @@ pub const SPECS: &[KernelSpec] = &[
         shared_table: 0,
     },
     KernelSpec {
-        engine: "cuda-constant",
+        engine: EngineId::CudaConstant,
         parts: &[CONSTANT, GLOBAL],
         function: "update_cells",
         small_function: Some("update_cells_small"),
@@ -152,7 +152,7 @@ pub const SPECS: &[KernelSpec] = &[
         shared_table: 0,
     },
     KernelSpec {
-        engine: "cuda-shared",
+        engine: EngineId::CudaShared,
         parts: &[RULE, STRIP, SHARED],
         function: "update_cells_shared",
         small_function: None,
@@ -164,7 +164,7 @@ pub const SPECS: &[KernelSpec] = &[
         shared_table: 0,
     },
     KernelSpec {
-        engine: "cuda-texture",
+        engine: EngineId::CudaTexture,
         parts: &[RULE, STRIP, TEXTURE],
         function: "update_cells_texture",
         small_function: None,
@@ -176,7 +176,7 @@ pub const SPECS: &[KernelSpec] = &[
         shared_table: 0,
     },
     KernelSpec {
-        engine: "cuda-lut",
+        engine: EngineId::CudaLut,
         parts: &[LUT],
         function: "update_cells_lut",
         small_function: None,
@@ -188,7 +188,7 @@ pub const SPECS: &[KernelSpec] = &[
         shared_table: 0,
     },
     KernelSpec {
-        engine: "cuda-lut6",
+        engine: EngineId::CudaLut6,
         parts: &[LUT],
         function: "update_cells_lut6",
         small_function: None,
@@ -204,7 +204,7 @@ pub const SPECS: &[KernelSpec] = &[
 /// Every 3D CUDA engine's kernel.
 pub const SPECS_3D: &[KernelSpec] = &[
     KernelSpec {
-        engine: "cuda-bitsliced",
+        engine: EngineId::CudaBitsliced,
         parts: &[CUBE_WRAP, DEPENDENT, CUBE_BITSLICED],
         function: "cube_bitsliced",
         small_function: None,
@@ -216,7 +216,7 @@ pub const SPECS_3D: &[KernelSpec] = &[
         shared_table: 0,
     },
     KernelSpec {
-        engine: "cuda-swar",
+        engine: EngineId::CudaSwar,
         parts: &[CUBE_WRAP, CUBE_SWAR],
         function: "cube_swar",
         small_function: None,
@@ -228,7 +228,7 @@ pub const SPECS_3D: &[KernelSpec] = &[
         shared_table: 0,
     },
     KernelSpec {
-        engine: "cuda-shared",
+        engine: EngineId::CudaShared,
         parts: &[RULE, CUBE_WRAP, CUBE_BYTES],
         function: "cube_shared",
         small_function: None,
@@ -240,7 +240,7 @@ pub const SPECS_3D: &[KernelSpec] = &[
         shared_table: 0,
     },
     KernelSpec {
-        engine: "cuda-global",
+        engine: EngineId::CudaGlobal,
         parts: &[RULE, CUBE_WRAP, CUBE_BYTES],
         function: "cube_global",
         small_function: None,
@@ -383,7 +383,7 @@ impl KernelSpec {
 }
 
 /// The kernel of the 2D engine `engine` (one of [`SPECS`]).
-pub fn spec(engine: &str) -> &'static KernelSpec {
+pub fn spec(engine: EngineId) -> &'static KernelSpec {
     SPECS
         .iter()
         .find(|s| s.engine == engine)
@@ -391,7 +391,7 @@ pub fn spec(engine: &str) -> &'static KernelSpec {
 }
 
 /// The kernel of the 3D engine `engine` (one of [`SPECS_3D`]).
-pub fn spec_3d(engine: &str) -> &'static KernelSpec {
+pub fn spec_3d(engine: EngineId) -> &'static KernelSpec {
     SPECS_3D
         .iter()
         .find(|s| s.engine == engine)
@@ -404,25 +404,25 @@ mod tests {
 
     #[test]
     fn strip_blocks_update_all_but_each_segments_edges() {
-        let texture = spec("cuda-texture");
+        let texture = spec(EngineId::CudaTexture);
         assert_eq!(texture.cells_per_block((32, 16)), (30, 16));
         assert_eq!(texture.cells_per_block((16, 5)), (14, 5));
         assert_eq!(texture.cells_per_block((128, 8)), (120, 8));
         assert_eq!(texture.shared_bytes((128, 8)), 2050);
         // cuda-shared's segments lie side by side, each with two outer cells per shared row.
-        let shared = spec("cuda-shared");
+        let shared = spec(EngineId::CudaShared);
         assert_eq!(shared.cells_per_block((32, 16)), (512, 1));
         assert_eq!(shared.cells_per_block((16, 6)), (96, 1));
         assert_eq!(shared.shared_bytes((128, 8)), 2 * (1024 + 2 * 32));
         assert_eq!(shared.shared_bytes((16, 6)), 2 * (96 + 2 * 6));
-        assert_eq!(spec("cuda-global").cells_per_block((16, 16)), (16, 16));
-        assert_eq!(spec_3d("cuda-shared").cells_per_block((32, 16)), (30, 14));
+        assert_eq!(spec(EngineId::CudaGlobal).cells_per_block((16, 16)), (16, 16));
+        assert_eq!(spec_3d(EngineId::CudaShared).cells_per_block((32, 16)), (30, 14));
     }
 
     #[test]
     fn strips_cover_every_row_and_fill_the_gpu() {
         let resident = 132 * 2048;
-        for engine in ["cuda-shared", "cuda-texture"] {
+        for engine in [EngineId::CudaShared, EngineId::CudaTexture] {
             let spec = spec(engine);
             for (w, h, block) in [
                 (16384, 16384, (32, 16)),
@@ -451,7 +451,7 @@ mod tests {
             }
             // A large grid gets about twice (cuda-texture) or four times (cuda-shared) the
             // resident threads; a smaller one twice, where four times would make strips short.
-            let fill = if engine == "cuda-shared" { 4 } else { 2 };
+            let fill = if engine == EngineId::CudaShared { 4 } else { 2 };
             let (cfg, _) = spec.strips(16384, 16384, (32, 16), resident);
             let threads = cfg.grid_dim.0 * cfg.grid_dim.1 * 32 * 16;
             assert!(
@@ -470,7 +470,7 @@ mod tests {
 
     #[test]
     fn strip_blocks_need_whole_warps_or_power_of_two_parts() {
-        for engine in ["cuda-shared", "cuda-texture"] {
+        for engine in [EngineId::CudaShared, EngineId::CudaTexture] {
             let spec = spec(engine);
             for ok in [
                 (4, 8),
@@ -495,7 +495,7 @@ mod tests {
                 assert!(err.contains(says), "{engine} {bad:?}: {err}");
             }
         }
-        assert_eq!(spec_3d("cuda-shared").check_block((7, 5)), Ok(()));
-        assert!(spec("cuda-global").check_block((7, 1)).is_ok());
+        assert_eq!(spec_3d(EngineId::CudaShared).check_block((7, 5)), Ok(()));
+        assert!(spec(EngineId::CudaGlobal).check_block((7, 1)).is_ok());
     }
 }

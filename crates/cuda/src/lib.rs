@@ -35,86 +35,86 @@ pub mod texture;
 pub use error::CudaError;
 
 use cudarc::driver::CudaFunction;
-use gol_core::{Cube, Engine, EngineSpec};
+use gol_core::{Cube, Engine, EngineId, EngineSpec};
 
 use engine::{Backend, GpuEngine};
 
 fn create<B: Backend + Send + 'static>(
-    name: &'static str,
+    id: EngineId,
     options: &gol_core::EngineOptions,
 ) -> gol_core::Result<Box<dyn Engine<B::World>>> {
-    Ok(Box::new(GpuEngine::<B>::new(name, options)?))
+    Ok(Box::new(GpuEngine::<B>::new(id, options)?))
 }
 
 /// The CUDA engines, fastest first.
 pub const ENGINES: &[EngineSpec] = &[
     EngineSpec {
-        name: "cuda-bitsliced",
+        id: EngineId::CudaBitsliced,
         description:
             "32 cells per word, bit-sliced counts, up to 16 generations per launch (the fastest)",
-        create: |o| create::<bitsliced::BitCells>("cuda-bitsliced", o),
+        create: |o| create::<bitsliced::BitCells>(EngineId::CudaBitsliced, o),
     },
     EngineSpec {
-        name: "cuda-lut6",
+        id: EngineId::CudaLut6,
         description:
             "32 cells per word, 6x3-window lookup table of 2^18 entries in 128 KiB of shared memory (4 cells per lookup)",
-        create: |o| create::<lut::LutCells>("cuda-lut6", o),
+        create: |o| create::<lut::LutCells>(EngineId::CudaLut6, o),
     },
     EngineSpec {
-        name: "cuda-lut",
+        id: EngineId::CudaLut,
         description:
             "32 cells per word, 4x3-window lookup table in shared memory (2 cells per lookup)",
-        create: |o| create::<lut::LutCells>("cuda-lut", o),
+        create: |o| create::<lut::LutCells>(EngineId::CudaLut, o),
     },
     EngineSpec {
-        name: "cuda-shared",
+        id: EngineId::CudaShared,
         description:
             "byte cells, threads walking down strips of rows, row neighbours met in shared memory",
-        create: |o| create::<bytes::ByteCells>("cuda-shared", o),
+        create: |o| create::<bytes::ByteCells>(EngineId::CudaShared, o),
     },
     EngineSpec {
-        name: "cuda-texture",
+        id: EngineId::CudaTexture,
         description:
             "byte cells in CUDA arrays read through textures with wrap addressing (four cells a 32-bit texel where the width allows, else 2x2 gathers), surface writes",
-        create: |o| create::<texture::TextureCells>("cuda-texture", o),
+        create: |o| create::<texture::TextureCells>(EngineId::CudaTexture, o),
     },
     EngineSpec {
-        name: "cuda-global",
+        id: EngineId::CudaGlobal,
         description:
             "byte cells with ghost cells in global memory, three launches per generation (seminar)",
-        create: |o| create::<bytes::ByteCells>("cuda-global", o),
+        create: |o| create::<bytes::ByteCells>(EngineId::CudaGlobal, o),
     },
     EngineSpec {
-        name: "cuda-constant",
+        id: EngineId::CudaConstant,
         description: "as cuda-global, with the rule table in __constant__ memory (seminar)",
-        create: |o| create::<bytes::ByteCells>("cuda-constant", o),
+        create: |o| create::<bytes::ByteCells>(EngineId::CudaConstant, o),
     },
 ];
 
 /// The 3D CUDA engines, fastest first.
 pub const ENGINES_3D: &[EngineSpec<Cube>] = &[
     EngineSpec {
-        name: "cuda-bitsliced",
+        id: EngineId::CudaBitsliced,
         description:
             "32 cells per word, bit-sliced 27-cell sums, 4 lines per thread streaming along x",
-        create: |o| create::<cube::CubeCells>("cuda-bitsliced", o),
+        create: |o| create::<cube::CubeCells>(EngineId::CudaBitsliced, o),
     },
     EngineSpec {
-        name: "cuda-swar",
+        id: EngineId::CudaSwar,
         description:
             "4 byte cells per 32-bit word, sums four at a time, streaming along x (blog's v2)",
-        create: |o| create::<cube::CubeCells>("cuda-swar", o),
+        create: |o| create::<cube::CubeCells>(EngineId::CudaSwar, o),
     },
     EngineSpec {
-        name: "cuda-shared",
+        id: EngineId::CudaShared,
         description:
             "byte cells, (z, y) tiles with a halo in shared memory streaming along x (blog's v1)",
-        create: |o| create::<cube::CubeCells>("cuda-shared", o),
+        create: |o| create::<cube::CubeCells>(EngineId::CudaShared, o),
     },
     EngineSpec {
-        name: "cuda-global",
+        id: EngineId::CudaGlobal,
         description: "byte cells, one thread per cell, 26 wrapped loads (blog's v0)",
-        create: |o| create::<cube::CubeCells>("cuda-global", o),
+        create: |o| create::<cube::CubeCells>(EngineId::CudaGlobal, o),
     },
 ];
 

@@ -14,7 +14,7 @@
 use std::sync::Arc;
 
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, PushKernelArg};
-use gol_core::{Grid, Rule};
+use gol_core::{EngineId, Grid, Rule};
 
 use crate::device::Gpu;
 use crate::engine::{launch_2d, words32 as words, Backend};
@@ -79,13 +79,13 @@ impl Backend for LutCells {
     fn prepare(
         gpu: &Gpu,
         stream: &Arc<CudaStream>,
-        engine: &'static str,
+        engine: EngineId,
         grid: &Grid,
         rule: Rule,
     ) -> Result<Self> {
         let (width, height) = (grid.width(), grid.height());
         let len = words(width) * height;
-        let wide = engine == "cuda-lut6";
+        let wide = engine == EngineId::CudaLut6;
         let table = if wide { table6(rule) } else { table(rule) };
         gpu.check_memory(
             8 * len as u64 + table.len() as u64,
@@ -93,7 +93,7 @@ impl Backend for LutCells {
         )?;
         let spec = kernels::spec(engine);
         let module = gpu.module(&spec.source(rule))?;
-        gpu.check_shared(spec.shared_table as usize, engine)?;
+        gpu.check_shared(spec.shared_table as usize, engine.name())?;
         let update = spec.load(&module)?;
         Ok(LutCells {
             width,

@@ -14,7 +14,7 @@ use cudarc::driver::sys::{
     self, CUaddress_mode, CUarray, CUarray_format, CUfilter_mode, CUmemorytype, CUresourcetype,
 };
 use cudarc::driver::{CudaFunction, CudaStream, PushKernelArg};
-use gol_core::{Grid, Rule};
+use gol_core::{EngineId, Grid, Rule};
 
 use crate::device::Gpu;
 use crate::engine::Backend;
@@ -203,7 +203,7 @@ impl Backend for TextureCells {
     fn prepare(
         gpu: &Gpu,
         stream: &Arc<CudaStream>,
-        engine: &'static str,
+        engine: EngineId,
         grid: &Grid,
         rule: Rule,
     ) -> Result<Self> {

@@ -4,7 +4,7 @@
 
 use gol_core::engine::{evolve, find};
 use gol_core::seed::{density_soup, glibc_soup};
-use gol_core::{cpu, EngineOptions, Grid, Rule};
+use gol_core::{cpu, EngineId, EngineOptions, Grid, Rule};
 
 /// Whether a GPU is usable; panics if one is required and missing.
 fn have_gpu() -> bool {
@@ -33,14 +33,14 @@ fn run_ignored_test(name: &str, key: &str, value: &str) {
     assert!(status.success(), "{name} with {key}={value}: {status}");
 }
 
-fn run(name: &str, options: &EngineOptions, grid: &Grid, rule: Rule, gens: u64) -> Grid {
-    let spec = find(gol_cuda::ENGINES, name).unwrap();
+fn run(id: EngineId, options: &EngineOptions, grid: &Grid, rule: Rule, gens: u64) -> Grid {
+    let spec = find(gol_cuda::ENGINES, id).unwrap();
     let mut engine = (spec.create)(options).unwrap();
     engine.load(grid, rule).unwrap();
     engine.step(gens / 3).unwrap();
     engine.step(gens - gens / 3).unwrap();
     let end = engine.snapshot().unwrap();
-    assert_eq!(engine.population().unwrap(), end.population(), "{name}");
+    assert_eq!(engine.population().unwrap(), end.population(), "{id}");
     end
 }
 
@@ -49,7 +49,7 @@ fn every_engine_matches_the_oracle_on_awkward_sizes_and_rules() {
     if !have_gpu() {
         return;
     }
-    let oracle = find(cpu::ENGINES, "cpu-scalar").unwrap();
+    let oracle = find(cpu::ENGINES, EngineId::CpuScalar).unwrap();
     let sizes = [
         (1, 1),
         (2, 1),
@@ -82,12 +82,12 @@ fn every_engine_matches_the_oracle_on_awkward_sizes_and_rules() {
         let gens = 5 + i as u64 * 3;
         let expected = evolve(oracle, &grid, rule, gens).unwrap();
         for spec in gol_cuda::ENGINES {
-            let got = run(spec.name, &EngineOptions::default(), &grid, rule, gens);
+            let got = run(spec.id, &EngineOptions::default(), &grid, rule, gens);
             assert_eq!(
                 expected.first_difference(&got),
                 None,
                 "{} on {w}x{h} {rule} {gens} gens",
-                spec.name
+                spec.name()
             );
         }
     }
@@ -103,7 +103,7 @@ fn other_block_sizes_give_the_same_states() {
         density_soup(300, 97, 0.4, 5).unwrap(),
         density_soup(301, 50, 0.4, 6).unwrap(),
     ];
-    let oracle = find(cpu::ENGINES, "cpu-bitsliced").unwrap();
+    let oracle = find(cpu::ENGINES, EngineId::CpuBitsliced).unwrap();
     let expected: Vec<Grid> = grids
         .iter()
         .map(|grid| evolve(oracle, grid, Rule::LIFE, 20).unwrap())
@@ -126,23 +126,23 @@ fn other_block_sizes_give_the_same_states() {
             ..Default::default()
         };
         for spec in gol_cuda::ENGINES {
-            if gol_cuda::kernels::spec(spec.name).fixed_block {
+            if gol_cuda::kernels::spec(spec.id).fixed_block {
                 let err = (spec.create)(&options).err().expect("fixed").to_string();
                 assert!(err.contains("does not apply"), "{err}");
                 continue;
             }
-            if let Err(why) = gol_cuda::kernels::spec(spec.name).check_block(block) {
+            if let Err(why) = gol_cuda::kernels::spec(spec.id).check_block(block) {
                 let err = (spec.create)(&options).err().expect("refused").to_string();
                 assert!(err.contains(&why), "{err}");
                 continue;
             }
             for (grid, expected) in grids.iter().zip(&expected) {
-                let got = run(spec.name, &options, grid, Rule::LIFE, 20);
+                let got = run(spec.id, &options, grid, Rule::LIFE, 20);
                 assert_eq!(
                     expected.first_difference(&got),
                     None,
                     "{} with block {block:?} on {}x{}",
-                    spec.name,
+                    spec.name(),
                     grid.width(),
                     grid.height()
                 );
@@ -159,13 +159,13 @@ fn seminar_case_gives_47026_on_every_engine() {
     let grid = glibc_soup(1024, 1024, 0).unwrap();
     for spec in gol_cuda::ENGINES {
         let end = run(
-            spec.name,
+            spec.id,
             &EngineOptions::default(),
             &grid,
             Rule::LIFE,
             1024,
         );
-        assert_eq!(end.population(), 47026, "{}", spec.name);
+        assert_eq!(end.population(), 47026, "{}", spec.name());
     }
 }
 
@@ -176,23 +176,23 @@ fn wide_and_tall_grids_match() {
     }
     // Wide rows exercise texture coordinates far from 0; more rows than 65535 blocks of 16
     // cover exercise the grid-stride loops (and exceed the texture array height, 65536).
-    let oracle = find(cpu::ENGINES, "cpu-bitsliced").unwrap();
+    let oracle = find(cpu::ENGINES, EngineId::CpuBitsliced).unwrap();
     for (w, h) in [(20_000, 3), (3, 1_100_000)] {
         let grid = density_soup(w, h, 0.5, 9).unwrap();
         let expected = evolve(oracle, &grid, Rule::LIFE, 7).unwrap();
         for spec in gol_cuda::ENGINES {
             let mut engine = (spec.create)(&EngineOptions::default()).unwrap();
-            if spec.name == "cuda-texture" && h > 65_536 {
+            if spec.id == EngineId::CudaTexture && h > 65_536 {
                 let err = engine.load(&grid, Rule::LIFE).unwrap_err().to_string();
                 assert!(err.contains("largest CUDA array"), "{err}");
                 continue;
             }
-            let got = run(spec.name, &EngineOptions::default(), &grid, Rule::LIFE, 7);
+            let got = run(spec.id, &EngineOptions::default(), &grid, Rule::LIFE, 7);
             assert_eq!(
                 expected.first_difference(&got),
                 None,
                 "{} on {w}x{h}",
-                spec.name
+                spec.name()
             );
         }
     }
@@ -212,23 +212,23 @@ fn bad_blocks_and_rules_are_refused() {
             .err()
             .expect("2048 threads is too many")
             .to_string();
-        let expected = if gol_cuda::kernels::spec(spec.name).fixed_block {
+        let expected = if gol_cuda::kernels::spec(spec.id).fixed_block {
             "does not apply"
         } else {
             "2048 threads"
         };
-        assert!(err.contains(expected), "{}: {err}", spec.name);
+        assert!(err.contains(expected), "{}: {err}", spec.name());
         let mut engine = (spec.create)(&EngineOptions::default()).unwrap();
         let grid = Grid::new(8, 8).unwrap();
         let err = engine
             .load(&grid, Rule::parse("B9,/S").unwrap())
             .unwrap_err()
             .to_string();
-        assert!(err.contains("only 8"), "{}: {err}", spec.name);
+        assert!(err.contains("only 8"), "{}: {err}", spec.name());
         assert!(
             engine.step(1).is_err(),
             "{}: step before a successful load",
-            spec.name
+            spec.name()
         );
     }
 }
@@ -241,14 +241,14 @@ fn graph_replays_and_direct_generations_mix() {
     // 75 = 2 captured-graph replays + 11 direct; then 40 = 1 replay of the same graph + 8.
     let grid = density_soup(97, 61, 0.4, 3).unwrap();
     let rule = Rule::parse("B36/S23").unwrap();
-    let expected = evolve(find(cpu::ENGINES, "cpu-scalar").unwrap(), &grid, rule, 115).unwrap();
+    let expected = evolve(find(cpu::ENGINES, EngineId::CpuScalar).unwrap(), &grid, rule, 115).unwrap();
     for spec in gol_cuda::ENGINES {
         let mut engine = (spec.create)(&EngineOptions::default()).unwrap();
         engine.load(&grid, rule).unwrap();
         engine.step(75).unwrap();
         engine.step(40).unwrap();
         let got = engine.snapshot().unwrap();
-        assert_eq!(expected.first_difference(&got), None, "{}", spec.name);
+        assert_eq!(expected.first_difference(&got), None, "{}", spec.name());
     }
 }
 
@@ -261,14 +261,14 @@ fn two_constant_engines_keep_their_own_rules() {
     // second engine's rule overwrite the first's.
     let grid = density_soup(64, 64, 0.5, 1).unwrap();
     let (life, seeds) = (Rule::LIFE, Rule::parse("B2/S").unwrap());
-    let spec = find(gol_cuda::ENGINES, "cuda-constant").unwrap();
+    let spec = find(gol_cuda::ENGINES, EngineId::CudaConstant).unwrap();
     let mut a = (spec.create)(&EngineOptions::default()).unwrap();
     let mut b = (spec.create)(&EngineOptions::default()).unwrap();
     a.load(&grid, life).unwrap();
     b.load(&grid, seeds).unwrap();
     a.step(9).unwrap();
     b.step(9).unwrap();
-    let oracle = find(cpu::ENGINES, "cpu-scalar").unwrap();
+    let oracle = find(cpu::ENGINES, EngineId::CpuScalar).unwrap();
     assert_eq!(
         evolve(oracle, &grid, life, 9)
             .unwrap()
@@ -290,7 +290,7 @@ fn bitsliced_matches_across_column_groups_tiles_and_launch_depths() {
     }
     // Widths around the 960 cells of a column group and the word size, heights of many tiles
     // and of fewer rows than a launch's depth; generation counts that need every depth.
-    let oracle = find(cpu::ENGINES, "cpu-bitsliced").unwrap();
+    let oracle = find(cpu::ENGINES, EngineId::CpuBitsliced).unwrap();
     let cases = [
         (961, 50, "B3/S23", 77),
         (1000, 333, "B36/S23", 131),
@@ -308,7 +308,7 @@ fn bitsliced_matches_across_column_groups_tiles_and_launch_depths() {
         let grid = density_soup(w, h, 0.3 + 0.05 * i as f64, 100 + i as u64).unwrap();
         let expected = evolve(oracle, &grid, rule, gens).unwrap();
         let got = run(
-            "cuda-bitsliced",
+            EngineId::CudaBitsliced,
             &EngineOptions::default(),
             &grid,
             rule,
@@ -353,7 +353,7 @@ fn bitsliced_with_the_plan_asked_for() {
         return;
     }
     let plan = std::env::var("GOL_BITSLICED_PLAN").expect("set by the parent test");
-    let oracle = find(cpu::ENGINES, "cpu-bitsliced").unwrap();
+    let oracle = find(cpu::ENGINES, EngineId::CpuBitsliced).unwrap();
     // Widths round the word (32 cells) and its edge cases (1 to 3 cells), heights of fewer
     // rows than a cluster has blocks, bands of one row, and rows of more words than a block
     // has threads.
@@ -379,7 +379,7 @@ fn bitsliced_with_the_plan_asked_for() {
         let rule = Rule::parse(rule).unwrap();
         let grid = density_soup(w, h, 0.3 + 0.03 * i as f64, 300 + i as u64).unwrap();
         let expected = evolve(oracle, &grid, rule, gens).unwrap();
-        let spec = find(gol_cuda::ENGINES, "cuda-bitsliced").unwrap();
+        let spec = find(gol_cuda::ENGINES, EngineId::CudaBitsliced).unwrap();
         let mut engine = (spec.create)(&EngineOptions::default()).unwrap();
         // A cluster whose size is forced may be too small for the grid's bands.
         let blocks = plan.split(':').nth(1).map(|b| b.parse().unwrap());
@@ -421,7 +421,7 @@ fn every_3d_engine_matches_the_oracle_on_awkward_sides_rules_and_depths() {
     if !have_gpu() {
         return;
     }
-    let oracle = find(cpu::ENGINES_3D, "cpu-scalar").unwrap();
+    let oracle = find(cpu::ENGINES_3D, EngineId::CpuScalar).unwrap();
     // Sides around the word sizes (4 cells per SWAR word, 32 per bit-sliced word, lines of 1 to
     // 10 words sharing a warp in segments of 1 to 16 lanes, whole and partial last words, word
     // counts that are and are not powers of two), the tile (30x14 interior) and the 16-plane
@@ -451,7 +451,7 @@ fn every_3d_engine_matches_the_oracle_on_awkward_sides_rules_and_depths() {
                 expected.first_difference(&got),
                 None,
                 "{} on side {side}, {rule}, {gens} gens",
-                spec.name
+                spec.name()
             );
             assert_eq!(engine.population().unwrap(), got.population());
         }
@@ -479,8 +479,8 @@ fn bitsliced_3d_pairs_of_generations_match_the_oracle() {
     if !have_gpu() {
         return;
     }
-    let oracle = find(cpu::ENGINES_3D, "cpu-scalar").unwrap();
-    let spec = find(gol_cuda::ENGINES_3D, "cuda-bitsliced").unwrap();
+    let oracle = find(cpu::ENGINES_3D, EngineId::CpuScalar).unwrap();
+    let spec = find(gol_cuda::ENGINES_3D, EngineId::CudaBitsliced).unwrap();
     // Every side on which cuda-bitsliced makes two generations a launch but 512 and 1024 (too
     // slow for the oracle): lines of 1, 2, 4 and 8 words, one to eight lines a warp. Steps of
     // odd and even counts mix launches of two generations with launches of one.
@@ -553,7 +553,7 @@ fn every_3d_engine_matches_the_oracle_on_slabs() {
     if !have_gpu() {
         return;
     }
-    let oracle = find(cpu::ENGINES_3D, "cpu-scalar").unwrap();
+    let oracle = find(cpu::ENGINES_3D, EngineId::CpuScalar).unwrap();
     // Slabs of X planes of side M, X ≠ M, where x wraps at X: fewer and more planes than the
     // side, and than the 16-plane depth of the streaming kernels; thin slabs of wide planes
     // whose lines span more than one warp (33 and 35 words), with whole and partial last words.
@@ -579,7 +579,7 @@ fn every_3d_engine_matches_the_oracle_on_slabs() {
                 expected.first_difference(&got),
                 None,
                 "{} on a {planes}x{side}x{side} slab, {rule}, {gens} gens",
-                spec.name
+                spec.name()
             );
             assert_eq!(got.planes(), planes);
         }
@@ -592,9 +592,9 @@ fn cube_slabs_on_every_gpu_match_the_oracle() {
         return;
     }
     use gol_core::Engine;
-    let oracle = find(cpu::ENGINES_3D, "cpu-scalar").unwrap();
+    let oracle = find(cpu::ENGINES_3D, EngineId::CpuScalar).unwrap();
     let gpus = gol_cuda::device::device_count().unwrap();
-    let spec = find(gol_cuda::ENGINES_3D, "cuda-bitsliced").unwrap();
+    let spec = find(gol_cuda::ENGINES_3D, EngineId::CudaBitsliced).unwrap();
     for (i, &(side, parts, depth, gens)) in [
         (17, 5, 2, 9),
         (33, 3, 4, 23),
@@ -630,9 +630,9 @@ fn slabs_on_every_gpu_match_the_oracle() {
     if !have_gpu() {
         return;
     }
-    let oracle = find(cpu::ENGINES, "cpu-scalar").unwrap();
+    let oracle = find(cpu::ENGINES, EngineId::CpuScalar).unwrap();
     let gpus = gol_cuda::device::device_count().unwrap();
-    let spec = find(gol_cuda::ENGINES, "cuda-bitsliced").unwrap();
+    let spec = find(gol_cuda::ENGINES, EngineId::CudaBitsliced).unwrap();
     // Several slabs per GPU where there are few GPUs, so that the exchange is exercised on any
     // machine; the slabs go round the GPUs.
     for (i, &(w, h, parts, depth, gens)) in [
@@ -680,17 +680,18 @@ fn halo_rows_travel_through_page_locked_memory() {
     }
     let grid = density_soup(200, 40, 0.5, 3).unwrap();
     let wpr = grid.words_per_row();
-    let spec = find(gol_cuda::ENGINES, "cuda-bitsliced").unwrap();
+    let spec = find(gol_cuda::ENGINES, EngineId::CudaBitsliced).unwrap();
     let mut engine = (spec.create)(&EngineOptions::default()).unwrap();
     engine.load(&grid, Rule::LIFE).unwrap();
-    let mut rows = engine.host_rows(7 * wpr).unwrap();
+    let access = engine.rows_mut().expect("cuda-bitsliced gives row access");
+    let mut rows = access.host_rows(7 * wpr).unwrap();
     assert_eq!(rows.len(), 7 * wpr);
     assert!(rows.iter().all(|&w| w == 0), "zeroed");
-    engine.read_rows(10, &mut rows).unwrap();
+    access.read_rows(10, &mut rows).unwrap();
     assert_eq!(&rows[..], &grid.words()[10 * wpr..17 * wpr]);
     // Written back one row down: the state's rows 11..18 become the old 10..17.
-    engine.write_rows(11, &rows).unwrap();
-    let mut again = engine.host_rows(7 * wpr).unwrap();
-    engine.read_rows(11, &mut again).unwrap();
+    access.write_rows(11, &rows).unwrap();
+    let mut again = access.host_rows(7 * wpr).unwrap();
+    access.read_rows(11, &mut again).unwrap();
     assert_eq!(&again[..], &grid.words()[10 * wpr..17 * wpr]);
 }

@@ -32,7 +32,7 @@
 
 use rayon::prelude::*;
 
-use crate::engine::Engine;
+use crate::engine::{Engine, EngineId, RowAccess};
 use crate::error::{Error, Result};
 use crate::grid::{check_size, Grid};
 use crate::memory;
@@ -231,8 +231,8 @@ impl Bitsliced {
 }
 
 impl Engine for Bitsliced {
-    fn name(&self) -> &'static str {
-        "cpu-bitsliced"
+    fn id(&self) -> EngineId {
+        EngineId::CpuBitsliced
     }
 
     fn load(&mut self, grid: &Grid, rule: Rule) -> Result<()> {
@@ -272,16 +272,26 @@ impl Engine for Bitsliced {
         Ok(self.loaded()?.population())
     }
 
+    fn rows(&self) -> Option<&dyn RowAccess> {
+        Some(self)
+    }
+
+    fn rows_mut(&mut self) -> Option<&mut dyn RowAccess> {
+        Some(self)
+    }
+
+    fn details(&self) -> String {
+        self.isa.details()
+    }
+}
+
+impl RowAccess for Bitsliced {
     fn read_rows(&self, first: usize, words: &mut [u64]) -> Result<()> {
         self.loaded()?.read_rows(first, words)
     }
 
     fn write_rows(&mut self, first: usize, words: &[u64]) -> Result<()> {
         self.loaded_mut()?.write_rows(first, words)
-    }
-
-    fn details(&self) -> String {
-        self.isa.details()
     }
 }
 

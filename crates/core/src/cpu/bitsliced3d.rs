@@ -28,7 +28,7 @@ use super::bitsliced::{
     add_3sums, dispatch, full_add, mux, row_sum, Frame, Isa, Kernel, Leaves, State,
 };
 use crate::cube::Cube;
-use crate::engine::Engine;
+use crate::engine::{Engine, EngineId, RowAccess};
 use crate::error::{Error, Result};
 use crate::grid::last_word_mask;
 use crate::rule::Rule;
@@ -68,8 +68,8 @@ impl Bitsliced3d {
 }
 
 impl Engine<Cube> for Bitsliced3d {
-    fn name(&self) -> &'static str {
-        "cpu-bitsliced"
+    fn id(&self) -> EngineId {
+        EngineId::CpuBitsliced
     }
 
     fn load(&mut self, cube: &Cube, rule: Rule) -> Result<()> {
@@ -111,6 +111,20 @@ impl Engine<Cube> for Bitsliced3d {
         Ok(self.loaded()?.population())
     }
 
+    fn rows(&self) -> Option<&dyn RowAccess> {
+        Some(self)
+    }
+
+    fn rows_mut(&mut self) -> Option<&mut dyn RowAccess> {
+        Some(self)
+    }
+
+    fn details(&self) -> String {
+        self.isa.details()
+    }
+}
+
+impl RowAccess for Bitsliced3d {
     fn read_rows(&self, first: usize, words: &mut [u64]) -> Result<()> {
         self.loaded()?.read_rows(first, words)
     }
@@ -119,10 +133,6 @@ impl Engine<Cube> for Bitsliced3d {
         (self.state.as_mut())
             .ok_or_else(|| Error::Engine("cpu-bitsliced: no cube loaded".into()))?
             .write_rows(first, words)
-    }
-
-    fn details(&self) -> String {
-        self.isa.details()
     }
 }
 

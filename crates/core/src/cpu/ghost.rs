@@ -7,7 +7,7 @@
 //! eight neighbours without any wrap-around arithmetic. On narrow grids the ghosts alias interior
 //! cells, which counts neighbours with multiplicity, exactly as the torus semantics ask.
 
-use crate::engine::Engine;
+use crate::engine::{Engine, EngineId};
 use crate::error::{Error, Result};
 use crate::grid::{check_size, Grid};
 use crate::memory;
@@ -15,8 +15,8 @@ use crate::rule::Rule;
 
 /// How a ghost-cell engine turns a cell's state and live-neighbour count into its next state.
 pub trait CellUpdate: Send + Sized {
-    /// The engine's registered name.
-    const NAME: &'static str;
+    /// Which engine this update makes.
+    const ID: EngineId;
     /// Prepares the update for `rule` (already checked to fit 2D).
     fn new(rule: Rule) -> Self;
     /// The next state (0 or 1) of a cell in `state` (0 or 1) with `neighbours` live neighbours.
@@ -38,19 +38,19 @@ impl<U: CellUpdate> GhostEngine<U> {
     fn loaded(&self) -> Result<&(GhostCells, U)> {
         self.state
             .as_ref()
-            .ok_or_else(|| Error::Engine(format!("{}: no grid loaded", U::NAME)))
+            .ok_or_else(|| Error::Engine(format!("{}: no grid loaded", U::ID)))
     }
 }
 
 impl<U: CellUpdate> Engine for GhostEngine<U> {
-    fn name(&self) -> &'static str {
-        U::NAME
+    fn id(&self) -> EngineId {
+        U::ID
     }
 
     fn load(&mut self, grid: &Grid, rule: Rule) -> Result<()> {
         rule.check_neighbours(8)?;
         self.state = None;
-        self.state = Some((GhostCells::new(grid, U::NAME)?, U::new(rule)));
+        self.state = Some((GhostCells::new(grid, U::ID.name())?, U::new(rule)));
         Ok(())
     }
 

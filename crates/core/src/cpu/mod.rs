@@ -15,23 +15,23 @@ pub use scalar3d::Scalar3d;
 pub use table::{StateTable, Table};
 
 use crate::cube::Cube;
-use crate::engine::{Engine, EngineOptions, EngineSpec, World};
+use crate::engine::{Engine, EngineId, EngineOptions, EngineSpec, World};
 use crate::error::Result;
 
 /// The CPU engines, fastest first (the order `--engine auto` prefers).
 pub const ENGINES: &[EngineSpec] = &[
     EngineSpec {
-        name: "cpu-bitsliced",
+        id: EngineId::CpuBitsliced,
         description: "64 cells per word, bit-sliced counts, SIMD chosen at run time, all cores",
         create: |o| cpu_engine(o, Bitsliced::default()),
     },
     EngineSpec {
-        name: "cpu-table",
+        id: EngineId::CpuTable,
         description: "byte cells with ghost cells, next state from a states[2][9] table (the seminar's variant)",
         create: |o| cpu_engine(o, Table::default()),
     },
     EngineSpec {
-        name: "cpu-scalar",
+        id: EngineId::CpuScalar,
         description: "byte cells with ghost cells, the seeds' sequential program: the oracle",
         create: |o| cpu_engine(o, Scalar::default()),
     },
@@ -40,13 +40,13 @@ pub const ENGINES: &[EngineSpec] = &[
 /// The 3D CPU engines, fastest first.
 pub const ENGINES_3D: &[EngineSpec<Cube>] = &[
     EngineSpec {
-        name: "cpu-bitsliced",
+        id: EngineId::CpuBitsliced,
         description:
             "64 cells per word, bit-sliced 27-cell sums, SIMD chosen at run time, all cores",
         create: |o| cpu_engine(o, Bitsliced3d::default()),
     },
     EngineSpec {
-        name: "cpu-scalar",
+        id: EngineId::CpuScalar,
         description: "byte cells, 26 wrapped neighbours added one by one: the 3D oracle",
         create: |o| cpu_engine(o, Scalar3d::default()),
     },

@@ -1,6 +1,7 @@
 //! `cpu-scalar`: the seeds' sequential program, the oracle every other engine is checked against.
 
 use super::ghost::{CellUpdate, GhostEngine};
+use crate::engine::EngineId;
 use crate::rule::Rule;
 
 /// Byte cells with ghost rows and columns; each cell's fate decided by testing the rule's birth
@@ -11,7 +12,7 @@ pub type Scalar = GhostEngine<SetTest>;
 pub struct SetTest(Rule);
 
 impl CellUpdate for SetTest {
-    const NAME: &'static str = "cpu-scalar";
+    const ID: EngineId = EngineId::CpuScalar;
 
     fn new(rule: Rule) -> Self {
         SetTest(rule)

@@ -7,7 +7,7 @@
 use rayon::prelude::*;
 
 use crate::cube::Cube;
-use crate::engine::Engine;
+use crate::engine::{Engine, EngineId};
 use crate::error::{Error, Result};
 use crate::memory;
 use crate::rule::Rule;
@@ -36,8 +36,8 @@ impl Scalar3d {
 }
 
 impl Engine<Cube> for Scalar3d {
-    fn name(&self) -> &'static str {
-        "cpu-scalar"
+    fn id(&self) -> EngineId {
+        EngineId::CpuScalar
     }
 
     fn load(&mut self, cube: &Cube, rule: Rule) -> Result<()> {

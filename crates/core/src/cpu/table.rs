@@ -1,6 +1,7 @@
 //! `cpu-table`: the seminar's state-table variant of the sequential program.
 
 use super::ghost::{CellUpdate, GhostEngine};
+use crate::engine::EngineId;
 use crate::rule::Rule;
 
 /// Byte cells with ghost rows and columns; the next state read from a `states[2][9]` table
@@ -11,7 +12,7 @@ pub type Table = GhostEngine<StateTable>;
 pub struct StateTable([[u8; 9]; 2]);
 
 impl CellUpdate for StateTable {
-    const NAME: &'static str = "cpu-table";
+    const ID: EngineId = EngineId::CpuTable;
 
     fn new(rule: Rule) -> Self {
         let full = rule.table();
