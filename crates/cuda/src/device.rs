@@ -85,6 +85,29 @@ pub fn device_count() -> Result<usize> {
     Ok(count as usize)
 }
 
+/// How many GPUs this process may use, found without starting the driver (which costs a tenth
+/// of a second or more): the NVIDIA kernel driver's list of GPUs, narrowed by
+/// `CUDA_VISIBLE_DEVICES` where it is set, and none where libcuda cannot be loaded. For
+/// choosing an engine; [`device_count`] asks the driver itself.
+pub fn gpus_present() -> usize {
+    let listed = std::fs::read_dir("/proc/driver/nvidia/gpus")
+        .map(|entries| entries.count())
+        .unwrap_or(0);
+    let visible = match std::env::var("CUDA_VISIBLE_DEVICES") {
+        Ok(list) => list
+            .split(',')
+            .map(str::trim)
+            // The driver stops at the first entry that names no device.
+            .take_while(|d| !d.is_empty() && !d.starts_with('-'))
+            .count(),
+        Err(_) => listed,
+    };
+    if listed == 0 || visible == 0 || probe_driver().is_err() {
+        return 0;
+    }
+    listed.min(visible)
+}
+
 /// Fails where libcuda is missing, before anything touches cudarc (which would panic).
 fn probe_driver() -> Result<()> {
     // SAFETY: loading libcuda runs its initialisers, which are sound to run at any time.

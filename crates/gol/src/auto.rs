@@ -1,0 +1,344 @@
+//! `auto`: the engine with the shortest whole run, by a cost model of measured rates plus the
+//! GPU's start-up. [`resolve`] is the one place where an engine choice becomes an engine.
+//!
+//! # The model
+//!
+//! A run of `g` generations of `n` cells is estimated as
+//!
+//! - on the CPU (`cpu-bitsliced`): `n·g / (threads · rate per thread) + g · per-generation
+//!   cost`, the second term being the threads' hand-over at each generation, which dominates
+//!   small grids;
+//! - on a GPU (`cuda-bitsliced`): `start-up + n·g / rate + g · per-generation cost + 2 · n / 8
+//!   / bus`, the start-up being the driver's context and the cached kernels' load, the last
+//!   term the bit-packed state's trip to the device and back.
+//!
+//! Only the bit-sliced engines are candidates: every other engine is slower than one of them
+//! on every size (BENCHMARKS.md), and is kept to compare strategies, chosen by name. Where a
+//! run is split into slabs (over GPUs or MPI ranks), only engines that give row access are.
+//!
+//! The constants are measured (BENCHMARKS.md, "auto"): on the H100 machine's 16 host threads
+//! (AVX-512) and on 2-core AVX2/AVX-512 machines for the CPU, on an H100 for the GPU.
+
+use gol_core::EngineId;
+
+/// What the machine offers, as the model needs it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Machine {
+    /// GPUs usable by this process.
+    pub gpus: usize,
+    /// Threads of the CPU engines (rayon's pool).
+    pub threads: usize,
+}
+
+impl Machine {
+    /// This machine, found cheaply (the GPU driver is not started: see
+    /// [`gol_cuda::device::gpus_present`]).
+    pub fn here() -> Machine {
+        Machine {
+            gpus: gol_cuda::device::gpus_present(),
+            threads: rayon::current_num_threads(),
+        }
+    }
+}
+
+/// The run to choose an engine for.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Workload {
+    /// Cells of the world (of all slabs together).
+    pub cells: u64,
+    /// Generations to run.
+    pub generations: u64,
+    /// 2 or 3.
+    pub axes: u32,
+    /// Whether the world is split into slabs (`--gpus`, MPI ranks): the engine must give row
+    /// access.
+    pub slabs: bool,
+    /// Whether GPU-only options were given (a thread-block size): the engine must be a GPU one.
+    pub gpu_options: bool,
+}
+
+/// An engine choice as asked: `auto`, or one engine by name.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum EngineChoice {
+    /// The engine with the shortest estimated whole run ([`resolve`]).
+    #[default]
+    Auto,
+    /// This engine.
+    Named(EngineId),
+}
+
+impl std::str::FromStr for EngineChoice {
+    type Err = gol_core::Error;
+
+    /// `auto` or an engine's name.
+    fn from_str(text: &str) -> Result<EngineChoice, gol_core::Error> {
+        match text {
+            "auto" => Ok(EngineChoice::Auto),
+            name => name.parse().map(EngineChoice::Named),
+        }
+    }
+}
+
+impl std::fmt::Display for EngineChoice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EngineChoice::Auto => f.write_str("auto"),
+            EngineChoice::Named(id) => id.fmt(f),
+        }
+    }
+}
+
+/// The engine a choice came to, and why.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Resolved {
+    /// The engine.
+    pub id: EngineId,
+    /// Why it was taken, for reports: "asked for", or the estimates `auto` compared.
+    pub reason: String,
+}
+
+/// Rates and costs of one engine in one dimension.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Costs {
+    /// Cell updates per second: per thread on the CPU, in all on a GPU.
+    rate: f64,
+    /// Seconds each generation costs whatever the size.
+    per_generation: f64,
+    /// Seconds before the first generation (a GPU's context and kernels).
+    start: f64,
+}
+
+/// Host-to-device bandwidth for the state's trips, bytes per second (PCIe 5 from pageable
+/// memory, measured about 20 GB/s on the H100 machine).
+const BUS: f64 = 2e10;
+
+/// The model's costs of `id` in `axes` dimensions; `None` for engines that are never chosen
+/// automatically.
+fn costs(id: EngineId, axes: u32) -> Option<Costs> {
+    match (id, axes) {
+        // 16 threads: 5.3e11 at 16384² (3.3e10 a thread); 2 threads: 9.5e10 (4.8e10). The
+        // seminar's case (1024², 1024 generations) takes 0.028 s on 1 thread, 0.050 s on 2 and
+        // about 0.03 s on 16: some 20 µs a generation of hand-over.
+        (EngineId::CpuBitsliced, 2) => Some(Costs {
+            rate: 3.5e10,
+            per_generation: 2e-5,
+            start: 0.0,
+        }),
+        // 16 threads: 9.8e10 at 1024³ (6e9 a thread); 2 threads: 7.2e9 at 256³.
+        (EngineId::CpuBitsliced, _) => Some(Costs {
+            rate: 4.5e9,
+            per_generation: 2e-5,
+            start: 0.0,
+        }),
+        // H100: 3.5e13 at 65536², 2.75e13 at 16384²; 1024² × 1024 loops in 0.69 ms. A warm
+        // process with a cached kernel spends 0.23–0.33 s in all on a 0.7 ms loop.
+        (EngineId::CudaBitsliced, 2) => Some(Costs {
+            rate: 3.2e13,
+            per_generation: 6e-7,
+            start: 0.25,
+        }),
+        // H100: 1024³ × 1024 loops in 0.099 s (1.1e13).
+        (EngineId::CudaBitsliced, _) => Some(Costs {
+            rate: 1.1e13,
+            per_generation: 2e-6,
+            start: 0.25,
+        }),
+        _ => None,
+    }
+}
+
+/// The estimated whole run of `work` on `id` here, in seconds; `None` where the engine cannot
+/// take it (no GPU, no row access for slabs, GPU options on a CPU engine) or is never chosen
+/// automatically.
+pub fn estimate(id: EngineId, work: &Workload, machine: &Machine) -> Option<f64> {
+    let c = costs(id, work.axes)?;
+    if (id.on_gpu() && machine.gpus == 0)
+        || (work.slabs && !id.gives_rows())
+        || (work.gpu_options && !id.on_gpu())
+    {
+        return None;
+    }
+    let updates = work.cells as f64 * work.generations as f64;
+    let gens = work.generations as f64;
+    Some(if id.on_gpu() {
+        c.start + updates / c.rate + gens * c.per_generation + 2.0 * work.cells as f64 / 8.0 / BUS
+    } else {
+        updates / (c.rate * machine.threads.max(1) as f64) + gens * c.per_generation
+    })
+}
+
+/// Resolves `choice` among the engines `available` (one dimension's registry): a named engine
+/// is checked to exist there; `auto` takes the one with the shortest estimated whole run.
+pub fn resolve(
+    choice: EngineChoice,
+    available: &[EngineId],
+    work: &Workload,
+    machine: &Machine,
+) -> crate::Result<Resolved> {
+    let dimension = if work.axes == 2 { "2D" } else { "3D" };
+    let names = || {
+        let names: Vec<&str> = available.iter().map(|id| id.name()).collect();
+        names.join(", ")
+    };
+    if let EngineChoice::Named(id) = choice {
+        if !available.contains(&id) {
+            crate::error::invalid!(
+                "{id} has no {dimension} engine; {dimension} engines: auto, {}",
+                names()
+            );
+        }
+        return Ok(Resolved {
+            id,
+            reason: "asked for".into(),
+        });
+    }
+    let mut estimates: Vec<(EngineId, f64)> = available
+        .iter()
+        .filter_map(|&id| Some((id, estimate(id, work, machine)?)))
+        .collect();
+    estimates.sort_by(|a, b| a.1.total_cmp(&b.1));
+    let Some(&(id, best)) = estimates.first() else {
+        crate::error::invalid!(
+            "no {dimension} engine can take this run here{}; {dimension} engines: {}",
+            if machine.gpus == 0 { " (no GPU)" } else { "" },
+            names()
+        );
+    };
+    let others: Vec<String> = estimates[1..]
+        .iter()
+        .map(|(other, seconds)| format!("{seconds:.3} s on {other}"))
+        .collect();
+    let gpu = if machine.gpus == 0 {
+        "no GPU here".to_string()
+    } else {
+        format!("{} GPU(s), start-up counted", machine.gpus)
+    };
+    let reason = if others.is_empty() {
+        format!(
+            "auto: the only candidate ({gpu}; estimated {best:.3} s with {} threads)",
+            machine.threads
+        )
+    } else {
+        format!(
+            "auto: estimated {best:.3} s, against {} ({gpu}, {} CPU threads)",
+            others.join(", "),
+            machine.threads
+        )
+    };
+    Ok(Resolved { id, reason })
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    const BOTH: [EngineId; 4] = [
+        EngineId::CudaBitsliced,
+        EngineId::CudaGlobal,
+        EngineId::CpuBitsliced,
+        EngineId::CpuScalar,
+    ];
+
+    fn work(side: u64, generations: u64) -> Workload {
+        Workload {
+            cells: side * side,
+            generations,
+            axes: 2,
+            slabs: false,
+            gpu_options: false,
+        }
+    }
+
+    fn pick(work: &Workload, machine: Machine) -> EngineId {
+        resolve(EngineChoice::Auto, &BOTH, work, &machine)
+            .unwrap()
+            .id
+    }
+
+    const H100_HOST: Machine = Machine {
+        gpus: 1,
+        threads: 16,
+    };
+
+    #[test]
+    fn the_seminar_case_stays_on_the_cpu_of_a_gpu_machine() {
+        // Measured there: 0.23–0.33 s whole on cuda-bitsliced, 0.04–0.05 s on cpu-bitsliced.
+        assert_eq!(pick(&work(1024, 1024), H100_HOST), EngineId::CpuBitsliced);
+    }
+
+    #[test]
+    fn a_large_long_run_goes_to_the_gpu() {
+        // Measured there: 0.87 s whole on cuda-bitsliced against 3.53 s on cpu-bitsliced.
+        assert_eq!(pick(&work(16384, 4096), H100_HOST), EngineId::CudaBitsliced);
+        let cube = Workload {
+            cells: 1024 * 1024 * 1024,
+            generations: 1024,
+            axes: 3,
+            ..work(1, 1)
+        };
+        assert_eq!(pick(&cube, H100_HOST), EngineId::CudaBitsliced);
+    }
+
+    #[test]
+    fn without_a_gpu_the_cpu_takes_everything() {
+        let machine = Machine {
+            gpus: 0,
+            threads: 2,
+        };
+        assert_eq!(pick(&work(65536, 100_000), machine), EngineId::CpuBitsliced);
+        let resolved = resolve(EngineChoice::Auto, &BOTH, &work(8, 8), &machine).unwrap();
+        assert!(resolved.reason.contains("no GPU here"), "{}", resolved.reason);
+    }
+
+    #[test]
+    fn gpu_options_and_slabs_narrow_the_candidates() {
+        let gpu_only = Workload {
+            gpu_options: true,
+            ..work(64, 1)
+        };
+        assert_eq!(pick(&gpu_only, H100_HOST), EngineId::CudaBitsliced);
+        let no_gpu = Machine {
+            gpus: 0,
+            threads: 2,
+        };
+        let err = resolve(EngineChoice::Auto, &BOTH, &gpu_only, &no_gpu).unwrap_err();
+        assert!(err.to_string().contains("no GPU"), "{err}");
+        let slabs = Workload {
+            slabs: true,
+            ..work(64, 1)
+        };
+        assert_eq!(pick(&slabs, no_gpu), EngineId::CpuBitsliced);
+        let only_bytes = [EngineId::CpuScalar];
+        assert!(resolve(EngineChoice::Auto, &only_bytes, &slabs, &no_gpu).is_err());
+    }
+
+    #[test]
+    fn the_crossover_moves_with_the_threads() {
+        // 8192² × 1024: about 1 s on 2 threads, 0.14 s on 16, 0.26 s on the GPU.
+        let middling = work(8192, 1024);
+        let few = Machine {
+            gpus: 1,
+            threads: 2,
+        };
+        assert_eq!(pick(&middling, few), EngineId::CudaBitsliced);
+        assert_eq!(pick(&middling, H100_HOST), EngineId::CpuBitsliced);
+    }
+
+    #[test]
+    fn named_engines_are_checked_against_the_dimension() {
+        let machine = Machine {
+            gpus: 0,
+            threads: 2,
+        };
+        let asked = EngineChoice::Named(EngineId::CpuScalar);
+        assert_eq!(
+            resolve(asked, &BOTH, &work(8, 8), &machine).unwrap().id,
+            EngineId::CpuScalar
+        );
+        let swar = EngineChoice::Named(EngineId::CudaSwar);
+        let err = resolve(swar, &BOTH, &work(8, 8), &machine).unwrap_err();
+        assert!(err.to_string().contains("cuda-swar has no 2D engine"), "{err}");
+        assert_eq!("auto".parse::<EngineChoice>().unwrap(), EngineChoice::Auto);
+        assert!("fastest".parse::<EngineChoice>().is_err());
+    }
+}

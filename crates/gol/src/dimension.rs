@@ -1,0 +1,152 @@
+//! What the library needs of a dimension beyond [`World`]: its defaults, its engines, how its
+//! worlds are made from a [`Setup`] and written to files.
+
+use std::path::Path;
+
+use gol_core::engine::{EngineSpec, World};
+use gol_core::slab::Slabs;
+use gol_core::{cube_file, pattern, Cube, Grid, Rule};
+
+use crate::error::{invalid, Result};
+use crate::setup::{self, is_bin, Problem, Setup};
+
+/// A 2D [`Grid`] or a 3D [`Cube`], as the library runs them.
+pub trait Dimension: World {
+    /// The default rule (B3/S23 or B6/S567).
+    const DEFAULT_RULE: Rule;
+    /// The side of a soup when no size is given: 1024 (the seminar's N) or 256.
+    const DEFAULT_SIDE: usize;
+    /// The superscript of the side in tables (`²` or `³`).
+    const POWER: &'static str;
+    /// The halo depth of split runs where none is given, in layers.
+    const DEFAULT_HALO: usize;
+
+    /// All registered engines, fastest first: the CUDA ones, then the CPU ones.
+    fn registry() -> Vec<EngineSpec<Self>>;
+
+    /// Refuses a side the world cannot have.
+    fn check_side(side: usize) -> Result<()>;
+
+    /// A square (cube) of side `side` filled with glibc's `rand() % 2` after `srand(seed)`.
+    fn glibc_soup(side: usize, seed: u32) -> Result<Self>;
+
+    /// Width, height and (in 3D) depth.
+    fn extent(&self) -> (usize, usize, Option<usize>);
+
+    /// Writes the state to `path`, in the format its extension names; `stamp` is the
+    /// generation count to record where the format has one.
+    fn write(&self, path: &Path, rule: Rule, stamp: u64) -> Result<()>;
+
+    /// The problem `setup` describes, in this dimension.
+    fn build(setup: &Setup) -> Result<Problem<Self>>;
+
+    /// Part `part` of that problem split into `parts` slabs with halos `halo` layers deep: the
+    /// slabs, and the problem whose world is that part's extended slab (for MPI ranks, which
+    /// each hold one slab).
+    fn build_slab(
+        setup: &Setup,
+        parts: usize,
+        part: usize,
+        halo: usize,
+    ) -> Result<(Slabs, Problem<Self>)>;
+}
+
+impl Dimension for Grid {
+    const DEFAULT_RULE: Rule = Rule::LIFE;
+    const DEFAULT_SIDE: usize = 1024;
+    const POWER: &'static str = "²";
+    const DEFAULT_HALO: usize = gol_core::slab::DEFAULT_DEPTH;
+
+    fn registry() -> Vec<EngineSpec<Grid>> {
+        gol_cuda::ENGINES
+            .iter()
+            .chain(gol_core::cpu::ENGINES)
+            .copied()
+            .collect()
+    }
+
+    fn check_side(side: usize) -> Result<()> {
+        Ok(gol_core::grid::check_size(side, side)?)
+    }
+
+    fn glibc_soup(side: usize, seed: u32) -> Result<Grid> {
+        Ok(gol_core::seed::glibc_soup(side, side, seed)?)
+    }
+
+    fn extent(&self) -> (usize, usize, Option<usize>) {
+        (self.width(), self.height(), None)
+    }
+
+    fn write(&self, path: &Path, rule: Rule, _stamp: u64) -> Result<()> {
+        if is_bin(path) {
+            invalid!(
+                "{}: .bin files hold 3D cubes; write a 2D grid as .rle, .cells or .png",
+                path.display()
+            );
+        }
+        Ok(pattern::write(path, self, rule)?)
+    }
+
+    fn build(setup: &Setup) -> Result<Problem<Grid>> {
+        setup::grid(setup)
+    }
+
+    fn build_slab(
+        setup: &Setup,
+        parts: usize,
+        part: usize,
+        halo: usize,
+    ) -> Result<(Slabs, Problem<Grid>)> {
+        setup::grid_slab(setup, parts, part, halo)
+    }
+}
+
+impl Dimension for Cube {
+    const DEFAULT_RULE: Rule = Rule::LIFE_3D;
+    const DEFAULT_SIDE: usize = 256;
+    const POWER: &'static str = "³";
+    const DEFAULT_HALO: usize = gol_core::slab::DEFAULT_DEPTH_3D;
+
+    fn registry() -> Vec<EngineSpec<Cube>> {
+        gol_cuda::ENGINES_3D
+            .iter()
+            .chain(gol_core::cpu::ENGINES_3D)
+            .copied()
+            .collect()
+    }
+
+    fn check_side(side: usize) -> Result<()> {
+        Ok(gol_core::cube::check_side(side)?)
+    }
+
+    fn glibc_soup(side: usize, seed: u32) -> Result<Cube> {
+        Ok(Cube::glibc_soup(side, seed)?)
+    }
+
+    fn extent(&self) -> (usize, usize, Option<usize>) {
+        (self.side(), self.side(), Some(self.side()))
+    }
+
+    fn write(&self, path: &Path, _rule: Rule, stamp: u64) -> Result<()> {
+        if !is_bin(path) {
+            invalid!(
+                "{}: a 3D cube is written as a .bin file (the contest's format)",
+                path.display()
+            );
+        }
+        Ok(cube_file::write(path, self, stamp)?)
+    }
+
+    fn build(setup: &Setup) -> Result<Problem<Cube>> {
+        setup::cube(setup)
+    }
+
+    fn build_slab(
+        setup: &Setup,
+        parts: usize,
+        part: usize,
+        halo: usize,
+    ) -> Result<(Slabs, Problem<Cube>)> {
+        setup::cube_slab(setup, parts, part, halo)
+    }
+}

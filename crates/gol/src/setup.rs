@@ -1,0 +1,593 @@
+//! The typed description of a run ([`Setup`]) and the initial world it makes ([`Problem`]).
+//!
+//! A [`Setup`] says where the run starts (a soup, a file, a checkpoint, cells in memory), on
+//! what grid, under which rule, on which engine and how split; [`crate::Simulation::new`]
+//! checks it and turns it into a running engine. Everything a front end parses from its own
+//! options ends up here, so that no front end re-derives a size or a rule.
+
+use std::path::{Path, PathBuf};
+
+use gol_core::pattern::PatternFile;
+use gol_core::slab::Slabs;
+use gol_core::{checkpoint, cube_file, seed, Cube, Grid, Rule};
+
+use crate::auto::EngineChoice;
+use crate::dimension::Dimension;
+use crate::error::{invalid, Result};
+
+/// Where a run starts.
+#[derive(Clone, Debug)]
+pub enum Start {
+    /// glibc's `srand(seed)` then one `rand() % 2` per cell in row-major order: the soup of the
+    /// C programs (docs/lineage.md), which gives 47026 for 1024², 1024 generations, seed 0.
+    Glibc {
+        /// The `srand` seed.
+        seed: u32,
+    },
+    /// Each cell alive with probability `density`, from a fast generator seeded with `seed`.
+    Density {
+        /// Probability of a live cell, 0 to 1.
+        density: f64,
+        /// The generator's seed.
+        seed: u32,
+    },
+    /// A file: a 2D pattern (RLE, `.cells`), placed as Golly places it, or a 3D contest cube
+    /// (`.bin`), by extension.
+    File(PathBuf),
+    /// A checkpoint written by an earlier run ([`Checkpoints`]); the world, rule and
+    /// generation come from it.
+    Checkpoint(PathBuf),
+    /// These cells (2D).
+    Grid(Grid),
+    /// These cells (3D).
+    Cube(Cube),
+}
+
+impl Default for Start {
+    fn default() -> Start {
+        Start::Glibc { seed: 0 }
+    }
+}
+
+/// The dimension of a soup (files, checkpoints and cells in memory set their own).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Dim {
+    /// A W×H torus, 8 neighbours.
+    #[default]
+    Two,
+    /// An M×M×M torus, 26 neighbours.
+    Three,
+}
+
+impl Dim {
+    /// 2 or 3.
+    pub fn axes(self) -> u32 {
+        match self {
+            Dim::Two => 2,
+            Dim::Three => 3,
+        }
+    }
+}
+
+/// The size of the world.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Size {
+    /// A square of this side, or a cube.
+    Side(usize),
+    /// A `width` × `height` grid (2D only).
+    Rect {
+        /// Cells per row.
+        width: usize,
+        /// Rows.
+        height: usize,
+    },
+}
+
+impl Size {
+    /// Width and height.
+    pub fn sides(self) -> (usize, usize) {
+        match self {
+            Size::Side(n) => (n, n),
+            Size::Rect { width, height } => (width, height),
+        }
+    }
+}
+
+/// Whether the world is split into slabs over several GPUs of this process.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Split {
+    /// One engine holds the whole world.
+    #[default]
+    None,
+    /// One slab per GPU, over every GPU of the machine.
+    AllGpus,
+    /// One slab per GPU, over the first N GPUs.
+    Gpus(usize),
+}
+
+/// When checkpoints are written, and where.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Checkpoints {
+    /// The file, replaced atomically at each write.
+    pub path: PathBuf,
+    /// Generations between two checkpoints, counted from the original start (so that a resumed
+    /// run keeps the schedule); `None` for none but those asked for
+    /// ([`crate::Simulation::checkpoint`]).
+    pub every: Option<u64>,
+}
+
+/// The description of a run: what [`crate::Simulation::new`] takes.
+///
+/// Every field has a default: a 1024² glibc soup of seed 0 under B3/S23 on `auto`.
+///
+/// ```
+/// use gol::{Dim, Setup, Size, Start};
+///
+/// let setup = Setup {
+///     start: Start::Density { density: 0.3, seed: 7 },
+///     size: Some(Size::Side(64)),
+///     dim: Dim::Three,
+///     ..Setup::default()
+/// };
+/// assert_eq!(setup.dimension().unwrap(), Dim::Three);
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct Setup {
+    /// Where the run starts.
+    pub start: Start,
+    /// The dimension of a soup; a file, a checkpoint or cells in memory set their own, and a
+    /// soup of the other dimension given with them is refused.
+    pub dim: Dim,
+    /// The size: required for a pattern file with no Golly torus suffix (`:TW,H`), refused for
+    /// a `.bin` file; a soup's default is 1024² (2D) or 256³ (3D).
+    pub size: Option<Size>,
+    /// The rule, overriding the file's; default B3/S23 (2D), B6/S567 (3D). A checkpoint's
+    /// rule can only be confirmed, not changed.
+    pub rule: Option<Rule>,
+    /// The engine.
+    pub engine: EngineChoice,
+    /// Thread-block size (x, y) of a CUDA engine.
+    pub block: Option<(u32, u32)>,
+    /// A split over GPUs.
+    pub split: Split,
+    /// Halo depth of a split run, in layers (rows in 2D, planes in 3D); each dimension's
+    /// default otherwise.
+    pub halo: Option<usize>,
+    /// Checkpoints to write.
+    pub checkpoints: Option<Checkpoints>,
+    /// Generations the run is expected to take: what `auto` weighs the GPU's start-up
+    /// against ([`crate::auto`]). 1024 where not given.
+    pub generations: Option<u64>,
+}
+
+/// The generations `auto` assumes where [`Setup::generations`] is not given.
+pub const DEFAULT_GENERATIONS: u64 = 1024;
+
+impl Setup {
+    /// The dimension the setup describes, with the combinations that make no sense refused.
+    pub fn dimension(&self) -> Result<Dim> {
+        let soup_dim = |found: Dim, what: &str| -> Result<Dim> {
+            if self.dim != found && self.dim != Dim::default() {
+                invalid!("{what} is {}D, not {}D", found.axes(), self.dim.axes());
+            }
+            Ok(found)
+        };
+        match &self.start {
+            Start::Glibc { .. } => Ok(self.dim),
+            Start::Density { density, .. } => {
+                if !(0.0..=1.0).contains(density) {
+                    invalid!("density {density} is not between 0 and 1");
+                }
+                Ok(self.dim)
+            }
+            Start::File(path) if is_bin(path) => soup_dim(Dim::Three, "a .bin cube"),
+            Start::File(path) => {
+                if self.dim == Dim::Three {
+                    invalid!(
+                        "{}: a 3D run reads a .bin cube; .rle and .cells files are 2D",
+                        path.display()
+                    );
+                }
+                Ok(Dim::Two)
+            }
+            Start::Checkpoint(path) => {
+                let found = match checkpoint::open(path)?.header.dimension {
+                    3 => Dim::Three,
+                    _ => Dim::Two,
+                };
+                soup_dim(found, &format!("checkpoint {}", path.display()))
+            }
+            Start::Grid(_) => soup_dim(Dim::Two, "a grid"),
+            Start::Cube(_) => soup_dim(Dim::Three, "a cube"),
+        }
+    }
+
+    /// The rule given, checked for dimension `W`.
+    pub(crate) fn rule_for<W: Dimension>(&self) -> Result<Option<Rule>> {
+        if let Some(rule) = self.rule {
+            if let Err(e) = rule.check_neighbours(W::NEIGHBOURS) {
+                invalid!("rule in {}: {e}", W::DIMENSION);
+            }
+        }
+        Ok(self.rule)
+    }
+
+    /// The cells of the world where they are known without reading or making it (all but a
+    /// pattern file with no size given).
+    pub(crate) fn cells_ahead<W: Dimension>(&self) -> Option<u64> {
+        let side_cubed = |m: usize| (m as u64).pow(3);
+        match (&self.start, W::AXES) {
+            (Start::Grid(grid), _) => Some(grid.cells()),
+            (Start::Cube(cube), _) => Some(cube.cells()),
+            (Start::Checkpoint(path), _) => {
+                let header = checkpoint::open(path).ok()?.header;
+                Some(header.width as u64 * header.rows as u64)
+            }
+            (Start::File(path), 3) => Some(side_cubed(cube_file::open(path).ok()?.side)),
+            (Start::File(_), _) => self.size.map(|s| {
+                let (w, h) = s.sides();
+                w as u64 * h as u64
+            }),
+            (_, 3) => Some(side_cubed(self.cube_side().ok()?)),
+            _ => {
+                let (w, h) = self.soup_size();
+                Some(w as u64 * h as u64)
+            }
+        }
+    }
+
+    /// The size of a 2D soup: the one given, else the default square.
+    fn soup_size(&self) -> (usize, usize) {
+        self.size
+            .map_or((Grid::DEFAULT_SIDE, Grid::DEFAULT_SIDE), Size::sides)
+    }
+
+    /// The side of a random cube: the one given, else the default.
+    fn cube_side(&self) -> Result<usize> {
+        let side = match self.size {
+            None => Cube::DEFAULT_SIDE,
+            Some(Size::Side(n)) => n,
+            Some(Size::Rect { .. }) => {
+                invalid!("a 3D cube has one side: give one size, not a width and a height")
+            }
+        };
+        gol_core::cube::check_side(side)?;
+        Ok(side)
+    }
+
+    /// The `.bin` file at `path`, checked, with a size refused.
+    fn open_cube(&self, path: &Path) -> Result<cube_file::Opened> {
+        if self.size.is_some() {
+            invalid!(
+                "{}: a .bin file sets the cube's side; a size does not apply",
+                path.display()
+            );
+        }
+        Ok(cube_file::open(path)?)
+    }
+}
+
+/// Whether `path` names a `.bin` file (a 3D cube).
+pub fn is_bin(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("bin"))
+}
+
+/// Where the initial state came from, for reports.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Source {
+    /// glibc's `rand() % 2` after `srand(seed)`.
+    Glibc {
+        /// The seed.
+        seed: u32,
+    },
+    /// The fast generator at a density.
+    Density {
+        /// The density.
+        density: f64,
+        /// The seed.
+        seed: u32,
+    },
+    /// A pattern or `.bin` file.
+    File {
+        /// The file.
+        path: PathBuf,
+    },
+    /// A checkpoint, written after `done` generations.
+    Checkpoint {
+        /// The file.
+        path: PathBuf,
+        /// Its generation.
+        done: u64,
+    },
+    /// Cells given in memory.
+    Cells,
+}
+
+impl std::fmt::Display for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Source::Glibc { seed } => write!(f, "glibc rand() % 2 soup, seed {seed}"),
+            Source::Density { density, seed } => {
+                write!(f, "soup of density {density}, seed {seed}")
+            }
+            Source::File { path } => write!(f, "file {}", path.display()),
+            Source::Checkpoint { path, done } => {
+                write!(f, "checkpoint {} at generation {done}", path.display())
+            }
+            Source::Cells => f.write_str("cells given in memory"),
+        }
+    }
+}
+
+/// A world ready to run, with its rule and where it came from.
+pub struct Problem<W> {
+    /// The initial world (or one slab of it).
+    pub world: W,
+    /// The rule.
+    pub rule: Rule,
+    /// Where it came from.
+    pub source: Source,
+    /// The generation stamp of the input (a `.bin` file's T; 0 otherwise).
+    pub stamp: u64,
+    /// Generations already advanced from the input (a checkpoint's; 0 otherwise).
+    pub done: u64,
+}
+
+/// The 2D problem of `setup`.
+pub(crate) fn grid(setup: &Setup) -> Result<Problem<Grid>> {
+    match &setup.start {
+        Start::File(path) => read_pattern(setup, path),
+        Start::Checkpoint(path) => resume(setup, path),
+        Start::Grid(grid) => cells(setup, grid.clone()),
+        Start::Cube(_) => invalid!("a cube is 3D"),
+        Start::Glibc { .. } | Start::Density { .. } => {
+            let (width, height) = setup.soup_size();
+            soup_rows::<Grid>(setup, width, height, &(0..height).collect::<Vec<_>>())
+        }
+    }
+}
+
+/// The 3D problem of `setup`.
+pub(crate) fn cube(setup: &Setup) -> Result<Problem<Cube>> {
+    match &setup.start {
+        Start::File(path) => {
+            let file = setup.open_cube(path)?;
+            let m = file.side;
+            cube_lines_from_file(setup, path, &file, &(0..m * m).collect::<Vec<_>>())
+        }
+        Start::Checkpoint(path) => resume(setup, path),
+        Start::Cube(cube) => cells(setup, cube.clone()),
+        Start::Grid(_) => invalid!("a grid is 2D"),
+        Start::Glibc { .. } | Start::Density { .. } => {
+            let side = setup.cube_side()?;
+            cube_soup_lines(setup, side, &(0..side * side).collect::<Vec<_>>())
+        }
+    }
+}
+
+/// Part `part` of the 2D problem split into `parts` slabs with halos `halo` rows deep: the
+/// slabs, and the problem whose world is that part's extended slab. Soups make only the slab's
+/// rows, checkpoints read only them; a pattern file is placed in the whole grid first.
+pub(crate) fn grid_slab(
+    setup: &Setup,
+    parts: usize,
+    part: usize,
+    halo: usize,
+) -> Result<(Slabs, Problem<Grid>)> {
+    match &setup.start {
+        Start::Glibc { .. } | Start::Density { .. } => {
+            let (width, height) = setup.soup_size();
+            let slabs = Slabs::new::<Grid>(width, height, parts, halo)?;
+            let rows: Vec<usize> = slabs.extended(part).collect();
+            Ok((slabs, soup_rows::<Grid>(setup, width, height, &rows)?))
+        }
+        Start::Checkpoint(path) => resume_slab(setup, path, parts, part, halo),
+        _ => {
+            let whole = grid(setup)?;
+            let slabs = Slabs::of(&whole.world, parts, halo)?;
+            let world = slabs.cut(&whole.world, part)?;
+            Ok((slabs, Problem { world, ..whole }))
+        }
+    }
+}
+
+/// [`grid_slab`] for a cube: soups and `.bin` files make or read only the slab's planes.
+pub(crate) fn cube_slab(
+    setup: &Setup,
+    parts: usize,
+    part: usize,
+    halo: usize,
+) -> Result<(Slabs, Problem<Cube>)> {
+    let file = match &setup.start {
+        Start::File(path) => Some((path, setup.open_cube(path)?)),
+        Start::Glibc { .. } | Start::Density { .. } => None,
+        Start::Checkpoint(path) => return resume_slab(setup, path, parts, part, halo),
+        _ => {
+            let whole = cube(setup)?;
+            let slabs = Slabs::of(&whole.world, parts, halo)?;
+            let world = slabs.cut(&whole.world, part)?;
+            return Ok((slabs, Problem { world, ..whole }));
+        }
+    };
+    let side = match &file {
+        Some((_, file)) => file.side,
+        None => setup.cube_side()?,
+    };
+    let slabs = Slabs::new::<Cube>(side, side, parts, halo)?;
+    let lines: Vec<usize> = slabs.extended(part).collect();
+    let problem = match &file {
+        Some((path, file)) => cube_lines_from_file(setup, path, file, &lines)?,
+        None => cube_soup_lines(setup, side, &lines)?,
+    };
+    Ok((slabs, problem))
+}
+
+/// Cells given in memory, with the rule given or the default.
+fn cells<W: Dimension>(setup: &Setup, world: W) -> Result<Problem<W>> {
+    if setup.size.is_some() {
+        invalid!("cells given in memory set their own size; a size does not apply");
+    }
+    Ok(Problem {
+        world,
+        rule: setup.rule_for::<W>()?.unwrap_or(W::DEFAULT_RULE),
+        source: Source::Cells,
+        stamp: 0,
+        done: 0,
+    })
+}
+
+/// Lines `lines` of the cube in `file` as a problem whose world is the slab they make (the
+/// whole cube for all its lines in order).
+fn cube_lines_from_file(
+    setup: &Setup,
+    path: &Path,
+    file: &cube_file::Opened,
+    lines: &[usize],
+) -> Result<Problem<Cube>> {
+    let rule = setup.rule_for::<Cube>()?.unwrap_or(Cube::DEFAULT_RULE);
+    Ok(Problem {
+        world: Cube::slab(file.read_lines(lines)?)?,
+        rule,
+        source: Source::File {
+            path: path.to_path_buf(),
+        },
+        stamp: file.stamp,
+        done: 0,
+    })
+}
+
+/// Lines `lines` (in that order) of the soup cube of side `side`, as a problem whose world is
+/// the slab they make.
+fn cube_soup_lines(setup: &Setup, side: usize, lines: &[usize]) -> Result<Problem<Cube>> {
+    let soup = soup_rows::<Cube>(setup, side, side * side, lines)?;
+    Ok(Problem {
+        world: Cube::slab(soup.world)?,
+        rule: soup.rule,
+        source: soup.source,
+        stamp: 0,
+        done: 0,
+    })
+}
+
+fn read_pattern(setup: &Setup, path: &Path) -> Result<Problem<Grid>> {
+    let rule_given = setup.rule_for::<Grid>()?;
+    let file = PatternFile::open(path)?;
+    let header = file.header();
+    let Some((width, height)) = setup.size.map(Size::sides).or(header.torus) else {
+        invalid!(
+            "{}: the grid size is not given: use --size N or --width W --height H (or a Golly torus suffix :TW,H on the file's rule)",
+            path.display()
+        );
+    };
+    let rule = rule_given.or(header.rule).unwrap_or(Grid::DEFAULT_RULE);
+    if let Err(e) = rule.check_neighbours(8) {
+        invalid!("{}: {e}", path.display());
+    }
+    gol_core::grid::check_size(width, height)?;
+    Ok(Problem {
+        world: file.place(width, height)?,
+        rule,
+        source: Source::File {
+            path: path.to_path_buf(),
+        },
+        stamp: 0,
+        done: 0,
+    })
+}
+
+/// Rows `rows` (in that order) of the `width` × `height` soup of `setup`, as a problem whose
+/// world holds only those rows; the rule is that of dimension `W` (a cube's soup is the soup
+/// of its lines).
+fn soup_rows<W: Dimension>(
+    setup: &Setup,
+    width: usize,
+    height: usize,
+    rows: &[usize],
+) -> Result<Problem<Grid>> {
+    let rule = setup.rule_for::<W>()?.unwrap_or(W::DEFAULT_RULE);
+    let (world, source) = match setup.start {
+        Start::Density { density, seed } => (
+            seed::density_rows(width, density, seed as u64, rows)?,
+            Source::Density { density, seed },
+        ),
+        Start::Glibc { seed } => (
+            seed::glibc_rows(width, height, seed, rows)?,
+            Source::Glibc { seed },
+        ),
+        _ => unreachable!("soup_rows is called for soups"),
+    };
+    Ok(Problem {
+        world,
+        rule,
+        source,
+        stamp: 0,
+        done: 0,
+    })
+}
+
+/// The checkpoint at `path`, checked against the setup: a rule or a size that differs from the
+/// checkpoint's is refused.
+fn resumable<W: Dimension>(setup: &Setup, path: &Path) -> Result<checkpoint::Opened> {
+    let opened = checkpoint::open(path)?;
+    let header = &opened.header;
+    header.check_dimension::<W>(path)?;
+    if let Some(rule) = setup.rule_for::<W>()? {
+        if rule != header.rule {
+            invalid!(
+                "{}: the checkpoint runs rule {}, not --rule {rule}",
+                path.display(),
+                header.rule
+            );
+        }
+    }
+    let (width, height) = match W::AXES {
+        2 => (header.width, header.rows),
+        _ => (header.width, header.width),
+    };
+    if let Some((w, h)) = setup.size.map(Size::sides) {
+        if (w, h) != (width, height) {
+            invalid!(
+                "{}: the checkpoint holds a {width}x{height} world, not the {w}x{h} asked for",
+                path.display()
+            );
+        }
+    }
+    Ok(opened)
+}
+
+fn resumed<W>(world: W, path: &Path, header: &checkpoint::Header) -> Problem<W> {
+    Problem {
+        world,
+        rule: header.rule,
+        source: Source::Checkpoint {
+            path: path.to_path_buf(),
+            done: header.done,
+        },
+        stamp: header.stamp,
+        done: header.done,
+    }
+}
+
+/// The problem a checkpoint holds (see [`resumable`] for what is checked).
+fn resume<W: Dimension>(setup: &Setup, path: &Path) -> Result<Problem<W>> {
+    let opened = resumable::<W>(setup, path)?;
+    Ok(resumed(opened.read()?, path, &opened.header))
+}
+
+/// One part of a checkpoint split into slabs, of which only the slab's rows are read.
+fn resume_slab<W: Dimension>(
+    setup: &Setup,
+    path: &Path,
+    parts: usize,
+    part: usize,
+    halo: usize,
+) -> Result<(Slabs, Problem<W>)> {
+    let opened = resumable::<W>(setup, path)?;
+    let header = &opened.header;
+    let layers = header.rows / W::layer_rows(header.width);
+    let slabs = Slabs::new::<W>(header.width, layers, parts, halo)?;
+    let rows: Vec<usize> = slabs.extended(part).collect();
+    let world = W::slab(opened.read_rows(&rows)?)?;
+    Ok((slabs, resumed(world, path, header)))
+}

@@ -1,0 +1,311 @@
+//! [`Simulation`]: a world on an engine, stepped, counted, read, saved and checkpointed.
+
+use std::path::Path;
+use std::time::Instant;
+
+use gol_core::engine::{Engine, EngineId, EngineOptions};
+use gol_core::{Grid, Rule};
+
+use crate::auto::{self, Machine, Resolved, Workload};
+use crate::dimension::Dimension;
+use crate::error::{invalid, Result};
+use crate::registry;
+use crate::setup::{Checkpoints, Problem, Setup, Source, DEFAULT_GENERATIONS};
+
+/// Where the time of a simulation went, in seconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Timings {
+    /// Reading the input file or making the soup.
+    pub input: f64,
+    /// Making the engine and loading the world into it (on a GPU: the driver's start-up, the
+    /// kernels' compilation or cache, the copy to the device), beyond what overlapped the
+    /// input.
+    pub setup: f64,
+    /// Advancing generations ([`Simulation::step`]), checkpoints not included.
+    pub stepping: f64,
+    /// Checkpoints written.
+    pub checkpoints: u64,
+    /// Writing them.
+    pub checkpointing: f64,
+}
+
+/// A world on an engine: the library's one way to run Life, in 2D (`Simulation<Grid>`, the
+/// default) or 3D (`Simulation<Cube>`).
+///
+/// ```
+/// use gol::{Setup, Simulation, Size, Start};
+///
+/// // The seminar's known value, on a smaller grid: 64², 64 generations, srand(0).
+/// let setup = Setup {
+///     start: Start::Glibc { seed: 0 },
+///     size: Some(Size::Side(64)),
+///     ..Setup::default()
+/// };
+/// let mut sim: Simulation = Simulation::new(&setup)?;
+/// sim.step(64)?;
+/// assert_eq!(sim.generation(), 64);
+/// assert_eq!(sim.population()?, sim.world()?.population());
+/// # Ok::<(), gol::Error>(())
+/// ```
+pub struct Simulation<W: Dimension = Grid> {
+    engine: Box<dyn Engine<W>>,
+    resolved: Resolved,
+    rule: Rule,
+    source: Source,
+    stamp: u64,
+    resumed_at: u64,
+    generation: u64,
+    extent: (usize, usize, Option<usize>),
+    cells: u64,
+    gpus: Option<usize>,
+    checkpoints: Option<Checkpoints>,
+    /// The generation of the last checkpoint written.
+    saved_at: Option<u64>,
+    timings: Timings,
+}
+
+impl<W: Dimension> Simulation<W> {
+    /// The simulation `setup` describes: the world made or read, the engine resolved (`auto`
+    /// by [`auto::resolve`]) and made, the world loaded into it. The engine (on a GPU: the
+    /// driver's start-up) is made while the input is read or made.
+    pub fn new(setup: &Setup) -> Result<Simulation<W>> {
+        let start = Instant::now();
+        let dim = setup.dimension()?;
+        if dim.axes() != W::AXES {
+            invalid!(
+                "the setup describes a {}D world, not a {} one",
+                dim.axes(),
+                W::DIMENSION
+            );
+        }
+        let gpus = registry::gpu_count(setup.split)?;
+        let machine = Machine::here();
+        let ids = registry::ids::<W>();
+        let work = |cells| Workload {
+            cells,
+            generations: setup.generations.unwrap_or(DEFAULT_GENERATIONS),
+            axes: W::AXES,
+            slabs: gpus.is_some(),
+            gpu_options: setup.block.is_some() || gpus.is_some(),
+        };
+        let make = |cells| -> Result<(Box<dyn Engine<W>>, Resolved)> {
+            let resolved = auto::resolve(setup.engine, &ids, &work(cells), &machine)?;
+            let options = EngineOptions {
+                block: setup.block,
+                device: 0,
+            };
+            let engine = match gpus {
+                None => registry::create::<W>(resolved.id, &options)?,
+                Some(n) => registry::split::<W>(
+                    resolved.id,
+                    &options,
+                    n,
+                    n,
+                    setup.halo.unwrap_or(W::DEFAULT_HALO),
+                )?,
+            };
+            Ok((engine, resolved))
+        };
+        let (problem, (mut engine, resolved), input) =
+            std::thread::scope(|scope| -> Result<_> {
+                let reader = scope.spawn(|| (W::build(setup), start.elapsed().as_secs_f64()));
+                let joined = || reader.join().expect("building a world does not panic");
+                match setup.cells_ahead::<W>() {
+                    Some(cells) => {
+                        let made = make(cells);
+                        let (problem, input) = joined();
+                        Ok((problem?, made?, input))
+                    }
+                    None => {
+                        let (problem, input) = joined();
+                        let problem: Problem<W> = problem?;
+                        let made = make(problem.world.cells())?;
+                        Ok((problem, made, input))
+                    }
+                }
+            })?;
+        engine.load(&problem.world, problem.rule)?;
+        Ok(Simulation {
+            engine,
+            resolved,
+            rule: problem.rule,
+            stamp: problem.stamp,
+            resumed_at: problem.done,
+            generation: problem.done,
+            extent: problem.world.extent(),
+            cells: problem.world.cells(),
+            source: problem.source,
+            gpus,
+            checkpoints: setup.checkpoints.clone(),
+            saved_at: None,
+            timings: Timings {
+                input,
+                setup: start.elapsed().as_secs_f64() - input,
+                ..Timings::default()
+            },
+        })
+    }
+
+    /// Advances `generations` generations, writing the checkpoints that fall due on the way
+    /// ([`Checkpoints::every`]).
+    pub fn step(&mut self, generations: u64) -> Result<()> {
+        let start = Instant::now();
+        let before = self.timings.checkpointing;
+        let every = self.checkpoints.as_ref().and_then(|c| c.every);
+        let mut left = generations;
+        while left > 0 {
+            let n = every.map_or(left, |e| left.min(e - self.generation % e));
+            self.engine.step(n)?;
+            self.generation += n;
+            left -= n;
+            if every.is_some_and(|e| self.generation % e == 0) {
+                self.checkpoint()?;
+            }
+        }
+        // Split runs on GPUs may return from `step` with launches still queued.
+        self.engine.wait()?;
+        self.timings.stepping +=
+            start.elapsed().as_secs_f64() - (self.timings.checkpointing - before);
+        Ok(())
+    }
+
+    /// Writes a checkpoint of the state now to the file of [`Setup::checkpoints`] (atomically),
+    /// unless one of this generation was written already; refused where none was given.
+    pub fn checkpoint(&mut self) -> Result<()> {
+        let Some(checkpoints) = &self.checkpoints else {
+            invalid!("no checkpoint file was given");
+        };
+        if self.saved_at == Some(self.generation) {
+            return Ok(());
+        }
+        let start = Instant::now();
+        gol_core::checkpoint::write(
+            &checkpoints.path,
+            &self.engine.snapshot()?,
+            self.rule,
+            self.stamp,
+            self.generation,
+        )?;
+        self.saved_at = Some(self.generation);
+        self.timings.checkpoints += 1;
+        self.timings.checkpointing += start.elapsed().as_secs_f64();
+        Ok(())
+    }
+
+    /// The generation now, counted from the original start (a checkpoint's generation
+    /// included).
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// The generation the simulation started from: a checkpoint's, else 0.
+    pub fn resumed_at(&self) -> u64 {
+        self.resumed_at
+    }
+
+    /// Live cells now.
+    pub fn population(&self) -> Result<u64> {
+        Ok(self.engine.population()?)
+    }
+
+    /// The whole world now.
+    pub fn world(&self) -> Result<W> {
+        Ok(self.engine.snapshot()?)
+    }
+
+    /// Writes the world now to `path`, in the format its extension names: in 2D `.rle`,
+    /// `.cells` or `.png`, in 3D a `.bin` cube stamped with the input's stamp plus the
+    /// generations run.
+    pub fn save(&self, path: &Path) -> Result<()> {
+        self.world()?
+            .write(path, self.rule, self.stamp + self.generation)
+    }
+
+    /// The generation stamp [`Simulation::save`] writes to a `.bin` file now.
+    pub fn stamp(&self) -> u64 {
+        self.stamp + self.generation
+    }
+
+    /// The engine running the simulation.
+    pub fn engine(&self) -> EngineId {
+        self.engine.id()
+    }
+
+    /// How the engine was chosen.
+    pub fn resolved(&self) -> &Resolved {
+        &self.resolved
+    }
+
+    /// How the engine runs here (instruction set, threads, device, slabs…).
+    pub fn details(&self) -> String {
+        self.engine.details()
+    }
+
+    /// Times the engine measured itself, by name (GPU copies, the loop timed with device
+    /// events, halo exchanges).
+    pub fn engine_timings(&self) -> Vec<(&'static str, f64)> {
+        self.engine.timings()
+    }
+
+    /// Where the time went.
+    pub fn timings(&self) -> Timings {
+        self.timings
+    }
+
+    /// The rule.
+    pub fn rule(&self) -> Rule {
+        self.rule
+    }
+
+    /// Where the initial state came from.
+    pub fn source(&self) -> &Source {
+        &self.source
+    }
+
+    /// Width, height and (in 3D) depth.
+    pub fn extent(&self) -> (usize, usize, Option<usize>) {
+        self.extent
+    }
+
+    /// Cells of the world.
+    pub fn cells(&self) -> u64 {
+        self.cells
+    }
+
+    /// GPUs of a split run.
+    pub fn gpus(&self) -> Option<usize> {
+        self.gpus
+    }
+}
+
+impl Simulation<Grid> {
+    /// The `width` × `height` rectangle of the world whose top-left cell is (`x`, `y`),
+    /// wrapping round the torus: a viewport.
+    ///
+    /// ```
+    /// use gol::{Setup, Simulation, Start};
+    /// use gol_core::Grid;
+    ///
+    /// let mut cells = Grid::new(8, 8)?;
+    /// cells.set(7, 7, true);
+    /// let sim: Simulation = Simulation::new(&Setup { start: Start::Grid(cells), ..Setup::default() })?;
+    /// // A 2×2 window across the corner of the torus.
+    /// let corner = sim.window(7, 7, 2, 2)?;
+    /// assert!(corner.get(0, 0) && !corner.get(1, 1));
+    /// # Ok::<(), gol::Error>(())
+    /// ```
+    pub fn window(&self, x: usize, y: usize, width: usize, height: usize) -> Result<Grid> {
+        let world = self.world()?;
+        let (w, h) = (world.width(), world.height());
+        let mut window = Grid::new(width, height)?;
+        for dy in 0..height {
+            let row = (y + dy) % h;
+            for dx in 0..width {
+                if world.get((x + dx) % w, row) {
+                    window.set(dx, dy, true);
+                }
+            }
+        }
+        Ok(window)
+    }
+}
