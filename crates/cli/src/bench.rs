@@ -8,8 +8,9 @@ use gol_core::{Cube, EngineOptions, Grid, Rule};
 use serde::Serialize;
 
 use crate::cli::BenchArgs;
-use crate::engines::{self, Dimension};
 use crate::{machine, plot, scaling};
+use gol::Dimension;
+use gol_core::EngineId;
 
 #[derive(Serialize)]
 struct Row {
@@ -128,11 +129,11 @@ fn measure<W: Dimension>(
         None => calibrate(engine.as_mut(), plan.target)?,
     };
     let seconds = time(engine.as_mut(), gens, plan.reps, plan.warmup)
-        .with_context(|| format!("{} at {size}{}", spec.name, W::POWER))?
+        .with_context(|| format!("{} at {size}{}", spec.name(), W::POWER))?
         .seconds;
     let updates = world.cells() as f64 * gens as f64;
     Ok(Row {
-        engine: spec.name.to_string(),
+        engine: spec.name().to_string(),
         details: engine.details(),
         size,
         generations: gens,
@@ -179,17 +180,20 @@ fn bench_in<W: Dimension>(args: &BenchArgs, baseline_side: usize) -> Result<()> 
     } else {
         args.engines
             .iter()
-            .map(|n| engine::find(&all, n).copied())
+            .map(|&id| engine::find(&all, id).copied())
             .collect::<gol_core::Result<_>>()?
     };
     if specs.is_empty() {
-        // Nothing here runs with these options: fail with the reasons `--engine auto` gives.
-        engines::create::<W>("auto", &options)?;
+        // Nothing here runs with these options: say why each engine cannot.
+        let reasons: Vec<String> = (all.iter())
+            .filter_map(|s| (s.create)(&options).err().map(|e| e.to_string()))
+            .collect();
+        anyhow::bail!("no engine can run here: {}", reasons.join("; "));
     }
     for &size in &args.sizes {
         W::check_side(size)?;
     }
-    let scalar = engine::find(&all, "cpu-scalar")?;
+    let scalar = engine::find(&all, EngineId::CpuScalar)?;
     eprintln!(
         "measuring the cpu-scalar baseline at {baseline_side}{}…",
         W::POWER
@@ -214,7 +218,7 @@ fn bench_in<W: Dimension>(args: &BenchArgs, baseline_side: usize) -> Result<()> 
         warmup: args.warmup,
     };
     baseline.speedup_vs_cpu_scalar = 1.0;
-    let limits = if specs.iter().any(|s| s.name.starts_with("cuda-")) {
+    let limits = if specs.iter().any(|s| s.id.on_gpu()) {
         eprintln!("measuring the GPU's copy bandwidth…");
         Some(gol_cuda::limits()?)
     } else {
@@ -225,14 +229,14 @@ fn bench_in<W: Dimension>(args: &BenchArgs, baseline_side: usize) -> Result<()> 
     for (s, &size) in args.sizes.iter().enumerate() {
         let soup = W::glibc_soup(size, 1)?;
         for (e, spec) in specs.iter().enumerate() {
-            eprintln!("{} at {size}{}…", spec.name, W::POWER);
+            eprintln!("{} at {size}{}…", spec.name(), W::POWER);
             let mut row = measure(spec, &soup, rule, &plan, &options)?;
             row.speedup_vs_cpu_scalar =
                 row.cell_updates_per_second / baseline.cell_updates_per_second;
-            if let (Some(limits), true) = (limits, spec.name.starts_with("cuda-")) {
+            if let (Some(limits), true) = (limits, spec.id.on_gpu()) {
                 let cups = row.cell_updates_per_second;
                 row.bandwidth_limit_fraction = Some(cups / limits.bandwidth_cups());
-                if spec.name == "cuda-bitsliced" && W::NEIGHBOURS == 8 {
+                if spec.id == EngineId::CudaBitsliced && W::NEIGHBOURS == 8 {
                     let ops = gol_cuda::bitsliced::operations_per_word(rule) as f64;
                     row.integer_limit_fraction = Some(cups / limits.integer_cups(ops));
                 }

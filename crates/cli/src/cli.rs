@@ -76,9 +76,9 @@ pub struct RunArgs {
     #[command(flatten)]
     pub problem: ProblemArgs,
 
-    /// Engine to run (see `gol info`); auto picks the fastest one here.
+    /// Engine to run (see `gol info`); auto picks the one with the shortest whole run here.
     #[arg(long, value_name = "NAME", default_value = "auto")]
-    pub engine: String,
+    pub engine: gol::EngineChoice,
 
     /// Write the final state: in 2D .rle (whole torus), .cells (whole grid) or .png (a
     /// picture); in 3D a .bin cube stamped with the input's stamp plus --gens.
@@ -145,7 +145,7 @@ fn parse_gpus(text: &str) -> Result<Gpus, String> {
 pub struct BenchArgs {
     /// Engines to time, comma-separated (default: every engine available here).
     #[arg(long, value_name = "A,B", value_delimiter = ',')]
-    pub engines: Vec<String>,
+    pub engines: Vec<gol::EngineId>,
 
     /// Dimension to time: 2 (squares) or 3 (cubes).
     #[arg(long, value_name = "2|3", default_value_t = 2)]
@@ -216,7 +216,7 @@ pub struct VerifyArgs {
 
     /// Check only these engines, comma-separated (default: every engine available here).
     #[arg(long, value_name = "A,B", value_delimiter = ',')]
-    pub engines: Vec<String>,
+    pub engines: Vec<gol::EngineId>,
 }
 
 /// Parses `WxH` (or a single `N` for N×1).

@@ -3,8 +3,8 @@
 use anyhow::Result;
 use gol_core::{Cube, EngineOptions, Grid};
 
-use crate::engines::Dimension;
 use crate::machine;
+use gol::Dimension;
 
 pub fn info() -> Result<()> {
     let m = machine::describe();
@@ -24,7 +24,7 @@ pub fn info() -> Result<()> {
 /// The engines of one dimension and whether they run here.
 fn list<W: Dimension>() {
     println!(
-        "Engines ({}, fastest first; auto picks the first that runs here):",
+        "Engines ({}, fastest first; auto picks by estimated whole-run time, see `gol run`):",
         W::DIMENSION
     );
     for spec in W::registry() {
@@ -32,6 +32,6 @@ fn list<W: Dimension>() {
             Ok(_) => "available".to_string(),
             Err(e) => format!("unavailable: {e}"),
         };
-        println!("  {:<14} {} [{status}]", spec.name, spec.description);
+        println!("  {:<14} {} [{status}]", spec.name(), spec.description);
     }
 }

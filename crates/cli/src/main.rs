@@ -3,11 +3,9 @@
 
 mod bench;
 mod cli;
-mod engines;
 mod info;
 mod machine;
 mod plot;
-mod problem;
 #[cfg(feature = "mpi")]
 mod ranks;
 mod run;

@@ -21,10 +21,11 @@ use mpi::point_to_point::send_receive_into_with_tags;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 
+use gol::auto::{self, Machine, Workload};
+use gol::{registry, Dim, Dimension, EngineId, Setup};
+
 use crate::cli::RunArgs;
-use crate::engines;
-use crate::problem::{self, Build};
-use crate::run::{print_report, Ranks, Report, Schedule};
+use crate::run::{print_report, Ranks, Report};
 
 /// The most words one message carries (MPI counts are 32-bit).
 const MESSAGE_WORDS: usize = 1 << 24;
@@ -35,46 +36,46 @@ pub fn launched() -> bool {
 }
 
 /// Runs this rank's part of the job; any rank's error stops every rank.
-pub fn run(args: &RunArgs) -> Result<()> {
+pub fn run(args: &RunArgs, setup: &Setup) -> Result<()> {
     let Some(universe) = mpi::initialize() else {
         bail!("MPI was already started in this process");
     };
     let world = universe.world();
-    if let Err(e) = run_rank(&world, args) {
+    if let Err(e) = run_rank(&world, args, setup) {
         eprintln!("gol: rank {}: {e:#}", world.rank());
         world.abort(1);
     }
     Ok(())
 }
 
-fn run_rank(world: &SimpleCommunicator, args: &RunArgs) -> Result<()> {
+fn run_rank(world: &SimpleCommunicator, args: &RunArgs, setup: &Setup) -> Result<()> {
     if args.gpus.is_some() {
         bail!("--gpus is for one process driving several GPUs; under mpirun each rank takes one");
     }
-    let three_d = match &args.resume {
-        Some(path) => problem::checkpoint_is_3d(path)?,
-        None => problem::is_3d(&args.problem)?,
-    };
-    if three_d {
-        run_rank_in::<Cube>(world, args)
-    } else {
-        run_rank_in::<Grid>(world, args)
+    match setup.dimension()? {
+        Dim::Two => run_rank_in::<Grid>(world, args, setup),
+        Dim::Three => run_rank_in::<Cube>(world, args, setup),
     }
 }
 
-fn run_rank_in<W: Build>(world: &SimpleCommunicator, args: &RunArgs) -> Result<()> {
+fn run_rank_in<W: Dimension>(
+    world: &SimpleCommunicator,
+    args: &RunArgs,
+    setup: &Setup,
+) -> Result<()> {
     let start = Instant::now();
     let (rank, size) = (world.rank() as usize, world.size() as usize);
     let halo = args.halo.unwrap_or(W::DEFAULT_HALO);
-    let (slabs, problem) =
-        problem::slab::<W>(&args.problem, args.resume.as_deref(), size, rank, halo)?;
+    let (slabs, problem) = W::build_slab(setup, size, rank, halo)?;
     let total = args.problem.gens;
     if problem.done > total {
-        bail!("{} is beyond --gens {total}", problem.source.describe());
+        bail!("{} is beyond --gens {total}", problem.source);
     }
     let gens = total - problem.done;
     let rule = problem.rule;
-    let mut slab = Slab::new(create_engine::<W>(args)?);
+    let cells = slabs.width() as u64 * slabs.rows() as u64;
+    let (engine, engine_choice) = create_engine::<W>(args, setup, cells, total - problem.done)?;
+    let mut slab = Slab::new(engine)?;
     slab.load(&slabs, rank, &problem.world, rule)?;
     let state_bytes = 2 * 8 * problem.world.rows().words().len() as u64;
     drop(problem.world);
@@ -175,6 +176,7 @@ fn run_rank_in<W: Build>(world: &SimpleCommunicator, args: &RunArgs) -> Result<(
             exchange_seconds: exchange_all,
         }),
         engine: slab.engine().name().to_string(),
+        engine_choice: engine_choice.clone(),
         engine_details: format!(
             "{size} MPI ranks, {}-{} halos; rank 0: {}",
             slabs.depth(),
@@ -182,7 +184,7 @@ fn run_rank_in<W: Build>(world: &SimpleCommunicator, args: &RunArgs) -> Result<(
             slab.engine().details()
         ),
         rule: rule.to_string(),
-        source: problem.source.describe(),
+        source: problem.source.to_string(),
         seconds,
         input_seconds,
         setup_seconds: 0.0,
@@ -205,15 +207,24 @@ fn run_rank_in<W: Build>(world: &SimpleCommunicator, args: &RunArgs) -> Result<(
     Ok(())
 }
 
-/// This rank's engine: the one asked for, on the GPU of its rank within the node where there
-/// are GPUs; `auto` is cuda-bitsliced where a GPU is present, else cpu-bitsliced.
-fn create_engine<W: Build>(args: &RunArgs) -> Result<Box<dyn gol_core::Engine<W>>> {
-    let gpus = gol_cuda::device::device_count().unwrap_or(0);
-    let name = match args.engine.as_str() {
-        "auto" if gpus > 0 => "cuda-bitsliced",
-        "auto" => "cpu-bitsliced",
-        name => name,
+/// This rank's engine and why it was chosen: the one asked for, or `auto`'s choice for slabs of the whole world over
+/// all ranks; on the GPU of its rank within the node where it runs on a GPU.
+fn create_engine<W: Dimension>(
+    args: &RunArgs,
+    setup: &Setup,
+    cells: u64,
+    generations: u64,
+) -> Result<(Box<dyn gol_core::Engine<W>>, String)> {
+    let machine = Machine::here();
+    let work = Workload {
+        cells,
+        generations,
+        axes: W::AXES,
+        slabs: true,
+        gpu_options: args.block.is_some(),
     };
+    let resolved = auto::resolve(setup.engine, &registry::ids::<W>(), &work, &machine)?;
+    let id: EngineId = resolved.id;
     let local_rank: usize = [
         "OMPI_COMM_WORLD_LOCAL_RANK",
         "MPI_LOCALRANKID",
@@ -224,13 +235,42 @@ fn create_engine<W: Build>(args: &RunArgs) -> Result<Box<dyn gol_core::Engine<W>
     .unwrap_or(0);
     let options = EngineOptions {
         block: args.block,
-        device: if name.starts_with("cuda-") && gpus > 0 {
-            local_rank % gpus
+        device: if id.on_gpu() && machine.gpus > 0 {
+            local_rank % machine.gpus
         } else {
             0
         },
     };
-    engines::create::<W>(name, &options)
+    Ok((registry::create::<W>(id, &options)?, resolved.reason))
+}
+
+/// When a run writes checkpoints: every `--checkpoint-every` generations counted from the
+/// original start (so a resumed run keeps the schedule), and once at the end.
+#[derive(Clone, Copy)]
+struct Schedule<'a> {
+    path: &'a std::path::Path,
+    every: u64,
+}
+
+impl<'a> Schedule<'a> {
+    /// The schedule of `--checkpoint`, if given.
+    fn of(args: &'a RunArgs) -> Option<Schedule<'a>> {
+        args.checkpoint.as_deref().map(|path| Schedule {
+            path,
+            every: args.checkpoint_every.unwrap_or(u64::MAX),
+        })
+    }
+
+    /// Generations from generation `at` to the next checkpoint of the schedule.
+    fn until_next(self, at: u64) -> u64 {
+        self.every - at % self.every
+    }
+
+    /// Whether a checkpoint falls at generation `at`, `left` generations before the end (the
+    /// end's own is written after the loop).
+    fn due(self, at: u64, left: u64) -> bool {
+        left > 0 && at % self.every == 0
+    }
 }
 
 /// Swaps halos with the ranks above and below (on a ring: the torus wraps), receiving into
@@ -247,8 +287,8 @@ fn exchange<W: World>(
     let below = world.process_at_rank((rank + 1) % size);
     let words = slab.halo_words();
     if top.len() != words {
-        *top = slab.engine().host_rows(words)?;
-        *bottom = slab.engine().host_rows(words)?;
+        *top = slab.host_rows(words)?;
+        *bottom = slab.host_rows(words)?;
     }
     let out = slab.outgoing()?;
     for (sent, received) in out

@@ -1,16 +1,15 @@
-//! `gol run`: one simulation, reported like the seeds' programs.
+//! `gol run`: one simulation through the library's [`Simulation`], reported as the C programs
+//! report theirs (docs/lineage.md).
 
 use std::io::IsTerminal;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use gol_core::{Cube, Grid};
+use gol::{Checkpoints, Cube, Dim, Dimension, Grid, Rule, Setup, Simulation, Size, Split, Start};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
-use crate::cli::RunArgs;
-use crate::engines;
-use crate::problem::{self, Build};
+use crate::cli::{Gpus, RunArgs};
 
 /// Runs with fewer cell updates than this get no progress bar.
 const PROGRESS_MIN_UPDATES: f64 = 2e10;
@@ -43,6 +42,8 @@ pub(crate) struct Report {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) ranks: Option<Ranks>,
     pub(crate) engine: String,
+    /// Why this engine: "asked for", or what `auto` compared.
+    pub(crate) engine_choice: String,
     pub(crate) engine_details: String,
     pub(crate) rule: String,
     pub(crate) source: String,
@@ -66,9 +67,10 @@ pub(crate) struct Report {
 }
 
 pub fn run(args: &RunArgs) -> Result<()> {
+    let setup = setup(args)?;
     #[cfg(feature = "mpi")]
     if crate::ranks::launched() {
-        return crate::ranks::run(args);
+        return crate::ranks::run(args, &setup);
     }
     #[cfg(not(feature = "mpi"))]
     if let Some(ranks) = crate::machine::mpi_ranks().filter(|&n| n > 1) {
@@ -76,47 +78,65 @@ pub fn run(args: &RunArgs) -> Result<()> {
             "started as one of {ranks} MPI ranks, but this gol was built without MPI: build it with `cargo build --release --features mpi`"
         );
     }
-    let three_d = match &args.resume {
-        Some(path) => problem::checkpoint_is_3d(path)?,
-        None => problem::is_3d(&args.problem)?,
-    };
-    if three_d {
-        run_in::<Cube>(args)
-    } else {
-        run_in::<Grid>(args)
+    match setup.dimension()? {
+        Dim::Two => run_in::<Grid>(args, &setup),
+        Dim::Three => run_in::<Cube>(args, &setup),
     }
 }
 
-fn run_in<W: Build>(args: &RunArgs) -> Result<()> {
-    let start = Instant::now();
-    let options = gol_core::EngineOptions {
-        block: args.block,
-        ..Default::default()
+/// The library's description of the run the options ask for.
+pub(crate) fn setup(args: &RunArgs) -> Result<Setup> {
+    let p = &args.problem;
+    let dim = match p.dim {
+        2 => Dim::Two,
+        3 => Dim::Three,
+        d => anyhow::bail!("--dim {d} is not a dimension gol runs; use 2 or 3"),
     };
-    // The engine (on a GPU: the driver and the device's start-up) is made while the input is
-    // read or generated.
-    let (engine, problem, input_seconds) = std::thread::scope(|scope| {
-        let maker = scope.spawn(|| engines::create_split::<W>(args, &options));
-        let problem = match &args.resume {
-            Some(path) => problem::resume::<W>(&args.problem, path),
-            None => W::build(&args.problem),
-        };
-        let input_seconds = start.elapsed().as_secs_f64();
-        let engine = maker.join().expect("making an engine does not panic");
-        (engine, problem, input_seconds)
-    });
-    let (problem, (mut engine, gpus)) = (problem?, engine?);
-    let (world, rule) = (&problem.world, problem.rule);
-    let total = args.problem.gens;
-    if problem.done > total {
-        anyhow::bail!("{} is beyond --gens {total}", problem.source.describe());
+    if p.input.is_some() && (p.seed.is_some() || p.density.is_some()) {
+        anyhow::bail!("--seed and --density make a random soup; they cannot be used with --input");
     }
-    let gens = total - problem.done;
-    engine.load(world, rule)?;
-    let setup = start.elapsed().as_secs_f64() - input_seconds;
+    let seed = p.seed.unwrap_or(0);
+    let start = match (&args.resume, &p.input, p.density) {
+        (Some(path), _, _) => Start::Checkpoint(path.clone()),
+        (None, Some(path), _) => Start::File(path.clone()),
+        (None, None, Some(density)) => Start::Density { density, seed },
+        (None, None, None) => Start::Glibc { seed },
+    };
+    let size = match (p.size, p.width, p.height) {
+        (Some(n), _, _) => Some(Size::Side(n)),
+        (None, Some(width), Some(height)) => Some(Size::Rect { width, height }),
+        _ => None,
+    };
+    Ok(Setup {
+        start,
+        dim,
+        size,
+        rule: p.rule.as_deref().map(Rule::parse).transpose()?,
+        engine: args.engine,
+        block: args.block,
+        split: match args.gpus {
+            None => Split::None,
+            Some(Gpus::All) => Split::AllGpus,
+            Some(Gpus::Count(n)) => Split::Gpus(n),
+        },
+        halo: args.halo,
+        checkpoints: args.checkpoint.as_ref().map(|path| Checkpoints {
+            path: path.clone(),
+            every: args.checkpoint_every,
+        }),
+        generations: Some(p.gens),
+    })
+}
 
-    let updates = world.cells() as f64 * gens as f64;
-    let loop_start = Instant::now();
+fn run_in<W: Dimension>(args: &RunArgs, setup: &Setup) -> Result<()> {
+    let start = Instant::now();
+    let mut sim = Simulation::<W>::new(setup)?;
+    let total = args.problem.gens;
+    if sim.generation() > total {
+        anyhow::bail!("{} is beyond --gens {total}", sim.source());
+    }
+    let gens = total - sim.generation();
+    let updates = sim.cells() as f64 * gens as f64;
     let bar = (std::io::stderr().is_terminal() && updates >= PROGRESS_MIN_UPDATES && !args.json)
         .then(|| {
             ProgressBar::new(gens).with_style(
@@ -124,85 +144,66 @@ fn run_in<W: Build>(args: &RunArgs) -> Result<()> {
                     .expect("the template is valid"),
             )
         });
-    let mut saver = Schedule::of(args).map(|schedule| Saver {
-        schedule,
-        rule,
-        stamp: problem.stamp,
-        written: 0,
-        seconds: 0.0,
-    });
     let mut done = 0;
     while done < gens {
-        let mut n = gens - done;
-        if bar.is_some() {
-            n = n.min(gens.div_ceil(200).max(1));
-        }
-        if let Some(saver) = &saver {
-            n = n.min(saver.schedule.until_next(problem.done + done));
-        }
-        engine.step(n)?;
+        let n = match &bar {
+            Some(_) => (gens - done).min(gens.div_ceil(200).max(1)),
+            None => gens - done,
+        };
+        sim.step(n)?;
         done += n;
         if let Some(bar) = &bar {
             bar.set_position(done);
-        }
-        if let Some(saver) = &mut saver {
-            if saver.schedule.due(problem.done + done, gens - done) {
-                saver.save(engine.as_ref(), problem.done + done)?;
-            }
         }
     }
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
-    if let Some(saver) = &mut saver {
-        saver.save(engine.as_ref(), total)?;
+    if args.checkpoint.is_some() {
+        sim.checkpoint()?;
     }
-    // Split runs on GPUs return from `step` with launches still queued.
-    engine.wait()?;
-    let checkpoint_seconds = saver.as_ref().map_or(0.0, |s| s.seconds);
-    let seconds = loop_start.elapsed().as_secs_f64() - checkpoint_seconds;
+    let timings = sim.timings();
+    let seconds = timings.stepping;
     let count_start = Instant::now();
-    let alive = engine.population()?;
+    let alive = sim.population()?;
     let count_seconds = count_start.elapsed().as_secs_f64();
 
-    let (width, height, depth) = world.extent();
-    let stamp = depth.map(|_| problem.stamp + total);
+    let (width, height, depth) = sim.extent();
     let output_start = Instant::now();
     if let Some(path) = &args.output {
-        engine
-            .snapshot()?
-            .write(path, rule, problem.stamp + total)
+        sim.save(path)
             .with_context(|| format!("writing {}", path.display()))?;
     }
     let output_seconds = output_start.elapsed().as_secs_f64();
-
+    let gpus = sim.gpus();
     let report = Report {
         alive,
         generations: total,
         width,
         height,
         depth,
-        stamp,
-        resumed_at: args.resume.as_ref().map(|_| problem.done),
+        stamp: depth.map(|_| sim.stamp()),
+        resumed_at: args.resume.as_ref().map(|_| sim.resumed_at()),
         gpus,
         cell_updates_per_second_per_gpu: gpus.map(|n| updates / seconds / n as f64),
-        checkpoints: saver.as_ref().map_or(0, |s| s.written),
-        checkpoint_seconds,
+        checkpoints: timings.checkpoints,
+        checkpoint_seconds: timings.checkpointing,
         ranks: None,
-        engine: engine.name().to_string(),
-        engine_details: engine.details(),
-        rule: rule.to_string(),
-        source: problem.source.describe(),
+        engine: sim.engine().to_string(),
+        engine_choice: sim.resolved().reason.clone(),
+        engine_details: sim.details(),
+        rule: sim.rule().to_string(),
+        source: sim.source().to_string(),
         seconds,
-        input_seconds,
-        setup_seconds: setup,
+        input_seconds: timings.input,
+        setup_seconds: timings.setup,
         count_seconds,
         output_seconds,
         total_seconds: start.elapsed().as_secs_f64(),
         generations_per_second: gens as f64 / seconds,
         cell_updates_per_second: updates / seconds,
-        engine_timings: engine
-            .timings()
+        engine_timings: sim
+            .engine_timings()
             .into_iter()
             .map(|(k, v)| (k.to_string(), v))
             .collect(),
@@ -233,56 +234,6 @@ pub(crate) struct Ranks {
     pub(crate) exchange_seconds: Vec<f64>,
 }
 
-/// When a run writes checkpoints: every `--checkpoint-every` generations counted from the
-/// original start (so a resumed run keeps the schedule), and once at the end.
-#[derive(Clone, Copy)]
-pub(crate) struct Schedule<'a> {
-    pub(crate) path: &'a std::path::Path,
-    every: u64,
-}
-
-impl<'a> Schedule<'a> {
-    /// The schedule of `--checkpoint`, if given.
-    pub(crate) fn of(args: &'a RunArgs) -> Option<Schedule<'a>> {
-        args.checkpoint.as_deref().map(|path| Schedule {
-            path,
-            every: args.checkpoint_every.unwrap_or(u64::MAX),
-        })
-    }
-
-    /// Generations from generation `at` to the next checkpoint of the schedule.
-    pub(crate) fn until_next(self, at: u64) -> u64 {
-        self.every - at % self.every
-    }
-
-    /// Whether a checkpoint falls at generation `at`, `left` generations before the end (the
-    /// end's own is written after the loop).
-    pub(crate) fn due(self, at: u64, left: u64) -> bool {
-        left > 0 && at % self.every == 0
-    }
-}
-
-/// Writes the checkpoints of a one-process run.
-struct Saver<'a> {
-    schedule: Schedule<'a>,
-    rule: gol_core::Rule,
-    stamp: u64,
-    written: u64,
-    seconds: f64,
-}
-
-impl Saver<'_> {
-    fn save<W: Build>(&mut self, engine: &dyn gol_core::Engine<W>, at: u64) -> Result<()> {
-        let start = Instant::now();
-        let path = self.schedule.path;
-        gol_core::checkpoint::write(path, &engine.snapshot()?, self.rule, self.stamp, at)
-            .with_context(|| format!("writing checkpoint {}", path.display()))?;
-        self.written += 1;
-        self.seconds += start.elapsed().as_secs_f64();
-        Ok(())
-    }
-}
-
 pub(crate) fn print_report(r: &Report, args: &RunArgs) {
     let details = if r.engine_details.is_empty() {
         String::new()
@@ -298,6 +249,7 @@ pub(crate) fn print_report(r: &Report, args: &RunArgs) {
         r.rule, r.generations, r.source
     );
     println!("Engine: {}{details}", r.engine);
+    println!("Engine choice: {}", r.engine_choice);
     println!("Total alive cells: {}", r.alive);
     println!("Input time (sec.): {:.6}", r.input_seconds);
     println!("Set-up time (sec.): {:.6}", r.setup_seconds);

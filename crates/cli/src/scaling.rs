@@ -13,8 +13,9 @@ use serde::Serialize;
 
 use crate::bench::{calibrate, time, write_results, Sample};
 use crate::cli::{BenchArgs, Gpus};
-use crate::engines::{self, Dimension};
 use crate::machine;
+use gol::registry;
+use gol::{Dimension, EngineId, Split};
 
 /// Density and seed of the soups (the fast generator: the weak runs' tori are large).
 const DENSITY: f64 = 0.3;
@@ -71,15 +72,19 @@ pub fn scaling(args: &BenchArgs, gpus: Gpus) -> Result<()> {
         );
     }
     let name = match args.engines.as_slice() {
-        [] => "cuda-bitsliced",
-        [one] => one.as_str(),
+        [] => EngineId::CudaBitsliced,
+        [one] => *one,
         _ => anyhow::bail!("--gpus measures one engine at a time; name one with --engines"),
     };
     let rule = match &args.rule {
         Some(text) => Rule::parse(text)?,
         None => Grid::DEFAULT_RULE,
     };
-    let most = engines::gpu_count(gpus)?;
+    let split = match gpus {
+        Gpus::All => Split::AllGpus,
+        Gpus::Count(n) => Split::Gpus(n),
+    };
+    let most = registry::gpu_count(split)?.expect("a split over GPUs");
     let options = EngineOptions {
         block: args.block,
         ..Default::default()
@@ -91,7 +96,7 @@ pub fn scaling(args: &BenchArgs, gpus: Gpus) -> Result<()> {
     for &size in &args.sizes {
         eprintln!("{name} at {size}², one GPU, unsplit…");
         let soup = density_soup(size, size, DENSITY, SEED)?;
-        let mut engine = engines::create::<Grid>(name, &options)?;
+        let mut engine = registry::create::<Grid>(name, &options)?;
         engine.load(&soup, rule)?;
         let gens = match args.gens {
             Some(gens) => gens,
@@ -135,7 +140,7 @@ pub fn scaling(args: &BenchArgs, gpus: Gpus) -> Result<()> {
                 } else {
                     density_soup(size, height, DENSITY, SEED)?
                 };
-                let mut split = engines::split::<Grid>(name, &options, n, n, args.halo)?;
+                let mut split = registry::split::<Grid>(name, &options, n, n, args.halo)?;
                 split.load(&grid, rule)?;
                 drop(grid);
                 let sample = timed(split.as_mut())?;

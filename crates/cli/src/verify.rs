@@ -9,7 +9,7 @@ use gol_core::seed::{density_soup, glibc_soup, SplitMix64};
 use gol_core::{Cube, EngineOptions, Grid, Rule};
 
 use crate::cli::VerifyArgs;
-use crate::engines::{self as registry, Dimension};
+use gol::{registry, Dimension, EngineId};
 
 /// What verifying a dimension needs beyond [`Dimension`].
 trait Checked: Dimension {
@@ -72,6 +72,8 @@ fn state(alive: bool) -> &'static str {
 
 /// An engine under test: a label and a way to make a fresh one.
 struct Candidate<W> {
+    /// The engine (of a split run: the engine of each slab).
+    id: EngineId,
     label: String,
     make: Box<dyn Fn() -> Result<Box<dyn Engine<W>>>>,
     /// Byte-per-cell engines, too slow for the largest known counts.
@@ -180,7 +182,7 @@ const SPLIT_PARTS: usize = 3;
 /// (fewer where the world has fewer layers) going round `gpus` GPUs, with shallow halos so that
 /// most cases exchange many times.
 struct Split<W> {
-    engine: &'static str,
+    engine: EngineId,
     gpus: usize,
     halo: usize,
     inner: Option<Box<dyn Engine<W>>>,
@@ -192,7 +194,7 @@ fn loaded<T>(inner: Option<T>) -> gol_core::Result<T> {
 }
 
 impl<W: Dimension> Engine<W> for Split<W> {
-    fn name(&self) -> &'static str {
+    fn id(&self) -> EngineId {
         self.engine
     }
 
@@ -202,7 +204,10 @@ impl<W: Dimension> Engine<W> for Split<W> {
         let parts = SPLIT_PARTS.min(layers);
         let options = EngineOptions::default();
         let mut split = registry::split::<W>(self.engine, &options, parts, self.gpus, self.halo)
-            .map_err(|e| gol_core::Error::Engine(format!("{e:#}")))?;
+            .map_err(|e| match e {
+                gol::Error::Core(core) => core,
+                other => gol_core::Error::Engine(other.to_string()),
+            })?;
         split.load(world, rule)?;
         self.inner = Some(split);
         Ok(())
@@ -226,17 +231,19 @@ impl<W: Dimension> Engine<W> for Split<W> {
 fn split_candidates<W: Checked>(engines: &[Candidate<W>]) -> Vec<Candidate<W>> {
     let gpus = gol_cuda::device::device_count().unwrap_or(0);
     let halo = if W::AXES == 2 { 5 } else { 3 };
-    let has = |name: &str| engines.iter().any(|c| c.label.starts_with(name));
+    let has = |id: EngineId| engines.iter().any(|c| c.id == id);
     let mut list = Vec::new();
-    for (engine, gpus) in [("cpu-bitsliced", 1), ("cuda-bitsliced", gpus)] {
+    for (engine, gpus) in [(EngineId::CpuBitsliced, 1), (EngineId::CudaBitsliced, gpus)] {
         if !has(engine) || gpus == 0 {
             continue;
         }
-        let place = match engine {
-            "cuda-bitsliced" => format!(" over {gpus} GPU(s)"),
-            _ => String::new(),
+        let place = if engine.on_gpu() {
+            format!(" over {gpus} GPU(s)")
+        } else {
+            String::new()
         };
         list.push(Candidate {
+            id: engine,
             label: format!(
                 "{engine} split {SPLIT_PARTS} ways{place}, {halo}-{} halos",
                 if W::AXES == 2 { "row" } else { "plane" }
@@ -257,15 +264,16 @@ fn split_candidates<W: Checked>(engines: &[Candidate<W>]) -> Vec<Candidate<W>> {
 
 /// Every engine of the dimension available here, with `cpu-bitsliced` once per instruction set
 /// of this CPU, and split runs of the bit-sliced engines ([`split_candidates`]).
-fn candidates<W: Checked>(only: &[String]) -> Vec<Candidate<W>> {
+fn candidates<W: Checked>(only: &[EngineId]) -> Vec<Candidate<W>> {
     let mut list = Vec::new();
     for spec in W::registry() {
-        if !only.is_empty() && !only.iter().any(|n| n == spec.name) {
+        if !only.is_empty() && !only.contains(&spec.id) {
             continue;
         }
-        if spec.name == "cpu-bitsliced" {
+        if spec.id == EngineId::CpuBitsliced {
             for isa in Isa::available() {
                 list.push(Candidate {
+                    id: spec.id,
                     label: format!("cpu-bitsliced[{}]", isa.name()),
                     make: Box::new(move || W::bitsliced(isa)),
                     slow: false,
@@ -275,11 +283,12 @@ fn candidates<W: Checked>(only: &[String]) -> Vec<Candidate<W>> {
         }
         match (spec.create)(&EngineOptions::default()) {
             Ok(_) => list.push(Candidate {
-                label: spec.name.to_string(),
+                id: spec.id,
+                label: spec.name().to_string(),
                 make: Box::new(move || Ok((spec.create)(&EngineOptions::default())?)),
-                slow: matches!(spec.name, "cpu-scalar" | "cpu-table"),
+                slow: matches!(spec.id, EngineId::CpuScalar | EngineId::CpuTable),
             }),
-            Err(e) => eprintln!("{} ({}): skipped: {e}", spec.name, W::DIMENSION),
+            Err(e) => eprintln!("{} ({}): skipped: {e}", spec.name(), W::DIMENSION),
         }
     }
     let splits = split_candidates(&list);
@@ -436,9 +445,9 @@ pub fn verify(args: &VerifyArgs) -> Result<()> {
     println!(
         "gol verify: seed {master} (replay with --seed {master}), {cases} random cases per engine"
     );
-    for name in &args.engines {
-        if !Cube::registry().iter().any(|s| s.name == name) {
-            engine::find(&Grid::registry(), name)?;
+    for &id in &args.engines {
+        if !Cube::registry().iter().any(|s| s.id == id) {
+            engine::find(&Grid::registry(), id)?;
         }
     }
     let start = Instant::now();
@@ -511,7 +520,7 @@ fn check<W: Checked>(
 
     // Random cases, each run once on the oracle and compared on every engine.
     let registry = W::registry();
-    let oracle = engine::find(&registry, "cpu-scalar")?;
+    let oracle = engine::find(&registry, EngineId::CpuScalar)?;
     let mut rng = SplitMix64::new(master);
     let rules: Vec<Rule> = (0..RULE_POOL).map(|_| random_rule::<W>(&mut rng)).collect();
     let mut checked = 0u64;
@@ -520,7 +529,7 @@ fn check<W: Checked>(
         let world = W::soup(&case)?;
         let expected = engine::evolve(oracle, &world, case.rule, case.gens)?;
         for c in candidates {
-            if c.label == "cpu-scalar" {
+            if c.id == EngineId::CpuScalar {
                 continue;
             }
             let got = evolve(c, &world, case.rule, case.gens)?;
@@ -535,8 +544,8 @@ fn check<W: Checked>(
     }
     let labels: Vec<&str> = candidates
         .iter()
+        .filter(|c| c.id != EngineId::CpuScalar)
         .map(|c| c.label.as_str())
-        .filter(|&l| l != "cpu-scalar")
         .collect();
     println!(
         "random {dimension} cases: {checked} engine runs identical to cpu-scalar ({cases} cases x {})",

@@ -410,10 +410,7 @@ impl<W: World> Decomposed<W> {
             ));
         }
         Ok(Decomposed {
-            parts: engines
-                .into_iter()
-                .map(Slab::new)
-                .collect::<Result<_>>()?,
+            parts: engines.into_iter().map(Slab::new).collect::<Result<_>>()?,
             depth,
             peer: None,
             slabs: None,

@@ -8,7 +8,13 @@ use gol_core::{EngineId, EngineOptions, Grid, Rule};
 use proptest::prelude::*;
 
 fn oracle(grid: &Grid, rule: Rule, gens: u64) -> Grid {
-    evolve(find(cpu::ENGINES, EngineId::CpuScalar).unwrap(), grid, rule, gens).unwrap()
+    evolve(
+        find(cpu::ENGINES, EngineId::CpuScalar).unwrap(),
+        grid,
+        rule,
+        gens,
+    )
+    .unwrap()
 }
 
 fn side() -> impl Strategy<Value = usize> {

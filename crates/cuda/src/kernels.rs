@@ -415,8 +415,14 @@ mod tests {
         assert_eq!(shared.cells_per_block((16, 6)), (96, 1));
         assert_eq!(shared.shared_bytes((128, 8)), 2 * (1024 + 2 * 32));
         assert_eq!(shared.shared_bytes((16, 6)), 2 * (96 + 2 * 6));
-        assert_eq!(spec(EngineId::CudaGlobal).cells_per_block((16, 16)), (16, 16));
-        assert_eq!(spec_3d(EngineId::CudaShared).cells_per_block((32, 16)), (30, 14));
+        assert_eq!(
+            spec(EngineId::CudaGlobal).cells_per_block((16, 16)),
+            (16, 16)
+        );
+        assert_eq!(
+            spec_3d(EngineId::CudaShared).cells_per_block((32, 16)),
+            (30, 14)
+        );
     }
 
     #[test]

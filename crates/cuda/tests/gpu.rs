@@ -158,13 +158,7 @@ fn seminar_case_gives_47026_on_every_engine() {
     }
     let grid = glibc_soup(1024, 1024, 0).unwrap();
     for spec in gol_cuda::ENGINES {
-        let end = run(
-            spec.id,
-            &EngineOptions::default(),
-            &grid,
-            Rule::LIFE,
-            1024,
-        );
+        let end = run(spec.id, &EngineOptions::default(), &grid, Rule::LIFE, 1024);
         assert_eq!(end.population(), 47026, "{}", spec.name());
     }
 }
@@ -241,7 +235,13 @@ fn graph_replays_and_direct_generations_mix() {
     // 75 = 2 captured-graph replays + 11 direct; then 40 = 1 replay of the same graph + 8.
     let grid = density_soup(97, 61, 0.4, 3).unwrap();
     let rule = Rule::parse("B36/S23").unwrap();
-    let expected = evolve(find(cpu::ENGINES, EngineId::CpuScalar).unwrap(), &grid, rule, 115).unwrap();
+    let expected = evolve(
+        find(cpu::ENGINES, EngineId::CpuScalar).unwrap(),
+        &grid,
+        rule,
+        115,
+    )
+    .unwrap();
     for spec in gol_cuda::ENGINES {
         let mut engine = (spec.create)(&EngineOptions::default()).unwrap();
         engine.load(&grid, rule).unwrap();

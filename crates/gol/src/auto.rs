@@ -287,7 +287,11 @@ mod test {
         };
         assert_eq!(pick(&work(65536, 100_000), machine), EngineId::CpuBitsliced);
         let resolved = resolve(EngineChoice::Auto, &BOTH, &work(8, 8), &machine).unwrap();
-        assert!(resolved.reason.contains("no GPU here"), "{}", resolved.reason);
+        assert!(
+            resolved.reason.contains("no GPU here"),
+            "{}",
+            resolved.reason
+        );
     }
 
     #[test]
@@ -337,7 +341,10 @@ mod test {
         );
         let swar = EngineChoice::Named(EngineId::CudaSwar);
         let err = resolve(swar, &BOTH, &work(8, 8), &machine).unwrap_err();
-        assert!(err.to_string().contains("cuda-swar has no 2D engine"), "{err}");
+        assert!(
+            err.to_string().contains("cuda-swar has no 2D engine"),
+            "{err}"
+        );
         assert_eq!("auto".parse::<EngineChoice>().unwrap(), EngineChoice::Auto);
         assert!("fastest".parse::<EngineChoice>().is_err());
     }

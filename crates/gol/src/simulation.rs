@@ -106,24 +106,23 @@ impl<W: Dimension> Simulation<W> {
             };
             Ok((engine, resolved))
         };
-        let (problem, (mut engine, resolved), input) =
-            std::thread::scope(|scope| -> Result<_> {
-                let reader = scope.spawn(|| (W::build(setup), start.elapsed().as_secs_f64()));
-                let joined = || reader.join().expect("building a world does not panic");
-                match setup.cells_ahead::<W>() {
-                    Some(cells) => {
-                        let made = make(cells);
-                        let (problem, input) = joined();
-                        Ok((problem?, made?, input))
-                    }
-                    None => {
-                        let (problem, input) = joined();
-                        let problem: Problem<W> = problem?;
-                        let made = make(problem.world.cells())?;
-                        Ok((problem, made, input))
-                    }
+        let (problem, (mut engine, resolved), input) = std::thread::scope(|scope| -> Result<_> {
+            let reader = scope.spawn(|| (W::build(setup), start.elapsed().as_secs_f64()));
+            let joined = || reader.join().expect("building a world does not panic");
+            match setup.cells_ahead::<W>() {
+                Some(cells) => {
+                    let made = make(cells);
+                    let (problem, input) = joined();
+                    Ok((problem?, made?, input))
                 }
-            })?;
+                None => {
+                    let (problem, input) = joined();
+                    let problem: Problem<W> = problem?;
+                    let made = make(problem.world.cells())?;
+                    Ok((problem, made, input))
+                }
+            }
+        })?;
         engine.load(&problem.world, problem.rule)?;
         Ok(Simulation {
             engine,
