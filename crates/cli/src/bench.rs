@@ -147,7 +147,7 @@ fn measure<W: Dimension>(
 }
 
 /// Benchmarks the engines of the dimension `--dim` asks for; the cpu-scalar baseline runs at
-/// 1024² (the seeds' N) or 128³.
+/// 1024² (N of Kurnosov's seminar, docs/lineage.md) or 128³.
 pub fn bench(args: &BenchArgs) -> Result<()> {
     if let Some(gpus) = args.gpus {
         return scaling::scaling(args, gpus);

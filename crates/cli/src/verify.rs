@@ -373,7 +373,7 @@ fn known_patterns() -> Vec<KnownPattern<Grid>> {
     ]
 }
 
-/// Alive-cell counts known from the seeds and from Golly.
+/// Alive-cell counts known from Kurnosov's seminar (docs/lineage.md) and from Golly.
 struct KnownCount {
     side: usize,
     seed: u32,

@@ -468,7 +468,7 @@ pub fn find<W: World>(specs: &[EngineSpec<W>], id: EngineId) -> Result<&EngineSp
     specs.iter().find(|s| s.id == id).ok_or_else(|| {
         let names: Vec<&str> = specs.iter().map(|s| s.name()).collect();
         Error::Engine(format!(
-            "{id} has no {} engine; {} engines: auto, {}",
+            "{id} is not an engine for {}; engines for {}: auto, {}",
             W::DIMENSION,
             W::DIMENSION,
             names.join(", ")

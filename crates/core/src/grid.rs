@@ -9,7 +9,7 @@
 //!
 //! The grid is a torus: the neighbours of `(x, y)` are `((x + dx) mod W, (y + dy) mod H)` for
 //! the eight offsets, counted with multiplicity (on a 1×1 grid a cell is its own eight
-//! neighbours), exactly as the ghost-cell C programs of the seeds behave.
+//! neighbours), exactly as the ghost-cell C programs of docs/lineage.md behave.
 
 use crate::error::{Error, Result};
 use crate::memory;
@@ -205,7 +205,7 @@ impl Grid {
     }
 
     /// The cells as bytes (1 alive, 0 dead) in a zeroed buffer of `len` bytes whose rows are
-    /// `stride` bytes apart, cell (0, 0) at byte `origin`: row-major for `(width, 0)`, the seeds'
+    /// `stride` bytes apart, cell (0, 0) at byte `origin`: row-major for `(width, 0)`, the C programs'
     /// ghost-cell layout for `(width + 2, width + 3)`.
     pub fn to_bytes_in(&self, stride: usize, origin: usize, len: usize) -> Vec<u8> {
         let mut out = vec![0u8; len];

@@ -102,7 +102,7 @@ impl Rule {
         (set >> neighbours) & 1 != 0
     }
 
-    /// The rule's table indexed `[state][count]`, as the seminar's `states[2][9]` (for 2D) and
+    /// The rule's table indexed `[state][count]`, as Kurnosov's seminar's `states[2][9]` (docs/lineage.md) (for 2D) and
     /// its 3D counterpart: `table[0]` for dead cells, `table[1]` for live ones.
     pub fn table(&self) -> [[u8; MAX_COUNT as usize + 1]; 2] {
         let mut table = [[0u8; MAX_COUNT as usize + 1]; 2];

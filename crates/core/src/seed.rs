@@ -59,7 +59,7 @@ impl GlibcRand {
 }
 
 /// A W×H soup where cell `(x, y)` is `rand() % 2` of the `(y·W + x)`-th call after
-/// `srand(seed)`: the seeds' C programs' initial state.
+/// `srand(seed)`: the initial state of the C programs of the OLCF tutorial and Kurnosov's seminar (docs/lineage.md).
 pub fn glibc_soup(width: usize, height: usize, seed: u32) -> Result<Grid> {
     glibc_rows(width, height, seed, &(0..height).collect::<Vec<_>>())
 }

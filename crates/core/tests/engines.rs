@@ -56,7 +56,7 @@ proptest! {
 
 #[test]
 fn seminar_known_value_on_the_fast_engine() {
-    // N = 1024, 1024 generations, srand(0): the seminar prints 47026.
+    // N = 1024, 1024 generations, srand(0): Kurnosov's seminar (docs/lineage.md) prints 47026.
     let grid = glibc_soup(1024, 1024, 0).unwrap();
     let end = evolve(
         find(cpu::ENGINES, EngineId::CpuBitsliced).unwrap(),

@@ -6,7 +6,7 @@
 // v is at most a block away from [0, m); tiny cubes need the full modulo.
 __device__ __forceinline__ int wrap(int v, int m) { return ((v % m) + m) % m; }
 
-// cuda-global (the blog's v0): one thread per cell, threads along z (the fastest axis), blocks
+// cuda-global (v0 of the 3D Life article, docs/lineage.md): one thread per cell, threads along z (the fastest axis), blocks
 // over (z, y) tiles, the grid's z dimension striding over the planes of constant x.
 extern "C" __global__ void cube_global(const unsigned char *cells, unsigned char *next, int m,
                                        int planes)
@@ -34,7 +34,7 @@ extern "C" __global__ void cube_global(const unsigned char *cells, unsigned char
     }
 }
 
-// cuda-shared (the blog's v1, 2.5D blocking): a block loads a (z, y) tile plus a one-cell halo,
+// cuda-shared (v1 of the 3D Life article, 2.5D blocking): a block loads a (z, y) tile plus a one-cell halo,
 // blockDim.x * blockDim.y cells, of three consecutive planes of constant x into shared memory,
 // then streams along x through `depth` planes, loading one new plane per step (the three plane
 // buffers rotate instead of being copied). The interior (blockDim.x - 2) * (blockDim.y - 2)

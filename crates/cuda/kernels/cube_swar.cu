@@ -1,4 +1,4 @@
-// cuda-swar (the blog's v2): four byte cells per 32-bit word, neighbour counts added four at a
+// cuda-swar (v2 of the 3D Life article, docs/lineage.md): four byte cells per 32-bit word, neighbour counts added four at a
 // time (SIMD within a register: every byte stays below 28, so no carry crosses into the next).
 //
 // Layout: cell (x, y, z) is byte z % 4 of word (x*M + y)*wl + z/4, wl = ceil(M/4) words per

@@ -1,6 +1,6 @@
 // cuda-global and cuda-constant: byte cells with ghost cells.
 //
-// Ghost cells for byte grids of (W+2) x (H+2) bytes, row stride W+2 (the layout of the seeds'
+// Ghost cells for byte grids of (W+2) x (H+2) bytes, row stride W+2 (the layout of the C programs in docs/lineage.md:
 // programs): before each generation the ghost columns get copies of the opposite edge columns,
 // then the ghost rows (corners included) copies of the opposite edge rows. Launch
 // copy_ghost_cols before copy_ghost_rows, on the same stream.

@@ -1,4 +1,4 @@
-//! The byte-cell backends: `cuda-global` and `cuda-constant` on the seeds' ghost-cell layout
+//! The byte-cell backends: `cuda-global` and `cuda-constant` on the ghost-cell layout of Kurnosov's seminar (docs/lineage.md)
 //! ((W+2)×(H+2) bytes: three launches per generation, ghost columns, ghost rows, update) and
 //! `cuda-shared` on plain W×H bytes (threads walk down strips of rows, row neighbours met in
 //! shared memory; one launch).

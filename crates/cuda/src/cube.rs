@@ -1,7 +1,7 @@
-//! The 3D backends: the blog's three kernels and a bit-sliced one, on an M³ torus or on a slab
+//! The 3D backends: the three kernels of the 3D Life article (docs/lineage.md) and a bit-sliced one, on an M³ torus or on a slab
 //! of X planes of one (X×M×M, x wrapping at X; [`gol_core::cube`]).
 //!
-//! - `cuda-global`: byte cells in the `.bin` order, one thread per cell (the blog's v0).
+//! - `cuda-global`: byte cells in the `.bin` order, one thread per cell (the article's v0).
 //! - `cuda-shared`: the same bytes, (z, y) tiles with a halo in shared memory streaming along
 //!   x (v1, 2.5D blocking).
 //! - `cuda-swar`: four byte cells per 32-bit word, lines padded to whole words, counts added

@@ -1,6 +1,6 @@
-//! The CUDA engines of `gol`: the seeds' GPU programs, bit-exact with the CPU oracle.
+//! The CUDA engines of `gol`: the GPU programs of the tutorials and the seminar in docs/lineage.md, bit-exact with the CPU oracle.
 //!
-//! - [`bytes`]: `cuda-global`, `cuda-constant` (ghost-cell byte layout, the seminar's programs)
+//! - [`bytes`]: `cuda-global`, `cuda-constant` (ghost-cell byte layout, Kurnosov's seminar, docs/lineage.md)
 //!   and `cuda-shared` (tile and halo in shared memory, the OLCF program).
 //! - [`texture`]: `cuda-texture` (texture objects with wrap addressing do the torus).
 //! - [`lut`]: `cuda-lut` (32 cells per word, a 4096-entry table gives two cells per lookup) and
@@ -81,12 +81,12 @@ pub const ENGINES: &[EngineSpec] = &[
     EngineSpec {
         id: EngineId::CudaGlobal,
         description:
-            "byte cells with ghost cells in global memory, three launches per generation (seminar)",
+            "byte cells with ghost cells in global memory, three launches per generation (Kurnosov's seminar)",
         create: |o| create::<bytes::ByteCells>(EngineId::CudaGlobal, o),
     },
     EngineSpec {
         id: EngineId::CudaConstant,
-        description: "as cuda-global, with the rule table in __constant__ memory (seminar)",
+        description: "as cuda-global, with the rule table in __constant__ memory (Kurnosov's seminar)",
         create: |o| create::<bytes::ByteCells>(EngineId::CudaConstant, o),
     },
 ];
@@ -102,18 +102,18 @@ pub const ENGINES_3D: &[EngineSpec<Cube>] = &[
     EngineSpec {
         id: EngineId::CudaSwar,
         description:
-            "4 byte cells per 32-bit word, sums four at a time, streaming along x (blog's v2)",
+            "4 byte cells per 32-bit word, sums four at a time, streaming along x (v2 of the 3D Life article)",
         create: |o| create::<cube::CubeCells>(EngineId::CudaSwar, o),
     },
     EngineSpec {
         id: EngineId::CudaShared,
         description:
-            "byte cells, (z, y) tiles with a halo in shared memory streaming along x (blog's v1)",
+            "byte cells, (z, y) tiles with a halo in shared memory streaming along x (v1 of the 3D Life article)",
         create: |o| create::<cube::CubeCells>(EngineId::CudaShared, o),
     },
     EngineSpec {
         id: EngineId::CudaGlobal,
-        description: "byte cells, one thread per cell, 26 wrapped loads (blog's v0)",
+        description: "byte cells, one thread per cell, 26 wrapped loads (v0 of the 3D Life article)",
         create: |o| create::<cube::CubeCells>(EngineId::CudaGlobal, o),
     },
 ];

@@ -183,7 +183,7 @@ pub fn resolve(
     if let EngineChoice::Named(id) = choice {
         if !available.contains(&id) {
             crate::error::invalid!(
-                "{id} has no {dimension} engine; {dimension} engines: auto, {}",
+                "{id} is not an engine for {dimension}; engines for {dimension}: auto, {}",
                 names()
             );
         }
@@ -342,7 +342,8 @@ mod test {
         let swar = EngineChoice::Named(EngineId::CudaSwar);
         let err = resolve(swar, &BOTH, &work(8, 8), &machine).unwrap_err();
         assert!(
-            err.to_string().contains("cuda-swar has no 2D engine"),
+            err.to_string()
+                .contains("cuda-swar is not an engine for 2D"),
             "{err}"
         );
         assert_eq!("auto".parse::<EngineChoice>().unwrap(), EngineChoice::Auto);

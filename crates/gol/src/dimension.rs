@@ -14,7 +14,7 @@ use crate::setup::{self, is_bin, Problem, Setup};
 pub trait Dimension: World {
     /// The default rule (B3/S23 or B6/S567).
     const DEFAULT_RULE: Rule;
-    /// The side of a soup when no size is given: 1024 (the seminar's N) or 256.
+    /// The side of a soup when no size is given: 1024 (N of Kurnosov's seminar, docs/lineage.md) or 256.
     const DEFAULT_SIDE: usize;
     /// The superscript of the side in tables (`²` or `³`).
     const POWER: &'static str;

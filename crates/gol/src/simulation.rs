@@ -35,7 +35,7 @@ pub struct Timings {
 /// ```
 /// use gol::{Setup, Simulation, Size, Start};
 ///
-/// // The seminar's known value, on a smaller grid: 64², 64 generations, srand(0).
+/// // Kurnosov's seminar's soup (docs/lineage.md), on a smaller grid: 64², 64 generations, srand(0).
 /// let setup = Setup {
 ///     start: Start::Glibc { seed: 0 },
 ///     size: Some(Size::Side(64)),

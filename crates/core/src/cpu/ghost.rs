@@ -1,4 +1,4 @@
-//! Byte cells with ghost rows and columns: the layout of the seeds' sequential C programs.
+//! Byte cells with ghost rows and columns: the layout of the sequential C programs in docs/lineage.md.
 //!
 //! The W×H torus is stored as a (W+2)×(H+2) array of bytes (1 alive, 0 dead), row-major. Row 0
 //! and row H+1, column 0 and column W+1 are ghosts: before each generation the left ghost column

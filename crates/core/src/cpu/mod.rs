@@ -27,12 +27,12 @@ pub const ENGINES: &[EngineSpec] = &[
     },
     EngineSpec {
         id: EngineId::CpuTable,
-        description: "byte cells with ghost cells, next state from a states[2][9] table (the seminar's variant)",
+        description: "byte cells with ghost cells, next state from a states[2][9] table (Kurnosov's seminar's variant)",
         create: |o| cpu_engine(o, Table::default()),
     },
     EngineSpec {
         id: EngineId::CpuScalar,
-        description: "byte cells with ghost cells, the seeds' sequential program: the oracle",
+        description: "byte cells with ghost cells, the seminar's sequential C program: the oracle",
         create: |o| cpu_engine(o, Scalar::default()),
     },
 ];

@@ -1,4 +1,4 @@
-//! `cpu-scalar`: the seeds' sequential program, the oracle every other engine is checked against.
+//! `cpu-scalar`: the sequential C program of Kurnosov's seminar (docs/lineage.md), the oracle every other engine is checked against.
 
 use super::ghost::{CellUpdate, GhostEngine};
 use crate::engine::EngineId;

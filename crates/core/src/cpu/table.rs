@@ -1,4 +1,4 @@
-//! `cpu-table`: the seminar's state-table variant of the sequential program.
+//! `cpu-table`: the state-table variant (Kurnosov's seminar, docs/lineage.md) of the sequential program.
 
 use super::ghost::{CellUpdate, GhostEngine};
 use crate::engine::EngineId;
