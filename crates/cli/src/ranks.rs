@@ -274,7 +274,7 @@ impl<'a> Schedule<'a> {
 }
 
 /// Swaps halos with the ranks above and below (on a ring: the torus wraps), receiving into
-/// `top` and `bottom`: host memory of the engine's choosing ([`gol_core::Engine::host_rows`]),
+/// `top` and `bottom`: host memory of the engine's choosing ([`gol_core::RowAccess::host_rows`]),
 /// kept from one exchange to the next, as fresh buffers would cost a page fault per page every
 /// time.
 fn exchange<W: World>(

@@ -24,7 +24,7 @@ pub trait World: Clone + Send + Sync + 'static {
     fn population(&self) -> u64;
 
     /// The rows of the bit layout: a grid itself, a cube's lines (see [`crate::cube`]). Slabs,
-    /// checkpoints and [`Engine::read_rows`] work on these rows.
+    /// checkpoints and [`RowAccess::read_rows`] work on these rows.
     fn rows(&self) -> &Grid;
 
     /// The world whose rows are `rows`; refused where they cannot be (a cube needs M² rows of
@@ -344,7 +344,7 @@ pub trait RowAccess {
     }
 }
 
-/// Whole rows of an engine's state in one GPU's memory ([`Engine::device_rows`]). A description
+/// Whole rows of an engine's state in one GPU's memory ([`RowAccess::device_rows`]). A description
 /// only: copying through it is the unsafe business of [`crate::slab::PeerCopy`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DeviceRows {
@@ -359,7 +359,7 @@ pub struct DeviceRows {
     pub queue: u64,
 }
 
-/// Host memory for rows that travel between engines ([`Engine::host_rows`]): ordinary memory,
+/// Host memory for rows that travel between engines ([`RowAccess::host_rows`]): ordinary memory,
 /// or memory of an engine's own kind behind the same slice.
 pub struct HostRows(Box<dyn DerefMut<Target = [u64]> + Send + Sync>);
 

@@ -13,7 +13,7 @@
 //! launch, except that cuda-bitsliced makes two where the side allows it (see
 //! `pairs_fit`); the engine replays launches through CUDA graphs. cuda-bitsliced keeps the
 //! host's rows (the cube's lines) as they are, so it gives row access for slabs
-//! ([`gol_core::Engine::read_rows`]).
+//! ([`gol_core::RowAccess::read_rows`]).
 
 use std::sync::Arc;
 

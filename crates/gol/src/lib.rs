@@ -39,3 +39,8 @@ pub use error::{Error, Result};
 pub use gol_core::{Cube, EngineId, Grid, Rule};
 pub use setup::{Checkpoints, Dim, Setup, Size, Source, Split, Start};
 pub use simulation::{Simulation, Timings};
+
+/// The README's Rust examples, run as doc tests so that they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeExamples;

@@ -163,13 +163,13 @@ impl State {
         Ok(start..start + len)
     }
 
-    /// See [`Engine::read_rows`].
+    /// See [`RowAccess::read_rows`].
     pub(super) fn read_rows(&self, first: usize, words: &mut [u64]) -> Result<()> {
         words.copy_from_slice(&self.frame.words[self.rows_at(first, words.len())?]);
         Ok(())
     }
 
-    /// See [`Engine::write_rows`].
+    /// See [`RowAccess::write_rows`].
     pub(super) fn write_rows(&mut self, first: usize, words: &[u64]) -> Result<()> {
         let range = self.rows_at(first, words.len())?;
         self.frame.words[range].copy_from_slice(words);
