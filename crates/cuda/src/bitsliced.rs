@@ -22,7 +22,7 @@ use gol_core::{EngineId, Grid, Rule};
 use crate::device::Gpu;
 use crate::engine::{words32 as words, Backend};
 use crate::error::{CudaError, Result};
-use crate::kernels;
+use crate::kernels::{self, KernelSpec, Tiling};
 use crate::launch::{self, param};
 use crate::pinned::copy_into_fresh;
 
@@ -472,8 +472,37 @@ fn resident_launch(
     }
 }
 
+/// cuda-bitsliced's kernel: the rule as a LOP3 circuit and the lengths of its chains of levels
+/// in front of the multi-generation kernels, the small grids' resident kernel and programmatic
+/// dependent launch; the launch shape is the engine's own.
+pub const KERNELS: [KernelSpec; 1] = [KernelSpec {
+    engine: EngineId::CudaBitsliced,
+    build_source: |rule| {
+        let circuit = crate::circuit::source(rule) + &chain_defines(rule);
+        kernels::with_rule(
+            rule,
+            &[
+                &circuit,
+                kernels::DEPENDENT,
+                kernels::BITSLICED,
+                kernels::RESIDENT,
+            ],
+        )
+    },
+    function: "advance_16",
+    small_function: None,
+    default_block: (32, 4),
+    tiling: Tiling::Plain,
+    fixed_block: true,
+    shared_table: 0,
+}];
+
 impl Backend for BitCells {
     type World = Grid;
+
+    fn spec(engine: EngineId) -> &'static KernelSpec {
+        kernels::find(KERNELS.iter(), engine)
+    }
 
     /// 64 generations: an even number of launches at every depth.
     const GRAPH_GENERATIONS: u64 = 64;
@@ -491,7 +520,7 @@ impl Backend for BitCells {
             16 * len as u64,
             &format!("a {width}x{height} grid on {engine}"),
         )?;
-        let spec = kernels::spec(engine);
+        let spec = Self::spec(engine);
         let module = gpu.module(&spec.source(rule))?;
         let advance = DEPTHS
             .iter()

@@ -11,7 +11,7 @@ use gol_core::{EngineId, Grid, Rule};
 use crate::device::Gpu;
 use crate::engine::{launch_2d, Backend};
 use crate::error::Result;
-use crate::kernels::{self, KernelSpec};
+use crate::kernels::{self, KernelSpec, Tiling};
 use crate::pinned::copy_to_host;
 
 /// Bytes on the device, with or without ghost cells.
@@ -42,8 +42,51 @@ impl ByteCells {
     }
 }
 
+/// The byte-cell engines' kernels: cuda-global and cuda-constant on ghost cells (the rule
+/// compiled in, or read from a table in constant memory that the host fills), cuda-shared on
+/// strips of rows met in shared memory.
+pub const KERNELS: [KernelSpec; 3] = [
+    KernelSpec {
+        engine: EngineId::CudaGlobal,
+        build_source: |rule| kernels::with_rule(rule, &[kernels::RULE, kernels::GLOBAL]),
+        function: "update_cells",
+        small_function: Some("update_cells_small"),
+        default_block: (16, 16),
+        tiling: Tiling::Plain,
+        fixed_block: false,
+        shared_table: 0,
+    },
+    KernelSpec {
+        engine: EngineId::CudaConstant,
+        // One module for every rule: the table in constant memory is filled at load.
+        build_source: |_| kernels::with_rule(Rule::LIFE, &[kernels::CONSTANT, kernels::GLOBAL]),
+        function: "update_cells",
+        small_function: Some("update_cells_small"),
+        default_block: (16, 16),
+        tiling: Tiling::Plain,
+        fixed_block: false,
+        shared_table: 0,
+    },
+    KernelSpec {
+        engine: EngineId::CudaShared,
+        build_source: |rule| {
+            kernels::with_rule(rule, &[kernels::RULE, kernels::STRIP, kernels::SHARED])
+        },
+        function: "update_cells_shared",
+        small_function: None,
+        default_block: (32, 16),
+        tiling: Tiling::AlignedStrips,
+        fixed_block: false,
+        shared_table: 0,
+    },
+];
+
 impl Backend for ByteCells {
     type World = Grid;
+
+    fn spec(engine: EngineId) -> &'static KernelSpec {
+        kernels::find(KERNELS.iter(), engine)
+    }
 
     fn prepare(
         gpu: &Gpu,
@@ -52,7 +95,7 @@ impl Backend for ByteCells {
         grid: &Grid,
         rule: Rule,
     ) -> Result<Self> {
-        let spec = kernels::spec(engine);
+        let spec = Self::spec(engine);
         // cuda-global and cuda-constant keep the ghost-cell layout (their ghost-refresh kernels
         // are in global.cu); cuda-shared wraps its indices instead.
         let ghosts = matches!(engine, EngineId::CudaGlobal | EngineId::CudaConstant);
@@ -66,7 +109,7 @@ impl Backend for ByteCells {
             2 * len as u64,
             &format!("a {width}x{height} grid on {engine}"),
         )?;
-        let module = if spec.rule_compiled_in {
+        let module = if engine != EngineId::CudaConstant {
             gpu.module(&spec.source(rule))?
         } else {
             // cuda-constant: the rule goes into the module's constant memory, so the module

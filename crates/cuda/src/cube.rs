@@ -1,81 +1,77 @@
-//! The 3D backends: the three kernels of the 3D Life article (docs/lineage.md) and a bit-sliced one, on an M³ torus or on a slab
-//! of X planes of one (X×M×M, x wrapping at X; [`gol_core::cube`]).
+//! The 3D byte-cell backends: the three kernels of the 3D Life article (docs/lineage.md), on an
+//! M³ torus or on a slab of X planes of one (X×M×M, x wrapping at X; [`gol_core::cube`]). The
+//! bit-sliced 3D engine is [`crate::cube_bits`].
 //!
 //! - `cuda-global`: byte cells in the `.bin` order, one thread per cell (the article's v0).
 //! - `cuda-shared`: the same bytes, (z, y) tiles with a halo in shared memory streaming along
 //!   x (v1, 2.5D blocking).
 //! - `cuda-swar`: four byte cells per 32-bit word, lines padded to whole words, counts added
 //!   four at a time (v2).
-//! - `cuda-bitsliced`: the host cube's own bit-packed words, 32 cells per 32-bit word,
-//!   bit-sliced 27-cell sums.
 //!
 //! Each kernel file documents its layout and scheme. Every kernel makes one generation per
-//! launch, except that cuda-bitsliced makes two where the side allows it (see
-//! `pairs_fit`); the engine replays launches through CUDA graphs. cuda-bitsliced keeps the
-//! host's rows (the cube's lines) as they are, so it gives row access for slabs
-//! ([`gol_core::RowAccess::read_rows`]).
+//! launch; the engine replays launches through CUDA graphs. These engines count live cells on
+//! the host, after a download, and give no row access.
 
 use std::sync::Arc;
 
-use cudarc::driver::{
-    CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg,
-};
-use gol_core::{Cube, EngineId, Grid, Rule};
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig};
+use gol_core::{Cube, EngineId, Rule};
 
 use crate::device::Gpu;
 use crate::engine::Backend;
 use crate::error::{CudaError, Result};
 use crate::kernels::{self, KernelSpec, Tiling};
 use crate::launch::{self, param};
-use crate::pinned::{copy_into_fresh, copy_to_host};
+use crate::pinned::copy_to_host;
 
-/// Planes of constant x each thread of the streaming kernels (shared, swar) walks through per
-/// launch, and the fewest that cuda-bitsliced's walks take ([`CubeCells::bitsliced_grid`]);
-/// `GOL_CUBE_DEPTH` sets it outright for experiments.
-const DEPTH: usize = 16;
+/// Planes of constant x each thread of the streaming kernels (shared, swar, and the bit-sliced
+/// one's fewest, [`crate::cube_bits`]) walks through per launch; `GOL_CUBE_DEPTH` sets it
+/// outright for experiments.
+pub(crate) const DEPTH: usize = 16;
 
-/// The most planes cuda-bitsliced's walks take where the GPU would hold fewer, longer ones: on
-/// the H100 at 1024³, walks of 64 planes beat walks of 171 (one wave) by 2% (BENCHMARKS.md).
-const MAX_WALK: u32 = 64;
-
-/// cuda-bitsliced's kernel of two generations a launch.
-const PAIR_FUNCTION: &str = "cube_bitsliced_pair";
-
-/// Lines each thread of cuda-bitsliced owns (`ROWS` in the kernel).
-const BITSLICED_ROWS: usize = 4;
-
-/// cuda-bitsliced's shared memory per block, for `gens` (1 or 2) generations a launch: `STAGES`
-/// planes of ROWS + 2 · gens lines for each of its 128 threads (the kernel's ring of
-/// asynchronous copies), with room for one outer word per line in one generation.
-fn bitsliced_shared_bytes(gens: u32) -> u32 {
-    let lines = BITSLICED_ROWS as u32 + 2 * gens;
-    let words = if gens == 1 { 2 * lines } else { lines };
-    3 * words * 128 * 4
-}
-
-/// Whether cuda-bitsliced can make two generations a launch on sides of `side` cells: lines of
-/// a power of two of whole 32-bit words, at most 32, so that a warp's segments hold whole lines
-/// (M = 32 · 2^k up to 1024; see cube_bitsliced.cu).
-fn pairs_fit(side: usize) -> bool {
-    side % 32 == 0 && (side / 32).is_power_of_two() && side / 32 <= 32
-}
-
-/// `GOL_CUBE_PAIRS`: `always` makes cuda-bitsliced launch two generations at once wherever
-/// [`pairs_fit`], `never` nowhere; unset, where the cube is large enough to fill the GPU twice
-/// over (see [`CubeCells`]'s `prepare`): on smaller cubes a launch has too few blocks to hide
-/// the longer chain of work in each.
-fn pairs_from_env() -> Result<Option<bool>> {
-    match std::env::var("GOL_CUBE_PAIRS") {
-        Err(_) => Ok(None),
-        Ok(text) => match text.as_str() {
-            "always" => Ok(Some(true)),
-            "never" => Ok(Some(false)),
-            _ => Err(CudaError::Refused(format!(
-                "GOL_CUBE_PAIRS={text:?}: expected always or never"
-            ))),
+/// The byte-cell 3D engines' kernels; the 27-cell wrap helpers go in front of each.
+pub const KERNELS: [KernelSpec; 3] = [
+    KernelSpec {
+        engine: EngineId::CudaSwar,
+        build_source: |rule| kernels::with_rule(rule, &[kernels::CUBE_WRAP, kernels::CUBE_SWAR]),
+        function: "cube_swar",
+        small_function: None,
+        default_block: (32, 8),
+        tiling: Tiling::Plain,
+        fixed_block: true,
+        shared_table: 0,
+    },
+    KernelSpec {
+        engine: EngineId::CudaShared,
+        build_source: |rule| {
+            kernels::with_rule(
+                rule,
+                &[kernels::RULE, kernels::CUBE_WRAP, kernels::CUBE_BYTES],
+            )
         },
-    }
-}
+        function: "cube_shared",
+        small_function: None,
+        default_block: (32, 16),
+        tiling: Tiling::Overlap,
+        fixed_block: false,
+        shared_table: 0,
+    },
+    KernelSpec {
+        engine: EngineId::CudaGlobal,
+        build_source: |rule| {
+            kernels::with_rule(
+                rule,
+                &[kernels::RULE, kernels::CUBE_WRAP, kernels::CUBE_BYTES],
+            )
+        },
+        function: "cube_global",
+        small_function: None,
+        default_block: (32, 8),
+        tiling: Tiling::Plain,
+        fixed_block: false,
+        shared_table: 0,
+    },
+];
 
 /// How the cells lie in the device buffers.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -84,11 +80,9 @@ enum Layout {
     Bytes,
     /// One byte per cell, each line padded to whole 32-bit words.
     Swar,
-    /// One bit per cell, the host cube's words.
-    Bits,
 }
 
-/// A 3D torus on the device.
+/// A 3D torus of byte cells on the device.
 pub struct CubeCells {
     spec: &'static KernelSpec,
     layout: Layout,
@@ -98,19 +92,8 @@ pub struct CubeCells {
     cells: CudaSlice<u8>,
     next: CudaSlice<u8>,
     update: CudaFunction,
-    /// cuda-bitsliced's kernel of two generations a launch, where [`pairs_fit`].
-    pair: Option<CudaFunction>,
-    /// cuda-bitsliced: the blocks of one launch of `update` and of `pair` that the GPU holds at
-    /// once.
-    slots: (u32, u32),
-    /// cuda-bitsliced's population count (the byte layouts count on the host).
-    count: Option<CudaFunction>,
-    sms: u32,
     /// `GOL_CUBE_DEPTH`, where set.
     depth: Option<usize>,
-    /// Whether launches may start before the previous one ends (cuda-bitsliced only,
-    /// [`launch::starts_early`]).
-    early: bool,
 }
 
 impl CubeCells {
@@ -118,81 +101,82 @@ impl CubeCells {
     fn stride_bytes(&self) -> usize {
         stride_bytes(self.layout, self.side)
     }
+}
 
-    /// Live cells in the bytes `range` of the current buffer (whole 32-bit words, padding bits
-    /// zero), counted by `count` (cube_population).
-    fn count_bytes(
-        &self,
+fn stride_bytes(layout: Layout, side: usize) -> usize {
+    match layout {
+        Layout::Bytes => side,
+        Layout::Swar => side.div_ceil(4) * 4,
+    }
+}
+
+/// `GOL_CUBE_DEPTH`: the planes each thread walks per launch, for experiments.
+pub(crate) fn depth_from_env() -> Result<Option<usize>> {
+    match std::env::var("GOL_CUBE_DEPTH") {
+        Err(_) => Ok(None),
+        Ok(text) => text
+            .parse::<usize>()
+            .ok()
+            .filter(|&d| d >= 1)
+            .map(Some)
+            .ok_or_else(|| {
+                CudaError::Refused(format!("GOL_CUBE_DEPTH={text:?}: expected a count ≥ 1"))
+            }),
+    }
+}
+
+impl Backend for CubeCells {
+    type World = Cube;
+
+    fn spec(engine: EngineId) -> &'static KernelSpec {
+        kernels::find(KERNELS.iter(), engine)
+    }
+
+    fn prepare(
+        gpu: &Gpu,
         stream: &Arc<CudaStream>,
-        count: &CudaFunction,
-        range: std::ops::Range<usize>,
-    ) -> Result<u64> {
-        let mut total = stream.alloc_zeros::<u64>(1)?;
-        let words = (range.len() / 4) as i64;
-        let cfg = crate::engine::count_launch(words as u64, self.sms);
-        let cells = self.cells.slice(range);
-        // SAFETY: cube_population takes (const unsigned* cells, long long words, unsigned long
-        // long* total); `cells` holds `words` 32-bit words (padding bits zero) and `total` one
-        // 64-bit counter.
-        unsafe {
-            stream
-                .launch_builder(count)
-                .arg(&cells)
-                .arg(&words)
-                .arg(&mut total)
-                .launch(cfg)?;
-        }
-        Ok(stream.clone_dtoh(&total)?[0])
-    }
-
-    /// The bytes of rows `first..` (lines of the host layout) that `words` words cover; only
-    /// for [`Layout::Bits`], whose lines are the host's.
-    fn row_bytes(&self, first: usize, words: usize) -> Result<std::ops::Range<usize>> {
-        let word = std::mem::size_of::<u64>();
-        let rows = crate::engine::row_range(self.side, self.planes * self.side, first, words)?;
-        Ok(rows.start * word..rows.end * word)
-    }
-
-    /// cuda-bitsliced's grid, and the planes each thread walks, for blocks of 32 × `block_y`
-    /// threads of a kernel of which `slots` blocks fit on the GPU at once. A run of planes
-    /// takes a block per column of 32 words and row group; the runs split the planes so that
-    /// all of them fill those slots in one wave as nearly as they can, in walks of [`DEPTH`]
-    /// planes at least (each walk first reads the planes before and after it) and [`MAX_WALK`]
-    /// at most. `GOL_CUBE_DEPTH` sets the walks' planes outright.
-    fn bitsliced_grid(&self, block_y: u32, slots: u32) -> ((u32, u32, u32), u32) {
-        let (m, planes) = (self.side as u32, self.planes as u32);
-        // Lines under 32 words share a warp, one segment of lanes per line (see the kernel).
-        let words = m.div_ceil(32);
-        let segment = words.next_power_of_two().min(32);
-        let lines_per_block = block_y * BITSLICED_ROWS as u32 * (32 / segment);
-        let (columns, groups) = (words.div_ceil(32), m.div_ceil(lines_per_block));
-        let walk = match self.depth {
-            Some(depth) => (depth as u32).min(planes),
-            None => {
-                let (fewest, most) = (planes.div_ceil(MAX_WALK), planes.div_ceil(DEPTH as u32));
-                let runs = (slots / (columns * groups)).clamp(fewest, most);
-                planes.div_ceil(runs)
-            }
+        engine: EngineId,
+        cube: &Cube,
+        rule: Rule,
+    ) -> Result<Self> {
+        let spec = Self::spec(engine);
+        let layout = match engine {
+            EngineId::CudaSwar => Layout::Swar,
+            _ => Layout::Bytes,
         };
-        ((columns, groups, planes.div_ceil(walk)), walk)
+        let (side, planes) = (cube.side(), cube.planes());
+        let len = planes * side * stride_bytes(layout, side);
+        gpu.check_memory(
+            2 * len as u64,
+            &format!("a {planes}x{side}x{side} torus on {engine}"),
+        )?;
+        let module = gpu.module(&spec.source(rule))?;
+        Ok(CubeCells {
+            spec,
+            layout,
+            side,
+            planes,
+            cells: stream.alloc_zeros::<u8>(len)?,
+            next: stream.alloc_zeros::<u8>(len)?,
+            update: module.load_function(spec.function)?,
+            depth: depth_from_env()?,
+        })
     }
 
-    /// Queues one launch of `gens` generations (2 only where [`pairs_fit`]), swapping the
-    /// buffers once.
-    fn launch(&mut self, stream: &Arc<CudaStream>, block: (u32, u32), gens: u32) -> Result<()> {
+    fn upload(&mut self, stream: &Arc<CudaStream>, cube: &Cube) -> Result<()> {
+        stream.memcpy_htod(&cube.to_bytes(self.stride_bytes()), &mut self.cells)?;
+        stream.synchronize()?;
+        Ok(())
+    }
+
+    /// Queues one generation, swapping the buffers once.
+    fn generation(&mut self, stream: &Arc<CudaStream>, block: (u32, u32)) -> Result<()> {
         let m = self.side as u32;
         let depth = self.depth.unwrap_or(DEPTH).min(self.planes) as u32;
         let runs = (self.planes as u32).div_ceil(depth);
-        let (function, slots) = match (gens, &self.pair) {
-            (1, _) => (&self.update, self.slots.0),
-            (2, Some(pair)) => (pair, self.slots.1),
-            _ => unreachable!("{gens} generations a launch on side {m}"),
-        };
         let (mut side, mut planes, mut depth_arg) = (m as i32, self.planes as i32, depth as i32);
-        let mut stride = (self.stride_bytes() / 4) as i32;
         let wl = m.div_ceil(4);
         let mut wl_arg = wl as i32;
-        let bits = (self.layout == Layout::Bits).then(|| self.bitsliced_grid(block.1, slots));
         // The guards, dropped once the launch is queued, record the buffers' use.
         let (mut input, read) = self.cells.device_ptr(stream);
         let (mut output, written) = self.next.device_ptr_mut(stream);
@@ -228,257 +212,26 @@ impl CubeCells {
                     shared_mem_bytes: 0,
                 }
             }
-            Layout::Bits => {
-                let (grid_dim, walk) = bits.expect("computed for Layout::Bits");
-                depth_arg = walk as i32;
-                params.extend([param(&mut stride), param(&mut depth_arg)]);
-                LaunchConfig {
-                    grid_dim,
-                    block_dim: (32, block.1, 1),
-                    shared_mem_bytes: bitsliced_shared_bytes(gens),
-                }
-            }
         };
         // SAFETY: the kernels take (const cells*, cells*, int m, int planes) followed by the
         // arguments pushed above for their layout (cube_shared: int depth; cube_swar: int wl,
-        // int depth; cube_bitsliced and cube_bitsliced_pair: int stride in 32-bit words, int
-        // depth), which `params` points to in order; both buffers hold planes·M lines of
-        // stride_bytes() bytes, and the launch shapes match what each kernel indexes (the pair
-        // kernel is loaded only where `pairs_fit`). Only the bit-sliced kernels start early, and
-        // they touch neither buffer before `wait_for_previous_grid()`.
-        unsafe { launch::kernel(stream, function, cfg, &mut params, self.early) }?;
+        // int depth), which `params` points to in order; both buffers hold planes·M lines of
+        // stride_bytes() bytes, and the launch shapes match what each kernel indexes. None of
+        // them starts early.
+        unsafe { launch::kernel(stream, &self.update, cfg, &mut params, false) }?;
         drop((read, written));
         std::mem::swap(&mut self.cells, &mut self.next);
         Ok(())
     }
-}
-
-fn stride_bytes(layout: Layout, side: usize) -> usize {
-    match layout {
-        Layout::Bytes => side,
-        Layout::Swar => side.div_ceil(4) * 4,
-        Layout::Bits => gol_core::grid::words_per_row(side) * 8,
-    }
-}
-
-fn depth_from_env() -> Result<Option<usize>> {
-    match std::env::var("GOL_CUBE_DEPTH") {
-        Err(_) => Ok(None),
-        Ok(text) => text
-            .parse::<usize>()
-            .ok()
-            .filter(|&d| d >= 1)
-            .map(Some)
-            .ok_or_else(|| {
-                CudaError::Refused(format!("GOL_CUBE_DEPTH={text:?}: expected a count ≥ 1"))
-            }),
-    }
-}
-
-impl Backend for CubeCells {
-    type World = Cube;
-
-    fn spec(engine: EngineId) -> &'static KernelSpec {
-        kernels::spec_3d(engine)
-    }
-
-    fn prepare(
-        gpu: &Gpu,
-        stream: &Arc<CudaStream>,
-        engine: EngineId,
-        cube: &Cube,
-        rule: Rule,
-    ) -> Result<Self> {
-        let spec = kernels::spec_3d(engine);
-        let layout = match engine {
-            EngineId::CudaSwar => Layout::Swar,
-            EngineId::CudaBitsliced => Layout::Bits,
-            _ => Layout::Bytes,
-        };
-        let (side, planes) = (cube.side(), cube.planes());
-        let len = planes * side * stride_bytes(layout, side);
-        gpu.check_memory(
-            2 * len as u64,
-            &format!("a {planes}x{side}x{side} torus on {engine}"),
-        )?;
-        let module = gpu.module(&spec.source(rule))?;
-        let update = module.load_function(spec.function)?;
-        let pair = match layout {
-            Layout::Bits if pairs_fit(side) => Some(module.load_function(PAIR_FUNCTION)?),
-            _ => None,
-        };
-        let sms = gpu.info.multiprocessors as u32;
-        let resident = |function: &CudaFunction, gens: u32| -> Result<u32> {
-            let threads = 32 * spec.default_block.1;
-            let shared = bitsliced_shared_bytes(gens) as usize;
-            Ok(sms
-                * function.occupancy_max_active_blocks_per_multiprocessor(threads, shared, None)?)
-        };
-        let slots = match (layout, &pair) {
-            (Layout::Bits, Some(pair)) => (resident(&update, 1)?, resident(pair, 2)?),
-            (Layout::Bits, None) => (resident(&update, 1)?, 0),
-            _ => (0, 0),
-        };
-        let mut cells = CubeCells {
-            spec,
-            layout,
-            side,
-            planes,
-            cells: stream.alloc_zeros::<u8>(len)?,
-            next: stream.alloc_zeros::<u8>(len)?,
-            update,
-            pair,
-            slots,
-            count: match layout {
-                Layout::Bits => Some(module.load_function("cube_population")?),
-                _ => None,
-            },
-            sms,
-            depth: depth_from_env()?,
-            early: layout == Layout::Bits && launch::starts_early(gpu)?,
-        };
-        // Pairs of generations where they are asked for, or where walks of DEPTH planes would
-        // fill the GPU twice over: measured on the H100, two generations a launch win at 1024³
-        // (99 against 114 ms for 1024 generations) and lose at 512³ (14.9 against 14.4 ms),
-        // where such walks fill it 1.3 times.
-        let fills = |cells: &CubeCells| {
-            let ((columns, groups, _), _) = cells.bitsliced_grid(spec.default_block.1, slots.1);
-            columns * groups * (planes as u32).div_ceil(DEPTH as u32) >= 2 * slots.1
-        };
-        if !pairs_from_env()?.unwrap_or_else(|| fills(&cells)) {
-            cells.pair = None;
-        }
-        Ok(cells)
-    }
-
-    fn upload(&mut self, stream: &Arc<CudaStream>, cube: &Cube) -> Result<()> {
-        match self.layout {
-            Layout::Bits => stream.memcpy_htod(as_bytes(cube.lines().words()), &mut self.cells)?,
-            _ => stream.memcpy_htod(&cube.to_bytes(self.stride_bytes()), &mut self.cells)?,
-        }
-        stream.synchronize()?;
-        Ok(())
-    }
-
-    fn generation(&mut self, stream: &Arc<CudaStream>, block: (u32, u32)) -> Result<()> {
-        self.launch(stream, block, 1)
-    }
-
-    fn queue(
-        &mut self,
-        stream: &Arc<CudaStream>,
-        block: (u32, u32),
-        generations: u64,
-    ) -> Result<u64> {
-        let pairs = if self.pair.is_some() {
-            generations / 2
-        } else {
-            0
-        };
-        let singles = generations - 2 * pairs;
-        (0..pairs).try_for_each(|_| self.launch(stream, block, 2))?;
-        (0..singles).try_for_each(|_| self.launch(stream, block, 1))?;
-        Ok(pairs + singles)
-    }
 
     fn download(&self, stream: &Arc<CudaStream>) -> Result<Cube> {
-        let side = self.side;
-        match self.layout {
-            Layout::Bits => {
-                let mut lines = Grid::new(side, self.planes * side)?;
-                copy_into_fresh(stream, &self.cells, as_bytes_mut(lines.words_mut()))?;
-                Ok(Cube::slab(lines)?)
-            }
-            _ => {
-                let bytes = copy_to_host(stream, &self.cells)?;
-                Ok(Cube::from_bytes(side, &bytes, self.stride_bytes())?)
-            }
-        }
-    }
-
-    fn read_rows(
-        &self,
-        stream: &Arc<CudaStream>,
-        first: usize,
-        words: &mut [u64],
-    ) -> Option<Result<()>> {
-        (self.layout == Layout::Bits).then(|| {
-            let range = self.row_bytes(first, words.len())?;
-            stream.memcpy_dtoh(&self.cells.slice(range), as_bytes_mut(words))?;
-            stream.synchronize()?;
-            Ok(())
-        })
-    }
-
-    fn write_rows(
-        &mut self,
-        stream: &Arc<CudaStream>,
-        first: usize,
-        words: &[u64],
-    ) -> Option<Result<()>> {
-        (self.layout == Layout::Bits).then(|| {
-            let range = self.row_bytes(first, words.len())?;
-            stream.memcpy_htod(as_bytes(words), &mut self.cells.slice_mut(range))?;
-            stream.synchronize()?;
-            Ok(())
-        })
-    }
-
-    fn device_rows(
-        &self,
-        stream: &Arc<CudaStream>,
-        first: usize,
-        rows: usize,
-    ) -> Option<Result<(u64, usize)>> {
-        let wpr = gol_core::grid::words_per_row(self.side);
-        (self.layout == Layout::Bits).then(|| {
-            let range = self.row_bytes(first, rows * wpr)?;
-            let (base, _record) = self.cells.device_ptr(stream);
-            Ok((base + range.start as u64, range.len()))
-        })
-    }
-
-    fn population(&self, stream: &Arc<CudaStream>) -> Result<u64> {
-        match &self.count {
-            Some(count) => self.count_bytes(stream, count, 0..self.cells.len()),
-            None => Ok(self.download(stream)?.population()),
-        }
-    }
-
-    fn population_of_rows(
-        &self,
-        stream: &Arc<CudaStream>,
-        first: usize,
-        rows: usize,
-    ) -> Option<Result<u64>> {
-        let count = self.count.as_ref()?;
-        let wpr = gol_core::grid::words_per_row(self.side);
-        Some(
-            self.row_bytes(first, rows * wpr)
-                .and_then(|range| self.count_bytes(stream, count, range)),
-        )
-    }
-
-    fn starts_early(&self) -> bool {
-        self.early
+        let bytes = copy_to_host(stream, &self.cells)?;
+        Ok(Cube::from_bytes(self.side, &bytes, self.stride_bytes())?)
     }
 
     fn describe(&self) -> Option<String> {
         match self.layout {
             Layout::Bytes if self.spec.tiling == Tiling::Plain => None,
-            Layout::Bits => Some(format!(
-                "warps of 32 words x {BITSLICED_ROWS} lines, {} planes per thread, {}",
-                self.bitsliced_grid(self.spec.default_block.1, self.slots.0)
-                    .1,
-                match self.pair {
-                    Some(_) => format!(
-                        "two generations a launch ({} planes per thread)",
-                        self.bitsliced_grid(self.spec.default_block.1, self.slots.1)
-                            .1
-                    ),
-                    None => "one generation a launch".into(),
-                }
-            )),
             _ => Some(format!(
                 "{} planes per thread",
                 self.depth.unwrap_or(DEPTH).min(self.planes)
@@ -486,21 +239,3 @@ impl Backend for CubeCells {
         }
     }
 }
-
-/// The bytes of `words`. The kernels read the host's little-endian `u64` words as pairs of
-/// 32-bit words, which needs a little-endian host.
-fn as_bytes(words: &[u64]) -> &[u8] {
-    // SAFETY: any initialised u64 is 8 initialised bytes; u8 has alignment 1; the length covers
-    // exactly the same memory, borrowed for the same lifetime.
-    unsafe { std::slice::from_raw_parts(words.as_ptr().cast::<u8>(), words.len() * 8) }
-}
-
-/// The bytes of `words`, writable.
-fn as_bytes_mut(words: &mut [u64]) -> &mut [u8] {
-    // SAFETY: as in `as_bytes`; every byte pattern is a valid u64, so any bytes written through
-    // the view leave valid words.
-    unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u8>(), words.len() * 8) }
-}
-
-#[cfg(target_endian = "big")]
-compile_error!("the bit-packed CUDA engines read the host's words as little-endian 32-bit pairs");

@@ -13,7 +13,7 @@ use gol_core::{Cube, Engine, EngineOptions, Grid, Rule, World};
 use crate::clock::{time_on_device, time_on_host, Timings};
 use crate::device::{gpu_on, Gpu};
 use crate::error::{CudaError, Result};
-use crate::kernels::{self, KernelSpec};
+use crate::kernels::KernelSpec;
 use crate::pinned::Pinned;
 
 /// The most blocks launched along y; kernels loop over the rest (grid-stride).
@@ -59,10 +59,8 @@ impl DeviceWorld for Cube {
 pub trait Backend: Sized {
     /// What the backend advances: a 2D [`Grid`] or a 3D [`Cube`].
     type World: DeviceWorld;
-    /// The kernel spec of `engine` for this backend's dimension.
-    fn spec(engine: EngineId) -> &'static KernelSpec {
-        kernels::spec(engine)
-    }
+    /// The kernel of `engine`, one of this backend's engines: each backend describes its own.
+    fn spec(engine: EngineId) -> &'static KernelSpec;
     /// Checks the problem against the device, compiles the module and allocates buffers.
     /// Everything happens on `stream`, the engine's own.
     fn prepare(

@@ -3,7 +3,8 @@
 //! NVRTC gets no headers: shared pieces are pasted together instead. The rule is pasted in as
 //! `#define BIRTH`/`SURVIVE` masks; `rule.cu` (or `constant.cu`) defines `NEXT_STATE` from it
 //! for the update kernels, and `cuda-bitsliced` gets the rule as a circuit of LOP3s
-//! ([`circuit::source`]) in front of its source.
+//! ([`crate::circuit::source`]) in front of its source. Which pieces an engine compiles, and how
+//! it launches them, its backend says ([`KernelSpec`]).
 
 use std::sync::Arc;
 
@@ -11,8 +12,8 @@ use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{CudaFunction, CudaModule, DriverError, LaunchConfig};
 use gol_core::{EngineId, Rule};
 
+use crate::bitsliced;
 use crate::engine::MAX_GRID_Y;
-use crate::{bitsliced, circuit};
 
 /// The compiled-in rule's `NEXT_STATE`.
 pub const RULE: &str = include_str!("../kernels/rule.cu");
@@ -57,12 +58,14 @@ pub fn with_rule(rule: Rule, parts: &[&str]) -> String {
     source
 }
 
-/// What an engine compiles and launches.
+/// What an engine compiles and launches: each backend describes its own engines' kernels
+/// ([`crate::engine::Backend::spec`]).
 pub struct KernelSpec {
     /// The engine.
     pub engine: EngineId,
-    /// Sources pasted together (after the rule's `#define`s).
-    pub parts: &'static [&'static str],
+    /// The source to compile for a rule: the pieces above pasted together behind the rule
+    /// ([`with_rule`]) or whatever else the engine compiles in.
+    pub build_source: fn(Rule) -> String,
     /// The update kernel's name.
     pub function: &'static str,
     /// A variant of it with `int` indices and no row loop, for grids under 2³¹ bytes whose
@@ -70,15 +73,10 @@ pub struct KernelSpec {
     pub small_function: Option<&'static str>,
     /// The default thread block (x, y).
     pub default_block: (u32, u32),
-    /// Whether the rule is compiled in (`cuda-constant` fills a table at run time instead).
-    pub rule_compiled_in: bool,
     /// How blocks share out the cells.
     pub tiling: Tiling,
     /// Whether the engine sets its own launch shape (`--block` is refused).
     pub fixed_block: bool,
-    /// Whether the source starts with the rule as a LOP3 circuit ([`circuit::source`]) and
-    /// the lengths of the chains its levels form ([`bitsliced::chain_defines`]).
-    pub rule_circuit: bool,
     /// Dynamic shared memory each block takes for a table, whatever the block (bytes).
     pub shared_table: u32,
 }
@@ -113,163 +111,10 @@ impl Tiling {
     }
 }
 
-/// Every CUDA engine's kernel.
-pub const SPECS: &[KernelSpec] = &[
-    KernelSpec {
-        engine: EngineId::CudaBitsliced,
-        parts: &[DEPENDENT, BITSLICED, RESIDENT],
-        function: "advance_16",
-        small_function: None,
-        default_block: (32, 4),
-        rule_compiled_in: true,
-        tiling: Tiling::Plain,
-        fixed_block: true,
-        rule_circuit: true,
-        shared_table: 0,
-    },
-    KernelSpec {
-        engine: EngineId::CudaGlobal,
-        parts: &[RULE, GLOBAL],
-        function: "update_cells",
-        small_function: Some("update_cells_small"),
-        default_block: (16, 16),
-        rule_compiled_in: true,
-        tiling: Tiling::Plain,
-        fixed_block: false,
-        rule_circuit: false,
-        shared_table: 0,
-    },
-    KernelSpec {
-        engine: EngineId::CudaConstant,
-        parts: &[CONSTANT, GLOBAL],
-        function: "update_cells",
-        small_function: Some("update_cells_small"),
-        default_block: (16, 16),
-        rule_compiled_in: false,
-        tiling: Tiling::Plain,
-        fixed_block: false,
-        rule_circuit: false,
-        shared_table: 0,
-    },
-    KernelSpec {
-        engine: EngineId::CudaShared,
-        parts: &[RULE, STRIP, SHARED],
-        function: "update_cells_shared",
-        small_function: None,
-        default_block: (32, 16),
-        rule_compiled_in: true,
-        tiling: Tiling::AlignedStrips,
-        fixed_block: false,
-        rule_circuit: false,
-        shared_table: 0,
-    },
-    KernelSpec {
-        engine: EngineId::CudaTexture,
-        parts: &[RULE, STRIP, TEXTURE],
-        function: "update_cells_texture",
-        small_function: None,
-        default_block: (128, 2),
-        rule_compiled_in: true,
-        tiling: Tiling::Strips,
-        fixed_block: false,
-        rule_circuit: false,
-        shared_table: 0,
-    },
-    KernelSpec {
-        engine: EngineId::CudaLut,
-        parts: &[LUT],
-        function: "update_cells_lut",
-        small_function: None,
-        default_block: (32, 8),
-        rule_compiled_in: true,
-        tiling: Tiling::Plain,
-        fixed_block: false,
-        rule_circuit: false,
-        shared_table: 0,
-    },
-    KernelSpec {
-        engine: EngineId::CudaLut6,
-        parts: &[LUT],
-        function: "update_cells_lut6",
-        small_function: None,
-        default_block: (32, 32),
-        rule_compiled_in: true,
-        tiling: Tiling::Plain,
-        fixed_block: false,
-        rule_circuit: false,
-        shared_table: 1 << 17,
-    },
-];
-
-/// Every 3D CUDA engine's kernel.
-pub const SPECS_3D: &[KernelSpec] = &[
-    KernelSpec {
-        engine: EngineId::CudaBitsliced,
-        parts: &[CUBE_WRAP, DEPENDENT, CUBE_BITSLICED],
-        function: "cube_bitsliced",
-        small_function: None,
-        default_block: (32, 4),
-        rule_compiled_in: true,
-        tiling: Tiling::Plain,
-        fixed_block: true,
-        rule_circuit: false,
-        shared_table: 0,
-    },
-    KernelSpec {
-        engine: EngineId::CudaSwar,
-        parts: &[CUBE_WRAP, CUBE_SWAR],
-        function: "cube_swar",
-        small_function: None,
-        default_block: (32, 8),
-        rule_compiled_in: true,
-        tiling: Tiling::Plain,
-        fixed_block: true,
-        rule_circuit: false,
-        shared_table: 0,
-    },
-    KernelSpec {
-        engine: EngineId::CudaShared,
-        parts: &[RULE, CUBE_WRAP, CUBE_BYTES],
-        function: "cube_shared",
-        small_function: None,
-        default_block: (32, 16),
-        rule_compiled_in: true,
-        tiling: Tiling::Overlap,
-        fixed_block: false,
-        rule_circuit: false,
-        shared_table: 0,
-    },
-    KernelSpec {
-        engine: EngineId::CudaGlobal,
-        parts: &[RULE, CUBE_WRAP, CUBE_BYTES],
-        function: "cube_global",
-        small_function: None,
-        default_block: (32, 8),
-        rule_compiled_in: true,
-        tiling: Tiling::Plain,
-        fixed_block: false,
-        rule_circuit: false,
-        shared_table: 0,
-    },
-];
-
 impl KernelSpec {
     /// The source to compile for `rule`.
     pub fn source(&self, rule: Rule) -> String {
-        let rule = if self.rule_compiled_in {
-            rule
-        } else {
-            Rule::LIFE
-        };
-        if self.rule_circuit {
-            let circuit = circuit::source(rule) + &bitsliced::chain_defines(rule);
-            let parts: Vec<&str> = std::iter::once(circuit.as_str())
-                .chain(self.parts.iter().copied())
-                .collect();
-            with_rule(rule, &parts)
-        } else {
-            with_rule(rule, self.parts)
-        }
+        (self.build_source)(rule)
     }
 
     /// Dynamic shared memory per block, in bytes.
@@ -382,20 +227,39 @@ impl KernelSpec {
     }
 }
 
-/// The kernel of the 2D engine `engine` (one of [`SPECS`]).
-pub fn spec(engine: EngineId) -> &'static KernelSpec {
-    SPECS
-        .iter()
-        .find(|s| s.engine == engine)
-        .expect("every CUDA engine has a kernel spec")
+/// Every 2D engine's kernel, as its backend describes it.
+pub fn all() -> impl Iterator<Item = &'static KernelSpec> {
+    (bitsliced::KERNELS.iter())
+        .chain(&crate::bytes::KERNELS)
+        .chain(&crate::texture::KERNELS)
+        .chain(&crate::lut::KERNELS)
 }
 
-/// The kernel of the 3D engine `engine` (one of [`SPECS_3D`]).
-pub fn spec_3d(engine: EngineId) -> &'static KernelSpec {
-    SPECS_3D
+/// Every 3D engine's kernel, as its backend describes it.
+pub fn all_3d() -> impl Iterator<Item = &'static KernelSpec> {
+    crate::cube_bits::KERNELS
         .iter()
-        .find(|s| s.engine == engine)
-        .expect("every 3D CUDA engine has a kernel spec")
+        .chain(&crate::cube::KERNELS)
+}
+
+/// The kernel of the 2D engine `engine`.
+pub fn spec(engine: EngineId) -> &'static KernelSpec {
+    find(all(), engine)
+}
+
+/// The kernel of the 3D engine `engine`.
+pub fn spec_3d(engine: EngineId) -> &'static KernelSpec {
+    find(all_3d(), engine)
+}
+
+/// The kernel of `engine` among `kernels`: a backend is asked only for its own engines.
+pub(crate) fn find(
+    mut kernels: impl Iterator<Item = &'static KernelSpec>,
+    engine: EngineId,
+) -> &'static KernelSpec {
+    kernels
+        .find(|k| k.engine == engine)
+        .expect("a backend is asked only for its own engines' kernels")
 }
 
 #[cfg(test)]

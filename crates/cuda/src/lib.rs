@@ -8,8 +8,8 @@
 //! - [`bitsliced`]: `cuda-bitsliced` (32 cells per word, bit-sliced counts, up to 16
 //!   generations per launch; the fastest), with the rule as a LOP3 circuit from [`circuit`].
 //! - [`peer`]: copies from GPU to GPU for the halo exchanges of split runs.
-//! - [`cube`]: the 3D engines ([`ENGINES_3D`]): `cuda-global`, `cuda-shared`, `cuda-swar` and
-//!   `cuda-bitsliced` on an M³ torus.
+//! - [`cube`]: the 3D byte-cell engines `cuda-global`, `cuda-shared`, `cuda-swar`, and
+//!   [`cube_bits`] the 3D `cuda-bitsliced`, on an M³ torus ([`ENGINES_3D`]).
 //!
 //! Kernels are `.cu` files under `kernels/`, embedded with `include_str!` and compiled by NVRTC
 //! for the device's own architecture on first use ([`device::Gpu::module`] caches them per
@@ -22,6 +22,7 @@ pub mod bytes;
 pub mod circuit;
 mod clock;
 pub mod cube;
+pub mod cube_bits;
 pub mod device;
 pub mod engine;
 mod error;
@@ -97,7 +98,7 @@ pub const ENGINES_3D: &[EngineSpec<Cube>] = &[
         id: EngineId::CudaBitsliced,
         description:
             "32 cells per word, bit-sliced 27-cell sums, 4 lines per thread streaming along x",
-        create: |o| create::<cube::CubeCells>(EngineId::CudaBitsliced, o),
+        create: |o| create::<cube_bits::CubeBits>(EngineId::CudaBitsliced, o),
     },
     EngineSpec {
         id: EngineId::CudaSwar,
@@ -183,7 +184,7 @@ pub fn report() -> Result<Vec<String>, CudaError> {
             info.max_threads_per_block, info.max_array_2d.0, info.max_array_2d.1
         ),
     ];
-    for spec in kernels::SPECS {
+    for spec in kernels::all() {
         let module = gpu.module(&spec.source(gol_core::Rule::LIFE))?;
         let function: CudaFunction = spec.load(&module)?;
         let block = spec.default_block;

@@ -19,7 +19,7 @@ use gol_core::{EngineId, Grid, Rule};
 use crate::device::Gpu;
 use crate::engine::{launch_2d, words32 as words, Backend};
 use crate::error::Result;
-use crate::kernels;
+use crate::kernels::{self, KernelSpec, Tiling};
 use crate::pinned::copy_to_host;
 
 /// The table for `rule`: entry `a | m << 4 | b << 8` (4-bit windows of the rows above, at and
@@ -69,12 +69,41 @@ pub struct LutCells {
     update: CudaFunction,
     /// The 6 × 3 window (`cuda-lut6`) rather than 4 × 3.
     wide: bool,
-    spec: &'static kernels::KernelSpec,
+    spec: &'static KernelSpec,
     sms: u32,
 }
 
+/// The lookup-table engines' kernels: cuda-lut's 4×3 windows (a table of 4096 entries built in
+/// each block's shared memory), cuda-lut6's 6×3 windows (2¹⁸ entries, 128 KiB of it).
+pub const KERNELS: [KernelSpec; 2] = [
+    KernelSpec {
+        engine: EngineId::CudaLut,
+        build_source: |rule| kernels::with_rule(rule, &[kernels::LUT]),
+        function: "update_cells_lut",
+        small_function: None,
+        default_block: (32, 8),
+        tiling: Tiling::Plain,
+        fixed_block: false,
+        shared_table: 0,
+    },
+    KernelSpec {
+        engine: EngineId::CudaLut6,
+        build_source: |rule| kernels::with_rule(rule, &[kernels::LUT]),
+        function: "update_cells_lut6",
+        small_function: None,
+        default_block: (32, 32),
+        tiling: Tiling::Plain,
+        fixed_block: false,
+        shared_table: 1 << 17,
+    },
+];
+
 impl Backend for LutCells {
     type World = Grid;
+
+    fn spec(engine: EngineId) -> &'static KernelSpec {
+        kernels::find(KERNELS.iter(), engine)
+    }
 
     fn prepare(
         gpu: &Gpu,
@@ -91,7 +120,7 @@ impl Backend for LutCells {
             8 * len as u64 + table.len() as u64,
             &format!("a {width}x{height} grid on {engine}"),
         )?;
-        let spec = kernels::spec(engine);
+        let spec = Self::spec(engine);
         let module = gpu.module(&spec.source(rule))?;
         gpu.check_shared(spec.shared_table as usize, engine.name())?;
         let update = spec.load(&module)?;

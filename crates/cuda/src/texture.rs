@@ -19,7 +19,7 @@ use gol_core::{EngineId, Grid, Rule};
 use crate::device::Gpu;
 use crate::engine::Backend;
 use crate::error::{CudaError, Result};
-use crate::kernels::{self, KernelSpec};
+use crate::kernels::{self, KernelSpec, Tiling};
 
 /// The kernel for arrays of [`Texels::Quads`] (the spec's function reads single cells).
 const QUAD_FUNCTION: &str = "update_cells_texture_quad";
@@ -197,8 +197,27 @@ pub struct TextureCells {
     update: CudaFunction,
 }
 
+/// cuda-texture's kernel: strips of rows read through textures, written through surfaces (the
+/// kernel of four cells a texel is in the same module).
+pub const KERNELS: [KernelSpec; 1] = [KernelSpec {
+    engine: EngineId::CudaTexture,
+    build_source: |rule| {
+        kernels::with_rule(rule, &[kernels::RULE, kernels::STRIP, kernels::TEXTURE])
+    },
+    function: "update_cells_texture",
+    small_function: None,
+    default_block: (128, 2),
+    tiling: Tiling::Strips,
+    fixed_block: false,
+    shared_table: 0,
+}];
+
 impl Backend for TextureCells {
     type World = Grid;
+
+    fn spec(engine: EngineId) -> &'static KernelSpec {
+        kernels::find(KERNELS.iter(), engine)
+    }
 
     fn prepare(
         gpu: &Gpu,
@@ -219,7 +238,7 @@ impl Backend for TextureCells {
             2 * (width * height) as u64,
             &format!("a {width}x{height} grid on {engine}"),
         )?;
-        let spec = kernels::spec(engine);
+        let spec = Self::spec(engine);
         let module = gpu.module(&spec.source(rule))?;
         let (texels, function) = if width % 4 == 0 {
             (Texels::Quads, QUAD_FUNCTION)

@@ -1,0 +1,403 @@
+//! The 3D `cuda-bitsliced` backend: the host cube's own bit-packed words on the device, 32
+//! cells per 32-bit word, bit-sliced 27-cell sums (layout and scheme in
+//! `kernels/cube_bitsliced.cu`), on an M³ torus or on a slab of X planes of one (X×M×M, x
+//! wrapping at X; [`gol_core::cube`]).
+//!
+//! One generation a launch, or two where the side allows it ([`pairs_fit`]) and the cube fills
+//! the GPU; launches start early where the GPU can ([`launch::starts_early`]). It keeps the
+//! host's rows (the cube's lines) as they are, so it gives row access for slabs
+//! ([`gol_core::RowAccess::read_rows`]) and counts live cells where they lie.
+
+use std::sync::Arc;
+
+use cudarc::driver::{
+    CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg,
+};
+use gol_core::{Cube, EngineId, Grid, Rule};
+
+use crate::cube::{depth_from_env, DEPTH};
+use crate::device::Gpu;
+use crate::engine::Backend;
+use crate::error::{CudaError, Result};
+use crate::kernels::{self, KernelSpec, Tiling};
+use crate::launch::{self, param};
+use crate::pinned::copy_into_fresh;
+
+/// The most planes a walk takes where the GPU would hold fewer, longer ones: on the H100 at
+/// 1024³, walks of 64 planes beat walks of 171 (one wave) by 2% (BENCHMARKS.md).
+const MAX_WALK: u32 = 64;
+
+/// The kernel of two generations a launch.
+const PAIR_FUNCTION: &str = "cube_bitsliced_pair";
+
+/// Lines each thread owns (`ROWS` in the kernel).
+const ROWS: usize = 4;
+
+/// The kernel; the 27-cell wrap helpers and programmatic dependent launch go in front of it.
+pub const KERNELS: [KernelSpec; 1] = [KernelSpec {
+    engine: EngineId::CudaBitsliced,
+    build_source: |rule| {
+        kernels::with_rule(
+            rule,
+            &[
+                kernels::CUBE_WRAP,
+                kernels::DEPENDENT,
+                kernels::CUBE_BITSLICED,
+            ],
+        )
+    },
+    function: "cube_bitsliced",
+    small_function: None,
+    default_block: (32, 4),
+    tiling: Tiling::Plain,
+    fixed_block: true,
+    shared_table: 0,
+}];
+
+/// Shared memory per block, for `gens` (1 or 2) generations a launch: `STAGES` planes of ROWS
+/// + 2 · gens lines for each of its 128 threads (the kernel's ring of asynchronous copies),
+///   with room for one outer word per line in one generation.
+fn shared_bytes(gens: u32) -> u32 {
+    let lines = ROWS as u32 + 2 * gens;
+    let words = if gens == 1 { 2 * lines } else { lines };
+    3 * words * 128 * 4
+}
+
+/// Whether two generations a launch fit sides of `side` cells: lines of a power of two of whole
+/// 32-bit words, at most 32, so that a warp's segments hold whole lines (M = 32 · 2^k up to
+/// 1024; see cube_bitsliced.cu).
+fn pairs_fit(side: usize) -> bool {
+    side % 32 == 0 && (side / 32).is_power_of_two() && side / 32 <= 32
+}
+
+/// `GOL_CUBE_PAIRS`: `always` makes the engine launch two generations at once wherever
+/// [`pairs_fit`], `never` nowhere; unset, where the cube is large enough to fill the GPU twice
+/// over (see [`CubeBits`]'s `prepare`): on smaller cubes a launch has too few blocks to hide
+/// the longer chain of work in each.
+fn pairs_from_env() -> Result<Option<bool>> {
+    match std::env::var("GOL_CUBE_PAIRS") {
+        Err(_) => Ok(None),
+        Ok(text) => match text.as_str() {
+            "always" => Ok(Some(true)),
+            "never" => Ok(Some(false)),
+            _ => Err(CudaError::Refused(format!(
+                "GOL_CUBE_PAIRS={text:?}: expected always or never"
+            ))),
+        },
+    }
+}
+
+/// A 3D torus on the device, one bit a cell in the host's words.
+pub struct CubeBits {
+    side: usize,
+    /// Planes of constant x: the side, or a slab's own count.
+    planes: usize,
+    cells: CudaSlice<u8>,
+    next: CudaSlice<u8>,
+    update: CudaFunction,
+    /// The kernel of two generations a launch, where [`pairs_fit`] and it pays.
+    pair: Option<CudaFunction>,
+    /// The blocks of one launch of `update` and of `pair` that the GPU holds at once.
+    slots: (u32, u32),
+    /// The population count (cube_population).
+    count: CudaFunction,
+    sms: u32,
+    /// `GOL_CUBE_DEPTH`, where set.
+    depth: Option<usize>,
+    /// Whether launches may start before the previous one ends ([`launch::starts_early`]).
+    early: bool,
+}
+
+impl CubeBits {
+    /// Bytes per line: the host's words.
+    fn stride_bytes(&self) -> usize {
+        gol_core::grid::words_per_row(self.side) * 8
+    }
+
+    /// Live cells in the bytes `range` of the current buffer (whole 32-bit words, padding bits
+    /// zero).
+    fn count_bytes(&self, stream: &Arc<CudaStream>, range: std::ops::Range<usize>) -> Result<u64> {
+        let mut total = stream.alloc_zeros::<u64>(1)?;
+        let words = (range.len() / 4) as i64;
+        let cfg = crate::engine::count_launch(words as u64, self.sms);
+        let cells = self.cells.slice(range);
+        // SAFETY: cube_population takes (const unsigned* cells, long long words, unsigned long
+        // long* total); `cells` holds `words` 32-bit words (padding bits zero) and `total` one
+        // 64-bit counter.
+        unsafe {
+            stream
+                .launch_builder(&self.count)
+                .arg(&cells)
+                .arg(&words)
+                .arg(&mut total)
+                .launch(cfg)?;
+        }
+        Ok(stream.clone_dtoh(&total)?[0])
+    }
+
+    /// The bytes of rows `first..` (lines of the host layout) that `words` words cover.
+    fn row_bytes(&self, first: usize, words: usize) -> Result<std::ops::Range<usize>> {
+        let word = std::mem::size_of::<u64>();
+        let rows = crate::engine::row_range(self.side, self.planes * self.side, first, words)?;
+        Ok(rows.start * word..rows.end * word)
+    }
+
+    /// The grid, and the planes each thread walks, for blocks of 32 × `block_y` threads of a
+    /// kernel of which `slots` blocks fit on the GPU at once. A run of planes takes a block per
+    /// column of 32 words and row group; the runs split the planes so that all of them fill
+    /// those slots in one wave as nearly as they can, in walks of [`DEPTH`] planes at least
+    /// (each walk first reads the planes before and after it) and [`MAX_WALK`] at most.
+    /// `GOL_CUBE_DEPTH` sets the walks' planes outright.
+    fn grid(&self, block_y: u32, slots: u32) -> ((u32, u32, u32), u32) {
+        let (m, planes) = (self.side as u32, self.planes as u32);
+        // Lines under 32 words share a warp, one segment of lanes per line (see the kernel).
+        let words = m.div_ceil(32);
+        let segment = words.next_power_of_two().min(32);
+        let lines_per_block = block_y * ROWS as u32 * (32 / segment);
+        let (columns, groups) = (words.div_ceil(32), m.div_ceil(lines_per_block));
+        let walk = match self.depth {
+            Some(depth) => (depth as u32).min(planes),
+            None => {
+                let (fewest, most) = (planes.div_ceil(MAX_WALK), planes.div_ceil(DEPTH as u32));
+                let runs = (slots / (columns * groups)).clamp(fewest, most);
+                planes.div_ceil(runs)
+            }
+        };
+        ((columns, groups, planes.div_ceil(walk)), walk)
+    }
+
+    /// Queues one launch of `gens` generations (2 only where [`pairs_fit`]), swapping the
+    /// buffers once.
+    fn launch(&mut self, stream: &Arc<CudaStream>, block: (u32, u32), gens: u32) -> Result<()> {
+        let (function, slots) = match (gens, &self.pair) {
+            (1, _) => (&self.update, self.slots.0),
+            (2, Some(pair)) => (pair, self.slots.1),
+            _ => unreachable!("{gens} generations a launch on side {}", self.side),
+        };
+        let (grid_dim, walk) = self.grid(block.1, slots);
+        let (mut side, mut planes) = (self.side as i32, self.planes as i32);
+        let mut stride = (self.stride_bytes() / 4) as i32;
+        let mut walk = walk as i32;
+        let cfg = LaunchConfig {
+            grid_dim,
+            block_dim: (32, block.1, 1),
+            shared_mem_bytes: shared_bytes(gens),
+        };
+        // The guards, dropped once the launch is queued, record the buffers' use.
+        let (mut input, read) = self.cells.device_ptr(stream);
+        let (mut output, written) = self.next.device_ptr_mut(stream);
+        let mut params = vec![
+            param(&mut input),
+            param(&mut output),
+            param(&mut side),
+            param(&mut planes),
+            param(&mut stride),
+            param(&mut walk),
+        ];
+        // SAFETY: cube_bitsliced and cube_bitsliced_pair take (const unsigned* cells, unsigned*
+        // next, int m, int planes, int stride in 32-bit words, int depth), which `params`
+        // points to in order; both buffers hold planes·M lines of stride_bytes() bytes, and the
+        // grid is the one `grid` computed for this kernel (the pair kernel is loaded only where
+        // `pairs_fit`). The kernels touch neither buffer before `wait_for_previous_grid()`, so
+        // they may start early.
+        unsafe { launch::kernel(stream, function, cfg, &mut params, self.early) }?;
+        drop((read, written));
+        std::mem::swap(&mut self.cells, &mut self.next);
+        Ok(())
+    }
+}
+
+impl Backend for CubeBits {
+    type World = Cube;
+
+    fn spec(engine: EngineId) -> &'static KernelSpec {
+        kernels::find(KERNELS.iter(), engine)
+    }
+
+    fn prepare(
+        gpu: &Gpu,
+        stream: &Arc<CudaStream>,
+        engine: EngineId,
+        cube: &Cube,
+        rule: Rule,
+    ) -> Result<Self> {
+        let spec = Self::spec(engine);
+        let (side, planes) = (cube.side(), cube.planes());
+        let len = planes * side * gol_core::grid::words_per_row(side) * 8;
+        gpu.check_memory(
+            2 * len as u64,
+            &format!("a {planes}x{side}x{side} torus on {engine}"),
+        )?;
+        let module = gpu.module(&spec.source(rule))?;
+        let update = module.load_function(spec.function)?;
+        let pair = if pairs_fit(side) {
+            Some(module.load_function(PAIR_FUNCTION)?)
+        } else {
+            None
+        };
+        let sms = gpu.info.multiprocessors as u32;
+        let resident = |function: &CudaFunction, gens: u32| -> Result<u32> {
+            let threads = 32 * spec.default_block.1;
+            let shared = shared_bytes(gens) as usize;
+            Ok(sms
+                * function.occupancy_max_active_blocks_per_multiprocessor(threads, shared, None)?)
+        };
+        let slots = match &pair {
+            Some(pair) => (resident(&update, 1)?, resident(pair, 2)?),
+            None => (resident(&update, 1)?, 0),
+        };
+        let mut cells = CubeBits {
+            side,
+            planes,
+            cells: stream.alloc_zeros::<u8>(len)?,
+            next: stream.alloc_zeros::<u8>(len)?,
+            update,
+            pair,
+            slots,
+            count: module.load_function("cube_population")?,
+            sms,
+            depth: depth_from_env()?,
+            early: launch::starts_early(gpu)?,
+        };
+        // Pairs of generations where they are asked for, or where walks of DEPTH planes would
+        // fill the GPU twice over: measured on the H100, two generations a launch win at 1024³
+        // (99 against 114 ms for 1024 generations) and lose at 512³ (14.9 against 14.4 ms),
+        // where such walks fill it 1.3 times.
+        let fills = |cells: &CubeBits| {
+            let ((columns, groups, _), _) = cells.grid(spec.default_block.1, slots.1);
+            columns * groups * (planes as u32).div_ceil(DEPTH as u32) >= 2 * slots.1
+        };
+        if !pairs_from_env()?.unwrap_or_else(|| fills(&cells)) {
+            cells.pair = None;
+        }
+        Ok(cells)
+    }
+
+    fn upload(&mut self, stream: &Arc<CudaStream>, cube: &Cube) -> Result<()> {
+        stream.memcpy_htod(as_bytes(cube.lines().words()), &mut self.cells)?;
+        stream.synchronize()?;
+        Ok(())
+    }
+
+    fn generation(&mut self, stream: &Arc<CudaStream>, block: (u32, u32)) -> Result<()> {
+        self.launch(stream, block, 1)
+    }
+
+    fn queue(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        block: (u32, u32),
+        generations: u64,
+    ) -> Result<u64> {
+        let pairs = if self.pair.is_some() {
+            generations / 2
+        } else {
+            0
+        };
+        let singles = generations - 2 * pairs;
+        (0..pairs).try_for_each(|_| self.launch(stream, block, 2))?;
+        (0..singles).try_for_each(|_| self.launch(stream, block, 1))?;
+        Ok(pairs + singles)
+    }
+
+    fn download(&self, stream: &Arc<CudaStream>) -> Result<Cube> {
+        let mut lines = Grid::new(self.side, self.planes * self.side)?;
+        copy_into_fresh(stream, &self.cells, as_bytes_mut(lines.words_mut()))?;
+        Ok(Cube::slab(lines)?)
+    }
+
+    fn read_rows(
+        &self,
+        stream: &Arc<CudaStream>,
+        first: usize,
+        words: &mut [u64],
+    ) -> Option<Result<()>> {
+        Some((|| {
+            let range = self.row_bytes(first, words.len())?;
+            stream.memcpy_dtoh(&self.cells.slice(range), as_bytes_mut(words))?;
+            stream.synchronize()?;
+            Ok(())
+        })())
+    }
+
+    fn write_rows(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        first: usize,
+        words: &[u64],
+    ) -> Option<Result<()>> {
+        Some((|| {
+            let range = self.row_bytes(first, words.len())?;
+            stream.memcpy_htod(as_bytes(words), &mut self.cells.slice_mut(range))?;
+            stream.synchronize()?;
+            Ok(())
+        })())
+    }
+
+    fn device_rows(
+        &self,
+        stream: &Arc<CudaStream>,
+        first: usize,
+        rows: usize,
+    ) -> Option<Result<(u64, usize)>> {
+        let wpr = gol_core::grid::words_per_row(self.side);
+        Some(self.row_bytes(first, rows * wpr).map(|range| {
+            let (base, _record) = self.cells.device_ptr(stream);
+            (base + range.start as u64, range.len())
+        }))
+    }
+
+    fn population(&self, stream: &Arc<CudaStream>) -> Result<u64> {
+        self.count_bytes(stream, 0..self.cells.len())
+    }
+
+    fn population_of_rows(
+        &self,
+        stream: &Arc<CudaStream>,
+        first: usize,
+        rows: usize,
+    ) -> Option<Result<u64>> {
+        let wpr = gol_core::grid::words_per_row(self.side);
+        Some(
+            self.row_bytes(first, rows * wpr)
+                .and_then(|range| self.count_bytes(stream, range)),
+        )
+    }
+
+    fn starts_early(&self) -> bool {
+        self.early
+    }
+
+    fn describe(&self) -> Option<String> {
+        let block_y = KERNELS[0].default_block.1;
+        Some(format!(
+            "warps of 32 words x {ROWS} lines, {} planes per thread, {}",
+            self.grid(block_y, self.slots.0).1,
+            match self.pair {
+                Some(_) => format!(
+                    "two generations a launch ({} planes per thread)",
+                    self.grid(block_y, self.slots.1).1
+                ),
+                None => "one generation a launch".into(),
+            }
+        ))
+    }
+}
+
+/// The bytes of `words`. The kernels read the host's little-endian `u64` words as pairs of
+/// 32-bit words, which needs a little-endian host.
+fn as_bytes(words: &[u64]) -> &[u8] {
+    // SAFETY: any initialised u64 is 8 initialised bytes; u8 has alignment 1; the length covers
+    // exactly the same memory, borrowed for the same lifetime.
+    unsafe { std::slice::from_raw_parts(words.as_ptr().cast::<u8>(), words.len() * 8) }
+}
+
+/// The bytes of `words`, writable.
+fn as_bytes_mut(words: &mut [u64]) -> &mut [u8] {
+    // SAFETY: as in `as_bytes`; every byte pattern is a valid u64, so any bytes written through
+    // the view leave valid words.
+    unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u8>(), words.len() * 8) }
+}
+
+#[cfg(target_endian = "big")]
+compile_error!("the bit-packed CUDA engines read the host's words as little-endian 32-bit pairs");
