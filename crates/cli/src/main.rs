@@ -90,18 +90,34 @@ fn execute(cli: &Cli) -> anyhow::Result<()> {
     }
 }
 
-/// The error and its causes on one line.
+/// The error and its causes on one line; a cause that the message before it already quotes
+/// (as errors that name their source do) is not repeated.
 fn one_line(e: &anyhow::Error) -> String {
-    let parts: Vec<String> = e
-        .chain()
-        .map(|c| c.to_string().replace('\n', " "))
-        .collect();
-    parts.join(": ")
+    let mut line = String::new();
+    for cause in e.chain().map(|c| c.to_string().replace('\n', " ")) {
+        if line.is_empty() {
+            line = cause;
+        } else if !line.ends_with(&cause) {
+            line = format!("{line}: {cause}");
+        }
+    }
+    line
 }
 
 #[cfg(test)]
 mod test {
     use super::*;
+
+    #[test]
+    fn a_cause_already_quoted_is_not_repeated() {
+        let io = std::io::Error::from(std::io::ErrorKind::NotFound);
+        let core = gol_core::Error::Io {
+            path: "x.rle".into(),
+            source: io,
+        };
+        let text = one_line(&anyhow::Error::new(core).context("reading the pattern"));
+        assert_eq!(text, "reading the pattern: x.rle: entity not found");
+    }
 
     #[test]
     fn only_a_run_on_one_gpu_asks_for_one_hardware_queue() {

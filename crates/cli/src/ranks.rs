@@ -84,14 +84,16 @@ fn run_rank_in<W: Dimension>(
     world.barrier();
     let loop_start = Instant::now();
     let (mut exchange_seconds, mut checkpoint_seconds, mut checkpoints) = (0.0, 0.0, 0);
-    let schedule = Schedule::of(args);
+    // Every --checkpoint-every generations counted from the original start (so a resumed run
+    // keeps the schedule), and once at the end.
+    let schedule = setup.checkpoints.as_ref();
     let mut checkpoint = |at: u64, slab: &Slab<W>| -> Result<()> {
         let Some(schedule) = schedule else {
             return Ok(());
         };
         let t = Instant::now();
         let header = header::<W>(&slabs, rule, problem.stamp, at);
-        save(world, slab, &slabs, schedule.path, &header)?;
+        save(world, slab, &slabs, &schedule.path, &header)?;
         checkpoint_seconds += t.elapsed().as_secs_f64();
         checkpoints += 1;
         Ok(())
@@ -112,7 +114,7 @@ fn run_rank_in<W: Dimension>(
             stale = true;
         }
         done += n;
-        if schedule.is_some_and(|s| s.due(problem.done + done, gens - done)) {
+        if done < gens && schedule.is_some_and(|s| s.due(problem.done + done)) {
             checkpoint(problem.done + done, &slab)?;
         }
     }
@@ -242,35 +244,6 @@ fn create_engine<W: Dimension>(
         },
     };
     Ok((registry::create::<W>(id, &options)?, resolved.reason))
-}
-
-/// When a run writes checkpoints: every `--checkpoint-every` generations counted from the
-/// original start (so a resumed run keeps the schedule), and once at the end.
-#[derive(Clone, Copy)]
-struct Schedule<'a> {
-    path: &'a std::path::Path,
-    every: u64,
-}
-
-impl<'a> Schedule<'a> {
-    /// The schedule of `--checkpoint`, if given.
-    fn of(args: &'a RunArgs) -> Option<Schedule<'a>> {
-        args.checkpoint.as_deref().map(|path| Schedule {
-            path,
-            every: args.checkpoint_every.unwrap_or(u64::MAX),
-        })
-    }
-
-    /// Generations from generation `at` to the next checkpoint of the schedule.
-    fn until_next(self, at: u64) -> u64 {
-        self.every - at % self.every
-    }
-
-    /// Whether a checkpoint falls at generation `at`, `left` generations before the end (the
-    /// end's own is written after the loop).
-    fn due(self, at: u64, left: u64) -> bool {
-        left > 0 && at % self.every == 0
-    }
 }
 
 /// Swaps halos with the ranks above and below (on a ring: the torus wraps), receiving into

@@ -116,6 +116,19 @@ pub struct Checkpoints {
     pub every: Option<u64>,
 }
 
+impl Checkpoints {
+    /// Generations from generation `at` to the next checkpoint of the schedule (`u64::MAX`
+    /// where there is no `every`).
+    pub fn until_next(&self, at: u64) -> u64 {
+        self.every.map_or(u64::MAX, |every| every - at % every)
+    }
+
+    /// Whether a checkpoint of the schedule falls at generation `at`.
+    pub fn due(&self, at: u64) -> bool {
+        self.every.is_some_and(|every| at % every == 0)
+    }
+}
+
 /// The description of a run: what [`crate::Simulation::new`] takes.
 ///
 /// Every field has a default: a 1024² glibc soup of seed 0 under B3/S23 on `auto`.

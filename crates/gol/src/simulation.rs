@@ -150,14 +150,14 @@ impl<W: Dimension> Simulation<W> {
     pub fn step(&mut self, generations: u64) -> Result<()> {
         let start = Instant::now();
         let before = self.timings.checkpointing;
-        let every = self.checkpoints.as_ref().and_then(|c| c.every);
         let mut left = generations;
         while left > 0 {
-            let n = every.map_or(left, |e| left.min(e - self.generation % e));
+            let schedule = self.checkpoints.as_ref();
+            let n = schedule.map_or(left, |s| left.min(s.until_next(self.generation)));
             self.engine.step(n)?;
             self.generation += n;
             left -= n;
-            if every.is_some_and(|e| self.generation % e == 0) {
+            if schedule.is_some_and(|s| s.due(self.generation)) {
                 self.checkpoint()?;
             }
         }
