@@ -29,6 +29,10 @@ pub enum Error {
     /// A grid size that is zero, too large to address, or larger than the memory available.
     #[error("{0}")]
     Size(String),
+    /// A world or buffer larger than the memory available, or than can be addressed: refused
+    /// before allocating.
+    #[error("{0}")]
+    Memory(String),
     /// A problem with the requested run (a pattern larger than the grid, a missing grid size…).
     #[error("{0}")]
     Invalid(String),

@@ -11,6 +11,8 @@
 //! the eight offsets, counted with multiplicity (on a 1×1 grid a cell is its own eight
 //! neighbours), exactly as the ghost-cell C programs of docs/lineage.md behave.
 
+use rayon::prelude::*;
+
 use crate::error::{Error, Result};
 use crate::memory;
 
@@ -209,13 +211,17 @@ impl Grid {
     /// ghost-cell layout for `(width + 2, width + 3)`.
     pub fn to_bytes_in(&self, stride: usize, origin: usize, len: usize) -> Vec<u8> {
         let mut out = vec![0u8; len];
-        for y in 0..self.height {
-            let row = self.row(y);
-            let cells = &mut out[origin + y * stride..][..self.width];
-            for (x, cell) in cells.iter_mut().enumerate() {
-                *cell = (row[x / WORD_BITS] >> (x % WORD_BITS) & 1) as u8;
-            }
-        }
+        // Row y starts at origin + y·stride: the chunks of `stride` bytes from `origin`.
+        out[origin..]
+            .par_chunks_mut(stride)
+            .zip(self.words.par_chunks(self.words_per_row))
+            .for_each(|(line, row)| {
+                for (cells, &word) in line[..self.width].chunks_mut(WORD_BITS).zip(row) {
+                    for (bit, cell) in cells.iter_mut().enumerate() {
+                        *cell = (word >> bit & 1) as u8;
+                    }
+                }
+            });
         out
     }
 
@@ -240,13 +246,19 @@ impl Grid {
         origin: usize,
     ) -> Result<Grid> {
         let mut grid = Grid::new(width, height)?;
-        for y in 0..height {
-            let cells = &bytes[origin + y * stride..][..width];
-            let row = grid.row_mut(y);
-            for (x, &c) in cells.iter().enumerate() {
-                row[x / WORD_BITS] |= ((c != 0) as u64) << (x % WORD_BITS);
-            }
-        }
+        let wpr = grid.words_per_row;
+        grid.words
+            .par_chunks_mut(wpr)
+            .enumerate()
+            .for_each(|(y, row)| {
+                let cells = &bytes[origin + y * stride..][..width];
+                for (word, chunk) in row.iter_mut().zip(cells.chunks(WORD_BITS)) {
+                    *word = chunk
+                        .iter()
+                        .enumerate()
+                        .fold(0, |w, (bit, &c)| w | ((c != 0) as u64) << bit);
+                }
+            });
         Ok(grid)
     }
 

@@ -50,7 +50,7 @@ pub fn human_bytes(bytes: u64) -> String {
 pub fn check(bytes: u64, what: &str) -> Result<()> {
     if let Some(available) = available_bytes() {
         if bytes > available {
-            return Err(Error::Size(format!(
+            return Err(Error::Memory(format!(
                 "{what} needs {} of memory, but only {} is available",
                 human_bytes(bytes),
                 human_bytes(available)
@@ -65,7 +65,7 @@ pub fn zeroed_vec<T: Copy + Default>(count: u64, what: &str) -> Result<Vec<T>> {
     let bytes = count
         .checked_mul(std::mem::size_of::<T>() as u64)
         .filter(|&b| b <= isize::MAX as u64)
-        .ok_or_else(|| Error::Size(format!("{what} is too large to address")))?;
+        .ok_or_else(|| Error::Memory(format!("{what} is too large to address")))?;
     check(bytes, what)?;
     // `vec![zero; n]` asks the allocator for zeroed pages, which costs nothing until touched.
     Ok(vec![T::default(); count as usize])

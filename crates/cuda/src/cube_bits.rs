@@ -3,7 +3,7 @@
 //! `kernels/cube_bitsliced.cu`), on an M³ torus or on a slab of X planes of one (X×M×M, x
 //! wrapping at X; [`gol_core::cube`]).
 //!
-//! One generation a launch, or two where the side allows it ([`pairs_fit`]) and the cube fills
+//! One generation a launch, or two where the side allows it (`pairs_fit`) and the cube fills
 //! the GPU; launches start early where the GPU can ([`launch::starts_early`]). It keeps the
 //! host's rows (the cube's lines) as they are, so it gives row access for slabs
 //! ([`gol_core::RowAccess::read_rows`]) and counts live cells where they lie.

@@ -11,6 +11,9 @@ pub enum Error {
     /// file with no grid size, a `.bin` file with a size…).
     #[error("{0}")]
     Invalid(String),
+    /// An engine that disagrees with the oracle ([`crate::verify`]): the first differing case.
+    #[error("{0}")]
+    Mismatch(String),
     /// An error of the core crate or of an engine: a bad rule or file, a size that does not
     /// fit, an engine that cannot run here.
     #[error(transparent)]

@@ -10,6 +10,7 @@
 //!   `window` of it, `save` in every output format, `checkpoint`, and the timings.
 //! - [`auto`]: the one place where `auto` is resolved, by a cost model of whole runs.
 //! - [`registry`]: every engine of this build by [`EngineId`].
+//! - [`verify`]: every engine here against the scalar oracle (`gol verify`).
 //!
 //! ```
 //! use gol::{Setup, Simulation, Size, Start};
@@ -32,6 +33,7 @@ mod error;
 pub mod registry;
 pub mod setup;
 mod simulation;
+pub mod verify;
 
 pub use auto::EngineChoice;
 pub use dimension::Dimension;

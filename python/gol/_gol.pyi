@@ -1,0 +1,103 @@
+"""Type stubs of the extension module behind the package ``gol``."""
+
+from os import PathLike
+from typing import Any, Optional, TypedDict, Union
+
+import numpy as np
+import numpy.typing as npt
+
+__version__: str
+
+_Path = Union[str, PathLike[str]]
+
+class PatternError(ValueError):
+    """A malformed pattern file."""
+
+    path: str
+    line: Optional[int]
+
+class Life:
+    """A 2D Game of Life on a torus."""
+
+    @staticmethod
+    def soup(
+        width: int,
+        height: int,
+        *,
+        seed: int = 0,
+        density: Optional[float] = None,
+        rule: str = "B3/S23",
+        engine: str = "auto",
+    ) -> Life: ...
+    @staticmethod
+    def load(
+        path: _Path,
+        *,
+        width: Optional[int] = None,
+        height: Optional[int] = None,
+        rule: Optional[str] = None,
+        engine: str = "auto",
+    ) -> Life: ...
+    @staticmethod
+    def from_cells(cells: npt.ArrayLike, *, rule: str = "B3/S23", engine: str = "auto") -> Life: ...
+    def step(self, generations: int = 1) -> None: ...
+    @property
+    def population(self) -> int: ...
+    @property
+    def generation(self) -> int: ...
+    @property
+    def width(self) -> int: ...
+    @property
+    def height(self) -> int: ...
+    @property
+    def rule(self) -> str: ...
+    @property
+    def engine(self) -> str: ...
+    def cells(
+        self,
+        x: int = 0,
+        y: int = 0,
+        width: Optional[int] = None,
+        height: Optional[int] = None,
+    ) -> npt.NDArray[np.uint8]: ...
+    def save(self, path: _Path) -> None: ...
+    def _repr_png_(self) -> bytes: ...
+
+class Cube:
+    """A 3D Game of Life on an M×M×M torus (B6/S567 by default)."""
+
+    @staticmethod
+    def soup(
+        side: int,
+        *,
+        seed: int = 0,
+        density: Optional[float] = None,
+        rule: str = "B6/S567",
+        engine: str = "auto",
+    ) -> Cube: ...
+    @staticmethod
+    def load(path: _Path, *, rule: Optional[str] = None, engine: str = "auto") -> Cube: ...
+    @staticmethod
+    def from_cells(cells: npt.ArrayLike, *, rule: str = "B6/S567", engine: str = "auto") -> Cube: ...
+    def step(self, generations: int = 1) -> None: ...
+    @property
+    def population(self) -> int: ...
+    @property
+    def generation(self) -> int: ...
+    @property
+    def side(self) -> int: ...
+    @property
+    def rule(self) -> str: ...
+    @property
+    def engine(self) -> str: ...
+    def cells(self) -> npt.NDArray[np.uint8]: ...
+    def save(self, path: _Path) -> None: ...
+
+class EngineInfo(TypedDict):
+    name: str
+    dims: list[int]
+    available: bool
+    reason: Optional[str]
+
+def engines() -> list[EngineInfo]: ...
+def verify(quick: bool = True, seed: Optional[int] = None) -> None: ...

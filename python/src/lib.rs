@@ -1,0 +1,556 @@
+//! `gol._gol`: the Python extension module under the package `gol` (`python/gol/`).
+//!
+//! Everything goes through the library's [`Simulation`]: this module converts arguments into a
+//! [`Setup`], numpy arrays into worlds and back, and the library's errors into Python
+//! exceptions. A simulation sits behind a mutex, so that `step` can run without the GIL while
+//! other Python threads (and other simulations) go on.
+
+use std::path::PathBuf;
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use gol::{Dim, Dimension, EngineId, Grid, Rule, Setup, Simulation, Size, Start};
+use gol_core::EngineOptions;
+use numpy::ndarray::{Array2, Array3};
+use numpy::{IntoPyArray, PyArray2, PyArray3, PyArrayMethods, PyUntypedArrayMethods};
+use pyo3::exceptions::{PyMemoryError, PyOSError, PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+
+pyo3::create_exception!(
+    gol,
+    PatternError,
+    PyValueError,
+    "A malformed pattern file; `path` names it and `line` the line (None where there is none)."
+);
+
+/// The library's error as the Python exception a caller expects.
+fn error(e: gol::Error) -> PyErr {
+    match e {
+        gol::Error::Invalid(message) => PyValueError::new_err(message),
+        gol::Error::Mismatch(message) => PyRuntimeError::new_err(message),
+        gol::Error::Core(core) => core_error(core),
+    }
+}
+
+fn core_error(e: gol_core::Error) -> PyErr {
+    use gol_core::Error as E;
+    let text = e.to_string();
+    match e {
+        E::Rule { .. } | E::Size(_) | E::Invalid(_) | E::UnknownEngine { .. } => {
+            PyValueError::new_err(text)
+        }
+        E::Memory(_) => PyMemoryError::new_err(text),
+        E::Parse { path, line, .. } => Python::attach(|py| {
+            let err = PatternError::new_err(text);
+            let value = err.value(py);
+            let line = (line > 0).then_some(line);
+            // Setting attributes on a fresh exception instance cannot fail.
+            let _ = value.setattr("path", path.display().to_string());
+            let _ = value.setattr("line", line);
+            err
+        }),
+        // OSError(errno, strerror, filename) becomes FileNotFoundError, PermissionError … by
+        // the errno, as Python's own file errors do.
+        E::Io { path, source } => match source.raw_os_error() {
+            Some(errno) => PyOSError::new_err((errno, source.to_string(), path)),
+            None => PyOSError::new_err(text),
+        },
+        E::Engine(_) | E::Device(_) => PyRuntimeError::new_err(text),
+    }
+}
+
+/// A rule from its text (B/S notation).
+fn rule(text: Option<&str>) -> PyResult<Option<Rule>> {
+    text.map(Rule::parse).transpose().map_err(core_error)
+}
+
+/// An engine choice from its name (`auto` or an engine's).
+fn engine(name: &str) -> PyResult<gol::EngineChoice> {
+    name.parse().map_err(core_error)
+}
+
+/// A simulation of dimension `W` made from `setup`, without the GIL (making a large soup or
+/// reading a large file takes a while).
+fn simulation<W: Dimension>(py: Python<'_>, setup: Setup) -> PyResult<Mutex<Simulation<W>>> {
+    py.detach(|| Simulation::<W>::new(&setup))
+        .map(Mutex::new)
+        .map_err(error)
+}
+
+fn lock<W: Dimension>(sim: &Mutex<Simulation<W>>) -> PyResult<MutexGuard<'_, Simulation<W>>> {
+    sim.lock()
+        .map_err(|_| PyRuntimeError::new_err("a step of this simulation failed midway"))
+}
+
+/// Advances `sim` by `generations` without the GIL, in chunks that grow while each takes under
+/// 50 ms, checking for Python signals (Ctrl-C) between chunks.
+fn step<W: Dimension>(
+    py: Python<'_>,
+    sim: &Mutex<Simulation<W>>,
+    generations: u64,
+) -> PyResult<()> {
+    let mut left = generations;
+    let mut chunk = generations.min(64);
+    while left > 0 {
+        let k = chunk.min(left);
+        let took = py.detach(|| -> PyResult<Duration> {
+            let start = Instant::now();
+            lock(sim)?.step(k).map_err(error)?;
+            Ok(start.elapsed())
+        })?;
+        left -= k;
+        py.check_signals()?;
+        if took < Duration::from_millis(50) {
+            chunk = chunk.saturating_mul(2);
+        }
+    }
+    Ok(())
+}
+
+/// The soup of `seed` (glibc's `rand() % 2`), or of the fast generator at `density`.
+fn soup(seed: u32, density: Option<f64>) -> Start {
+    match density {
+        Some(density) => Start::Density { density, seed },
+        None => Start::Glibc { seed },
+    }
+}
+
+/// A 2D array-like of 0/1 (or bool) as a contiguous uint8 numpy array, checked.
+fn cells_u8<'py>(
+    py: Python<'py>,
+    cells: &Bound<'py, PyAny>,
+    ndim: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    let np = py.import("numpy")?;
+    let array = np.call_method1("asarray", (cells,))?;
+    let shape: Vec<usize> = array.getattr("shape")?.extract()?;
+    if shape.len() != ndim {
+        return Err(PyValueError::new_err(format!(
+            "cells must be a {ndim}-dimensional array; got shape {shape:?}"
+        )));
+    }
+    let kind: String = array.getattr("dtype")?.getattr("kind")?.extract()?;
+    if !matches!(kind.as_str(), "b" | "i" | "u") {
+        return Err(PyValueError::new_err(format!(
+            "cells must be 0/1 integers or booleans; got an array of dtype kind {kind:?}"
+        )));
+    }
+    if kind != "b" && array.getattr("size")?.extract::<usize>()? > 0 {
+        let (least, most): (i64, i64) = (
+            array.call_method0("min")?.extract()?,
+            array.call_method0("max")?.extract()?,
+        );
+        if least < 0 || most > 1 {
+            return Err(PyValueError::new_err(format!(
+                "cells must be 0 (dead) or 1 (alive); found values from {least} to {most}"
+            )));
+        }
+    }
+    np.call_method1("ascontiguousarray", (array, "uint8"))
+}
+
+/// A 2D Game of Life on a torus: a soup, a pattern file or numpy cells, advanced on any engine.
+///
+/// Make one with `Life.soup`, `Life.load` or `Life.from_cells`; `step` advances it without
+/// holding the GIL; `cells()` returns numpy arrays (shape (height, width), 1 = alive).
+#[pyclass(module = "gol", frozen)]
+struct Life {
+    sim: Mutex<Simulation<Grid>>,
+}
+
+#[pymethods]
+impl Life {
+    /// A `width` × `height` torus filled by glibc's `srand(seed)` and one `rand() % 2` per cell
+    /// in row-major order (the C programs' soup: 1024², 1024 generations, seed 0 gives 47026),
+    /// or, with `density`, each cell alive with that probability from a fast generator.
+    #[staticmethod]
+    #[pyo3(signature = (width, height, *, seed=0, density=None, rule="B3/S23", engine="auto"))]
+    fn soup(
+        py: Python<'_>,
+        width: usize,
+        height: usize,
+        seed: u32,
+        density: Option<f64>,
+        rule: &str,
+        engine: &str,
+    ) -> PyResult<Life> {
+        let setup = Setup {
+            start: soup(seed, density),
+            size: Some(Size::Rect { width, height }),
+            rule: self::rule(Some(rule))?,
+            engine: self::engine(engine)?,
+            ..Setup::default()
+        };
+        Ok(Life {
+            sim: simulation(py, setup)?,
+        })
+    }
+
+    /// A pattern file (RLE or plaintext `.cells`) placed as Golly places it on a `width` ×
+    /// `height` torus; the size may be left out where the file's rule has a torus suffix
+    /// (`:TW,H`). `rule` overrides the file's.
+    #[staticmethod]
+    #[pyo3(signature = (path, *, width=None, height=None, rule=None, engine="auto"))]
+    fn load(
+        py: Python<'_>,
+        path: PathBuf,
+        width: Option<usize>,
+        height: Option<usize>,
+        rule: Option<&str>,
+        engine: &str,
+    ) -> PyResult<Life> {
+        let size = match (width, height) {
+            (Some(width), Some(height)) => Some(Size::Rect { width, height }),
+            (None, None) => None,
+            _ => {
+                return Err(PyValueError::new_err(
+                    "give both width and height, or neither",
+                ))
+            }
+        };
+        let setup = Setup {
+            start: Start::File(path),
+            size,
+            rule: self::rule(rule)?,
+            engine: self::engine(engine)?,
+            ..Setup::default()
+        };
+        Ok(Life {
+            sim: simulation(py, setup)?,
+        })
+    }
+
+    /// A torus holding a copy of `cells`: any 2D array-like of 0/1 or booleans, shape
+    /// (height, width).
+    #[staticmethod]
+    #[pyo3(signature = (cells, *, rule="B3/S23", engine="auto"))]
+    fn from_cells(
+        py: Python<'_>,
+        cells: &Bound<'_, PyAny>,
+        rule: &str,
+        engine: &str,
+    ) -> PyResult<Life> {
+        let array = cells_u8(py, cells, 2)?;
+        let array = array.cast::<PyArray2<u8>>()?.readonly();
+        let (height, width) = (array.shape()[0], array.shape()[1]);
+        let bytes = array.as_slice()?;
+        let grid = py
+            .detach(|| Grid::from_bytes(width, height, bytes))
+            .map_err(core_error)?;
+        let setup = Setup {
+            start: Start::Grid(grid),
+            rule: self::rule(Some(rule))?,
+            engine: self::engine(engine)?,
+            ..Setup::default()
+        };
+        Ok(Life {
+            sim: simulation(py, setup)?,
+        })
+    }
+
+    /// Advances `generations` generations. The GIL is released meanwhile; Ctrl-C interrupts a
+    /// long step between chunks of generations.
+    #[pyo3(signature = (generations=1))]
+    fn step(&self, py: Python<'_>, generations: u64) -> PyResult<()> {
+        step(py, &self.sim, generations)
+    }
+
+    /// Live cells now.
+    #[getter]
+    fn population(&self, py: Python<'_>) -> PyResult<u64> {
+        py.detach(|| lock(&self.sim)?.population().map_err(error))
+    }
+
+    /// Generations advanced so far.
+    #[getter]
+    fn generation(&self) -> PyResult<u64> {
+        Ok(lock(&self.sim)?.generation())
+    }
+
+    /// Cells per row.
+    #[getter]
+    fn width(&self) -> PyResult<usize> {
+        Ok(lock(&self.sim)?.extent().0)
+    }
+
+    /// Rows.
+    #[getter]
+    fn height(&self) -> PyResult<usize> {
+        Ok(lock(&self.sim)?.extent().1)
+    }
+
+    /// The rule, in B/S notation.
+    #[getter]
+    fn rule(&self) -> PyResult<String> {
+        Ok(lock(&self.sim)?.rule().to_string())
+    }
+
+    /// The engine running the simulation (the one `auto` resolved to, never "auto").
+    #[getter]
+    fn engine(&self) -> PyResult<&'static str> {
+        Ok(lock(&self.sim)?.engine().name())
+    }
+
+    /// The cells now as a numpy uint8 array of shape (height, width), 1 = alive; with `x`,
+    /// `y`, `width`, `height`, that window of the torus (wrapping round its edges).
+    #[pyo3(signature = (x=0, y=0, width=None, height=None))]
+    fn cells<'py>(
+        &self,
+        py: Python<'py>,
+        x: usize,
+        y: usize,
+        width: Option<usize>,
+        height: Option<usize>,
+    ) -> PyResult<Bound<'py, PyArray2<u8>>> {
+        let (rows, bytes) = py.detach(|| -> PyResult<(usize, Vec<u8>)> {
+            let sim = lock(&self.sim)?;
+            let (w, h, _) = sim.extent();
+            let grid = if (x, y, width, height) == (0, 0, None, None) {
+                sim.world()
+            } else {
+                sim.window(x, y, width.unwrap_or(w), height.unwrap_or(h))
+            }
+            .map_err(error)?;
+            Ok((grid.height(), grid.to_bytes()))
+        })?;
+        let columns = bytes.len() / rows;
+        let array =
+            Array2::from_shape_vec((rows, columns), bytes).expect("a grid's bytes fill its shape");
+        Ok(array.into_pyarray(py))
+    }
+
+    /// Writes the cells now to `path`, in the format its extension names: `.rle` (the whole
+    /// torus, with the rule and its `:TW,H` suffix), `.cells` or `.png` (a picture).
+    fn save(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
+        py.detach(|| lock(&self.sim)?.save(&path).map_err(error))
+    }
+
+    /// The grid as a PNG picture, for notebooks.
+    fn _repr_png_<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let png = py.detach(|| -> PyResult<Vec<u8>> {
+            let sim = lock(&self.sim)?;
+            let world = sim.world().map_err(error)?;
+            Ok(gol_core::pattern::encode(
+                gol_core::pattern::Format::Png,
+                &world,
+                sim.rule(),
+            ))
+        })?;
+        Ok(PyBytes::new(py, &png))
+    }
+
+    fn __repr__(&self) -> PyResult<String> {
+        let sim = lock(&self.sim)?;
+        let (w, h, _) = sim.extent();
+        Ok(format!(
+            "Life({w}x{h} torus, rule {}, generation {}, engine {})",
+            sim.rule(),
+            sim.generation(),
+            sim.engine()
+        ))
+    }
+}
+
+/// A 3D Game of Life on an M×M×M torus (26 neighbours; B6/S567 by default): a soup, a `.bin`
+/// file of the 3D contest's format or numpy cells of shape (M, M, M) indexed [x, y, z].
+#[pyclass(module = "gol", frozen)]
+struct Cube {
+    sim: Mutex<Simulation<gol::Cube>>,
+}
+
+#[pymethods]
+impl Cube {
+    /// An M³ torus (`side` = M) filled by glibc's `srand(seed)` / `rand() % 2`, one call per
+    /// byte in the `.bin` order, or at `density` from a fast generator.
+    #[staticmethod]
+    #[pyo3(signature = (side, *, seed=0, density=None, rule="B6/S567", engine="auto"))]
+    fn soup(
+        py: Python<'_>,
+        side: usize,
+        seed: u32,
+        density: Option<f64>,
+        rule: &str,
+        engine: &str,
+    ) -> PyResult<Cube> {
+        let setup = Setup {
+            start: soup(seed, density),
+            dim: Dim::Three,
+            size: Some(Size::Side(side)),
+            rule: self::rule(Some(rule))?,
+            engine: self::engine(engine)?,
+            ..Setup::default()
+        };
+        Ok(Cube {
+            sim: simulation(py, setup)?,
+        })
+    }
+
+    /// A `.bin` file (u64 M, u64 generation stamp T, M³ bytes); `generation` starts at T.
+    #[staticmethod]
+    #[pyo3(signature = (path, *, rule=None, engine="auto"))]
+    fn load(py: Python<'_>, path: PathBuf, rule: Option<&str>, engine: &str) -> PyResult<Cube> {
+        let setup = Setup {
+            start: Start::File(path),
+            rule: self::rule(rule)?,
+            engine: self::engine(engine)?,
+            ..Setup::default()
+        };
+        Ok(Cube {
+            sim: simulation(py, setup)?,
+        })
+    }
+
+    /// A cube holding a copy of `cells`: a 3D array-like of 0/1 or booleans, shape (M, M, M),
+    /// indexed [x, y, z].
+    #[staticmethod]
+    #[pyo3(signature = (cells, *, rule="B6/S567", engine="auto"))]
+    fn from_cells(
+        py: Python<'_>,
+        cells: &Bound<'_, PyAny>,
+        rule: &str,
+        engine: &str,
+    ) -> PyResult<Cube> {
+        let array = cells_u8(py, cells, 3)?;
+        let array = array.cast::<PyArray3<u8>>()?.readonly();
+        let shape = array.shape().to_vec();
+        let side = shape[0];
+        if shape.iter().any(|&s| s != side) || side == 0 {
+            return Err(PyValueError::new_err(format!(
+                "a cube's cells have shape (M, M, M) with M ≥ 1; got {shape:?}"
+            )));
+        }
+        let bytes = array.as_slice()?;
+        let cube = py
+            .detach(|| gol::Cube::from_bytes(side, bytes, side))
+            .map_err(core_error)?;
+        let setup = Setup {
+            start: Start::Cube(cube),
+            rule: self::rule(Some(rule))?,
+            engine: self::engine(engine)?,
+            ..Setup::default()
+        };
+        Ok(Cube {
+            sim: simulation(py, setup)?,
+        })
+    }
+
+    /// Advances `generations` generations without the GIL (Ctrl-C interrupts between chunks).
+    #[pyo3(signature = (generations=1))]
+    fn step(&self, py: Python<'_>, generations: u64) -> PyResult<()> {
+        step(py, &self.sim, generations)
+    }
+
+    /// Live cells now.
+    #[getter]
+    fn population(&self, py: Python<'_>) -> PyResult<u64> {
+        py.detach(|| lock(&self.sim)?.population().map_err(error))
+    }
+
+    /// The generation stamp: the input file's stamp plus the generations advanced.
+    #[getter]
+    fn generation(&self) -> PyResult<u64> {
+        Ok(lock(&self.sim)?.stamp())
+    }
+
+    /// M, the cube's side.
+    #[getter]
+    fn side(&self) -> PyResult<usize> {
+        Ok(lock(&self.sim)?.extent().0)
+    }
+
+    /// The rule, in B/S notation.
+    #[getter]
+    fn rule(&self) -> PyResult<String> {
+        Ok(lock(&self.sim)?.rule().to_string())
+    }
+
+    /// The engine running the simulation (never "auto").
+    #[getter]
+    fn engine(&self) -> PyResult<&'static str> {
+        Ok(lock(&self.sim)?.engine().name())
+    }
+
+    /// The cells now: numpy uint8 of shape (M, M, M), indexed [x, y, z], 1 = alive.
+    fn cells<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray3<u8>>> {
+        let (side, bytes) = py.detach(|| -> PyResult<(usize, Vec<u8>)> {
+            let cube = lock(&self.sim)?.world().map_err(error)?;
+            Ok((cube.side(), cube.to_bytes(cube.side())))
+        })?;
+        let array = Array3::from_shape_vec((side, side, side), bytes)
+            .expect("a cube's bytes fill its shape");
+        Ok(array.into_pyarray(py))
+    }
+
+    /// Writes the cube to `path` as a `.bin` file stamped with `generation`.
+    fn save(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
+        py.detach(|| lock(&self.sim)?.save(&path).map_err(error))
+    }
+
+    fn __repr__(&self) -> PyResult<String> {
+        let sim = lock(&self.sim)?;
+        let m = sim.extent().0;
+        Ok(format!(
+            "Cube({m}x{m}x{m} torus, rule {}, generation {}, engine {})",
+            sim.rule(),
+            sim.stamp(),
+            sim.engine()
+        ))
+    }
+}
+
+/// Every engine of this build: one dict per engine with its `name`, the `dims` it exists in
+/// (`[2]` or `[2, 3]`), whether it is `available` here and, where not, the `reason`.
+#[pyfunction]
+fn engines(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
+    let flat = gol::registry::ids::<Grid>();
+    let solid = gol::registry::ids::<gol::Cube>();
+    let mut list = Vec::new();
+    for id in EngineId::ALL {
+        let dims: Vec<u32> = [(2, flat.contains(&id)), (3, solid.contains(&id))]
+            .into_iter()
+            .filter_map(|(d, has)| has.then_some(d))
+            .collect();
+        let made = py.detach(|| {
+            let options = EngineOptions::default();
+            if flat.contains(&id) {
+                gol::registry::create::<Grid>(id, &options).map(drop)
+            } else {
+                gol::registry::create::<gol::Cube>(id, &options).map(drop)
+            }
+        });
+        let entry = PyDict::new(py);
+        entry.set_item("name", id.name())?;
+        entry.set_item("dims", dims)?;
+        entry.set_item("available", made.is_ok())?;
+        entry.set_item("reason", made.err().map(|e| e.to_string()))?;
+        list.push(entry);
+    }
+    Ok(list)
+}
+
+/// Cross-checks every engine available here against the scalar oracle, as `gol verify` does
+/// (`quick`: as `gol verify --quick`); returns None, or raises RuntimeError naming the first
+/// differing case. `seed` replays a run's random cases.
+#[pyfunction]
+#[pyo3(signature = (quick=true, seed=None))]
+fn verify(py: Python<'_>, quick: bool, seed: Option<u64>) -> PyResult<()> {
+    let options = gol::verify::Options {
+        quick,
+        seed,
+        ..gol::verify::Options::default()
+    };
+    py.detach(|| gol::verify::run(&options, &mut |_| {}))
+        .map_err(error)
+}
+
+#[pymodule]
+fn _gol(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Life>()?;
+    m.add_class::<Cube>()?;
+    m.add_function(wrap_pyfunction!(engines, m)?)?;
+    m.add_function(wrap_pyfunction!(verify, m)?)?;
+    m.add("PatternError", m.py().get_type::<PatternError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,233 @@
+"""The Python package against the library's own answers, the CLI and the oracle."""
+
+import os
+import struct
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import gol
+
+from conftest import run
+
+GLIDER = np.array([[0, 1, 0], [0, 0, 1], [1, 1, 1]], dtype=np.uint8)
+
+
+def glider_on(width, height, left=0, top=0):
+    cells = np.zeros((height, width), dtype=np.uint8)
+    cells[top : top + 3, left : left + 3] = GLIDER
+    return cells
+
+
+def test_the_seminar_case_gives_47026():
+    sim = gol.Life.soup(1024, 1024, seed=0)
+    assert (sim.width, sim.height, sim.generation, sim.rule) == (1024, 1024, 0, "B3/S23")
+    sim.step(1024)
+    assert sim.population == 47026
+    assert sim.generation == 1024
+    assert sim.engine != "auto"
+    assert sim.engine in {e["name"] for e in gol.engines()}
+
+
+def test_numpy_round_trip_copies_the_cells():
+    rng = np.random.default_rng(5)
+    a = (rng.random((37, 71)) < 0.4).astype(np.uint8)
+    sim = gol.Life.from_cells(a)
+    b = sim.cells()
+    assert b.dtype == np.uint8 and b.shape == (37, 71)
+    assert np.array_equal(a, b)
+    a[0, 0] ^= 1  # a copy: changing the array changes nothing in the simulation
+    assert np.array_equal(sim.cells(), b)
+    # Booleans and other integer types are taken too.
+    assert np.array_equal(gol.Life.from_cells(b.astype(bool)).cells(), b)
+    assert np.array_equal(gol.Life.from_cells(b.astype(np.int64).tolist()).cells(), b)
+
+
+def test_a_glider_moves_one_cell_diagonally_every_four_generations():
+    start = glider_on(10, 8)
+    sim = gol.Life.from_cells(start, engine="cpu-bitsliced")
+    sim.step(4)
+    assert np.array_equal(sim.cells(), np.roll(start, (1, 1), axis=(0, 1)))
+    assert sim.population == 5
+    # After 4 × 40 generations it has gone round the torus (lcm of 10 and 8 steps).
+    sim.step(4 * 39)
+    assert np.array_equal(sim.cells(), start)
+
+
+def test_windows_wrap_round_the_torus():
+    # The glider's 3×3 box straddles both edges: rows 14, 15, 0 and columns 14, 15, 0.
+    cells = np.roll(glider_on(16, 16), (14, 14), axis=(0, 1))
+    sim = gol.Life.from_cells(cells)
+    window = sim.cells(x=14, y=14, width=3, height=3)
+    assert np.array_equal(window, GLIDER)
+    whole = sim.cells()
+    assert np.array_equal(sim.cells(x=5, y=3, width=16, height=16), np.roll(whole, (-3, -5), axis=(0, 1)))
+
+
+def test_every_engine_here_agrees_with_the_oracle():
+    a = (np.random.default_rng(9).random((45, 67)) < 0.5).astype(np.uint8)
+    expected = gol.Life.from_cells(a, rule="B36/S23", engine="cpu-scalar")
+    expected.step(33)
+    for info in gol.engines():
+        if 2 not in info["dims"] or not info["available"]:
+            continue
+        sim = gol.Life.from_cells(a, rule="b36/s23", engine=info["name"])
+        sim.step(10)
+        sim.step(23)
+        assert np.array_equal(sim.cells(), expected.cells()), info["name"]
+        assert sim.population == expected.population
+
+
+def test_rle_load_and_save(tmp_path):
+    rle = tmp_path / "glider.rle"
+    rle.write_text("#N glider\nx = 3, y = 3, rule = B3/S23:T12,9\nbo$2bo$3o!\n")
+    sim = gol.Life.load(rle)
+    assert (sim.width, sim.height) == (12, 9)
+    assert sim.population == 5
+    sized = gol.Life.load(rle, width=20, height=20, rule="B36/S23")
+    assert (sized.width, sized.height, sized.rule) == (20, 20, "B36/S23")
+    sim.step(8)
+    out = tmp_path / "end.rle"
+    sim.save(out)
+    again = gol.Life.load(out)
+    assert np.array_equal(again.cells(), sim.cells())
+    for name in ["end.cells", "end.png"]:
+        sim.save(tmp_path / name)
+        assert (tmp_path / name).stat().st_size > 0
+    assert (tmp_path / "end.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert sim._repr_png_()[:4] == b"\x89PNG"
+    assert "12x9" in repr(sim) and "generation 8" in repr(sim)
+
+
+def test_a_cube_bin_cycle_is_byte_identical_to_gol_run(tmp_path, gol_cli):
+    start = tmp_path / "in.bin"
+    run(gol_cli, "run", "--dim", "3", "--size", "24", "--gens", "0", "--density", "0.25", "--seed", "3", "--output", str(start))
+    run(gol_cli, "run", "--input", str(start), "--gens", "10", "--output", str(tmp_path / "cli.bin"))
+    cube = gol.Cube.load(start)
+    assert cube.generation == 0 and cube.side == 24 and cube.rule == "B6/S567"
+    cube.step(10)
+    cube.save(tmp_path / "py.bin")
+    ours = (tmp_path / "py.bin").read_bytes()
+    assert ours == (tmp_path / "cli.bin").read_bytes()
+    assert struct.unpack("<QQ", ours[:16]) == (24, 10)
+    # The stamp goes on from the file's, and the numpy cells are indexed [x, y, z].
+    again = gol.Cube.load(tmp_path / "py.bin")
+    assert again.generation == 10
+    c = again.cells()
+    assert c.shape == (24, 24, 24)
+    assert np.array_equal(c.reshape(-1), np.frombuffer(ours[16:], dtype=np.uint8))
+    assert np.array_equal(gol.Cube.from_cells(c).cells(), c)
+    assert gol.Cube.soup(16, seed=1).population == gol.Cube.soup(16, seed=1).cells().sum()
+
+
+def test_bad_input_raises_the_right_exceptions(tmp_path):
+    with pytest.raises(ValueError, match="invalid rule"):
+        gol.Life.soup(8, 8, rule="B9/S")
+    with pytest.raises(ValueError, match="unknown engine"):
+        gol.Life.soup(8, 8, engine="fastest")
+    with pytest.raises(ValueError):
+        gol.Life.soup(0, 8)
+    with pytest.raises(ValueError, match="density"):
+        gol.Life.soup(8, 8, density=1.5)
+    with pytest.raises(ValueError, match="2-dimensional"):
+        gol.Life.from_cells(np.zeros((2, 2, 2)))
+    with pytest.raises(ValueError, match="0 .dead. or 1"):
+        gol.Life.from_cells([[0, 2]])
+    with pytest.raises(ValueError, match="dtype"):
+        gol.Life.from_cells(np.zeros((2, 2), dtype=float))
+    with pytest.raises(ValueError, match="shape"):
+        gol.Cube.from_cells(np.zeros((2, 3, 2), dtype=np.uint8))
+    with pytest.raises(ValueError, match="both width and height"):
+        gol.Life.load("x.rle", width=5)
+    with pytest.raises(FileNotFoundError):
+        gol.Life.load(tmp_path / "missing.rle", width=8, height=8)
+    with pytest.raises(FileNotFoundError):
+        gol.Cube.load(tmp_path / "missing.bin")
+    with pytest.raises(OSError):
+        gol.Life.soup(4, 4).save(tmp_path / "no" / "such" / "dir.rle")
+    with pytest.raises(ValueError, match="unknown pattern format"):
+        gol.Life.soup(4, 4).save(tmp_path / "x.xyz")
+    bad = tmp_path / "bad.rle"
+    bad.write_text("x = 3, y = 3\nbo$2bo$3q!\n")
+    with pytest.raises(gol.PatternError) as caught:
+        gol.Life.load(bad, width=8, height=8)
+    assert isinstance(caught.value, ValueError)
+    assert caught.value.path == str(bad) and caught.value.line == 2
+    with pytest.raises(MemoryError):
+        gol.Life.soup(1 << 24, 1 << 24)
+    cuda = [e for e in gol.engines() if e["name"] == "cuda-global"][0]
+    if not cuda["available"]:
+        with pytest.raises(RuntimeError, match=".+"):
+            gol.Life.soup(8, 8, engine="cuda-global")
+
+
+def test_two_simulations_step_at_once_in_two_threads():
+    sims = [gol.Life.soup(1024, 1024, seed=0, engine="cpu-bitsliced") for _ in range(2)]
+    errors = []
+
+    def work(sim):
+        try:
+            sim.step(1024)
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in sims]
+    for t in threads:
+        t.start()
+    # While they step without the GIL, this thread runs Python.
+    ticks = 0
+    while any(t.is_alive() for t in threads):
+        ticks += 1
+        time.sleep(0.001)
+    for t in threads:
+        t.join()
+    assert not errors
+    assert [s.population for s in sims] == [47026, 47026]
+    assert ticks > 0
+
+
+def test_engines_lists_every_engine_with_its_dimensions():
+    engines = {e["name"]: e for e in gol.engines()}
+    assert engines["cpu-scalar"]["dims"] == [2, 3] and engines["cpu-scalar"]["available"]
+    assert engines["cpu-table"]["dims"] == [2]
+    assert engines["cuda-swar"]["dims"] == [3]
+    for e in engines.values():
+        assert set(e) == {"name", "dims", "available", "reason"}
+        assert (e["reason"] is None) == e["available"]
+
+
+def test_verify_quick_passes():
+    assert gol.verify(quick=True, seed=3) is None
+
+
+@pytest.mark.skipif(os.environ.get("GOL_REQUIRE_GPU") is None, reason="GOL_REQUIRE_GPU unset: the GPU check runs on the GPU machine")
+def test_cuda_engines_match_the_cpu():
+    for info in gol.engines():
+        if info["name"].startswith("cuda-"):
+            assert info["available"], info
+    a = (np.random.default_rng(2).random((300, 517)) < 0.3).astype(np.uint8)
+    expected = gol.Life.from_cells(a, engine="cpu-bitsliced")
+    expected.step(100)
+    for name in ["cuda-bitsliced", "cuda-lut", "cuda-shared", "cuda-global"]:
+        sim = gol.Life.from_cells(a, engine=name)
+        sim.step(100)
+        assert np.array_equal(sim.cells(), expected.cells()), name
+    c = (np.random.default_rng(3).random((40, 40, 40)) < 0.2).astype(np.uint8)
+    cpu = gol.Cube.from_cells(c, engine="cpu-bitsliced")
+    gpu = gol.Cube.from_cells(c, engine="cuda-bitsliced")
+    cpu.step(20)
+    gpu.step(20)
+    assert np.array_equal(cpu.cells(), gpu.cells())
+
+
+def test_the_readme_example_runs():
+    """The Python block of the README's "Python" section, as a reader would paste it."""
+    readme = (os.path.dirname(__file__) + "/../../README.md")
+    text = open(readme, encoding="utf-8").read()
+    section = text[text.index("## Python") :]
+    block = section[section.index("```python") + len("```python") : section.index("```", section.index("```python") + 9)]
+    namespace = {}
+    exec(compile(block, "README.md", "exec"), namespace)  # noqa: S102 - our own README
+    assert namespace["window"].shape == (32, 64)
