@@ -48,6 +48,34 @@ pub fn words_per_row(width: usize) -> usize {
     width.div_ceil(WORD_BITS)
 }
 
+/// `SPREAD[b]` holds bit i of `b` in byte i (little-endian): eight cells as bytes.
+static SPREAD: [u64; 256] = {
+    let mut table = [0u64; 256];
+    let mut b = 0;
+    while b < 256 {
+        let mut i = 0;
+        while i < 8 {
+            table[b] |= ((b as u64 >> i) & 1) << (8 * i);
+            i += 1;
+        }
+        b += 1;
+    }
+    table
+};
+
+/// Up to eight cell bytes (non-zero alive) as the low bits of a byte, the first cell lowest.
+fn gather(cells: &[u8]) -> u8 {
+    let mut bytes = [0u8; 8];
+    bytes[..cells.len()].copy_from_slice(cells);
+    let v = u64::from_le_bytes(bytes);
+    // The high bit of each byte: set where the byte is non-zero.
+    let low = 0x7f7f_7f7f_7f7f_7f7f;
+    let nonzero = (((v & low) + low) | v) & !low;
+    // One bit a byte, at bit 8i; the multiplication moves bit 8i to bit 56 + i, with no
+    // carries into the top byte.
+    ((nonzero >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56) as u8
+}
+
 /// Checks a grid size: both sides at least 1 and at most [`MAX_SIDE`].
 pub fn check_size(width: usize, height: usize) -> Result<()> {
     if width == 0 || height == 0 {
@@ -217,8 +245,10 @@ impl Grid {
             .zip(self.words.par_chunks(self.words_per_row))
             .for_each(|(line, row)| {
                 for (cells, &word) in line[..self.width].chunks_mut(WORD_BITS).zip(row) {
-                    for (bit, cell) in cells.iter_mut().enumerate() {
-                        *cell = (word >> bit & 1) as u8;
+                    // Eight cells at a time: each byte of the word spread to eight bytes.
+                    for (eight, byte) in cells.chunks_mut(8).zip(word.to_le_bytes()) {
+                        let spread = SPREAD[byte as usize].to_le_bytes();
+                        eight.copy_from_slice(&spread[..eight.len()]);
                     }
                 }
             });
@@ -254,9 +284,9 @@ impl Grid {
                 let cells = &bytes[origin + y * stride..][..width];
                 for (word, chunk) in row.iter_mut().zip(cells.chunks(WORD_BITS)) {
                     *word = chunk
-                        .iter()
+                        .chunks(8)
                         .enumerate()
-                        .fold(0, |w, (bit, &c)| w | ((c != 0) as u64) << bit);
+                        .fold(0, |w, (k, eight)| w | (gather(eight) as u64) << (8 * k));
                 }
             });
         Ok(grid)
@@ -293,6 +323,19 @@ pub fn last_word_mask(width: usize) -> u64 {
 
 #[cfg(test)]
 mod test {
+    #[test]
+    fn bytes_round_trip_through_the_tables() {
+        for b in 0..=255u8 {
+            let cells: Vec<u8> = (0..8).map(|i| b >> i & 1).collect();
+            assert_eq!(super::SPREAD[b as usize].to_le_bytes().to_vec(), cells);
+            assert_eq!(super::gather(&cells), b);
+            // Any non-zero byte is alive.
+            let loud: Vec<u8> = cells.iter().map(|&c| c * (0x80 | b)).collect();
+            assert_eq!(super::gather(&loud), b);
+            assert_eq!(super::gather(&cells[..5]), b & 0x1f);
+        }
+    }
+
     use super::*;
 
     #[test]
