@@ -81,9 +81,33 @@ pub struct RunArgs {
     pub engine: gol::EngineChoice,
 
     /// Write the final state: in 2D .rle (whole torus), .cells (whole grid) or .png (a
-    /// picture); in 3D a .bin cube stamped with the input's stamp plus --gens.
+    /// picture); in 3D a .bin cube stamped with the input's stamp plus --gens, or a .png of its
+    /// projection; .gif: an animation of the run (--frames, --every). Checked before the run.
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+
+    /// The cells a .png or .gif shows, X,Y,W,H (2D; wraps round the torus) [default: the whole
+    /// grid].
+    #[arg(long, value_name = "X,Y,W,H", value_parser = parse_view)]
+    pub view: Option<gol_core::picture::View>,
+
+    /// Pixels a cell of a .png or .gif [default: a small world drawn at least 512 pixels wide,
+    /// a world too large for 4096 pixels as the share of live cells per pixel].
+    #[arg(long, value_name = "S", value_parser = clap::value_parser!(u32).range(1..))]
+    pub scale: Option<u32>,
+
+    /// Frames of a .gif, spread evenly over the run, first and last generation included
+    /// [default: 100, or every generation of a run shorter than 100].
+    #[arg(long, value_name = "N", conflicts_with = "every")]
+    pub frames: Option<u64>,
+
+    /// One frame of a .gif every K generations, and one at the last.
+    #[arg(long, value_name = "K")]
+    pub every: Option<u64>,
+
+    /// The axis a 3D .png or .gif sums live cells along: x, y or z.
+    #[arg(long, value_name = "x|y|z", default_value = "x")]
+    pub axis: gol_core::picture::Axis,
 
     /// Print one JSON object on standard output instead of the report.
     #[arg(long)]
@@ -217,6 +241,10 @@ pub struct VerifyArgs {
     /// Check only these engines, comma-separated (default: every engine available here).
     #[arg(long, value_name = "A,B", value_delimiter = ',')]
     pub engines: Vec<gol::EngineId>,
+}
+
+fn parse_view(text: &str) -> Result<gol_core::picture::View, String> {
+    gol_core::picture::View::parse(text).map_err(|e| e.to_string())
 }
 
 /// Parses `WxH` (or a single `N` for N×1).

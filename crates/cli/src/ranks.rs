@@ -22,6 +22,7 @@ use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 
 use gol::auto::{self, Machine, Workload};
+use gol::output::{Format, Picture};
 use gol::{registry, Dim, Dimension, EngineId, Setup};
 
 use crate::cli::RunArgs;
@@ -65,6 +66,11 @@ fn run_rank_in<W: Dimension>(
 ) -> Result<()> {
     let start = Instant::now();
     let (rank, size) = (world.rank() as usize, world.size() as usize);
+    if let Some(path) = &args.output {
+        if Format::of(path, W::DIM)? == Format::Gif {
+            bail!("--output .gif takes frames during the run, which MPI runs do not; write .png or the world's cells");
+        }
+    }
     let halo = args.halo.unwrap_or(W::DEFAULT_HALO);
     let (slabs, problem) = W::build_slab(setup, size, rank, halo)?;
     let total = args.problem.gens;
@@ -130,7 +136,7 @@ fn run_rank_in<W: Dimension>(
     let whole = gather(world, &slab, &slabs, args.output.is_some())?;
     if let (Some(path), Some(whole)) = (&args.output, &whole) {
         whole
-            .write(path, rule, problem.stamp + total)
+            .write(path, rule, problem.stamp + total, &Picture::default())
             .with_context(|| format!("writing {}", path.display()))?;
     }
     let output_seconds = output_start.elapsed().as_secs_f64();
@@ -166,6 +172,7 @@ fn run_rank_in<W: Dimension>(
         resumed_at: args.resume.as_ref().map(|_| problem.done),
         gpus: None,
         cell_updates_per_second_per_gpu: None,
+        frames: None,
         checkpoints,
         checkpoint_seconds,
         ranks: Some(Ranks {

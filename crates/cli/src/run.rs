@@ -5,7 +5,9 @@ use std::io::IsTerminal;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
+use gol::output::{Animation, Format, Picture};
 use gol::{Checkpoints, Cube, Dim, Dimension, Grid, Rule, Setup, Simulation, Size, Split, Start};
+use gol_core::picture::frame_generations;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
@@ -35,6 +37,9 @@ pub(crate) struct Report {
     pub(crate) gpus: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) cell_updates_per_second_per_gpu: Option<f64>,
+    /// Frames of a `.gif` output.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) frames: Option<u64>,
     /// Checkpoints written, and the time they took (not counted in `seconds`).
     pub(crate) checkpoints: u64,
     pub(crate) checkpoint_seconds: f64,
@@ -128,14 +133,57 @@ pub(crate) fn setup(args: &RunArgs) -> Result<Setup> {
     })
 }
 
+/// The output's format and how its pictures are drawn, checked against the options before the
+/// run starts.
+fn output_of<W: Dimension>(args: &RunArgs) -> Result<Option<(Format, Picture)>> {
+    let picture = Picture {
+        view: args.view,
+        scale: args.scale,
+        axis: args.axis,
+    };
+    let Some(path) = &args.output else {
+        if args.view.is_some()
+            || args.scale.is_some()
+            || args.frames.is_some()
+            || args.every.is_some()
+        {
+            anyhow::bail!("--view, --scale, --frames and --every draw an --output .png or .gif");
+        }
+        return Ok(None);
+    };
+    let format = Format::of(path, W::DIM)?;
+    let pictured = matches!(format, Format::Png | Format::Gif);
+    if !pictured && (args.view.is_some() || args.scale.is_some()) {
+        anyhow::bail!("--view and --scale apply to .png and .gif outputs");
+    }
+    if format != Format::Gif && (args.frames.is_some() || args.every.is_some()) {
+        anyhow::bail!("--frames and --every choose the frames of a .gif output");
+    }
+    if pictured {
+        picture.check(W::DIM)?;
+    }
+    Ok(Some((format, picture)))
+}
+
 fn run_in<W: Dimension>(args: &RunArgs, setup: &Setup) -> Result<()> {
     let start = Instant::now();
+    let output = output_of::<W>(args)?;
     let mut sim = Simulation::<W>::new(setup)?;
     let total = args.problem.gens;
     if sim.generation() > total {
         anyhow::bail!("{} is beyond --gens {total}", sim.source());
     }
     let gens = total - sim.generation();
+    // An animation takes its frames as the run goes: the loop stops at each frame's generation.
+    let mut frames = match (&output, &args.output) {
+        (Some((Format::Gif, picture)), Some(path)) => Some(Frames {
+            animation: Animation::create(path, *picture)?,
+            stops: frame_generations(gens, args.every, args.frames)?,
+            taken: 0,
+            seconds: 0.0,
+        }),
+        _ => None,
+    };
     let updates = sim.cells() as f64 * gens as f64;
     let bar = (std::io::stderr().is_terminal() && updates >= PROGRESS_MIN_UPDATES && !args.json)
         .then(|| {
@@ -145,13 +193,22 @@ fn run_in<W: Dimension>(args: &RunArgs, setup: &Setup) -> Result<()> {
             )
         });
     let mut done = 0;
+    if let Some(frames) = &mut frames {
+        frames.take(&sim, done)?;
+    }
     while done < gens {
-        let n = match &bar {
+        let mut n = match &bar {
             Some(_) => (gens - done).min(gens.div_ceil(200).max(1)),
             None => gens - done,
         };
+        if let Some(at) = frames.as_ref().and_then(|f| f.next()) {
+            n = n.min(at - done);
+        }
         sim.step(n)?;
         done += n;
+        if let Some(frames) = &mut frames {
+            frames.take(&sim, done)?;
+        }
         if let Some(bar) = &bar {
             bar.set_position(done);
         }
@@ -170,11 +227,15 @@ fn run_in<W: Dimension>(args: &RunArgs, setup: &Setup) -> Result<()> {
 
     let (width, height, depth) = sim.extent();
     let output_start = Instant::now();
-    if let Some(path) = &args.output {
-        sim.save(path)
+    let frame_count = frames.as_ref().map(|f| f.taken);
+    let frame_seconds = frames.as_ref().map_or(0.0, |f| f.seconds);
+    if let Some(frames) = frames {
+        frames.animation.finish()?;
+    } else if let (Some(path), Some((_, picture))) = (&args.output, &output) {
+        sim.save_with(path, picture)
             .with_context(|| format!("writing {}", path.display()))?;
     }
-    let output_seconds = output_start.elapsed().as_secs_f64();
+    let output_seconds = output_start.elapsed().as_secs_f64() + frame_seconds;
     let gpus = sim.gpus();
     let report = Report {
         alive,
@@ -186,6 +247,7 @@ fn run_in<W: Dimension>(args: &RunArgs, setup: &Setup) -> Result<()> {
         resumed_at: args.resume.as_ref().map(|_| sim.resumed_at()),
         gpus,
         cell_updates_per_second_per_gpu: gpus.map(|n| updates / seconds / n as f64),
+        frames: frame_count,
         checkpoints: timings.checkpoints,
         checkpoint_seconds: timings.checkpointing,
         ranks: None,
@@ -214,6 +276,33 @@ fn run_in<W: Dimension>(args: &RunArgs, setup: &Setup) -> Result<()> {
         print_report(&report, args);
     }
     Ok(())
+}
+
+/// The frames of a `.gif` output: the animation, the generations (counted from this run's
+/// start) still to be taken, and the time taking them cost.
+struct Frames {
+    animation: Animation,
+    stops: Vec<u64>,
+    taken: u64,
+    seconds: f64,
+}
+
+impl Frames {
+    /// The generation of the next frame.
+    fn next(&self) -> Option<u64> {
+        self.stops.get(self.taken as usize).copied()
+    }
+
+    /// Takes the frames due at generation `done` of the run.
+    fn take<W: Dimension>(&mut self, sim: &Simulation<W>, done: u64) -> Result<()> {
+        while self.next().is_some_and(|at| at <= done) {
+            let start = Instant::now();
+            self.animation.add(&sim.world()?)?;
+            self.taken += 1;
+            self.seconds += start.elapsed().as_secs_f64();
+        }
+        Ok(())
+    }
 }
 
 /// What each rank of an MPI run held and did.
@@ -283,9 +372,11 @@ pub(crate) fn print_report(r: &Report, args: &RunArgs) {
         println!("Engine {what} (sec.): {seconds:.6}");
     }
     if let Some(path) = &args.output {
-        let stamp = r
-            .stamp
-            .map_or(String::new(), |t| format!(", generation stamp {t}"));
+        let stamp = match (r.stamp, r.frames) {
+            (_, Some(frames)) => format!(", {frames} frames"),
+            (Some(t), None) => format!(", generation stamp {t}"),
+            (None, None) => String::new(),
+        };
         println!(
             "Output written to {}{stamp} (sec.): {:.6}",
             path.display(),

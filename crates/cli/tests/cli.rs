@@ -265,8 +265,8 @@ fn bad_input_is_refused_with_one_line() {
         ),
         (vec!["run", "--dim", "3", "--input", &gun], "2D"),
         (
-            vec!["run", "--size", "8", "--output", "x.gif"],
-            "unknown pattern format",
+            vec!["run", "--size", "8", "--output", "x.xyz"],
+            "unknown output format",
         ),
         (vec!["run", "--size", "100000000"], "memory"),
         (vec!["run", "--width", "5"], "--height"),

@@ -10,7 +10,8 @@
 //! - [`checkpoint`]: checkpoints of long runs, written atomically and checked on reading;
 //!   [`replace`] writes any file that way.
 //! - [`seed`]: glibc-exact `rand() % 2` soups and fast density soups.
-//! - [`pattern`]: RLE and plaintext `.cells` reading and writing, PNG pictures.
+//! - [`pattern`]: RLE and plaintext `.cells` reading and writing.
+//! - [`picture`]: PNG pictures and GIF animations of a view of a world, through a colour map.
 //! - [`Engine`]: the one interface of every engine; [`cpu::ENGINES`] registers the CPU ones,
 //!   [`cpu::Scalar`] is the oracle the others are checked against; [`cpu::ENGINES_3D`] and
 //!   [`cpu::Scalar3d`] are their 3D counterparts.
@@ -25,6 +26,7 @@ pub mod error;
 pub mod grid;
 pub mod memory;
 pub mod pattern;
+pub mod picture;
 pub mod replace;
 pub mod rule;
 pub mod seed;

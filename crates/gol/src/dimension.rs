@@ -4,11 +4,13 @@
 use std::path::Path;
 
 use gol_core::engine::{EngineSpec, World};
+use gol_core::picture::{self, Frame, View};
 use gol_core::slab::Slabs;
 use gol_core::{cube_file, pattern, Cube, Grid, Rule};
 
-use crate::error::{invalid, Result};
-use crate::setup::{self, is_bin, Problem, Setup};
+use crate::error::Result;
+use crate::output::{self, Animation, Format, Picture};
+use crate::setup::{self, Dim, Problem, Setup};
 
 /// A 2D [`Grid`] or a 3D [`Cube`], as the library runs them.
 pub trait Dimension: World {
@@ -33,9 +35,30 @@ pub trait Dimension: World {
     /// Width, height and (in 3D) depth.
     fn extent(&self) -> (usize, usize, Option<usize>);
 
-    /// Writes the state to `path`, in the format its extension names; `stamp` is the
-    /// generation count to record where the format has one.
-    fn write(&self, path: &Path, rule: Rule, stamp: u64) -> Result<()>;
+    /// The dimension, as a setup names it.
+    const DIM: Dim;
+
+    /// Writes the state to `path`, in the format its extension names ([`Format::of`]):
+    /// pictures drawn as `picture` says, `stamp` the generation count to record where the
+    /// format has one.
+    fn write(&self, path: &Path, rule: Rule, stamp: u64, picture: &Picture) -> Result<()> {
+        let format = Format::of(path, Self::DIM)?;
+        match format {
+            Format::Png => output::write_png(path, &self.picture(picture)?),
+            Format::Gif => {
+                let mut animation = Animation::create(path, *picture)?;
+                animation.add(self)?;
+                animation.finish()
+            }
+            Format::Rle | Format::Cells | Format::Bin => self.write_cells(path, rule, stamp),
+        }
+    }
+
+    /// Writes the cells to `path` in the cell format it names (RLE, `.cells`, `.bin`).
+    fn write_cells(&self, path: &Path, rule: Rule, stamp: u64) -> Result<()>;
+
+    /// The picture of the state ([`gol_core::picture`]).
+    fn picture(&self, picture: &Picture) -> Result<Frame>;
 
     /// The problem `setup` describes, in this dimension.
     fn build(setup: &Setup) -> Result<Problem<Self>>;
@@ -77,14 +100,18 @@ impl Dimension for Grid {
         (self.width(), self.height(), None)
     }
 
-    fn write(&self, path: &Path, rule: Rule, _stamp: u64) -> Result<()> {
-        if is_bin(path) {
-            invalid!(
-                "{}: .bin files hold 3D cubes; write a 2D grid as .rle, .cells or .png",
-                path.display()
-            );
-        }
+    const DIM: Dim = Dim::Two;
+
+    fn write_cells(&self, path: &Path, rule: Rule, _stamp: u64) -> Result<()> {
         Ok(pattern::write(path, self, rule)?)
+    }
+
+    fn picture(&self, p: &Picture) -> Result<Frame> {
+        p.check(Dim::Two)?;
+        let view = p
+            .view
+            .unwrap_or_else(|| View::whole(self.width(), self.height()));
+        Ok(picture::grid(self, &view, p.scale)?)
     }
 
     fn build(setup: &Setup) -> Result<Problem<Grid>> {
@@ -127,14 +154,15 @@ impl Dimension for Cube {
         (self.side(), self.side(), Some(self.side()))
     }
 
-    fn write(&self, path: &Path, _rule: Rule, stamp: u64) -> Result<()> {
-        if !is_bin(path) {
-            invalid!(
-                "{}: a 3D cube is written as a .bin file (the contest's format)",
-                path.display()
-            );
-        }
+    const DIM: Dim = Dim::Three;
+
+    fn write_cells(&self, path: &Path, _rule: Rule, stamp: u64) -> Result<()> {
         Ok(cube_file::write(path, self, stamp)?)
+    }
+
+    fn picture(&self, p: &Picture) -> Result<Frame> {
+        p.check(Dim::Three)?;
+        Ok(picture::cube(self, p.axis, p.scale)?)
     }
 
     fn build(setup: &Setup) -> Result<Problem<Cube>> {

@@ -11,6 +11,7 @@
 //! - [`auto`]: the one place where `auto` is resolved, by a cost model of whole runs.
 //! - [`registry`]: every engine of this build by [`EngineId`].
 //! - [`verify`]: every engine here against the scalar oracle (`gol verify`).
+//! - [`output`]: output formats, checked before a run, pictures and animations.
 //!
 //! ```
 //! use gol::{Setup, Simulation, Size, Start};
@@ -30,6 +31,7 @@
 pub mod auto;
 pub mod dimension;
 mod error;
+pub mod output;
 pub mod registry;
 pub mod setup;
 mod simulation;

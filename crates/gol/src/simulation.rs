@@ -9,6 +9,7 @@ use gol_core::{Grid, Rule};
 use crate::auto::{self, Machine, Resolved, Workload};
 use crate::dimension::Dimension;
 use crate::error::{invalid, Result};
+use crate::output::Picture;
 use crate::registry;
 use crate::setup::{Checkpoints, Problem, Setup, Source, DEFAULT_GENERATIONS};
 
@@ -213,11 +214,16 @@ impl<W: Dimension> Simulation<W> {
     }
 
     /// Writes the world now to `path`, in the format its extension names: in 2D `.rle`,
-    /// `.cells` or `.png`, in 3D a `.bin` cube stamped with the input's stamp plus the
-    /// generations run.
+    /// `.cells`, `.png` or `.gif` (one frame), in 3D a `.bin` cube stamped with the input's
+    /// stamp plus the generations run, or a `.png`/`.gif` of its projection along x.
     pub fn save(&self, path: &Path) -> Result<()> {
+        self.save_with(path, &Picture::default())
+    }
+
+    /// [`Simulation::save`], pictures drawn as `picture` says.
+    pub fn save_with(&self, path: &Path, picture: &Picture) -> Result<()> {
         self.world()?
-            .write(path, self.rule, self.stamp + self.generation)
+            .write(path, self.rule, self.stamp + self.generation, picture)
     }
 
     /// The generation stamp [`Simulation::save`] writes to a `.bin` file now.

@@ -5,7 +5,6 @@
 //! caller decides the grid size, then [`PatternFile::paint`] draws the cells into it.
 
 mod cells;
-mod picture;
 mod rle;
 
 use std::io::Write;
@@ -213,7 +212,15 @@ fn encode_into(
     match format {
         Format::Rle => rle::write(out, grid, rule),
         Format::Cells => cells::write(out, grid, rule),
-        Format::Png => picture::write(out, grid),
+        Format::Png => crate::picture::write_png(
+            out,
+            &crate::picture::grid(
+                grid,
+                &crate::picture::View::whole(grid.width(), grid.height()),
+                None,
+            )
+            .map_err(std::io::Error::other)?,
+        ),
     }
 }
 

@@ -1,0 +1,520 @@
+//! Pictures of worlds: PNG stills and GIF animations.
+//!
+//! A picture shows a *view*, a rectangle of cells that wraps round the torus. Where the view
+//! fits, each cell is a square of `scale` × `scale` pixels (by default as many as make the
+//! picture at least [`MIN_WIDTH`] pixels wide, at most [`MAX_PIXELS`] a side); a view too large
+//! for one pixel a cell at [`MAX_PIXELS`] is shrunk by a whole factor, each pixel then the share
+//! of live cells in its block. A 3D cube is drawn as the live cells along one axis ([`Axis`]),
+//! relative to the fullest column. Shares go through a perceptual colour map ([`PALETTE`], dark violet for none,
+//! yellow for all), so a dead cell is dark and a live one bright.
+//!
+//! A [`Frame`] holds one byte a pixel, an index into [`PALETTE`] (0 no live cells, 255 all
+//! live): PNGs and GIFs are written with that palette, so a frame is encoded as it is.
+
+use std::io::{self, Write};
+
+use crate::cube::Cube;
+use crate::error::{Error, Result};
+use crate::grid::{Grid, WORD_BITS};
+
+/// The largest picture side, in pixels.
+pub const MAX_PIXELS: usize = 4096;
+
+/// The width the default scale makes a small view at least, in pixels.
+pub const MIN_WIDTH: usize = 512;
+
+/// Colours of a perceptual map (dark violet through blue and green to yellow, close to
+/// matplotlib's viridis), anchors that [`PALETTE`] interpolates.
+const ANCHORS: [[u8; 3]; 9] = [
+    [68, 1, 84],
+    [71, 44, 122],
+    [59, 81, 139],
+    [44, 113, 142],
+    [33, 144, 141],
+    [39, 173, 129],
+    [92, 200, 99],
+    [170, 220, 50],
+    [253, 231, 37],
+];
+
+/// The colour map: entry i is the colour of a share i / 255 of live cells.
+pub static PALETTE: [[u8; 3]; 256] = {
+    let mut table = [[0u8; 3]; 256];
+    let mut i = 0;
+    while i < 256 {
+        // Position among the anchors, in 1/255ths of a segment: 8 segments over 0..=255.
+        let at = i * 8;
+        let segment = if at / 255 >= 8 { 7 } else { at / 255 };
+        let within = at - segment * 255;
+        let mut c = 0;
+        while c < 3 {
+            let from = ANCHORS[segment][c] as usize;
+            let to = ANCHORS[segment + 1][c] as usize;
+            table[i][c] = ((from * (255 - within) + to * within + 127) / 255) as u8;
+            c += 1;
+        }
+        i += 1;
+    }
+    table
+};
+
+/// A rectangle of cells: its top-left cell and size; it wraps round the torus.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct View {
+    /// Column of the top-left cell.
+    pub x: usize,
+    /// Row of the top-left cell.
+    pub y: usize,
+    /// Cells across.
+    pub width: usize,
+    /// Cells down.
+    pub height: usize,
+}
+
+impl View {
+    /// The whole of a `width` × `height` world.
+    pub fn whole(width: usize, height: usize) -> View {
+        View {
+            x: 0,
+            y: 0,
+            width,
+            height,
+        }
+    }
+
+    /// Parses `X,Y,W,H`.
+    pub fn parse(text: &str) -> Result<View> {
+        let numbers: Vec<usize> = text
+            .split(',')
+            .map(|n| n.trim().parse::<usize>())
+            .collect::<std::result::Result<_, _>>()
+            .map_err(|_| Error::Invalid(format!("view {text:?}: expected X,Y,W,H in cells")))?;
+        match numbers[..] {
+            [x, y, width, height] if width > 0 && height > 0 => Ok(View {
+                x,
+                y,
+                width,
+                height,
+            }),
+            _ => Err(Error::Invalid(format!(
+                "view {text:?}: expected X,Y,W,H in cells, W and H at least 1"
+            ))),
+        }
+    }
+}
+
+/// The axis a cube is projected along.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Axis {
+    /// Along x: the picture's columns are z, its rows y.
+    #[default]
+    X,
+    /// Along y: columns z, rows x.
+    Y,
+    /// Along z: columns y, rows x.
+    Z,
+}
+
+impl std::str::FromStr for Axis {
+    type Err = Error;
+
+    fn from_str(text: &str) -> Result<Axis> {
+        match text {
+            "x" | "X" => Ok(Axis::X),
+            "y" | "Y" => Ok(Axis::Y),
+            "z" | "Z" => Ok(Axis::Z),
+            _ => Err(Error::Invalid(format!("axis {text:?}: expected x, y or z"))),
+        }
+    }
+}
+
+/// A picture: one palette index a pixel, row by row.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Frame {
+    /// Pixels across.
+    pub width: usize,
+    /// Pixels down.
+    pub height: usize,
+    /// Indices into [`PALETTE`], row-major.
+    pub pixels: Vec<u8>,
+}
+
+/// How cells become pixels: `scale` pixels a cell, or blocks of `block` × `block` cells a pixel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Shape {
+    Scaled(usize),
+    Blocks(usize),
+}
+
+/// The shape of a `width` × `height` view's picture: `scale` pixels a cell where given (refused
+/// if the picture would pass [`MAX_PIXELS`]), else the default (see the module's notes).
+fn shape(width: usize, height: usize, scale: Option<u32>) -> Result<Shape> {
+    let side = width.max(height);
+    match scale {
+        Some(0) => Err(Error::Invalid("a scale is at least 1 pixel a cell".into())),
+        Some(s) if side.saturating_mul(s as usize) > MAX_PIXELS => Err(Error::Invalid(format!(
+            "scale {s}: a {width}x{height} view would be more than {MAX_PIXELS} pixels a side"
+        ))),
+        Some(s) => Ok(Shape::Scaled(s as usize)),
+        None if side <= MAX_PIXELS => Ok(Shape::Scaled(
+            MIN_WIDTH.div_ceil(width).clamp(1, MAX_PIXELS / side),
+        )),
+        None => Ok(Shape::Blocks(side.div_ceil(MAX_PIXELS))),
+    }
+}
+
+/// Live cells among columns `from..from + len` of a row of a `width`-cell torus (wrapping).
+fn count_wrapped(row: &[u64], width: usize, from: usize, len: usize) -> u32 {
+    let mut count = 0;
+    let (mut x, mut left) = (from % width, len);
+    while left > 0 {
+        let take = left.min(width - x);
+        count += count_range(row, x, x + take);
+        left -= take;
+        x = 0;
+    }
+    count
+}
+
+/// Live cells among x in `from..to` of a row.
+fn count_range(row: &[u64], from: usize, to: usize) -> u32 {
+    let mut count = 0;
+    let mut x = from;
+    while x < to {
+        let bit = x % WORD_BITS;
+        let take = (WORD_BITS - bit).min(to - x);
+        let mask = if take == WORD_BITS {
+            !0
+        } else {
+            ((1u64 << take) - 1) << bit
+        };
+        count += (row[x / WORD_BITS] & mask).count_ones();
+        x += take;
+    }
+    count
+}
+
+/// The share `count / cells` as a palette index, rounded.
+fn share(count: u64, cells: u64) -> u8 {
+    ((count * 255 + cells / 2) / cells) as u8
+}
+
+/// Scales a `width` × `height` picture of one index a cell up by `scale`.
+fn scaled(width: usize, height: usize, cells: &[u8], scale: usize) -> Frame {
+    let (pw, ph) = (width * scale, height * scale);
+    let mut pixels = Vec::with_capacity(pw * ph);
+    for row in cells.chunks_exact(width) {
+        let line: Vec<u8> = row
+            .iter()
+            .flat_map(|&c| std::iter::repeat(c).take(scale))
+            .collect();
+        for _ in 0..scale {
+            pixels.extend_from_slice(&line);
+        }
+    }
+    Frame {
+        width: pw,
+        height: ph,
+        pixels,
+    }
+}
+
+/// The picture of `view` of `grid`, `scale` pixels a cell (or the default; see the module's
+/// notes).
+pub fn grid(grid: &Grid, view: &View, scale: Option<u32>) -> Result<Frame> {
+    let (w, h) = (grid.width(), grid.height());
+    match shape(view.width, view.height, scale)? {
+        Shape::Scaled(s) => {
+            let mut cells = Vec::with_capacity(view.width * view.height);
+            for dy in 0..view.height {
+                let y = (view.y + dy) % h;
+                cells.extend((0..view.width).map(|dx| {
+                    if grid.get((view.x + dx) % w, y) {
+                        255
+                    } else {
+                        0
+                    }
+                }));
+            }
+            Ok(scaled(view.width, view.height, &cells, s))
+        }
+        Shape::Blocks(block) => {
+            let (pw, ph) = (view.width.div_ceil(block), view.height.div_ceil(block));
+            let mut pixels = vec![0u8; pw * ph];
+            let mut counts = vec![0u64; pw];
+            for (py, line) in pixels.chunks_exact_mut(pw).enumerate() {
+                counts.fill(0);
+                let rows = py * block..((py + 1) * block).min(view.height);
+                let tall = rows.len();
+                for dy in rows {
+                    let row = grid.row((view.y + dy) % h);
+                    for (px, count) in counts.iter_mut().enumerate() {
+                        let across = block.min(view.width - px * block);
+                        *count += count_wrapped(row, w, view.x + px * block, across) as u64;
+                    }
+                }
+                for (px, (pixel, &count)) in line.iter_mut().zip(&counts).enumerate() {
+                    let across = block.min(view.width - px * block);
+                    *pixel = share(count, (across * tall) as u64);
+                }
+            }
+            Ok(Frame {
+                width: pw,
+                height: ph,
+                pixels,
+            })
+        }
+    }
+}
+
+/// The live cells along `axis` of `cube`, one index a (column, row) of the projection (see
+/// [`Axis`]), `scale` pixels each (or the default): 255 for the column with the most live cells,
+/// the others in proportion (0 for none).
+pub fn cube(cube: &Cube, axis: Axis, scale: Option<u32>) -> Result<Frame> {
+    let m = cube.side();
+    let lines = cube.lines();
+    // counts[row * m + column]
+    let mut counts = vec![0u64; m * m];
+    for x in 0..cube.planes() {
+        for y in 0..m {
+            let line = lines.row(x * m + y);
+            match axis {
+                Axis::Z => counts[x * m + y] += count_range(line, 0, m) as u64,
+                Axis::X | Axis::Y => {
+                    let row = if axis == Axis::X { y } else { x };
+                    for z in 0..m {
+                        counts[row * m + z] += line[z / WORD_BITS] >> (z % WORD_BITS) & 1;
+                    }
+                }
+            }
+        }
+    }
+    // Relative to the fullest column of the frame, so that sparse cubes still show their shape.
+    let most = counts.iter().copied().max().unwrap_or(0).max(1);
+    let cells: Vec<u8> = counts.iter().map(|&c| share(c, most)).collect();
+    match shape(m, m, scale)? {
+        Shape::Scaled(s) => Ok(scaled(m, m, &cells, s)),
+        Shape::Blocks(block) => {
+            let p = m.div_ceil(block);
+            let mut pixels = vec![0u8; p * p];
+            for (i, pixel) in pixels.iter_mut().enumerate() {
+                let (py, px) = (i / p, i % p);
+                let (rows, cols) = (
+                    py * block..((py + 1) * block).min(m),
+                    px * block..((px + 1) * block).min(m),
+                );
+                let n = (rows.len() * cols.len()) as u64;
+                let cells = &cells;
+                let sum: u64 = rows
+                    .flat_map(|r| cols.clone().map(move |c| cells[r * m + c] as u64))
+                    .sum();
+                *pixel = ((sum + n / 2) / n) as u8;
+            }
+            Ok(Frame {
+                width: p,
+                height: p,
+                pixels,
+            })
+        }
+    }
+}
+
+/// The palette as the flat RGB list encoders take.
+fn palette_rgb() -> Vec<u8> {
+    PALETTE.iter().flatten().copied().collect()
+}
+
+/// Writes `frame` as an indexed PNG.
+pub fn write_png(out: &mut impl Write, frame: &Frame) -> io::Result<()> {
+    let mut encoder = png::Encoder::new(out, frame.width as u32, frame.height as u32);
+    encoder.set_color(png::ColorType::Indexed);
+    encoder.set_depth(png::BitDepth::Eight);
+    encoder.set_palette(palette_rgb());
+    let mut writer = encoder.write_header().map_err(io::Error::other)?;
+    writer
+        .write_image_data(&frame.pixels)
+        .map_err(io::Error::other)?;
+    writer.finish().map_err(io::Error::other)
+}
+
+/// A GIF animation being written, frame by frame, looping forever.
+pub struct Gif<W: Write> {
+    encoder: gif::Encoder<W>,
+    width: usize,
+    height: usize,
+    /// Hundredths of a second each frame shows.
+    delay: u16,
+}
+
+impl<W: Write> Gif<W> {
+    /// An animation of `width` × `height` frames, each shown `delay` hundredths of a second.
+    pub fn new(out: W, width: usize, height: usize, delay: u16) -> io::Result<Gif<W>> {
+        let too_big = |side: usize| u16::try_from(side).map_err(|_| io::Error::other("too large"));
+        let mut encoder = gif::Encoder::new(out, too_big(width)?, too_big(height)?, &palette_rgb())
+            .map_err(io::Error::other)?;
+        encoder
+            .set_repeat(gif::Repeat::Infinite)
+            .map_err(io::Error::other)?;
+        Ok(Gif {
+            encoder,
+            width,
+            height,
+            delay,
+        })
+    }
+
+    /// Appends `frame`, which must have the animation's size.
+    pub fn add(&mut self, frame: &Frame) -> io::Result<()> {
+        assert_eq!(
+            (frame.width, frame.height),
+            (self.width, self.height),
+            "every frame of an animation has its size"
+        );
+        let mut gif_frame = gif::Frame {
+            width: self.width as u16,
+            height: self.height as u16,
+            delay: self.delay,
+            buffer: std::borrow::Cow::Borrowed(&frame.pixels),
+            ..gif::Frame::default()
+        };
+        gif_frame.make_lzw_pre_encoded();
+        self.encoder
+            .write_lzw_pre_encoded_frame(&gif_frame)
+            .map_err(io::Error::other)
+    }
+
+    /// Ends the animation and hands back the writer.
+    pub fn finish(self) -> io::Result<W> {
+        self.encoder.into_inner().map_err(io::Error::other)
+    }
+}
+
+/// The generations an animation of a run of `generations` takes frames at: every `every`th
+/// (and always the last), or `frames` spread evenly from 0 to the last, both included; by
+/// default 100 frames, or every generation of a run shorter than 100.
+pub fn frame_generations(
+    generations: u64,
+    every: Option<u64>,
+    frames: Option<u64>,
+) -> Result<Vec<u64>> {
+    let g = generations;
+    let mut at: Vec<u64> = match (every, frames) {
+        (Some(_), Some(_)) => {
+            return Err(Error::Invalid(
+                "--every and --frames both choose the frames; give one".into(),
+            ))
+        }
+        (Some(0), _) => return Err(Error::Invalid("--every is at least 1".into())),
+        (Some(k), None) => (0..=g).step_by(k.min(usize::MAX as u64) as usize).collect(),
+        (None, Some(0 | 1)) => {
+            return Err(Error::Invalid(
+                "--frames is at least 2 (the first generation and the last)".into(),
+            ))
+        }
+        (None, Some(n)) => (0..n).map(|i| (i * g + (n - 1) / 2) / (n - 1)).collect(),
+        (None, None) if g < 100 => (0..=g).collect(),
+        (None, None) => (0..100).map(|i| (i * g + 49) / 99).collect(),
+    };
+    if at.last() != Some(&g) {
+        at.push(g);
+    }
+    at.dedup();
+    Ok(at)
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    #[test]
+    fn the_palette_runs_from_the_first_anchor_to_the_last() {
+        assert_eq!(PALETTE[0], ANCHORS[0]);
+        assert_eq!(PALETTE[255], ANCHORS[8]);
+        // Brighter as the share grows (the map's lightness rises monotonically).
+        let light = |c: [u8; 3]| 299 * c[0] as u32 + 587 * c[1] as u32 + 114 * c[2] as u32;
+        assert!(PALETTE.windows(2).all(|w| light(w[1]) + 300 >= light(w[0])));
+    }
+
+    #[test]
+    fn small_views_are_scaled_up_and_wrap() {
+        let mut g = Grid::new(8, 4).unwrap();
+        g.set(7, 3, true);
+        let f = grid(&g, &View::whole(8, 4), None).unwrap();
+        assert_eq!((f.width, f.height), (512, 256)); // 64 pixels a cell
+        assert_eq!(f.pixels[255 * 512 + 511], 255);
+        assert_eq!(f.pixels[0], 0);
+        // A 2×2 view across the corner: the live cell first.
+        let corner = View {
+            x: 7,
+            y: 3,
+            width: 2,
+            height: 2,
+        };
+        let f = grid(&g, &corner, Some(1)).unwrap();
+        assert_eq!(f.pixels, vec![255, 0, 0, 0]);
+        assert!(grid(&g, &View::whole(8, 4), Some(1024)).is_err());
+    }
+
+    #[test]
+    fn large_views_show_shares_of_blocks() {
+        // 8193 cells wide: blocks of 3×3, 2731 pixels wide; the first block has 3 of 9 alive.
+        let mut big = Grid::new(8193, 4).unwrap();
+        for x in 0..3 {
+            big.set(x, 0, true);
+        }
+        let f = grid(&big, &View::whole(8193, 4), None).unwrap();
+        assert_eq!((f.width, f.height), (2731, 2));
+        assert_eq!(f.pixels[0], 85);
+        assert_eq!(f.pixels[1], 0);
+    }
+
+    #[test]
+    fn cubes_project_along_each_axis() {
+        let mut c = Cube::new(4).unwrap();
+        c.set(1, 2, 3, true);
+        c.set(1, 2, 0, true);
+        let at = |f: &Frame, col: usize, row: usize| f.pixels[row * f.width + col];
+        let x = cube(&c, Axis::X, Some(1)).unwrap();
+        assert_eq!((at(&x, 3, 2), at(&x, 0, 2), at(&x, 1, 2)), (255, 255, 0));
+        let z = cube(&c, Axis::Z, Some(1)).unwrap();
+        assert_eq!(at(&z, 2, 1), 255); // both cells along one z line: the fullest
+        let y = cube(&c, Axis::Y, Some(1)).unwrap();
+        assert_eq!(at(&y, 3, 1), 255);
+        // Three cells on one line along x, one on another: 255 and 85.
+        c.set(2, 2, 3, true);
+        c.set(3, 2, 3, true);
+        let x = cube(&c, Axis::X, Some(1)).unwrap();
+        assert_eq!((at(&x, 3, 2), at(&x, 0, 2)), (255, 85));
+        assert_eq!(x.pixels.iter().filter(|&&p| p > 0).count(), 2);
+    }
+
+    #[test]
+    fn frames_are_chosen_as_asked() {
+        assert_eq!(frame_generations(10, Some(4), None).unwrap(), [0, 4, 8, 10]);
+        assert_eq!(frame_generations(10, None, Some(3)).unwrap(), [0, 5, 10]);
+        assert_eq!(
+            frame_generations(5, None, None).unwrap(),
+            [0, 1, 2, 3, 4, 5]
+        );
+        let hundred = frame_generations(1000, None, None).unwrap();
+        assert_eq!((hundred.len(), hundred[0], hundred[99]), (100, 0, 1000));
+        assert!(frame_generations(10, Some(2), Some(3)).is_err());
+        assert!(frame_generations(10, None, Some(1)).is_err());
+        assert_eq!(frame_generations(0, None, None).unwrap(), [0]);
+    }
+
+    #[test]
+    fn views_parse() {
+        assert_eq!(
+            View::parse("1, 2,30,40").unwrap(),
+            View {
+                x: 1,
+                y: 2,
+                width: 30,
+                height: 40
+            }
+        );
+        assert!(View::parse("1,2,0,4").is_err());
+        assert!(View::parse("1,2,3").is_err());
+    }
+}

@@ -1,0 +1,183 @@
+//! What a run writes: the formats by extension, checked before the run starts, and pictures and
+//! animations of the world ([`gol_core::picture`]).
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use gol_core::picture::{self, Axis, Frame, Gif, View};
+
+use crate::dimension::Dimension;
+use crate::error::{invalid, Result};
+use crate::setup::Dim;
+
+/// The formats a world is written in, by extension.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// RLE, the whole torus (2D).
+    Rle,
+    /// Plaintext `.cells`, the whole grid (2D).
+    Cells,
+    /// A picture: a view of a grid, or a cube's projection ([`Picture`]).
+    Png,
+    /// An animation of pictures taken during a run.
+    Gif,
+    /// The 3D contest's `.bin` cube.
+    Bin,
+}
+
+impl Format {
+    /// The format `path` names for a world of dimension `dim`; an unknown extension, or one of
+    /// the other dimension, is refused naming those that are known.
+    pub fn of(path: &Path, dim: Dim) -> Result<Format> {
+        let ext = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase);
+        let format = match ext.as_deref() {
+            Some("rle") => Format::Rle,
+            Some("cells") => Format::Cells,
+            Some("png") => Format::Png,
+            Some("gif") => Format::Gif,
+            Some("bin") => Format::Bin,
+            _ => invalid!(
+                "{}: unknown output format; {}",
+                path.display(),
+                Format::known(dim)
+            ),
+        };
+        let fits = match dim {
+            Dim::Two => format != Format::Bin,
+            Dim::Three => matches!(format, Format::Bin | Format::Png | Format::Gif),
+        };
+        if !fits {
+            let what = match format {
+                Format::Bin => ".bin files hold 3D cubes",
+                _ => "RLE and .cells files hold 2D grids",
+            };
+            invalid!("{}: {what}; {}", path.display(), Format::known(dim));
+        }
+        Ok(format)
+    }
+
+    /// The formats of a dimension, for messages.
+    fn known(dim: Dim) -> &'static str {
+        match dim {
+            Dim::Two => "2D worlds are written as .rle, .cells, .png or .gif",
+            Dim::Three => "3D worlds are written as .bin, .png or .gif",
+        }
+    }
+}
+
+/// How a world is drawn: which view of a grid, or along which axis a cube is projected, and
+/// how many pixels a cell (see [`gol_core::picture`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Picture {
+    /// The cells a grid's picture shows (wrapping round the torus); the whole grid by default.
+    pub view: Option<View>,
+    /// Pixels a cell; by default enough to make a small world at least 512 pixels wide.
+    pub scale: Option<u32>,
+    /// The axis a cube's picture sums along.
+    pub axis: Axis,
+}
+
+impl Picture {
+    /// Refuses what does not apply to dimension `dim` (a view of a cube, an axis of a grid).
+    pub fn check(&self, dim: Dim) -> Result<()> {
+        match dim {
+            Dim::Three if self.view.is_some() => {
+                invalid!(
+                    "a view applies to 2D grids; a cube's picture is its projection along an axis"
+                )
+            }
+            Dim::Two if self.axis != Axis::default() => {
+                invalid!("an axis applies to 3D cubes; a grid's picture shows a view of it")
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// A GIF animation written frame by frame as a run goes.
+pub struct Animation {
+    path: PathBuf,
+    picture: Picture,
+    out: Option<BufWriter<File>>,
+    gif: Option<Gif<BufWriter<File>>>,
+    frames: u64,
+}
+
+/// Hundredths of a second each frame of an animation shows.
+pub const FRAME_DELAY: u16 = 5;
+
+impl Animation {
+    /// An animation to be written to `path` (created now, so that a bad path fails before the
+    /// run), drawing each frame as `picture` says.
+    pub fn create(path: &Path, picture: Picture) -> Result<Animation> {
+        let file = File::create(path).map_err(|e| gol_core::Error::Io {
+            path: path.to_path_buf(),
+            source: e,
+        })?;
+        Ok(Animation {
+            path: path.to_path_buf(),
+            picture,
+            out: Some(BufWriter::new(file)),
+            gif: None,
+            frames: 0,
+        })
+    }
+
+    /// Appends the picture of `world`.
+    pub fn add<W: Dimension>(&mut self, world: &W) -> Result<()> {
+        let frame = world.picture(&self.picture)?;
+        if self.gif.is_none() {
+            let out = self
+                .out
+                .take()
+                .expect("the file is open until the first frame");
+            self.gif = Some(
+                Gif::new(out, frame.width, frame.height, FRAME_DELAY)
+                    .map_err(|e| self.io_error(e))?,
+            );
+        }
+        let gif = self.gif.as_mut().expect("made above");
+        gif.add(&frame).map_err(|e| self.io_error(e))?;
+        self.frames += 1;
+        Ok(())
+    }
+
+    /// Frames written so far.
+    pub fn frames(&self) -> u64 {
+        self.frames
+    }
+
+    /// Ends the animation and flushes the file.
+    pub fn finish(mut self) -> Result<()> {
+        if let Some(gif) = self.gif.take() {
+            let mut out = gif.finish().map_err(|e| self.io_error(e))?;
+            out.flush().map_err(|e| self.io_error(e))?;
+        }
+        Ok(())
+    }
+
+    fn io_error(&self, source: std::io::Error) -> crate::Error {
+        gol_core::Error::Io {
+            path: self.path.clone(),
+            source,
+        }
+        .into()
+    }
+}
+
+/// Writes `frame` to `path` as a PNG.
+pub fn write_png(path: &Path, frame: &Frame) -> Result<()> {
+    let io = |source| gol_core::Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut out = BufWriter::new(File::create(path).map_err(io)?);
+    picture::write_png(&mut out, frame)
+        .and_then(|()| out.flush())
+        .map_err(io)?;
+    Ok(())
+}
