@@ -24,6 +24,8 @@ pub enum Command {
     Bench(BenchArgs),
     /// Cross-check every engine against the scalar reference.
     Verify(VerifyArgs),
+    /// Serve a live viewer of a simulation in the browser (pan, zoom, play, step, upload).
+    View(ViewArgs),
     /// Show the machine, its instruction sets and the engines available.
     Info,
 }
@@ -163,6 +165,29 @@ fn parse_gpus(text: &str) -> Result<Gpus, String> {
             )),
         },
     }
+}
+
+#[derive(Args, Debug)]
+pub struct ViewArgs {
+    #[command(flatten)]
+    pub problem: ProblemArgs,
+
+    /// Engine to run (see `gol info`).
+    #[arg(long, value_name = "NAME", default_value = "auto")]
+    pub engine: gol::EngineChoice,
+
+    /// Thread-block size of a CUDA engine, such as 32x16.
+    #[arg(long, value_name = "WxH", value_parser = parse_block)]
+    pub block: Option<(u32, u32)>,
+
+    /// Address to serve on, ADDRESS:PORT (port 0: any free port) [default: 127.0.0.1:8191, or
+    /// the next free port].
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub listen: Option<String>,
+
+    /// Open the page in the default browser.
+    #[arg(long)]
+    pub open: bool,
 }
 
 #[derive(Args, Debug)]

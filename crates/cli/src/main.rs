@@ -11,6 +11,7 @@ mod ranks;
 mod run;
 mod scaling;
 mod verify;
+mod view;
 
 use std::process::ExitCode;
 
@@ -86,6 +87,7 @@ fn execute(cli: &Cli) -> anyhow::Result<()> {
         Command::Run(args) => run::run(args),
         Command::Bench(args) => bench::bench(args),
         Command::Verify(args) => verify::verify(args),
+        Command::View(args) => view::view(args),
         Command::Info => info::info(),
     }
 }

@@ -11,7 +11,7 @@ use gol_core::picture::frame_generations;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
-use crate::cli::{Gpus, RunArgs};
+use crate::cli::{Gpus, ProblemArgs, RunArgs};
 
 /// Runs with fewer cell updates than this get no progress bar.
 const PROGRESS_MIN_UPDATES: f64 = 2e10;
@@ -91,7 +91,29 @@ pub fn run(args: &RunArgs) -> Result<()> {
 
 /// The library's description of the run the options ask for.
 pub(crate) fn setup(args: &RunArgs) -> Result<Setup> {
-    let p = &args.problem;
+    Ok(Setup {
+        split: match args.gpus {
+            None => Split::None,
+            Some(Gpus::All) => Split::AllGpus,
+            Some(Gpus::Count(n)) => Split::Gpus(n),
+        },
+        halo: args.halo,
+        checkpoints: args.checkpoint.as_ref().map(|path| Checkpoints {
+            path: path.clone(),
+            every: args.checkpoint_every,
+        }),
+        ..setup_of(&args.problem, args.resume.as_ref(), args.engine, args.block)?
+    })
+}
+
+/// The setup of the problem options (start, size, rule), a checkpoint to resume, an engine
+/// and a block size: what `gol run` and `gol view` share.
+pub(crate) fn setup_of(
+    p: &ProblemArgs,
+    resume: Option<&std::path::PathBuf>,
+    engine: gol::EngineChoice,
+    block: Option<(u32, u32)>,
+) -> Result<Setup> {
     let dim = match p.dim {
         2 => Dim::Two,
         3 => Dim::Three,
@@ -101,7 +123,7 @@ pub(crate) fn setup(args: &RunArgs) -> Result<Setup> {
         anyhow::bail!("--seed and --density make a random soup; they cannot be used with --input");
     }
     let seed = p.seed.unwrap_or(0);
-    let start = match (&args.resume, &p.input, p.density) {
+    let start = match (resume, &p.input, p.density) {
         (Some(path), _, _) => Start::Checkpoint(path.clone()),
         (None, Some(path), _) => Start::File(path.clone()),
         (None, None, Some(density)) => Start::Density { density, seed },
@@ -117,19 +139,10 @@ pub(crate) fn setup(args: &RunArgs) -> Result<Setup> {
         dim,
         size,
         rule: p.rule.as_deref().map(Rule::parse).transpose()?,
-        engine: args.engine,
-        block: args.block,
-        split: match args.gpus {
-            None => Split::None,
-            Some(Gpus::All) => Split::AllGpus,
-            Some(Gpus::Count(n)) => Split::Gpus(n),
-        },
-        halo: args.halo,
-        checkpoints: args.checkpoint.as_ref().map(|path| Checkpoints {
-            path: path.clone(),
-            every: args.checkpoint_every,
-        }),
+        engine,
+        block,
         generations: Some(p.gens),
+        ..Setup::default()
     })
 }
 

@@ -238,32 +238,39 @@ pub fn grid(grid: &Grid, view: &View, scale: Option<u32>) -> Result<Frame> {
             }
             Ok(scaled(view.width, view.height, &cells, s))
         }
-        Shape::Blocks(block) => {
-            let (pw, ph) = (view.width.div_ceil(block), view.height.div_ceil(block));
-            let mut pixels = vec![0u8; pw * ph];
-            let mut counts = vec![0u64; pw];
-            for (py, line) in pixels.chunks_exact_mut(pw).enumerate() {
-                counts.fill(0);
-                let rows = py * block..((py + 1) * block).min(view.height);
-                let tall = rows.len();
-                for dy in rows {
-                    let row = grid.row((view.y + dy) % h);
-                    for (px, count) in counts.iter_mut().enumerate() {
-                        let across = block.min(view.width - px * block);
-                        *count += count_wrapped(row, w, view.x + px * block, across) as u64;
-                    }
-                }
-                for (px, (pixel, &count)) in line.iter_mut().zip(&counts).enumerate() {
-                    let across = block.min(view.width - px * block);
-                    *pixel = share(count, (across * tall) as u64);
-                }
+        Shape::Blocks(block) => Ok(blocks(grid, view, block)),
+    }
+}
+
+/// The picture of `view` of `grid` with one pixel for each `block` × `block` cells, the share
+/// of live cells among them (one pixel a cell, 0 or 255, for `block` 1): what a viewer shows
+/// of a view larger than its canvas.
+pub fn blocks(grid: &Grid, view: &View, block: usize) -> Frame {
+    let (w, h) = (grid.width(), grid.height());
+    let block = block.max(1);
+    let (pw, ph) = (view.width.div_ceil(block), view.height.div_ceil(block));
+    let mut pixels = vec![0u8; pw * ph];
+    let mut counts = vec![0u64; pw];
+    for (py, line) in pixels.chunks_exact_mut(pw).enumerate() {
+        counts.fill(0);
+        let rows = py * block..((py + 1) * block).min(view.height);
+        let tall = rows.len();
+        for dy in rows {
+            let row = grid.row((view.y + dy) % h);
+            for (px, count) in counts.iter_mut().enumerate() {
+                let across = block.min(view.width - px * block);
+                *count += count_wrapped(row, w, view.x + px * block, across) as u64;
             }
-            Ok(Frame {
-                width: pw,
-                height: ph,
-                pixels,
-            })
         }
+        for (px, (pixel, &count)) in line.iter_mut().zip(&counts).enumerate() {
+            let across = block.min(view.width - px * block);
+            *pixel = share(count, (across * tall) as u64);
+        }
+    }
+    Frame {
+        width: pw,
+        height: ph,
+        pixels,
     }
 }
 

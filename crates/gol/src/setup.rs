@@ -34,6 +34,14 @@ pub enum Start {
     /// A file: a 2D pattern (RLE, `.cells`), placed as Golly places it, or a 3D contest cube
     /// (`.bin`), by extension.
     File(PathBuf),
+    /// The text of a 2D pattern file (RLE or `.cells`, by `name`'s extension) given in memory,
+    /// as an upload brings it; placed as [`Start::File`] places a file.
+    Pattern {
+        /// The file's name, for its format and for messages.
+        name: PathBuf,
+        /// Its contents.
+        text: Vec<u8>,
+    },
     /// A checkpoint written by an earlier run ([`Checkpoints`]); the world, rule and
     /// generation come from it.
     Checkpoint(PathBuf),
@@ -203,6 +211,12 @@ impl Setup {
                 }
                 Ok(Dim::Two)
             }
+            Start::Pattern { name, .. } => {
+                if self.dim == Dim::Three {
+                    invalid!("{}: pattern files are 2D", name.display());
+                }
+                Ok(Dim::Two)
+            }
             Start::Checkpoint(path) => {
                 let found = match checkpoint::open(path)?.header.dimension {
                     3 => Dim::Three,
@@ -237,7 +251,7 @@ impl Setup {
                 Some(header.width as u64 * header.rows as u64)
             }
             (Start::File(path), 3) => Some(side_cubed(cube_file::open(path).ok()?.side)),
-            (Start::File(_), _) => self.size.map(|s| {
+            (Start::File(_) | Start::Pattern { .. }, _) => self.size.map(|s| {
                 let (w, h) = s.sides();
                 w as u64 * h as u64
             }),
@@ -350,7 +364,12 @@ pub struct Problem<W> {
 /// The 2D problem of `setup`.
 pub(crate) fn grid(setup: &Setup) -> Result<Problem<Grid>> {
     match &setup.start {
-        Start::File(path) => read_pattern(setup, path),
+        Start::File(path) => read_pattern(setup, path, PatternFile::open(path)?),
+        Start::Pattern { name, text } => {
+            let format = gol_core::pattern::Format::of(name)?;
+            let file = PatternFile::from_bytes(name, format, text.clone())?;
+            read_pattern(setup, name, file)
+        }
         Start::Checkpoint(path) => resume(setup, path),
         Start::Grid(grid) => cells(setup, grid.clone()),
         Start::Cube(_) => invalid!("a cube is 3D"),
@@ -369,6 +388,7 @@ pub(crate) fn cube(setup: &Setup) -> Result<Problem<Cube>> {
             let m = file.side;
             cube_lines_from_file(setup, path, &file, &(0..m * m).collect::<Vec<_>>())
         }
+        Start::Pattern { name, .. } => invalid!("{}: pattern files are 2D", name.display()),
         Start::Checkpoint(path) => resume(setup, path),
         Start::Cube(cube) => cells(setup, cube.clone()),
         Start::Grid(_) => invalid!("a grid is 2D"),
@@ -483,9 +503,9 @@ fn cube_soup_lines(setup: &Setup, side: usize, lines: &[usize]) -> Result<Proble
     })
 }
 
-fn read_pattern(setup: &Setup, path: &Path) -> Result<Problem<Grid>> {
+/// The pattern of `file` (read from `path`) on the grid the setup or the file sizes.
+fn read_pattern(setup: &Setup, path: &Path, file: PatternFile) -> Result<Problem<Grid>> {
     let rule_given = setup.rule_for::<Grid>()?;
-    let file = PatternFile::open(path)?;
     let header = file.header();
     let Some((width, height)) = setup.size.map(Size::sides).or(header.torus) else {
         invalid!(

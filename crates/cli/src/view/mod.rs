@@ -1,0 +1,384 @@
+//! `gol view`: a live viewer in the browser. An HTTP and WebSocket server (axum) serves the
+//! page embedded in the binary (`crates/cli/assets/viewer/`) and streams each viewer the frames
+//! of its viewport, taken by the simulation's own thread ([`runner`]) between steps.
+//!
+//! # Protocol (`/ws`)
+//!
+//! The page sends JSON text messages, `{"type": …}`:
+//! - `view`: `x`, `y` (the top-left cell, wrapped round the torus), `width`, `height` (cells)
+//!   and `pixels_wide`, `pixels_high` (the canvas): frames of that viewport follow, about 30 a
+//!   second, never more pixels than the canvas has;
+//! - `play`, `pause`, `step` (`generations`, default 1), `speed` (`generations` a frame, 0 for
+//!   full speed);
+//! - `restart` (`width`, `height`, `seed`, `density` or null, `rule`) and `load` (`name`, `text`:
+//!   an RLE or `.cells` file, at most [`MAX_UPLOAD`] bytes).
+//!
+//! The server answers with binary frames: a little-endian u32 n, n bytes of JSON status
+//! (generation, population, generations/s, size, rule, engine, running, speed), then u32
+//! width, height (pixels), block (cells a pixel, each way), x, y (the view's top-left cell),
+//! then one byte a pixel: the share of live cells in its block, 0 to 255 (for a block of 1:
+//! 0 dead, 255 alive). Errors come as JSON text `{"type": "error", "message": …}`; the server
+//! goes on serving.
+
+mod runner;
+
+use std::io::Write;
+use std::net::{SocketAddr, TcpListener};
+use std::path::PathBuf;
+use std::sync::mpsc::Sender;
+use std::sync::{Arc, Mutex};
+
+use anyhow::{bail, Context, Result};
+use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
+use axum::extract::State;
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use futures_util::{SinkExt, StreamExt};
+use gol::{Dim, Dimension, Grid, Rule, Setup, Simulation, Size, Start};
+use gol_core::picture::View;
+use serde::Deserialize;
+use tokio::sync::oneshot;
+
+use crate::cli::ViewArgs;
+use runner::Command;
+
+/// The page.
+const INDEX: &str = include_str!("../../assets/viewer/index.html");
+/// The page's script.
+const SCRIPT: &str = include_str!("../../assets/viewer/viewer.js");
+
+/// The port tried first, and how many after it before giving up.
+const PORT: u16 = 8191;
+const PORTS: u16 = 50;
+
+/// The largest pattern a page may upload, in bytes.
+pub const MAX_UPLOAD: usize = 16 << 20;
+
+/// The largest message a page may send; a larger one closes its connection.
+const MAX_MESSAGE: usize = MAX_UPLOAD + (1 << 20);
+
+/// The largest canvas a frame is made for, each way, in pixels.
+const MAX_CANVAS: usize = 8192;
+
+/// What every connection shares: the way to the simulation, and how to make a setup's.
+#[derive(Clone)]
+struct App {
+    commands: Arc<Mutex<Sender<Command>>>,
+    /// The command line's setup, which restarts and uploads start from (engine, rule).
+    base: Arc<Setup>,
+}
+
+/// Runs `gol view` until interrupted.
+pub fn view(args: &ViewArgs) -> Result<()> {
+    let setup = crate::run::setup_of(&args.problem, None, args.engine, args.block)?;
+    if setup.dimension()? == Dim::Three {
+        bail!("gol view shows 2D worlds; 3D cubes are not viewable yet");
+    }
+    let sim = Simulation::<Grid>::new(&setup)?;
+    let listener = bind(args.listen.as_deref())?;
+    let address = listener.local_addr()?;
+    let url = format!("http://{address}/");
+    println!("{url}");
+    std::io::stdout().flush()?;
+    if args.open {
+        open_browser(&url);
+    }
+
+    let (commands, received) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name("simulation".into())
+        .spawn(move || runner::run(sim, received, |s| Simulation::new(s)))?;
+    let app = App {
+        commands: Arc::new(Mutex::new(commands)),
+        base: Arc::new(setup),
+    };
+    let router = Router::new()
+        .route("/", get(index))
+        .route("/viewer.js", get(script))
+        .route("/ws", get(socket))
+        .fallback(|| async { (StatusCode::NOT_FOUND, "not found") })
+        .with_state(app);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    runtime.block_on(async move {
+        listener.set_nonblocking(true)?;
+        let listener = tokio::net::TcpListener::from_std(listener)?;
+        axum::serve(listener, router).await?;
+        Ok(())
+    })
+}
+
+/// The listener: `--listen` as given (port 0: any free port), else 127.0.0.1 from [`PORT`] on,
+/// the first port free.
+fn bind(listen: Option<&str>) -> Result<TcpListener> {
+    if let Some(text) = listen {
+        let address: SocketAddr = text
+            .parse()
+            .with_context(|| format!("--listen {text:?}: expected ADDRESS:PORT"))?;
+        return TcpListener::bind(address).with_context(|| format!("listening on {address}"));
+    }
+    for port in PORT..PORT + PORTS {
+        if let Ok(listener) = TcpListener::bind(("127.0.0.1", port)) {
+            return Ok(listener);
+        }
+    }
+    bail!(
+        "ports {PORT} to {} of 127.0.0.1 are all taken; choose one with --listen",
+        PORT + PORTS - 1
+    )
+}
+
+/// Starts the default browser on `url`, or says why it cannot.
+fn open_browser(url: &str) {
+    let opener = if cfg!(target_os = "macos") {
+        "open"
+    } else {
+        "xdg-open"
+    };
+    let started = std::process::Command::new(opener)
+        .arg(url)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    if let Err(e) = started {
+        eprintln!("gol view: no browser to open ({opener}: {e}); open {url} yourself");
+    }
+}
+
+async fn index() -> Response {
+    ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], INDEX).into_response()
+}
+
+async fn script() -> Response {
+    (
+        [(header::CONTENT_TYPE, "text/javascript; charset=utf-8")],
+        SCRIPT,
+    )
+        .into_response()
+}
+
+async fn socket(upgrade: WebSocketUpgrade, State(app): State<App>) -> Response {
+    upgrade
+        .max_message_size(MAX_MESSAGE)
+        .max_frame_size(MAX_MESSAGE)
+        .on_upgrade(move |socket| client(socket, app))
+}
+
+/// A message from the page.
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Request {
+    View {
+        x: usize,
+        y: usize,
+        width: usize,
+        height: usize,
+        pixels_wide: usize,
+        pixels_high: usize,
+    },
+    Play,
+    Pause,
+    Step {
+        generations: Option<u64>,
+    },
+    Speed {
+        generations: u64,
+    },
+    Restart {
+        width: usize,
+        height: usize,
+        seed: u32,
+        density: Option<f64>,
+        rule: String,
+    },
+    Load {
+        name: String,
+        text: String,
+    },
+}
+
+/// The viewport a page watches: the view and the cells a pixel of its frames covers.
+type Viewport = Arc<Mutex<Option<(View, usize)>>>;
+
+/// One page: its requests in, its frames out.
+async fn client(socket: WebSocket, app: App) {
+    let (mut sink, mut stream) = socket.split();
+    let (replies, mut pending) = tokio::sync::mpsc::channel::<Message>(16);
+    let viewport: Viewport = Arc::default();
+    let frames = {
+        let (app, viewport) = (app.clone(), viewport.clone());
+        tokio::spawn(async move {
+            let mut ticker = tokio::time::interval(runner::TICK);
+            ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+            loop {
+                let message = tokio::select! {
+                    _ = ticker.tick() => {
+                        let Some((view, block)) = *viewport.lock().expect("not poisoned") else {
+                            continue;
+                        };
+                        match frame(&app, view, block).await {
+                            Ok(bytes) => Message::Binary(bytes.into()),
+                            Err(e) => error_message(&e),
+                        }
+                    }
+                    reply = pending.recv() => match reply {
+                        Some(reply) => reply,
+                        None => return,
+                    },
+                };
+                if sink.send(message).await.is_err() {
+                    return;
+                }
+            }
+        })
+    };
+    while let Some(Ok(message)) = stream.next().await {
+        let answer = match message {
+            Message::Text(text) => obey(&app, &viewport, &text).await.err(),
+            Message::Close(_) => break,
+            _ => None,
+        };
+        if let Some(e) = answer {
+            if replies.send(error_message(&e)).await.is_err() {
+                break;
+            }
+        }
+    }
+    frames.abort();
+}
+
+fn error_message(text: &str) -> Message {
+    Message::Text(
+        serde_json::json!({ "type": "error", "message": text })
+            .to_string()
+            .into(),
+    )
+}
+
+/// Carries out one request of a page; an error is for the page to show.
+async fn obey(app: &App, viewport: &Viewport, text: &str) -> Result<(), String> {
+    let request: Request = serde_json::from_str(text).map_err(|e| format!("bad request: {e}"))?;
+    let command = match request {
+        Request::View {
+            x,
+            y,
+            width,
+            height,
+            pixels_wide,
+            pixels_high,
+        } => {
+            let (pw, ph) = (
+                pixels_wide.clamp(1, MAX_CANVAS),
+                pixels_high.clamp(1, MAX_CANVAS),
+            );
+            if width == 0 || height == 0 {
+                return Err("a view is at least one cell each way".into());
+            }
+            let block = width.div_ceil(pw).max(height.div_ceil(ph)).max(1);
+            let view = View {
+                x,
+                y,
+                width,
+                height,
+            };
+            *viewport.lock().expect("not poisoned") = Some((view, block));
+            return Ok(());
+        }
+        Request::Play => Command::Play,
+        Request::Pause => Command::Pause,
+        Request::Step { generations } => Command::Step(generations.unwrap_or(1)),
+        Request::Speed { generations } => Command::Speed(generations),
+        Request::Restart {
+            width,
+            height,
+            seed,
+            density,
+            rule,
+        } => {
+            let setup = Setup {
+                start: match density {
+                    Some(density) => Start::Density { density, seed },
+                    None => Start::Glibc { seed },
+                },
+                size: Some(Size::Rect { width, height }),
+                rule: Some(Rule::parse(&rule).map_err(|e| e.to_string())?),
+                ..(*app.base).clone()
+            };
+            return restart(app, setup).await;
+        }
+        Request::Load { name, text } => {
+            if text.len() > MAX_UPLOAD {
+                return Err(format!(
+                    "{name}: {} bytes is more than the {} an upload may have",
+                    text.len(),
+                    MAX_UPLOAD
+                ));
+            }
+            let name = PathBuf::from(name);
+            let format = gol_core::pattern::Format::of(&name).map_err(|e| e.to_string())?;
+            let file = gol_core::pattern::PatternFile::from_bytes(
+                &name,
+                format,
+                text.clone().into_bytes(),
+            )
+            .map_err(|e| e.to_string())?;
+            // The file's torus where it has one, else the grid of the command line.
+            let size = match file.header().torus {
+                Some(_) => None,
+                None => Some(app.base.size.unwrap_or(Size::Side(Grid::DEFAULT_SIDE))),
+            };
+            let setup = Setup {
+                start: Start::Pattern {
+                    name,
+                    text: text.into_bytes(),
+                },
+                size,
+                rule: None,
+                ..(*app.base).clone()
+            };
+            return restart(app, setup).await;
+        }
+    };
+    send(app, command)
+}
+
+fn send(app: &App, command: Command) -> Result<(), String> {
+    app.commands
+        .lock()
+        .expect("not poisoned")
+        .send(command)
+        .map_err(|_| "the simulation has stopped".to_string())
+}
+
+/// Starts the simulation again from `setup`, keeping the base's engine; a size the file does not
+/// set comes from the base too.
+async fn restart(app: &App, setup: Setup) -> Result<(), String> {
+    let (reply, answer) = oneshot::channel();
+    send(app, Command::Restart(Box::new(setup), reply))?;
+    answer
+        .await
+        .map_err(|_| "the simulation has stopped".to_string())?
+}
+
+/// The encoded frame of `view` (see the module's notes).
+async fn frame(app: &App, view: View, block: usize) -> Result<Vec<u8>, String> {
+    let (reply, answer) = oneshot::channel();
+    send(app, Command::Frame { view, block, reply })?;
+    let frame = answer
+        .await
+        .map_err(|_| "the simulation has stopped".to_string())??;
+    let status = serde_json::to_vec(&frame.status).map_err(|e| e.to_string())?;
+    let p = &frame.picture;
+    let mut bytes = Vec::with_capacity(4 + status.len() + 20 + p.pixels.len());
+    bytes.extend_from_slice(&(status.len() as u32).to_le_bytes());
+    bytes.extend_from_slice(&status);
+    for n in [p.width, p.height, frame.block, frame.view.x, frame.view.y] {
+        bytes.extend_from_slice(&(n as u32).to_le_bytes());
+    }
+    bytes.extend_from_slice(&p.pixels);
+    Ok(bytes)
+}

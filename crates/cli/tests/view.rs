@@ -1,0 +1,305 @@
+//! `gol view` without a browser: the server's pages, its WebSocket protocol, several viewers,
+//! bad and oversized requests, and where it listens.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{gol_path, stdout_of};
+use tungstenite::{Message, WebSocket};
+
+/// A `gol view` process, killed when dropped.
+struct Server {
+    child: Child,
+    url: String,
+}
+
+impl Server {
+    fn start(args: &[&str]) -> Server {
+        let mut child = Command::new(gol_path())
+            .arg("view")
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("gol view starts");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line.trim().to_string();
+        assert!(url.starts_with("http://"), "{url:?}");
+        Server { child, url }
+    }
+
+    fn address(&self) -> &str {
+        self.url.trim_start_matches("http://").trim_end_matches('/')
+    }
+
+    /// GET `path`: the status code and the body.
+    fn get(&self, path: &str) -> (u16, String) {
+        let mut stream = TcpStream::connect(self.address()).unwrap();
+        write!(
+            stream,
+            "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut text = String::new();
+        stream.read_to_string(&mut text).unwrap();
+        let code = text[9..12].parse().unwrap();
+        let body = text
+            .split_once("\r\n\r\n")
+            .map_or("", |(_, b)| b)
+            .to_string();
+        (code, body)
+    }
+
+    fn socket(&self) -> WebSocket<tungstenite::stream::MaybeTlsStream<TcpStream>> {
+        let (socket, _) = tungstenite::connect(format!("ws://{}/ws", self.address())).unwrap();
+        if let tungstenite::stream::MaybeTlsStream::Plain(stream) = socket.get_ref() {
+            stream
+                .set_read_timeout(Some(Duration::from_secs(20)))
+                .unwrap();
+        }
+        socket
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A decoded frame: the status and the picture.
+#[derive(Debug)]
+struct Frame {
+    status: serde_json::Value,
+    width: u32,
+    height: u32,
+    block: u32,
+    pixels: Vec<u8>,
+}
+
+fn decode(bytes: &[u8]) -> Frame {
+    let word = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
+    let n = word(0) as usize;
+    let status = serde_json::from_slice(&bytes[4..4 + n]).unwrap();
+    let at = 4 + n;
+    let (width, height, block) = (word(at), word(at + 4), word(at + 8));
+    Frame {
+        status,
+        width,
+        height,
+        block,
+        pixels: bytes[at + 20..].to_vec(),
+    }
+}
+
+type Socket = WebSocket<tungstenite::stream::MaybeTlsStream<TcpStream>>;
+
+fn send(socket: &mut Socket, json: serde_json::Value) {
+    socket.send(Message::text(json.to_string())).unwrap();
+}
+
+/// The next frame for which `wanted` holds, skipping others; errors (text) are returned too.
+fn next(socket: &mut Socket, wanted: impl Fn(&Frame) -> bool) -> Result<Frame, String> {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while Instant::now() < deadline {
+        match socket.read().unwrap() {
+            Message::Binary(bytes) => {
+                let frame = decode(&bytes);
+                if wanted(&frame) {
+                    return Ok(frame);
+                }
+            }
+            Message::Text(text) => return Err(text.to_string()),
+            _ => {}
+        }
+    }
+    panic!("no frame in time")
+}
+
+fn view(socket: &mut Socket, cells: usize, pixels: usize) {
+    send(
+        socket,
+        serde_json::json!({"type": "view", "x": 0, "y": 0, "width": cells, "height": cells,
+                           "pixels_wide": pixels, "pixels_high": pixels}),
+    );
+}
+
+fn alive_after(gens: u32) -> u64 {
+    let report = stdout_of(&[
+        "run",
+        "--size",
+        "64",
+        "--seed",
+        "0",
+        "--gens",
+        &gens.to_string(),
+        "--json",
+    ]);
+    serde_json::from_str::<serde_json::Value>(&report).unwrap()["alive"]
+        .as_u64()
+        .unwrap()
+}
+
+#[test]
+fn the_page_is_served_and_nothing_else() {
+    let server = Server::start(&["--size", "16", "--listen", "127.0.0.1:0"]);
+    let (code, body) = server.get("/");
+    assert_eq!(code, 200);
+    assert!(body.contains("<canvas id=\"world\""), "{body}");
+    assert_eq!(server.get("/viewer.js").0, 200);
+    for path in [
+        "/nope",
+        "/../Cargo.toml",
+        "/etc/passwd",
+        "/viewer.js/../index.html",
+    ] {
+        assert_eq!(server.get(path).0, 404, "{path}");
+    }
+}
+
+#[test]
+fn it_listens_on_the_loopback_by_default() {
+    let server = Server::start(&["--size", "16"]);
+    let port: u16 = server
+        .address()
+        .strip_prefix("127.0.0.1:")
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((8191..8241).contains(&port), "{}", server.url);
+    // A second one takes the next free port.
+    let other = Server::start(&["--size", "16"]);
+    assert_ne!(other.address(), server.address());
+}
+
+#[test]
+fn frames_show_the_viewport_and_steps_advance_exactly() {
+    let server = Server::start(&["--size", "64", "--seed", "0", "--listen", "127.0.0.1:0"]);
+    let mut socket = server.socket();
+    view(&mut socket, 64, 64);
+    let first = next(&mut socket, |_| true).unwrap();
+    assert_eq!((first.width, first.height, first.block), (64, 64, 1));
+    assert_eq!(first.status["generation"], 0);
+    assert_eq!(first.status["running"], false);
+    let population = first.status["population"].as_u64().unwrap();
+    assert_eq!(population, alive_after(0));
+    assert_eq!(
+        first.pixels.iter().filter(|&&p| p == 255).count() as u64,
+        population
+    );
+    assert!(first.pixels.iter().all(|&p| p == 0 || p == 255));
+
+    send(&mut socket, serde_json::json!({"type": "step"}));
+    let one = next(&mut socket, |f| f.status["generation"] != 0).unwrap();
+    assert_eq!(one.status["generation"], 1);
+    assert_eq!(one.status["population"].as_u64().unwrap(), alive_after(1));
+
+    // Zoomed out: 64 cells on 16 pixels, blocks of 4, each the share of its 16 cells.
+    view(&mut socket, 64, 16);
+    let small = next(&mut socket, |f| f.block == 4).unwrap();
+    assert_eq!((small.width, small.height), (16, 16));
+    for by in 0..16 {
+        for bx in 0..16 {
+            let live: u32 = (0..4)
+                .flat_map(|dy| (0..4).map(move |dx| (by * 4 + dy) * 64 + bx * 4 + dx))
+                .map(|i| (one.pixels[i] == 255) as u32)
+                .sum();
+            assert_eq!(
+                small.pixels[by * 16 + bx] as u32,
+                (live * 255 + 8) / 16,
+                "block ({bx}, {by})"
+            );
+        }
+    }
+
+    send(
+        &mut socket,
+        serde_json::json!({"type": "speed", "generations": 4}),
+    );
+    send(&mut socket, serde_json::json!({"type": "play"}));
+    let running = next(&mut socket, |f| {
+        f.status["generation"].as_u64().unwrap() >= 41
+    })
+    .unwrap();
+    assert_eq!(running.status["running"], true);
+    send(&mut socket, serde_json::json!({"type": "pause"}));
+    let paused = next(&mut socket, |f| f.status["running"] == false).unwrap();
+    let at = paused.status["generation"].as_u64().unwrap();
+    assert_eq!((at - 1) % 4, 0, "whole ticks of 4 after generation 1");
+}
+
+#[test]
+fn several_viewers_watch_at_once_and_bad_requests_get_errors() {
+    let server = Server::start(&["--size", "32", "--listen", "127.0.0.1:0"]);
+    let mut a = server.socket();
+    let mut b = server.socket();
+    view(&mut a, 32, 32);
+    view(&mut b, 16, 16);
+    assert_eq!(next(&mut a, |_| true).unwrap().width, 32);
+    assert_eq!(next(&mut b, |_| true).unwrap().width, 16);
+
+    send(&mut a, serde_json::json!({"type": "fly"}));
+    let err = next(&mut a, |_| false).unwrap_err();
+    assert!(err.contains("bad request"), "{err}");
+    send(
+        &mut a,
+        serde_json::json!({"type": "load", "name": "bad.rle", "text": "x = 3, y = 3\nbo$2bo$3q!\n"}),
+    );
+    let err = next(&mut a, |_| false).unwrap_err();
+    assert!(err.contains("bad.rle"), "{err}");
+    send(
+        &mut a,
+        serde_json::json!({"type": "restart", "width": 8, "height": 8, "seed": 1,
+                           "density": null, "rule": "B9/S"}),
+    );
+    let err = next(&mut a, |_| false).unwrap_err();
+    assert!(err.contains("invalid rule"), "{err}");
+    // Still serving both.
+    assert!(next(&mut a, |_| true).is_ok());
+    assert!(next(&mut b, |_| true).is_ok());
+
+    // A good upload: a glider on its own 10×10 torus.
+    send(
+        &mut b,
+        serde_json::json!({"type": "load", "name": "glider.rle",
+                           "text": "x = 3, y = 3, rule = B3/S23:T10,10\nbo$2bo$3o!\n"}),
+    );
+    let loaded = next(&mut b, |f| f.status["width"] == 10).unwrap();
+    assert_eq!(loaded.status["population"], 5);
+}
+
+#[test]
+fn an_oversized_message_closes_only_its_connection() {
+    let server = Server::start(&["--size", "16", "--listen", "127.0.0.1:0"]);
+    let mut big = server.socket();
+    let text = format!(
+        "{{\"type\": \"load\", \"name\": \"huge.rle\", \"text\": \"{}\"}}",
+        "b".repeat(18 << 20)
+    );
+    let _ = big.send(Message::text(text));
+    let closed =
+        (0..50).any(|_| !matches!(big.read(), Ok(Message::Binary(_)) | Ok(Message::Text(_))));
+    assert!(closed, "the connection closes");
+    let mut fresh = server.socket();
+    view(&mut fresh, 16, 16);
+    assert!(
+        next(&mut fresh, |_| true).is_ok(),
+        "the server goes on serving"
+    );
+    // An upload under the message limit but over the upload limit gets an error.
+    let text = format!(
+        "{{\"type\": \"load\", \"name\": \"big.rle\", \"text\": \"{}\"}}",
+        "b".repeat((16 << 20) + 10)
+    );
+    fresh.send(Message::text(text)).unwrap();
+    let err = next(&mut fresh, |_| false).unwrap_err();
+    assert!(err.contains("more than"), "{err}");
+}
