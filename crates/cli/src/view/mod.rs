@@ -89,7 +89,7 @@ pub fn view(args: &ViewArgs) -> Result<()> {
     let (commands, received) = std::sync::mpsc::channel();
     std::thread::Builder::new()
         .name("simulation".into())
-        .spawn(move || runner::run(sim, received, |s| Simulation::new(s)))?;
+        .spawn(move || runner::run(sim, received, Simulation::new))?;
     let app = App {
         commands: Arc::new(Mutex::new(commands)),
         base: Arc::new(setup),
