@@ -1,0 +1,289 @@
+//! `gol view` in a real browser: headless Chromium driven through chromedriver (WebDriver).
+//! Skipped with a notice where Chromium or chromedriver is missing; `GOL_REQUIRE_BROWSER=1`
+//! (set by CI, which installs them) makes that a failure. Leaves a screenshot of the page in
+//! `target/viewer-screenshot.png` for a person to look at.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{gol_path, stdout_of};
+use serde_json::{json, Value};
+
+/// A child process killed when dropped.
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// One HTTP request to `address`, its JSON answer (read to the length the headers give).
+fn http(address: &str, method: &str, path: &str, body: Option<&Value>) -> Value {
+    let stream = TcpStream::connect(address).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let body = body.map(Value::to_string).unwrap_or_default();
+    write!(
+        &stream,
+        "{method} {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut reader = BufReader::new(stream);
+    let mut length = 0;
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line).unwrap();
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = line.split_once(':') {
+            if name.eq_ignore_ascii_case("content-length") {
+                length = value.trim().parse().unwrap();
+            }
+        }
+    }
+    let mut json = vec![0; length];
+    reader.read_exact(&mut json).unwrap();
+    serde_json::from_slice(&json).unwrap_or(Value::Null)
+}
+
+/// A WebDriver session of headless Chromium.
+struct Browser {
+    driver: String,
+    session: String,
+    _chromedriver: Killed,
+}
+
+impl Browser {
+    fn start(chromium: &Path, chromedriver: &Path) -> Browser {
+        let port = free_port();
+        let child = Command::new(chromedriver)
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("chromedriver starts");
+        let driver = format!("127.0.0.1:{port}");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while TcpStream::connect(&driver).is_err() {
+            assert!(Instant::now() < deadline, "chromedriver does not answer");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let answer = http(
+            &driver,
+            "POST",
+            "/session",
+            Some(&json!({"capabilities": {"alwaysMatch": {
+                "browserName": "chrome",
+                "goog:chromeOptions": {
+                    "binary": chromium,
+                    "args": ["--headless=new", "--no-sandbox", "--disable-gpu",
+                             "--disable-dev-shm-usage", "--window-size=1100,760"]
+                },
+                "goog:loggingPrefs": {"browser": "ALL"}
+            }}})),
+        );
+        let session = answer["value"]["sessionId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no session: {answer}"))
+            .to_string();
+        Browser {
+            driver,
+            session,
+            _chromedriver: Killed(child),
+        }
+    }
+
+    fn call(&self, method: &str, path: &str, body: Option<&Value>) -> Value {
+        let path = format!("/session/{}{path}", self.session);
+        http(&self.driver, method, &path, body)["value"].clone()
+    }
+
+    fn script(&self, code: &str) -> Value {
+        self.call("POST", "/execute/sync", Some(&json!({"script": code, "args": []})))
+    }
+
+    fn click(&self, css: &str) {
+        let found = self.call("POST", "/element", Some(&json!({"using": "css selector", "value": css})));
+        let id = found
+            .as_object()
+            .and_then(|o| o.values().next())
+            .and_then(Value::as_str)
+            .unwrap_or_else(|| panic!("no element {css}: {found}"))
+            .to_string();
+        self.call("POST", &format!("/element/{id}/click"), Some(&json!({})));
+    }
+
+    /// Waits until the script's value is true.
+    fn wait_for(&self, what: &str, code: &str) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while self.script(code) != Value::Bool(true) {
+            assert!(Instant::now() < deadline, "timed out waiting for {what}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn generation(&self) -> u64 {
+        self.script("return window.golViewer.state.status ? window.golViewer.state.status.generation : -1")
+            .as_u64()
+            .unwrap_or(u64::MAX)
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let _ = http(&self.driver, "DELETE", &format!("/session/{}", self.session), None);
+    }
+}
+
+fn find(names: &[&str]) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    names.iter().find_map(|name| {
+        std::env::split_paths(&path)
+            .map(|dir| dir.join(name))
+            .find(|p| p.is_file())
+    })
+}
+
+/// The live cells of a `.cells` file `gol run` wrote.
+fn cells_of(path: &Path) -> Vec<Vec<bool>> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with('!'))
+        .map(|l| l.chars().map(|c| c == 'O').collect())
+        .collect()
+}
+
+fn decode_base64(text: &str) -> Vec<u8> {
+    let value = |c: u8| match c {
+        b'A'..=b'Z' => c - b'A',
+        b'a'..=b'z' => c - b'a' + 26,
+        b'0'..=b'9' => c - b'0' + 52,
+        b'+' => 62,
+        _ => 63,
+    };
+    let digits: Vec<u8> = text.bytes().filter(|&c| c != b'=' && !c.is_ascii_whitespace()).map(value).collect();
+    digits
+        .chunks(4)
+        .flat_map(|q| {
+            let n = q.iter().enumerate().fold(0u32, |n, (i, &d)| n | (d as u32) << (18 - 6 * i));
+            let bytes = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
+            bytes.into_iter().take(q.len() - 1)
+        })
+        .collect()
+}
+
+#[test]
+fn the_viewer_draws_steps_and_reports_errors_in_chromium() {
+    let (Some(chromium), Some(chromedriver)) = (
+        find(&["chromium", "chromium-browser", "google-chrome"]),
+        find(&["chromedriver"]),
+    ) else {
+        assert!(
+            std::env::var_os("GOL_REQUIRE_BROWSER").is_none(),
+            "GOL_REQUIRE_BROWSER is set but Chromium or chromedriver is missing"
+        );
+        eprintln!("notice: Chromium or chromedriver not found (Debian: chromium, chromium-driver); skipping");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let glider = dir.path().join("glider.rle");
+    std::fs::write(&glider, "x = 3, y = 3, rule = B3/S23:T16,16\nbo$2bo$3o!\n").unwrap();
+    let expected = |gens: u32| {
+        let out = dir.path().join(format!("g{gens}.cells"));
+        stdout_of(&[
+            "run", "--input", glider.to_str().unwrap(), "--gens", &gens.to_string(),
+            "--output", out.to_str().unwrap(),
+        ]);
+        cells_of(&out)
+    };
+
+    let mut server = Command::new(gol_path())
+        .args(["view", "--input", glider.to_str().unwrap(), "--listen", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut url = String::new();
+    BufReader::new(server.stdout.take().unwrap())
+        .read_line(&mut url)
+        .unwrap();
+    let _server = Killed(server);
+
+    let browser = Browser::start(&chromium, &chromedriver);
+    browser.call("POST", "/url", Some(&json!({"url": url.trim()})));
+    browser.wait_for(
+        "the first frames of the fitted view",
+        "const v = window.golViewer; return !!v && v.state.frames > 2 && !!v.state.status && v.state.status.width === 16",
+    );
+    // Let a frame of the fitted view arrive.
+    std::thread::sleep(Duration::from_millis(300));
+
+    let check = |gens: u32| {
+        let cells = expected(gens);
+        let colours = browser.script(
+            "const out = []; for (let y = 0; y < 16; y++) for (let x = 0; x < 16; x++) out.push(window.golViewer.cellColour(x, y)); return out;",
+        );
+        let colours = colours.as_array().unwrap();
+        for y in 0..16 {
+            for x in 0..16 {
+                let colour = &colours[y * 16 + x];
+                let want = if cells[y][x] { json!([253, 231, 37]) } else { json!([68, 1, 84]) };
+                assert_eq!(colour, &want, "cell ({x}, {y}) at generation {gens}");
+            }
+        }
+    };
+    assert_eq!(browser.generation(), 0);
+    check(0);
+
+    // Pause/step: each click advances exactly one generation.
+    for gens in 1..=4u64 {
+        browser.click("#step");
+        browser.wait_for("the step", &format!("return window.golViewer.state.status.generation === {gens} && window.golViewer.state.frame !== null"));
+        std::thread::sleep(Duration::from_millis(150));
+        assert_eq!(browser.generation(), gens);
+    }
+    check(4);
+    let population = browser.script("return document.getElementById('population').textContent");
+    let report = stdout_of(&["run", "--input", glider.to_str().unwrap(), "--gens", "4", "--json"]);
+    let alive = serde_json::from_str::<Value>(&report).unwrap()["alive"].clone();
+    assert_eq!(population.as_str().unwrap(), alive.to_string());
+
+    // A malformed upload: an error on the page, and the frames go on.
+    browser.script("window.golViewer.send({type: 'load', name: 'broken.rle', text: 'x = 3, y = 3\\nbo$2bo$3q!'}); return null");
+    browser.wait_for("the error", "return document.getElementById('error').textContent.includes('broken.rle')");
+    let frames = browser.script("return window.golViewer.state.frames").as_u64().unwrap();
+    browser.wait_for("more frames", &format!("return window.golViewer.state.frames > {frames}"));
+
+    let screenshot = browser.call("GET", "/screenshot", None);
+    let png = decode_base64(screenshot.as_str().unwrap());
+    assert_eq!(&png[1..4], b"PNG");
+    let target = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target");
+    let path = if target.is_dir() { target } else { std::env::temp_dir() }.join("viewer-screenshot.png");
+    std::fs::write(&path, png).unwrap();
+    eprintln!("screenshot: {}", path.display());
+
+    let logs = browser.call("POST", "/se/log", Some(&json!({"type": "browser"})));
+    let severe: Vec<&Value> = logs
+        .as_array()
+        .map(|l| l.iter().filter(|e| e["level"] == "SEVERE").collect())
+        .unwrap_or_default();
+    assert!(severe.is_empty(), "console errors: {severe:?}");
+}
