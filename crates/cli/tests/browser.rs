@@ -35,7 +35,9 @@ fn free_port() -> u16 {
 /// One HTTP request to `address`, its JSON answer (read to the length the headers give).
 fn http(address: &str, method: &str, path: &str, body: Option<&Value>) -> Value {
     let stream = TcpStream::connect(address).unwrap();
-    stream.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
     let body = body.map(Value::to_string).unwrap_or_default();
     write!(
         &stream,
@@ -116,11 +118,19 @@ impl Browser {
     }
 
     fn script(&self, code: &str) -> Value {
-        self.call("POST", "/execute/sync", Some(&json!({"script": code, "args": []})))
+        self.call(
+            "POST",
+            "/execute/sync",
+            Some(&json!({"script": code, "args": []})),
+        )
     }
 
     fn click(&self, css: &str) {
-        let found = self.call("POST", "/element", Some(&json!({"using": "css selector", "value": css})));
+        let found = self.call(
+            "POST",
+            "/element",
+            Some(&json!({"using": "css selector", "value": css})),
+        );
         let id = found
             .as_object()
             .and_then(|o| o.values().next())
@@ -140,15 +150,22 @@ impl Browser {
     }
 
     fn generation(&self) -> u64 {
-        self.script("return window.golViewer.state.status ? window.golViewer.state.status.generation : -1")
-            .as_u64()
-            .unwrap_or(u64::MAX)
+        self.script(
+            "return window.golViewer.state.status ? window.golViewer.state.status.generation : -1",
+        )
+        .as_u64()
+        .unwrap_or(u64::MAX)
     }
 }
 
 impl Drop for Browser {
     fn drop(&mut self) {
-        let _ = http(&self.driver, "DELETE", &format!("/session/{}", self.session), None);
+        let _ = http(
+            &self.driver,
+            "DELETE",
+            &format!("/session/{}", self.session),
+            None,
+        );
     }
 }
 
@@ -179,11 +196,18 @@ fn decode_base64(text: &str) -> Vec<u8> {
         b'+' => 62,
         _ => 63,
     };
-    let digits: Vec<u8> = text.bytes().filter(|&c| c != b'=' && !c.is_ascii_whitespace()).map(value).collect();
+    let digits: Vec<u8> = text
+        .bytes()
+        .filter(|&c| c != b'=' && !c.is_ascii_whitespace())
+        .map(value)
+        .collect();
     digits
         .chunks(4)
         .flat_map(|q| {
-            let n = q.iter().enumerate().fold(0u32, |n, (i, &d)| n | (d as u32) << (18 - 6 * i));
+            let n = q
+                .iter()
+                .enumerate()
+                .fold(0u32, |n, (i, &d)| n | (d as u32) << (18 - 6 * i));
             let bytes = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
             bytes.into_iter().take(q.len() - 1)
         })
@@ -209,14 +233,25 @@ fn the_viewer_draws_steps_and_reports_errors_in_chromium() {
     let expected = |gens: u32| {
         let out = dir.path().join(format!("g{gens}.cells"));
         stdout_of(&[
-            "run", "--input", glider.to_str().unwrap(), "--gens", &gens.to_string(),
-            "--output", out.to_str().unwrap(),
+            "run",
+            "--input",
+            glider.to_str().unwrap(),
+            "--gens",
+            &gens.to_string(),
+            "--output",
+            out.to_str().unwrap(),
         ]);
         cells_of(&out)
     };
 
     let mut server = Command::new(gol_path())
-        .args(["view", "--input", glider.to_str().unwrap(), "--listen", "127.0.0.1:0"])
+        .args([
+            "view",
+            "--input",
+            glider.to_str().unwrap(),
+            "--listen",
+            "127.0.0.1:0",
+        ])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -245,7 +280,11 @@ fn the_viewer_draws_steps_and_reports_errors_in_chromium() {
         for y in 0..16 {
             for x in 0..16 {
                 let colour = &colours[y * 16 + x];
-                let want = if cells[y][x] { json!([253, 231, 37]) } else { json!([68, 1, 84]) };
+                let want = if cells[y][x] {
+                    json!([253, 231, 37])
+                } else {
+                    json!([68, 1, 84])
+                };
                 assert_eq!(colour, &want, "cell ({x}, {y}) at generation {gens}");
             }
         }
@@ -262,21 +301,42 @@ fn the_viewer_draws_steps_and_reports_errors_in_chromium() {
     }
     check(4);
     let population = browser.script("return document.getElementById('population').textContent");
-    let report = stdout_of(&["run", "--input", glider.to_str().unwrap(), "--gens", "4", "--json"]);
+    let report = stdout_of(&[
+        "run",
+        "--input",
+        glider.to_str().unwrap(),
+        "--gens",
+        "4",
+        "--json",
+    ]);
     let alive = serde_json::from_str::<Value>(&report).unwrap()["alive"].clone();
     assert_eq!(population.as_str().unwrap(), alive.to_string());
 
     // A malformed upload: an error on the page, and the frames go on.
     browser.script("window.golViewer.send({type: 'load', name: 'broken.rle', text: 'x = 3, y = 3\\nbo$2bo$3q!'}); return null");
-    browser.wait_for("the error", "return document.getElementById('error').textContent.includes('broken.rle')");
-    let frames = browser.script("return window.golViewer.state.frames").as_u64().unwrap();
-    browser.wait_for("more frames", &format!("return window.golViewer.state.frames > {frames}"));
+    browser.wait_for(
+        "the error",
+        "return document.getElementById('error').textContent.includes('broken.rle')",
+    );
+    let frames = browser
+        .script("return window.golViewer.state.frames")
+        .as_u64()
+        .unwrap();
+    browser.wait_for(
+        "more frames",
+        &format!("return window.golViewer.state.frames > {frames}"),
+    );
 
     let screenshot = browser.call("GET", "/screenshot", None);
     let png = decode_base64(screenshot.as_str().unwrap());
     assert_eq!(&png[1..4], b"PNG");
     let target = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target");
-    let path = if target.is_dir() { target } else { std::env::temp_dir() }.join("viewer-screenshot.png");
+    let path = if target.is_dir() {
+        target
+    } else {
+        std::env::temp_dir()
+    }
+    .join("viewer-screenshot.png");
     std::fs::write(&path, png).unwrap();
     eprintln!("screenshot: {}", path.display());
 

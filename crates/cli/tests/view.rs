@@ -303,3 +303,64 @@ fn an_oversized_message_closes_only_its_connection() {
     let err = next(&mut fresh, |_| false).unwrap_err();
     assert!(err.contains("more than"), "{err}");
 }
+
+/// Frames a second and generations a second of `gol view` at full speed, with a 1920×1080
+/// canvas showing the whole world, against a 1×1 viewport (next to no frame production): what
+/// BENCHMARKS.md reports. `GOL_VIEW_ARGS` gives the world and engine (default: a 4096² soup on
+/// cpu-bitsliced). Run with `cargo test --release -p gol-cli --test view -- --ignored
+/// --nocapture frame_rate`; on the GPU machine, the bundled test binary the same way.
+#[test]
+#[ignore]
+fn frame_rate() {
+    let args = std::env::var("GOL_VIEW_ARGS")
+        .unwrap_or_else(|_| "--size 4096 --density 0.5 --engine cpu-bitsliced".into());
+    let mut all: Vec<&str> = args.split_whitespace().collect();
+    all.extend(["--listen", "127.0.0.1:0"]);
+    let server = Server::start(&all);
+    let mut socket = server.socket();
+    view(&mut socket, 1, 1);
+    let size = next(&mut socket, |_| true).unwrap().status["width"]
+        .as_u64()
+        .unwrap() as usize;
+    send(
+        &mut socket,
+        serde_json::json!({"type": "speed", "generations": 0}),
+    );
+    send(&mut socket, serde_json::json!({"type": "play"}));
+    let measure = |socket: &mut Socket, cells: usize, wide: usize, high: usize| {
+        send(
+            socket,
+            serde_json::json!({"type": "view", "x": 0, "y": 0, "width": cells, "height": cells,
+                               "pixels_wide": wide, "pixels_high": high}),
+        );
+        // Settle, then count for 5 s.
+        let settle = Instant::now();
+        while settle.elapsed() < Duration::from_secs(2) {
+            next(socket, |_| true).unwrap();
+        }
+        let first = next(socket, |_| true).unwrap();
+        let start = Instant::now();
+        let mut frames = 0u32;
+        let mut last = first;
+        while start.elapsed() < Duration::from_secs(5) {
+            last = next(socket, |_| true).unwrap();
+            frames += 1;
+        }
+        let seconds = start.elapsed().as_secs_f64();
+        let generations = last.status["generation"].as_u64().unwrap() as f64;
+        let rate = last.status["generations_per_second"].as_f64().unwrap();
+        (
+            frames as f64 / seconds,
+            rate,
+            generations,
+            last.width,
+            last.height,
+        )
+    };
+    let (idle_fps, idle_rate, _, _, _) = measure(&mut socket, 1, 1, 1);
+    let (fps, rate, _, w, h) = measure(&mut socket, size, 1920, 1080);
+    println!(
+        "gol view {args}: {fps:.1} frames/s of {w}x{h} pixels for a 1920x1080 canvas, {rate:.1} generations/s; with a 1x1 viewport {idle_fps:.1} frames/s, {idle_rate:.1} generations/s; lost to frames: {:.1}%",
+        (1.0 - rate / idle_rate) * 100.0
+    );
+}

@@ -213,7 +213,8 @@ async fn client(socket: WebSocket, app: App) {
         let (app, viewport) = (app.clone(), viewport.clone());
         tokio::spawn(async move {
             let mut ticker = tokio::time::interval(runner::TICK);
-            ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+            // A frame that took longer than a tick delays the next by as much, no more.
+            ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
                 let message = tokio::select! {
                     _ = ticker.tick() => {
@@ -372,7 +373,15 @@ async fn frame(app: &App, view: View, block: usize) -> Result<Vec<u8>, String> {
         .await
         .map_err(|_| "the simulation has stopped".to_string())??;
     let status = serde_json::to_vec(&frame.status).map_err(|e| e.to_string())?;
-    let p = &frame.picture;
+    // Counting blocks takes a while on a large world: off the simulation's thread, and off the
+    // threads that serve the sockets.
+    let (frame, p) = tokio::task::spawn_blocking(move || {
+        let picture = frame.picture();
+        (frame, picture)
+    })
+    .await
+    .map_err(|e| e.to_string())?;
+    let p = &p;
     let mut bytes = Vec::with_capacity(4 + status.len() + 20 + p.pixels.len());
     bytes.extend_from_slice(&(status.len() as u32).to_le_bytes());
     bytes.extend_from_slice(&status);

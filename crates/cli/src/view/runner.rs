@@ -14,11 +14,12 @@ use gol_core::picture::{self, View};
 use serde::Serialize;
 use tokio::sync::oneshot;
 
-/// Time between two advances at a set speed.
+/// Time between two advances at a set speed, and between two frames a viewer asks for: 30 a
+/// second.
 pub const TICK: Duration = Duration::from_millis(33);
 
-/// The time a chunk of generations aims at, at full speed.
-const CHUNK: Duration = Duration::from_millis(20);
+/// The time a chunk of generations aims at, at full speed: a frame waits at most this long.
+const CHUNK: Duration = Duration::from_millis(10);
 
 /// What a viewer asks of the simulation.
 pub enum Command {
@@ -41,12 +42,23 @@ pub enum Command {
     },
 }
 
-/// A frame for a viewer, and the state it was taken in.
+/// The cells of a frame, taken between steps, and the state they were taken in; the picture
+/// is made from them off the simulation's thread ([`Frame::picture`]).
 pub struct Frame {
-    pub picture: picture::Frame,
+    /// The cells: the view itself where a pixel is a cell, else the whole world.
+    cells: Grid,
+    /// The view of `cells` to draw.
+    within: View,
     pub block: usize,
     pub view: View,
     pub status: Status,
+}
+
+impl Frame {
+    /// The picture: one pixel for each `block` × `block` cells of the view.
+    pub fn picture(&self) -> picture::Frame {
+        picture::blocks(&self.cells, &self.within, self.block)
+    }
 }
 
 /// The simulation's state, as viewers show it.
@@ -119,10 +131,19 @@ impl Runner {
         Ok(())
     }
 
+    /// The cells of a frame: a copy of the view where a pixel is a cell (a window no larger
+    /// than the canvas), else of the whole world, whose blocks are then counted.
     fn frame(&self, view: View, block: usize) -> Result<Frame, String> {
-        let world = self.sim.world().map_err(|e| e.to_string())?;
+        let (cells, within) = if block == 1 {
+            let window = (self.sim.window(view.x, view.y, view.width, view.height))
+                .map_err(|e| e.to_string())?;
+            (window, View::whole(view.width, view.height))
+        } else {
+            (self.sim.world().map_err(|e| e.to_string())?, view)
+        };
         Ok(Frame {
-            picture: picture::blocks(&world, &view, block),
+            cells,
+            within,
             block,
             view,
             status: self.status(),
