@@ -147,7 +147,7 @@ def test_bad_input_raises_the_right_exceptions(tmp_path):
         gol.Cube.load(tmp_path / "missing.bin")
     with pytest.raises(OSError):
         gol.Life.soup(4, 4).save(tmp_path / "no" / "such" / "dir.rle")
-    with pytest.raises(ValueError, match="unknown pattern format"):
+    with pytest.raises(ValueError, match="unknown output format"):
         gol.Life.soup(4, 4).save(tmp_path / "x.xyz")
     bad = tmp_path / "bad.rle"
     bad.write_text("x = 3, y = 3\nbo$2bo$3q!\n")

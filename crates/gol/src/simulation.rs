@@ -300,17 +300,64 @@ impl Simulation<Grid> {
     /// # Ok::<(), gol::Error>(())
     /// ```
     pub fn window(&self, x: usize, y: usize, width: usize, height: usize) -> Result<Grid> {
-        let world = self.world()?;
-        let (w, h) = (world.width(), world.height());
+        let (w, h, _) = self.extent;
+        // Only the rows of the window, where the engine hands them out (from a GPU: a copy of
+        // those rows, not of the world); else the whole world.
+        let (rows, first) = match self.engine.rows() {
+            Some(access) if height < h => {
+                let mut rows = Grid::new(w, height)?;
+                let wpr = rows.words_per_row();
+                let top = y % h;
+                let before_wrap = height.min(h - top);
+                let (upper, lower) = rows.words_mut().split_at_mut(before_wrap * wpr);
+                access.read_rows(top, upper)?;
+                if !lower.is_empty() {
+                    access.read_rows(0, lower)?;
+                }
+                (rows, 0)
+            }
+            _ => (self.world()?, y),
+        };
         let mut window = Grid::new(width, height)?;
         for dy in 0..height {
-            let row = (y + dy) % h;
+            let row = (first + dy) % rows.height();
             for dx in 0..width {
-                if world.get((x + dx) % w, row) {
+                if rows.get((x + dx) % w, row) {
                     window.set(dx, dy, true);
                 }
             }
         }
         Ok(window)
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+    use crate::{EngineChoice, EngineId, Start};
+
+    #[test]
+    fn windows_read_through_rows_match_the_whole_world() {
+        let cells = gol_core::seed::density_soup(70, 23, 0.4, 9).unwrap();
+        let on = |id| {
+            Simulation::<Grid>::new(&Setup {
+                start: Start::Grid(cells.clone()),
+                engine: EngineChoice::Named(id),
+                ..Setup::default()
+            })
+            .unwrap()
+        };
+        // cpu-bitsliced hands out rows; cpu-scalar does not (the whole world is read).
+        let (rows, whole) = (on(EngineId::CpuBitsliced), on(EngineId::CpuScalar));
+        for (x, y, w, h) in [
+            (0, 0, 70, 23),
+            (65, 20, 10, 7),
+            (3, 5, 1, 1),
+            (69, 22, 80, 22),
+        ] {
+            let a = rows.window(x, y, w, h).unwrap();
+            assert_eq!(a, whole.window(x, y, w, h).unwrap(), "({x}, {y}) {w}x{h}");
+            assert_eq!(a.get(0, 0), cells.get(x % 70, y % 23));
+        }
     }
 }
