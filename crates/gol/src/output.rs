@@ -104,7 +104,6 @@ pub struct Animation {
     picture: Picture,
     out: Option<BufWriter<File>>,
     gif: Option<Gif<BufWriter<File>>>,
-    frames: u64,
 }
 
 /// Hundredths of a second each frame of an animation shows.
@@ -123,7 +122,6 @@ impl Animation {
             picture,
             out: Some(BufWriter::new(file)),
             gif: None,
-            frames: 0,
         })
     }
 
@@ -141,14 +139,7 @@ impl Animation {
             );
         }
         let gif = self.gif.as_mut().expect("made above");
-        gif.add(&frame).map_err(|e| self.io_error(e))?;
-        self.frames += 1;
-        Ok(())
-    }
-
-    /// Frames written so far.
-    pub fn frames(&self) -> u64 {
-        self.frames
+        gif.add(&frame).map_err(|e| self.io_error(e))
     }
 
     /// Ends the animation and flushes the file.
