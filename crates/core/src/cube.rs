@@ -23,7 +23,7 @@
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
-use crate::grid::{Grid, WORD_BITS};
+use crate::grid::{gather_bytes, Grid, SPREAD, WORD_BITS};
 use crate::seed;
 
 /// The largest side accepted: M² rows must stay addressable as a [`Grid`].
@@ -285,28 +285,6 @@ fn pack_line(bytes: &[u8], words: &mut [u64]) -> std::result::Result<(), ()> {
     }
     Ok(())
 }
-
-/// The low bits of the eight bytes of `v` (each 0 or 1) as bits 0..8. The multiplier puts byte
-/// `i`'s bit at position 56 + i; no two partial products share a position, so nothing carries.
-#[inline]
-fn gather_bytes(v: u64) -> u64 {
-    (v & 0x0101_0101_0101_0101).wrapping_mul(0x0102_0408_1020_4080) >> 56
-}
-
-/// Byte `b` spread to eight cell bytes (bit `i` to byte `i`).
-const SPREAD: [u64; 256] = {
-    let mut table = [0u64; 256];
-    let mut b = 0;
-    while b < 256 {
-        let mut i = 0;
-        while i < 8 {
-            table[b] |= ((b as u64 >> i) & 1) << (8 * i);
-            i += 1;
-        }
-        b += 1;
-    }
-    table
-};
 
 /// Unpacks one line of bits into cell bytes.
 fn unpack_line(words: &[u64], bytes: &mut [u8]) {

@@ -49,7 +49,7 @@ pub fn words_per_row(width: usize) -> usize {
 }
 
 /// `SPREAD[b]` holds bit i of `b` in byte i (little-endian): eight cells as bytes.
-static SPREAD: [u64; 256] = {
+pub(crate) static SPREAD: [u64; 256] = {
     let mut table = [0u64; 256];
     let mut b = 0;
     while b < 256 {
@@ -63,6 +63,13 @@ static SPREAD: [u64; 256] = {
     table
 };
 
+/// The low bits of the eight bytes of `v` (each 0 or 1) as bits 0..8. The multiplier puts byte
+/// `i`'s bit at position 56 + i; no two partial products share a position, so nothing carries.
+#[inline]
+pub(crate) fn gather_bytes(v: u64) -> u64 {
+    (v & 0x0101_0101_0101_0101).wrapping_mul(0x0102_0408_1020_4080) >> 56
+}
+
 /// Up to eight cell bytes (non-zero alive) as the low bits of a byte, the first cell lowest.
 fn gather(cells: &[u8]) -> u8 {
     let mut bytes = [0u8; 8];
@@ -71,9 +78,7 @@ fn gather(cells: &[u8]) -> u8 {
     // The high bit of each byte: set where the byte is non-zero.
     let low = 0x7f7f_7f7f_7f7f_7f7f;
     let nonzero = (((v & low) + low) | v) & !low;
-    // One bit a byte, at bit 8i; the multiplication moves bit 8i to bit 56 + i, with no
-    // carries into the top byte.
-    ((nonzero >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56) as u8
+    gather_bytes(nonzero >> 7) as u8
 }
 
 /// Checks a grid size: both sides at least 1 and at most [`MAX_SIDE`].
