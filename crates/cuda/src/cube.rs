@@ -29,6 +29,14 @@ use crate::pinned::copy_to_host;
 /// outright for experiments.
 pub(crate) const DEPTH: usize = 16;
 
+/// cube_bytes.cu, which holds both byte-cell kernels (cube_global and cube_shared).
+fn cube_bytes_source(rule: Rule) -> String {
+    kernels::with_rule(
+        rule,
+        &[kernels::RULE, kernels::CUBE_WRAP, kernels::CUBE_BYTES],
+    )
+}
+
 /// The byte-cell 3D engines' kernels; the 27-cell wrap helpers go in front of each.
 pub const KERNELS: [KernelSpec; 3] = [
     KernelSpec {
@@ -43,12 +51,7 @@ pub const KERNELS: [KernelSpec; 3] = [
     },
     KernelSpec {
         engine: EngineId::CudaShared,
-        build_source: |rule| {
-            kernels::with_rule(
-                rule,
-                &[kernels::RULE, kernels::CUBE_WRAP, kernels::CUBE_BYTES],
-            )
-        },
+        build_source: cube_bytes_source,
         function: "cube_shared",
         small_function: None,
         default_block: (32, 16),
@@ -58,12 +61,7 @@ pub const KERNELS: [KernelSpec; 3] = [
     },
     KernelSpec {
         engine: EngineId::CudaGlobal,
-        build_source: |rule| {
-            kernels::with_rule(
-                rule,
-                &[kernels::RULE, kernels::CUBE_WRAP, kernels::CUBE_BYTES],
-            )
-        },
+        build_source: cube_bytes_source,
         function: "cube_global",
         small_function: None,
         default_block: (32, 8),

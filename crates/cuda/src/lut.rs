@@ -73,12 +73,17 @@ pub struct LutCells {
     sms: u32,
 }
 
+/// lut.cu, which holds both lookup-table kernels.
+fn lut_source(rule: Rule) -> String {
+    kernels::with_rule(rule, &[kernels::LUT])
+}
+
 /// The lookup-table engines' kernels: cuda-lut's 4×3 windows (a table of 4096 entries built in
 /// each block's shared memory), cuda-lut6's 6×3 windows (2¹⁸ entries, 128 KiB of it).
 pub const KERNELS: [KernelSpec; 2] = [
     KernelSpec {
         engine: EngineId::CudaLut,
-        build_source: |rule| kernels::with_rule(rule, &[kernels::LUT]),
+        build_source: lut_source,
         function: "update_cells_lut",
         small_function: None,
         default_block: (32, 8),
@@ -88,7 +93,7 @@ pub const KERNELS: [KernelSpec; 2] = [
     },
     KernelSpec {
         engine: EngineId::CudaLut6,
-        build_source: |rule| kernels::with_rule(rule, &[kernels::LUT]),
+        build_source: lut_source,
         function: "update_cells_lut6",
         small_function: None,
         default_block: (32, 32),
