@@ -214,8 +214,9 @@ fn decode_base64(text: &str) -> Vec<u8> {
         .collect()
 }
 
-#[test]
-fn the_viewer_draws_steps_and_reports_errors_in_chromium() {
+/// Chromium and chromedriver, where both are installed; `None` with a notice where not (a
+/// failure under `GOL_REQUIRE_BROWSER`).
+fn browser_paths() -> Option<(PathBuf, PathBuf)> {
     let (Some(chromium), Some(chromedriver)) = (
         find(&["chromium", "chromium-browser", "google-chrome"]),
         find(&["chromedriver"]),
@@ -225,6 +226,64 @@ fn the_viewer_draws_steps_and_reports_errors_in_chromium() {
             "GOL_REQUIRE_BROWSER is set but Chromium or chromedriver is missing"
         );
         eprintln!("notice: Chromium or chromedriver not found (Debian: chromium, chromium-driver); skipping");
+        return None;
+    };
+    Some((chromium, chromedriver))
+}
+
+/// Starts `gol view` with `args` on a free port: the server (killed when dropped) and its URL.
+fn serve(args: &[&str]) -> (Killed, String) {
+    let mut server = Command::new(gol_path())
+        .arg("view")
+        .args(args)
+        .args(["--listen", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut url = String::new();
+    BufReader::new(server.stdout.take().unwrap())
+        .read_line(&mut url)
+        .unwrap();
+    (Killed(server), url.trim().to_string())
+}
+
+/// Writes the page's screenshot to `target/NAME` (a temporary folder where there is no
+/// `target`), for a person to look at.
+fn screenshot(browser: &Browser, name: &str) {
+    let shot = browser.call("GET", "/screenshot", None);
+    let png = decode_base64(shot.as_str().unwrap());
+    assert_eq!(&png[1..4], b"PNG");
+    let target = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target");
+    let path = if target.is_dir() {
+        target
+    } else {
+        std::env::temp_dir()
+    }
+    .join(name);
+    std::fs::write(&path, png).unwrap();
+    eprintln!("screenshot: {}", path.display());
+}
+
+/// Fails on any error in the page's console.
+fn assert_no_console_errors(browser: &Browser) {
+    let logs = browser.call("POST", "/se/log", Some(&json!({"type": "browser"})));
+    let severe: Vec<&Value> = logs
+        .as_array()
+        .map(|l| l.iter().filter(|e| e["level"] == "SEVERE").collect())
+        .unwrap_or_default();
+    assert!(severe.is_empty(), "console errors: {severe:?}");
+}
+
+/// The colours of cells (0, 0) to (n - 1, n - 1) on the canvas, row by row.
+fn colours(browser: &Browser, n: usize) -> Vec<Value> {
+    let code = format!("const out = []; for (let y = 0; y < {n}; y++) for (let x = 0; x < {n}; x++) out.push(window.golViewer.cellColour(x, y)); return out;");
+    browser.script(&code).as_array().unwrap().clone()
+}
+
+#[test]
+fn the_viewer_draws_steps_and_reports_errors_in_chromium() {
+    let Some((chromium, chromedriver)) = browser_paths() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -244,26 +303,9 @@ fn the_viewer_draws_steps_and_reports_errors_in_chromium() {
         cells_of(&out)
     };
 
-    let mut server = Command::new(gol_path())
-        .args([
-            "view",
-            "--input",
-            glider.to_str().unwrap(),
-            "--listen",
-            "127.0.0.1:0",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut url = String::new();
-    BufReader::new(server.stdout.take().unwrap())
-        .read_line(&mut url)
-        .unwrap();
-    let _server = Killed(server);
-
+    let (_server, url) = serve(&["--input", glider.to_str().unwrap()]);
     let browser = Browser::start(&chromium, &chromedriver);
-    browser.call("POST", "/url", Some(&json!({"url": url.trim()})));
+    browser.call("POST", "/url", Some(&json!({"url": url})));
     browser.wait_for(
         "the first frames of the fitted view",
         "const v = window.golViewer; return !!v && v.state.frames > 2 && !!v.state.status && v.state.status.width === 16",
@@ -273,10 +315,7 @@ fn the_viewer_draws_steps_and_reports_errors_in_chromium() {
 
     let check = |gens: u32| {
         let cells = expected(gens);
-        let colours = browser.script(
-            "const out = []; for (let y = 0; y < 16; y++) for (let x = 0; x < 16; x++) out.push(window.golViewer.cellColour(x, y)); return out;",
-        );
-        let colours = colours.as_array().unwrap();
+        let colours = colours(&browser, 16);
         for y in 0..16 {
             for x in 0..16 {
                 let colour = &colours[y * 16 + x];
@@ -327,23 +366,72 @@ fn the_viewer_draws_steps_and_reports_errors_in_chromium() {
         &format!("return window.golViewer.state.frames > {frames}"),
     );
 
-    let screenshot = browser.call("GET", "/screenshot", None);
-    let png = decode_base64(screenshot.as_str().unwrap());
-    assert_eq!(&png[1..4], b"PNG");
-    let target = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target");
-    let path = if target.is_dir() {
-        target
-    } else {
-        std::env::temp_dir()
-    }
-    .join("viewer-screenshot.png");
-    std::fs::write(&path, png).unwrap();
-    eprintln!("screenshot: {}", path.display());
+    screenshot(&browser, "viewer-screenshot.png");
+    assert_no_console_errors(&browser);
+}
 
-    let logs = browser.call("POST", "/se/log", Some(&json!({"type": "browser"})));
-    let severe: Vec<&Value> = logs
-        .as_array()
-        .map(|l| l.iter().filter(|e| e["level"] == "SEVERE").collect())
-        .unwrap_or_default();
-    assert!(severe.is_empty(), "console errors: {severe:?}");
+#[test]
+fn the_viewer_shows_a_cube_summed_and_sliced_in_chromium() {
+    let Some((chromium, chromedriver)) = browser_paths() else {
+        return;
+    };
+    let m = 24;
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("c.bin");
+    let side = m.to_string();
+    stdout_of(&[
+        "run",
+        "--dim",
+        "3",
+        "--size",
+        &side,
+        "--gens",
+        "0",
+        "--output",
+        bin.to_str().unwrap(),
+    ]);
+    // The cells from the file: byte 16 + x·M·M + y·M + z.
+    let bytes = std::fs::read(&bin).unwrap();
+    let cell = |x: usize, y: usize, z: usize| bytes[16 + x * m * m + y * m + z] == 1;
+
+    let (_server, url) = serve(&["--dim", "3", "--size", &side]);
+    let browser = Browser::start(&chromium, &chromedriver);
+    browser.call("POST", "/url", Some(&json!({"url": url})));
+    browser.wait_for(
+        "the first frames of the cube",
+        &format!("const v = window.golViewer; return !!v && v.state.frames > 2 && !!v.state.status && v.state.status.depth === {m}"),
+    );
+    assert_eq!(
+        browser.script("return document.getElementById('cube').hidden"),
+        Value::Bool(false)
+    );
+    assert_eq!(
+        browser.script("return document.getElementById('size').textContent"),
+        json!(format!("{m} × {m} × {m}"))
+    );
+    // The slice z = 5: rows x, columns y, each cell bright where it lives.
+    browser.script(
+        "document.getElementById('axis').value = 'z'; document.getElementById('axis').dispatchEvent(new Event('change')); return null",
+    );
+    browser.click("#slice-on");
+    browser.script(
+        "const s = document.getElementById('slice'); s.value = 5; s.dispatchEvent(new Event('input')); return null",
+    );
+    let live = |colour: &Value| colour == &json!([253, 231, 37]);
+    let wanted: Vec<bool> = (0..m * m).map(|i| cell(i / m, i % m, 5)).collect();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let shown: Vec<bool> = colours(&browser, m).iter().map(live).collect();
+        if shown == wanted {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the slice z = 5 is not drawn");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(
+        browser.script("return document.getElementById('slice-index').textContent"),
+        json!("5")
+    );
+    screenshot(&browser, "viewer-cube-screenshot.png");
+    assert_no_console_errors(&browser);
 }

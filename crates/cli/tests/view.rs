@@ -364,3 +364,112 @@ fn frame_rate() {
         (1.0 - rate / idle_rate) * 100.0
     );
 }
+
+/// A cube is shown as its live cells summed along the chosen axis, or one slice across it:
+/// frames checked against a count made here from the `.bin` file's bytes.
+#[test]
+fn cubes_show_projections_and_slices() {
+    let m = 12;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.bin");
+    // A .bin cube of side 12 with a third of its cells alive, from a small linear congruential
+    // generator; byte x·M·M + y·M + z is cell (x, y, z).
+    let mut state = 12345u32;
+    let bytes: Vec<u8> = (0..m * m * m)
+        .map(|_| {
+            state = state.wrapping_mul(1103515245).wrapping_add(12345);
+            ((state >> 16) % 3 == 0) as u8
+        })
+        .collect();
+    // The header: M and a generation stamp, little-endian u64s.
+    let header = [(m as u64).to_le_bytes(), 0u64.to_le_bytes()].concat();
+    std::fs::write(&path, [header, bytes.clone()].concat()).unwrap();
+    let cell = |x: usize, y: usize, z: usize| bytes[x * m * m + y * m + z] as u32;
+    // (row, column) to cells along the axis, as the protocol's axes say.
+    let expected = |axis: &str, slice: Option<usize>| -> Vec<u8> {
+        let mut counts = vec![0u32; m * m];
+        for (i, count) in counts.iter_mut().enumerate() {
+            let (r, c) = (i / m, i % m);
+            let along = slice.map_or(0..m, |k| k..k + 1);
+            *count = along
+                .map(|k| match axis {
+                    "x" => cell(k, r, c),
+                    "y" => cell(r, k, c),
+                    _ => cell(r, c, k),
+                })
+                .sum();
+        }
+        let most = counts.iter().copied().max().unwrap().max(1);
+        counts
+            .iter()
+            .map(|&n| ((n * 255 + most / 2) / most) as u8)
+            .collect()
+    };
+    let server = Server::start(&["--input", path.to_str().unwrap(), "--listen", "127.0.0.1:0"]);
+    let mut socket = server.socket();
+    view(&mut socket, m, m);
+    let first = next(&mut socket, |_| true).unwrap();
+    assert_eq!(first.status["depth"], m);
+    assert_eq!(
+        first.status["population"].as_u64().unwrap(),
+        bytes.iter().map(|&b| b as u64).sum::<u64>()
+    );
+    assert_eq!(first.pixels, expected("x", None), "the default: along x");
+    for axis in ["x", "y", "z"] {
+        for slice in [None, Some(0), Some(5), Some(m - 1)] {
+            send(
+                &mut socket,
+                serde_json::json!({"type": "look", "axis": axis, "slice": slice}),
+            );
+            let want = expected(axis, slice);
+            // Frames already on their way show the previous look.
+            next(&mut socket, |f| f.pixels == want)
+                .unwrap_or_else(|e| panic!("{axis} {slice:?}: {e}"));
+        }
+    }
+    // Zoomed out, blocks of 2 of the projection, each its mean.
+    send(
+        &mut socket,
+        serde_json::json!({"type": "look", "axis": "z", "slice": null}),
+    );
+    view(&mut socket, m, m / 2);
+    let whole = expected("z", None);
+    let small = next(&mut socket, |f| f.block == 2).unwrap();
+    for (i, &p) in small.pixels.iter().enumerate() {
+        let (by, bx) = (i / (m / 2), i % (m / 2));
+        let sum: u32 = [(0, 0), (0, 1), (1, 0), (1, 1)]
+            .iter()
+            .map(|&(dy, dx)| whole[(2 * by + dy) * m + 2 * bx + dx] as u32)
+            .sum();
+        assert_eq!(p as u32, (sum + 2) / 4, "block ({bx}, {by})");
+    }
+    // A slice beyond the cube is refused (once, not every frame), and frames go on.
+    view(&mut socket, m, m);
+    send(
+        &mut socket,
+        serde_json::json!({"type": "look", "axis": "y", "slice": m}),
+    );
+    let refused = next(&mut socket, |_| false).unwrap_err();
+    assert!(
+        refused.contains("slice 12 of a cube of side 12"),
+        "{refused}"
+    );
+    send(
+        &mut socket,
+        serde_json::json!({"type": "look", "axis": "y", "slice": 3}),
+    );
+    next(&mut socket, |f| f.pixels == expected("y", Some(3))).unwrap();
+    // One step: the population is gol run's.
+    send(&mut socket, serde_json::json!({"type": "step"}));
+    let one = next(&mut socket, |f| f.status["generation"] == 1).unwrap();
+    let report = stdout_of(&[
+        "run",
+        "--input",
+        path.to_str().unwrap(),
+        "--gens",
+        "1",
+        "--json",
+    ]);
+    let alive = serde_json::from_str::<serde_json::Value>(&report).unwrap()["alive"].clone();
+    assert_eq!(one.status["population"], alive);
+}

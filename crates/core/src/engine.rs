@@ -6,6 +6,7 @@ use std::ops::{Deref, DerefMut};
 use crate::cube::Cube;
 use crate::error::{Error, Result};
 use crate::grid::Grid;
+use crate::picture::{Frame, Look, View};
 use crate::rule::Rule;
 
 /// What an engine advances: a 2D [`Grid`] or a 3D [`Cube`], both tori.
@@ -332,6 +333,21 @@ pub trait RowAccess {
     /// [`RowAccess::read_rows`] is as good.
     fn population_of_rows(&self, first: usize, rows: usize) -> Option<Result<u64>> {
         let _ = (first, rows);
+        None
+    }
+
+    /// The picture of `view` of a grid, one pixel for each `block` × `block` cells, as
+    /// [`crate::picture::blocks`] makes it, made where the cells lie (on a GPU, so that only
+    /// the picture crosses the bus); `None` (the default) where reading rows is as good.
+    fn blocks(&self, view: &View, block: usize) -> Option<Result<Frame>> {
+        let _ = (view, block);
+        None
+    }
+
+    /// What `look` shows of a whole cube, as [`crate::picture::cube_counts`] counts it, counted
+    /// where the cells lie; `None` (the default) as for [`RowAccess::blocks`].
+    fn projection(&self, look: Look) -> Option<Result<Vec<u32>>> {
+        let _ = look;
         None
     }
 

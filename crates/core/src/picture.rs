@@ -290,55 +290,116 @@ pub fn blocks(grid: &Grid, view: &View, block: usize) -> Frame {
     }
 }
 
-/// The live cells along `axis` of `cube`, one index a (column, row) of the projection (see
-/// [`Axis`]), `scale` pixels each (or the default): 255 for the column with the most live cells,
-/// the others in proportion (0 for none).
-pub fn cube(cube: &Cube, axis: Axis, scale: Option<u32>) -> Result<Frame> {
+/// What a picture of a cube shows: the live cells along one axis, or one slice across it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Look {
+    /// The axis summed along, or cut across.
+    pub axis: Axis,
+    /// The index along `axis` of the one slice shown; `None` sums every slice.
+    pub slice: Option<usize>,
+}
+
+impl Look {
+    /// The sum along `axis`.
+    pub fn along(axis: Axis) -> Look {
+        Look { axis, slice: None }
+    }
+
+    /// Refuses a slice outside a cube of side `side`.
+    pub fn check(&self, side: usize) -> Result<()> {
+        match self.slice {
+            Some(k) if k >= side => Err(Error::Invalid(format!(
+                "slice {k} of a cube of side {side}: slices run from 0 to {}",
+                side - 1
+            ))),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// The live cells of `cube` that `look` shows, one count a (row, column) of the projection,
+/// row-major (rows and columns as [`Axis`] says): the sum along the axis, or 0 or 1 for the
+/// cells of one slice.
+pub fn cube_counts(cube: &Cube, look: Look) -> Result<Vec<u32>> {
     let m = cube.side();
+    look.check(m)?;
     let lines = cube.lines();
-    // counts[row * m + column]
-    let mut counts = vec![0u64; m * m];
+    let bit = |line: &[u64], z: usize| (line[z / WORD_BITS] >> (z % WORD_BITS) & 1) as u32;
+    let mut counts = vec![0u32; m * m];
     for x in 0..cube.planes() {
+        if look.axis == Axis::X && look.slice.is_some_and(|k| k != x) {
+            continue;
+        }
         for y in 0..m {
+            if look.axis == Axis::Y && look.slice.is_some_and(|k| k != y) {
+                continue;
+            }
             let line = lines.row(x * m + y);
-            match axis {
-                Axis::Z => counts[x * m + y] += count_range(line, 0, m) as u64,
-                Axis::X | Axis::Y => {
-                    let row = if axis == Axis::X { y } else { x };
-                    for z in 0..m {
-                        counts[row * m + z] += line[z / WORD_BITS] >> (z % WORD_BITS) & 1;
+            match (look.axis, look.slice) {
+                (Axis::Z, None) => counts[x * m + y] = count_range(line, 0, m),
+                (Axis::Z, Some(z)) => counts[x * m + y] = bit(line, z),
+                (Axis::X | Axis::Y, _) => {
+                    let row = if look.axis == Axis::X { y } else { x };
+                    for (z, count) in counts[row * m..(row + 1) * m].iter_mut().enumerate() {
+                        *count += bit(line, z);
                     }
                 }
             }
         }
     }
-    // Relative to the fullest column of the frame, so that sparse cubes still show their shape.
+    Ok(counts)
+}
+
+/// `counts` as palette indices relative to the largest (255), so that sparse cubes still show
+/// their shape; all 0 where every count is.
+pub fn relative(counts: &[u32]) -> Vec<u8> {
     let most = counts.iter().copied().max().unwrap_or(0).max(1);
-    let cells: Vec<u8> = counts.iter().map(|&c| share(c, most)).collect();
+    counts
+        .iter()
+        .map(|&c| share(c as u64, most as u64))
+        .collect()
+}
+
+/// The picture of `view` of a `width`-wide image of palette indices (`image.len() / width`
+/// rows, wrapping round both ways), one pixel for each `block` × `block` of its pixels, their
+/// mean rounded.
+pub fn shrink(image: &[u8], width: usize, view: &View, block: usize) -> Frame {
+    let height = image.len() / width;
+    let block = block.max(1);
+    let (pw, ph) = (view.width.div_ceil(block), view.height.div_ceil(block));
+    let mut pixels = vec![0u8; pw * ph];
+    let mut sums = vec![0u64; pw];
+    for (py, line) in pixels.chunks_exact_mut(pw).enumerate() {
+        sums.fill(0);
+        let rows = py * block..((py + 1) * block).min(view.height);
+        let tall = rows.len() as u64;
+        for dy in rows {
+            let row = &image[(view.y + dy) % height * width..][..width];
+            for dx in 0..view.width {
+                sums[dx / block] += row[(view.x + dx) % width] as u64;
+            }
+        }
+        for (px, (pixel, &sum)) in line.iter_mut().zip(&sums).enumerate() {
+            let n = block.min(view.width - px * block) as u64 * tall;
+            *pixel = ((sum + n / 2) / n) as u8;
+        }
+    }
+    Frame {
+        width: pw,
+        height: ph,
+        pixels,
+    }
+}
+
+/// The picture of what `look` shows of `cube`, `scale` pixels an index of the projection (or
+/// the default): 255 for the column with the most live cells, the others in proportion (0 for
+/// none).
+pub fn cube(cube: &Cube, look: Look, scale: Option<u32>) -> Result<Frame> {
+    let m = cube.side();
+    let cells = relative(&cube_counts(cube, look)?);
     match shape(m, m, scale)? {
         Shape::Scaled(s) => Ok(scaled(m, m, &cells, s)),
-        Shape::Blocks(block) => {
-            let p = m.div_ceil(block);
-            let mut pixels = vec![0u8; p * p];
-            for (i, pixel) in pixels.iter_mut().enumerate() {
-                let (py, px) = (i / p, i % p);
-                let (rows, cols) = (
-                    py * block..((py + 1) * block).min(m),
-                    px * block..((px + 1) * block).min(m),
-                );
-                let n = (rows.len() * cols.len()) as u64;
-                let cells = &cells;
-                let sum: u64 = rows
-                    .flat_map(|r| cols.clone().map(move |c| cells[r * m + c] as u64))
-                    .sum();
-                *pixel = ((sum + n / 2) / n) as u8;
-            }
-            Ok(Frame {
-                width: p,
-                height: p,
-                pixels,
-            })
-        }
+        Shape::Blocks(block) => Ok(shrink(&cells, m, &View::whole(m, m), block)),
     }
 }
 
@@ -524,18 +585,86 @@ mod test {
         c.set(1, 2, 3, true);
         c.set(1, 2, 0, true);
         let at = |f: &Frame, col: usize, row: usize| f.pixels[row * f.width + col];
-        let x = cube(&c, Axis::X, Some(1)).unwrap();
+        let x = cube(&c, Look::along(Axis::X), Some(1)).unwrap();
         assert_eq!((at(&x, 3, 2), at(&x, 0, 2), at(&x, 1, 2)), (255, 255, 0));
-        let z = cube(&c, Axis::Z, Some(1)).unwrap();
+        let z = cube(&c, Look::along(Axis::Z), Some(1)).unwrap();
         assert_eq!(at(&z, 2, 1), 255); // both cells along one z line: the fullest
-        let y = cube(&c, Axis::Y, Some(1)).unwrap();
+        let y = cube(&c, Look::along(Axis::Y), Some(1)).unwrap();
         assert_eq!(at(&y, 3, 1), 255);
         // Three cells on one line along x, one on another: 255 and 85.
         c.set(2, 2, 3, true);
         c.set(3, 2, 3, true);
-        let x = cube(&c, Axis::X, Some(1)).unwrap();
+        let x = cube(&c, Look::along(Axis::X), Some(1)).unwrap();
         assert_eq!((at(&x, 3, 2), at(&x, 0, 2)), (255, 85));
         assert_eq!(x.pixels.iter().filter(|&&p| p > 0).count(), 2);
+    }
+
+    #[test]
+    fn slices_show_the_cells_of_one_plane() {
+        let mut c = Cube::new(5).unwrap();
+        c.set(1, 2, 3, true);
+        c.set(4, 2, 3, true);
+        let counts = |axis, k| {
+            cube_counts(
+                &c,
+                Look {
+                    axis,
+                    slice: Some(k),
+                },
+            )
+            .unwrap()
+        };
+        // Slice x = 1: rows y, columns z.
+        assert_eq!(counts(Axis::X, 1)[2 * 5 + 3], 1);
+        assert_eq!(counts(Axis::X, 1).iter().sum::<u32>(), 1);
+        assert_eq!(counts(Axis::X, 2).iter().sum::<u32>(), 0);
+        // Slice y = 2: rows x, columns z: both cells.
+        let y = counts(Axis::Y, 2);
+        assert_eq!((y[5 + 3], y[4 * 5 + 3], y.iter().sum::<u32>()), (1, 1, 2));
+        // Slice z = 3: rows x, columns y.
+        let z = counts(Axis::Z, 3);
+        assert_eq!((z[5 + 2], z[4 * 5 + 2], z.iter().sum::<u32>()), (1, 1, 2));
+        assert_eq!(counts(Axis::Z, 0).iter().sum::<u32>(), 0);
+        // The sums of the slices are the projection.
+        for axis in [Axis::X, Axis::Y, Axis::Z] {
+            let mut sum = vec![0; 25];
+            for k in 0..5 {
+                sum.iter_mut()
+                    .zip(counts(axis, k))
+                    .for_each(|(s, n)| *s += n);
+            }
+            assert_eq!(sum, cube_counts(&c, Look::along(axis)).unwrap());
+        }
+        assert!(cube_counts(
+            &c,
+            Look {
+                axis: Axis::X,
+                slice: Some(5)
+            }
+        )
+        .is_err());
+    }
+
+    #[test]
+    fn shrinking_averages_blocks_and_wraps() {
+        // A 3×2 image; blocks of 2 over a view that wraps across the right edge.
+        let image = [0, 10, 20, 30, 40, 50];
+        let f = shrink(
+            &image,
+            3,
+            &View {
+                x: 2,
+                y: 1,
+                width: 3,
+                height: 2,
+            },
+            2,
+        );
+        assert_eq!((f.width, f.height), (2, 1));
+        // Pixel 0: columns 2, 0 of rows 1, 0: 50 30 20 0 → 25; pixel 1: column 1: 40 10 → 25.
+        assert_eq!(f.pixels, [25, 25]);
+        let same = shrink(&image, 3, &View::whole(3, 2), 1);
+        assert_eq!(same.pixels, image);
     }
 
     #[test]

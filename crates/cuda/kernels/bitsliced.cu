@@ -298,3 +298,44 @@ extern "C" __global__ void population(const unsigned int *cells, int w, int h, i
     if ((threadIdx.x & 31) == 0 && count)
         atomicAdd(total, count);
 }
+
+// Live cells among columns from..to (from <= to <= the width) of a row of 32-bit words, cell x
+// at bit x % 32 of word x / 32.
+__device__ unsigned int count_span(const unsigned int *row, int from, int to)
+{
+    unsigned int count = 0;
+    for (int x = from; x < to;) {
+        int bit = x & 31, take = min(32 - bit, to - x);
+        unsigned int mask = take == 32 ? FULL_MASK : ((1u << take) - 1u) << bit;
+        count += __popc(row[x >> 5] & mask);
+        x += take;
+    }
+    return count;
+}
+
+// The picture of a view of the w x h torus (top-left cell (vx, vy) with vx < w and vy < h, vw x
+// vh cells, wrapping), one pixel for each block x block cells: the share of live cells among
+// them, 0 to 255 rounded, as gol_core::picture::blocks makes it. One thread a pixel of the
+// pw x ph picture.
+extern "C" __global__ void block_shares(const unsigned int *cells, int w, int h, int stride,
+                                        int vx, int vy, int vw, int vh, int block, int pw, int ph,
+                                        unsigned char *pixels)
+{
+    int px = blockIdx.x * blockDim.x + threadIdx.x, py = blockIdx.y * blockDim.y + threadIdx.y;
+    if (px >= pw || py >= ph)
+        return;
+    int across = min(block, vw - px * block), tall = min(block, vh - py * block);
+    int x0 = (int)(((long long)vx + (long long)px * block) % w);
+    unsigned long long count = 0;
+    for (int dy = 0; dy < tall; dy++) {
+        long long y = ((long long)vy + (long long)py * block + dy) % h;
+        const unsigned int *row = cells + y * stride;
+        for (int x = x0, left = across; left > 0; x = 0) {
+            int take = min(left, w - x);
+            count += count_span(row, x, x + take);
+            left -= take;
+        }
+    }
+    unsigned long long n = (unsigned long long)across * tall;
+    pixels[(long long)py * pw + px] = (unsigned char)((count * 255 + n / 2) / n);
+}

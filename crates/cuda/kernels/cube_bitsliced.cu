@@ -479,3 +479,32 @@ extern "C" __global__ void cube_population(const unsigned *cells, long long word
     if ((threadIdx.x & 31) == 0 && count != 0)
         atomicAdd(total, count);
 }
+
+// The live cells of an m^3 cube (lines of `stride` 32-bit words, line (x, y) at x * m + y)
+// along one axis (0 x, 1 y, 2 z), or in the one slice across it at index `slice` (-1: every
+// slice), as gol_core::picture::cube_counts counts them: counts[row * m + column], rows y and
+// columns z along x, rows x and columns z along y, rows x and columns y along z. One thread a
+// count.
+extern "C" __global__ void cube_projection(const unsigned *cells, int m, int stride, int axis,
+                                           int slice, unsigned *counts)
+{
+    int column = blockIdx.x * blockDim.x + threadIdx.x, row = blockIdx.y * blockDim.y + threadIdx.y;
+    if (column >= m || row >= m)
+        return;
+    unsigned count = 0;
+    if (axis == 2) {
+        const unsigned *line = cells + ((long long)row * m + column) * stride;
+        if (slice >= 0)
+            count = line[slice >> 5] >> (slice & 31) & 1u;
+        else
+            for (int i = 0; i < (m + 31) / 32; i++)
+                count += __popc(line[i]); // padding bits are zero
+    } else {
+        int from = slice >= 0 ? slice : 0, to = slice >= 0 ? slice + 1 : m;
+        for (int k = from; k < to; k++) {
+            long long line = axis == 0 ? (long long)k * m + row : (long long)row * m + k;
+            count += cells[line * stride + (column >> 5)] >> (column & 31) & 1u;
+        }
+    }
+    counts[(long long)row * m + column] = count;
+}

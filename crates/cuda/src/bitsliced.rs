@@ -17,6 +17,7 @@ use std::sync::Arc;
 use cudarc::driver::{
     CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg,
 };
+use gol_core::picture::{Frame, View};
 use gol_core::{EngineId, Grid, Rule};
 
 use crate::device::Gpu;
@@ -305,6 +306,8 @@ pub struct BitCells {
     next: CudaSlice<u64>,
     advance: Vec<CudaFunction>,
     count: CudaFunction,
+    /// The picture of a view (block_shares).
+    shares: CudaFunction,
     plan: Plan,
     /// The resident kernel and its launch, where the grid takes it.
     resident: Option<(CudaFunction, Resident)>,
@@ -349,6 +352,53 @@ impl BitCells {
                 .launch(cfg)?;
         }
         Ok(stream.clone_dtoh(&total)?[0])
+    }
+
+    /// The picture of `view`, one pixel for each `block` × `block` cells, made on the device
+    /// (block_shares) so that only the picture crosses the bus.
+    fn block_shares(&self, stream: &Arc<CudaStream>, view: &View, block: usize) -> Result<Frame> {
+        let block = block.max(1);
+        let (width, height) = (view.width.div_ceil(block), view.height.div_ceil(block));
+        let side = |n: usize| {
+            i32::try_from(n)
+                .map_err(|_| CudaError::Refused(format!("a view of {n} cells is too large")))
+        };
+        let (w, h, stride, _) = self.shape();
+        let (vx, vy) = (side(view.x % self.width)?, side(view.y % self.height)?);
+        let (vw, vh, b) = (side(view.width)?, side(view.height)?, side(block)?);
+        let (pw, ph) = (side(width)?, side(height)?);
+        let mut pixels = stream.alloc_zeros::<u8>(width * height)?;
+        let cfg = LaunchConfig {
+            grid_dim: ((pw as u32).div_ceil(32), (ph as u32).div_ceil(8), 1),
+            block_dim: (32, 8, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: block_shares takes (const unsigned* cells, int w, int h, int stride, int vx,
+        // int vy, int vw, int vh, int block, int pw, int ph, unsigned char* pixels); `cells`
+        // holds h rows of `stride` 32-bit words, `pixels` pw × ph bytes, and the kernel reads
+        // only rows below h (wrapped) and words below the row's width.
+        unsafe {
+            stream
+                .launch_builder(&self.shares)
+                .arg(&self.cells)
+                .arg(&w)
+                .arg(&h)
+                .arg(&stride)
+                .arg(&vx)
+                .arg(&vy)
+                .arg(&vw)
+                .arg(&vh)
+                .arg(&b)
+                .arg(&pw)
+                .arg(&ph)
+                .arg(&mut pixels)
+                .launch(cfg)?;
+        }
+        Ok(Frame {
+            width,
+            height,
+            pixels: stream.clone_dtoh(&pixels)?,
+        })
     }
 
     /// Queues one launch of `DEPTHS[k]` generations.
@@ -551,6 +601,7 @@ impl Backend for BitCells {
             next: stream.alloc_zeros::<u64>(len)?,
             advance,
             count: module.load_function("population")?,
+            shares: module.load_function("block_shares")?,
             plan,
             resident: resident.map(|r| (function, r)),
             sms,
@@ -647,6 +698,10 @@ impl Backend for BitCells {
         rows: usize,
     ) -> Option<Result<u64>> {
         Some(self.count_rows(stream, first, rows))
+    }
+
+    fn blocks(&self, stream: &Arc<CudaStream>, view: &View, block: usize) -> Option<Result<Frame>> {
+        Some(self.block_shares(stream, view, block))
     }
 
     fn starts_early(&self) -> bool {

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use cudarc::driver::{
     CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg,
 };
+use gol_core::picture::{Axis, Look};
 use gol_core::{Cube, EngineId, Grid, Rule};
 
 use crate::cube::{depth_from_env, DEPTH};
@@ -101,6 +102,8 @@ pub struct CubeBits {
     slots: (u32, u32),
     /// The population count (cube_population).
     count: CudaFunction,
+    /// The projection of the cube along an axis, or a slice (cube_projection).
+    project: CudaFunction,
     sms: u32,
     /// `GOL_CUBE_DEPTH`, where set.
     depth: Option<usize>,
@@ -133,6 +136,45 @@ impl CubeBits {
                 .launch(cfg)?;
         }
         Ok(stream.clone_dtoh(&total)?[0])
+    }
+
+    /// What `look` shows of the whole cube, counted on the device (cube_projection).
+    fn project(&self, stream: &Arc<CudaStream>, look: Look) -> Result<Vec<u32>> {
+        if self.planes != self.side {
+            return Err(CudaError::Refused(
+                "a slab of a cube has no projection of its own".into(),
+            ));
+        }
+        let m = self.side;
+        let mut counts = stream.alloc_zeros::<u32>(m * m)?;
+        let side = m as i32;
+        let stride = (self.stride_bytes() / 4) as i32;
+        let axis: i32 = match look.axis {
+            Axis::X => 0,
+            Axis::Y => 1,
+            Axis::Z => 2,
+        };
+        let slice = look.slice.map_or(-1, |k| k as i32);
+        let cfg = LaunchConfig {
+            grid_dim: ((m as u32).div_ceil(32), (m as u32).div_ceil(8), 1),
+            block_dim: (32, 8, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: cube_projection takes (const unsigned* cells, int m, int stride, int axis,
+        // int slice, unsigned* counts); `cells` holds m² lines of `stride` 32-bit words,
+        // `counts` m² counters, and `slice` is below m (checked by the caller) or -1.
+        unsafe {
+            stream
+                .launch_builder(&self.project)
+                .arg(&self.cells)
+                .arg(&side)
+                .arg(&stride)
+                .arg(&axis)
+                .arg(&slice)
+                .arg(&mut counts)
+                .launch(cfg)?;
+        }
+        Ok(stream.clone_dtoh(&counts)?)
     }
 
     /// The bytes of rows `first..` (lines of the host layout) that `words` words cover.
@@ -255,6 +297,7 @@ impl Backend for CubeBits {
             pair,
             slots,
             count: module.load_function("cube_population")?,
+            project: module.load_function("cube_projection")?,
             sms,
             depth: depth_from_env()?,
             early: launch::starts_early(gpu)?,
@@ -361,6 +404,14 @@ impl Backend for CubeBits {
         Some(
             self.row_bytes(first, rows * wpr)
                 .and_then(|range| self.count_bytes(stream, range)),
+        )
+    }
+
+    fn projection(&self, stream: &Arc<CudaStream>, look: Look) -> Option<Result<Vec<u32>>> {
+        Some(
+            look.check(self.side)
+                .map_err(CudaError::from)
+                .and_then(|()| self.project(stream, look)),
         )
     }
 

@@ -8,6 +8,7 @@ use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
 use cudarc::driver::{CudaEvent, CudaGraph, CudaStream};
 use gol_core::engine::{DeviceRows, EngineId, HostRows, RowAccess};
+use gol_core::picture::{Frame, Look, View};
 use gol_core::{Cube, Engine, EngineOptions, Grid, Rule, World};
 
 use crate::clock::{time_on_device, time_on_host, Timings};
@@ -132,6 +133,18 @@ pub trait Backend: Sized {
         rows: usize,
     ) -> Option<Result<u64>> {
         let _ = (stream, first, rows);
+        None
+    }
+    /// The picture of `view` of the state, one pixel for each `block` × `block` cells
+    /// ([`RowAccess::blocks`]), made on the device; `None` as for [`Backend::read_rows`].
+    fn blocks(&self, stream: &Arc<CudaStream>, view: &View, block: usize) -> Option<Result<Frame>> {
+        let _ = (stream, view, block);
+        None
+    }
+    /// What `look` shows of the cube ([`RowAccess::projection`]), counted on the device;
+    /// `None` as for [`Backend::read_rows`].
+    fn projection(&self, stream: &Arc<CudaStream>, look: Look) -> Option<Result<Vec<u32>>> {
+        let _ = (stream, look);
         None
     }
     /// Whether each launch may start before the previous one ends ([`crate::launch`]); such
@@ -370,6 +383,26 @@ impl<B: Backend + Send> RowAccess for GpuEngine<B> {
         };
         let counted = backend.population_of_rows(&self.stream, first, rows)?;
         Some(counted.map_err(Into::into))
+    }
+
+    fn blocks(&self, view: &View, block: usize) -> Option<gol_core::Result<Frame>> {
+        let backend = match self.backend() {
+            Ok(backend) => backend,
+            Err(e) => return Some(Err(e.into())),
+        };
+        Some(
+            backend
+                .blocks(&self.stream, view, block)?
+                .map_err(Into::into),
+        )
+    }
+
+    fn projection(&self, look: Look) -> Option<gol_core::Result<Vec<u32>>> {
+        let backend = match self.backend() {
+            Ok(backend) => backend,
+            Err(e) => return Some(Err(e.into())),
+        };
+        Some(backend.projection(&self.stream, look)?.map_err(Into::into))
     }
 
     fn host_rows(&self, words: usize) -> gol_core::Result<HostRows> {

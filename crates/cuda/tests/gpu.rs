@@ -695,3 +695,85 @@ fn halo_rows_travel_through_page_locked_memory() {
     access.read_rows(11, &mut again).unwrap();
     assert_eq!(&again[..], &grid.words()[10 * wpr..17 * wpr]);
 }
+
+/// Zoomed-out pictures made on the GPU (a viewer's frames) against the host's, on awkward
+/// sizes, views that wrap round the torus (more than once), and blocks that do and do not fit
+/// the words.
+#[test]
+fn pictures_made_on_the_gpu_match_the_host() {
+    if !have_gpu() {
+        return;
+    }
+    use gol_core::picture::{self, View};
+    let spec = find(gol_cuda::ENGINES, EngineId::CudaBitsliced).unwrap();
+    for (i, &(w, h)) in [(1, 1), (3, 2), (33, 17), (100, 64), (257, 129), (1000, 999)]
+        .iter()
+        .enumerate()
+    {
+        let grid = density_soup(w, h, 0.4, i as u64).unwrap();
+        let mut engine = (spec.create)(&EngineOptions::default()).unwrap();
+        engine.load(&grid, Rule::LIFE).unwrap();
+        engine.step(5).unwrap();
+        let world = engine.snapshot().unwrap();
+        let rows = engine.rows().expect("cuda-bitsliced gives rows");
+        let views = [
+            View::whole(w, h),
+            View {
+                x: w - 1,
+                y: h / 2,
+                width: w.max(2),
+                height: h + 3,
+            },
+            View {
+                x: w / 3,
+                y: h - 1,
+                width: 2 * w + 5,
+                height: 2 * h + 1,
+            },
+        ];
+        for view in views {
+            for block in [1, 2, 3, 7, 64, 100] {
+                let gpu = rows.blocks(&view, block).expect("made on the GPU").unwrap();
+                assert_eq!(
+                    gpu,
+                    picture::blocks(&world, &view, block),
+                    "{w}x{h}, {view:?}, blocks of {block}"
+                );
+            }
+        }
+    }
+}
+
+/// Projections and slices of cubes counted on the GPU against the host's count.
+#[test]
+fn cube_projections_on_the_gpu_match_the_host() {
+    if !have_gpu() {
+        return;
+    }
+    use gol_core::picture::{self, Axis, Look};
+    let spec = find(gol_cuda::ENGINES_3D, EngineId::CudaBitsliced).unwrap();
+    for (i, side) in [1, 2, 5, 31, 33, 64, 100].into_iter().enumerate() {
+        let cube = gol_core::Cube::density_soup(side, 0.3, i as u64).unwrap();
+        let mut engine = (spec.create)(&EngineOptions::default()).unwrap();
+        engine.load(&cube, Rule::LIFE_3D).unwrap();
+        engine.step(3).unwrap();
+        let world = engine.snapshot().unwrap();
+        let rows = engine.rows().expect("3D cuda-bitsliced gives rows");
+        for axis in [Axis::X, Axis::Y, Axis::Z] {
+            for slice in [None, Some(0), Some(side / 2), Some(side - 1)] {
+                let look = Look { axis, slice };
+                let gpu = rows.projection(look).expect("counted on the GPU").unwrap();
+                assert_eq!(
+                    gpu,
+                    picture::cube_counts(&world, look).unwrap(),
+                    "side {side}, {look:?}"
+                );
+            }
+        }
+        let outside = Look {
+            axis: Axis::Y,
+            slice: Some(side),
+        };
+        assert!(rows.projection(outside).unwrap().is_err());
+    }
+}

@@ -21,9 +21,9 @@ fn every_kernel_compiles_for_sm_90() {
     let solid_kernels: Vec<_> = kernels::all_3d().collect();
     let cases = flat
         .iter()
-        .map(|&r| (r, &flat_kernels))
-        .chain(solid.iter().map(|&r| (r, &solid_kernels)));
-    for (rule, specs) in cases {
+        .map(|&r| (r, &flat_kernels, false))
+        .chain(solid.iter().map(|&r| (r, &solid_kernels, true)));
+    for (rule, specs, is_3d) in cases {
         let rule = Rule::parse(rule).unwrap();
         for spec in specs.iter() {
             let engine = spec.engine;
@@ -39,9 +39,18 @@ fn every_kernel_compiles_for_sm_90() {
                 machine, 190,
                 "{engine}: the ELF image is not for a CUDA device"
             );
+            // cuda-bitsliced's counts and pictures, made where the cells lie.
+            let counts: &[&str] = match (engine, is_3d) {
+                (gol_core::EngineId::CudaBitsliced, false) => &["population", "block_shares"],
+                (gol_core::EngineId::CudaBitsliced, true) => {
+                    &["cube_population", "cube_projection"]
+                }
+                _ => &[],
+            };
             for name in [Some(spec.function), spec.small_function]
                 .into_iter()
                 .flatten()
+                .chain(counts.iter().copied())
             {
                 assert!(
                     cubin.windows(name.len()).any(|w| w == name.as_bytes()),

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use gol_core::engine::{EngineSpec, World};
-use gol_core::picture::{self, Frame, View};
+use gol_core::picture::{self, Frame, Look, View};
 use gol_core::slab::Slabs;
 use gol_core::{cube_file, pattern, Cube, Grid, Rule};
 
@@ -162,7 +162,7 @@ impl Dimension for Cube {
 
     fn picture(&self, p: &Picture) -> Result<Frame> {
         p.check(Dim::Three)?;
-        Ok(picture::cube(self, p.axis, p.scale)?)
+        Ok(picture::cube(self, Look::along(p.axis), p.scale)?)
     }
 
     fn build(setup: &Setup) -> Result<Problem<Cube>> {

@@ -4,7 +4,8 @@ use std::path::Path;
 use std::time::Instant;
 
 use gol_core::engine::{Engine, EngineId, EngineOptions};
-use gol_core::{Grid, Rule};
+use gol_core::picture::{self, Frame, Look, View};
+use gol_core::{Cube, Grid, Rule};
 
 use crate::auto::{self, Machine, Resolved, Workload};
 use crate::dimension::Dimension;
@@ -328,6 +329,29 @@ impl Simulation<Grid> {
             }
         }
         Ok(window)
+    }
+    /// The picture of `view` (wrapping round the torus) with one pixel for each `block` ×
+    /// `block` cells, the share of live cells among them ([`picture::blocks`]): what a viewer
+    /// shows zoomed out. Engines that keep their cells on a GPU make it there, so that only the
+    /// picture crosses the bus; the others from a copy of the world.
+    pub fn blocks(&self, view: &View, block: usize) -> Result<Frame> {
+        if let Some(made) = self.engine.rows().and_then(|rows| rows.blocks(view, block)) {
+            return Ok(made?);
+        }
+        Ok(picture::blocks(&self.world()?, view, block))
+    }
+}
+
+impl Simulation<Cube> {
+    /// The live cells of the cube that `look` shows, one count a (row, column) of the
+    /// projection ([`picture::cube_counts`]): counted on the GPU for engines that keep their
+    /// cells there, else from a copy of the cube.
+    pub fn projection(&self, look: Look) -> Result<Vec<u32>> {
+        look.check(self.extent.0)?;
+        if let Some(counted) = self.engine.rows().and_then(|rows| rows.projection(look)) {
+            return Ok(counted?);
+        }
+        Ok(picture::cube_counts(&self.world()?, look)?)
     }
 }
 

@@ -4,10 +4,14 @@
 //
 // Stable element ids, for people and tests: world (the canvas), play, step, speed, zoom-in,
 // zoom-out, fit, grid-lines, generation, population, gps, size, rule, engine, zoom, cursor,
-// chart, new-rule, new-width, new-height, new-seed, new-density, restart, file, error.
+// chart, new-rule, new-width, new-height, new-seed, new-density, restart, file, error; for a
+// cube (shown only then): cube (the fieldset), axis, slice-on, slice, slice-index.
 // window.golViewer exposes the state and cellColour(x, y): the canvas colour at the centre of
 // world cell (x, y), or null where it is not on the canvas.
 "use strict";
+
+// A cube is shown as a picture of side M: the live cells summed along the chosen axis, or the
+// cells of one slice across it; the page pans and zooms over it as over a grid.
 
 // The colour map of crates/core/src/picture.rs: a share of live cells, 0 to 255, to a colour.
 const ANCHORS = [[68, 1, 84], [71, 44, 122], [59, 81, 139], [44, 113, 142], [33, 144, 141],
@@ -155,11 +159,34 @@ function drawChart() {
   c.fillText(most.toLocaleString(), 3, 10);
 }
 
+// What a cube's picture shows, as the controls say.
+function look() {
+  return {
+    type: "look",
+    axis: $("axis").value,
+    slice: $("slice-on").checked ? Number($("slice").value) : null,
+  };
+}
+
+function showCube(s) {
+  const cube = s.depth !== undefined;
+  $("cube").hidden = !cube;
+  $("new-height-row").hidden = cube;
+  $("new-width-label").textContent = cube ? "Side" : "Width";
+  if (!cube) return;
+  const slider = $("slice");
+  if (Number(slider.max) !== s.depth - 1) {
+    slider.max = s.depth - 1;
+    if (Number(slider.value) > s.depth - 1) slider.value = s.depth - 1;
+    $("slice-index").textContent = slider.value;
+  }
+}
+
 function showStatus(s) {
   $("generation").textContent = s.generation.toLocaleString();
   $("population").textContent = s.population.toLocaleString();
   $("gps").textContent = s.running ? s.generations_per_second.toFixed(1) : "paused";
-  $("size").textContent = `${s.width} × ${s.height}`;
+  $("size").textContent = s.depth === undefined ? `${s.width} × ${s.height}` : `${s.width} × ${s.height} × ${s.depth}`;
   $("rule").textContent = s.rule;
   $("engine").textContent = s.engine;
   $("play").textContent = s.running ? "Pause" : "Play";
@@ -198,6 +225,7 @@ function onMessage(event) {
   state.frames += 1;
   showStatus(status);
   if (resized) {
+    showCube(status);
     $("new-width").value = status.width;
     $("new-height").value = status.height;
     $("new-rule").value = status.rule;
@@ -209,7 +237,10 @@ function onMessage(event) {
 function connect() {
   socket = new WebSocket(`ws://${location.host}/ws`);
   socket.binaryType = "arraybuffer";
-  socket.onopen = () => send({ type: "view", x: 0, y: 0, width: 1, height: 1, pixels_wide: 1, pixels_high: 1 });
+  socket.onopen = () => {
+    send(look());
+    send({ type: "view", x: 0, y: 0, width: 1, height: 1, pixels_wide: 1, pixels_high: 1 });
+  };
   socket.onmessage = onMessage;
   socket.onclose = () => showError("the connection to gol view closed; reload the page once it runs again");
 }
@@ -298,6 +329,15 @@ $("restart").onclick = () => {
     density: density === "" ? null : Number(density),
     rule: $("new-rule").value,
   });
+};
+$("axis").onchange = () => send(look());
+$("slice-on").onchange = () => {
+  $("slice").disabled = !$("slice-on").checked;
+  send(look());
+};
+$("slice").oninput = () => {
+  $("slice-index").textContent = $("slice").value;
+  send(look());
 };
 $("file").onchange = (e) => { if (e.target.files[0]) upload(e.target.files[0]); };
 const stage = $("stage");

@@ -36,13 +36,13 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use futures_util::{SinkExt, StreamExt};
-use gol::{Dim, Dimension, Grid, Rule, Setup, Simulation, Size, Start};
-use gol_core::picture::View;
+use gol::{Cube, Dim, Dimension, Grid, Rule, Setup, Simulation, Size, Start};
+use gol_core::picture::{Axis, Look, View};
 use serde::Deserialize;
 use tokio::sync::oneshot;
 
 use crate::cli::ViewArgs;
-use runner::Command;
+use runner::{Command, Shown};
 
 /// The page.
 const INDEX: &str = include_str!("../../assets/viewer/index.html");
@@ -73,10 +73,14 @@ struct App {
 /// Runs `gol view` until interrupted.
 pub fn view(args: &ViewArgs) -> Result<()> {
     let setup = crate::run::setup_of(&args.problem, None, args.engine, args.block)?;
-    if setup.dimension()? == Dim::Three {
-        bail!("gol view shows 2D worlds; 3D cubes are not viewable yet");
+    match setup.dimension()? {
+        Dim::Two => serve(Simulation::<Grid>::new(&setup)?, setup, args),
+        Dim::Three => serve(Simulation::<Cube>::new(&setup)?, setup, args),
     }
-    let sim = Simulation::<Grid>::new(&setup)?;
+}
+
+/// Serves viewers of `sim`, made from `setup`, until interrupted.
+fn serve<W: Shown>(sim: Simulation<W>, setup: Setup, args: &ViewArgs) -> Result<()> {
     let listener = bind(args.listen.as_deref())?;
     let address = listener.local_addr()?;
     let url = format!("http://{address}/");
@@ -89,7 +93,7 @@ pub fn view(args: &ViewArgs) -> Result<()> {
     let (commands, received) = std::sync::mpsc::channel();
     std::thread::Builder::new()
         .name("simulation".into())
-        .spawn(move || runner::run(sim, received, Simulation::new))?;
+        .spawn(move || runner::run(sim, received, Simulation::<W>::new))?;
     let app = App {
         commands: Arc::new(Mutex::new(commands)),
         base: Arc::new(setup),
@@ -199,10 +203,21 @@ enum Request {
         name: String,
         text: String,
     },
+    Look {
+        axis: String,
+        slice: Option<usize>,
+    },
 }
 
-/// The viewport a page watches: the view and the cells a pixel of its frames covers.
-type Viewport = Arc<Mutex<Option<(View, usize)>>>;
+/// What a page watches: the view, the cells a pixel of its frames covers, and what a cube's
+/// picture shows (set apart from the view: a page may choose it first).
+#[derive(Default)]
+struct Watch {
+    view: Option<(View, usize)>,
+    look: Look,
+}
+
+type Viewport = Arc<Mutex<Watch>>;
 
 /// One page: its requests in, its frames out.
 async fn client(socket: WebSocket, app: App) {
@@ -213,17 +228,31 @@ async fn client(socket: WebSocket, app: App) {
         let (app, viewport) = (app.clone(), viewport.clone());
         tokio::spawn(async move {
             let mut ticker = tokio::time::interval(runner::TICK);
+            // The error of the last frame, sent once rather than every tick.
+            let mut failing = None;
             // A frame that took longer than a tick delays the next by as much, no more.
             ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
                 let message = tokio::select! {
                     _ = ticker.tick() => {
-                        let Some((view, block)) = *viewport.lock().expect("not poisoned") else {
+                        let (watched, look) = {
+                            let watch = viewport.lock().expect("not poisoned");
+                            (watch.view, watch.look)
+                        };
+                        let Some((view, block)) = watched else {
                             continue;
                         };
-                        match frame(&app, view, block).await {
-                            Ok(bytes) => Message::Binary(bytes.into()),
-                            Err(e) => error_message(&e),
+                        match frame(&app, view, block, look).await {
+                            Ok(bytes) => {
+                                failing = None;
+                                Message::Binary(bytes.into())
+                            }
+                            Err(e) if failing.as_ref() == Some(&e) => continue,
+                            Err(e) => {
+                                let message = error_message(&e);
+                                failing = Some(e);
+                                message
+                            }
                         }
                     }
                     reply = pending.recv() => match reply {
@@ -286,7 +315,12 @@ async fn obey(app: &App, viewport: &Viewport, text: &str) -> Result<(), String> 
                 width,
                 height,
             };
-            *viewport.lock().expect("not poisoned") = Some((view, block));
+            viewport.lock().expect("not poisoned").view = Some((view, block));
+            return Ok(());
+        }
+        Request::Look { axis, slice } => {
+            let axis: Axis = axis.parse().map_err(|e: gol_core::Error| e.to_string())?;
+            viewport.lock().expect("not poisoned").look = Look { axis, slice };
             return Ok(());
         }
         Request::Play => Command::Play,
@@ -305,7 +339,11 @@ async fn obey(app: &App, viewport: &Viewport, text: &str) -> Result<(), String> 
                     Some(density) => Start::Density { density, seed },
                     None => Start::Glibc { seed },
                 },
-                size: Some(Size::Rect { width, height }),
+                // A cube's side is the width.
+                size: Some(match app.base.dim {
+                    Dim::Two => Size::Rect { width, height },
+                    Dim::Three => Size::Side(width),
+                }),
                 rule: Some(Rule::parse(&rule).map_err(|e| e.to_string())?),
                 ..(*app.base).clone()
             };
@@ -366,26 +404,32 @@ async fn restart(app: &App, setup: Setup) -> Result<(), String> {
 }
 
 /// The encoded frame of `view` (see the module's notes).
-async fn frame(app: &App, view: View, block: usize) -> Result<Vec<u8>, String> {
+async fn frame(app: &App, view: View, block: usize, look: Look) -> Result<Vec<u8>, String> {
     let (reply, answer) = oneshot::channel();
-    send(app, Command::Frame { view, block, reply })?;
+    send(
+        app,
+        Command::Frame {
+            view,
+            block,
+            look,
+            reply,
+        },
+    )?;
     let frame = answer
         .await
         .map_err(|_| "the simulation has stopped".to_string())??;
     let status = serde_json::to_vec(&frame.status).map_err(|e| e.to_string())?;
     // Counting blocks takes a while on a large world: off the simulation's thread, and off the
     // threads that serve the sockets.
-    let (frame, p) = tokio::task::spawn_blocking(move || {
-        let picture = frame.picture();
-        (frame, picture)
-    })
-    .await
-    .map_err(|e| e.to_string())?;
-    let p = &p;
+    let (block, view) = (frame.block, frame.view);
+    let p = tokio::task::spawn_blocking(move || frame.picture())
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())?;
     let mut bytes = Vec::with_capacity(4 + status.len() + 20 + p.pixels.len());
     bytes.extend_from_slice(&(status.len() as u32).to_le_bytes());
     bytes.extend_from_slice(&status);
-    for n in [p.width, p.height, frame.block, frame.view.x, frame.view.y] {
+    for n in [p.width, p.height, block, view.x, view.y] {
         bytes.extend_from_slice(&(n as u32).to_le_bytes());
     }
     bytes.extend_from_slice(&p.pixels);

@@ -9,8 +9,8 @@
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-use gol::{Grid, Setup, Simulation};
-use gol_core::picture::{self, View};
+use gol::{Cube, Dimension, Grid, Setup, Simulation};
+use gol_core::picture::{self, Look, View};
 use serde::Serialize;
 use tokio::sync::oneshot;
 
@@ -38,26 +38,106 @@ pub enum Command {
     Frame {
         view: View,
         block: usize,
+        /// What a cube's picture shows (ignored for a grid).
+        look: Look,
         reply: oneshot::Sender<Result<Frame, String>>,
     },
 }
 
-/// The cells of a frame, taken between steps, and the state they were taken in; the picture
-/// is made from them off the simulation's thread ([`Frame::picture`]).
+/// What a frame is made from, taken between steps: a picture the engine made where its cells
+/// lie (on a GPU), or cells copied out whose picture is made off the simulation's thread.
+pub enum Cells {
+    /// The picture itself.
+    Made(picture::Frame),
+    /// Cells of a grid: the view's own where a pixel is a cell, else the whole world; `within`
+    /// is the view of them to draw.
+    Grid { cells: Grid, within: View },
+    /// The whole cube, whose projection is still to count.
+    Cube { cube: Cube, look: Look },
+    /// A cube's projection, counted: one count a (row, column) of a `side` × `side` picture.
+    Counts { counts: Vec<u32>, side: usize },
+}
+
+/// The cells of a frame and the state they were taken in; the picture is made from them off
+/// the simulation's thread ([`Frame::picture`]).
 pub struct Frame {
-    /// The cells: the view itself where a pixel is a cell, else the whole world.
-    cells: Grid,
-    /// The view of `cells` to draw.
-    within: View,
+    cells: Cells,
     pub block: usize,
     pub view: View,
     pub status: Status,
 }
 
 impl Frame {
-    /// The picture: one pixel for each `block` × `block` cells of the view.
-    pub fn picture(&self) -> picture::Frame {
-        picture::blocks(&self.cells, &self.within, self.block)
+    /// The picture: one pixel for each `block` × `block` cells of the view (of a cube's
+    /// projection, each index of the projection a cell).
+    pub fn picture(self) -> gol::Result<picture::Frame> {
+        let projected = |counts: &[u32], side| {
+            picture::shrink(&picture::relative(counts), side, &self.view, self.block)
+        };
+        Ok(match self.cells {
+            Cells::Made(frame) => frame,
+            Cells::Grid { cells, within } => picture::blocks(&cells, &within, self.block),
+            Cells::Cube { cube, look } => {
+                projected(&picture::cube_counts(&cube, look)?, cube.side())
+            }
+            Cells::Counts { counts, side } => projected(&counts, side),
+        })
+    }
+}
+
+/// A world the viewer shows: a grid as it is, a cube through its projections and slices.
+pub trait Shown: Dimension {
+    /// The cells of a frame of `view` (of the grid, or of the cube's projection as `look`
+    /// says), one pixel for each `block` × `block` of them.
+    fn frame_cells(
+        sim: &Simulation<Self>,
+        view: View,
+        block: usize,
+        look: Look,
+    ) -> gol::Result<Cells>;
+}
+
+impl Shown for Grid {
+    fn frame_cells(
+        sim: &Simulation<Grid>,
+        view: View,
+        block: usize,
+        _: Look,
+    ) -> gol::Result<Cells> {
+        Ok(if block == 1 {
+            // A window no larger than the canvas.
+            let window = sim.window(view.x, view.y, view.width, view.height)?;
+            Cells::Grid {
+                cells: window,
+                within: View::whole(view.width, view.height),
+            }
+        } else if sim.engine().on_gpu() {
+            // Counted on the GPU: only the picture crosses the bus.
+            Cells::Made(sim.blocks(&view, block)?)
+        } else {
+            Cells::Grid {
+                cells: sim.world()?,
+                within: view,
+            }
+        })
+    }
+}
+
+impl Shown for Cube {
+    fn frame_cells(sim: &Simulation<Cube>, _: View, _: usize, look: Look) -> gol::Result<Cells> {
+        let (side, _, _) = sim.extent();
+        look.check(side)?;
+        Ok(if sim.engine().on_gpu() {
+            Cells::Counts {
+                counts: sim.projection(look)?,
+                side,
+            }
+        } else {
+            Cells::Cube {
+                cube: sim.world()?,
+                look,
+            }
+        })
     }
 }
 
@@ -69,6 +149,9 @@ pub struct Status {
     pub generations_per_second: f64,
     pub width: usize,
     pub height: usize,
+    /// The side along the third axis of a cube; absent for a grid.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub depth: Option<usize>,
     pub rule: String,
     pub engine: String,
     pub running: bool,
@@ -76,8 +159,8 @@ pub struct Status {
     pub speed: u64,
 }
 
-struct Runner {
-    sim: Simulation<Grid>,
+struct Runner<W: Shown> {
+    sim: Simulation<W>,
     running: bool,
     speed: u64,
     /// Generations of the next chunk at full speed.
@@ -88,8 +171,8 @@ struct Runner {
     rate: f64,
 }
 
-impl Runner {
-    fn new(sim: Simulation<Grid>) -> Runner {
+impl<W: Shown> Runner<W> {
+    fn new(sim: Simulation<W>) -> Runner<W> {
         let population = sim.population().unwrap_or(0);
         Runner {
             sim,
@@ -103,13 +186,14 @@ impl Runner {
     }
 
     fn status(&self) -> Status {
-        let (width, height, _) = self.sim.extent();
+        let (width, height, depth) = self.sim.extent();
         Status {
             generation: self.sim.generation(),
             population: self.population,
             generations_per_second: self.rate,
             width,
             height,
+            depth,
             rule: self.sim.rule().to_string(),
             engine: self.sim.engine().to_string(),
             running: self.running,
@@ -131,19 +215,9 @@ impl Runner {
         Ok(())
     }
 
-    /// The cells of a frame: a copy of the view where a pixel is a cell (a window no larger
-    /// than the canvas), else of the whole world, whose blocks are then counted.
-    fn frame(&self, view: View, block: usize) -> Result<Frame, String> {
-        let (cells, within) = if block == 1 {
-            let window = (self.sim.window(view.x, view.y, view.width, view.height))
-                .map_err(|e| e.to_string())?;
-            (window, View::whole(view.width, view.height))
-        } else {
-            (self.sim.world().map_err(|e| e.to_string())?, view)
-        };
+    fn frame(&self, view: View, block: usize, look: Look) -> Result<Frame, String> {
         Ok(Frame {
-            cells,
-            within,
+            cells: W::frame_cells(&self.sim, view, block, look).map_err(|e| e.to_string())?,
             block,
             view,
             status: self.status(),
@@ -151,7 +225,7 @@ impl Runner {
     }
 
     /// Obeys one command.
-    fn obey(&mut self, command: Command, make: &dyn Fn(&Setup) -> gol::Result<Simulation<Grid>>) {
+    fn obey(&mut self, command: Command, make: &dyn Fn(&Setup) -> gol::Result<Simulation<W>>) {
         match command {
             Command::Play => self.running = true,
             Command::Pause => {
@@ -177,8 +251,13 @@ impl Runner {
                 });
                 let _ = reply.send(answer);
             }
-            Command::Frame { view, block, reply } => {
-                let _ = reply.send(self.frame(view, block));
+            Command::Frame {
+                view,
+                block,
+                look,
+                reply,
+            } => {
+                let _ = reply.send(self.frame(view, block, look));
             }
         }
     }
@@ -186,10 +265,10 @@ impl Runner {
 
 /// Runs the simulation `sim` until every sender of `commands` is gone; `make` makes the
 /// simulation of a restart.
-pub fn run(
-    sim: Simulation<Grid>,
+pub fn run<W: Shown>(
+    sim: Simulation<W>,
     commands: Receiver<Command>,
-    make: impl Fn(&Setup) -> gol::Result<Simulation<Grid>>,
+    make: impl Fn(&Setup) -> gol::Result<Simulation<W>>,
 ) {
     let mut runner = Runner::new(sim);
     let mut next_tick = Instant::now();
