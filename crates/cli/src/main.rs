@@ -4,6 +4,7 @@
 mod bench;
 mod cli;
 mod info;
+mod interrupt;
 mod machine;
 mod plot;
 #[cfg(feature = "mpi")]
@@ -26,6 +27,13 @@ fn main() -> ExitCode {
     // SAFETY: first thing in main, before any other thread exists; SIG_DFL is a valid disposition.
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+    // A write past the file-size limit (`ulimit -f`) fails with EFBIG, which the writer reports
+    // (and the file it replaces stays whole), rather than killing the process.
+    #[cfg(unix)]
+    // SAFETY: as above; SIG_IGN is a valid disposition.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
     }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -55,7 +63,10 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("gol: {}", one_line(&e));
-            ExitCode::FAILURE
+            match e.downcast_ref::<interrupt::Interrupted>() {
+                Some(stopped) => ExitCode::from(stopped.exit_code()),
+                None => ExitCode::FAILURE,
+            }
         }
     }
 }
@@ -84,7 +95,10 @@ fn execute(cli: &Cli) -> anyhow::Result<()> {
             .build_global()?;
     }
     match &cli.command {
-        Command::Run(args) => run::run(args),
+        Command::Run(args) => {
+            interrupt::catch();
+            run::run(args)
+        }
         Command::Bench(args) => bench::bench(args),
         Command::Verify(args) => verify::verify(args),
         Command::View(args) => view::view(args),

@@ -175,6 +175,7 @@ fn run_rank_in<W: Dimension>(
         frames: None,
         checkpoints,
         checkpoint_seconds,
+        interrupted: false,
         ranks: Some(Ranks {
             count: size,
             layer: slabs.layer(),

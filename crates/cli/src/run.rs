@@ -4,7 +4,7 @@
 use std::io::IsTerminal;
 use std::time::Instant;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use gol::output::{Animation, Format, Picture};
 use gol::{Checkpoints, Cube, Dim, Dimension, Grid, Rule, Setup, Simulation, Size, Split, Start};
 use gol_core::picture::frame_generations;
@@ -12,9 +12,16 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
 use crate::cli::{Gpus, ProblemArgs, RunArgs};
+use crate::interrupt::{self, Interrupted};
 
 /// Runs with fewer cell updates than this get no progress bar.
 const PROGRESS_MIN_UPDATES: f64 = 2e10;
+
+/// Cell updates of the first chunk of generations, between two looks for a signal.
+const CHUNK_UPDATES: u64 = 1 << 30;
+
+/// The time the later chunks aim at: a signal is answered within about this long.
+const CHUNK_SECONDS: f64 = 0.25;
 
 /// The machine-readable report (`--json`).
 #[derive(Serialize)]
@@ -43,6 +50,9 @@ pub(crate) struct Report {
     /// Checkpoints written, and the time they took (not counted in `seconds`).
     pub(crate) checkpoints: u64,
     pub(crate) checkpoint_seconds: f64,
+    /// Whether SIGINT or SIGTERM stopped the run before its last generation (`generations` is
+    /// then the generation reached).
+    pub(crate) interrupted: bool,
     /// The ranks of an MPI run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) ranks: Option<Ranks>,
@@ -164,7 +174,7 @@ fn output_of<W: Dimension>(args: &RunArgs) -> Result<Option<(Format, Picture)>> 
         }
         return Ok(None);
     };
-    let format = Format::of(path, W::DIM)?;
+    let format = Format::writable(path, W::DIM)?;
     let pictured = matches!(format, Format::Png | Format::Gif);
     if !pictured && (args.view.is_some() || args.scale.is_some()) {
         anyhow::bail!("--view and --scale apply to .png and .gif outputs");
@@ -181,6 +191,9 @@ fn output_of<W: Dimension>(args: &RunArgs) -> Result<Option<(Format, Picture)>> 
 fn run_in<W: Dimension>(args: &RunArgs, setup: &Setup) -> Result<()> {
     let start = Instant::now();
     let output = output_of::<W>(args)?;
+    if let Some(path) = &args.checkpoint {
+        gol::output::probe(path)?;
+    }
     let mut sim = Simulation::<W>::new(setup)?;
     let total = args.problem.gens;
     if sim.generation() > total {
@@ -197,8 +210,8 @@ fn run_in<W: Dimension>(args: &RunArgs, setup: &Setup) -> Result<()> {
         }),
         _ => None,
     };
-    let updates = sim.cells() as f64 * gens as f64;
-    let bar = (std::io::stderr().is_terminal() && updates >= PROGRESS_MIN_UPDATES && !args.json)
+    let planned = sim.cells() as f64 * gens as f64;
+    let bar = (std::io::stderr().is_terminal() && planned >= PROGRESS_MIN_UPDATES && !args.json)
         .then(|| {
             ProgressBar::new(gens).with_style(
                 ProgressStyle::with_template("{bar:40} {pos}/{len} generations, {eta} left")
@@ -209,15 +222,22 @@ fn run_in<W: Dimension>(args: &RunArgs, setup: &Setup) -> Result<()> {
     if let Some(frames) = &mut frames {
         frames.take(&sim, done)?;
     }
-    while done < gens {
-        let mut n = match &bar {
-            Some(_) => (gens - done).min(gens.div_ceil(200).max(1)),
-            None => gens - done,
-        };
+    // Steps in chunks of about CHUNK_SECONDS, so that a signal is answered promptly: the first
+    // of about 2³⁰ cell updates (one chunk for the seminar's case), then as many as the rate
+    // measured so far allows.
+    let mut chunk = (CHUNK_UPDATES / sim.cells().max(1)).max(1);
+    while done < gens && interrupt::received().is_none() {
+        let mut n = (gens - done).min(chunk);
+        if bar.is_some() {
+            n = n.min(gens.div_ceil(200).max(1));
+        }
         if let Some(at) = frames.as_ref().and_then(|f| f.next()) {
             n = n.min(at - done);
         }
+        let chunk_start = Instant::now();
         sim.step(n)?;
+        let took = chunk_start.elapsed().as_secs_f64();
+        chunk = ((n as f64 * CHUNK_SECONDS / took.max(1e-6)) as u64).clamp(1, n.saturating_mul(4));
         done += n;
         if let Some(frames) = &mut frames {
             frames.take(&sim, done)?;
@@ -229,6 +249,8 @@ fn run_in<W: Dimension>(args: &RunArgs, setup: &Setup) -> Result<()> {
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
+    let stopped_by = interrupt::received().filter(|_| done < gens);
+    let updates = sim.cells() as f64 * done as f64;
     if args.checkpoint.is_some() {
         sim.checkpoint()?;
     }
@@ -242,17 +264,18 @@ fn run_in<W: Dimension>(args: &RunArgs, setup: &Setup) -> Result<()> {
     let output_start = Instant::now();
     let frame_count = frames.as_ref().map(|f| f.taken);
     let frame_seconds = frames.as_ref().map_or(0.0, |f| f.seconds);
-    if let Some(frames) = frames {
+    if stopped_by.is_some() {
+        // An interrupted run writes no output: it would not be the state asked for.
+    } else if let Some(frames) = frames {
         frames.animation.finish()?;
     } else if let (Some(path), Some((_, picture))) = (&args.output, &output) {
-        sim.save_with(path, picture)
-            .with_context(|| format!("writing {}", path.display()))?;
+        sim.save_with(path, picture)?;
     }
     let output_seconds = output_start.elapsed().as_secs_f64() + frame_seconds;
     let gpus = sim.gpus();
     let report = Report {
         alive,
-        generations: total,
+        generations: sim.generation(),
         width,
         height,
         depth,
@@ -263,6 +286,7 @@ fn run_in<W: Dimension>(args: &RunArgs, setup: &Setup) -> Result<()> {
         frames: frame_count,
         checkpoints: timings.checkpoints,
         checkpoint_seconds: timings.checkpointing,
+        interrupted: stopped_by.is_some(),
         ranks: None,
         engine: sim.engine().to_string(),
         engine_choice: sim.resolved().reason.clone(),
@@ -275,7 +299,7 @@ fn run_in<W: Dimension>(args: &RunArgs, setup: &Setup) -> Result<()> {
         count_seconds,
         output_seconds,
         total_seconds: start.elapsed().as_secs_f64(),
-        generations_per_second: gens as f64 / seconds,
+        generations_per_second: done as f64 / seconds,
         cell_updates_per_second: updates / seconds,
         engine_timings: sim
             .engine_timings()
@@ -288,7 +312,34 @@ fn run_in<W: Dimension>(args: &RunArgs, setup: &Setup) -> Result<()> {
     } else {
         print_report(&report, args);
     }
-    Ok(())
+    match stopped_by {
+        Some(signal) => Err(interrupted(args, &sim, signal, total).into()),
+        None => Ok(()),
+    }
+}
+
+/// The end of a run that a signal stopped at generation `sim.generation()` of `total`: where
+/// its final checkpoint is and how to resume (the report, with `interrupted`, went out first).
+fn interrupted<W: Dimension>(
+    args: &RunArgs,
+    sim: &Simulation<W>,
+    signal: i32,
+    total: u64,
+) -> Interrupted {
+    let reached = sim.generation();
+    let message = match &args.checkpoint {
+        Some(path) => format!(
+            "interrupted by {} at generation {reached} of {total}; checkpoint written to {}; resume with: gol run --resume {} --gens {total}",
+            interrupt::name(signal),
+            path.display(),
+            path.display()
+        ),
+        None => format!(
+            "interrupted by {} at generation {reached} of {total} (--checkpoint FILE keeps the state to resume from)",
+            interrupt::name(signal)
+        ),
+    };
+    Interrupted { signal, message }
 }
 
 /// The frames of a `.gif` output: the animation, the generations (counted from this run's

@@ -24,6 +24,7 @@ use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 use crate::grid::{gather_bytes, Grid, SPREAD, WORD_BITS};
+use crate::memory;
 use crate::seed;
 
 /// The largest side accepted: M² rows must stay addressable as a [`Grid`].
@@ -65,6 +66,17 @@ pub fn check_side(side: usize) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// Refuses a cube of side `side` before anything is allocated: a side out of range, or cells
+/// that do not fit in the memory available.
+pub fn check_fits(side: usize) -> Result<()> {
+    check_side(side)?;
+    let line_bytes = crate::grid::words_per_row(side) as u64 * 8;
+    memory::check(
+        line_bytes * (side * side) as u64,
+        &format!("a cube of side {side}"),
+    )
 }
 
 impl Cube {

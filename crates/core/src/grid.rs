@@ -96,11 +96,19 @@ pub fn check_size(width: usize, height: usize) -> Result<()> {
     Ok(())
 }
 
+/// Refuses a `width` × `height` grid before anything is allocated: a side out of range
+/// ([`check_size`]), or cells that do not fit in the memory available ([`memory::check`]).
+pub fn check_fits(width: usize, height: usize) -> Result<()> {
+    check_size(width, height)?;
+    let bytes = (words_per_row(width) as u64).saturating_mul(height as u64 * 8);
+    memory::check(bytes, &format!("a {width}x{height} grid"))
+}
+
 impl Grid {
     /// An all-dead grid. Refused, before allocating, if a side is 0 or too large, or if the grid
     /// does not fit in the memory available.
     pub fn new(width: usize, height: usize) -> Result<Grid> {
-        check_size(width, height)?;
+        check_fits(width, height)?;
         let words_per_row = words_per_row(width);
         let words = memory::zeroed_vec::<u64>(
             words_per_row as u64 * height as u64,

@@ -8,13 +8,59 @@ use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 
-/// The memory the system can give us now, in bytes, if the platform tells (Linux's
-/// `MemAvailable`).
+/// The memory this process can still be given, in bytes, where the platform tells: the least of
+/// Linux's `MemAvailable`, what the address-space limit (`RLIMIT_AS`, `ulimit -v`) leaves above
+/// the process's present size, and what its cgroup's memory limit leaves above the cgroup's
+/// present use (a container's limit, which `MemAvailable` does not see).
 pub fn available_bytes() -> Option<u64> {
+    [mem_available(), address_space_left(), cgroup_left()]
+        .into_iter()
+        .flatten()
+        .min()
+}
+
+/// `MemAvailable` of `/proc/meminfo`.
+fn mem_available() -> Option<u64> {
     let info = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)
+}
+
+/// What `RLIMIT_AS` leaves above the process's address space now (`VmSize`); `None` without a
+/// limit.
+fn address_space_left() -> Option<u64> {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes one rlimit through a valid pointer to a local.
+    if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut limit) } != 0
+        || limit.rlim_cur == libc::RLIM_INFINITY
+    {
+        return None;
+    }
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmSize:"))?;
+    let used = line.split_whitespace().nth(1)?.parse::<u64>().ok()? * 1024;
+    Some(limit.rlim_cur.saturating_sub(used))
+}
+
+/// What the memory limit of the process's cgroup leaves above its present use (cgroup v2's
+/// `memory.max` and `memory.current`, or v1's `limit_in_bytes` and `usage_in_bytes`); `None`
+/// without a limit.
+fn cgroup_left() -> Option<u64> {
+    let read =
+        |path: &str| -> Option<u64> { std::fs::read_to_string(path).ok()?.trim().parse().ok() };
+    let (limit, used) = match read("/sys/fs/cgroup/memory.max") {
+        Some(limit) => (limit, read("/sys/fs/cgroup/memory.current")?),
+        None => (
+            read("/sys/fs/cgroup/memory/memory.limit_in_bytes")?,
+            read("/sys/fs/cgroup/memory/memory.usage_in_bytes")?,
+        ),
+    };
+    // v1 writes a huge number for no limit; v2 writes "max", which does not parse.
+    (limit < 1 << 60).then(|| limit.saturating_sub(used))
 }
 
 /// Maps every page of `buf`, a fresh zeroed allocation, into the process from all cores before
@@ -60,15 +106,54 @@ pub fn check(bytes: u64, what: &str) -> Result<()> {
     Ok(())
 }
 
-/// A zero-filled vector of `count` elements, checked with [`check`] first.
-pub fn zeroed_vec<T: Copy + Default>(count: u64, what: &str) -> Result<Vec<T>> {
+/// Element types whose all-zero bytes are a value: what [`zeroed_vec`] hands out.
+pub trait Zeroed: Copy + Default {}
+impl Zeroed for u8 {}
+impl Zeroed for u32 {}
+impl Zeroed for u64 {}
+
+/// A zero-filled vector of `count` elements, checked with [`check`] first; an allocation the
+/// system refuses anyway (a limit `check` could not see) is an error too, never an abort.
+pub fn zeroed_vec<T: Zeroed>(count: u64, what: &str) -> Result<Vec<T>> {
+    let too_large = || Error::Memory(format!("{what} is too large to address"));
     let bytes = count
         .checked_mul(std::mem::size_of::<T>() as u64)
         .filter(|&b| b <= isize::MAX as u64)
-        .ok_or_else(|| Error::Memory(format!("{what} is too large to address")))?;
+        .ok_or_else(too_large)?;
     check(bytes, what)?;
-    // `vec![zero; n]` asks the allocator for zeroed pages, which costs nothing until touched.
-    Ok(vec![T::default(); count as usize])
+    let count = count as usize;
+    let layout = std::alloc::Layout::array::<T>(count).map_err(|_| too_large())?;
+    if layout.size() == 0 {
+        return Ok(Vec::new());
+    }
+    // Zeroed pages from the allocator cost nothing until touched, as with `vec![0; n]`.
+    // SAFETY: the layout has a non-zero size.
+    let pointer = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<T>();
+    if pointer.is_null() {
+        return Err(Error::Memory(format!(
+            "{what} needs {} of memory, which the system refused",
+            human_bytes(bytes)
+        )));
+    }
+    // SAFETY: the pointer comes from the global allocator with the layout of `count` elements
+    // of T, and those `count` elements are initialised: all-zero bytes are a T ([`Zeroed`]).
+    Ok(unsafe { Vec::from_raw_parts(pointer, count, count) })
+}
+
+/// The indices `0..count`, as the readers of rows take them: checked with [`check`] and
+/// allocated fallibly, so that a list for a world too large is an error, not an abort.
+pub fn indices(count: usize, what: &str) -> Result<Vec<usize>> {
+    let bytes = (count as u64).saturating_mul(std::mem::size_of::<usize>() as u64);
+    check(bytes, what)?;
+    let mut list = Vec::new();
+    list.try_reserve_exact(count).map_err(|_| {
+        Error::Memory(format!(
+            "{what} needs {} of memory, which the system refused",
+            human_bytes(bytes)
+        ))
+    })?;
+    list.extend(0..count);
+    Ok(list)
 }
 
 #[cfg(test)]

@@ -17,17 +17,54 @@ pub fn replace(
     durable: bool,
     write: impl FnOnce(&File, &Path) -> Result<()>,
 ) -> Result<()> {
-    let tmp = temporary_name(path);
-    let written = (|| {
-        let file = File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
-        write(&file, &tmp)?;
+    let staged = Staged::create(path)?;
+    write(staged.file(), staged.temporary())?;
+    staged.commit(durable)
+}
+
+/// A file being written under a temporary name beside its target ([`replace`] for writers that
+/// keep it open a while, as an animation does over a run): [`Staged::commit`] puts it in place;
+/// dropped before that, it is removed and the target stays as it was.
+pub struct Staged {
+    file: File,
+    tmp: PathBuf,
+    path: PathBuf,
+    committed: bool,
+}
+
+impl Staged {
+    /// Creates the temporary file for `path`, empty.
+    pub fn create(path: &Path) -> Result<Staged> {
+        let tmp = temporary_name(path);
+        let file = File::create(&tmp).map_err(|e| Error::io(path, e))?;
+        Ok(Staged {
+            file,
+            tmp,
+            path: path.to_path_buf(),
+            committed: false,
+        })
+    }
+
+    /// The temporary file.
+    pub fn file(&self) -> &File {
+        &self.file
+    }
+
+    /// The temporary file's name.
+    pub fn temporary(&self) -> &Path {
+        &self.tmp
+    }
+
+    /// Puts the written file in place of the target; with `durable`, flushed to the disk first
+    /// and the rename after (see [`replace`]).
+    pub fn commit(mut self, durable: bool) -> Result<()> {
         if durable {
-            file.sync_all().map_err(|e| Error::io(&tmp, e))?;
+            self.file.sync_all().map_err(|e| Error::io(&self.tmp, e))?;
         }
-        drop(file);
-        swap_in(&tmp, path)?;
+        swap_in(&self.tmp, &self.path)?;
+        self.committed = true;
         if durable {
-            let dir = match path.parent() {
+            let dir = match self.path.parent() {
                 Some(dir) if !dir.as_os_str().is_empty() => dir,
                 _ => Path::new("."),
             };
@@ -36,11 +73,15 @@ pub fn replace(
                 .map_err(|e| Error::io(dir, e))?;
         }
         Ok(())
-    })();
-    if written.is_err() {
-        let _ = std::fs::remove_file(&tmp);
     }
-    written
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
 }
 
 /// Moves the complete file `tmp` to `path`, atomically for readers of `path`.

@@ -61,7 +61,9 @@ impl GlibcRand {
 /// A W×H soup where cell `(x, y)` is `rand() % 2` of the `(y·W + x)`-th call after
 /// `srand(seed)`: the initial state of the C programs of the OLCF tutorial and Kurnosov's seminar (docs/lineage.md).
 pub fn glibc_soup(width: usize, height: usize, seed: u32) -> Result<Grid> {
-    glibc_rows(width, height, seed, &(0..height).collect::<Vec<_>>())
+    crate::grid::check_fits(width, height)?;
+    let rows = crate::memory::indices(height, "the rows of a soup")?;
+    glibc_rows(width, height, seed, &rows)
 }
 
 /// Rows `rows` (in that order, repeats allowed) of [`glibc_soup`]`(width, height, seed)`,
@@ -131,7 +133,9 @@ pub fn check_density(density: f64) -> Result<()> {
 /// A W×H soup where each cell is alive with probability `density`, reproducible from `seed`
 /// (each row draws from its own SplitMix64 stream, so rows fill in parallel).
 pub fn density_soup(width: usize, height: usize, density: f64, seed: u64) -> Result<Grid> {
-    density_rows(width, density, seed, &(0..height).collect::<Vec<_>>())
+    crate::grid::check_fits(width, height)?;
+    let rows = crate::memory::indices(height, "the rows of a soup")?;
+    density_rows(width, density, seed, &rows)
 }
 
 /// Rows `rows` (in that order, repeats allowed) of a [`density_soup`] of this width, density

@@ -6,6 +6,7 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use gol_core::picture::{self, Axis, Frame, Gif, View};
+use gol_core::replace::Staged;
 
 use crate::dimension::Dimension;
 use crate::error::{invalid, Result};
@@ -60,6 +61,14 @@ impl Format {
         Ok(format)
     }
 
+    /// [`Format::of`], and a check that `path` can be written: a probe file made beside it and
+    /// removed, so that a missing or read-only folder is found before a run rather than after.
+    pub fn writable(path: &Path, dim: Dim) -> Result<Format> {
+        let format = Format::of(path, dim)?;
+        probe(path)?;
+        Ok(format)
+    }
+
     /// The formats of a dimension, for messages.
     fn known(dim: Dim) -> &'static str {
         match dim {
@@ -98,10 +107,18 @@ impl Picture {
     }
 }
 
+/// Checks that `path` can be written, by making and removing the temporary file a write would
+/// make beside it; the file itself is left as it is.
+pub fn probe(path: &Path) -> Result<()> {
+    Ok(Staged::create(path).map(drop)?)
+}
+
 /// A GIF animation written frame by frame as a run goes.
 pub struct Animation {
     path: PathBuf,
     picture: Picture,
+    /// The file, under a temporary name until [`Animation::finish`] puts it in place.
+    staged: Staged,
     out: Option<BufWriter<File>>,
     gif: Option<Gif<BufWriter<File>>>,
 }
@@ -110,16 +127,19 @@ pub struct Animation {
 pub const FRAME_DELAY: u16 = 5;
 
 impl Animation {
-    /// An animation to be written to `path` (created now, so that a bad path fails before the
-    /// run), drawing each frame as `picture` says.
+    /// An animation to be written to `path` (its temporary file created now, so that a bad
+    /// path fails before the run; `path` itself is replaced only when the animation is
+    /// finished), drawing each frame as `picture` says.
     pub fn create(path: &Path, picture: Picture) -> Result<Animation> {
-        let file = File::create(path).map_err(|e| gol_core::Error::Io {
+        let staged = Staged::create(path)?;
+        let file = staged.file().try_clone().map_err(|e| gol_core::Error::Io {
             path: path.to_path_buf(),
             source: e,
         })?;
         Ok(Animation {
             path: path.to_path_buf(),
             picture,
+            staged,
             out: Some(BufWriter::new(file)),
             gif: None,
         })
@@ -148,7 +168,7 @@ impl Animation {
             let mut out = gif.finish().map_err(|e| self.io_error(e))?;
             out.flush().map_err(|e| self.io_error(e))?;
         }
-        Ok(())
+        Ok(self.staged.commit(false)?)
     }
 
     fn io_error(&self, source: std::io::Error) -> crate::Error {
@@ -166,9 +186,11 @@ pub fn write_png(path: &Path, frame: &Frame) -> Result<()> {
         path: path.to_path_buf(),
         source,
     };
-    let mut out = BufWriter::new(File::create(path).map_err(io)?);
-    picture::write_png(&mut out, frame)
-        .and_then(|()| out.flush())
-        .map_err(io)?;
-    Ok(())
+    // Under a temporary name, then renamed: a write cut short keeps the file it would replace.
+    Ok(gol_core::replace::replace(path, false, |file, _| {
+        let mut out = BufWriter::new(file);
+        picture::write_png(&mut out, frame)
+            .and_then(|()| out.flush())
+            .map_err(io)
+    })?)
 }

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use gol_core::pattern::PatternFile;
 use gol_core::slab::Slabs;
-use gol_core::{checkpoint, cube_file, seed, Cube, Grid, Rule};
+use gol_core::{checkpoint, cube_file, memory, seed, Cube, Grid, Rule};
 
 use crate::auto::EngineChoice;
 use crate::dimension::Dimension;
@@ -375,7 +375,9 @@ pub(crate) fn grid(setup: &Setup) -> Result<Problem<Grid>> {
         Start::Cube(_) => invalid!("a cube is 3D"),
         Start::Glibc { .. } | Start::Density { .. } => {
             let (width, height) = setup.soup_size();
-            soup_rows::<Grid>(setup, width, height, &(0..height).collect::<Vec<_>>())
+            gol_core::grid::check_fits(width, height)?;
+            let rows = memory::indices(height, &format!("the rows of a {width}x{height} grid"))?;
+            soup_rows::<Grid>(setup, width, height, &rows)
         }
     }
 }
@@ -386,7 +388,9 @@ pub(crate) fn cube(setup: &Setup) -> Result<Problem<Cube>> {
         Start::File(path) => {
             let file = setup.open_cube(path)?;
             let m = file.side;
-            cube_lines_from_file(setup, path, &file, &(0..m * m).collect::<Vec<_>>())
+            gol_core::cube::check_fits(m)?;
+            let lines = memory::indices(m * m, &format!("the lines of a cube of side {m}"))?;
+            cube_lines_from_file(setup, path, &file, &lines)
         }
         Start::Pattern { name, .. } => invalid!("{}: pattern files are 2D", name.display()),
         Start::Checkpoint(path) => resume(setup, path),
@@ -394,7 +398,10 @@ pub(crate) fn cube(setup: &Setup) -> Result<Problem<Cube>> {
         Start::Grid(_) => invalid!("a grid is 2D"),
         Start::Glibc { .. } | Start::Density { .. } => {
             let side = setup.cube_side()?;
-            cube_soup_lines(setup, side, &(0..side * side).collect::<Vec<_>>())
+            gol_core::cube::check_fits(side)?;
+            let lines =
+                memory::indices(side * side, &format!("the lines of a cube of side {side}"))?;
+            cube_soup_lines(setup, side, &lines)
         }
     }
 }

@@ -94,7 +94,15 @@ impl PatternFile {
                 meta.len()
             )));
         }
-        let text = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        // Read into a buffer allocated fallibly: under a memory limit a large file is refused.
+        let what = format!("reading {}", path.display());
+        crate::memory::check(meta.len(), &what)?;
+        let mut text = Vec::new();
+        text.try_reserve_exact(meta.len() as usize).map_err(|_| {
+            Error::Memory(format!("{what}: {} bytes do not fit in memory", meta.len()))
+        })?;
+        let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+        std::io::Read::read_to_end(&mut file, &mut text).map_err(|e| Error::io(path, e))?;
         PatternFile::from_bytes(path, format, text)
     }
 
@@ -189,11 +197,13 @@ pub(crate) fn parse_error(path: &Path, line: usize, message: impl Into<String>) 
 /// `rule` and the `:TW,H` suffix), `.cells` (the whole grid) or `.png` (a picture).
 pub fn write(path: &Path, grid: &Grid, rule: Rule) -> Result<()> {
     let format = Format::of(path)?;
-    let file = std::fs::File::create(path).map_err(|e| Error::io(path, e))?;
-    let mut out = std::io::BufWriter::new(file);
-    encode_into(&mut out, format, grid, rule)
-        .and_then(|()| out.flush())
-        .map_err(|e| Error::io(path, e))
+    // Under a temporary name, then renamed: a write cut short keeps the file it would replace.
+    crate::replace::replace(path, false, |file, _| {
+        let mut out = std::io::BufWriter::new(file);
+        encode_into(&mut out, format, grid, rule)
+            .and_then(|()| out.flush())
+            .map_err(|e| Error::io(path, e))
+    })
 }
 
 /// Encodes `grid` in `format` into memory, as [`write()`] would write it to a file.

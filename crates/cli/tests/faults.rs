@@ -1,0 +1,284 @@
+//! Faults `gol run` survives (docs/reliability.md): sizes beyond memory or beyond a limit the
+//! process runs under (`ulimit -v`), outputs that cannot be written, files cut short by a full
+//! disk (`ulimit -f`), and SIGINT or SIGTERM in the middle of a run. Limits and signals are
+//! applied to a child process through `sh`.
+
+mod common;
+
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{gol, gol_path};
+
+/// Runs `gol ARGS` under `sh` after `limits` (such as `ulimit -v 1000000`).
+fn limited(limits: &str, args: &[&str]) -> Output {
+    let script = format!("{limits}; exec \"$0\" \"$@\"");
+    Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .arg(gol_path())
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// A failure in one line of our own: exit code 1, no signal, no panic or backtrace.
+fn refused(out: &Output) -> String {
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        !stderr.contains("panicked") && !stderr.contains("backtrace"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(stderr.starts_with("gol: "), "{stderr}");
+    stderr
+}
+
+#[test]
+fn impossible_sizes_are_refused_not_aborted() {
+    let e = refused(&gol(&[
+        "run",
+        "--width",
+        "4000000000",
+        "--height",
+        "4000000000",
+        "--gens",
+        "1",
+    ]));
+    assert!(e.contains("4000000000x4000000000"), "{e}");
+    let e = refused(&gol(&[
+        "run",
+        "--width",
+        "1000000000",
+        "--height",
+        "1000000000",
+        "--gens",
+        "1",
+    ]));
+    assert!(e.contains("needs") && e.contains("memory"), "{e}");
+}
+
+#[test]
+fn a_memory_limit_is_honoured() {
+    // 1 GB of address space: a 100000² grid (1.2 GiB) and a 2048³ cube (1 GiB) cannot fit.
+    let limit = "ulimit -v 1000000";
+    for args in [
+        &["run", "--size", "100000", "--gens", "1"][..],
+        &["run", "--dim", "3", "--size", "2048", "--gens", "1"],
+        &["run", "--size", "30000", "--density", "0.5", "--gens", "1"],
+    ] {
+        let out = limited(limit, args);
+        // 30000² (107 MiB) fits, and runs.
+        if args.contains(&"30000") {
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            continue;
+        }
+        let e = refused(&out);
+        assert!(
+            e.contains("needs") && e.contains("available"),
+            "{args:?}: {e}"
+        );
+    }
+}
+
+#[test]
+fn outputs_are_checked_before_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no/such/folder/x.rle");
+    let out = gol(&[
+        "run",
+        "--size",
+        "64",
+        "--gens",
+        "3",
+        "--output",
+        missing.to_str().unwrap(),
+    ]);
+    let e = refused(&out);
+    assert!(
+        out.stdout.is_empty(),
+        "refused before the run, so no report"
+    );
+    assert_eq!(e.matches("x.rle").count(), 1, "the path once: {e}");
+    assert_eq!(e.matches("os error 2").count(), 1, "the OS error once: {e}");
+    let checkpoint = dir.path().join("no/c.gol");
+    let out = gol(&[
+        "run",
+        "--size",
+        "64",
+        "--gens",
+        "3",
+        "--checkpoint",
+        checkpoint.to_str().unwrap(),
+    ]);
+    refused(&out);
+    assert!(out.stdout.is_empty());
+    let e = refused(&gol(&[
+        "run", "--size", "64", "--gens", "3", "--output", "x.xyz",
+    ]));
+    assert!(e.contains(".rle, .cells, .png or .gif"), "{e}");
+    // Nothing is left behind by the probes.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn an_output_cut_short_leaves_the_previous_file_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["old.rle", "old.cells", "old.png", "old.gif"] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, "the previous file").unwrap();
+        // Files of at most 1 KiB (ulimit -f counts 1024-byte blocks here): a 512² output is larger.
+        let out = limited(
+            "ulimit -f 1",
+            &[
+                "run",
+                "--size",
+                "512",
+                "--gens",
+                "2",
+                "--output",
+                path.to_str().unwrap(),
+            ],
+        );
+        let e = refused(&out);
+        assert!(e.contains("File too large"), "{name}: {e}");
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "the previous file",
+            "{name}"
+        );
+    }
+    let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert_eq!(names.len(), 4, "no temporary file is left behind");
+}
+
+/// Starts `gol run ARGS`, waits `after`, sends `signals` (kill's names) one after another, and
+/// returns its output and how long it took to end after the first signal.
+fn interrupt(args: &[&str], after: Duration, signals: &[&str]) -> (Output, Duration) {
+    let child = Command::new(gol_path())
+        .arg("run")
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(after);
+    let sent = Instant::now();
+    for signal in signals {
+        let killed = Command::new("kill")
+            .args([&format!("-{signal}"), &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+    }
+    let out = child.wait_with_output().unwrap();
+    (out, sent.elapsed())
+}
+
+fn alive(json: &[u8]) -> (u64, serde_json::Value) {
+    let report: serde_json::Value = serde_json::from_slice(json).unwrap();
+    (report["alive"].as_u64().unwrap(), report)
+}
+
+#[test]
+fn sigint_writes_a_final_checkpoint_to_resume_from() {
+    let dir = tempfile::tempdir().unwrap();
+    let checkpoint = dir.path().join("c.gol");
+    let c = checkpoint.to_str().unwrap();
+    let (out, _) = interrupt(
+        &[
+            "--size",
+            "1024",
+            "--gens",
+            "100000000",
+            "--checkpoint",
+            c,
+            "--json",
+        ],
+        Duration::from_millis(1500),
+        &["INT"],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (_, report) = alive(&out.stdout);
+    assert_eq!(report["interrupted"], true);
+    let reached = report["generations"].as_u64().unwrap();
+    assert!(reached > 0 && reached < 100_000_000, "{report}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("gol run --resume {c}")),
+        "{stderr}"
+    );
+    // The checkpoint holds generation `reached`: resuming for 5 more is a fresh run of reached + 5.
+    let until = (reached + 5).to_string();
+    let resumed = gol(&["run", "--resume", c, "--gens", &until, "--json"]);
+    assert!(resumed.status.success());
+    let fresh = gol(&["run", "--size", "1024", "--gens", &until, "--json"]);
+    assert_eq!(alive(&resumed.stdout).0, alive(&fresh.stdout).0);
+}
+
+#[test]
+fn sigterm_without_a_checkpoint_ends_promptly() {
+    let (out, took) = interrupt(
+        &["--size", "4096", "--gens", "100000000"],
+        Duration::from_millis(1000),
+        &["TERM"],
+    );
+    assert_eq!(out.status.code(), Some(143));
+    assert!(
+        took < Duration::from_secs(1),
+        "ended {took:?} after the signal"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("interrupted by SIGTERM at generation"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_second_sigint_ends_the_run_at_once_and_keeps_the_previous_checkpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    let checkpoint = dir.path().join("c.gol");
+    let c = checkpoint.to_str().unwrap();
+    let (out, took) = interrupt(
+        &[
+            "--size",
+            "4096",
+            "--gens",
+            "100000000",
+            "--checkpoint",
+            c,
+            "--checkpoint-every",
+            "100",
+        ],
+        Duration::from_millis(1500),
+        &["INT", "INT"],
+    );
+    assert_eq!(out.status.code(), Some(130));
+    assert!(
+        took < Duration::from_secs(1),
+        "ended {took:?} after the signals"
+    );
+    // A whole checkpoint is there, the last one written before the second signal or the final
+    // one: it opens, names its generation, and resumes.
+    let e = refused(&gol(&["run", "--resume", c, "--gens", "1"]));
+    let at: u64 = e
+        .split("at generation ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{e}"));
+    assert!(at >= 100, "{e}");
+    let resumed = gol(&["run", "--resume", c, "--gens", &(at + 1).to_string()]);
+    assert!(resumed.status.success());
+}
