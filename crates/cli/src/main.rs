@@ -95,10 +95,7 @@ fn execute(cli: &Cli) -> anyhow::Result<()> {
             .build_global()?;
     }
     match &cli.command {
-        Command::Run(args) => {
-            interrupt::catch();
-            run::run(args)
-        }
+        Command::Run(args) => run::run(args),
         Command::Bench(args) => bench::bench(args),
         Command::Verify(args) => verify::verify(args),
         Command::View(args) => view::view(args),

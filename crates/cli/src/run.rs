@@ -93,6 +93,9 @@ pub fn run(args: &RunArgs) -> Result<()> {
             "started as one of {ranks} MPI ranks, but this gol was built without MPI: build it with `cargo build --release --features mpi`"
         );
     }
+    // From here on SIGINT and SIGTERM stop the run between chunks (an MPI rank, above, keeps
+    // the default action: its loop does not look for them yet).
+    interrupt::catch();
     match setup.dimension()? {
         Dim::Two => run_in::<Grid>(args, &setup),
         Dim::Three => run_in::<Cube>(args, &setup),
