@@ -282,3 +282,59 @@ fn a_second_sigint_ends_the_run_at_once_and_keeps_the_previous_checkpoint() {
     let resumed = gol(&["run", "--resume", c, "--gens", &(at + 1).to_string()]);
     assert!(resumed.status.success());
 }
+
+/// Whether the NVIDIA driver lists a GPU here; without one the GPU faults are skipped with a
+/// notice (a failure under `GOL_REQUIRE_GPU`).
+fn gpu_listed() -> bool {
+    let listed =
+        std::fs::read_dir("/proc/driver/nvidia/gpus").is_ok_and(|mut d| d.next().is_some());
+    if !listed {
+        assert!(
+            std::env::var_os("GOL_REQUIRE_GPU").is_none(),
+            "GOL_REQUIRE_GPU is set but no GPU is listed"
+        );
+        eprintln!("notice: no GPU; skipping");
+    }
+    listed
+}
+
+/// A GPU that cannot start (`CUDA_VISIBLE_DEVICES` naming a device the machine lacks: the GPU
+/// is listed, the driver finds none): `auto` falls back to the CPU and says why; a GPU engine
+/// asked for by name is refused in one line.
+#[test]
+fn auto_falls_back_to_the_cpu_when_the_gpu_cannot_start() {
+    if !gpu_listed() {
+        return;
+    }
+    let args = ["run", "--size", "2048", "--gens", "50000", "--json"];
+    let out = Command::new(gol_path())
+        .args(args)
+        .env("CUDA_VISIBLE_DEVICES", "7")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let (population, report) = alive(&out.stdout);
+    assert!(
+        report["engine"].as_str().unwrap().starts_with("cpu-"),
+        "{report}"
+    );
+    let reason = report["engine_choice"].as_str().unwrap();
+    assert!(reason.contains("fell back to the CPU"), "{reason}");
+    let cpu = gol(&[&args[..], &["--engine", "cpu-bitsliced"]].concat());
+    assert_eq!(alive(&cpu.stdout).0, population);
+    let named = Command::new(gol_path())
+        .args([
+            "run",
+            "--size",
+            "64",
+            "--gens",
+            "1",
+            "--engine",
+            "cuda-bitsliced",
+        ])
+        .env("CUDA_VISIBLE_DEVICES", "7")
+        .output()
+        .unwrap();
+    refused(&named);
+}

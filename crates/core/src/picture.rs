@@ -15,6 +15,8 @@ use std::io::{self, Write};
 
 use crate::cube::Cube;
 use crate::error::{Error, Result};
+use rayon::prelude::*;
+
 use crate::grid::{Grid, WORD_BITS};
 
 /// The largest picture side, in pixels.
@@ -163,19 +165,6 @@ fn shape(width: usize, height: usize, scale: Option<u32>) -> Result<Shape> {
     }
 }
 
-/// Live cells among columns `from..from + len` of a row of a `width`-cell torus (wrapping).
-fn count_wrapped(row: &[u64], width: usize, from: usize, len: usize) -> u32 {
-    let mut count = 0;
-    let (mut x, mut left) = (from % width, len);
-    while left > 0 {
-        let take = left.min(width - x);
-        count += count_range(row, x, x + take);
-        left -= take;
-        x = 0;
-    }
-    count
-}
-
 /// Live cells among x in `from..to` of a row.
 fn count_range(row: &[u64], from: usize, to: usize) -> u32 {
     let mut count = 0;
@@ -244,50 +233,218 @@ pub fn grid(grid: &Grid, view: &View, scale: Option<u32>) -> Result<Frame> {
 
 /// The picture of `view` of `grid` with one pixel for each `block` × `block` cells, the share
 /// of live cells among them (one pixel a cell, 0 or 255, for `block` 1): what a viewer shows
-/// of a view larger than its canvas.
+/// of a view larger than its canvas. Bands of pixel rows are counted in parallel.
 pub fn blocks(grid: &Grid, view: &View, block: usize) -> Frame {
     let (w, h) = (grid.width(), grid.height());
     let block = block.max(1);
     let (pw, ph) = (view.width.div_ceil(block), view.height.div_ceil(block));
     let mut pixels = vec![0u8; pw * ph];
-    let mut counts = vec![0u64; pw];
-    // Where each block lies inside one word (a power of two up to 64 wide, aligned, no wrap),
-    // a shift, a mask and a population count make its count in a row.
-    let within_words = block.is_power_of_two()
-        && block <= WORD_BITS
+    // Aligned blocks of a power of two from 2 to 64 cells that do not wrap lie inside words:
+    // counted a word at a time ([`Fields`]).
+    let fields = (block.is_power_of_two()
+        && (2..=WORD_BITS).contains(&block)
         && view.x % block == 0
-        && view.x + view.width <= w;
-    for (py, line) in pixels.chunks_exact_mut(pw).enumerate() {
-        counts.fill(0);
-        let rows = py * block..((py + 1) * block).min(view.height);
-        let tall = rows.len();
-        for dy in rows {
-            let row = grid.row((view.y + dy) % h);
-            for (px, count) in counts.iter_mut().enumerate() {
+        && view.x + view.width <= w)
+        .then(|| Fields::new(block, view));
+    // The shares of a whole block, looked up rather than divided for each pixel.
+    let cells = block * block;
+    let full = (cells <= 1 << 16).then(|| {
+        (0..=cells as u64)
+            .map(|n| share(n, cells as u64))
+            .collect::<Vec<u8>>()
+    });
+    pixels
+        .par_chunks_mut(pw)
+        .enumerate()
+        .for_each(|(py, line)| {
+            let rows = py * block..((py + 1) * block).min(view.height);
+            let tall = rows.len();
+            let mut counts = vec![0u64; pw];
+            let rows = rows.map(|dy| grid.row((view.y + dy) % h));
+            match &fields {
+                Some(fields) => fields.count(rows, &mut counts),
+                None => count_band(rows, w, view, block, &mut counts),
+            }
+            for (px, (pixel, &count)) in line.iter_mut().zip(&counts).enumerate() {
                 let across = block.min(view.width - px * block);
-                let x = view.x + px * block;
-                *count += if within_words {
-                    let mask = if across == WORD_BITS {
-                        !0
-                    } else {
-                        (1u64 << across) - 1
-                    };
-                    ((row[x / WORD_BITS] >> (x % WORD_BITS)) & mask).count_ones() as u64
-                } else {
-                    count_wrapped(row, w, x, across) as u64
+                *pixel = match &full {
+                    Some(table) if across * tall == cells => table[count as usize],
+                    _ => share(count, (across * tall) as u64),
                 };
             }
-        }
-        for (px, (pixel, &count)) in line.iter_mut().zip(&counts).enumerate() {
-            let across = block.min(view.width - px * block);
-            *pixel = share(count, (across * tall) as u64);
-        }
-    }
+        });
     Frame {
         width: pw,
         height: ph,
         pixels,
     }
+}
+
+/// Adds the live cells of the view's blocks in `rows` (one band of pixels) to `counts`, for
+/// any block and any view, wrapping round a torus `width` cells wide: the rows are first added
+/// up column by column into bit planes (column c's count is the sum of 2^p times bit c of plane
+/// p), and each plane is then counted between the pixels' edges by prefix sums of its words,
+/// so that a pixel costs a few operations a plane rather than a count of each of its rows.
+fn count_band<'a>(
+    rows: impl Iterator<Item = &'a [u64]>,
+    width: usize,
+    view: &View,
+    block: usize,
+    counts: &mut [u64],
+) {
+    let mut planes: Vec<Vec<u64>> = Vec::new();
+    for row in rows {
+        for (i, &word) in row.iter().enumerate() {
+            let mut carry = word;
+            let mut p = 0;
+            while carry != 0 {
+                if p == planes.len() {
+                    planes.push(vec![0; row.len()]);
+                }
+                let bit = &mut planes[p][i];
+                (*bit, carry) = (*bit ^ carry, *bit & carry);
+                p += 1;
+            }
+        }
+    }
+    let mut before = Vec::new();
+    for (p, plane) in planes.iter().enumerate() {
+        // before[i]: the plane's cells in words 0..i.
+        before.clear();
+        before.push(0u64);
+        for word in plane {
+            before.push(before.last().copied().unwrap_or(0) + word.count_ones() as u64);
+        }
+        let total = before[plane.len()];
+        // The plane's cells in columns 0..x of the torus unrolled (x may pass the width).
+        let prefix = |x: usize| {
+            let (laps, x) = (x / width, x % width);
+            let partial = plane[x / WORD_BITS] & ((1u64 << (x % WORD_BITS)) - 1);
+            laps as u64 * total + before[x / WORD_BITS] + partial.count_ones() as u64
+        };
+        let mut left = prefix(view.x);
+        for (px, count) in counts.iter_mut().enumerate() {
+            let right = prefix(view.x + ((px + 1) * block).min(view.width));
+            *count += (right - left) << p;
+            left = right;
+        }
+    }
+}
+
+/// Counting aligned blocks of `block` cells (a power of two from 2 to 64) a word at a time: the
+/// live cells of each `block`-bit field of a word by SWAR additions, summed over the band's
+/// rows while still packed, and only then split into pixels. Fields of 2 and 4 bits are first
+/// spread into lanes twice as wide (even and odd fields apart), where the sums of up to
+/// `block` rows fit; wider fields hold them as they are (at most 64 in 8 bits).
+struct Fields {
+    block: usize,
+    /// The words of a row the view covers, and each one's mask of the view's columns.
+    words: std::ops::Range<usize>,
+    masks: Vec<u64>,
+    /// The view's first column.
+    x: usize,
+}
+
+impl Fields {
+    fn new(block: usize, view: &View) -> Fields {
+        let (from, to) = (view.x, view.x + view.width);
+        let words = from / WORD_BITS..to.div_ceil(WORD_BITS);
+        let masks = words
+            .clone()
+            .map(|i| {
+                let (start, end) = (i * WORD_BITS, (i + 1) * WORD_BITS);
+                let low = from.saturating_sub(start).min(WORD_BITS);
+                let high = end.saturating_sub(to).min(WORD_BITS);
+                let ones = WORD_BITS - low - high;
+                if ones == WORD_BITS {
+                    !0
+                } else {
+                    ((1u64 << ones) - 1) << low
+                }
+            })
+            .collect();
+        Fields {
+            block,
+            words,
+            masks,
+            x: view.x,
+        }
+    }
+
+    /// Adds the live cells of the view's blocks in `rows` to `counts` (one a pixel).
+    fn count<'a>(&self, rows: impl Iterator<Item = &'a [u64]>, counts: &mut [u64]) {
+        const ODD_2: u64 = 0x3333_3333_3333_3333;
+        const ODD_4: u64 = 0x0F0F_0F0F_0F0F_0F0F;
+        let b = self.block;
+        // Per word: the sums of the even fields' lanes and of the odd fields' (or all fields).
+        let mut sums = vec![[0u64; 2]; self.words.len()];
+        for row in rows {
+            for ((sum, &mask), &word) in sums
+                .iter_mut()
+                .zip(&self.masks)
+                .zip(&row[self.words.clone()])
+            {
+                let v = word & mask;
+                let pairs = v - ((v >> 1) & 0x5555_5555_5555_5555);
+                match b {
+                    2 => {
+                        sum[0] += pairs & ODD_2;
+                        sum[1] += (pairs >> 2) & ODD_2;
+                    }
+                    4 => {
+                        let nibbles = (pairs & ODD_2) + ((pairs >> 2) & ODD_2);
+                        sum[0] += nibbles & ODD_4;
+                        sum[1] += (nibbles >> 4) & ODD_4;
+                    }
+                    64 => sum[0] += v.count_ones() as u64,
+                    _ => {
+                        let nibbles = (pairs & ODD_2) + ((pairs >> 2) & ODD_2);
+                        let mut fields = (nibbles + (nibbles >> 4)) & ODD_4;
+                        let mut width = 8;
+                        while width < b {
+                            let keep = lanes(width);
+                            fields = (fields & keep) + ((fields >> width) & keep);
+                            width *= 2;
+                        }
+                        sum[0] += fields;
+                    }
+                }
+            }
+        }
+        // Field f of word i is pixel (64i + b·f − x) / b: the fields of the view's pixels.
+        let per_word = WORD_BITS / b;
+        let first = self.x / b;
+        for (i, sum) in self.words.clone().zip(&sums) {
+            let pixel = i * per_word;
+            let f0 = first.saturating_sub(pixel);
+            let f1 = per_word.min((first + counts.len()).saturating_sub(pixel));
+            if f0 >= f1 {
+                continue;
+            }
+            let out = &mut counts[pixel + f0 - first..pixel + f1 - first];
+            match b {
+                2 | 4 => {
+                    let lane = (1u64 << (2 * b)) - 1;
+                    for (f, count) in (f0..f1).zip(out) {
+                        *count += (sum[f % 2] >> (2 * b * (f / 2))) & lane;
+                    }
+                }
+                64 => out[0] += sum[0],
+                _ => {
+                    let lane = (1u64 << b) - 1;
+                    for (f, count) in (f0..f1).zip(out) {
+                        *count += (sum[0] >> (b * f)) & lane;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A word of `width`-bit lanes alternately all ones and all zeros, the lowest ones.
+fn lanes(width: usize) -> u64 {
+    let lane = (1u64 << width) - 1;
+    (0..WORD_BITS / (2 * width)).fold(0, |m, k| m | lane << (2 * width * k))
 }
 
 /// What a picture of a cube shows: the live cells along one axis, or one slice across it.
@@ -561,6 +718,12 @@ mod test {
             (32, 100, 32),
             (0, 300, 64),
             (8, 37, 2),
+            (4, 250, 4),
+            (2, 297, 2),
+            (16, 283, 16),
+            (24, 59, 8),
+            (0, 128, 64),
+            (32, 268, 32),
         ] {
             let view = View {
                 x,
@@ -576,6 +739,37 @@ mod test {
                 blocks(&g, &wrapped, block),
                 "{view:?} in blocks of {block}"
             );
+        }
+    }
+
+    #[test]
+    fn blocks_count_every_cell_of_views_that_wrap() {
+        let g = crate::seed::density_soup(131, 45, 0.4, 9).unwrap();
+        for (i, block) in [1, 2, 3, 5, 7, 10, 64, 70].into_iter().enumerate() {
+            let view = View {
+                x: 17 * i + 90,
+                y: 40,
+                width: 131 + 29 * i,
+                height: 30 + 11 * i,
+            };
+            let f = blocks(&g, &view, block);
+            for (p, &pixel) in f.pixels.iter().enumerate() {
+                let (px, py) = (p % f.width, p / f.width);
+                let (xs, ys) = (
+                    px * block..((px + 1) * block).min(view.width),
+                    py * block..((py + 1) * block).min(view.height),
+                );
+                let cells = (xs.len() * ys.len()) as u64;
+                let live = ys
+                    .flat_map(|dy| xs.clone().map(move |dx| (dx, dy)))
+                    .filter(|&(dx, dy)| g.get((view.x + dx) % 131, (view.y + dy) % 45))
+                    .count() as u64;
+                assert_eq!(
+                    pixel,
+                    share(live, cells),
+                    "{view:?}, blocks of {block}, ({px}, {py})"
+                );
+            }
         }
     }
 

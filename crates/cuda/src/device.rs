@@ -226,12 +226,14 @@ impl Gpu {
     ///
     /// The module comes from the disk cache where it holds this source's CUBIN, so that a run
     /// needs neither NVRTC nor the driver's PTX compiler; else NVRTC compiles it and the cache
-    /// keeps it. A cached file the driver refuses (damaged, say) is compiled and saved again.
+    /// keeps it. A cached file whose checksum fails (truncated or damaged, see [`load_cached`])
+    /// or that the driver refuses is compiled and saved again; a cache that cannot be written
+    /// only makes the next start slower.
     pub fn private_module(&self, source: &str) -> Result<Arc<CudaModule>> {
         let arch = self.arch();
         let path =
             cache_dir().map(|d| d.join(format!("{:016x}-{arch}.cubin", cache_key(source, &arch))));
-        if let Some(cubin) = path.as_ref().and_then(|p| std::fs::read(p).ok()) {
+        if let Some(cubin) = path.as_deref().and_then(load_cached) {
             if let Ok(module) = self.ctx.load_module(Ptx::from_binary(cubin)) {
                 return Ok(module);
             }
@@ -372,13 +374,33 @@ impl Drop for Program {
 
 /// FNV-1a over the source, the architecture and this crate's version.
 fn cache_key(source: &str, arch: &str) -> u64 {
-    let mut hash = 0xcbf2_9ce4_8422_2325u64;
-    for part in [source, arch, env!("CARGO_PKG_VERSION")] {
-        for byte in part.bytes().chain([0]) {
-            hash = (hash ^ byte as u64).wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-    hash
+    fnv1a(
+        [source, arch, env!("CARGO_PKG_VERSION")]
+            .iter()
+            .flat_map(|part| part.bytes().chain([0])),
+    )
+}
+
+/// The 64-bit FNV-1a hash of `bytes`.
+fn fnv1a(bytes: impl IntoIterator<Item = u8>) -> u64 {
+    bytes
+        .into_iter()
+        .fold(0xcbf2_9ce4_8422_2325u64, |hash, byte| {
+            (hash ^ byte as u64).wrapping_mul(0x0100_0000_01b3)
+        })
+}
+
+/// The first bytes of a cache file: a tag, then the FNV-1a hash of the CUBIN after them.
+const CACHE_TAG: &[u8; 8] = b"golcubin";
+
+/// The CUBIN of a cache file, where its checksum holds: a file cut short or damaged is taken
+/// as absent (and then compiled and written again).
+fn load_cached(path: &std::path::Path) -> Option<Vec<u8>> {
+    let bytes = std::fs::read(path).ok()?;
+    let (head, cubin) = bytes.split_at_checked(CACHE_TAG.len() + 8)?;
+    let (tag, sum) = head.split_at(CACHE_TAG.len());
+    let sum = u64::from_le_bytes(sum.try_into().ok()?);
+    (tag == CACHE_TAG && sum == fnv1a(cubin.iter().copied())).then(|| cubin.to_vec())
 }
 
 /// `$GOL_CACHE_DIR`, else `$XDG_CACHE_HOME/gol/kernels`, else `~/.cache/gol/kernels`.
@@ -392,15 +414,49 @@ fn cache_dir() -> Option<PathBuf> {
     Some(base.join("gol").join("kernels"))
 }
 
-/// Writes a cache file atomically (temporary file, then rename); a cache that cannot be
-/// written is not an error, only a slower next start.
+/// Writes a cache file atomically (temporary file, then rename), the CUBIN behind its tag and
+/// checksum ([`load_cached`]); a cache that cannot be written is not an error, only a slower
+/// next start.
 fn save(path: &std::path::Path, bytes: &[u8]) {
     let Some(dir) = path.parent() else { return };
     if std::fs::create_dir_all(dir).is_err() {
         return;
     }
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    if std::fs::write(&tmp, bytes).is_ok() && std::fs::rename(&tmp, path).is_err() {
+    let sum = fnv1a(bytes.iter().copied()).to_le_bytes();
+    let file = [&CACHE_TAG[..], &sum, bytes].concat();
+    if std::fs::write(&tmp, file).is_ok() && std::fs::rename(&tmp, path).is_err() {
         let _ = std::fs::remove_file(&tmp);
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    #[test]
+    fn cached_kernels_are_checked_before_use() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("k.cubin");
+        let cubin: Vec<u8> = (0..1000u32).map(|i| (i * 7) as u8).collect();
+        save(&path, &cubin);
+        assert_eq!(load_cached(&path).as_deref(), Some(&cubin[..]));
+        // Cut short, damaged in one byte, or of the old layout (a bare CUBIN): absent.
+        let whole = std::fs::read(&path).unwrap();
+        std::fs::write(&path, &whole[..whole.len() / 2]).unwrap();
+        assert_eq!(load_cached(&path), None);
+        let mut damaged = whole.clone();
+        damaged[500] ^= 1;
+        std::fs::write(&path, &damaged).unwrap();
+        assert_eq!(load_cached(&path), None);
+        std::fs::write(&path, &cubin).unwrap();
+        assert_eq!(load_cached(&path), None);
+        std::fs::write(&path, b"").unwrap();
+        assert_eq!(load_cached(&path), None);
+        // A folder that cannot be made (under a plain file): nothing written, no error.
+        let plain = dir.path().join("plain");
+        std::fs::write(&plain, "a file").unwrap();
+        save(&plain.join("kernels/k.cubin"), &cubin);
+        assert_eq!(std::fs::read_to_string(&plain).unwrap(), "a file");
     }
 }

@@ -777,3 +777,82 @@ fn cube_projections_on_the_gpu_match_the_host() {
         assert!(rows.projection(outside).unwrap().is_err());
     }
 }
+
+/// One cuda-bitsliced run against the oracle, in a child process whose `GOL_CACHE_DIR` the
+/// caller chose (the module cache of a process would otherwise hide the disk's).
+#[test]
+#[ignore = "run by a_damaged_or_unwritable_kernel_cache_is_survived in a child process"]
+fn one_bitsliced_run_matches_the_oracle() {
+    let grid = density_soup(300, 200, 0.4, 3).unwrap();
+    let oracle = find(cpu::ENGINES, EngineId::CpuScalar).unwrap();
+    let expected = evolve(oracle, &grid, Rule::LIFE, 50).unwrap();
+    let got = run(
+        EngineId::CudaBitsliced,
+        &EngineOptions::default(),
+        &grid,
+        Rule::LIFE,
+        50,
+    );
+    assert_eq!(expected.first_difference(&got), None);
+}
+
+/// Kernels cached on disk that were cut short or damaged are compiled and written again; a
+/// cache folder that cannot be made costs only the compilation.
+#[test]
+fn a_damaged_or_unwritable_kernel_cache_is_survived() {
+    if !have_gpu() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("kernels");
+    let cache_str = cache.to_str().unwrap();
+    run_ignored_test(
+        "one_bitsliced_run_matches_the_oracle",
+        "GOL_CACHE_DIR",
+        cache_str,
+    );
+    let files = || -> Vec<std::path::PathBuf> {
+        std::fs::read_dir(&cache)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect()
+    };
+    let written: Vec<(std::path::PathBuf, Vec<u8>)> = files()
+        .into_iter()
+        .map(|p| (p.clone(), std::fs::read(&p).unwrap()))
+        .collect();
+    assert!(!written.is_empty(), "the run filled the cache");
+    for damage in ["truncate", "flip"] {
+        for (path, bytes) in &written {
+            let mut bad = bytes.clone();
+            match damage {
+                "truncate" => bad.truncate(bytes.len() / 2),
+                _ => {
+                    let middle = bad.len() / 2;
+                    bad[middle] ^= 0x40;
+                }
+            }
+            std::fs::write(path, bad).unwrap();
+        }
+        run_ignored_test(
+            "one_bitsliced_run_matches_the_oracle",
+            "GOL_CACHE_DIR",
+            cache_str,
+        );
+        for (path, bytes) in &written {
+            assert_eq!(
+                &std::fs::read(path).unwrap(),
+                bytes,
+                "{damage}: {path:?} rewritten whole"
+            );
+        }
+    }
+    let plain = dir.path().join("plain");
+    std::fs::write(&plain, "not a folder").unwrap();
+    let under_a_file = plain.join("kernels");
+    run_ignored_test(
+        "one_bitsliced_run_matches_the_oracle",
+        "GOL_CACHE_DIR",
+        under_a_file.to_str().unwrap(),
+    );
+}

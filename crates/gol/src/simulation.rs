@@ -7,9 +7,9 @@ use gol_core::engine::{Engine, EngineId, EngineOptions};
 use gol_core::picture::{self, Frame, Look, View};
 use gol_core::{Cube, Grid, Rule};
 
-use crate::auto::{self, Machine, Resolved, Workload};
+use crate::auto::{self, EngineChoice, Machine, Resolved, Workload};
 use crate::dimension::Dimension;
-use crate::error::{invalid, Result};
+use crate::error::{invalid, Error, Result};
 use crate::output::Picture;
 use crate::registry;
 use crate::setup::{Checkpoints, Problem, Setup, Source, DEFAULT_GENERATIONS};
@@ -108,24 +108,53 @@ impl<W: Dimension> Simulation<W> {
             };
             Ok((engine, resolved))
         };
-        let (problem, (mut engine, resolved), input) = std::thread::scope(|scope| -> Result<_> {
+        let (problem, made, input) = std::thread::scope(|scope| -> Result<_> {
             let reader = scope.spawn(|| (W::build(setup), start.elapsed().as_secs_f64()));
             let joined = || reader.join().expect("building a world does not panic");
             match setup.cells_ahead::<W>() {
                 Some(cells) => {
                     let made = make(cells);
                     let (problem, input) = joined();
-                    Ok((problem?, made?, input))
+                    Ok((problem?, made, input))
                 }
                 None => {
                     let (problem, input) = joined();
                     let problem: Problem<W> = problem?;
-                    let made = make(problem.world.cells())?;
+                    let made = make(problem.world.cells());
                     Ok((problem, made, input))
                 }
             }
         })?;
-        engine.load(&problem.world, problem.rule)?;
+        let loaded = made.and_then(|(mut engine, resolved)| {
+            engine.load(&problem.world, problem.rule)?;
+            Ok((engine, resolved))
+        });
+        // `auto` that chose a GPU which then could not take the run (too little GPU memory,
+        // no NVRTC, a driver that fails to start) falls back to the best CPU engine, and says
+        // so in the reason; a GPU engine asked for by name, or a split over GPUs, fails.
+        let (engine, resolved) = match loaded {
+            Err(Error::Core(gol_core::Error::Device(cause)))
+                if setup.engine == EngineChoice::Auto && gpus.is_none() && machine.gpus > 0 =>
+            {
+                let cpu = Machine { gpus: 0, ..machine };
+                let chosen =
+                    auto::resolve(EngineChoice::Auto, &ids, &work(problem.world.cells()), &cpu)?;
+                let mut engine = registry::create::<W>(chosen.id, &EngineOptions::default())?;
+                engine.load(&problem.world, problem.rule)?;
+                let reason = format!(
+                    "auto: the GPU could not take this run ({cause}); fell back to the CPU ({})",
+                    chosen.reason.trim_start_matches("auto: ")
+                );
+                (
+                    engine,
+                    Resolved {
+                        id: chosen.id,
+                        reason,
+                    },
+                )
+            }
+            loaded => loaded?,
+        };
         Ok(Simulation {
             engine,
             resolved,
