@@ -142,8 +142,8 @@ impl<W: Dimension> Simulation<W> {
                 let mut engine = registry::create::<W>(chosen.id, &EngineOptions::default())?;
                 engine.load(&problem.world, problem.rule)?;
                 let reason = format!(
-                    "auto: the GPU could not take this run ({cause}); fell back to the CPU ({})",
-                    chosen.reason.trim_start_matches("auto: ")
+                    "auto: the GPU could not take this run ({cause}); fell back to {}",
+                    chosen.id
                 );
                 (
                     engine,
