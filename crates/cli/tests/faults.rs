@@ -89,35 +89,29 @@ fn a_memory_limit_is_honoured() {
 #[test]
 fn outputs_are_checked_before_the_run() {
     let dir = tempfile::tempdir().unwrap();
-    let missing = dir.path().join("no/such/folder/x.rle");
-    let out = gol(&[
-        "run",
-        "--size",
-        "64",
-        "--gens",
-        "3",
-        "--output",
-        missing.to_str().unwrap(),
-    ]);
-    let e = refused(&out);
-    assert!(
-        out.stdout.is_empty(),
-        "refused before the run, so no report"
-    );
-    assert_eq!(e.matches("x.rle").count(), 1, "the path once: {e}");
-    assert_eq!(e.matches("os error 2").count(), 1, "the OS error once: {e}");
+    let output = dir.path().join("no/such/folder/x.rle");
     let checkpoint = dir.path().join("no/c.gol");
-    let out = gol(&[
-        "run",
-        "--size",
-        "64",
-        "--gens",
-        "3",
-        "--checkpoint",
-        checkpoint.to_str().unwrap(),
-    ]);
-    refused(&out);
-    assert!(out.stdout.is_empty());
+    for (flag, path, name) in [
+        ("--output", &output, "x.rle"),
+        ("--checkpoint", &checkpoint, "c.gol"),
+    ] {
+        let out = gol(&[
+            "run",
+            "--size",
+            "64",
+            "--gens",
+            "3",
+            flag,
+            path.to_str().unwrap(),
+        ]);
+        let e = refused(&out);
+        assert!(
+            out.stdout.is_empty(),
+            "{flag}: refused before the run, so no report"
+        );
+        assert_eq!(e.matches(name).count(), 1, "the path once: {e}");
+        assert_eq!(e.matches("os error 2").count(), 1, "the OS error once: {e}");
+    }
     let e = refused(&gol(&[
         "run", "--size", "64", "--gens", "3", "--output", "x.xyz",
     ]));
@@ -185,35 +179,26 @@ fn alive(json: &[u8]) -> (u64, serde_json::Value) {
     (report["alive"].as_u64().unwrap(), report)
 }
 
-#[test]
-fn sigint_writes_a_final_checkpoint_to_resume_from() {
+/// Runs `gol run --size SIZE --gens 10⁹ --checkpoint … --json EXTRA`, sends SIGINT after
+/// `after`, and checks the stop: exit code 130, `interrupted` in the report, a message saying
+/// how to resume, and a checkpoint that resumes to the result of an uninterrupted run.
+fn stop_and_resume(size: &str, extra: &[&str], after: Duration) {
     let dir = tempfile::tempdir().unwrap();
     let checkpoint = dir.path().join("c.gol");
     let c = checkpoint.to_str().unwrap();
-    let (out, _) = interrupt(
-        &[
-            "--size",
-            "1024",
-            "--gens",
-            "100000000",
-            "--checkpoint",
-            c,
-            "--json",
-        ],
-        Duration::from_millis(1500),
-        &["INT"],
-    );
-    assert_eq!(
-        out.status.code(),
-        Some(130),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let gens = "1000000000";
+    let args = [
+        &["--size", size, "--gens", gens, "--checkpoint", c, "--json"][..],
+        extra,
+    ]
+    .concat();
+    let (out, _) = interrupt(&args, after, &["INT"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
     let (_, report) = alive(&out.stdout);
     assert_eq!(report["interrupted"], true);
     let reached = report["generations"].as_u64().unwrap();
-    assert!(reached > 0 && reached < 100_000_000, "{report}");
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(reached > 0 && reached < 1_000_000_000, "{report}");
     assert!(
         stderr.contains(&format!("gol run --resume {c}")),
         "{stderr}"
@@ -221,9 +206,27 @@ fn sigint_writes_a_final_checkpoint_to_resume_from() {
     // The checkpoint holds generation `reached`: resuming for 5 more is a fresh run of reached + 5.
     let until = (reached + 5).to_string();
     let resumed = gol(&["run", "--resume", c, "--gens", &until, "--json"]);
-    assert!(resumed.status.success());
-    let fresh = gol(&["run", "--size", "1024", "--gens", &until, "--json"]);
+    assert!(
+        resumed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&resumed.stderr)
+    );
+    let fresh = gol(&[
+        "run",
+        "--size",
+        size,
+        "--gens",
+        &until,
+        "--json",
+        "--engine",
+        "cpu-bitsliced",
+    ]);
     assert_eq!(alive(&resumed.stdout).0, alive(&fresh.stdout).0);
+}
+
+#[test]
+fn sigint_writes_a_final_checkpoint_to_resume_from() {
+    stop_and_resume("1024", &[], Duration::from_millis(1500));
 }
 
 #[test]
@@ -343,52 +346,7 @@ fn auto_falls_back_to_the_cpu_when_the_gpu_cannot_start() {
 /// that resumes to the uninterrupted result.
 #[test]
 fn a_split_gpu_run_stops_on_sigint_with_a_checkpoint() {
-    if !gpu_listed() {
-        return;
+    if gpu_listed() {
+        stop_and_resume("4096", &["--gpus", "1"], Duration::from_millis(2500));
     }
-    let dir = tempfile::tempdir().unwrap();
-    let checkpoint = dir.path().join("c.gol");
-    let c = checkpoint.to_str().unwrap();
-    let (out, _) = interrupt(
-        &[
-            "--gpus",
-            "1",
-            "--size",
-            "4096",
-            "--gens",
-            "1000000000",
-            "--checkpoint",
-            c,
-            "--json",
-        ],
-        Duration::from_millis(2500),
-        &["INT"],
-    );
-    assert_eq!(
-        out.status.code(),
-        Some(130),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let (_, report) = alive(&out.stdout);
-    assert_eq!(report["interrupted"], true);
-    let reached = report["generations"].as_u64().unwrap();
-    let until = (reached + 7).to_string();
-    let resumed = gol(&["run", "--resume", c, "--gens", &until, "--json"]);
-    assert!(
-        resumed.status.success(),
-        "{}",
-        String::from_utf8_lossy(&resumed.stderr)
-    );
-    let fresh = gol(&[
-        "run",
-        "--size",
-        "4096",
-        "--gens",
-        &until,
-        "--json",
-        "--engine",
-        "cpu-bitsliced",
-    ]);
-    assert_eq!(alive(&resumed.stdout).0, alive(&fresh.stdout).0);
 }

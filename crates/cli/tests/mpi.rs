@@ -326,3 +326,92 @@ fn each_rank_holds_only_its_planes() {
         assert!(rss < side * plane, "rank {rank} peaked at {rss} bytes");
     }
 }
+
+/// The `gol` processes whose command line holds `marker` (not `mpirun`'s own).
+fn ranks_running(marker: &str) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let args: Vec<String> = cmdline
+            .split(|&b| b == 0)
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        if args.first().is_some_and(|a| a.ends_with("gol")) && args.iter().any(|a| a == marker) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// A rank killed mid-run (SIGKILL, as the kernel's OOM killer would): the others do not hang;
+/// the run ends within a bounded time with an error naming the rank.
+#[test]
+fn a_rank_that_dies_ends_the_run_promptly() {
+    let Some(mpirun) = mpirun() else { return };
+    let marker = "424242";
+    let mut run = Command::new(mpirun)
+        .args(["--allow-run-as-root", "--oversubscribe", "-n", "3"])
+        .arg(gol_path())
+        .args([
+            "run",
+            "--size",
+            "1024",
+            "--gens",
+            "1000000000",
+            "--seed",
+            marker,
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    let pids = loop {
+        let pids = ranks_running(marker);
+        if pids.len() == 3 {
+            break pids;
+        }
+        assert!(
+            start.elapsed().as_secs() < 30,
+            "3 ranks did not start: {pids:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    // Let them exchange halos for a while, then kill one.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let killed = Command::new("kill")
+        .args(["-KILL", &pids[1].to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let killed_at = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = run.try_wait().unwrap() {
+            break status;
+        }
+        if killed_at.elapsed().as_secs() > 30 {
+            let _ = run.kill();
+            for pid in ranks_running(marker) {
+                let _ = Command::new("kill")
+                    .args(["-KILL", &pid.to_string()])
+                    .status();
+            }
+            panic!("the other ranks hung for 30 s after one died");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut run.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(!status.success());
+    assert!(
+        stderr.contains("rank") && stderr.contains("signal 9"),
+        "{stderr}"
+    );
+    eprintln!("ended {:?} after the kill", killed_at.elapsed());
+    assert!(ranks_running(marker).is_empty(), "no rank is left running");
+}
