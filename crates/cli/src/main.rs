@@ -61,13 +61,19 @@ fn main() -> ExitCode {
     }
     match execute(&cli) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("gol: {}", one_line(&e));
-            match e.downcast_ref::<interrupt::Interrupted>() {
-                Some(stopped) => ExitCode::from(stopped.exit_code()),
-                None => ExitCode::FAILURE,
+        Err(e) => match e.downcast_ref::<interrupt::Interrupted>() {
+            Some(stopped) => {
+                // An MPI rank other than 0 stops without a word: rank 0 says it.
+                if !stopped.message.is_empty() {
+                    eprintln!("gol: {}", stopped.message);
+                }
+                ExitCode::from(stopped.exit_code())
             }
-        }
+            None => {
+                eprintln!("gol: {}", one_line(&e));
+                ExitCode::FAILURE
+            }
+        },
     }
 }
 

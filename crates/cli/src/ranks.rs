@@ -26,6 +26,7 @@ use gol::output::{Format, Picture};
 use gol::{registry, Dim, Dimension, EngineId, Setup};
 
 use crate::cli::RunArgs;
+use crate::interrupt::{self, Interrupted};
 use crate::run::{print_report, Ranks, Report};
 
 /// The most words one message carries (MPI counts are 32-bit).
@@ -42,11 +43,16 @@ pub fn run(args: &RunArgs, setup: &Setup) -> Result<()> {
         bail!("MPI was already started in this process");
     };
     let world = universe.world();
-    if let Err(e) = run_rank(&world, args, setup) {
-        eprintln!("gol: rank {}: {e:#}", world.rank());
-        world.abort(1);
+    match run_rank(&world, args, setup) {
+        // Every rank stopped at the same generation and the checkpoint is written: end as one
+        // process would (MPI is finalised as `universe` goes).
+        Err(e) if e.is::<Interrupted>() => Err(e),
+        Err(e) => {
+            eprintln!("gol: rank {}: {e:#}", world.rank());
+            world.abort(1);
+        }
+        Ok(()) => Ok(()),
     }
-    Ok(())
 }
 
 fn run_rank(world: &SimpleCommunicator, args: &RunArgs, setup: &Setup) -> Result<()> {
@@ -107,7 +113,10 @@ fn run_rank_in<W: Dimension>(
     let mut done = 0;
     let mut stale = false;
     let mut received = (HostRows::default(), HostRows::default());
-    while done < gens {
+    // A signal stops every rank after the same round: they agree on it (the largest signal
+    // number any rank has seen, 0 for none) after each round.
+    let mut stopped = 0;
+    'run: while done < gens {
         let at = problem.done + done;
         let n = schedule.map_or(gens - done, |s| s.until_next(at).min(gens - done));
         for k in slabs.rounds(n) {
@@ -118,13 +127,19 @@ fn run_rank_in<W: Dimension>(
             }
             slab.advance(k)?;
             stale = true;
+            done += k;
+            let seen = interrupt::received().unwrap_or(0);
+            world.all_reduce_into(&seen, &mut stopped, SystemOperation::max());
+            if stopped != 0 && done < gens {
+                break 'run;
+            }
         }
-        done += n;
         if done < gens && schedule.is_some_and(|s| s.due(problem.done + done)) {
             checkpoint(problem.done + done, &slab)?;
         }
     }
-    checkpoint(total, &slab)?;
+    let interrupted = stopped != 0 && done < gens;
+    checkpoint(problem.done + done, &slab)?;
     world.barrier();
     let seconds = loop_start.elapsed().as_secs_f64() - checkpoint_seconds;
     let count_start = Instant::now();
@@ -154,17 +169,28 @@ fn run_rank_in<W: Dimension>(
     let exchange_all = gathered(exchange_seconds);
     let state_all = gathered(state_bytes as f64);
     let rss_all = gathered(peak_rss_bytes() as f64);
+    let stop = |message: String| -> Result<()> {
+        if !interrupted {
+            return Ok(());
+        }
+        Err(Interrupted {
+            signal: stopped,
+            message,
+        }
+        .into())
+    };
     if rank != 0 {
-        return Ok(());
+        // Rank 0 says it.
+        return stop(String::new());
     }
-    let updates = slabs.width() as f64 * slabs.rows() as f64 * gens as f64;
+    let updates = slabs.width() as f64 * slabs.rows() as f64 * done as f64;
     let (height, depth) = match W::AXES {
         2 => (slabs.layers(), None),
         _ => (slabs.width(), Some(slabs.width())),
     };
     let report = Report {
         alive,
-        generations: total,
+        generations: problem.done + done,
         width: slabs.width(),
         height,
         depth,
@@ -175,7 +201,7 @@ fn run_rank_in<W: Dimension>(
         frames: None,
         checkpoints,
         checkpoint_seconds,
-        interrupted: false,
+        interrupted,
         ranks: Some(Ranks {
             count: size,
             layer: slabs.layer(),
@@ -201,7 +227,7 @@ fn run_rank_in<W: Dimension>(
         count_seconds,
         output_seconds,
         total_seconds: start.elapsed().as_secs_f64(),
-        generations_per_second: gens as f64 / seconds,
+        generations_per_second: done as f64 / seconds,
         cell_updates_per_second: updates / seconds,
         engine_timings: [(
             gol_core::slab::EXCHANGE_TIMING.to_string(),
@@ -214,7 +240,12 @@ fn run_rank_in<W: Dimension>(
     } else {
         print_report(&report, args);
     }
-    Ok(())
+    stop(crate::run::interrupted_message(
+        args,
+        stopped,
+        problem.done + done,
+        total,
+    ))
 }
 
 /// This rank's engine and why it was chosen: the one asked for, or `auto`'s choice for slabs of the whole world over

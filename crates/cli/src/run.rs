@@ -83,6 +83,9 @@ pub(crate) struct Report {
 
 pub fn run(args: &RunArgs) -> Result<()> {
     let setup = setup(args)?;
+    // From here on SIGINT and SIGTERM stop the run between chunks (an MPI run's ranks agree on
+    // the round to stop after).
+    interrupt::catch();
     #[cfg(feature = "mpi")]
     if crate::ranks::launched() {
         return crate::ranks::run(args, &setup);
@@ -93,9 +96,6 @@ pub fn run(args: &RunArgs) -> Result<()> {
             "started as one of {ranks} MPI ranks, but this gol was built without MPI: build it with `cargo build --release --features mpi`"
         );
     }
-    // From here on SIGINT and SIGTERM stop the run between chunks (an MPI rank, above, keeps
-    // the default action: its loop does not look for them yet).
-    interrupt::catch();
     match setup.dimension()? {
         Dim::Two => run_in::<Grid>(args, &setup),
         Dim::Three => run_in::<Cube>(args, &setup),
@@ -316,33 +316,30 @@ fn run_in<W: Dimension>(args: &RunArgs, setup: &Setup) -> Result<()> {
         print_report(&report, args);
     }
     match stopped_by {
-        Some(signal) => Err(interrupted(args, &sim, signal, total).into()),
+        Some(signal) => Err(Interrupted {
+            signal,
+            message: interrupted_message(args, signal, sim.generation(), total),
+        }
+        .into()),
         None => Ok(()),
     }
 }
 
-/// The end of a run that a signal stopped at generation `sim.generation()` of `total`: where
-/// its final checkpoint is and how to resume (the report, with `interrupted`, went out first).
-fn interrupted<W: Dimension>(
-    args: &RunArgs,
-    sim: &Simulation<W>,
-    signal: i32,
-    total: u64,
-) -> Interrupted {
-    let reached = sim.generation();
-    let message = match &args.checkpoint {
+/// The message of a run that signal `signal` stopped at generation `reached` of `total`:
+/// where its final checkpoint is and how to resume (the report, with `interrupted`, went out
+/// first).
+pub(crate) fn interrupted_message(args: &RunArgs, signal: i32, reached: u64, total: u64) -> String {
+    let by = interrupt::name(signal);
+    match &args.checkpoint {
         Some(path) => format!(
-            "interrupted by {} at generation {reached} of {total}; checkpoint written to {}; resume with: gol run --resume {} --gens {total}",
-            interrupt::name(signal),
+            "interrupted by {by} at generation {reached} of {total}; checkpoint written to {}; resume with: gol run --resume {} --gens {total}",
             path.display(),
             path.display()
         ),
         None => format!(
-            "interrupted by {} at generation {reached} of {total} (--checkpoint FILE keeps the state to resume from)",
-            interrupt::name(signal)
+            "interrupted by {by} at generation {reached} of {total} (--checkpoint FILE keeps the state to resume from)"
         ),
-    };
-    Interrupted { signal, message }
+    }
 }
 
 /// The frames of a `.gif` output: the animation, the generations (counted from this run's

@@ -415,3 +415,71 @@ fn a_rank_that_dies_ends_the_run_promptly() {
     eprintln!("ended {:?} after the kill", killed_at.elapsed());
     assert!(ranks_running(marker).is_empty(), "no rank is left running");
 }
+
+/// SIGTERM to every rank (as a batch scheduler sends it): the ranks agree on the round to stop
+/// after, rank 0 writes the final checkpoint and a report with `interrupted`, and the
+/// checkpoint resumes, in one process, to the result of an uninterrupted run.
+#[test]
+fn ranks_stop_together_on_sigterm_with_a_checkpoint() {
+    let Some(mpirun) = mpirun() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let checkpoint = dir.path().join("c.gol");
+    let c = checkpoint.to_str().unwrap();
+    let marker = "434343";
+    let run = Command::new(mpirun)
+        .args(["--allow-run-as-root", "--oversubscribe", "-n", "3"])
+        .arg(gol_path())
+        .args([
+            "run",
+            "--size",
+            "1024",
+            "--gens",
+            "1000000000",
+            "--seed",
+            marker,
+        ])
+        .args(["--checkpoint", c, "--json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    let pids = loop {
+        let pids = ranks_running(marker);
+        if pids.len() == 3 {
+            break pids;
+        }
+        assert!(
+            start.elapsed().as_secs() < 30,
+            "3 ranks did not start: {pids:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    for pid in &pids {
+        Command::new("kill")
+            .args(["-TERM", &pid.to_string()])
+            .status()
+            .unwrap();
+    }
+    let out = run.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let report: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    assert_eq!(report["interrupted"], true, "{report}");
+    let reached = report["generations"].as_u64().unwrap();
+    assert!(stderr.contains("interrupted by SIGTERM"), "{stderr}");
+    assert_eq!(
+        stderr.matches("interrupted by").count(),
+        1,
+        "rank 0 alone says it: {stderr}"
+    );
+    let until = (reached + 3).to_string();
+    let resumed = stdout_of(&["run", "--resume", c, "--gens", &until, "--json"]);
+    let fresh = stdout_of(&[
+        "run", "--size", "1024", "--seed", marker, "--gens", &until, "--json",
+    ]);
+    let alive =
+        |json: &str| serde_json::from_str::<serde_json::Value>(json).unwrap()["alive"].clone();
+    assert_eq!(alive(&resumed), alive(&fresh));
+}
