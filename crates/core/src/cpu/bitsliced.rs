@@ -136,11 +136,23 @@ impl State {
     }
 
     /// Computes each generation into the spare buffer with `generation`, then swaps.
-    pub(super) fn advance(&mut self, generations: u64, generation: impl Fn(&Frame, &mut [u64])) {
-        for _ in 0..generations {
-            generation(&self.frame, &mut self.next);
-            std::mem::swap(&mut self.frame.words, &mut self.next);
-        }
+    ///
+    /// The loop runs inside rayon's pool (`in_worker`: on one of its threads), so that each
+    /// generation's split into bands is a fork and join among the pool's own threads rather
+    /// than a job sent into the pool from outside and waited for, which costs a wake-up of a
+    /// sleeping worker each time.
+    pub(super) fn advance(
+        &mut self,
+        generations: u64,
+        generation: impl Fn(&Frame, &mut [u64]) + Sync,
+    ) {
+        let (frame, next) = (&mut self.frame, &mut self.next);
+        rayon::scope(|_| {
+            for _ in 0..generations {
+                generation(frame, next);
+                std::mem::swap(&mut frame.words, next);
+            }
+        });
     }
 
     /// The current generation as a grid.
