@@ -5,6 +5,7 @@
 
 mod common;
 
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -151,9 +152,26 @@ fn an_output_cut_short_leaves_the_previous_file_whole() {
     assert_eq!(names.len(), 4, "no temporary file is left behind");
 }
 
-/// Starts `gol run ARGS`, waits `after`, sends `signals` (kill's names) one after another, and
-/// returns its output and how long it took to end after the first signal.
-fn interrupt(args: &[&str], after: Duration, signals: &[&str]) -> (Output, Duration) {
+/// Whether process `pid` catches SIGINT and SIGTERM (its `SigCgt` mask in `/proc`): `gol run`
+/// has installed its handler.
+fn catches_signals(pid: u32) -> bool {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let caught = status
+        .lines()
+        .find_map(|l| l.strip_prefix("SigCgt:"))
+        .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+        .unwrap_or(0);
+    // Bit n - 1 for signal n: SIGINT 2, SIGTERM 15.
+    caught & (1 << 1) != 0 && caught & (1 << 14) != 0
+}
+
+/// Starts `gol run ARGS`, waits until it catches signals and, where `running` names a file,
+/// until that file exists (a first `--checkpoint-every` checkpoint: the generation loop runs),
+/// then 300 ms more; sends `signals` (kill's names) one after another, and returns the output
+/// and how long the process took to end after the first signal. (Waiting for the handler
+/// rather than a fixed time keeps a slow start, as on a freshly started machine, from meeting
+/// the signal's default action.)
+fn interrupt(args: &[&str], running: Option<&Path>, signals: &[&str]) -> (Output, Duration) {
     let child = Command::new(gol_path())
         .arg("run")
         .args(args)
@@ -161,7 +179,15 @@ fn interrupt(args: &[&str], after: Duration, signals: &[&str]) -> (Output, Durat
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(after);
+    let start = Instant::now();
+    while !catches_signals(child.id()) || running.is_some_and(|file| !file.exists()) {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "gol run did not start"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
     let sent = Instant::now();
     for signal in signals {
         let killed = Command::new("kill")
@@ -179,20 +205,22 @@ fn alive(json: &[u8]) -> (u64, serde_json::Value) {
     (report["alive"].as_u64().unwrap(), report)
 }
 
-/// Runs `gol run --size SIZE --gens 10⁹ --checkpoint … --json EXTRA`, sends SIGINT after
-/// `after`, and checks the stop: exit code 130, `interrupted` in the report, a message saying
+/// Runs `gol run --size SIZE --gens 10⁹ --checkpoint … --checkpoint-every 1000 --json EXTRA`,
+/// sends SIGINT once the first checkpoint is written, and checks the stop: exit code 130, `interrupted` in the report, a message saying
 /// how to resume, and a checkpoint that resumes to the result of an uninterrupted run.
-fn stop_and_resume(size: &str, extra: &[&str], after: Duration) {
+fn stop_and_resume(size: &str, extra: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
     let checkpoint = dir.path().join("c.gol");
     let c = checkpoint.to_str().unwrap();
     let gens = "1000000000";
+    let every = ["--checkpoint-every", "1000"];
     let args = [
         &["--size", size, "--gens", gens, "--checkpoint", c, "--json"][..],
+        &every,
         extra,
     ]
     .concat();
-    let (out, _) = interrupt(&args, after, &["INT"]);
+    let (out, _) = interrupt(&args, Some(&checkpoint), &["INT"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{stderr}");
     let (_, report) = alive(&out.stdout);
@@ -226,14 +254,23 @@ fn stop_and_resume(size: &str, extra: &[&str], after: Duration) {
 
 #[test]
 fn sigint_writes_a_final_checkpoint_to_resume_from() {
-    stop_and_resume("1024", &[], Duration::from_millis(1500));
+    stop_and_resume("1024", &[]);
 }
 
 #[test]
 fn sigterm_without_a_checkpoint_ends_promptly() {
+    // On the CPU: its set-up is over within the 300 ms that `interrupt` waits (a GPU's first
+    // start on a fresh machine can take seconds, and a signal is answered after set-up).
     let (out, took) = interrupt(
-        &["--size", "4096", "--gens", "100000000"],
-        Duration::from_millis(1000),
+        &[
+            "--size",
+            "4096",
+            "--gens",
+            "100000000",
+            "--engine",
+            "cpu-bitsliced",
+        ],
+        None,
         &["TERM"],
     );
     assert_eq!(out.status.code(), Some(143));
@@ -264,7 +301,7 @@ fn a_second_sigint_ends_the_run_at_once_and_keeps_the_previous_checkpoint() {
             "--checkpoint-every",
             "100",
         ],
-        Duration::from_millis(1500),
+        Some(&checkpoint),
         &["INT", "INT"],
     );
     assert_eq!(out.status.code(), Some(130));
@@ -347,6 +384,48 @@ fn auto_falls_back_to_the_cpu_when_the_gpu_cannot_start() {
 #[test]
 fn a_split_gpu_run_stops_on_sigint_with_a_checkpoint() {
     if gpu_listed() {
-        stop_and_resume("4096", &["--gpus", "1"], Duration::from_millis(2500));
+        stop_and_resume("4096", &["--gpus", "1"]);
     }
+}
+
+/// No NVRTC: `/usr/local/cuda` hidden under an empty mount in a private mount namespace
+/// (`unshare -m`, which needs root, as the GPU machine's tests run), and an empty kernel cache.
+/// `auto` falls back to the CPU and names what was missing.
+#[test]
+fn auto_falls_back_to_the_cpu_without_nvrtc() {
+    if !gpu_listed() {
+        return;
+    }
+    let cache = tempfile::tempdir().unwrap();
+    let out = Command::new("unshare")
+        .args([
+            "-m",
+            "sh",
+            "-c",
+            "mount -t tmpfs none /usr/local/cuda && exec \"$0\" \"$@\"",
+        ])
+        .arg(gol_path())
+        .args(["run", "--size", "2048", "--gens", "50000", "--json"])
+        .env("GOL_CACHE_DIR", cache.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() && (stderr.contains("unshare") || stderr.contains("mount")) {
+        eprintln!(
+            "notice: cannot hide NVRTC here ({}); skipping",
+            stderr.trim()
+        );
+        return;
+    }
+    assert!(out.status.success(), "{stderr}");
+    let (_, report) = alive(&out.stdout);
+    assert!(
+        report["engine"].as_str().unwrap().starts_with("cpu-"),
+        "{report}"
+    );
+    let reason = report["engine_choice"].as_str().unwrap();
+    assert!(
+        reason.contains("no NVRTC found") && reason.contains("fell back to cpu-"),
+        "{reason}"
+    );
 }

@@ -226,7 +226,7 @@ impl Gpu {
     ///
     /// The module comes from the disk cache where it holds this source's CUBIN, so that a run
     /// needs neither NVRTC nor the driver's PTX compiler; else NVRTC compiles it and the cache
-    /// keeps it. A cached file whose checksum fails (truncated or damaged, see [`load_cached`])
+    /// keeps it. A cached file whose checksum fails (truncated or damaged, see `load_cached`)
     /// or that the driver refuses is compiled and saved again; a cache that cannot be written
     /// only makes the next start slower.
     pub fn private_module(&self, source: &str) -> Result<Arc<CudaModule>> {
