@@ -116,6 +116,7 @@ fn run_rank_in<W: Dimension>(
     // A signal stops every rank after the same round: they agree on it (the largest signal
     // number any rank has seen, 0 for none) after each round.
     let mut stopped = 0;
+    interrupt::looping();
     'run: while done < gens {
         let at = problem.done + done;
         let n = schedule.map_or(gens - done, |s| s.until_next(at).min(gens - done));

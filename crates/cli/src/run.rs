@@ -229,6 +229,7 @@ fn run_in<W: Dimension>(args: &RunArgs, setup: &Setup) -> Result<()> {
     // of about 2³⁰ cell updates (one chunk for the seminar's case), then as many as the rate
     // measured so far allows.
     let mut chunk = (CHUNK_UPDATES / sim.cells().max(1)).max(1);
+    interrupt::looping();
     while done < gens && interrupt::received().is_none() {
         let mut n = (gens - done).min(chunk);
         if bar.is_some() {
