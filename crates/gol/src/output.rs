@@ -31,7 +31,14 @@ impl Format {
     /// The format `path` names for a world of dimension `dim`; an unknown extension, or one of
     /// the other dimension, is refused naming those that are known.
     pub fn of(path: &Path, dim: Dim) -> Result<Format> {
-        let ext = path
+        // `x.rle.gz` is RLE, written compressed (RLE and .cells only, below).
+        let gzipped = gol_core::pattern::gzipped(path);
+        let inner = if gzipped {
+            Path::new(path.file_stem().unwrap_or_default())
+        } else {
+            path
+        };
+        let ext = inner
             .extension()
             .and_then(|e| e.to_str())
             .map(str::to_ascii_lowercase);
@@ -58,6 +65,9 @@ impl Format {
             };
             invalid!("{}: {what}; {}", path.display(), Format::known(dim));
         }
+        if gzipped && !matches!(format, Format::Rle | Format::Cells) {
+            invalid!("{}: .gz applies to .rle and .cells outputs", path.display());
+        }
         Ok(format)
     }
 
@@ -72,7 +82,7 @@ impl Format {
     /// The formats of a dimension, for messages.
     fn known(dim: Dim) -> &'static str {
         match dim {
-            Dim::Two => "2D worlds are written as .rle, .cells, .png or .gif",
+            Dim::Two => "2D worlds are written as .rle, .cells, .png or .gif (.rle.gz, .cells.gz compressed)",
             Dim::Three => "3D worlds are written as .bin, .png or .gif",
         }
     }

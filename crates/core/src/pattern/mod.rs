@@ -7,7 +7,7 @@
 mod cells;
 mod rle;
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
@@ -28,10 +28,24 @@ pub enum Format {
     Png,
 }
 
+/// Whether `path` names a gzip-compressed file (`….gz`, any case): an output written so, and
+/// the extension looked through for the format.
+pub fn gzipped(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("gz"))
+}
+
 impl Format {
-    /// The format of `path`, from its extension (case-insensitive).
+    /// The format of `path`, from its extension (case-insensitive; a final `.gz` is looked
+    /// through: `x.rle.gz` is RLE).
     pub fn of(path: &Path) -> Result<Format> {
-        let ext = path
+        let inner = if gzipped(path) {
+            Path::new(path.file_stem().unwrap_or_default())
+        } else {
+            path
+        };
+        let ext = inner
             .extension()
             .and_then(|e| e.to_str())
             .map(|e| e.to_ascii_lowercase());
@@ -94,20 +108,21 @@ impl PatternFile {
                 meta.len()
             )));
         }
-        // Read into a buffer allocated fallibly: under a memory limit a large file is refused.
-        let what = format!("reading {}", path.display());
-        crate::memory::check(meta.len(), &what)?;
-        let mut text = Vec::new();
-        text.try_reserve_exact(meta.len() as usize).map_err(|_| {
-            Error::Memory(format!("{what}: {} bytes do not fit in memory", meta.len()))
-        })?;
-        let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-        std::io::Read::read_to_end(&mut file, &mut text).map_err(|e| Error::io(path, e))?;
+        crate::memory::check(meta.len(), &format!("reading {}", path.display()))?;
+        let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+        let text = read_bounded(path, file, MAX_FILE_BYTES)?;
         PatternFile::from_bytes(path, format, text)
     }
 
-    /// Parses the header of `text`, in `format`, as if read from `path` (used in messages).
+    /// Parses the header of `text`, in `format`, as if read from `path` (used in messages);
+    /// gzip-compressed text (found by its magic bytes, whatever the name) is first inflated.
     pub fn from_bytes(path: &Path, format: Format, text: Vec<u8>) -> Result<PatternFile> {
+        let text = if text.starts_with(&GZIP_MAGIC) {
+            let inflated = flate2::read::MultiGzDecoder::new(&text[..]);
+            read_bounded(path, inflated, MAX_FILE_BYTES)?
+        } else {
+            text
+        };
         let (header, body) = match format {
             Format::Rle => rle::header(path, &text)?,
             Format::Cells => cells::header(path, &text)?,
@@ -194,16 +209,67 @@ pub(crate) fn parse_error(path: &Path, line: usize, message: impl Into<String>) 
 }
 
 /// Writes `grid` to `path` in the format its extension names: `.rle` (the whole torus, with
-/// `rule` and the `:TW,H` suffix), `.cells` (the whole grid) or `.png` (a picture).
+/// `rule` and the `:TW,H` suffix), `.cells` (the whole grid) or `.png` (a picture); RLE and
+/// `.cells` gzip-compressed where the name ends in `.gz`.
 pub fn write(path: &Path, grid: &Grid, rule: Rule) -> Result<()> {
     let format = Format::of(path)?;
+    if gzipped(path) && format == Format::Png {
+        return Err(Error::Invalid(format!(
+            "{}: .gz applies to .rle and .cells outputs",
+            path.display()
+        )));
+    }
     // Under a temporary name, then renamed: a write cut short keeps the file it would replace.
     crate::replace::replace(path, false, |file, _| {
-        let mut out = std::io::BufWriter::new(file);
-        encode_into(&mut out, format, grid, rule)
-            .and_then(|()| out.flush())
-            .map_err(|e| Error::io(path, e))
+        let out = std::io::BufWriter::new(file);
+        let written = if gzipped(path) {
+            let mut gz = flate2::write::GzEncoder::new(out, flate2::Compression::default());
+            encode_into(&mut gz, format, grid, rule)
+                .and_then(|()| gz.finish())
+                .and_then(|mut out| out.flush())
+        } else {
+            let mut out = out;
+            encode_into(&mut out, format, grid, rule).and_then(|()| out.flush())
+        };
+        written.map_err(|e| Error::io(path, e))
     })
+}
+
+/// The first bytes of a gzip stream.
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// All of `reader` (the file `path`, or its inflated contents), refused past `limit` bytes and
+/// read into memory allocated fallibly, so that neither a large file under a memory limit nor
+/// a small archive that inflates without end can abort the process.
+fn read_bounded(path: &Path, reader: impl std::io::Read, limit: u64) -> Result<Vec<u8>> {
+    const CHUNK: usize = 1 << 20;
+    let mut text = Vec::new();
+    let mut reader = reader.take(limit + 1);
+    loop {
+        text.try_reserve(CHUNK).map_err(|_| {
+            Error::Memory(format!(
+                "reading {}: {} bytes so far, and no memory for more",
+                path.display(),
+                text.len()
+            ))
+        })?;
+        let start = text.len();
+        text.resize(start + CHUNK, 0);
+        let n = reader
+            .read(&mut text[start..])
+            .map_err(|e| Error::io(path, e))?;
+        text.truncate(start + n);
+        if n == 0 {
+            break;
+        }
+    }
+    if text.len() as u64 > limit {
+        return Err(Error::Invalid(format!(
+            "{}: more than the {limit} bytes a pattern file may have",
+            path.display()
+        )));
+    }
+    Ok(text)
 }
 
 /// Encodes `grid` in `format` into memory, as [`write()`] would write it to a file.

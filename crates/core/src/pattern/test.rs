@@ -193,3 +193,59 @@ fn format_comes_from_the_extension() {
     assert!(Format::of(Path::new("x.txt")).is_err());
     assert!(PatternFile::open(Path::new("/nonexistent/file.rle")).is_err());
 }
+
+#[test]
+fn gzip_is_read_by_content_and_written_by_name() {
+    use std::io::Write as _;
+    let text = "x = 3, y = 3, rule = B3/S23\nbo$2bo$3o!\n";
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(text.as_bytes()).unwrap();
+    let packed = gz.finish().unwrap();
+    // Compressed under a plain name: found by its magic bytes.
+    let plain = open(Format::Rle, text).unwrap();
+    let inflated = PatternFile::from_bytes(Path::new("g.rle"), Format::Rle, packed).unwrap();
+    assert_eq!(inflated.header(), plain.header());
+    assert_eq!(
+        cells_of(&inflated.place(8, 8).unwrap()),
+        cells_of(&plain.place(8, 8).unwrap())
+    );
+    // Written compressed where the name ends in .gz, and read back.
+    let dir = tempfile::tempdir().unwrap();
+    let grid = density_soup(70, 9, 0.4, 2).unwrap();
+    for name in ["w.rle.gz", "w.cells.GZ"] {
+        let path = dir.path().join(name);
+        assert_eq!(
+            Format::of(&path).unwrap(),
+            if name.contains("rle") {
+                Format::Rle
+            } else {
+                Format::Cells
+            }
+        );
+        write(&path, &grid, Rule::LIFE).unwrap();
+        assert_eq!(&std::fs::read(&path).unwrap()[..2], &GZIP_MAGIC);
+        let back = PatternFile::open(&path).unwrap();
+        assert_eq!(back.place(70, 9).unwrap(), grid, "{name}");
+    }
+    assert!(write(&dir.path().join("w.png.gz"), &grid, Rule::LIFE).is_err());
+}
+
+#[test]
+fn inflating_past_the_limit_is_refused() {
+    use std::io::Write as _;
+    // 1 MiB of zeros packs into about a kilobyte.
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    gz.write_all(&vec![0u8; 1 << 20]).unwrap();
+    let packed = gz.finish().unwrap();
+    assert!(packed.len() < 4096);
+    let inflated = flate2::read::MultiGzDecoder::new(&packed[..]);
+    let e = read_bounded(Path::new("bomb.rle.gz"), inflated, 1000).unwrap_err();
+    assert!(e.to_string().contains("more than the 1000 bytes"), "{e}");
+    let inflated = flate2::read::MultiGzDecoder::new(&packed[..]);
+    assert_eq!(
+        read_bounded(Path::new("ok"), inflated, 1 << 20)
+            .unwrap()
+            .len(),
+        1 << 20
+    );
+}
