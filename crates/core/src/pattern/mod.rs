@@ -246,6 +246,12 @@ fn read_bounded(path: &Path, reader: impl std::io::Read, limit: u64) -> Result<V
     let mut text = Vec::new();
     let mut reader = reader.take(limit + 1);
     loop {
+        if text.capacity() - text.len() < CHUNK {
+            // The vector is about to grow (to about twice its size): within the memory
+            // available, which an overcommitting system would not refuse by itself.
+            let grown = (text.len() + CHUNK).max(2 * text.capacity()) as u64;
+            crate::memory::check(grown, &format!("reading {}", path.display()))?;
+        }
         text.try_reserve(CHUNK).map_err(|_| {
             Error::Memory(format!(
                 "reading {}: {} bytes so far, and no memory for more",
