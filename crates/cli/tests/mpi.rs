@@ -348,6 +348,22 @@ fn ranks_running(marker: &str) -> Vec<u32> {
     found
 }
 
+/// The three ranks of a run whose command line holds `marker`, once they have all started.
+fn three_ranks(marker: &str) -> Vec<u32> {
+    let start = std::time::Instant::now();
+    loop {
+        let pids = ranks_running(marker);
+        if pids.len() == 3 {
+            return pids;
+        }
+        assert!(
+            start.elapsed().as_secs() < 30,
+            "3 ranks did not start: {pids:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
 /// A rank killed mid-run (SIGKILL, as the kernel's OOM killer would): the others do not hang;
 /// the run ends within a bounded time with an error naming the rank.
 #[test]
@@ -370,18 +386,7 @@ fn a_rank_that_dies_ends_the_run_promptly() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let start = std::time::Instant::now();
-    let pids = loop {
-        let pids = ranks_running(marker);
-        if pids.len() == 3 {
-            break pids;
-        }
-        assert!(
-            start.elapsed().as_secs() < 30,
-            "3 ranks did not start: {pids:?}"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    };
+    let pids = three_ranks(marker);
     // Let them exchange halos for a while, then kill one.
     std::thread::sleep(std::time::Duration::from_millis(1500));
     let killed = Command::new("kill")
@@ -443,18 +448,7 @@ fn ranks_stop_together_on_sigterm_with_a_checkpoint() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let start = std::time::Instant::now();
-    let pids = loop {
-        let pids = ranks_running(marker);
-        if pids.len() == 3 {
-            break pids;
-        }
-        assert!(
-            start.elapsed().as_secs() < 30,
-            "3 ranks did not start: {pids:?}"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    };
+    let pids = three_ranks(marker);
     std::thread::sleep(std::time::Duration::from_millis(1500));
     for pid in &pids {
         Command::new("kill")
