@@ -348,6 +348,24 @@ fn ranks_running(marker: &str) -> Vec<u32> {
     found
 }
 
+/// A run of 10⁹ generations of a 1024² soup on 3 ranks, its seed `marker` (to find its ranks
+/// by), not started yet.
+fn long_run(mpirun: &str, marker: &str) -> Command {
+    let mut run = Command::new(mpirun);
+    run.args(["--allow-run-as-root", "--oversubscribe", "-n", "3"])
+        .arg(gol_path())
+        .args([
+            "run",
+            "--size",
+            "1024",
+            "--gens",
+            "1000000000",
+            "--seed",
+            marker,
+        ]);
+    run
+}
+
 /// The three ranks of a run whose command line holds `marker`, once they have all started.
 fn three_ranks(marker: &str) -> Vec<u32> {
     let start = std::time::Instant::now();
@@ -370,18 +388,7 @@ fn three_ranks(marker: &str) -> Vec<u32> {
 fn a_rank_that_dies_ends_the_run_promptly() {
     let Some(mpirun) = mpirun() else { return };
     let marker = "424242";
-    let mut run = Command::new(mpirun)
-        .args(["--allow-run-as-root", "--oversubscribe", "-n", "3"])
-        .arg(gol_path())
-        .args([
-            "run",
-            "--size",
-            "1024",
-            "--gens",
-            "1000000000",
-            "--seed",
-            marker,
-        ])
+    let mut run = long_run(mpirun, marker)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -431,18 +438,7 @@ fn ranks_stop_together_on_sigterm_with_a_checkpoint() {
     let checkpoint = dir.path().join("c.gol");
     let c = checkpoint.to_str().unwrap();
     let marker = "434343";
-    let run = Command::new(mpirun)
-        .args(["--allow-run-as-root", "--oversubscribe", "-n", "3"])
-        .arg(gol_path())
-        .args([
-            "run",
-            "--size",
-            "1024",
-            "--gens",
-            "1000000000",
-            "--seed",
-            marker,
-        ])
+    let run = long_run(mpirun, marker)
         .args(["--checkpoint", c, "--json"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

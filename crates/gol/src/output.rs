@@ -33,16 +33,7 @@ impl Format {
     pub fn of(path: &Path, dim: Dim) -> Result<Format> {
         // `x.rle.gz` is RLE, written compressed (RLE and .cells only, below).
         let gzipped = gol_core::pattern::gzipped(path);
-        let inner = if gzipped {
-            Path::new(path.file_stem().unwrap_or_default())
-        } else {
-            path
-        };
-        let ext = inner
-            .extension()
-            .and_then(|e| e.to_str())
-            .map(str::to_ascii_lowercase);
-        let format = match ext.as_deref() {
+        let format = match gol_core::pattern::extension(path).as_deref() {
             Some("rle") => Format::Rle,
             Some("cells") => Format::Cells,
             Some("png") => Format::Png,

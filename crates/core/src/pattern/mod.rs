@@ -36,20 +36,25 @@ pub fn gzipped(path: &Path) -> bool {
         .is_some_and(|e| e.eq_ignore_ascii_case("gz"))
 }
 
+/// The extension that names `path`'s format, in lower case, a final `.gz` looked through
+/// (`x.rle.gz` gives `rle`).
+pub fn extension(path: &Path) -> Option<String> {
+    let inner = if gzipped(path) {
+        Path::new(path.file_stem().unwrap_or_default())
+    } else {
+        path
+    };
+    inner
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+}
+
 impl Format {
     /// The format of `path`, from its extension (case-insensitive; a final `.gz` is looked
     /// through: `x.rle.gz` is RLE).
     pub fn of(path: &Path) -> Result<Format> {
-        let inner = if gzipped(path) {
-            Path::new(path.file_stem().unwrap_or_default())
-        } else {
-            path
-        };
-        let ext = inner
-            .extension()
-            .and_then(|e| e.to_str())
-            .map(|e| e.to_ascii_lowercase());
-        match ext.as_deref() {
+        match extension(path).as_deref() {
             Some("rle") => Ok(Format::Rle),
             Some("cells") => Ok(Format::Cells),
             Some("png") => Ok(Format::Png),
