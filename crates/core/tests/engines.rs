@@ -4,6 +4,7 @@
 use gol_core::cpu::{self, Bitsliced, Isa};
 use gol_core::engine::{evolve, find, Engine};
 use gol_core::seed::{density_soup, glibc_soup};
+use gol_core::rule::Neighbourhood;
 use gol_core::{EngineId, EngineOptions, Grid, Rule};
 use proptest::prelude::*;
 
@@ -72,17 +73,19 @@ fn seminar_known_value_on_the_fast_engine() {
 fn large_grid_spanning_many_bands_and_strips() {
     // Wide enough for several strips and tall enough for several rayon bands.
     let grid = density_soup(64 * 150 + 5, 700, 0.5, 3).unwrap();
-    let rule = Rule::parse("B36/S23").unwrap();
-    let expected = oracle(&grid, rule, 6);
-    for isa in Isa::available() {
-        let mut engine = Bitsliced::with_isa(isa).unwrap();
-        engine.load(&grid, rule).unwrap();
-        engine.step(6).unwrap();
-        assert_eq!(
-            expected.first_difference(&engine.snapshot().unwrap()),
-            None,
-            "{isa:?}"
-        );
+    for text in ["B36/S23", "B2-a/S12", "B2/S34H"] {
+        let rule = Rule::parse(text).unwrap();
+        let expected = oracle(&grid, rule, 6);
+        for isa in Isa::available() {
+            let mut engine = Bitsliced::with_isa(isa).unwrap();
+            engine.load(&grid, rule).unwrap();
+            engine.step(6).unwrap();
+            assert_eq!(
+                expected.first_difference(&engine.snapshot().unwrap()),
+                None,
+                "{text} {isa:?}"
+            );
+        }
     }
 }
 
@@ -96,5 +99,61 @@ fn engines_refuse_use_before_load_and_3d_rules() {
         let rule_3d = Rule::parse("B6/S5-7,12").unwrap();
         let err = engine.load(&grid, rule_3d).unwrap_err().to_string();
         assert!(err.contains("only 8"), "{}: {err}", spec.name());
+    }
+}
+
+/// A rule of a 2D family other than outer-totalistic Moore: isotropic non-totalistic with
+/// random letters, or hexagonal, or von Neumann with random counts.
+fn family_rule() -> impl Strategy<Value = Rule> {
+    let sets = || proptest::array::uniform9(0u16..1 << 13);
+    prop_oneof![
+        (sets(), sets()).prop_map(|(b, s)| Rule::isotropic(b, s)),
+        (0u32..128, 0u32..128)
+            .prop_map(|(b, s)| Rule::outer_totalistic(Neighbourhood::Hexagonal, b, s).unwrap()),
+        (0u32..32, 0u32..32)
+            .prop_map(|(b, s)| Rule::outer_totalistic(Neighbourhood::VonNeumann, b, s).unwrap()),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn bit_sliced_engines_run_every_2d_family_as_the_oracle(
+        width in side(),
+        height in side(),
+        rule in family_rule(),
+        gens in 0u64..24,
+        density in 0.05f64..0.95,
+        seed in any::<u64>(),
+    ) {
+        let grid = density_soup(width, height, density, seed).unwrap();
+        let expected = oracle(&grid, rule, gens);
+        for isa in Isa::available() {
+            let mut engine = Bitsliced::with_isa(isa).unwrap();
+            engine.load(&grid, rule).unwrap();
+            engine.step(gens / 2).unwrap();
+            engine.step(gens - gens / 2).unwrap();
+            let got = engine.snapshot().unwrap();
+            prop_assert_eq!(expected.first_difference(&got), None, "{} cpu-bitsliced[{}]", rule, isa.name());
+        }
+        // The oracle's rule reads back from its text.
+        prop_assert_eq!(Rule::parse(&rule.to_string()).unwrap(), rule);
+    }
+}
+
+#[test]
+fn only_the_oracle_and_bit_sliced_engines_take_other_families() {
+    let grid = Grid::new(8, 8).unwrap();
+    let rule = Rule::parse("B2-a/S12").unwrap();
+    for spec in cpu::ENGINES {
+        let mut engine = (spec.create)(&EngineOptions::default()).unwrap();
+        let result = engine.load(&grid, rule);
+        if spec.id == EngineId::CpuTable {
+            let err = result.unwrap_err().to_string();
+            assert!(err.contains("runs on cpu-scalar, cpu-bitsliced, cuda-bitsliced"), "{err}");
+        } else {
+            result.unwrap();
+        }
     }
 }

@@ -36,7 +36,10 @@ use crate::engine::{Engine, EngineId, RowAccess};
 use crate::error::{Error, Result};
 use crate::grid::{check_size, Grid};
 use crate::memory;
-use crate::rule::Rule;
+use crate::rule::circuit::Circuit;
+use crate::rule::{Family, Rule};
+
+use super::program::Program;
 
 /// Words per strip: the three rows of 3-sums of a strip take 6 × 8 × `STRIP_WORDS` bytes.
 pub const STRIP_WORDS: usize = 1024;
@@ -248,7 +251,7 @@ impl Engine for Bitsliced {
     }
 
     fn load(&mut self, grid: &Grid, rule: Rule) -> Result<()> {
-        rule.check_neighbours(8)?;
+        rule.check_engine(EngineId::CpuBitsliced, 8)?;
         check_size(grid.width(), grid.height())?;
         self.state = None;
         let what = format!(
@@ -264,13 +267,20 @@ impl Engine for Bitsliced {
         let isa = self.isa;
         let state = self.loaded_mut()?;
         if state.rule == Rule::LIFE {
+            let work = BySums(&Life);
             state.advance(generations, |frame, next| {
-                generation(isa, frame, next, &Life)
+                generation(isa, frame, next, &work)
+            });
+        } else if state.rule.family() == Family::OuterTotalistic {
+            let logic = Leaves::<10>::new(state.rule);
+            let work = BySums(&logic);
+            state.advance(generations, |frame, next| {
+                generation(isa, frame, next, &work)
             });
         } else {
-            let logic = Leaves::<10>::new(state.rule);
+            let program = Program::new(&Circuit::new(&state.rule));
             state.advance(generations, |frame, next| {
-                generation(isa, frame, next, &logic)
+                generation(isa, frame, next, &program)
             });
         }
         Ok(())
@@ -376,39 +386,44 @@ impl RuleLogic for Life {
     }
 }
 
-/// Computes one generation of `frame` into `next`.
-fn generation<R: RuleLogic>(isa: Isa, frame: &Frame, next: &mut [u64], logic: &R) {
-    let wpr = frame.words_per_row;
-    let cells = frame.width as u64 * frame.height as u64;
-    let threads = rayon::current_num_threads();
-    if cells < PARALLEL_CELLS || threads == 1 {
+/// How one band of output rows is computed: `out` holds rows `top..top + out.len() /
+/// words_per_row` of the next generation of `frame`.
+pub(super) trait BandWork: Sync {
+    /// Computes the band with the inner loops compiled for `isa`.
+    fn band(&self, isa: Isa, frame: &Frame, out: &mut [u64], top: usize);
+}
+
+/// Bands by 3×3 sums and a rule's [`RuleLogic`].
+struct BySums<'a, R>(&'a R);
+
+impl<R: RuleLogic> BandWork for BySums<'_, R> {
+    fn band(&self, isa: Isa, frame: &Frame, out: &mut [u64], top: usize) {
         dispatch(
             isa,
             Band {
                 frame,
-                out: next,
-                top: 0,
-                logic,
+                out,
+                top,
+                logic: self.0,
             },
-        );
+        )
+    }
+}
+
+/// Computes one generation of `frame` into `next`, in bands spread over rayon's threads.
+pub(super) fn generation(isa: Isa, frame: &Frame, next: &mut [u64], work: &impl BandWork) {
+    let wpr = frame.words_per_row;
+    let cells = frame.width as u64 * frame.height as u64;
+    let threads = rayon::current_num_threads();
+    if cells < PARALLEL_CELLS || threads == 1 {
+        work.band(isa, frame, next, 0);
         return;
     }
     // Several bands per thread balance the load; each band recomputes two rows of 3-sums.
     let rows_per_band = frame.height.div_ceil(threads * 4).max(16);
     next.par_chunks_mut(rows_per_band * wpr)
         .enumerate()
-        .for_each(|(b, out)| {
-            let top = b * rows_per_band;
-            dispatch(
-                isa,
-                Band {
-                    frame,
-                    out,
-                    top,
-                    logic,
-                },
-            )
-        });
+        .for_each(|(b, out)| work.band(isa, frame, out, b * rows_per_band));
 }
 
 /// Work whose inner loops are compiled once per instruction set: `run` is `#[inline(always)]`
@@ -527,6 +542,24 @@ pub(super) fn row_sum(
     sums: (&mut [u64], &mut [u64]),
 ) {
     let (s0, s1) = sums;
+    shifted(frame, y, left, right, |k, west, centre, east| {
+        let (sum, carry) = full_add(west, centre, east);
+        s0[k] = sum;
+        s1[k] = carry;
+    });
+}
+
+/// Calls `each(k, west, centre, east)` for words `left..right` of row `y` (`k` counting from
+/// `left`): the word, and the words of its cells' west and east neighbours (the word shifted
+/// by one, the neighbouring word's edge bit funnelled in, round the torus at the row's ends).
+#[inline(always)]
+pub(super) fn shifted(
+    frame: &Frame,
+    y: usize,
+    left: usize,
+    right: usize,
+    mut each: impl FnMut(usize, u64, u64, u64),
+) {
     let wpr = frame.words_per_row;
     let row = &frame.words[y * wpr..(y + 1) * wpr];
     // Interior words take their edge bits from their neighbours in the row.
@@ -536,14 +569,11 @@ pub(super) fn row_sum(
         let n = hi - lo;
         let (west_words, centre, east_words) =
             (&row[lo - 1..][..n], &row[lo..][..n], &row[lo + 1..][..n]);
-        let (o0, o1) = (&mut s0[lo - left..][..n], &mut s1[lo - left..][..n]);
         for k in 0..n {
             let c = centre[k];
             let west = (c << 1) | (west_words[k] >> 63);
             let east = (c >> 1) | (east_words[k] << 63);
-            let (sum, carry) = full_add(west, c, east);
-            o0[k] = sum;
-            o1[k] = carry;
+            each(lo - left + k, west, c, east);
         }
     }
     // The first and last words of the row wrap around the torus.
@@ -565,9 +595,7 @@ pub(super) fn row_sum(
         } else {
             row[i + 1] << 63
         };
-        let (sum, carry) = full_add((c << 1) | west_in, c, (c >> 1) | east_in);
-        s0[i - left] = sum;
-        s1[i - left] = carry;
+        each(i - left, (c << 1) | west_in, c, (c >> 1) | east_in);
     }
 }
 

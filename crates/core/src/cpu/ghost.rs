@@ -21,6 +21,13 @@ pub trait CellUpdate: Send + Sized {
     fn new(rule: Rule) -> Self;
     /// The next state (0 or 1) of a cell in `state` (0 or 1) with `neighbours` live neighbours.
     fn next(&self, state: u8, neighbours: u8) -> u8;
+
+    /// Advances `cells` one generation: by neighbour counts and [`CellUpdate::next`] unless
+    /// the update needs the whole neighbourhood.
+    #[inline]
+    fn advance(&self, cells: &mut GhostCells) {
+        cells.step(|state, neighbours| self.next(state, neighbours));
+    }
 }
 
 /// A CPU engine over [`GhostCells`], parameterised by its per-cell update.
@@ -48,7 +55,7 @@ impl<U: CellUpdate> Engine for GhostEngine<U> {
     }
 
     fn load(&mut self, grid: &Grid, rule: Rule) -> Result<()> {
-        rule.check_neighbours(8)?;
+        rule.check_engine(U::ID, 8)?;
         self.state = None;
         self.state = Some((GhostCells::new(grid, U::ID.name())?, U::new(rule)));
         Ok(())
@@ -58,7 +65,7 @@ impl<U: CellUpdate> Engine for GhostEngine<U> {
         self.loaded()?;
         if let Some((cells, update)) = self.state.as_mut() {
             for _ in 0..generations {
-                cells.step(|state, neighbours| update.next(state, neighbours));
+                update.advance(cells);
             }
         }
         Ok(())
@@ -130,6 +137,27 @@ impl GhostCells {
                     + c[down + x]
                     + c[down + x + 1];
                 n[mid + x] = update(c[mid + x], neighbours);
+            }
+        }
+        std::mem::swap(&mut self.cells, &mut self.next);
+    }
+
+    /// Advances one generation: `update(cells)` gives each cell's next state from its 3×3
+    /// neighbourhood, bit `3r + c` the cell in row `r` and column `c` (the cell itself at 4).
+    pub fn step_neighbourhoods(&mut self, update: impl Fn(u16) -> u8) {
+        self.refresh_ghosts();
+        let stride = self.width + 2;
+        let (c, n) = (&self.cells, &mut self.next);
+        for y in 1..=self.height {
+            for x in 1..=self.width {
+                let mut cells = 0u16;
+                for r in 0..3 {
+                    let row = (y + r - 1) * stride + x - 1;
+                    for col in 0..3 {
+                        cells |= (c[row + col] as u16) << (3 * r + col);
+                    }
+                }
+                n[y * stride + x] = update(cells);
             }
         }
         std::mem::swap(&mut self.cells, &mut self.next);

@@ -3,6 +3,7 @@
 mod bitsliced;
 mod bitsliced3d;
 mod ghost;
+mod program;
 mod scalar;
 mod scalar3d;
 mod table;

@@ -1,11 +1,13 @@
 //! `cpu-scalar`: the sequential C program of Kurnosov's seminar (docs/lineage.md), the oracle every other engine is checked against.
 
-use super::ghost::{CellUpdate, GhostEngine};
+use super::ghost::{CellUpdate, GhostCells, GhostEngine};
 use crate::engine::EngineId;
-use crate::rule::Rule;
+use crate::rule::{Family, Rule};
 
 /// Byte cells with ghost rows and columns; each cell's fate decided by testing the rule's birth
-/// or survival set, as the seminar's first program does with its chain of `if`s.
+/// or survival set, as the seminar's first program does with its chain of `if`s. Rules of the
+/// other 2D families ([`crate::rule::Family`]) are decided from each cell's whole neighbourhood
+/// by [`Rule::next_cells`].
 pub type Scalar = GhostEngine<SetTest>;
 
 /// The update of `cpu-scalar`: a branch on the state, then a test of the matching count set.
@@ -21,5 +23,13 @@ impl CellUpdate for SetTest {
     #[inline]
     fn next(&self, state: u8, neighbours: u8) -> u8 {
         self.0.next(state == 1, neighbours as u32) as u8
+    }
+
+    fn advance(&self, cells: &mut GhostCells) {
+        if self.0.family() == Family::OuterTotalistic {
+            cells.step(|state, neighbours| self.next(state, neighbours));
+        } else {
+            cells.step_neighbourhoods(|around| self.0.next_cells(around) as u8);
+        }
     }
 }

@@ -1,0 +1,185 @@
+//! `cpu-bitsliced`'s way of running a rule given as a [`Circuit`] (isotropic non-totalistic,
+//! hexagonal and von Neumann rules): the circuit interpreted over strips of words.
+//!
+//! The rule is only known at run time, so its gates cannot be compiled into the inner loop.
+//! Instead each gate is one loop over a strip of [`STRIP`] words: its inputs and output are
+//! arrays ("slots") of that many words, small enough that all the slots in use stay in L1,
+//! and each gate's loop is vectorised like any other word loop. For each output row, the nine
+//! input slots get the words of the three rows above, at and below shifted west, not and east
+//! (cell `3r + c` of the neighbourhood); the gates then run in order, and the output slot is the
+//! next generation. Slots are reused once the last gate that reads them has run.
+
+use super::bitsliced::{dispatch, shifted, BandWork, Frame, Isa, Kernel};
+use crate::grid::last_word_mask;
+use crate::rule::circuit::{Circuit, Gate, FIRST_GATE, ONE, ZERO};
+
+/// Words per strip: a slot is 8 × `STRIP` bytes.
+const STRIP: usize = 64;
+
+/// One gate over slots: the output slot, then the inputs.
+#[derive(Clone, Copy, Debug)]
+enum Op {
+    And(usize, usize, usize),
+    Or(usize, usize, usize),
+    Xor(usize, usize, usize),
+    AndNot(usize, usize, usize),
+    Not(usize, usize),
+}
+
+/// Where the next state comes from.
+#[derive(Clone, Copy, Debug)]
+enum Output {
+    Slot(usize),
+    Constant(u64),
+}
+
+/// A circuit laid out over slots.
+pub(super) struct Program {
+    ops: Vec<Op>,
+    slots: usize,
+    output: Output,
+}
+
+impl Program {
+    /// The circuit's gates over slots: the nine cells in slots 0 to 8, each gate's output in a
+    /// slot no longer read by the gates after it.
+    pub(super) fn new(circuit: &Circuit) -> Program {
+        let last = circuit.last_uses();
+        let mut slot_of = vec![usize::MAX; last.len()];
+        for (cell, slot) in slot_of.iter_mut().take(9).enumerate() {
+            *slot = cell;
+        }
+        let mut slots = 9;
+        let mut free: Vec<usize> = Vec::new();
+        let mut ops = Vec::with_capacity(circuit.gates().len());
+        for (i, gate) in circuit.gates().iter().enumerate() {
+            let out = free.pop().unwrap_or_else(|| {
+                slots += 1;
+                slots - 1
+            });
+            slot_of[FIRST_GATE as usize + i] = out;
+            let s = |signal: &u16| slot_of[*signal as usize];
+            ops.push(match gate {
+                Gate::And(a, b) => Op::And(out, s(a), s(b)),
+                Gate::Or(a, b) => Op::Or(out, s(a), s(b)),
+                Gate::Xor(a, b) => Op::Xor(out, s(a), s(b)),
+                Gate::AndNot(a, b) => Op::AndNot(out, s(a), s(b)),
+                Gate::Not(a) => Op::Not(out, s(a)),
+            });
+            // Inputs read for the last time free their slots for the gates after this one.
+            let mut inputs: Vec<u16> = gate.inputs().collect();
+            inputs.dedup();
+            for input in inputs {
+                if last[input as usize] == i {
+                    free.push(slot_of[input as usize]);
+                }
+            }
+        }
+        let output = match circuit.output() {
+            ZERO => Output::Constant(0),
+            ONE => Output::Constant(!0),
+            signal => Output::Slot(slot_of[signal as usize]),
+        };
+        Program {
+            ops,
+            slots,
+            output,
+        }
+    }
+
+    /// Runs the gates over the first `n` words of each slot of `slots` (`STRIP` words a slot).
+    #[inline(always)]
+    fn run(&self, slots: &mut [u64], n: usize) {
+        assert!(n <= STRIP && slots.len() >= self.slots * STRIP);
+        let base = slots.as_mut_ptr();
+        for op in &self.ops {
+            // SAFETY: every slot index is below `self.slots`, so each slot's `n` words lie
+            // inside `slots` (checked above); an op's output slot differs from its inputs
+            // (`Program::new` frees inputs only after taking the output), so the one mutable
+            // slice overlaps no shared one.
+            unsafe {
+                let slot = |s: usize| std::slice::from_raw_parts(base.add(s * STRIP), n);
+                let out = |s: usize| std::slice::from_raw_parts_mut(base.add(s * STRIP), n);
+                match *op {
+                    Op::And(d, a, b) => each(out(d), slot(a), slot(b), |x, y| x & y),
+                    Op::Or(d, a, b) => each(out(d), slot(a), slot(b), |x, y| x | y),
+                    Op::Xor(d, a, b) => each(out(d), slot(a), slot(b), |x, y| x ^ y),
+                    Op::AndNot(d, a, b) => each(out(d), slot(a), slot(b), |x, y| x & !y),
+                    Op::Not(d, a) => each(out(d), slot(a), slot(a), |x, _| !x),
+                }
+            }
+        }
+    }
+}
+
+/// `out[k] = f(a[k], b[k])` for every word.
+#[inline(always)]
+fn each(out: &mut [u64], a: &[u64], b: &[u64], f: impl Fn(u64, u64) -> u64) {
+    let n = out.len();
+    let (a, b) = (&a[..n], &b[..n]);
+    for k in 0..n {
+        out[k] = f(a[k], b[k]);
+    }
+}
+
+impl BandWork for Program {
+    fn band(&self, isa: Isa, frame: &Frame, out: &mut [u64], top: usize) {
+        dispatch(
+            isa,
+            CircuitBand {
+                program: self,
+                frame,
+                out,
+                top,
+            },
+        )
+    }
+}
+
+/// Output rows `top..top + out.len() / words_per_row` of one generation, by the program.
+struct CircuitBand<'a> {
+    program: &'a Program,
+    frame: &'a Frame,
+    out: &'a mut [u64],
+    top: usize,
+}
+
+impl Kernel for CircuitBand<'_> {
+    #[inline(always)]
+    fn run(self) {
+        let CircuitBand {
+            program,
+            frame,
+            out,
+            top,
+        } = self;
+        let (wpr, h) = (frame.words_per_row, frame.height);
+        let mut slots = vec![0u64; program.slots.max(9) * STRIP];
+        for (r, row_out) in out.chunks_exact_mut(wpr).enumerate() {
+            let y = top + r;
+            let rows = [(y + h - 1) % h, y, (y + 1) % h];
+            let mut left = 0;
+            while left < wpr {
+                let right = (left + STRIP).min(wpr);
+                let n = right - left;
+                for (r, &row) in rows.iter().enumerate() {
+                    let (west, rest) = slots[3 * r * STRIP..].split_at_mut(STRIP);
+                    let (centre, east) = rest.split_at_mut(STRIP);
+                    shifted(frame, row, left, right, |k, w, c, e| {
+                        west[k] = w;
+                        centre[k] = c;
+                        east[k] = e;
+                    });
+                }
+                program.run(&mut slots, n);
+                let target = &mut row_out[left..right];
+                match program.output {
+                    Output::Slot(s) => target.copy_from_slice(&slots[s * STRIP..][..n]),
+                    Output::Constant(c) => target.fill(c),
+                }
+                left = right;
+            }
+            row_out[wpr - 1] &= last_word_mask(frame.width);
+        }
+    }
+}

@@ -1,0 +1,399 @@
+//! A 2D rule as a circuit of bitwise operations over the nine cells of a neighbourhood: how the
+//! bit-sliced engines run the rules that are not outer-totalistic Moore rules (isotropic
+//! non-totalistic, hexagonal, von Neumann). `cpu-bitsliced` interprets it over strips of words;
+//! `cuda-bitsliced` gets it as source.
+//!
+//! The circuit counts the rule's neighbourhood into bit planes with full and half adders, then
+//! picks each cell's next state with a multiplexer tree over the count planes and the centre.
+//! A leaf is a constant, or for a count where only some of Hensel's arrangements apply, a
+//! predicate over the neighbours: the OR of one term per arrangement (the AND of its live
+//! cells; for counts above 4, the NOR of its dead ones), built for whichever of the
+//! arrangements in and out of the set are fewer. The count is known at the leaf, so a term
+//! needs only the cells that tell its arrangement from the others of that count. Operations
+//! are shared where they repeat and constants are folded as the circuit is built.
+
+use std::collections::HashMap;
+
+use super::{hensel, Rule};
+
+/// A signal of the circuit: the cells (`0..9`, cell `3r + c` of the 3×3 square, the centre at
+/// 4), the constants [`ZERO`] and [`ONE`], then gate `i` as `FIRST_GATE + i`.
+pub type Signal = u16;
+
+/// The all-zero signal.
+pub const ZERO: Signal = 9;
+/// The all-one signal.
+pub const ONE: Signal = 10;
+/// The signal of the first gate.
+pub const FIRST_GATE: Signal = 11;
+
+/// One operation of the circuit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Gate {
+    /// `a & b`.
+    And(Signal, Signal),
+    /// `a | b`.
+    Or(Signal, Signal),
+    /// `a ^ b`.
+    Xor(Signal, Signal),
+    /// `a & !b`.
+    AndNot(Signal, Signal),
+    /// `!a`.
+    Not(Signal),
+}
+
+/// A rule's next state as gates over a neighbourhood's cells, each gate's inputs earlier
+/// signals.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Circuit {
+    gates: Vec<Gate>,
+    output: Signal,
+}
+
+impl Circuit {
+    /// The circuit of a 2D rule.
+    pub fn new(rule: &Rule) -> Circuit {
+        let mut b = Builder::default();
+        let counted: Vec<Signal> = (0..9)
+            .filter(|&cell| rule.neighbourhood().mask() >> cell & 1 == 1)
+            .collect();
+        let size = counted.len();
+        let planes = b.count(counted);
+        let mut next = [ZERO; 2];
+        for (alive, next) in next.iter_mut().enumerate() {
+            let mut leaves: Vec<Signal> = (0..=size)
+                .map(|count| b.leaf(rule, alive == 1, count))
+                .collect();
+            let last = *leaves.last().expect("a count of 0 at least");
+            leaves.resize(1 << planes.len(), last);
+            *next = b.select(&planes, &leaves);
+        }
+        let output = b.mux(4, next[1], next[0]);
+        b.finish(output)
+    }
+
+    /// The gates, in order: gate `i` is signal `FIRST_GATE + i`.
+    pub fn gates(&self) -> &[Gate] {
+        &self.gates
+    }
+
+    /// The signal that is the next state.
+    pub fn output(&self) -> Signal {
+        self.output
+    }
+
+    /// The next state of the centre of `cells` (a 9-bit neighbourhood).
+    pub fn eval(&self, cells: u16) -> bool {
+        let mut values: Vec<bool> = (0..9).map(|bit| cells >> bit & 1 == 1).collect();
+        values.extend([false, true]);
+        for gate in &self.gates {
+            let v = |s: &Signal| values[*s as usize];
+            let value = match gate {
+                Gate::And(a, b) => v(a) & v(b),
+                Gate::Or(a, b) => v(a) | v(b),
+                Gate::Xor(a, b) => v(a) ^ v(b),
+                Gate::AndNot(a, b) => v(a) & !v(b),
+                Gate::Not(a) => !v(a),
+            };
+            values.push(value);
+        }
+        values[self.output as usize]
+    }
+
+    /// For each signal, the last gate that reads it (or `gates().len()` for the output), so
+    /// that an interpreter can reuse its storage after that.
+    pub fn last_uses(&self) -> Vec<usize> {
+        let mut last = vec![0; FIRST_GATE as usize + self.gates.len()];
+        for (i, gate) in self.gates.iter().enumerate() {
+            for input in gate.inputs() {
+                last[input as usize] = i;
+            }
+        }
+        last[self.output as usize] = self.gates.len();
+        last
+    }
+}
+
+impl Gate {
+    /// The signals the gate reads.
+    pub fn inputs(&self) -> impl Iterator<Item = Signal> {
+        let (a, b) = match *self {
+            Gate::And(a, b) | Gate::Or(a, b) | Gate::Xor(a, b) | Gate::AndNot(a, b) => {
+                (a, Some(b))
+            }
+            Gate::Not(a) => (a, None),
+        };
+        std::iter::once(a).chain(b)
+    }
+}
+
+/// Builds a circuit, sharing gates that repeat and folding constants.
+#[derive(Default)]
+struct Builder {
+    gates: Vec<Gate>,
+    known: HashMap<Gate, Signal>,
+}
+
+impl Builder {
+    fn gate(&mut self, gate: Gate) -> Signal {
+        let gate = match gate {
+            Gate::And(a, b) if a > b => Gate::And(b, a),
+            Gate::Or(a, b) if a > b => Gate::Or(b, a),
+            Gate::Xor(a, b) if a > b => Gate::Xor(b, a),
+            other => other,
+        };
+        if let Some(&signal) = self.known.get(&gate) {
+            return signal;
+        }
+        let signal = FIRST_GATE + self.gates.len() as Signal;
+        self.gates.push(gate);
+        self.known.insert(gate, signal);
+        signal
+    }
+
+    fn not(&mut self, a: Signal) -> Signal {
+        match a {
+            ZERO => ONE,
+            ONE => ZERO,
+            _ => match a.checked_sub(FIRST_GATE).map(|i| self.gates[i as usize]) {
+                Some(Gate::Not(inner)) => inner,
+                _ => self.gate(Gate::Not(a)),
+            },
+        }
+    }
+
+    fn and(&mut self, a: Signal, b: Signal) -> Signal {
+        match (a, b) {
+            (ZERO, _) | (_, ZERO) => ZERO,
+            (ONE, x) | (x, ONE) => x,
+            _ if a == b => a,
+            _ => self.gate(Gate::And(a, b)),
+        }
+    }
+
+    fn or(&mut self, a: Signal, b: Signal) -> Signal {
+        match (a, b) {
+            (ONE, _) | (_, ONE) => ONE,
+            (ZERO, x) | (x, ZERO) => x,
+            _ if a == b => a,
+            _ => self.gate(Gate::Or(a, b)),
+        }
+    }
+
+    fn xor(&mut self, a: Signal, b: Signal) -> Signal {
+        match (a, b) {
+            (ZERO, x) | (x, ZERO) => x,
+            (ONE, x) | (x, ONE) => self.not(x),
+            _ if a == b => ZERO,
+            _ => self.gate(Gate::Xor(a, b)),
+        }
+    }
+
+    /// `a & !b`.
+    fn and_not(&mut self, a: Signal, b: Signal) -> Signal {
+        match (a, b) {
+            (ZERO, _) | (_, ONE) => ZERO,
+            (x, ZERO) => x,
+            (ONE, x) => self.not(x),
+            _ if a == b => ZERO,
+            _ => self.gate(Gate::AndNot(a, b)),
+        }
+    }
+
+    /// `select ? one : zero`.
+    fn mux(&mut self, select: Signal, one: Signal, zero: Signal) -> Signal {
+        match (one, zero) {
+            _ if one == zero => one,
+            (ONE, ZERO) => select,
+            (ZERO, ONE) => self.not(select),
+            (x, ZERO) => self.and(select, x),
+            (ZERO, x) => self.and_not(x, select),
+            (ONE, x) => self.or(select, x),
+            (x, ONE) => {
+                let off = self.not(select);
+                self.or(off, x)
+            }
+            _ => {
+                let differ = self.xor(one, zero);
+                let flip = self.and(select, differ);
+                self.xor(zero, flip)
+            }
+        }
+    }
+
+    /// The sum of `inputs` as bit planes, least significant first, from full and half adders.
+    fn count(&mut self, inputs: Vec<Signal>) -> Vec<Signal> {
+        let mut columns = vec![inputs];
+        let mut weight = 0;
+        while weight < columns.len() {
+            while columns[weight].len() >= 2 {
+                let column = &mut columns[weight];
+                let (a, b) = (column.remove(0), column.remove(0));
+                let c = (!column.is_empty()).then(|| column.remove(0));
+                let partial = self.xor(a, b);
+                let both = self.and(a, b);
+                let (sum, carry) = match c {
+                    Some(c) => {
+                        let sum = self.xor(partial, c);
+                        let also = self.and(partial, c);
+                        (sum, self.or(both, also))
+                    }
+                    None => (partial, both),
+                };
+                columns[weight].push(sum);
+                if columns.len() == weight + 1 {
+                    columns.push(Vec::new());
+                }
+                columns[weight + 1].push(carry);
+            }
+            weight += 1;
+        }
+        columns.into_iter().filter_map(|c| c.first().copied()).collect()
+    }
+
+    /// The next state of a cell (`alive` or not) with `count` counted live neighbours: a
+    /// constant, or a predicate over the cells that picks the arrangements the rule names.
+    fn leaf(&mut self, rule: &Rule, alive: bool, count: usize) -> Signal {
+        if !rule.next(alive, count as u32) {
+            return ZERO;
+        }
+        let Some(sets) = &rule.letters else {
+            return ONE;
+        };
+        let set = sets[alive as usize][count];
+        if set == hensel::all_letters(count) {
+            return ONE;
+        }
+        let arrangements = |inside: bool| -> Vec<u16> {
+            (0..512u16)
+                .filter(|c| c & 16 == 0 && c.count_ones() as usize == count)
+                .filter(|&c| (set >> hensel::letter_index(c) & 1 == 1) == inside)
+                .collect()
+        };
+        let (named, others) = (arrangements(true), arrangements(false));
+        let (terms, inverted) = if named.len() <= others.len() {
+            (named, false)
+        } else {
+            (others, true)
+        };
+        let cells_of = |c: u16| (0..9).filter(move |&bit| bit != 4 && c >> bit & 1 == 1);
+        let any = if count <= 4 {
+            // The OR of the ANDs of each arrangement's live cells.
+            let mut any = ZERO;
+            for arrangement in terms {
+                let term = cells_of(arrangement).fold(ONE, |t, cell| self.and(t, cell));
+                any = self.or(any, term);
+            }
+            any
+        } else {
+            // The NOR of each arrangement's dead cells, ORed: the NOT of the AND of their ORs.
+            let mut all = ONE;
+            for arrangement in terms {
+                let dead = !arrangement & 0x1ef;
+                let term = cells_of(dead).fold(ZERO, |t, cell| self.or(t, cell));
+                all = self.and(all, term);
+            }
+            self.not(all)
+        };
+        if inverted {
+            self.not(any)
+        } else {
+            any
+        }
+    }
+
+    /// The leaf that the count in `planes` (least significant first) picks.
+    fn select(&mut self, planes: &[Signal], leaves: &[Signal]) -> Signal {
+        let Some((&top, lower)) = planes.split_last() else {
+            return leaves[0];
+        };
+        let half = leaves.len() / 2;
+        let low = self.select(lower, &leaves[..half]);
+        let high = self.select(lower, &leaves[half..]);
+        self.mux(top, high, low)
+    }
+
+    /// The circuit computing `output`, without the gates it does not need.
+    fn finish(self, output: Signal) -> Circuit {
+        let mut needed = vec![false; FIRST_GATE as usize + self.gates.len()];
+        needed[output as usize] = true;
+        for (i, gate) in self.gates.iter().enumerate().rev() {
+            if needed[FIRST_GATE as usize + i] {
+                for input in gate.inputs() {
+                    needed[input as usize] = true;
+                }
+            }
+        }
+        let mut renamed: Vec<Signal> = (0..FIRST_GATE).collect();
+        let mut gates = Vec::new();
+        for (i, gate) in self.gates.iter().enumerate() {
+            let new = FIRST_GATE + gates.len() as Signal;
+            renamed.push(new);
+            if needed[FIRST_GATE as usize + i] {
+                let r = |s: Signal| renamed[s as usize];
+                gates.push(match *gate {
+                    Gate::And(a, b) => Gate::And(r(a), r(b)),
+                    Gate::Or(a, b) => Gate::Or(r(a), r(b)),
+                    Gate::Xor(a, b) => Gate::Xor(r(a), r(b)),
+                    Gate::AndNot(a, b) => Gate::AndNot(r(a), r(b)),
+                    Gate::Not(a) => Gate::Not(r(a)),
+                });
+            }
+        }
+        Circuit {
+            gates,
+            output: renamed[output as usize],
+        }
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    #[test]
+    fn circuits_give_every_neighbourhood_its_next_state() {
+        for text in [
+            "B3/S23",
+            "B2-a/S12",
+            "B3/S23-a",
+            "B2e3/S23",
+            "B2ce3aeijnqry4n/S1e2-a3ae4ejqt",
+            "B3-cnqy5-e/S2-ck3-i6n7e",
+            "B2/S34H",
+            "B2/S013V",
+            "B/S",
+            "B012345678/S012345678",
+            "B0123456/S0123456H",
+            "B1c2-k5e6-n8/S0",
+        ] {
+            let rule = Rule::parse(text).unwrap();
+            let circuit = Circuit::new(&rule);
+            for cells in 0..512u16 {
+                assert_eq!(
+                    circuit.eval(cells),
+                    rule.next_cells(cells),
+                    "{text} {cells:09b}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn gates_read_only_earlier_signals() {
+        let circuit = Circuit::new(&Rule::parse("B2ce3aeijnqry4n/S1e2-a3ae4ejqt").unwrap());
+        for (i, gate) in circuit.gates().iter().enumerate() {
+            assert!(gate.inputs().all(|s| s < FIRST_GATE + i as Signal && s != ZERO && s != ONE));
+        }
+        let last = circuit.last_uses();
+        assert_eq!(last[circuit.output() as usize], circuit.gates().len());
+    }
+
+    #[test]
+    fn just_friends_costs_a_few_gates_beyond_counting() {
+        // Counting 8 cells takes 4 full and 3 half adders (26 gates with sharing of nothing);
+        // B2-a/S12 adds one predicate of 8 pairs.
+        let gates = Circuit::new(&Rule::parse("B2-a/S12").unwrap()).gates().len();
+        assert!(gates <= 60, "{gates}");
+    }
+}

@@ -1,0 +1,822 @@
+//! Two-state rules in B/S notation: outer-totalistic (Life-like) rules of the Moore, hexagonal
+//! and von Neumann neighbourhoods, and isotropic non-totalistic rules in Hensel's notation.
+//!
+//! A rule is two sets of neighbour counts: `birth` (a dead cell becomes alive) and `survive` (a
+//! live cell stays alive). Counts go up to 26 so that the same type serves 3D rules; a 2D engine
+//! checks with [`Rule::check_neighbours`] that no count exceeds 8. An isotropic non-totalistic
+//! rule also names, for some counts, which arrangements of the live neighbours count
+//! ([`hensel`]); a hexagonal or von Neumann rule counts only part of the 3×3 square
+//! ([`Neighbourhood`]). Those are 2D rules, which only some engines run
+//! ([`Rule::check_engine`]); [`Rule::next_cells`] gives any 2D rule's next state of a
+//! neighbourhood, and [`circuit`] turns it into logic for the bit-sliced engines.
+//!
+//! Accepted spellings (case-insensitive, whitespace ignored):
+//! - `B3/S23`, `S23/B3`, `B3S23`, `b36/s23`, `B2/S`, `B0123/S` …: each count a single digit;
+//! - `B6/S5-7,10,12-14`: a list that holds a comma or a hyphen is read as comma-separated
+//!   numbers and ranges (write a lone count of 10 or more as `10-10` or `10,`);
+//! - `23/3`: the older survival/birth digits notation used in old RLE files;
+//! - `B2-a/S12`, `B2ce3aeijnqry4n/S1e2-a3ae4ejqt`: Hensel's letters after a count keep only
+//!   those arrangements, and after a `-` all but those (Golly's notation);
+//! - `B2/S34H`, `B2/S013V`: Golly's hexagonal and von Neumann suffixes;
+//! - `Life`: B3/S23.
+
+pub mod circuit;
+pub mod hensel;
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::engine::EngineId;
+use crate::error::{Error, Result};
+
+/// The cells of the 3×3 square whose live cells a rule counts (bit `3r + c` the cell in row
+/// `r`, column `c`; the centre, bit 4, is never counted).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Neighbourhood {
+    /// All eight neighbours.
+    #[default]
+    Moore,
+    /// Golly's hexagonal neighbourhood: the square without its north-east and south-west
+    /// corners (a hexagonal grid drawn as a sheared square grid).
+    Hexagonal,
+    /// The four orthogonal neighbours.
+    VonNeumann,
+}
+
+impl Neighbourhood {
+    /// The counted cells as a 9-bit mask.
+    pub const fn mask(self) -> u16 {
+        match self {
+            Neighbourhood::Moore => 0b111_101_111,
+            Neighbourhood::Hexagonal => 0b110_101_011,
+            Neighbourhood::VonNeumann => 0b010_101_010,
+        }
+    }
+
+    /// How many cells are counted.
+    pub const fn size(self) -> u32 {
+        self.mask().count_ones()
+    }
+
+    /// The neighbourhood's name, for messages.
+    const fn name(self) -> &'static str {
+        match self {
+            Neighbourhood::Moore => "Moore",
+            Neighbourhood::Hexagonal => "hexagonal",
+            Neighbourhood::VonNeumann => "von Neumann",
+        }
+    }
+
+    /// Golly's suffix for the neighbourhood (`H`, `V`; none for Moore).
+    const fn suffix(self) -> &'static str {
+        match self {
+            Neighbourhood::Moore => "",
+            Neighbourhood::Hexagonal => "H",
+            Neighbourhood::VonNeumann => "V",
+        }
+    }
+}
+
+/// The highest neighbour count a rule may mention (3D Moore neighbourhood).
+pub const MAX_COUNT: u32 = 26;
+
+/// A two-state rule: outer totalistic over a [`Neighbourhood`], or isotropic non-totalistic.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Rule {
+    /// Bit `k` set: some dead cells with `k` live neighbours are born.
+    birth: u32,
+    /// Bit `k` set: some live cells with `k` live neighbours survive.
+    survive: u32,
+    neighbourhood: Neighbourhood,
+    /// For an isotropic non-totalistic rule, the arrangements that count, for births (`[0]`)
+    /// and survivals (`[1]`), per count: bit `i` set for the `i`-th of
+    /// [`hensel::LETTERS`]`[count]`. A count's entry is 0 where its bit in `birth` or
+    /// `survive` is clear, [`hensel::all_letters`] where every arrangement counts. `None` for
+    /// outer-totalistic rules, and for rules whose every count takes all arrangements or none.
+    letters: Option<[[u16; 9]; 2]>,
+}
+
+impl Rule {
+    /// Conway's Life, B3/S23: the 2D default.
+    pub const LIFE: Rule = Rule {
+        birth: 1 << 3,
+        survive: (1 << 2) | (1 << 3),
+        neighbourhood: Neighbourhood::Moore,
+        letters: None,
+    };
+
+    /// B6/S567: the 3D default.
+    pub const LIFE_3D: Rule = Rule {
+        birth: 1 << 6,
+        survive: (1 << 5) | (1 << 6) | (1 << 7),
+        neighbourhood: Neighbourhood::Moore,
+        letters: None,
+    };
+
+    /// Builds a rule from bit masks (bit `k` set: count `k` is in the set).
+    ///
+    /// Fails if a mask holds a count above [`MAX_COUNT`].
+    pub fn from_masks(birth: u32, survive: u32) -> Result<Rule> {
+        let rule = Rule {
+            birth,
+            survive,
+            neighbourhood: Neighbourhood::Moore,
+            letters: None,
+        };
+        if (birth | survive) >> (MAX_COUNT + 1) != 0 {
+            return Err(Error::Rule {
+                rule: format!("{birth:#x}/{survive:#x}"),
+                reason: format!("counts above {MAX_COUNT} cannot occur"),
+            });
+        }
+        Ok(rule)
+    }
+
+    /// The outer-totalistic rule of `neighbourhood` with those count masks (bit `k` set: count
+    /// `k` is in the set); fails where a count exceeds the neighbourhood (Moore: [`MAX_COUNT`],
+    /// for 3D rules).
+    pub fn outer_totalistic(
+        neighbourhood: Neighbourhood,
+        birth: u32,
+        survive: u32,
+    ) -> Result<Rule> {
+        let rule = Rule {
+            neighbourhood,
+            ..Rule::from_masks(birth, survive)?
+        };
+        let highest = 31 - (birth | survive | 1).leading_zeros();
+        if neighbourhood != Neighbourhood::Moore && highest > neighbourhood.size() {
+            return Err(Error::Rule {
+                rule: rule.to_string(),
+                reason: format!(
+                    "it mentions {highest} neighbours, but the {} neighbourhood has {}",
+                    neighbourhood.name(),
+                    neighbourhood.size()
+                ),
+            });
+        }
+        Ok(rule)
+    }
+
+    /// The isotropic non-totalistic rule whose births and survivals take, for each count `k`
+    /// (0 to 8), the arrangements of the letters in `birth[k]` and `survive[k]` (bit `i` set:
+    /// the `i`-th of [`hensel::LETTERS`]`[k]`; bit 0 stands for the one arrangement of counts 0
+    /// and 8; other bits are ignored).
+    pub fn isotropic(birth: [u16; 9], survive: [u16; 9]) -> Rule {
+        let keep = |sets: [u16; 9]| -> [u16; 9] {
+            std::array::from_fn(|k| sets[k] & hensel::all_letters(k))
+        };
+        Rule::with_letters(0, 0, Neighbourhood::Moore, Some([keep(birth), keep(survive)]))
+    }
+
+    /// Parses B/S notation (see the module documentation).
+    pub fn parse(text: &str) -> Result<Rule> {
+        let fail = |reason: String| Error::Rule {
+            rule: text.to_string(),
+            reason,
+        };
+        let mut compact: String = text
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .map(|c| c.to_ascii_lowercase())
+            .collect();
+        if compact.is_empty() {
+            return Err(fail("the rule is empty".into()));
+        }
+        if compact == "life" || compact == "conway" {
+            return Ok(Rule::LIFE);
+        }
+        let neighbourhood = match compact.pop() {
+            Some('h') => Neighbourhood::Hexagonal,
+            Some('v') => Neighbourhood::VonNeumann,
+            Some(last) => {
+                compact.push(last);
+                Neighbourhood::Moore
+            }
+            None => unreachable!("the rule is not empty"),
+        };
+        let (birth, survive) = if compact.starts_with('b') || compact.starts_with('s') {
+            split_letters(&compact).map_err(fail)?
+        } else if let Some((s, b)) = compact.split_once('/') {
+            // Old notation: survival counts, a slash, birth counts.
+            (b, s)
+        } else {
+            return Err(fail(
+                "expected B/S notation such as B3/S23 (or S/B digits such as 23/3)".into(),
+            ));
+        };
+        let birth = parse_list(birth).map_err(|r| fail(format!("birth list: {r}")))?;
+        let survive = parse_list(survive).map_err(|r| fail(format!("survival list: {r}")))?;
+        if neighbourhood != Neighbourhood::Moore {
+            if birth.1.is_some() || survive.1.is_some() {
+                return Err(fail(
+                    "Hensel's letters go with the Moore neighbourhood only".into(),
+                ));
+            }
+            return Rule::outer_totalistic(neighbourhood, birth.0, survive.0).map_err(|e| match e {
+                Error::Rule { reason, .. } => fail(reason),
+                other => other,
+            });
+        }
+        let letters = match (birth.1, survive.1) {
+            (None, None) => None,
+            (b, s) => {
+                let sets = |(mask, sets): (u32, Option<[u16; 9]>)| match sets {
+                    Some(sets) => Ok(sets),
+                    None if mask >> 9 != 0 => Err(fail(
+                        "a rule with Hensel's letters counts at most 8 neighbours".into(),
+                    )),
+                    None => Ok(std::array::from_fn(|k| {
+                        if mask >> k & 1 == 1 {
+                            hensel::all_letters(k)
+                        } else {
+                            0
+                        }
+                    })),
+                };
+                Some([sets((birth.0, b))?, sets((survive.0, s))?])
+            }
+        };
+        Ok(Rule::with_letters(
+            birth.0,
+            survive.0,
+            neighbourhood,
+            letters,
+        ))
+    }
+
+    /// The rule of those counts and letters, with `letters` dropped where every count takes
+    /// all arrangements or none (an outer-totalistic rule).
+    fn with_letters(
+        birth: u32,
+        survive: u32,
+        neighbourhood: Neighbourhood,
+        letters: Option<[[u16; 9]; 2]>,
+    ) -> Rule {
+        let Some(sets) = letters else {
+            return Rule {
+                birth,
+                survive,
+                neighbourhood,
+                letters: None,
+            };
+        };
+        let mask = |sets: &[u16; 9]| {
+            (0..9)
+                .filter(|&k| sets[k] != 0)
+                .fold(0u32, |m, k| m | 1 << k)
+        };
+        let partial = sets
+            .iter()
+            .flatten()
+            .enumerate()
+            .any(|(i, &set)| set != 0 && set != hensel::all_letters(i % 9));
+        Rule {
+            birth: mask(&sets[0]),
+            survive: mask(&sets[1]),
+            neighbourhood,
+            letters: partial.then_some(sets),
+        }
+    }
+
+    /// Which family the rule belongs to.
+    pub fn family(&self) -> Family {
+        match (self.neighbourhood, self.letters) {
+            (_, Some(_)) => Family::Isotropic,
+            (Neighbourhood::Moore, None) => Family::OuterTotalistic,
+            (Neighbourhood::Hexagonal, None) => Family::Hexagonal,
+            (Neighbourhood::VonNeumann, None) => Family::VonNeumann,
+        }
+    }
+
+    /// The cells the rule counts.
+    pub const fn neighbourhood(&self) -> Neighbourhood {
+        self.neighbourhood
+    }
+
+    /// The next state of the centre of a 3×3 neighbourhood (bit `3r + c` the cell in row `r`,
+    /// column `c`; the centre at bit 4), for every 2D rule.
+    #[inline]
+    pub fn next_cells(&self, cells: u16) -> bool {
+        let alive = cells >> 4 & 1 == 1;
+        let around = cells & self.neighbourhood.mask();
+        let count = around.count_ones();
+        if !self.next(alive, count) {
+            return false;
+        }
+        match &self.letters {
+            None => true,
+            Some(sets) => sets[alive as usize][count as usize] >> hensel::letter_index(around) & 1 == 1,
+        }
+    }
+
+    /// Bit `k` set: a dead cell with `k` live neighbours is born.
+    pub const fn birth_mask(&self) -> u32 {
+        self.birth
+    }
+
+    /// Bit `k` set: a live cell with `k` live neighbours survives.
+    pub const fn survive_mask(&self) -> u32 {
+        self.survive
+    }
+
+    /// The next state of a cell that is `alive` now and has `neighbours` live neighbours,
+    /// under an outer-totalistic rule (under an isotropic one: whether some arrangement of that
+    /// count gives a live cell; [`Rule::next_cells`] decides).
+    #[inline]
+    pub fn next(&self, alive: bool, neighbours: u32) -> bool {
+        let set = if alive { self.survive } else { self.birth };
+        (set >> neighbours) & 1 != 0
+    }
+
+    /// The rule's table indexed `[state][count]`, as Kurnosov's seminar's `states[2][9]` (docs/lineage.md) (for 2D) and
+    /// its 3D counterpart: `table[0]` for dead cells, `table[1]` for live ones.
+    pub fn table(&self) -> [[u8; MAX_COUNT as usize + 1]; 2] {
+        let mut table = [[0u8; MAX_COUNT as usize + 1]; 2];
+        for n in 0..=MAX_COUNT {
+            table[0][n as usize] = self.next(false, n) as u8;
+            table[1][n as usize] = self.next(true, n) as u8;
+        }
+        table
+    }
+
+    /// Checks that every count the rule mentions can occur with `neighbours` neighbours
+    /// (8 in 2D, 26 in 3D).
+    pub fn check_neighbours(&self, neighbours: u32) -> Result<()> {
+        if neighbours != 8 && self.family() != Family::OuterTotalistic {
+            return Err(Error::Rule {
+                rule: self.to_string(),
+                reason: format!(
+                    "{} rules are 2D rules; cells here have {neighbours} neighbours",
+                    self.family().name()
+                ),
+            });
+        }
+        let highest = 31 - (self.birth | self.survive | 1).leading_zeros();
+        if highest > neighbours {
+            return Err(Error::Rule {
+                rule: self.to_string(),
+                reason: format!(
+                    "it mentions {highest} neighbours, but a cell here has only {neighbours}"
+                ),
+            });
+        }
+        Ok(())
+    }
+}
+
+impl Rule {
+    /// Checks that `engine` runs the rule in a world whose cells have `neighbours` neighbours
+    /// ([`Rule::check_neighbours`]): outer-totalistic Moore rules run everywhere, the other 2D
+    /// families only on the engines of [`Family::ENGINES`]. The refusal names those.
+    pub fn check_engine(&self, engine: EngineId, neighbours: u32) -> Result<()> {
+        self.check_neighbours(neighbours)?;
+        let family = self.family();
+        if family != Family::OuterTotalistic && !Family::ENGINES.contains(&engine) {
+            let names: Vec<&str> = Family::ENGINES.iter().map(|id| id.name()).collect();
+            return Err(Error::Engine(format!(
+                "{engine} runs only outer-totalistic Moore rules; the {} rule {self} runs on {}",
+                family.name(),
+                names.join(", ")
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// The families of 2D rules.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Family {
+    /// Life-like rules: counts of the eight Moore neighbours.
+    OuterTotalistic,
+    /// Isotropic non-totalistic rules (Hensel's letters).
+    Isotropic,
+    /// Outer-totalistic rules of the hexagonal neighbourhood.
+    Hexagonal,
+    /// Outer-totalistic rules of the von Neumann neighbourhood.
+    VonNeumann,
+}
+
+impl Family {
+    /// The engines that run the families other than [`Family::OuterTotalistic`]: the oracle,
+    /// and the bit-sliced engines through [`circuit`].
+    pub const ENGINES: [EngineId; 3] = [
+        EngineId::CpuScalar,
+        EngineId::CpuBitsliced,
+        EngineId::CudaBitsliced,
+    ];
+
+    /// The family's name, for messages.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Family::OuterTotalistic => "outer-totalistic",
+            Family::Isotropic => "isotropic non-totalistic",
+            Family::Hexagonal => "hexagonal",
+            Family::VonNeumann => "von Neumann",
+        }
+    }
+}
+
+impl Default for Rule {
+    fn default() -> Self {
+        Rule::LIFE
+    }
+}
+
+impl FromStr for Rule {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Rule> {
+        Rule::parse(s)
+    }
+}
+
+/// Splits `b…/s…`, `s…/b…` or `b…s…` (lower case, no whitespace) into the birth and survival
+/// lists.
+fn split_letters(text: &str) -> std::result::Result<(&str, &str), String> {
+    let (first, second) = match text.split_once('/') {
+        Some((a, b)) => (a, b),
+        None => {
+            let at = text[1..]
+                .find(['b', 's'])
+                .map(|i| i + 1)
+                .ok_or("expected both a B and an S part, such as B3/S23")?;
+            (&text[..at], &text[at..])
+        }
+    };
+    let tag = |part: &str| part.chars().next();
+    let (b, s) = match (tag(first), tag(second)) {
+        (Some('b'), Some('s')) => (first, second),
+        (Some('s'), Some('b')) => (second, first),
+        _ => return Err("expected one B part and one S part, such as B3/S23".into()),
+    };
+    Ok((&b[1..], &s[1..]))
+}
+
+/// Parses a birth or survival list: its count mask, and the letters of each count where the
+/// list uses Hensel's notation.
+fn parse_list(list: &str) -> std::result::Result<(u32, Option<[u16; 9]>), String> {
+    if !list.bytes().any(|b| b.is_ascii_lowercase()) {
+        return Ok((parse_counts(list)?, None));
+    }
+    let bytes = list.as_bytes();
+    let mut sets = [0u16; 9];
+    let mut i = 0;
+    while i < bytes.len() {
+        let count = match bytes[i] {
+            b @ b'0'..=b'8' => (b - b'0') as usize,
+            b'9' => return Err("count 9 is above 8".into()),
+            other => {
+                return Err(format!(
+                    "unexpected character {:?}: Hensel's notation is a count and its letters",
+                    other as char
+                ))
+            }
+        };
+        i += 1;
+        let minus = bytes.get(i) == Some(&b'-');
+        i += minus as usize;
+        let mut named = 0u16;
+        while let Some(&b) = bytes.get(i).filter(|b| b.is_ascii_lowercase()) {
+            let letters = hensel::LETTERS[count];
+            let index = letters.find(b as char).ok_or_else(|| match letters {
+                "" => format!("count {count} takes no letters"),
+                _ => format!(
+                    "letter {:?} does not go with count {count} (its letters: {letters})",
+                    b as char
+                ),
+            })?;
+            named |= 1 << index;
+            i += 1;
+        }
+        let all = hensel::all_letters(count);
+        sets[count] |= match (minus, named) {
+            (true, 0) => return Err(format!("\"{count}-\" needs letters after the minus")),
+            (false, 0) => all,
+            (true, _) => all & !named,
+            (false, _) => named,
+        };
+    }
+    let mask = (0..9)
+        .filter(|&k| sets[k] != 0)
+        .fold(0u32, |m, k| m | 1 << k);
+    Ok((mask, Some(sets)))
+}
+
+/// Parses a count list: digits written together, or comma-separated numbers and ranges.
+fn parse_counts(list: &str) -> std::result::Result<u32, String> {
+    let mut mask = 0u32;
+    let mut add = |n: u32| -> std::result::Result<(), String> {
+        if n > MAX_COUNT {
+            return Err(format!("count {n} is above {MAX_COUNT}"));
+        }
+        mask |= 1 << n;
+        Ok(())
+    };
+    if list.contains([',', '-']) {
+        for item in list.split(',').filter(|i| !i.is_empty()) {
+            let number = |s: &str| -> std::result::Result<u32, String> {
+                if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+                    return Err(format!("{item:?} is not a count or a range such as 5-7"));
+                }
+                s.parse::<u32>()
+                    .map_err(|_| format!("count {s} is too large"))
+            };
+            match item.split_once('-') {
+                Some((lo, hi)) => {
+                    let (lo, hi) = (number(lo)?, number(hi)?);
+                    if lo > hi {
+                        return Err(format!("range {item} runs backwards"));
+                    }
+                    for n in lo..=hi.min(MAX_COUNT + 1) {
+                        add(n)?;
+                    }
+                }
+                None => add(number(item)?)?,
+            }
+        }
+    } else {
+        for c in list.chars() {
+            let digit = c
+                .to_digit(10)
+                .ok_or_else(|| format!("unexpected character {c:?}"))?;
+            add(digit)?;
+        }
+    }
+    Ok(mask)
+}
+
+/// Writes a count set: single digits together when every count is below 10, else
+/// comma-separated numbers with ranges.
+fn write_counts(f: &mut fmt::Formatter<'_>, mask: u32) -> fmt::Result {
+    if mask >> 10 == 0 {
+        for n in 0..10 {
+            if mask >> n & 1 != 0 {
+                write!(f, "{n}")?;
+            }
+        }
+        return Ok(());
+    }
+    let mut first = true;
+    let mut n = 0;
+    while n <= MAX_COUNT {
+        if mask >> n & 1 == 0 {
+            n += 1;
+            continue;
+        }
+        let start = n;
+        while n < MAX_COUNT && mask >> (n + 1) & 1 != 0 {
+            n += 1;
+        }
+        if !first {
+            write!(f, ",")?;
+        }
+        first = false;
+        if n > start {
+            write!(f, "{start}-{n}")?;
+        } else {
+            write!(f, "{start}")?;
+        }
+        n += 1;
+    }
+    // A lone count of 10 or more needs a comma so that it reads back as one number.
+    if mask.count_ones() == 1 {
+        write!(f, ",")?;
+    }
+    Ok(())
+}
+
+/// Writes a count set in Hensel's notation: each count, then its letters (or a minus and the
+/// letters left out, where that is shorter), in alphabetical order.
+fn write_letters(f: &mut fmt::Formatter<'_>, sets: &[u16; 9]) -> fmt::Result {
+    for (count, &set) in sets.iter().enumerate() {
+        if set == 0 {
+            continue;
+        }
+        write!(f, "{count}")?;
+        let all = hensel::all_letters(count);
+        if set == all {
+            continue;
+        }
+        let sorted = |set: u16| {
+            let mut letters: Vec<char> = hensel::LETTERS[count]
+                .chars()
+                .enumerate()
+                .filter(|&(i, _)| set >> i & 1 == 1)
+                .map(|(_, c)| c)
+                .collect();
+            letters.sort_unstable();
+            letters.into_iter().collect::<String>()
+        };
+        if (all & !set).count_ones() < set.count_ones() {
+            write!(f, "-{}", sorted(all & !set))?;
+        } else {
+            write!(f, "{}", sorted(set))?;
+        }
+    }
+    Ok(())
+}
+
+impl fmt::Display for Rule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.letters {
+            Some([birth, survive]) => {
+                write!(f, "B")?;
+                write_letters(f, birth)?;
+                write!(f, "/S")?;
+                write_letters(f, survive)?;
+            }
+            None => {
+                write!(f, "B")?;
+                write_counts(f, self.birth)?;
+                write!(f, "/S")?;
+                write_counts(f, self.survive)?;
+            }
+        }
+        f.write_str(self.neighbourhood.suffix())
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    fn counts(mask: u32) -> Vec<u32> {
+        (0..=MAX_COUNT).filter(|n| mask >> n & 1 != 0).collect()
+    }
+
+    #[test]
+    fn parses_common_spellings() {
+        for text in [
+            "B3/S23",
+            "b3/s23",
+            "S23/B3",
+            "B3S23",
+            "b3s23",
+            "23/3",
+            " B3 / S23 ",
+            "Life",
+        ] {
+            assert_eq!(Rule::parse(text).unwrap(), Rule::LIFE, "{text}");
+        }
+        let highlife = Rule::parse("b36/s23").unwrap();
+        assert_eq!(counts(highlife.birth_mask()), vec![3, 6]);
+        let seeds = Rule::parse("B2/S").unwrap();
+        assert_eq!(
+            (counts(seeds.birth_mask()), seeds.survive_mask()),
+            (vec![2], 0)
+        );
+        let day_night = Rule::parse("B3678/S34678").unwrap();
+        assert_eq!(counts(day_night.survive_mask()), vec![3, 4, 6, 7, 8]);
+        let b0 = Rule::parse("B0123/S").unwrap();
+        assert_eq!(counts(b0.birth_mask()), vec![0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn parses_comma_lists_and_ranges() {
+        let rule = Rule::parse("B6/S5-7,10,12-14").unwrap();
+        assert_eq!(counts(rule.survive_mask()), vec![5, 6, 7, 10, 12, 13, 14]);
+        assert_eq!(Rule::parse("B6/S567").unwrap(), Rule::LIFE_3D);
+        assert_eq!(
+            counts(Rule::parse("B10,/S").unwrap().birth_mask()),
+            vec![10]
+        );
+    }
+
+    #[test]
+    fn refuses_bad_rules() {
+        for text in [
+            "", "B3", "S23", "B3/S2x", "B3/B3", "X3/S23", "B27,/S", "B5-3/S", "B3/S1--2", "hello",
+        ] {
+            let err = Rule::parse(text).unwrap_err().to_string();
+            assert!(err.starts_with("invalid rule"), "{text}: {err}");
+        }
+    }
+
+    #[test]
+    fn display_round_trips() {
+        for text in [
+            "B3/S23",
+            "B2/S",
+            "B0/S8",
+            "B6/S5-7,10,12-14",
+            "B/S26,",
+            "B10-12/S0",
+        ] {
+            let rule = Rule::parse(text).unwrap();
+            assert_eq!(Rule::parse(&rule.to_string()).unwrap(), rule, "{text}");
+        }
+        assert_eq!(Rule::LIFE.to_string(), "B3/S23");
+        assert_eq!(Rule::parse("B6/S5-7,10").unwrap().to_string(), "B6/S5-7,10");
+    }
+
+    #[test]
+    fn next_and_table_agree() {
+        let rule = Rule::LIFE;
+        let table = rule.table();
+        assert!(rule.next(false, 3) && !rule.next(false, 2));
+        assert!(rule.next(true, 2) && rule.next(true, 3) && !rule.next(true, 4));
+        for (n, (&dead, &alive)) in table[0].iter().zip(&table[1]).enumerate() {
+            assert_eq!(dead != 0, rule.next(false, n as u32));
+            assert_eq!(alive != 0, rule.next(true, n as u32));
+        }
+    }
+
+    #[test]
+    fn neighbour_check() {
+        assert!(Rule::LIFE.check_neighbours(8).is_ok());
+        assert!(Rule::parse("B9,/S").unwrap().check_neighbours(8).is_err());
+        assert!(Rule::LIFE_3D.check_neighbours(26).is_ok());
+    }
+
+    #[test]
+    fn parses_hensel_letters() {
+        let friends = Rule::parse("B2-a/S12").unwrap();
+        assert_eq!(friends.family(), Family::Isotropic);
+        assert_eq!(friends.to_string(), "B2-a/S12");
+        // A live NW and N neighbour (2a) give no birth; NW and NE (2c) do.
+        assert!(!friends.next_cells(0b000_000_011));
+        assert!(friends.next_cells(0b000_000_101));
+        assert!(friends.next_cells(0b000_010_001) && !friends.next_cells(0b000_010_111));
+        for (text, shown) in [
+            ("B3/S23-a", "B3/S23-a"),
+            ("b2e3/s23", "B2e3/S23"),
+            ("B2ce3aeijnqry4n/S1e2-a3ae4ejqt", "B2ce3-ck4n/S1e2-a3ae4ejqt"),
+            ("B3cekainyqjr/S23", "B3/S23"),
+            ("B2-cekain3/S23", "B3/S23"),
+            ("S23-a/B3", "B3/S23-a"),
+        ] {
+            let rule = Rule::parse(text).unwrap();
+            assert_eq!(rule.to_string(), shown, "{text}");
+            assert_eq!(Rule::parse(shown).unwrap(), rule, "{text}");
+        }
+        assert_eq!(Rule::parse("B3cekainyqjr/S23").unwrap(), Rule::LIFE);
+        assert_eq!(Rule::parse("B3/S23-a").unwrap().family(), Family::Isotropic);
+    }
+
+    #[test]
+    fn letters_name_the_arrangements_of_their_count() {
+        // B2e alone: births on two orthogonal neighbours at right angles, nothing else.
+        let rule = Rule::parse("B2e/S").unwrap();
+        let born: Vec<u16> = (0..512u16)
+            .filter(|&c| c & 16 == 0 && rule.next_cells(c))
+            .collect();
+        assert_eq!(
+            born,
+            vec![0b000_001_010, 0b000_100_010, 0b010_001_000, 0b010_100_000]
+        );
+    }
+
+    #[test]
+    fn parses_other_neighbourhoods() {
+        let hex = Rule::parse("B2/S34H").unwrap();
+        assert_eq!(hex.family(), Family::Hexagonal);
+        assert_eq!(hex.to_string(), "B2/S34H");
+        // The NE and SW corners are not counted: two live cells there give no birth.
+        assert!(!hex.next_cells(0b001_000_100));
+        assert!(hex.next_cells(0b100_000_001));
+        let von_neumann = Rule::parse("b2/s013v").unwrap();
+        assert_eq!(von_neumann.to_string(), "B2/S013V");
+        assert!(von_neumann.next_cells(0b000_101_000) && !von_neumann.next_cells(0b101_000_000));
+        for text in ["B7/S34H", "B2/S5V", "B2a/S34H", "B2/S9V"] {
+            let err = Rule::parse(text).unwrap_err().to_string();
+            assert!(err.starts_with("invalid rule"), "{text}: {err}");
+        }
+    }
+
+    #[test]
+    fn refuses_bad_letters() {
+        for (text, says) in [
+            ("B2x/S23", "letter 'x' does not go with count 2"),
+            ("B1k/S23", "letter 'k' does not go with count 1"),
+            ("B0c/S23", "count 0 takes no letters"),
+            ("B2-a3-/S", "needs letters after the minus"),
+            ("B9a/S", "count 9 is above 8"),
+            ("B2a/S5-7,10", "at most 8 neighbours"),
+        ] {
+            let err = Rule::parse(text).unwrap_err().to_string();
+            assert!(err.contains(says), "{text}: {err}");
+        }
+    }
+
+    #[test]
+    fn engines_refuse_families_they_cannot_run() {
+        let friends = Rule::parse("B2-a/S12").unwrap();
+        for id in Family::ENGINES {
+            assert!(friends.check_engine(id, 8).is_ok());
+        }
+        let err = friends
+            .check_engine(EngineId::CpuTable, 8)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("cpu-table") && err.contains("cpu-scalar, cpu-bitsliced, cuda-bitsliced"),
+            "{err}"
+        );
+        let err = friends
+            .check_engine(EngineId::CpuBitsliced, 26)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("2D rules"), "{err}");
+        assert!(Rule::LIFE.check_engine(EngineId::CudaLut, 8).is_ok());
+    }
+}
