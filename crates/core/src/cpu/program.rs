@@ -14,7 +14,7 @@ use crate::grid::last_word_mask;
 use crate::rule::circuit::{Circuit, Gate, FIRST_GATE, ONE, ZERO};
 
 /// Words per strip: a slot is 8 × `STRIP` bytes.
-const STRIP: usize = 64;
+const STRIP: usize = 256;
 
 /// One gate over slots: the output slot, then the inputs.
 #[derive(Clone, Copy, Debug)]
@@ -24,6 +24,9 @@ enum Op {
     Xor(usize, usize, usize),
     AndNot(usize, usize, usize),
     Not(usize, usize),
+    Xor3(usize, usize, usize, usize),
+    Majority(usize, usize, usize, usize),
+    Mux(usize, usize, usize, usize),
 }
 
 /// Where the next state comes from.
@@ -65,6 +68,9 @@ impl Program {
                 Gate::Xor(a, b) => Op::Xor(out, s(a), s(b)),
                 Gate::AndNot(a, b) => Op::AndNot(out, s(a), s(b)),
                 Gate::Not(a) => Op::Not(out, s(a)),
+                Gate::Xor3(a, b, c) => Op::Xor3(out, s(a), s(b), s(c)),
+                Gate::Majority(a, b, c) => Op::Majority(out, s(a), s(b), s(c)),
+                Gate::Mux(c, one, zero) => Op::Mux(out, s(c), s(one), s(zero)),
             });
             // Inputs read for the last time free their slots for the gates after this one.
             let mut inputs: Vec<u16> = gate.inputs().collect();
@@ -106,6 +112,19 @@ impl Program {
                     Op::Xor(d, a, b) => each(out(d), slot(a), slot(b), |x, y| x ^ y),
                     Op::AndNot(d, a, b) => each(out(d), slot(a), slot(b), |x, y| x & !y),
                     Op::Not(d, a) => each(out(d), slot(a), slot(a), |x, _| !x),
+                    Op::Xor3(d, a, b, c) => {
+                        each3(out(d), slot(a), slot(b), slot(c), |x, y, z| x ^ y ^ z)
+                    }
+                    Op::Majority(d, a, b, c) => {
+                        each3(out(d), slot(a), slot(b), slot(c), |x, y, z| {
+                            (x & y) | (z & (x ^ y))
+                        })
+                    }
+                    Op::Mux(d, s, one, zero) => {
+                        each3(out(d), slot(s), slot(one), slot(zero), |s, o, z| {
+                            z ^ (s & (o ^ z))
+                        })
+                    }
                 }
             }
         }
@@ -119,6 +138,16 @@ fn each(out: &mut [u64], a: &[u64], b: &[u64], f: impl Fn(u64, u64) -> u64) {
     let (a, b) = (&a[..n], &b[..n]);
     for k in 0..n {
         out[k] = f(a[k], b[k]);
+    }
+}
+
+/// `out[k] = f(a[k], b[k], c[k])` for every word.
+#[inline(always)]
+fn each3(out: &mut [u64], a: &[u64], b: &[u64], c: &[u64], f: impl Fn(u64, u64, u64) -> u64) {
+    let n = out.len();
+    let (a, b, c) = (&a[..n], &b[..n], &c[..n]);
+    for k in 0..n {
+        out[k] = f(a[k], b[k], c[k]);
     }
 }
 

@@ -40,6 +40,12 @@ pub enum Gate {
     AndNot(Signal, Signal),
     /// `!a`.
     Not(Signal),
+    /// `a ^ b ^ c`: a full adder's sum.
+    Xor3(Signal, Signal, Signal),
+    /// At least two of `a`, `b`, `c`: a full adder's carry.
+    Majority(Signal, Signal, Signal),
+    /// `s ? one : zero`, as `Mux(s, one, zero)`.
+    Mux(Signal, Signal, Signal),
 }
 
 /// A rule's next state as gates over a neighbourhood's cells, each gate's inputs earlier
@@ -94,6 +100,15 @@ impl Circuit {
                 Gate::Xor(a, b) => v(a) ^ v(b),
                 Gate::AndNot(a, b) => v(a) & !v(b),
                 Gate::Not(a) => !v(a),
+                Gate::Xor3(a, b, c) => v(a) ^ v(b) ^ v(c),
+                Gate::Majority(a, b, c) => (v(a) as u8 + v(b) as u8 + v(c) as u8) >= 2,
+                Gate::Mux(s, one, zero) => {
+                    if v(s) {
+                        v(one)
+                    } else {
+                        v(zero)
+                    }
+                }
             };
             values.push(value);
         }
@@ -117,13 +132,30 @@ impl Circuit {
 impl Gate {
     /// The signals the gate reads.
     pub fn inputs(&self) -> impl Iterator<Item = Signal> {
-        let (a, b) = match *self {
+        let (a, b, c) = match *self {
             Gate::And(a, b) | Gate::Or(a, b) | Gate::Xor(a, b) | Gate::AndNot(a, b) => {
-                (a, Some(b))
+                (a, Some(b), None)
             }
-            Gate::Not(a) => (a, None),
+            Gate::Not(a) => (a, None, None),
+            Gate::Xor3(a, b, c) | Gate::Majority(a, b, c) | Gate::Mux(a, b, c) => {
+                (a, Some(b), Some(c))
+            }
         };
-        std::iter::once(a).chain(b)
+        std::iter::once(a).chain(b).chain(c)
+    }
+
+    /// The gate with its inputs renamed by `r`.
+    fn renamed(&self, r: impl Fn(Signal) -> Signal) -> Gate {
+        match *self {
+            Gate::And(a, b) => Gate::And(r(a), r(b)),
+            Gate::Or(a, b) => Gate::Or(r(a), r(b)),
+            Gate::Xor(a, b) => Gate::Xor(r(a), r(b)),
+            Gate::AndNot(a, b) => Gate::AndNot(r(a), r(b)),
+            Gate::Not(a) => Gate::Not(r(a)),
+            Gate::Xor3(a, b, c) => Gate::Xor3(r(a), r(b), r(c)),
+            Gate::Majority(a, b, c) => Gate::Majority(r(a), r(b), r(c)),
+            Gate::Mux(s, one, zero) => Gate::Mux(r(s), r(one), r(zero)),
+        }
     }
 }
 
@@ -140,6 +172,16 @@ impl Builder {
             Gate::And(a, b) if a > b => Gate::And(b, a),
             Gate::Or(a, b) if a > b => Gate::Or(b, a),
             Gate::Xor(a, b) if a > b => Gate::Xor(b, a),
+            Gate::Xor3(a, b, c) => {
+                let mut v = [a, b, c];
+                v.sort_unstable();
+                Gate::Xor3(v[0], v[1], v[2])
+            }
+            Gate::Majority(a, b, c) => {
+                let mut v = [a, b, c];
+                v.sort_unstable();
+                Gate::Majority(v[0], v[1], v[2])
+            }
             other => other,
         };
         if let Some(&signal) = self.known.get(&gate) {
@@ -213,11 +255,7 @@ impl Builder {
                 let off = self.not(select);
                 self.or(off, x)
             }
-            _ => {
-                let differ = self.xor(one, zero);
-                let flip = self.and(select, differ);
-                self.xor(zero, flip)
-            }
+            _ => self.gate(Gate::Mux(select, one, zero)),
         }
     }
 
@@ -230,15 +268,12 @@ impl Builder {
                 let column = &mut columns[weight];
                 let (a, b) = (column.remove(0), column.remove(0));
                 let c = (!column.is_empty()).then(|| column.remove(0));
-                let partial = self.xor(a, b);
-                let both = self.and(a, b);
                 let (sum, carry) = match c {
-                    Some(c) => {
-                        let sum = self.xor(partial, c);
-                        let also = self.and(partial, c);
-                        (sum, self.or(both, also))
-                    }
-                    None => (partial, both),
+                    Some(c) => (
+                        self.gate(Gate::Xor3(a, b, c)),
+                        self.gate(Gate::Majority(a, b, c)),
+                    ),
+                    None => (self.xor(a, b), self.and(a, b)),
                 };
                 columns[weight].push(sum);
                 if columns.len() == weight + 1 {
@@ -276,30 +311,71 @@ impl Builder {
         } else {
             (others, true)
         };
-        let cells_of = |c: u16| (0..9).filter(move |&bit| bit != 4 && c >> bit & 1 == 1);
+        let cells_of = |c: u16| -> Vec<Signal> {
+            (0..9).filter(|&bit| bit != 4 && c >> bit & 1 == 1).collect()
+        };
         let any = if count <= 4 {
             // The OR of the ANDs of each arrangement's live cells.
-            let mut any = ZERO;
-            for arrangement in terms {
-                let term = cells_of(arrangement).fold(ONE, |t, cell| self.and(t, cell));
-                any = self.or(any, term);
-            }
-            any
+            let terms: Vec<Vec<Signal>> = terms.into_iter().map(cells_of).collect();
+            self.sum_of_products(terms)
         } else {
-            // The NOR of each arrangement's dead cells, ORed: the NOT of the AND of their ORs.
-            let mut all = ONE;
-            for arrangement in terms {
-                let dead = !arrangement & 0x1ef;
-                let term = cells_of(dead).fold(ZERO, |t, cell| self.or(t, cell));
-                all = self.and(all, term);
-            }
-            self.not(all)
+            // An arrangement of this count is told by its dead cells all being dead: the OR
+            // over arrangements of the NOR of their dead cells is the NOT of the AND over them
+            // of the OR of their dead cells.
+            let terms: Vec<Vec<Signal>> = terms
+                .into_iter()
+                .map(|arrangement| cells_of(!arrangement & 0x1ef))
+                .collect();
+            let none_dead = self.product_of_sums(terms);
+            self.not(none_dead)
         };
         if inverted {
             self.not(any)
         } else {
             any
         }
+    }
+
+    /// The OR over `terms` of the AND of each term's signals, factored: the signal in most
+    /// terms is taken out of them (`x & (rest) | others`), and so on down.
+    fn sum_of_products(&mut self, terms: Vec<Vec<Signal>>) -> Signal {
+        if terms.is_empty() {
+            return ZERO;
+        }
+        if terms.iter().any(|t| t.is_empty()) {
+            return ONE;
+        }
+        let top = most_common(&terms);
+        let (with, without): (Vec<_>, Vec<_>) = terms.into_iter().partition(|t| t.contains(&top));
+        let rest: Vec<Vec<Signal>> = with
+            .into_iter()
+            .map(|t| t.into_iter().filter(|&s| s != top).collect())
+            .collect();
+        let rest = self.sum_of_products(rest);
+        let with = self.and(top, rest);
+        let without = self.sum_of_products(without);
+        self.or(with, without)
+    }
+
+    /// The AND over `terms` of the OR of each term's signals, factored as
+    /// [`Builder::sum_of_products`] (`x | (rest) & others`).
+    fn product_of_sums(&mut self, terms: Vec<Vec<Signal>>) -> Signal {
+        if terms.is_empty() {
+            return ONE;
+        }
+        if terms.iter().any(|t| t.is_empty()) {
+            return ZERO;
+        }
+        let top = most_common(&terms);
+        let (with, without): (Vec<_>, Vec<_>) = terms.into_iter().partition(|t| t.contains(&top));
+        let rest: Vec<Vec<Signal>> = with
+            .into_iter()
+            .map(|t| t.into_iter().filter(|&s| s != top).collect())
+            .collect();
+        let rest = self.product_of_sums(rest);
+        let with = self.or(top, rest);
+        let without = self.product_of_sums(without);
+        self.and(with, without)
     }
 
     /// The leaf that the count in `planes` (least significant first) picks.
@@ -330,14 +406,7 @@ impl Builder {
             let new = FIRST_GATE + gates.len() as Signal;
             renamed.push(new);
             if needed[FIRST_GATE as usize + i] {
-                let r = |s: Signal| renamed[s as usize];
-                gates.push(match *gate {
-                    Gate::And(a, b) => Gate::And(r(a), r(b)),
-                    Gate::Or(a, b) => Gate::Or(r(a), r(b)),
-                    Gate::Xor(a, b) => Gate::Xor(r(a), r(b)),
-                    Gate::AndNot(a, b) => Gate::AndNot(r(a), r(b)),
-                    Gate::Not(a) => Gate::Not(r(a)),
-                });
+                gates.push(gate.renamed(|s| renamed[s as usize]));
             }
         }
         Circuit {
@@ -345,6 +414,17 @@ impl Builder {
             output: renamed[output as usize],
         }
     }
+}
+
+/// The signal found in the most terms (the lowest of equals).
+fn most_common(terms: &[Vec<Signal>]) -> Signal {
+    let mut counts = [0usize; 9];
+    for &s in terms.iter().flatten() {
+        counts[s as usize] += 1;
+    }
+    (0..9u16)
+        .max_by_key(|&s| (counts[s as usize], std::cmp::Reverse(s)))
+        .expect("nine cells")
 }
 
 #[cfg(test)]
@@ -391,9 +471,11 @@ mod test {
 
     #[test]
     fn just_friends_costs_a_few_gates_beyond_counting() {
-        // Counting 8 cells takes 4 full and 3 half adders (26 gates with sharing of nothing);
-        // B2-a/S12 adds one predicate of 8 pairs.
+        // Counting 8 cells takes 4 full and 3 half adders (14 gates); B2-a/S12 adds the
+        // predicate of 2a (8 pairs, factored to 11 gates) and the leaves' multiplexers.
         let gates = Circuit::new(&Rule::parse("B2-a/S12").unwrap()).gates().len();
-        assert!(gates <= 60, "{gates}");
+        assert!(gates <= 36, "{gates}");
+        let gates = Circuit::new(&Rule::parse("B2/S34H").unwrap()).gates().len();
+        assert!(gates <= 15, "{gates}");
     }
 }
