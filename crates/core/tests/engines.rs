@@ -3,8 +3,8 @@
 
 use gol_core::cpu::{self, Bitsliced, Isa};
 use gol_core::engine::{evolve, find, Engine};
-use gol_core::seed::{density_soup, glibc_soup};
-use gol_core::rule::Neighbourhood;
+use gol_core::seed::{density_soup, glibc_soup, SplitMix64};
+use gol_core::rule::Family;
 use gol_core::{EngineId, EngineOptions, Grid, Rule};
 use proptest::prelude::*;
 
@@ -105,14 +105,10 @@ fn engines_refuse_use_before_load_and_3d_rules() {
 /// A rule of a 2D family other than outer-totalistic Moore: isotropic non-totalistic with
 /// random letters, or hexagonal, or von Neumann with random counts.
 fn family_rule() -> impl Strategy<Value = Rule> {
-    let sets = || proptest::array::uniform9(0u16..1 << 13);
-    prop_oneof![
-        (sets(), sets()).prop_map(|(b, s)| Rule::isotropic(b, s)),
-        (0u32..128, 0u32..128)
-            .prop_map(|(b, s)| Rule::outer_totalistic(Neighbourhood::Hexagonal, b, s).unwrap()),
-        (0u32..32, 0u32..32)
-            .prop_map(|(b, s)| Rule::outer_totalistic(Neighbourhood::VonNeumann, b, s).unwrap()),
-    ]
+    (1usize..4, any::<u64>()).prop_map(|(family, seed)| {
+        let mut rng = SplitMix64::new(seed);
+        Rule::random(Family::ALL[family], &mut || rng.next())
+    })
 }
 
 proptest! {

@@ -20,7 +20,10 @@
 // sum and carry of the three s0 and u0, u1 the sum and carry of the three s1. The next state is
 // a function of t0, k0, the three s1 and the centre: `rule_circuit`, which the host pastes in
 // front of this source as a small circuit of LOP3s found for the rule (src/circuit.rs; for most
-// rules it makes u0 and u1 first).
+// rules it makes u0 and u1 first). Rules of the other 2D families (isotropic non-totalistic,
+// hexagonal, von Neumann) read each cell's whole neighbourhood: with CELL_RULE defined, a row is
+// kept as its three shifted words instead of its sums, and `rule_cells`, the host's circuit
+// over the nine cells, gives the next states (see Row).
 //
 // Skew: the levels form chains of C (see `step`; the host defines CHAIN_<K>, the C of depth K,
 // in src/bitsliced.rs). Within a chain, a level takes the row that the level below made in the
@@ -37,14 +40,42 @@ __device__ __forceinline__ unsigned int majority(unsigned int a, unsigned int b,
     return (a & b) | (a & c) | (b & c);
 }
 
-// The next states of the middle row from the sums of three rows (a above, b middle, c below)
-// and the middle row's cells x. rule_circuit is the rest as LOP3s, written by the host.
-__device__ __forceinline__ unsigned int evolve(unsigned int a0, unsigned int a1, unsigned int b0,
-                                               unsigned int b1, unsigned int c0, unsigned int c1,
-                                               unsigned int x)
+// What the counting keeps of each row: from its cells shifted west (l: cell x-1 at bit x), not
+// (c) and east (r), `row_of` makes a Row, and `evolve` the next states of the middle row's
+// cells x from three Rows (a above, b middle, c below).
+#ifdef CELL_RULE
+// The rule reads each cell's whole neighbourhood (rule_cells, written by the host from
+// gol_core::rule::circuit): a Row is the three shifted words.
+struct Row {
+    unsigned int l, c, r;
+};
+
+__device__ __forceinline__ Row row_of(unsigned int l, unsigned int c, unsigned int r)
 {
-    return rule_circuit(a0 ^ b0 ^ c0, majority(a0, b0, c0), a1, b1, c1, x);
+    return {l, c, r};
 }
+
+__device__ __forceinline__ unsigned int evolve(Row a, Row b, Row c, unsigned int x)
+{
+    return rule_cells(a.l, a.c, a.r, b.l, x, b.r, c.l, c.c, c.r);
+}
+#else
+// An outer-totalistic Moore rule: a Row is the horizontal 3-sum as two bit planes; the three
+// rows' sums make t0 and k0, and rule_circuit the rest as LOP3s.
+struct Row {
+    unsigned int s0, s1;
+};
+
+__device__ __forceinline__ Row row_of(unsigned int l, unsigned int c, unsigned int r)
+{
+    return {l ^ c ^ r, majority(l, c, r)};
+}
+
+__device__ __forceinline__ unsigned int evolve(Row a, Row b, Row c, unsigned int x)
+{
+    return rule_circuit(a.s0 ^ b.s0 ^ c.s0, majority(a.s0, b.s0, c.s0), a.s1, b.s1, c.s1, x);
+}
+#endif
 
 // Where a lane's 32 cells of each row come from, worked out once per thread so that a row's
 // load costs no division. Inside the row (cells 32i - 16 .. 32i + 15 all in it): the high half of
@@ -76,13 +107,14 @@ __device__ Source source(long long i, int w, int nw)
 }
 
 // The windows of K levels, in a ring of two slots. At a step of parity P, level g holds in slot
-// 1 - P the horizontal sums (s0, s1) and the cells (x) of its middle row, in s0/s1 slot P the
-// sums of the row above it, and in x slot P the row just made for it (by level g - 1 at the step
+// 1 - P the Row (the horizontal sums) and the cells (x) of its middle row, in rows slot P the
+// Row of the row above it, and in x slot P the row just made for it (by level g - 1 at the step
 // before; level 0's is the row loaded). The step replaces the oldest sums with the new row's, so
 // the next step, of the other parity, finds its rows in the slots it expects and nothing moves.
 template <int K>
 struct Levels {
-    unsigned int s0[2][K], s1[2][K], x[2][K];
+    Row rows[2][K];
+    unsigned int x[2][K];
 };
 
 // Rows between the row level 0 takes at a step and the row level g makes at it: one for level
@@ -112,11 +144,9 @@ __device__ __forceinline__ unsigned int step(Levels<K> &v, unsigned int loaded)
             unsigned int right = __shfl_down_sync(FULL_MASK, c, 1);
             unsigned int l = __funnelshift_l(left, c, 1);  // cell x-1 at bit x
             unsigned int r = __funnelshift_r(c, right, 1); // cell x+1 at bit x
-            unsigned int n0 = l ^ c ^ r, n1 = majority(l, c, r);
-            unsigned int made = evolve(v.s0[P][g], v.s1[P][g], v.s0[1 - P][g], v.s1[1 - P][g], n0,
-                                       n1, v.x[1 - P][g]);
-            v.s0[P][g] = n0;
-            v.s1[P][g] = n1;
+            Row below = row_of(l, c, r);
+            unsigned int made = evolve(v.rows[P][g], v.rows[1 - P][g], below, v.x[1 - P][g]);
+            v.rows[P][g] = below;
             if (g + 1 == K)
                 top = made;
             else if ((g + 1) % C)
@@ -206,8 +236,10 @@ __device__ __forceinline__ void stream(Rows<D, L> rows_in, unsigned int *__restr
 #pragma unroll
     for (int p = 0; p < 2; p++)
 #pragma unroll
-        for (int g = 0; g < K; g++)
-            v.s0[p][g] = v.s1[p][g] = v.x[p][g] = 0u;
+        for (int g = 0; g < K; g++) {
+            v.rows[p][g] = row_of(0u, 0u, 0u);
+            v.x[p][g] = 0u;
+        }
     long long first = (y0 - K) % rows_in.h;
     rows_in.start(first < 0 ? first + rows_in.h : first);
     // The row coming out at the step (negative: rows above the tile), D steps at a time, and

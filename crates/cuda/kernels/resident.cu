@@ -1,7 +1,7 @@
 // cuda-bitsliced on small grids: the whole grid stays in the shared memory of one thread-block
 // cluster (compute capability 9.0) for all the generations of a launch, so that a generation
 // costs one pass over shared memory and one cluster barrier instead of a kernel launch.
-// Pasted after bitsliced.cu, whose `evolve` and `majority` it uses.
+// Pasted after bitsliced.cu, whose `Row`, `row_of` and `evolve` it uses.
 //
 // Layout: the grid's rows (nw = ceil(W/32) words each, cell x at bit x % 32 of word x / 32,
 // padding bits zero; rows `stride` words apart in global memory, as in bitsliced.cu) are cut
@@ -12,8 +12,8 @@
 //
 // Work: a band is cut into segments of `length` rows, and the threads of a block share out the
 // (segment, word column) pairs, consecutive threads on consecutive words. A thread walks down
-// its column of the segment keeping three rows' sums (bitsliced.cu's counting), so each row's
-// sums are made once per segment, and twice more at the segment's two edges.
+// its column of the segment keeping three Rows (bitsliced.cu's counting), so each row's
+// Row is made once per segment, and twice more at the segment's two edges.
 
 // Clusters need compute capability 9.0, the only GPUs the host launches this kernel on; below
 // it these helpers compile to the case of one block, so that the module still builds.
@@ -97,16 +97,14 @@ __device__ __forceinline__ Column column(int i, int nw, int w)
             i == nw - 1 ? edge : 31u};
 }
 
-// The two bit planes of the horizontal 3-sums of `col`'s word of `row`, and the word's cells.
-__device__ __forceinline__ void row_sums(const unsigned int *row, Column col, unsigned int &s0,
-                                         unsigned int &s1, unsigned int &cells)
+// The Row (bitsliced.cu) of `col`'s word of `row`, and the word's cells.
+__device__ __forceinline__ Row row_sums(const unsigned int *row, Column col, unsigned int &cells)
 {
     unsigned int c = row[col.i];
     unsigned int l = (c << 1) | (row[col.left] >> col.from_left);
     unsigned int r = (c >> 1) | (row[col.right] << col.to_right);
-    s0 = l ^ c ^ r;
-    s1 = majority(l, c, r);
     cells = c;
+    return row_of(l, c, r);
 }
 
 // Row y of the torus (-1 <= y <= h) in the buffer whose address in this block is `buffer`,
@@ -150,17 +148,17 @@ __device__ __forceinline__ void update(Work k, const unsigned int *__restrict__ 
                                        unsigned int keep)
 {
     unsigned int mask = k.col.i == nw - 1 ? keep : FULL_MASK;
-    unsigned int a0, a1, b0, b1, c0, c1, e0, e1, middle, unused;
-    row_sums(k.above + shift, k.col, a0, a1, unused);
-    row_sums(k.below + shift, k.col, e0, e1, unused);
-    row_sums(from + k.y0 * nw, k.col, b0, b1, middle);
+    unsigned int middle, unused;
+    Row a = row_sums(k.above + shift, k.col, unused);
+    Row e = row_sums(k.below + shift, k.col, unused);
+    Row b = row_sums(from + k.y0 * nw, k.col, middle);
     for (int y = k.y0; y < k.last; y++) {
         unsigned int below;
-        row_sums(from + (y + 1) * nw, k.col, c0, c1, below);
-        to[y * nw + k.col.i] = evolve(a0, a1, b0, b1, c0, c1, middle) & mask;
-        a0 = b0, a1 = b1, b0 = c0, b1 = c1, middle = below;
+        Row c = row_sums(from + (y + 1) * nw, k.col, below);
+        to[y * nw + k.col.i] = evolve(a, b, c, middle) & mask;
+        a = b, b = c, middle = below;
     }
-    to[k.last * nw + k.col.i] = evolve(a0, a1, b0, b1, e0, e1, middle) & mask;
+    to[k.last * nw + k.col.i] = evolve(a, b, e, middle) & mask;
 }
 
 // `generations` generations of the h rows of `cells`, in place. The cluster is the whole grid

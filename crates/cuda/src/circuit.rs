@@ -12,6 +12,8 @@
 
 use std::collections::HashMap;
 
+use gol_core::rule::circuit::{self as cells, Circuit, Signal, FIRST_GATE, ONE, ZERO};
+use gol_core::rule::Family;
 use gol_core::Rule;
 
 /// The inputs of the Shannon-expanded circuits, in truth-table bit order, as the source names
@@ -172,17 +174,39 @@ pub fn is_exact(rule: Rule) -> bool {
     exact(rule).is_some()
 }
 
-/// Operations the rule's circuit takes per word.
+/// Whether the rule reads each cell's whole neighbourhood (a family other than outer-totalistic
+/// Moore rules): the kernel then keeps each row's cells rather than its sums (`CELL_RULE`).
+pub fn reads_cells(rule: Rule) -> bool {
+    rule.family() != Family::OuterTotalistic
+}
+
+/// Operations the rule's circuit takes per word (for a rule that reads cells, the circuit's
+/// gates, each one operation or two).
 pub fn operations(rule: Rule) -> u32 {
+    if reads_cells(rule) {
+        return Circuit::new(&rule).gates().len() as u32;
+    }
     match exact(rule) {
         Some(gates) => gates.len() as u32,
         None => 2 + circuit(rule).0,
     }
 }
 
-/// CUDA source of `lop3<LUT>(a, b, c)` (the PTX instruction) and of
-/// `rule_circuit(t0, k0, a1, b1, c1, x)`, the rule's next states built from it.
+/// `FULL_MASK` and `lop3<LUT>(a, b, c)` (the PTX instruction), which the rule's source uses.
+const PREAMBLE: &str = "#define FULL_MASK 0xffffffffu\n\
+    template <unsigned int LUT>\n\
+    __device__ __forceinline__ unsigned int lop3(unsigned int a, unsigned int b, unsigned int c)\n{\n\
+    \x20   unsigned int d;\n\
+    \x20   asm(\"lop3.b32 %0, %1, %2, %3, %4;\" : \"=r\"(d) : \"r\"(a), \"r\"(b), \"r\"(c), \"n\"(LUT));\n\
+    \x20   return d;\n}\n\n";
+
+/// CUDA source of the rule for cuda-bitsliced's kernel: `rule_circuit(t0, k0, a1, b1, c1, x)`
+/// built from LOP3s for an outer-totalistic Moore rule, or `CELL_RULE` and
+/// `rule_cells(c0, …, c8)` from the rule's [`Circuit`] for the other families.
 pub fn source(rule: Rule) -> String {
+    if reads_cells(rule) {
+        return cells_source(rule);
+    }
     let mut body = String::new();
     let mut count = 0;
     let (ops, result) = match exact(rule) {
@@ -204,15 +228,51 @@ pub fn source(rule: Rule) -> String {
         }
     };
     format!(
-        "#define FULL_MASK 0xffffffffu\n\
-         template <unsigned int LUT>\n\
-         __device__ __forceinline__ unsigned int lop3(unsigned int a, unsigned int b, unsigned int c)\n{{\n\
-         \x20   unsigned int d;\n\
-         \x20   asm(\"lop3.b32 %0, %1, %2, %3, %4;\" : \"=r\"(d) : \"r\"(a), \"r\"(b), \"r\"(c), \"n\"(LUT));\n\
-         \x20   return d;\n}}\n\n\
+        "{PREAMBLE}\
          // The rule {rule} as {ops} three-input logic operations.\n\
          __device__ __forceinline__ unsigned int rule_circuit(unsigned int t0, unsigned int k0,\n\
          \x20   unsigned int a1, unsigned int b1, unsigned int c1, unsigned int x)\n{{\n{body}    return {result};\n}}\n"
+    )
+}
+
+/// The source of `rule_cells(c0, …, c8)` (cell `3r + c` of the neighbourhood as `c{3r+c}`, the
+/// centre `c4`): the rule's [`Circuit`], a statement a gate (NVCC fuses them into LOP3s).
+fn cells_source(rule: Rule) -> String {
+    let circuit = Circuit::new(&rule);
+    let name = |s: Signal| -> String {
+        match s {
+            ZERO => "0u".into(),
+            ONE => "FULL_MASK".into(),
+            s if s < FIRST_GATE => format!("c{s}"),
+            s => format!("g{}", s - FIRST_GATE),
+        }
+    };
+    let mut body = String::new();
+    for (i, gate) in circuit.gates().iter().enumerate() {
+        let expression = match *gate {
+            cells::Gate::And(a, b) => format!("{} & {}", name(a), name(b)),
+            cells::Gate::Or(a, b) => format!("{} | {}", name(a), name(b)),
+            cells::Gate::Xor(a, b) => format!("{} ^ {}", name(a), name(b)),
+            cells::Gate::AndNot(a, b) => format!("{} & ~{}", name(a), name(b)),
+            cells::Gate::Not(a) => format!("~{}", name(a)),
+            cells::Gate::Xor3(a, b, c) => format!("{} ^ {} ^ {}", name(a), name(b), name(c)),
+            cells::Gate::Majority(a, b, c) => {
+                format!("lop3<0xe8>({}, {}, {})", name(a), name(b), name(c))
+            }
+            cells::Gate::Mux(s, one, zero) => {
+                format!("lop3<0x{MUX:02x}>({}, {}, {})", name(s), name(zero), name(one))
+            }
+        };
+        body.push_str(&format!("    unsigned int g{i} = {expression};\n"));
+    }
+    let cells: Vec<String> = (0..9).map(|c| format!("unsigned int c{c}")).collect();
+    format!(
+        "{PREAMBLE}#define CELL_RULE\n\
+         // The rule {rule} as {} operations over the cells of the neighbourhood.\n\
+         __device__ __forceinline__ unsigned int rule_cells({})\n{{\n{body}    return {};\n}}\n",
+        circuit.gates().len(),
+        cells.join(", "),
+        name(circuit.output())
     )
 }
 

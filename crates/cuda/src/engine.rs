@@ -302,7 +302,7 @@ impl<B: Backend + Send> Engine<B::World> for GpuEngine<B> {
         self.backend = None;
         self.graphs = [None, None];
         self.parity = 0;
-        rule.check_neighbours(B::World::NEIGHBOURS)?;
+        rule.check_engine(self.id, B::World::NEIGHBOURS)?;
         world.check_sides()?;
         let mut backend = B::prepare(&self.gpu, &self.stream, self.id, world, rule)?;
         let ((), upload) = time_on_host(|| backend.upload(&self.stream, world))?;

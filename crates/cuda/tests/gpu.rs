@@ -93,6 +93,44 @@ fn every_engine_matches_the_oracle_on_awkward_sizes_and_rules() {
     }
 }
 
+/// A random rule of a 2D family other than outer-totalistic Moore, from `seed`.
+fn family_rule(seed: u64) -> Rule {
+    let mut rng = gol_core::seed::SplitMix64::new(seed);
+    let family = gol_core::rule::Family::ALL[1 + seed as usize % 3];
+    Rule::random(family, &mut || rng.next())
+}
+
+#[test]
+fn bitsliced_runs_random_rules_of_every_2d_family_as_the_oracle() {
+    if !have_gpu() {
+        return;
+    }
+    let oracle = find(cpu::ENGINES, EngineId::CpuScalar).unwrap();
+    let sides = [1, 2, 3, 5, 31, 32, 33, 63, 64, 65, 100, 127];
+    for i in 0..60u64 {
+        let (w, h) = (sides[i as usize % sides.len()], sides[(i as usize * 7 + 3) % sides.len()]);
+        let rule = family_rule(i);
+        let grid = density_soup(w, h, 0.2 + 0.01 * i as f64, 700 + i).unwrap();
+        let gens = 1 + i % 40;
+        let expected = evolve(oracle, &grid, rule, gens).unwrap();
+        let got = run(EngineId::CudaBitsliced, &EngineOptions::default(), &grid, rule, gens);
+        assert_eq!(
+            expected.first_difference(&got),
+            None,
+            "cuda-bitsliced on {w}x{h} {rule} {gens} gens"
+        );
+    }
+    // Engines that cannot run them refuse them, naming those that can.
+    let friends = Rule::parse("B2-a/S12").unwrap();
+    let spec = find(gol_cuda::ENGINES, EngineId::CudaLut).unwrap();
+    let mut engine = (spec.create)(&EngineOptions::default()).unwrap();
+    let err = engine
+        .load(&Grid::new(8, 8).unwrap(), friends)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("cuda-bitsliced"), "{err}");
+}
+
 #[test]
 fn other_block_sizes_give_the_same_states() {
     if !have_gpu() {
@@ -302,6 +340,11 @@ fn bitsliced_matches_across_column_groups_tiles_and_launch_depths() {
         (4097, 4099, "B3/S23", 150),
         // Steps of 533 and 1067 generations: graph replays between direct launches.
         (97, 61, "B36/S23", 1600),
+        // Rules that read whole neighbourhoods (CELL_RULE), at every depth.
+        (961, 50, "B2-a/S12", 77),
+        (2000, 700, "B3/S23-a", 64),
+        (4097, 4099, "B2/S34H", 150),
+        (1919, 2, "B2/S013V", 100),
     ];
     for (i, &(w, h, rule, gens)) in cases.iter().enumerate() {
         let rule = Rule::parse(rule).unwrap();
@@ -374,6 +417,14 @@ fn bitsliced_with_the_plan_asked_for() {
         (1024, 1024, "B3/S23", 100),
         (1500, 37, "B3/S23", 33),
         (4100, 20, "B2/S", 21),
+        // Rules that read whole neighbourhoods (CELL_RULE).
+        (1, 1, "B2-a/S12", 5),
+        (2, 3, "B2/S34H", 6),
+        (3, 1, "B2/S013V", 7),
+        (33, 31, "B3/S23-a", 40),
+        (100, 7, "B2ce3aeijnqry4n/S1e2-a3ae4ejqt", 19),
+        (1000, 333, "B2-a/S12", 131),
+        (1500, 37, "B2/S34H", 33),
     ];
     for (i, &(w, h, rule, gens)) in cases.iter().enumerate() {
         let rule = Rule::parse(rule).unwrap();

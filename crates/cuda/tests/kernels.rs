@@ -17,11 +17,24 @@ fn every_kernel_compiles_for_sm_90() {
     }
     let flat = ["B3/S23", "B36/S23", "B2/S", "B0123478/S01234678", "B/S"];
     let solid = ["B6/S567", "B0,26/S0-26", "B5-7,10/S4-9,13", "B/S"];
+    // Rules of the other 2D families, which only cuda-bitsliced runs (as CELL_RULE).
+    let families = [
+        "B2-a/S12",
+        "B3/S23-a",
+        "B2ce3aeijnqry4n/S1e2-a3ae4ejqt",
+        "B2/S34H",
+        "B2/S013V",
+        "B01234/S01234V",
+    ];
     let flat_kernels: Vec<_> = kernels::all().collect();
     let solid_kernels: Vec<_> = kernels::all_3d().collect();
+    let bitsliced: Vec<_> = kernels::all()
+        .filter(|s| s.engine == gol_core::EngineId::CudaBitsliced)
+        .collect();
     let cases = flat
         .iter()
         .map(|&r| (r, &flat_kernels, false))
+        .chain(families.iter().map(|&r| (r, &bitsliced, false)))
         .chain(solid.iter().map(|&r| (r, &solid_kernels, true)));
     for (rule, specs, is_3d) in cases {
         let rule = Rule::parse(rule).unwrap();

@@ -169,6 +169,24 @@ impl Rule {
         Rule::with_letters(0, 0, Neighbourhood::Moore, Some([keep(birth), keep(survive)]))
     }
 
+    /// A random 2D rule of `family`, its bits drawn from `next` (for tests and `gol verify`):
+    /// any counts the neighbourhood has, and for isotropic rules any letters.
+    pub fn random(family: Family, next: &mut dyn FnMut() -> u64) -> Rule {
+        let mut counts = |size: u32| (next() & ((1 << (size + 1)) - 1)) as u32;
+        let (neighbourhood, size) = match family {
+            Family::OuterTotalistic => (Neighbourhood::Moore, 8),
+            Family::Hexagonal => (Neighbourhood::Hexagonal, 6),
+            Family::VonNeumann => (Neighbourhood::VonNeumann, 4),
+            Family::Isotropic => {
+                let mut sets = || -> [u16; 9] { std::array::from_fn(|_| next() as u16) };
+                return Rule::isotropic(sets(), sets());
+            }
+        };
+        let (birth, survive) = (counts(size), counts(size));
+        Rule::outer_totalistic(neighbourhood, birth, survive)
+            .expect("counts within the neighbourhood")
+    }
+
     /// Parses B/S notation (see the module documentation).
     pub fn parse(text: &str) -> Result<Rule> {
         let fail = |reason: String| Error::Rule {
@@ -398,6 +416,14 @@ pub enum Family {
 }
 
 impl Family {
+    /// Every family.
+    pub const ALL: [Family; 4] = [
+        Family::OuterTotalistic,
+        Family::Isotropic,
+        Family::Hexagonal,
+        Family::VonNeumann,
+    ];
+
     /// The engines that run the families other than [`Family::OuterTotalistic`]: the oracle,
     /// and the bit-sliced engines through [`circuit`].
     pub const ENGINES: [EngineId; 3] = [
