@@ -2,10 +2,7 @@
 
 mod common;
 
-use std::path::PathBuf;
-use std::process::Command;
-
-use common::{error_of, gol, stdout_of};
+use common::{bgolly, error_of, gol, golly_agrees, stdout_of};
 
 const GLIDER_TORUS: &str = include_str!("fixtures/glider-torus.rle");
 const GOSPER_GUN: &str = include_str!("fixtures/gosper-gun.rle");
@@ -432,26 +429,6 @@ fn info_lists_the_engines() {
     }
 }
 
-/// Golly's bgolly, the independent check. Skipped with a notice where it is not installed,
-/// unless `GOL_REQUIRE_GOLLY=1` (set by CI, which installs it).
-fn bgolly() -> Option<PathBuf> {
-    let found = std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|p| p.join("bgolly"))
-            .find(|p| p.exists())
-    });
-    if found.is_none() {
-        assert!(
-            std::env::var_os("GOL_REQUIRE_GOLLY").is_none(),
-            "GOL_REQUIRE_GOLLY is set but bgolly is not on PATH"
-        );
-        eprintln!(
-            "notice: bgolly (Debian package golly) not found; skipping the Golly cross-check"
-        );
-    }
-    found
-}
-
 #[test]
 fn golly_agrees_on_tori() {
     let Some(bgolly) = bgolly() else { return };
@@ -502,91 +479,13 @@ fn golly_agrees_on_tori() {
     ];
     for (i, (problem, gens)) in cases.into_iter().enumerate() {
         // The first case's start goes to Golly gzip-compressed (`.rle.gz`), as Golly reads it.
-        let gz = if i == 0 { ".gz" } else { "" };
-        let start = dir.path().join(format!("start{i}.rle{gz}"));
-        let theirs = dir.path().join(format!("theirs{i}.rle"));
-        let again = dir.path().join(format!("again{i}.cells"));
-        let with = |extra: &[&str]| -> Vec<String> {
-            let mut args: Vec<String> = vec!["run".into()];
-            args.extend(problem.iter().cloned());
-            args.extend(extra.iter().map(|s| s.to_string()));
-            args
-        };
-        let run = |args: Vec<String>| {
-            let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-            stdout_of(&refs)
-        };
-        run(with(&["--gens", "0", "--output", start.to_str().unwrap()]));
-        let status = Command::new(&bgolly)
-            .args(["-a", "QuickLife", "-q", "-q", "-m", &gens.to_string(), "-o"])
-            .arg(&theirs)
-            .arg(&start)
-            .status()
-            .expect("bgolly runs");
-        assert!(status.success(), "bgolly failed on case {i}");
-        // Golly writes the bounding box of the live cells, without its position: compare it
-        // with the bounding box of ours (Golly's grid maps onto ours by a fixed offset).
-        let ours_cells = dir.path().join(format!("ours{i}.cells"));
-        run(with(&[
-            "--gens",
-            &gens.to_string(),
-            "--output",
-            ours_cells.to_str().unwrap(),
-        ]));
-        let header = std::fs::read_to_string(&theirs).unwrap();
-        let header = header
-            .lines()
-            .find(|l| l.starts_with('x'))
-            .unwrap()
-            .to_string();
-        let size = |key: &str| -> String {
-            header
-                .split(',')
-                .find_map(|kv| {
-                    let (k, v) = kv.split_once('=')?;
-                    (k.trim() == key).then(|| v.trim().to_string())
-                })
-                .unwrap()
-        };
-        run(vec![
-            "run".into(),
-            "--input".into(),
-            theirs.display().to_string(),
-            "--width".into(),
-            size("x"),
-            "--height".into(),
-            size("y"),
-            "--gens".into(),
-            "0".into(),
-            "--output".into(),
-            again.display().to_string(),
-        ]);
-        assert_eq!(
-            bounding_box(&std::fs::read_to_string(&ours_cells).unwrap()),
-            bounding_box(&std::fs::read_to_string(&again).unwrap()),
-            "case {i}: gol and Golly differ after {gens} generations"
+        let start = if i == 0 { "start.rle.gz" } else { "start.rle" };
+        golly_agrees(
+            &bgolly,
+            &dir.path().join(i.to_string()),
+            &problem,
+            gens,
+            start,
         );
     }
-}
-
-/// The rows of a `.cells` text cropped to the bounding box of its live cells.
-fn bounding_box(cells: &str) -> Vec<String> {
-    let rows: Vec<&str> = cells.lines().filter(|l| !l.starts_with('!')).collect();
-    let live_rows: Vec<usize> = (0..rows.len()).filter(|&y| rows[y].contains('O')).collect();
-    let (Some(&top), Some(&bottom)) = (live_rows.first(), live_rows.last()) else {
-        return Vec::new();
-    };
-    let left = rows.iter().filter_map(|r| r.find('O')).min().unwrap();
-    let right = rows.iter().filter_map(|r| r.rfind('O')).max().unwrap();
-    rows[top..=bottom]
-        .iter()
-        .map(|r| {
-            format!(
-                "{:.<width$}",
-                r.get(left..).unwrap_or(""),
-                width = right - left + 1
-            )[..right - left + 1]
-                .to_string()
-        })
-        .collect()
 }

@@ -3,8 +3,8 @@
 
 use gol_core::cpu::{self, Bitsliced, Isa};
 use gol_core::engine::{evolve, find, Engine};
-use gol_core::seed::{density_soup, glibc_soup, SplitMix64};
 use gol_core::rule::Family;
+use gol_core::seed::{density_soup, glibc_soup, SplitMix64};
 use gol_core::{EngineId, EngineOptions, Grid, Rule};
 use proptest::prelude::*;
 
@@ -147,7 +147,10 @@ fn only_the_oracle_and_bit_sliced_engines_take_other_families() {
         let result = engine.load(&grid, rule);
         if spec.id == EngineId::CpuTable {
             let err = result.unwrap_err().to_string();
-            assert!(err.contains("runs on cpu-scalar, cpu-bitsliced, cuda-bitsliced"), "{err}");
+            assert!(
+                err.contains("runs on cpu-scalar, cpu-bitsliced, cuda-bitsliced"),
+                "{err}"
+            );
         } else {
             result.unwrap();
         }

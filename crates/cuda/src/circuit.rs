@@ -260,7 +260,12 @@ fn cells_source(rule: Rule) -> String {
                 format!("lop3<0xe8>({}, {}, {})", name(a), name(b), name(c))
             }
             cells::Gate::Mux(s, one, zero) => {
-                format!("lop3<0x{MUX:02x}>({}, {}, {})", name(s), name(zero), name(one))
+                format!(
+                    "lop3<0x{MUX:02x}>({}, {}, {})",
+                    name(s),
+                    name(zero),
+                    name(one)
+                )
             }
         };
         body.push_str(&format!("    unsigned int g{i} = {expression};\n"));

@@ -106,14 +106,24 @@ fn bitsliced_runs_random_rules_of_every_2d_family_as_the_oracle() {
         return;
     }
     let oracle = find(cpu::ENGINES, EngineId::CpuScalar).unwrap();
+    // Each rule compiles its own kernels (about 6 s each with NVRTC on the H100 machine).
     let sides = [1, 2, 3, 5, 31, 32, 33, 63, 64, 65, 100, 127];
-    for i in 0..60u64 {
-        let (w, h) = (sides[i as usize % sides.len()], sides[(i as usize * 7 + 3) % sides.len()]);
+    for i in 0..12u64 {
+        let (w, h) = (
+            sides[i as usize % sides.len()],
+            sides[(i as usize * 7 + 3) % sides.len()],
+        );
         let rule = family_rule(i);
         let grid = density_soup(w, h, 0.2 + 0.01 * i as f64, 700 + i).unwrap();
-        let gens = 1 + i % 40;
+        let gens = 1 + i * 7 % 40;
         let expected = evolve(oracle, &grid, rule, gens).unwrap();
-        let got = run(EngineId::CudaBitsliced, &EngineOptions::default(), &grid, rule, gens);
+        let got = run(
+            EngineId::CudaBitsliced,
+            &EngineOptions::default(),
+            &grid,
+            rule,
+            gens,
+        );
         assert_eq!(
             expected.first_difference(&got),
             None,

@@ -5,8 +5,8 @@ use std::time::Instant;
 
 use gol_core::cpu::{Bitsliced, Bitsliced3d, Isa};
 use gol_core::engine::{self, Engine};
-use gol_core::seed::{density_soup, glibc_soup, SplitMix64};
 use gol_core::rule::Family;
+use gol_core::seed::{density_soup, glibc_soup, SplitMix64};
 use gol_core::{Cube, EngineOptions, Grid, Rule};
 
 use crate::error::{Error, Result};

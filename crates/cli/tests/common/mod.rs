@@ -50,3 +50,115 @@ pub fn error_of(args: &[&str]) -> String {
     assert_eq!(stderr.lines().count(), 1, "gol {args:?}: {stderr}");
     stderr
 }
+
+/// Golly's bgolly, the independent check. Skipped with a notice where it is not installed,
+/// unless `GOL_REQUIRE_GOLLY=1` (set by CI, which installs it).
+pub fn bgolly() -> Option<PathBuf> {
+    let found = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|p| p.join("bgolly"))
+            .find(|p| p.exists())
+    });
+    if found.is_none() {
+        assert!(
+            std::env::var_os("GOL_REQUIRE_GOLLY").is_none(),
+            "GOL_REQUIRE_GOLLY is set but bgolly is not on PATH"
+        );
+        eprintln!(
+            "notice: bgolly (Debian package golly) not found; skipping the Golly cross-check"
+        );
+    }
+    found
+}
+
+/// The rows of a `.cells` text cropped to the bounding box of its live cells.
+pub fn bounding_box(cells: &str) -> Vec<String> {
+    let rows: Vec<&str> = cells.lines().filter(|l| !l.starts_with('!')).collect();
+    let live_rows: Vec<usize> = (0..rows.len()).filter(|&y| rows[y].contains('O')).collect();
+    let (Some(&top), Some(&bottom)) = (live_rows.first(), live_rows.last()) else {
+        return Vec::new();
+    };
+    let left = rows.iter().filter_map(|r| r.find('O')).min().unwrap();
+    let right = rows.iter().filter_map(|r| r.rfind('O')).max().unwrap();
+    rows[top..=bottom]
+        .iter()
+        .map(|r| {
+            format!(
+                "{:.<width$}",
+                r.get(left..).unwrap_or(""),
+                width = right - left + 1
+            )[..right - left + 1]
+                .to_string()
+        })
+        .collect()
+}
+
+/// Runs the problem `problem` (`gol run` arguments naming a torus and its start) for `gens`
+/// generations in gol and in Golly's `bgolly` (QuickLife), in folder `dir`, and fails unless
+/// both end with the same cells. gol writes the start as `start` (an RLE name, `.gz` for
+/// compressed), with the rule and torus in Golly's notation. Golly writes the bounding box of
+/// the live cells, without its position: it is compared with the bounding box of ours (Golly's
+/// torus maps onto ours by a fixed offset).
+pub fn golly_agrees(bgolly: &Path, dir: &Path, problem: &[String], gens: u64, start: &str) {
+    std::fs::create_dir_all(dir).unwrap();
+    let (start, theirs) = (dir.join(start), dir.join("theirs.rle"));
+    let (ours, again) = (dir.join("ours.cells"), dir.join("again.cells"));
+    let run = |extra: &[&str]| {
+        let mut args: Vec<&str> = vec!["run"];
+        args.extend(problem.iter().map(String::as_str));
+        args.extend(extra);
+        stdout_of(&args)
+    };
+    run(&["--gens", "0", "--output", start.to_str().unwrap()]);
+    let status = Command::new(bgolly)
+        .args(["-a", "QuickLife", "-q", "-q", "-m", &gens.to_string(), "-o"])
+        .arg(&theirs)
+        .arg(&start)
+        .status()
+        .expect("bgolly runs");
+    assert!(status.success(), "bgolly failed on {problem:?}");
+    run(&[
+        "--gens",
+        &gens.to_string(),
+        "--output",
+        ours.to_str().unwrap(),
+    ]);
+    let text = std::fs::read_to_string(&theirs).unwrap();
+    let header = text.lines().find(|l| l.starts_with('x')).unwrap();
+    let size = |key: &str| -> String {
+        header
+            .split(',')
+            .find_map(|kv| {
+                let (k, v) = kv.split_once('=')?;
+                (k.trim() == key).then(|| v.trim().to_string())
+            })
+            .unwrap()
+    };
+    let ours = bounding_box(&std::fs::read_to_string(&ours).unwrap());
+    if size("x") == "0" {
+        assert_eq!(
+            ours,
+            Vec::<String>::new(),
+            "Golly's {problem:?} died out, ours did not"
+        );
+        return;
+    }
+    stdout_of(&[
+        "run",
+        "--input",
+        theirs.to_str().unwrap(),
+        "--width",
+        &size("x"),
+        "--height",
+        &size("y"),
+        "--gens",
+        "0",
+        "--output",
+        again.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        ours,
+        bounding_box(&std::fs::read_to_string(&again).unwrap()),
+        "gol and Golly differ after {gens} generations of {problem:?}"
+    );
+}

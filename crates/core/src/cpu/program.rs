@@ -86,11 +86,7 @@ impl Program {
             ONE => Output::Constant(!0),
             signal => Output::Slot(slot_of[signal as usize]),
         };
-        Program {
-            ops,
-            slots,
-            output,
-        }
+        Program { ops, slots, output }
     }
 
     /// Runs the gates over the first `n` words of each slot of `slots` (`STRIP` words a slot).

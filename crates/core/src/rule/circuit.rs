@@ -283,7 +283,10 @@ impl Builder {
             }
             weight += 1;
         }
-        columns.into_iter().filter_map(|c| c.first().copied()).collect()
+        columns
+            .into_iter()
+            .filter_map(|c| c.first().copied())
+            .collect()
     }
 
     /// The next state of a cell (`alive` or not) with `count` counted live neighbours: a
@@ -312,7 +315,9 @@ impl Builder {
             (others, true)
         };
         let cells_of = |c: u16| -> Vec<Signal> {
-            (0..9).filter(|&bit| bit != 4 && c >> bit & 1 == 1).collect()
+            (0..9)
+                .filter(|&bit| bit != 4 && c >> bit & 1 == 1)
+                .collect()
         };
         let any = if count <= 4 {
             // The OR of the ANDs of each arrangement's live cells.
@@ -463,7 +468,9 @@ mod test {
     fn gates_read_only_earlier_signals() {
         let circuit = Circuit::new(&Rule::parse("B2ce3aeijnqry4n/S1e2-a3ae4ejqt").unwrap());
         for (i, gate) in circuit.gates().iter().enumerate() {
-            assert!(gate.inputs().all(|s| s < FIRST_GATE + i as Signal && s != ZERO && s != ONE));
+            assert!(gate
+                .inputs()
+                .all(|s| s < FIRST_GATE + i as Signal && s != ZERO && s != ONE));
         }
         let last = circuit.last_uses();
         assert_eq!(last[circuit.output() as usize], circuit.gates().len());
@@ -473,7 +480,9 @@ mod test {
     fn just_friends_costs_a_few_gates_beyond_counting() {
         // Counting 8 cells takes 4 full and 3 half adders (14 gates); B2-a/S12 adds the
         // predicate of 2a (8 pairs, factored to 11 gates) and the leaves' multiplexers.
-        let gates = Circuit::new(&Rule::parse("B2-a/S12").unwrap()).gates().len();
+        let gates = Circuit::new(&Rule::parse("B2-a/S12").unwrap())
+            .gates()
+            .len();
         assert!(gates <= 36, "{gates}");
         let gates = Circuit::new(&Rule::parse("B2/S34H").unwrap()).gates().len();
         assert!(gates <= 15, "{gates}");

@@ -174,7 +174,10 @@ mod test {
         // of count 8 - n.
         for cells in (0..512u16).filter(|c| c & 16 == 0 && c.count_ones() != 4) {
             let complement = !cells & 0x1ef;
-            let (n, m) = (cells.count_ones() as usize, complement.count_ones() as usize);
+            let (n, m) = (
+                cells.count_ones() as usize,
+                complement.count_ones() as usize,
+            );
             if (1..8).contains(&n) {
                 assert_eq!(
                     LETTERS[n].as_bytes()[letter_index(cells)],

@@ -166,7 +166,12 @@ impl Rule {
         let keep = |sets: [u16; 9]| -> [u16; 9] {
             std::array::from_fn(|k| sets[k] & hensel::all_letters(k))
         };
-        Rule::with_letters(0, 0, Neighbourhood::Moore, Some([keep(birth), keep(survive)]))
+        Rule::with_letters(
+            0,
+            0,
+            Neighbourhood::Moore,
+            Some([keep(birth), keep(survive)]),
+        )
     }
 
     /// A random 2D rule of `family`, its bits drawn from `next` (for tests and `gol verify`):
@@ -231,10 +236,12 @@ impl Rule {
                     "Hensel's letters go with the Moore neighbourhood only".into(),
                 ));
             }
-            return Rule::outer_totalistic(neighbourhood, birth.0, survive.0).map_err(|e| match e {
-                Error::Rule { reason, .. } => fail(reason),
-                other => other,
-            });
+            return Rule::outer_totalistic(neighbourhood, birth.0, survive.0).map_err(
+                |e| match e {
+                    Error::Rule { reason, .. } => fail(reason),
+                    other => other,
+                },
+            );
         }
         let letters = match (birth.1, survive.1) {
             (None, None) => None,
@@ -324,7 +331,9 @@ impl Rule {
         }
         match &self.letters {
             None => true,
-            Some(sets) => sets[alive as usize][count as usize] >> hensel::letter_index(around) & 1 == 1,
+            Some(sets) => {
+                sets[alive as usize][count as usize] >> hensel::letter_index(around) & 1 == 1
+            }
         }
     }
 
@@ -766,7 +775,10 @@ mod test {
         for (text, shown) in [
             ("B3/S23-a", "B3/S23-a"),
             ("b2e3/s23", "B2e3/S23"),
-            ("B2ce3aeijnqry4n/S1e2-a3ae4ejqt", "B2ce3-ck4n/S1e2-a3ae4ejqt"),
+            (
+                "B2ce3aeijnqry4n/S1e2-a3ae4ejqt",
+                "B2ce3-ck4n/S1e2-a3ae4ejqt",
+            ),
             ("B3cekainyqjr/S23", "B3/S23"),
             ("B2-cekain3/S23", "B3/S23"),
             ("S23-a/B3", "B3/S23-a"),

@@ -1,0 +1,142 @@
+//! The rule families beyond outer-totalistic Moore rules (isotropic non-totalistic, hexagonal,
+//! von Neumann), checked end to end against Golly's `bgolly` on tori of odd sizes, and
+//! refused in one line by the engines that cannot run them.
+
+mod common;
+
+use gol_core::rule::Family;
+use gol_core::seed::SplitMix64;
+use gol_core::Rule;
+
+use common::{bgolly, error_of, golly_agrees, stdout_of};
+
+/// A random rule of `family` without births on 0 neighbours (which Golly runs by emulation).
+fn random_rule(family: Family, rng: &mut SplitMix64) -> Rule {
+    loop {
+        let rule = Rule::random(family, &mut || rng.next());
+        if rule.birth_mask() & 1 == 0 {
+            return rule;
+        }
+    }
+}
+
+#[test]
+fn golly_agrees_on_random_rules_of_every_family() {
+    let Some(bgolly) = bgolly() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let mut rng = SplitMix64::new(24);
+    let families = [
+        (Family::Isotropic, 40),
+        (Family::Hexagonal, 12),
+        (Family::VonNeumann, 12),
+    ];
+    let mut case = 0;
+    for (family, count) in families {
+        for _ in 0..count {
+            let rule = random_rule(family, &mut rng);
+            let (width, height) = (5 + rng.next() % 40, 3 + rng.next() % 30);
+            let gens = 1 + rng.next() % 40;
+            let problem: Vec<String> = [
+                "--width",
+                &width.to_string(),
+                "--height",
+                &height.to_string(),
+                "--density",
+                "0.4",
+                "--seed",
+                &case.to_string(),
+                "--rule",
+                &rule.to_string(),
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+            golly_agrees(
+                &bgolly,
+                &dir.path().join(case.to_string()),
+                &problem,
+                gens,
+                "start.rle",
+            );
+            case += 1;
+        }
+    }
+}
+
+#[test]
+fn golly_agrees_on_named_rules() {
+    let Some(bgolly) = bgolly() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    for (i, (rule, width, height, gens)) in [
+        ("B2-a/S12", 61, 47, 100),
+        ("B3/S23-a", 64, 33, 80),
+        ("B2e3/S23", 37, 41, 60),
+        ("B2ce3aeijnqry4n/S1e2-a3ae4ejqt", 45, 45, 50),
+        ("B2/S34H", 50, 31, 90),
+        ("B2/S013V", 33, 65, 70),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let problem: Vec<String> = [
+            "--width",
+            &width.to_string(),
+            "--height",
+            &height.to_string(),
+            "--density",
+            "0.3",
+            "--seed",
+            &i.to_string(),
+            "--rule",
+            rule,
+            "--engine",
+            ["cpu-bitsliced", "cpu-scalar"][i % 2],
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        golly_agrees(
+            &bgolly,
+            &dir.path().join(i.to_string()),
+            &problem,
+            gens,
+            "start.rle",
+        );
+    }
+}
+
+#[test]
+fn engines_that_cannot_run_a_family_say_which_can() {
+    let err = error_of(&[
+        "run",
+        "--size",
+        "32",
+        "--rule",
+        "B2-a/S12",
+        "--engine",
+        "cpu-table",
+    ]);
+    assert!(
+        err.contains("cpu-table runs only outer-totalistic Moore rules")
+            && err.contains("cpu-scalar, cpu-bitsliced, cuda-bitsliced"),
+        "{err}"
+    );
+    let err = error_of(&["run", "--dim", "3", "--size", "8", "--rule", "B2/S34H"]);
+    assert!(err.contains("2D rules"), "{err}");
+    let err = error_of(&["run", "--size", "8", "--rule", "B2x/S23"]);
+    assert!(err.contains("letter 'x' does not go with count 2"), "{err}");
+    // The same run on the oracle and the fast engine, in the report's own words.
+    let report = |engine: &str| {
+        stdout_of(&[
+            "run", "--size", "100", "--gens", "50", "--rule", "b2-a/s12", "--engine", engine,
+        ])
+    };
+    let (scalar, fast) = (report("cpu-scalar"), report("cpu-bitsliced"));
+    let alive = |r: &str| {
+        r.lines()
+            .find(|l| l.starts_with("Total alive"))
+            .map(str::to_string)
+    };
+    assert_eq!(alive(&scalar), alive(&fast));
+    assert!(fast.contains("rule B2-a/S12"), "{fast}");
+}
