@@ -335,6 +335,7 @@ impl Life {
                 gol_core::pattern::Format::Png,
                 &world,
                 sim.rule(),
+                sim.generation(),
             ))
         })?;
         Ok(PyBytes::new(py, &png))

@@ -231,3 +231,23 @@ def test_the_readme_example_runs():
     namespace = {}
     exec(compile(block, "README.md", "exec"), namespace)  # noqa: S102 - our own README
     assert namespace["window"].shape == (32, 64)
+
+
+def test_rules_of_other_families_run_where_they_can():
+    a = (np.random.default_rng(5).random((37, 29)) < 0.4).astype(np.uint8)
+    for rule in ["B2-a/S12", "B2/S34H", "b2/s013v"]:
+        expected = gol.Life.from_cells(a, rule=rule, engine="cpu-scalar")
+        expected.step(21)
+        for info in gol.engines():
+            if 2 not in info["dims"] or not info["available"]:
+                continue
+            if info["name"] not in ("cpu-scalar", "cpu-bitsliced", "cuda-bitsliced"):
+                with pytest.raises(ValueError, match="runs only outer-totalistic Moore rules"):
+                    gol.Life.from_cells(a, rule=rule, engine=info["name"])
+                continue
+            sim = gol.Life.from_cells(a, rule=rule, engine=info["name"])
+            sim.step(21)
+            assert np.array_equal(sim.cells(), expected.cells()), (rule, info["name"])
+    assert gol.Life.from_cells(a, rule="b2-a/s12").rule == "B2-a/S12"
+    with pytest.raises(ValueError, match="letter 'x' does not go with count 2"):
+        gol.Life.from_cells(a, rule="B2x/S23")

@@ -283,7 +283,8 @@ fn run_in<W: Dimension>(args: &RunArgs, setup: &Setup) -> Result<()> {
         width,
         height,
         depth,
-        stamp: depth.map(|_| sim.stamp()),
+        // A 2D start saved at a later generation (RLE `#CXRLE Gen=`) counts on from it.
+        stamp: (depth.is_some() || sim.stamp() > sim.generation()).then(|| sim.stamp()),
         resumed_at: args.resume.as_ref().map(|_| sim.resumed_at()),
         gpus,
         cell_updates_per_second_per_gpu: gpus.map(|n| updates / seconds / n as f64),
@@ -398,8 +399,15 @@ pub(crate) fn print_report(r: &Report, args: &RunArgs) {
         Some(d) => format!("{}x{}x{}", r.width, r.height, d),
         None => format!("{}x{}", r.width, r.height),
     };
+    let from = match (r.stamp, r.depth) {
+        (Some(t), None) => format!(
+            " from generation {} to {t}",
+            t.saturating_sub(r.generations)
+        ),
+        _ => String::new(),
+    };
     println!(
-        "Game of Life: {shape} torus, rule {}, {} generations, {}",
+        "Game of Life: {shape} torus, rule {}, {} generations{from}, {}",
         r.rule, r.generations, r.source
     );
     println!("Engine: {}{details}", r.engine);

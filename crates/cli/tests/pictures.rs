@@ -22,12 +22,12 @@ fn gif_frames(path: &std::path::Path) -> Vec<(u16, u16, Vec<u8>)> {
 }
 
 /// The one-pixel-a-cell picture of a glider `bo$2bo$3o!` on a 12×9 torus, placed at
-/// (⌊(12 − 3)/2⌋, ⌊(9 − 3)/2⌋) = (4, 3) as README.md says, moved `steps` cells down and right.
+/// (6 − 1, 4 − 1) = (5, 3), its centre on the grid's (⌊12/2⌋, ⌊9/2⌋) as README.md says, moved `steps` cells down and right.
 fn glider(steps: usize) -> Vec<u8> {
     let (w, h) = (12, 9);
     let mut cells = vec![0u8; w * h];
     for (x, y) in [(1, 0), (2, 1), (0, 2), (1, 2), (2, 2)] {
-        let (x, y) = ((x + 4 + steps) % w, (y + 3 + steps) % h);
+        let (x, y) = ((x + 5 + steps) % w, (y + 3 + steps) % h);
         cells[y * w + x] = 255;
     }
     cells
@@ -93,7 +93,7 @@ fn a_view_wraps_round_the_torus() {
     std::fs::write(&input, "x = 3, y = 3, rule = B3/S23:T12,9\nbo$2bo$3o!\n").unwrap();
     let gif = dir.path().join("view.gif");
     // A 4×4 window from (10, 7), across both edges: columns 10, 11, 0, 1, rows 7, 8, 0, 1,
-    // after 24 generations (the glider 6 cells on: its box at (10, 0)).
+    // after 24 generations (the glider 6 cells on: its box at (11, 0)).
     stdout_of(&[
         "run",
         "--input",

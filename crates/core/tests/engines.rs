@@ -148,7 +148,7 @@ fn only_the_oracle_and_bit_sliced_engines_take_other_families() {
         if spec.id == EngineId::CpuTable {
             let err = result.unwrap_err().to_string();
             assert!(
-                err.contains("runs on cpu-scalar, cpu-bitsliced, cuda-bitsliced"),
+                err.contains("run on cpu-scalar, cpu-bitsliced, cuda-bitsliced"),
                 "{err}"
             );
         } else {

@@ -102,8 +102,8 @@ impl Dimension for Grid {
 
     const DIM: Dim = Dim::Two;
 
-    fn write_cells(&self, path: &Path, rule: Rule, _stamp: u64) -> Result<()> {
-        Ok(pattern::write(path, self, rule)?)
+    fn write_cells(&self, path: &Path, rule: Rule, stamp: u64) -> Result<()> {
+        Ok(pattern::write(path, self, rule, stamp)?)
     }
 
     fn picture(&self, p: &Picture) -> Result<Frame> {

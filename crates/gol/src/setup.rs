@@ -355,7 +355,8 @@ pub struct Problem<W> {
     pub rule: Rule,
     /// Where it came from.
     pub source: Source,
-    /// The generation stamp of the input (a `.bin` file's T; 0 otherwise).
+    /// The generation stamp of the input (a `.bin` file's T, an RLE file's `#CXRLE Gen=`; 0
+    /// otherwise).
     pub stamp: u64,
     /// Generations already advanced from the input (a checkpoint's; 0 otherwise).
     pub done: u64,
@@ -366,8 +367,7 @@ pub(crate) fn grid(setup: &Setup) -> Result<Problem<Grid>> {
     match &setup.start {
         Start::File(path) => read_pattern(setup, path, PatternFile::open(path)?),
         Start::Pattern { name, text } => {
-            let format = gol_core::pattern::Format::of(name)?;
-            let file = PatternFile::from_bytes(name, format, text.clone())?;
+            let file = PatternFile::from_bytes(name, text.clone())?;
             read_pattern(setup, name, file)
         }
         Start::Checkpoint(path) => resume(setup, path),
@@ -531,7 +531,7 @@ fn read_pattern(setup: &Setup, path: &Path, file: PatternFile) -> Result<Problem
         source: Source::File {
             path: path.to_path_buf(),
         },
-        stamp: 0,
+        stamp: header.generation,
         done: 0,
     })
 }

@@ -358,13 +358,8 @@ async fn obey(app: &App, viewport: &Viewport, text: &str) -> Result<(), String> 
                 ));
             }
             let name = PathBuf::from(name);
-            let format = gol_core::pattern::Format::of(&name).map_err(|e| e.to_string())?;
-            let file = gol_core::pattern::PatternFile::from_bytes(
-                &name,
-                format,
-                text.clone().into_bytes(),
-            )
-            .map_err(|e| e.to_string())?;
+            let file = gol_core::pattern::PatternFile::from_bytes(&name, text.clone().into_bytes())
+                .map_err(|e| e.to_string())?;
             // The file's torus where it has one, else the grid of the command line.
             let size = match file.header().torus {
                 Some(_) => None,

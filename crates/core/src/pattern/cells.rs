@@ -51,6 +51,8 @@ pub(super) fn header(path: &Path, text: &[u8]) -> Result<(Header, (usize, usize)
         height,
         rule: None,
         torus: None,
+        position: None,
+        generation: 0,
     };
     Ok((header, (0, 1)))
 }

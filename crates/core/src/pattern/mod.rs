@@ -1,10 +1,22 @@
-//! Pattern files: reading RLE and plaintext `.cells`, writing RLE, `.cells` and PNG.
+//! Pattern files: reading RLE (with Golly's `#CXRLE` extension), plaintext `.cells`, Life 1.06
+//! and Life 1.05, any of them gzip-compressed; writing RLE, `.cells` and PNG.
 //!
 //! Reading happens in two steps so that a large pattern goes straight into the final grid:
-//! [`PatternFile::open`] reads the file and its header (size, rule, Golly torus suffix), the
-//! caller decides the grid size, then [`PatternFile::paint`] draws the cells into it.
+//! [`PatternFile::open`] reads the file and its header (size, rule, Golly torus suffix,
+//! position), the caller decides the grid size, then [`PatternFile::place`] (or
+//! [`PatternFile::paint`]) draws the cells into it. The format is told by the file's content
+//! first, then by its extension ([`Format::detect`]).
+//!
+//! # Placement
+//!
+//! Patterns are placed as Golly places them. Golly's coordinates put x to the right and y
+//! down; a W×H grid spans x from −⌊W/2⌋ and y from −⌊H/2⌋, so grid cell (⌊W/2⌋, ⌊H/2⌋) is
+//! Golly's (0, 0). A file that gives its position (`#CXRLE Pos=x,y`, Life 1.06 and 1.05
+//! coordinates) is drawn there; a w×h pattern that does not has its top-left cell at
+//! (−⌊w/2⌋, −⌊h/2⌋), that is its cell (⌊w/2⌋, ⌊h/2⌋) on the grid's (⌊W/2⌋, ⌊H/2⌋).
 
 mod cells;
+mod life;
 mod rle;
 
 use std::io::{Read, Write};
@@ -17,7 +29,7 @@ use crate::rule::Rule;
 /// The largest file accepted as a pattern (an RLE of a 65536² soup is well under this).
 pub const MAX_FILE_BYTES: u64 = 4 << 30;
 
-/// The file formats `gol` knows, by extension.
+/// The file formats `gol` knows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
     /// Run-length encoded (`.rle`), read and written.
@@ -26,7 +38,14 @@ pub enum Format {
     Cells,
     /// A picture (`.png`), written only.
     Png,
+    /// Life 1.06 (`#Life 1.06`, `.lif`): one `x y` line per live cell, read only.
+    Life106,
+    /// Life 1.05 (`#Life 1.05`): `#P` blocks of `.`/`*` rows, read only.
+    Life105,
 }
+
+/// The formats a pattern may be read in, for messages.
+const READABLE: &str = "RLE (a header such as x = 3, y = 3), plaintext .cells (! comments, rows of . and O), Life 1.06 or Life 1.05 (a #Life 1.06 or #Life 1.05 first line), any of them gzip-compressed";
 
 /// Whether `path` names a gzip-compressed file (`….gz`, any case): an output written so, and
 /// the extension looked through for the format.
@@ -58,10 +77,55 @@ impl Format {
             Some("rle") => Ok(Format::Rle),
             Some("cells") => Ok(Format::Cells),
             Some("png") => Ok(Format::Png),
+            Some("lif" | "life") => Ok(Format::Life106),
             _ => Err(Error::Invalid(format!(
                 "{}: unknown pattern format (expected a .rle, .cells or .png file name)",
                 path.display()
             ))),
+        }
+    }
+
+    /// The format of the pattern `text` read from `path`: by its content first (a `#Life`
+    /// line, an RLE header, plaintext rows), then by the extension; an unknown one is refused
+    /// with the list of formats read.
+    pub fn detect(path: &Path, text: &[u8]) -> Result<Format> {
+        let first = lines(text, 0, 1)
+            .map(|(_, _, line)| line.trim_ascii())
+            .find(|line| !line.is_empty());
+        if let Some(line) = first {
+            if line.starts_with(b"#Life 1.06") {
+                return Ok(Format::Life106);
+            }
+            if line.starts_with(b"#Life 1.05") {
+                return Ok(Format::Life105);
+            }
+            if line.starts_with(b"[M2]") {
+                return Err(Error::Invalid(format!(
+                    "{}: Golly macrocell files ([M2]) are not read yet; formats read: {READABLE}",
+                    path.display()
+                )));
+            }
+        }
+        // RLE: `#` comment lines, then a header line starting with x.
+        let header = lines(text, 0, 1)
+            .map(|(_, _, line)| line.trim_ascii())
+            .find(|line| !line.is_empty() && line[0] != b'#');
+        if header.is_some_and(|h| h.starts_with(b"x") && h.contains(&b'=')) {
+            return Ok(Format::Rle);
+        }
+        let plain = lines(text, 0, 1)
+            .map(|(_, _, line)| line.trim_ascii_end())
+            .filter(|line| line.first() != Some(&b'!'))
+            .all(|line| line.iter().all(|b| matches!(b, b'.' | b'O' | b'*')));
+        if plain && first.is_some_and(|l| l[0] == b'!' || l[0] == b'.' || l[0] == b'O') {
+            return Ok(Format::Cells);
+        }
+        match Format::of(path) {
+            Ok(Format::Png) | Err(_) => Err(Error::Invalid(format!(
+                "{}: not a pattern file gol reads; formats read: {READABLE}",
+                path.display()
+            ))),
+            Ok(format) => Ok(format),
         }
     }
 }
@@ -77,6 +141,12 @@ pub struct Header {
     pub rule: Option<Rule>,
     /// The torus size of Golly's `:TW,H` suffix, if any.
     pub torus: Option<(usize, usize)>,
+    /// Where the file puts the bounding box's top-left cell, in Golly's coordinates (see the
+    /// module documentation): `#CXRLE Pos=x,y`, or the live cells' least x and y in Life
+    /// 1.06 and 1.05. `None` where the file does not say.
+    pub position: Option<(i64, i64)>,
+    /// The generation the file was saved at (`#CXRLE Gen=g`), 0 where it does not say.
+    pub generation: u64,
 }
 
 /// A pattern file read into memory, its header parsed.
@@ -90,10 +160,10 @@ pub struct PatternFile {
 }
 
 impl PatternFile {
-    /// Reads `path` (RLE or `.cells`, by extension) and parses its header.
+    /// Reads `path` and parses its header; the format is told by the content, then by the
+    /// extension ([`Format::detect`]).
     pub fn open(path: &Path) -> Result<PatternFile> {
-        let format = Format::of(path)?;
-        if format == Format::Png {
+        if Format::of(path).is_ok_and(|f| f == Format::Png) {
             return Err(Error::Invalid(format!(
                 "{}: PNG files can be written but not read as patterns",
                 path.display()
@@ -116,26 +186,26 @@ impl PatternFile {
         crate::memory::check(meta.len(), &format!("reading {}", path.display()))?;
         let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
         let text = read_bounded(path, file, MAX_FILE_BYTES)?;
-        PatternFile::from_bytes(path, format, text)
+        PatternFile::from_bytes(path, text)
     }
 
-    /// Parses the header of `text`, in `format`, as if read from `path` (used in messages);
-    /// gzip-compressed text (found by its magic bytes, whatever the name) is first inflated.
-    pub fn from_bytes(path: &Path, format: Format, text: Vec<u8>) -> Result<PatternFile> {
+    /// Parses the header of `text` as if read from `path` (used in messages and, where the
+    /// content does not tell, for the format); gzip-compressed text (found by its magic bytes,
+    /// whatever the name) is first inflated.
+    pub fn from_bytes(path: &Path, text: Vec<u8>) -> Result<PatternFile> {
         let text = if text.starts_with(&GZIP_MAGIC) {
             let inflated = flate2::read::MultiGzDecoder::new(&text[..]);
             read_bounded(path, inflated, MAX_FILE_BYTES)?
         } else {
             text
         };
+        let format = Format::detect(path, &text)?;
         let (header, body) = match format {
             Format::Rle => rle::header(path, &text)?,
             Format::Cells => cells::header(path, &text)?,
-            Format::Png => {
-                return Err(Error::Invalid(
-                    "PNG files cannot be read as patterns".into(),
-                ))
-            }
+            Format::Life106 => life::header(path, &text, life::Version::V106)?,
+            Format::Life105 => life::header(path, &text, life::Version::V105)?,
+            Format::Png => unreachable!("Format::detect never gives PNG"),
         };
         Ok(PatternFile {
             path: path.to_path_buf(),
@@ -161,27 +231,52 @@ impl PatternFile {
             width: self.header.width,
             height: self.header.height,
         };
+        let (path, text) = (&self.path, &self.text);
+        let corner = self.header.position.unwrap_or((0, 0));
         match self.format {
-            Format::Rle => rle::paint(&self.path, &self.text, self.body, canvas),
-            Format::Cells => cells::paint(&self.path, &self.text, self.body, canvas),
-            Format::Png => unreachable!("PNG files are refused by open"),
+            Format::Rle => rle::paint(path, text, self.body, canvas),
+            Format::Cells => cells::paint(path, text, self.body, canvas),
+            Format::Life106 => life::paint(path, text, life::Version::V106, corner, canvas),
+            Format::Life105 => life::paint(path, text, life::Version::V105, corner, canvas),
+            Format::Png => unreachable!("Format::detect never gives PNG"),
         }
     }
 
-    /// The pattern centred in a `width`×`height` grid, at (⌊(W−w)/2⌋, ⌊(H−h)/2⌋). A pattern
-    /// larger than the grid is refused.
-    pub fn place(&self, width: usize, height: usize) -> Result<Grid> {
+    /// The format the file was read in.
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    /// Where the pattern's top-left cell goes on a `width`×`height` grid, as Golly places it
+    /// (see the module documentation); refused where the pattern does not fit.
+    pub fn corner(&self, width: usize, height: usize) -> Result<(usize, usize)> {
         let h = &self.header;
-        if h.width > width || h.height > height {
+        let (x, y) = h
+            .position
+            .unwrap_or((-((h.width / 2) as i64), -((h.height / 2) as i64)));
+        let (left, top) = (x + (width / 2) as i64, y + (height / 2) as i64);
+        let fits = |start: i64, len: usize, side: usize| {
+            start >= 0 && start as u64 + len as u64 <= side as u64
+        };
+        if !fits(left, h.width, width) || !fits(top, h.height, height) {
+            let (x0, y0) = (-((width / 2) as i64), -((height / 2) as i64));
             return Err(Error::Invalid(format!(
-                "{}: the {}x{} pattern does not fit in the {width}x{height} grid",
+                "{}: the {}x{} pattern at ({x}, {y}) does not fit in the {width}x{height} grid, which spans ({x0}, {y0}) to ({}, {}) in Golly's coordinates",
                 self.path.display(),
                 h.width,
-                h.height
+                h.height,
+                x0 + width as i64 - 1,
+                y0 + height as i64 - 1
             )));
         }
+        Ok((left as usize, top as usize))
+    }
+
+    /// The pattern on a `width`×`height` grid, placed as Golly places it ([`PatternFile::corner`]).
+    pub fn place(&self, width: usize, height: usize) -> Result<Grid> {
+        let (left, top) = self.corner(width, height)?;
         let mut grid = Grid::new(width, height)?;
-        self.paint(&mut grid, (width - h.width) / 2, (height - h.height) / 2)?;
+        self.paint(&mut grid, left, top)?;
         Ok(grid)
     }
 }
@@ -214,10 +309,17 @@ pub(crate) fn parse_error(path: &Path, line: usize, message: impl Into<String>) 
 }
 
 /// Writes `grid` to `path` in the format its extension names: `.rle` (the whole torus, with
-/// `rule` and the `:TW,H` suffix), `.cells` (the whole grid) or `.png` (a picture); RLE and
-/// `.cells` gzip-compressed where the name ends in `.gz`.
-pub fn write(path: &Path, grid: &Grid, rule: Rule) -> Result<()> {
+/// `rule`, the `:TW,H` suffix and a `#CXRLE` line with its position and `generation`),
+/// `.cells` (the whole grid) or `.png` (a picture); RLE and `.cells` gzip-compressed where the
+/// name ends in `.gz`.
+pub fn write(path: &Path, grid: &Grid, rule: Rule, generation: u64) -> Result<()> {
     let format = Format::of(path)?;
+    if matches!(format, Format::Life106 | Format::Life105) {
+        return Err(Error::Invalid(format!(
+            "{}: Life 1.06 and 1.05 files are read, not written; write .rle or .cells",
+            path.display()
+        )));
+    }
     if gzipped(path) && format == Format::Png {
         return Err(Error::Invalid(format!(
             "{}: .gz applies to .rle and .cells outputs",
@@ -229,12 +331,12 @@ pub fn write(path: &Path, grid: &Grid, rule: Rule) -> Result<()> {
         let out = std::io::BufWriter::new(file);
         let written = if gzipped(path) {
             let mut gz = flate2::write::GzEncoder::new(out, flate2::Compression::default());
-            encode_into(&mut gz, format, grid, rule)
+            encode_into(&mut gz, format, grid, rule, generation)
                 .and_then(|()| gz.finish())
                 .and_then(|mut out| out.flush())
         } else {
             let mut out = out;
-            encode_into(&mut out, format, grid, rule).and_then(|()| out.flush())
+            encode_into(&mut out, format, grid, rule, generation).and_then(|()| out.flush())
         };
         written.map_err(|e| Error::io(path, e))
     })
@@ -284,9 +386,9 @@ fn read_bounded(path: &Path, reader: impl std::io::Read, limit: u64) -> Result<V
 }
 
 /// Encodes `grid` in `format` into memory, as [`write()`] would write it to a file.
-pub fn encode(format: Format, grid: &Grid, rule: Rule) -> Vec<u8> {
+pub fn encode(format: Format, grid: &Grid, rule: Rule, generation: u64) -> Vec<u8> {
     let mut out = Vec::new();
-    encode_into(&mut out, format, grid, rule).expect("writing to memory cannot fail");
+    encode_into(&mut out, format, grid, rule, generation).expect("writing to memory cannot fail");
     out
 }
 
@@ -295,9 +397,13 @@ fn encode_into(
     format: Format,
     grid: &Grid,
     rule: Rule,
+    generation: u64,
 ) -> std::io::Result<()> {
     match format {
-        Format::Rle => rle::write(out, grid, rule),
+        Format::Life106 | Format::Life105 => Err(std::io::Error::other(
+            "Life 1.06 and 1.05 files are read, not written",
+        )),
+        Format::Rle => rle::write(out, grid, rule, generation),
         Format::Cells => cells::write(out, grid, rule),
         Format::Png => crate::picture::write_png(
             out,

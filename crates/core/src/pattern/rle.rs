@@ -5,7 +5,9 @@
 //! Golly's bounded-grid suffix on the rule, `:TW,H` (or `:TN` for N×N), declares a torus of that
 //! size; other bounded grids (`:P` planes, `:K` Klein bottles, `:S` spheres, `:C` cross-surfaces,
 //! shifted tori) are refused. An old-style `#r` comment line gives the rule when the header does
-//! not.
+//! not. Golly's extension line `#CXRLE Pos=x,y Gen=g` gives the pattern's position (its top-left
+//! cell in Golly's coordinates, see [`super`]) and the generation it was saved at; the writer
+//! writes one.
 
 use std::io::{self, Write};
 use std::path::Path;
@@ -21,13 +23,17 @@ const LINE_LIMIT: usize = 70;
 /// Parses everything up to the body: returns the header and the body's byte offset and line.
 pub(super) fn header(path: &Path, text: &[u8]) -> Result<(Header, (usize, usize))> {
     let mut old_rule = None;
+    let (mut position, mut generation) = (None, 0);
     for (number, offset, line) in lines(text, 0, 1) {
         let trimmed = line.trim_ascii();
         if trimmed.is_empty() {
             continue;
         }
         if trimmed[0] == b'#' {
-            if let Some(rest) = trimmed.strip_prefix(b"#r") {
+            if let Some(rest) = trimmed.strip_prefix(b"#CXRLE") {
+                (position, generation) = extension(&String::from_utf8_lossy(rest))
+                    .map_err(|m| parse_error(path, number, m))?;
+            } else if let Some(rest) = trimmed.strip_prefix(b"#r") {
                 old_rule = Some((number, rest.to_vec()));
             }
             continue;
@@ -42,6 +48,8 @@ pub(super) fn header(path: &Path, text: &[u8]) -> Result<(Header, (usize, usize)
                     Some(Rule::parse(&rule).map_err(|e| parse_error(path, line, e.to_string()))?);
             }
         }
+        header.position = position;
+        header.generation = generation;
         return Ok((header, (offset + line.len() + 1, number + 1)));
     }
     Err(parse_error(
@@ -49,6 +57,40 @@ pub(super) fn header(path: &Path, text: &[u8]) -> Result<(Header, (usize, usize)
         1,
         "no RLE header (a line such as \"x = 3, y = 3, rule = B3/S23\")",
     ))
+}
+
+/// Parses the rest of a `#CXRLE` line: `Pos=x,y` (the top-left cell in Golly's coordinates)
+/// and `Gen=g`, in any order, each optional.
+fn extension(text: &str) -> std::result::Result<(Option<(i64, i64)>, u64), String> {
+    let (mut position, mut generation) = (None, 0);
+    for item in text.split_ascii_whitespace() {
+        let (key, value) = item
+            .split_once('=')
+            .ok_or_else(|| format!("#CXRLE: expected key=value, found {item:?}"))?;
+        let coordinate = |v: &str| {
+            v.trim()
+                .parse::<i64>()
+                .ok()
+                .filter(|c| c.unsigned_abs() < 1 << 62)
+                .ok_or_else(|| format!("#CXRLE Pos={value}: {v:?} is not a whole number"))
+        };
+        match key {
+            "Pos" => {
+                let (x, y) = value
+                    .split_once(',')
+                    .ok_or_else(|| format!("#CXRLE Pos={value}: expected Pos=x,y"))?;
+                position = Some((coordinate(x)?, coordinate(y)?));
+            }
+            "Gen" => {
+                generation = value.parse::<u64>().map_err(|_| {
+                    format!("#CXRLE Gen={value}: not a generation count below 2^64")
+                })?;
+            }
+            // Golly may add keys of its own; they do not change the cells.
+            _ => {}
+        }
+    }
+    Ok((position, generation))
 }
 
 /// Parses `x = W, y = H[, rule = R[:Tw,h]]`.
@@ -99,6 +141,8 @@ fn parse_header(line: &str) -> std::result::Result<Header, String> {
         height,
         rule,
         torus,
+        position: None,
+        generation: 0,
     })
 }
 
@@ -265,8 +309,20 @@ pub(super) fn paint(
 
 /// Writes the whole torus: header with the rule and `:TW,H`, runs, lines of at most 70
 /// characters.
-pub(super) fn write(out: &mut impl Write, grid: &Grid, rule: Rule) -> io::Result<()> {
+pub(super) fn write(
+    out: &mut impl Write,
+    grid: &Grid,
+    rule: Rule,
+    generation: u64,
+) -> io::Result<()> {
     let (w, h) = (grid.width(), grid.height());
+    // The whole torus, whose top-left cell is Golly's (-⌊W/2⌋, -⌊H/2⌋).
+    writeln!(
+        out,
+        "#CXRLE Pos={},{} Gen={generation}",
+        -((w / 2) as i64),
+        -((h / 2) as i64)
+    )?;
     writeln!(out, "x = {w}, y = {h}, rule = {rule}:T{w},{h}")?;
     let mut line = LineWriter { out, length: 0 };
     let mut pending_rows = 0usize;

@@ -3,8 +3,14 @@ use std::path::Path;
 use super::*;
 use crate::seed::density_soup;
 
+/// `text` read as a file named `test.rle` or `test.cells` (the name counts only where the
+/// content does not tell the format).
 fn open(format: Format, text: &str) -> Result<PatternFile> {
-    PatternFile::from_bytes(Path::new("test"), format, text.as_bytes().to_vec())
+    let name = match format {
+        Format::Cells => "test.cells",
+        _ => "test.rle",
+    };
+    PatternFile::from_bytes(Path::new(name), text.as_bytes().to_vec())
 }
 
 fn cells_of(grid: &Grid) -> Vec<(usize, usize)> {
@@ -23,7 +29,7 @@ const GLIDER_RLE: &str =
     "#N Glider\n#O Richard K. Guy\n#C A comment\nx = 3, y = 3, rule = B3/S23\nbob$2bo$3o!\n";
 
 #[test]
-fn reads_a_glider_and_centres_it() {
+fn reads_a_glider_and_places_it_as_golly_does() {
     let file = open(Format::Rle, GLIDER_RLE).unwrap();
     let h = file.header();
     assert_eq!(
@@ -31,10 +37,10 @@ fn reads_a_glider_and_centres_it() {
         (3, 3, Some(Rule::LIFE), None)
     );
     let grid = file.place(8, 7).unwrap();
-    // Offset (⌊(8−3)/2⌋, ⌊(7−3)/2⌋) = (2, 2).
+    // Its cell (1, 1) on the grid's (4, 3): the top-left at (3, 2).
     assert_eq!(
         cells_of(&grid),
-        vec![(3, 2), (4, 3), (2, 4), (3, 4), (4, 4)]
+        vec![(4, 2), (5, 3), (3, 4), (4, 4), (5, 4)]
     );
 }
 
@@ -92,13 +98,13 @@ fn refuses_malformed_rle_with_line_numbers() {
             .expect_err(text)
             .to_string();
         assert!(err.contains(expected), "{text:?}: {err}");
-        assert!(err.starts_with("test:"), "{text:?}: {err}");
+        assert!(err.starts_with("test.rle:"), "{text:?}: {err}");
     }
     let err = open(Format::Rle, "#C\n\nx = 2, y = 1\no\n\nbbb!")
         .unwrap()
         .place(2, 1)
         .unwrap_err();
-    assert!(err.to_string().starts_with("test:6:"), "{err}");
+    assert!(err.to_string().starts_with("test.rle:6:"), "{err}");
 }
 
 #[test]
@@ -124,7 +130,10 @@ fn reads_cells_files() {
         .err()
         .unwrap()
         .to_string();
-    assert!(err.starts_with("test:3:") && err.contains("'X'"), "{err}");
+    assert!(
+        err.starts_with("test.cells:3:") && err.contains("'X'"),
+        "{err}"
+    );
     let empty = open(Format::Cells, "!nothing\n").unwrap();
     assert_eq!((empty.header().width, empty.header().height), (0, 0));
 }
@@ -134,8 +143,11 @@ fn rle_round_trips_with_torus_and_short_lines() {
     for (w, h) in [(1, 1), (3, 2), (64, 5), (150, 40), (333, 17)] {
         let grid = density_soup(w, h, 0.35, w as u64).unwrap();
         let rule = Rule::parse("B36/S23").unwrap();
-        let text = String::from_utf8(encode(Format::Rle, &grid, rule)).unwrap();
-        assert!(text.starts_with(&format!("x = {w}, y = {h}, rule = B36/S23:T{w},{h}\n")));
+        let text = String::from_utf8(encode(Format::Rle, &grid, rule, 0)).unwrap();
+        let (x, y) = (-((w / 2) as i64), -((h / 2) as i64));
+        assert!(text.starts_with(&format!(
+            "#CXRLE Pos={x},{y} Gen=0\nx = {w}, y = {h}, rule = B36/S23:T{w},{h}\n"
+        )));
         assert!(text.lines().all(|l| l.len() <= 70), "{text}");
         let back = open(Format::Rle, &text).unwrap();
         assert_eq!(back.header().torus, Some((w, h)));
@@ -150,17 +162,22 @@ fn rle_writes_row_gaps_and_empty_grids() {
     let mut grid = Grid::new(5, 6).unwrap();
     grid.set(4, 1, true);
     grid.set(0, 4, true);
-    let text = String::from_utf8(encode(Format::Rle, &grid, Rule::LIFE)).unwrap();
-    assert_eq!(text, "x = 5, y = 6, rule = B3/S23:T5,6\n$4bo3$o!\n");
-    let empty =
-        String::from_utf8(encode(Format::Rle, &Grid::new(2, 2).unwrap(), Rule::LIFE)).unwrap();
-    assert_eq!(empty, "x = 2, y = 2, rule = B3/S23:T2,2\n!\n");
+    let text = String::from_utf8(encode(Format::Rle, &grid, Rule::LIFE, 7)).unwrap();
+    assert_eq!(
+        text,
+        "#CXRLE Pos=-2,-3 Gen=7\nx = 5, y = 6, rule = B3/S23:T5,6\n$4bo3$o!\n"
+    );
+    let empty = encode(Format::Rle, &Grid::new(2, 2).unwrap(), Rule::LIFE, 0);
+    assert_eq!(
+        String::from_utf8(empty).unwrap(),
+        "#CXRLE Pos=-1,-1 Gen=0\nx = 2, y = 2, rule = B3/S23:T2,2\n!\n"
+    );
 }
 
 #[test]
 fn cells_round_trip() {
     let grid = density_soup(70, 9, 0.5, 3).unwrap();
-    let text = String::from_utf8(encode(Format::Cells, &grid, Rule::LIFE)).unwrap();
+    let text = String::from_utf8(encode(Format::Cells, &grid, Rule::LIFE, 0)).unwrap();
     let back = open(Format::Cells, &text).unwrap();
     // Trailing dead cells of a row are kept on writing, so the width is the grid's.
     assert_eq!(back.place(70, 9).unwrap(), grid);
@@ -170,7 +187,7 @@ fn cells_round_trip() {
 fn png_is_the_picture_of_the_whole_grid() {
     let mut grid = Grid::new(3, 2).unwrap();
     grid.set(1, 0, true);
-    let bytes = encode(Format::Png, &grid, Rule::LIFE);
+    let bytes = encode(Format::Png, &grid, Rule::LIFE, 0);
     let mut decoder = png::Decoder::new(std::io::Cursor::new(bytes));
     decoder.set_transformations(png::Transformations::IDENTITY);
     let mut reader = decoder.read_info().unwrap();
@@ -203,7 +220,7 @@ fn gzip_is_read_by_content_and_written_by_name() {
     let packed = gz.finish().unwrap();
     // Compressed under a plain name: found by its magic bytes.
     let plain = open(Format::Rle, text).unwrap();
-    let inflated = PatternFile::from_bytes(Path::new("g.rle"), Format::Rle, packed).unwrap();
+    let inflated = PatternFile::from_bytes(Path::new("g.rle"), packed).unwrap();
     assert_eq!(inflated.header(), plain.header());
     assert_eq!(
         cells_of(&inflated.place(8, 8).unwrap()),
@@ -222,12 +239,12 @@ fn gzip_is_read_by_content_and_written_by_name() {
                 Format::Cells
             }
         );
-        write(&path, &grid, Rule::LIFE).unwrap();
+        write(&path, &grid, Rule::LIFE, 0).unwrap();
         assert_eq!(&std::fs::read(&path).unwrap()[..2], &GZIP_MAGIC);
         let back = PatternFile::open(&path).unwrap();
         assert_eq!(back.place(70, 9).unwrap(), grid, "{name}");
     }
-    assert!(write(&dir.path().join("w.png.gz"), &grid, Rule::LIFE).is_err());
+    assert!(write(&dir.path().join("w.png.gz"), &grid, Rule::LIFE, 0).is_err());
 }
 
 #[test]
@@ -248,4 +265,113 @@ fn inflating_past_the_limit_is_refused() {
             .len(),
         1 << 20
     );
+}
+
+#[test]
+fn placement_follows_golly_on_even_grids_and_odd_patterns() {
+    // A 19x15 pattern on a 20x16 grid: its cell (9, 7) on the grid's (10, 8), one cell right
+    // of and below ⌊(W−w)/2⌋ = (0, 0).
+    let text = format!("x = 19, y = 15\no17bo${}o17bo!\n", "$".repeat(13));
+    let file = open(Format::Rle, &text).unwrap();
+    assert_eq!(file.corner(20, 16).unwrap(), (1, 1));
+    assert_eq!(file.corner(19, 15).unwrap(), (0, 0));
+    assert_eq!(file.corner(21, 17).unwrap(), (1, 1));
+    let grid = file.place(20, 16).unwrap();
+    assert_eq!(cells_of(&grid), vec![(1, 1), (19, 1), (1, 15), (19, 15)]);
+}
+
+#[test]
+fn cxrle_gives_position_and_generation() {
+    let text = "#N glider\n#CXRLE Pos=-6,2 Gen=1234\nx = 3, y = 3, rule = B3/S23\nbo$2bo$3o!\n";
+    let file = open(Format::Rle, text).unwrap();
+    assert_eq!(
+        (file.header().position, file.header().generation),
+        (Some((-6, 2)), 1234)
+    );
+    // On a 16x10 grid Golly's (-6, 2) is cell (2, 7).
+    let grid = file.place(16, 10).unwrap();
+    assert_eq!(
+        cells_of(&grid),
+        vec![(3, 7), (4, 8), (2, 9), (3, 9), (4, 9)]
+    );
+    let err = file.place(16, 8).unwrap_err().to_string();
+    assert!(
+        err.contains("at (-6, 2) does not fit in the 16x8 grid"),
+        "{err}"
+    );
+    for (line, says) in [
+        ("#CXRLE Pos=1", "expected Pos=x,y"),
+        ("#CXRLE Pos=a,2", "not a whole number"),
+        ("#CXRLE Gen=-1", "not a generation count"),
+        ("#CXRLE Pos", "expected key=value"),
+    ] {
+        let text = format!("{line}\nx = 1, y = 1\no!\n");
+        let err = open(Format::Rle, &text).err().unwrap().to_string();
+        assert!(
+            err.starts_with("test.rle:1:") && err.contains(says),
+            "{line}: {err}"
+        );
+    }
+    // Written RLE reads back in the same place, at the generation written.
+    let grid = density_soup(33, 20, 0.4, 5).unwrap();
+    let back = String::from_utf8(encode(Format::Rle, &grid, Rule::LIFE, 99)).unwrap();
+    let file = open(Format::Rle, &back).unwrap();
+    assert_eq!(file.header().generation, 99);
+    assert_eq!(file.place(33, 20).unwrap(), grid);
+}
+
+#[test]
+fn reads_life_106_and_105_at_their_coordinates() {
+    let life106 = "#Life 1.06\n#D a glider\n0 -1\n1 0\n-1 1\n0 1\n1 1\n";
+    let file = open(Format::Cells, life106).unwrap();
+    assert_eq!(file.format(), Format::Life106);
+    let h = file.header();
+    assert_eq!((h.width, h.height, h.position), (3, 3, Some((-1, -1))));
+    // Golly's (0, 0) is cell (4, 3) of an 8x7 grid.
+    let grid = file.place(8, 7).unwrap();
+    assert_eq!(
+        cells_of(&grid),
+        vec![(4, 2), (5, 3), (3, 4), (4, 4), (5, 4)]
+    );
+    let life105 =
+        "#Life 1.05\n#D glider in two blocks\n#R 23/36\n#P -1 -1\n.*\n#P -1 0\n..*\n***\n";
+    let file = open(Format::Rle, life105).unwrap();
+    assert_eq!(file.format(), Format::Life105);
+    assert_eq!(file.header().rule, Some(Rule::parse("B36/S23").unwrap()));
+    assert_eq!(file.place(8, 7).unwrap(), grid);
+    for (text, line, says) in [
+        ("#Life 1.06\n0 0\n1 x\n", 3, "not a whole number"),
+        ("#Life 1.06\n0 0 0\n", 2, "unexpected"),
+        ("#Life 1.06\n5\n", 2, "expected x and y"),
+        ("#Life 1.05\n*.\n", 2, "before any #P"),
+        ("#Life 1.05\n#P 0 0\n*o\n", 3, "expected '.' or '*'"),
+        ("#Life 1.05\n#R 2x/3\n", 2, "invalid rule"),
+        ("#Life 1.06\n-9000000000 0\n9000000000 0\n", 1, "more than"),
+    ] {
+        let err = open(Format::Rle, text).err().unwrap().to_string();
+        assert!(
+            err.starts_with(&format!("test.rle:{line}:")) && err.contains(says),
+            "{text:?}: {err}"
+        );
+    }
+}
+
+#[test]
+fn formats_are_told_by_content_first() {
+    let read = |name: &str, text: &str| {
+        PatternFile::from_bytes(Path::new(name), text.as_bytes().to_vec()).map(|f| f.format())
+    };
+    assert_eq!(read("x.txt", GLIDER_RLE).unwrap(), Format::Rle);
+    assert_eq!(read("x.cells", GLIDER_RLE).unwrap(), Format::Rle);
+    assert_eq!(read("x", "!glider\n.O\n..O\nOOO\n").unwrap(), Format::Cells);
+    assert_eq!(read("x.rle", "#Life 1.06\n0 0\n").unwrap(), Format::Life106);
+    let err = read("x.txt", "hello\n").unwrap_err().to_string();
+    assert!(
+        err.starts_with("x.txt: not a pattern file gol reads; formats read: RLE"),
+        "{err}"
+    );
+    let err = read("x.mc", "[M2] (golly 3.3)\n#R B3/S23\n")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("macrocell"), "{err}");
 }

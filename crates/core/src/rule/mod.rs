@@ -401,11 +401,14 @@ impl Rule {
         let family = self.family();
         if family != Family::OuterTotalistic && !Family::ENGINES.contains(&engine) {
             let names: Vec<&str> = Family::ENGINES.iter().map(|id| id.name()).collect();
-            return Err(Error::Engine(format!(
-                "{engine} runs only outer-totalistic Moore rules; the {} rule {self} runs on {}",
-                family.name(),
-                names.join(", ")
-            )));
+            return Err(Error::Rule {
+                rule: self.to_string(),
+                reason: format!(
+                    "{engine} runs only outer-totalistic Moore rules; {} rules run on {}",
+                    family.name(),
+                    names.join(", ")
+                ),
+            });
         }
         Ok(())
     }
