@@ -11,6 +11,9 @@ fuzz_target!(|data: &[u8]| {
     if let Ok((cube, _stamp)) = gol_core::cube_file::read(&path) {
         // What was read is a cube of the side the header gave, with as many live cells as
         // one bytes.
-        assert_eq!(cube.population(), data[16..].iter().filter(|&&b| b == 1).count() as u64);
+        assert_eq!(
+            cube.population(),
+            data[16..].iter().filter(|&&b| b == 1).count() as u64
+        );
     }
 });

@@ -2,7 +2,6 @@
 
 mod common;
 
-use gol_core::pattern::Format;
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| common::exercise(Format::Rle, data));
+fuzz_target!(|data: &[u8]| common::exercise("fuzz.rle", data));

@@ -11,6 +11,10 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     if let Ok(rule) = Rule::parse(text) {
-        assert_eq!(Rule::parse(&rule.to_string()).ok(), Some(rule), "{text:?} → {rule}");
+        assert_eq!(
+            Rule::parse(&rule.to_string()).ok(),
+            Some(rule),
+            "{text:?} → {rule}"
+        );
     }
 });

@@ -20,6 +20,33 @@ fn random_rule(family: Family, rng: &mut SplitMix64) -> Rule {
     }
 }
 
+/// The `gol run` arguments of a `width` × `height` soup of `density` under `rule`.
+fn soup(
+    width: impl ToString,
+    height: impl ToString,
+    density: f64,
+    seed: impl ToString,
+    rule: &str,
+    engine: Option<&str>,
+) -> Vec<String> {
+    let mut args = vec![
+        "--width".to_string(),
+        width.to_string(),
+        "--height".into(),
+        height.to_string(),
+        "--density".into(),
+        density.to_string(),
+        "--seed".into(),
+        seed.to_string(),
+        "--rule".into(),
+        rule.into(),
+    ];
+    if let Some(engine) = engine {
+        args.extend(["--engine".into(), engine.into()]);
+    }
+    args
+}
+
 #[test]
 fn golly_agrees_on_random_rules_of_every_family() {
     let Some(bgolly) = bgolly() else { return };
@@ -36,21 +63,7 @@ fn golly_agrees_on_random_rules_of_every_family() {
             let rule = random_rule(family, &mut rng);
             let (width, height) = (5 + rng.next() % 40, 3 + rng.next() % 30);
             let gens = 1 + rng.next() % 40;
-            let problem: Vec<String> = [
-                "--width",
-                &width.to_string(),
-                "--height",
-                &height.to_string(),
-                "--density",
-                "0.4",
-                "--seed",
-                &case.to_string(),
-                "--rule",
-                &rule.to_string(),
-            ]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+            let problem = soup(width, height, 0.4, case, &rule.to_string(), None);
             golly_agrees(
                 &bgolly,
                 &dir.path().join(case.to_string()),
@@ -78,23 +91,8 @@ fn golly_agrees_on_named_rules() {
     .into_iter()
     .enumerate()
     {
-        let problem: Vec<String> = [
-            "--width",
-            &width.to_string(),
-            "--height",
-            &height.to_string(),
-            "--density",
-            "0.3",
-            "--seed",
-            &i.to_string(),
-            "--rule",
-            rule,
-            "--engine",
-            ["cpu-bitsliced", "cpu-scalar"][i % 2],
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+        let engine = ["cpu-bitsliced", "cpu-scalar"][i % 2];
+        let problem = soup(width, height, 0.3, i, rule, Some(engine));
         golly_agrees(
             &bgolly,
             &dir.path().join(i.to_string()),

@@ -50,7 +50,9 @@ pub trait Dimension: World {
                 animation.add(self)?;
                 animation.finish()
             }
-            Format::Rle | Format::Cells | Format::Bin => self.write_cells(path, rule, stamp),
+            Format::Rle | Format::Cells | Format::Macrocell | Format::Bin => {
+                self.write_cells(path, rule, stamp)
+            }
         }
     }
 

@@ -19,6 +19,8 @@ pub enum Format {
     Rle,
     /// Plaintext `.cells`, the whole grid (2D).
     Cells,
+    /// Golly's macrocell `.mc`, the whole torus (2D).
+    Macrocell,
     /// A picture: a view of a grid, or a cube's projection ([`Picture`]).
     Png,
     /// An animation of pictures taken during a run.
@@ -31,11 +33,12 @@ impl Format {
     /// The format `path` names for a world of dimension `dim`; an unknown extension, or one of
     /// the other dimension, is refused naming those that are known.
     pub fn of(path: &Path, dim: Dim) -> Result<Format> {
-        // `x.rle.gz` is RLE, written compressed (RLE and .cells only, below).
+        // `x.rle.gz` is RLE, written compressed (RLE, .cells and .mc only, below).
         let gzipped = gol_core::pattern::gzipped(path);
         let format = match gol_core::pattern::extension(path).as_deref() {
             Some("rle") => Format::Rle,
             Some("cells") => Format::Cells,
+            Some("mc") => Format::Macrocell,
             Some("png") => Format::Png,
             Some("gif") => Format::Gif,
             Some("bin") => Format::Bin,
@@ -52,12 +55,15 @@ impl Format {
         if !fits {
             let what = match format {
                 Format::Bin => ".bin files hold 3D cubes",
-                _ => "RLE and .cells files hold 2D grids",
+                _ => "RLE, .cells and .mc files hold 2D grids",
             };
             invalid!("{}: {what}; {}", path.display(), Format::known(dim));
         }
-        if gzipped && !matches!(format, Format::Rle | Format::Cells) {
-            invalid!("{}: .gz applies to .rle and .cells outputs", path.display());
+        if gzipped && !matches!(format, Format::Rle | Format::Cells | Format::Macrocell) {
+            invalid!(
+                "{}: .gz applies to .rle, .cells and .mc outputs",
+                path.display()
+            );
         }
         Ok(format)
     }
@@ -73,7 +79,7 @@ impl Format {
     /// The formats of a dimension, for messages.
     fn known(dim: Dim) -> &'static str {
         match dim {
-            Dim::Two => "2D worlds are written as .rle, .cells, .png or .gif (.rle.gz, .cells.gz compressed)",
+            Dim::Two => "2D worlds are written as .rle, .cells, .mc, .png or .gif (.rle.gz, .cells.gz, .mc.gz compressed)",
             Dim::Three => "3D worlds are written as .bin, .png or .gif",
         }
     }

@@ -1,5 +1,6 @@
-//! Pattern files: reading RLE (with Golly's `#CXRLE` extension), plaintext `.cells`, Life 1.06
-//! and Life 1.05, any of them gzip-compressed; writing RLE, `.cells` and PNG.
+//! Pattern files: reading RLE (with Golly's `#CXRLE` extension), plaintext `.cells`, Golly's
+//! macrocell `.mc`, Life 1.06 and Life 1.05, any of them gzip-compressed; writing RLE, `.cells`,
+//! macrocell and PNG.
 //!
 //! Reading happens in two steps so that a large pattern goes straight into the final grid:
 //! [`PatternFile::open`] reads the file and its header (size, rule, Golly torus suffix,
@@ -12,11 +13,12 @@
 //! Patterns are placed as Golly places them. Golly's coordinates put x to the right and y
 //! down; a W×H grid spans x from −⌊W/2⌋ and y from −⌊H/2⌋, so grid cell (⌊W/2⌋, ⌊H/2⌋) is
 //! Golly's (0, 0). A file that gives its position (`#CXRLE Pos=x,y`, Life 1.06 and 1.05
-//! coordinates) is drawn there; a w×h pattern that does not has its top-left cell at
+//! and macrocell coordinates) is drawn there; a w×h pattern that does not has its top-left cell at
 //! (−⌊w/2⌋, −⌊h/2⌋), that is its cell (⌊w/2⌋, ⌊h/2⌋) on the grid's (⌊W/2⌋, ⌊H/2⌋).
 
 mod cells;
 mod life;
+mod macrocell;
 mod rle;
 
 use std::io::{Read, Write};
@@ -42,10 +44,12 @@ pub enum Format {
     Life106,
     /// Life 1.05 (`#Life 1.05`): `#P` blocks of `.`/`*` rows, read only.
     Life105,
+    /// Golly's macrocell (`.mc`, `[M2]`), two-state, read and written.
+    Macrocell,
 }
 
 /// The formats a pattern may be read in, for messages.
-const READABLE: &str = "RLE (a header such as x = 3, y = 3), plaintext .cells (! comments, rows of . and O), Life 1.06 or Life 1.05 (a #Life 1.06 or #Life 1.05 first line), any of them gzip-compressed";
+const READABLE: &str = "RLE (a header such as x = 3, y = 3), plaintext .cells (! comments, rows of . and O), Golly's macrocell (an [M2] first line), Life 1.06 or Life 1.05 (a #Life 1.06 or #Life 1.05 first line), any of them gzip-compressed";
 
 /// Whether `path` names a gzip-compressed file (`….gz`, any case): an output written so, and
 /// the extension looked through for the format.
@@ -78,8 +82,9 @@ impl Format {
             Some("cells") => Ok(Format::Cells),
             Some("png") => Ok(Format::Png),
             Some("lif" | "life") => Ok(Format::Life106),
+            Some("mc") => Ok(Format::Macrocell),
             _ => Err(Error::Invalid(format!(
-                "{}: unknown pattern format (expected a .rle, .cells or .png file name)",
+                "{}: unknown pattern format (expected a .rle, .cells, .mc or .png file name)",
                 path.display()
             ))),
         }
@@ -100,10 +105,7 @@ impl Format {
                 return Ok(Format::Life105);
             }
             if line.starts_with(b"[M2]") {
-                return Err(Error::Invalid(format!(
-                    "{}: Golly macrocell files ([M2]) are not read yet; formats read: {READABLE}",
-                    path.display()
-                )));
+                return Ok(Format::Macrocell);
             }
         }
         // RLE: `#` comment lines, then a header line starting with x.
@@ -205,6 +207,7 @@ impl PatternFile {
             Format::Cells => cells::header(path, &text)?,
             Format::Life106 => life::header(path, &text, life::Version::V106)?,
             Format::Life105 => life::header(path, &text, life::Version::V105)?,
+            Format::Macrocell => macrocell::header(path, &text)?,
             Format::Png => unreachable!("Format::detect never gives PNG"),
         };
         Ok(PatternFile {
@@ -238,6 +241,7 @@ impl PatternFile {
             Format::Cells => cells::paint(path, text, self.body, canvas),
             Format::Life106 => life::paint(path, text, life::Version::V106, corner, canvas),
             Format::Life105 => life::paint(path, text, life::Version::V105, corner, canvas),
+            Format::Macrocell => macrocell::paint(path, text, canvas),
             Format::Png => unreachable!("Format::detect never gives PNG"),
         }
     }
@@ -310,8 +314,8 @@ pub(crate) fn parse_error(path: &Path, line: usize, message: impl Into<String>) 
 
 /// Writes `grid` to `path` in the format its extension names: `.rle` (the whole torus, with
 /// `rule`, the `:TW,H` suffix and a `#CXRLE` line with its position and `generation`),
-/// `.cells` (the whole grid) or `.png` (a picture); RLE and `.cells` gzip-compressed where the
-/// name ends in `.gz`.
+/// `.cells` (the whole grid), `.mc` (macrocell, with the rule, torus and generation) or `.png`
+/// (a picture); all but PNG gzip-compressed where the name ends in `.gz`.
 pub fn write(path: &Path, grid: &Grid, rule: Rule, generation: u64) -> Result<()> {
     let format = Format::of(path)?;
     if matches!(format, Format::Life106 | Format::Life105) {
@@ -322,7 +326,7 @@ pub fn write(path: &Path, grid: &Grid, rule: Rule, generation: u64) -> Result<()
     }
     if gzipped(path) && format == Format::Png {
         return Err(Error::Invalid(format!(
-            "{}: .gz applies to .rle and .cells outputs",
+            "{}: .gz applies to .rle, .cells and .mc outputs",
             path.display()
         )));
     }
@@ -404,6 +408,7 @@ fn encode_into(
             "Life 1.06 and 1.05 files are read, not written",
         )),
         Format::Rle => rle::write(out, grid, rule, generation),
+        Format::Macrocell => macrocell::write(out, grid, rule, generation),
         Format::Cells => cells::write(out, grid, rule),
         Format::Png => crate::picture::write_png(
             out,

@@ -375,3 +375,41 @@ fn formats_are_told_by_content_first() {
         .to_string();
     assert!(err.contains("macrocell"), "{err}");
 }
+
+#[test]
+fn macrocells_round_trip_and_refuse_bad_nodes() {
+    for (w, h) in [(1, 1), (2, 3), (8, 8), (9, 7), (70, 33), (130, 129)] {
+        let grid = density_soup(w, h, 0.4, (w * h) as u64).unwrap();
+        let rule = Rule::parse("B2-a/S12").unwrap();
+        let text = encode(Format::Macrocell, &grid, rule, 12);
+        let file = open(Format::Rle, std::str::from_utf8(&text).unwrap()).unwrap();
+        assert_eq!(file.format(), Format::Macrocell);
+        let header = file.header();
+        assert_eq!(
+            (header.rule, header.torus, header.generation),
+            (Some(rule), Some((w, h)), 12)
+        );
+        assert_eq!(file.place(w, h).unwrap(), grid, "{w}x{h}");
+    }
+    let empty = encode(Format::Macrocell, &Grid::new(5, 5).unwrap(), Rule::LIFE, 0);
+    let file = open(Format::Rle, std::str::from_utf8(&empty).unwrap()).unwrap();
+    assert_eq!((file.header().width, file.header().height), (0, 0));
+    assert_eq!(file.place(5, 5).unwrap(), Grid::new(5, 5).unwrap());
+    for (text, line, says) in [
+        ("[M2]\n", 1, "no nodes"),
+        ("[M2]\n.*$\n4 1 2 0 0\n", 3, "node 2 is not defined"),
+        ("[M2]\n.*$\n5 1 0 0 0\n", 3, "node 1 is of level 3, not 4"),
+        ("[M2]\n.*x$\n", 2, "unexpected character 'x'"),
+        ("[M2]\n.........*$\n", 2, "8 rows of 8 cells"),
+        ("[M2]\n4 0 0\n", 2, "five numbers"),
+        ("[M2]\n2 0 0 0 0\n", 2, "multi-state"),
+        ("[M2]\n#G -5\n.*$\n", 2, "not a generation count"),
+        ("[M2]\n#R B3/S2x\n.*$\n", 2, "invalid rule"),
+    ] {
+        let err = open(Format::Rle, text).err().unwrap().to_string();
+        assert!(
+            err.starts_with(&format!("test.rle:{line}:")) && err.contains(says),
+            "{text:?}: {err}"
+        );
+    }
+}

@@ -344,32 +344,24 @@ impl Builder {
     /// The OR over `terms` of the AND of each term's signals, factored: the signal in most
     /// terms is taken out of them (`x & (rest) | others`), and so on down.
     fn sum_of_products(&mut self, terms: Vec<Vec<Signal>>) -> Signal {
-        if terms.is_empty() {
-            return ZERO;
-        }
-        if terms.iter().any(|t| t.is_empty()) {
-            return ONE;
-        }
-        let top = most_common(&terms);
-        let (with, without): (Vec<_>, Vec<_>) = terms.into_iter().partition(|t| t.contains(&top));
-        let rest: Vec<Vec<Signal>> = with
-            .into_iter()
-            .map(|t| t.into_iter().filter(|&s| s != top).collect())
-            .collect();
-        let rest = self.sum_of_products(rest);
-        let with = self.and(top, rest);
-        let without = self.sum_of_products(without);
-        self.or(with, without)
+        self.factored(terms, true)
     }
 
-    /// The AND over `terms` of the OR of each term's signals, factored as
-    /// [`Builder::sum_of_products`] (`x | (rest) & others`).
+    /// The AND over `terms` of the OR of each term's signals, factored the same way
+    /// (`(x | rest) & others`).
     fn product_of_sums(&mut self, terms: Vec<Vec<Signal>>) -> Signal {
+        self.factored(terms, false)
+    }
+
+    /// [`Builder::sum_of_products`] where `products`, else [`Builder::product_of_sums`]: the
+    /// two are the same factoring with AND and OR (and their identities) swapped.
+    fn factored(&mut self, terms: Vec<Vec<Signal>>, products: bool) -> Signal {
+        let (outer_identity, inner_identity) = if products { (ZERO, ONE) } else { (ONE, ZERO) };
         if terms.is_empty() {
-            return ONE;
+            return outer_identity;
         }
         if terms.iter().any(|t| t.is_empty()) {
-            return ZERO;
+            return inner_identity;
         }
         let top = most_common(&terms);
         let (with, without): (Vec<_>, Vec<_>) = terms.into_iter().partition(|t| t.contains(&top));
@@ -377,10 +369,15 @@ impl Builder {
             .into_iter()
             .map(|t| t.into_iter().filter(|&s| s != top).collect())
             .collect();
-        let rest = self.product_of_sums(rest);
-        let with = self.or(top, rest);
-        let without = self.product_of_sums(without);
-        self.and(with, without)
+        let rest = self.factored(rest, products);
+        let without = self.factored(without, products);
+        if products {
+            let with = self.and(top, rest);
+            self.or(with, without)
+        } else {
+            let with = self.or(top, rest);
+            self.and(with, without)
+        }
     }
 
     /// The leaf that the count in `planes` (least significant first) picks.

@@ -1,0 +1,389 @@
+//! Golly's macrocell format (`.mc`, `[M2]`), two-state: read and written.
+//!
+//! A file is an `[M2]` line, `#R rule` and `#G generation` lines (other `#` lines are
+//! comments), then one quadtree node per line, numbered from 1 in the order given:
+//!
+//! - a leaf, an 8×8 square (level 3): its rows top to bottom, each `.` (dead) and `*` (alive)
+//!   cells ended by `$`, trailing dead cells and trailing empty rows left out;
+//! - a node of level `k` ≥ 4 (a 2^k square): `k nw ne sw se`, the numbers of its four
+//!   quadrants (each of level `k - 1`), 0 for an empty one.
+//!
+//! The last node is the root. Golly centres it: the root of level `k` spans x from −2^(k−1) to
+//! 2^(k−1) − 1 and y from −2^(k−1) + 1 to 2^(k−1) in its coordinates (y down; see [`super`]),
+//! which the files Golly writes for bounded grids confirm (crates/cli/tests/rules.rs).
+
+use std::collections::HashMap;
+use std::io::{self, Write};
+use std::path::Path;
+
+use super::{lines, parse_error, Canvas, Header};
+use crate::error::Result;
+use crate::grid::{Grid, MAX_SIDE};
+use crate::rule::Rule;
+
+/// The level of a leaf: 8×8 cells.
+const LEAF_LEVEL: u32 = 3;
+
+/// The deepest root read: its coordinates stay well inside `i64`.
+const MAX_LEVEL: u32 = 60;
+
+/// A node as read.
+#[derive(Clone, Copy, Debug)]
+enum Node {
+    /// An 8×8 leaf, row `r` in bits `8r..8r + 8` (cell `c` at bit `8r + c`).
+    Leaf(u64),
+    /// A node of this level and its quadrants (nw, ne, sw, se), 0 for empty.
+    Inner(u32, [usize; 4]),
+}
+
+impl Node {
+    fn level(&self) -> u32 {
+        match self {
+            Node::Leaf(_) => LEAF_LEVEL,
+            Node::Inner(level, _) => *level,
+        }
+    }
+}
+
+/// The file's nodes (index 0 unused: the empty node), rule, torus and generation.
+struct Tree {
+    nodes: Vec<Node>,
+    rule: Option<Rule>,
+    torus: Option<(usize, usize)>,
+    generation: u64,
+}
+
+fn read(path: &Path, text: &[u8]) -> Result<Tree> {
+    let mut tree = Tree {
+        nodes: vec![Node::Leaf(0)],
+        rule: None,
+        torus: None,
+        generation: 0,
+    };
+    for (line, _, bytes) in lines(text, 0, 1).skip(1) {
+        let trimmed = bytes.trim_ascii();
+        let fail = |message: String| parse_error(path, line, message);
+        if trimmed.is_empty() {
+            continue;
+        }
+        if let Some(rest) = trimmed.strip_prefix(b"#R") {
+            let rule = String::from_utf8_lossy(rest);
+            let (rule, torus) = super::rle::parse_rule(rule.trim()).map_err(fail)?;
+            (tree.rule, tree.torus) = (Some(rule), torus);
+            continue;
+        }
+        if let Some(rest) = trimmed.strip_prefix(b"#G") {
+            let gen = String::from_utf8_lossy(rest);
+            tree.generation = gen.trim().parse().map_err(|_| {
+                fail(format!(
+                    "#G {}: not a generation count below 2^64",
+                    gen.trim()
+                ))
+            })?;
+            continue;
+        }
+        if trimmed[0] == b'#' {
+            continue;
+        }
+        let node = if matches!(trimmed[0], b'.' | b'*' | b'$') {
+            Node::Leaf(leaf(trimmed).map_err(fail)?)
+        } else {
+            let text = std::str::from_utf8(trimmed).map_err(|_| fail("not text".into()))?;
+            let numbers: Vec<u64> = text
+                .split_ascii_whitespace()
+                .map(|w| w.parse::<u64>())
+                .collect::<std::result::Result<_, _>>()
+                .map_err(|_| {
+                    fail(format!(
+                        "expected a leaf (rows of . and * ended by $) or \"level nw ne sw se\", found {text:?}"
+                    ))
+                })?;
+            let [level, nw, ne, sw, se] = numbers[..] else {
+                return Err(fail(format!(
+                    "expected \"level nw ne sw se\" (five numbers), found {text:?}"
+                )));
+            };
+            if !(LEAF_LEVEL as u64 + 1..=MAX_LEVEL as u64).contains(&level) {
+                return Err(fail(format!(
+                    "level {level}: nodes here are of levels {} to {MAX_LEVEL} (multi-state macrocells are not read)",
+                    LEAF_LEVEL + 1
+                )));
+            }
+            let mut children = [0usize; 4];
+            for (slot, child) in children.iter_mut().zip([nw, ne, sw, se]) {
+                if child as usize >= tree.nodes.len() {
+                    return Err(fail(format!(
+                        "node {child} is not defined before this line"
+                    )));
+                }
+                if child != 0 && tree.nodes[child as usize].level() != level as u32 - 1 {
+                    return Err(fail(format!(
+                        "node {child} is of level {}, not {}",
+                        tree.nodes[child as usize].level(),
+                        level - 1
+                    )));
+                }
+                *slot = child as usize;
+            }
+            Node::Inner(level as u32, children)
+        };
+        tree.nodes.push(node);
+    }
+    if tree.nodes.len() == 1 {
+        return Err(parse_error(path, 1, "the macrocell file has no nodes"));
+    }
+    Ok(tree)
+}
+
+/// Parses a leaf's rows.
+fn leaf(text: &[u8]) -> std::result::Result<u64, String> {
+    let (mut bits, mut row, mut col) = (0u64, 0usize, 0usize);
+    for &b in text {
+        match b {
+            b'$' => (row, col) = (row + 1, 0),
+            b'.' | b'*' => {
+                if row >= 8 || col >= 8 {
+                    return Err("a leaf holds 8 rows of 8 cells".into());
+                }
+                bits |= ((b == b'*') as u64) << (8 * row + col);
+                col += 1;
+            }
+            other => {
+                return Err(format!(
+                    "{} in a leaf (expected '.', '*' or '$')",
+                    super::describe(other)
+                ))
+            }
+        }
+    }
+    Ok(bits)
+}
+
+/// The bounding box (left, top, right, bottom, inclusive) of each node's live cells, relative
+/// to its own top-left corner; `None` for empty nodes.
+fn boxes(tree: &Tree) -> Vec<Option<(u64, u64, u64, u64)>> {
+    let mut boxes: Vec<Option<(u64, u64, u64, u64)>> = Vec::with_capacity(tree.nodes.len());
+    for (i, node) in tree.nodes.iter().enumerate() {
+        let b = match *node {
+            _ if i == 0 => None,
+            Node::Leaf(0) => None,
+            Node::Leaf(bits) => {
+                let rows: Vec<u64> = (0..8).filter(|r| bits >> (8 * r) & 0xff != 0).collect();
+                let cols = (0..8u64)
+                    .filter(|c| (0..8).any(|r| bits >> (8 * r + c) & 1 == 1))
+                    .collect::<Vec<_>>();
+                Some((
+                    cols[0],
+                    rows[0],
+                    *cols.last().unwrap(),
+                    *rows.last().unwrap(),
+                ))
+            }
+            Node::Inner(level, children) => {
+                let half = 1u64 << (level - 1);
+                let mut b: Option<(u64, u64, u64, u64)> = None;
+                for (q, &child) in children.iter().enumerate() {
+                    let Some((l, t, r, bo)) = boxes[child] else {
+                        continue;
+                    };
+                    let (dx, dy) = ((q as u64 & 1) * half, (q as u64 >> 1) * half);
+                    let c = (l + dx, t + dy, r + dx, bo + dy);
+                    b = Some(match b {
+                        None => c,
+                        Some(o) => (o.0.min(c.0), o.1.min(c.1), o.2.max(c.2), o.3.max(c.3)),
+                    });
+                }
+                b
+            }
+        };
+        boxes.push(b);
+    }
+    boxes
+}
+
+/// The header: the live cells' bounding box, its position in Golly's coordinates, the rule,
+/// torus and generation. The body is the whole text.
+pub(super) fn header(path: &Path, text: &[u8]) -> Result<(Header, (usize, usize))> {
+    let tree = read(path, text)?;
+    let root = tree.nodes.len() - 1;
+    let level = tree.nodes[root].level();
+    let half = 1i64 << (level - 1);
+    let (width, height, position) = match boxes(&tree)[root] {
+        None => (0, 0, None),
+        Some((l, t, r, b)) => {
+            let (w, h) = (r - l + 1, b - t + 1);
+            if w > MAX_SIDE as u64 || h > MAX_SIDE as u64 {
+                return Err(parse_error(
+                    path,
+                    1,
+                    format!("the live cells span {w}x{h}, more than {MAX_SIDE} cells on a side"),
+                ));
+            }
+            (
+                w as usize,
+                h as usize,
+                Some((l as i64 - half, t as i64 - half + 1)),
+            )
+        }
+    };
+    let header = Header {
+        width,
+        height,
+        rule: tree.rule,
+        torus: tree.torus,
+        position,
+        generation: tree.generation,
+    };
+    Ok((header, (0, 1)))
+}
+
+/// Draws the live cells, relative to their bounding box's top-left corner.
+pub(super) fn paint(path: &Path, text: &[u8], mut canvas: Canvas<'_>) -> Result<()> {
+    let tree = read(path, text)?;
+    let boxes = boxes(&tree);
+    let root = tree.nodes.len() - 1;
+    let Some((left, top, _, _)) = boxes[root] else {
+        return Ok(());
+    };
+    // Depth first, leaves drawn a row run at a time.
+    let mut stack = vec![(root, 0u64, 0u64)];
+    while let Some((node, x, y)) = stack.pop() {
+        match tree.nodes[node] {
+            Node::Leaf(bits) => {
+                for r in 0..8u64 {
+                    let mut row = (bits >> (8 * r)) & 0xff;
+                    while row != 0 {
+                        let start = row.trailing_zeros() as u64;
+                        let len = (row >> start).trailing_ones() as u64;
+                        canvas.run(
+                            (x + start - left) as usize,
+                            (y + r - top) as usize,
+                            len as usize,
+                        );
+                        row &= !(((1u64 << len) - 1) << start);
+                    }
+                }
+            }
+            Node::Inner(level, children) => {
+                let half = 1u64 << (level - 1);
+                for (q, &child) in children.iter().enumerate() {
+                    if boxes[child].is_some() {
+                        stack.push((child, x + (q as u64 & 1) * half, y + (q as u64 >> 1) * half));
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Writes the whole `grid` as a macrocell file: the rule with its `:TW,H` torus, the
+/// generation, and the quadtree of a root centred as Golly centres it on the grid's
+/// (⌊W/2⌋, ⌊H/2⌋) (see [`super`]).
+pub(super) fn write(
+    out: &mut impl Write,
+    grid: &Grid,
+    rule: Rule,
+    generation: u64,
+) -> io::Result<()> {
+    let (w, h) = (grid.width(), grid.height());
+    // The root of level k spans x from -2^(k-1) and y from -2^(k-1) + 1: it must reach the
+    // grid's Golly coordinates -⌊W/2⌋ .. W-1-⌊W/2⌋ and -⌊H/2⌋ .. H-1-⌊H/2⌋.
+    let half_needed = (w / 2).max(w - w / 2).max(h / 2 + 1).max(h - h / 2);
+    let level = (half_needed.next_power_of_two().trailing_zeros() + 1).max(LEAF_LEVEL + 1);
+    let half = 1u64 << (level - 1);
+    // Grid cell (x, y) is root cell (x + ox, y + oy).
+    let (ox, oy) = (half - (w / 2) as u64, half - 1 - (h / 2) as u64);
+    writeln!(out, "[M2] (gol {})", env!("CARGO_PKG_VERSION"))?;
+    writeln!(out, "#R {rule}:T{w},{h}")?;
+    writeln!(out, "#G {generation}")?;
+    let mut writer = TreeWriter {
+        out,
+        grid,
+        origin: (ox, oy),
+        known: HashMap::new(),
+        count: 0,
+    };
+    let root = writer.node(level, 0, 0)?;
+    if root == 0 {
+        // An empty grid: a root of empty quadrants.
+        writeln!(writer.out, "{level} 0 0 0 0")?;
+    }
+    Ok(())
+}
+
+/// Writes nodes bottom-up, each distinct node once.
+struct TreeWriter<'a, W: Write> {
+    out: &'a mut W,
+    grid: &'a Grid,
+    /// Where grid cell (0, 0) lies in the root.
+    origin: (u64, u64),
+    /// Nodes written: a leaf's bits (level 3) or a node's level and quadrants, to its number.
+    known: HashMap<(u32, [u64; 4]), u64>,
+    count: u64,
+}
+
+impl<W: Write> TreeWriter<'_, W> {
+    /// Writes the node of `level` whose top-left corner is root cell (x, y) (and the nodes
+    /// below it not written yet); returns its number, 0 where it is empty.
+    fn node(&mut self, level: u32, x: u64, y: u64) -> io::Result<u64> {
+        let size = 1u64 << level;
+        let (ox, oy) = self.origin;
+        let (gw, gh) = (self.grid.width() as u64, self.grid.height() as u64);
+        // Entirely outside the grid: empty.
+        if x + size <= ox || y + size <= oy || x >= ox + gw || y >= oy + gh {
+            return Ok(0);
+        }
+        let key = if level == LEAF_LEVEL {
+            let mut bits = 0u64;
+            for r in 0..8 {
+                for c in 0..8 {
+                    let (gx, gy) = ((x + c).wrapping_sub(ox), (y + r).wrapping_sub(oy));
+                    if gx < gw && gy < gh && self.grid.get(gx as usize, gy as usize) {
+                        bits |= 1 << (8 * r + c);
+                    }
+                }
+            }
+            if bits == 0 {
+                return Ok(0);
+            }
+            (level, [bits, 0, 0, 0])
+        } else {
+            let half = size / 2;
+            let mut children = [0u64; 4];
+            for (q, child) in children.iter_mut().enumerate() {
+                let (dx, dy) = ((q as u64 & 1) * half, (q as u64 >> 1) * half);
+                *child = self.node(level - 1, x + dx, y + dy)?;
+            }
+            if children == [0; 4] {
+                return Ok(0);
+            }
+            (level, children)
+        };
+        if let Some(&number) = self.known.get(&key) {
+            return Ok(number);
+        }
+        if level == LEAF_LEVEL {
+            let bits = key.1[0];
+            let last_row = (0..8)
+                .rev()
+                .find(|r| bits >> (8 * r) & 0xff != 0)
+                .unwrap_or(0);
+            let mut line = Vec::with_capacity(80);
+            for r in 0..=last_row {
+                let row = (bits >> (8 * r)) & 0xff;
+                let len = 64 - row.leading_zeros() as usize;
+                line.extend((0..len).map(|c| if row >> c & 1 == 1 { b'*' } else { b'.' }));
+                line.push(b'$');
+            }
+            line.push(b'\n');
+            self.out.write_all(&line)?;
+        } else {
+            let [nw, ne, sw, se] = key.1;
+            writeln!(self.out, "{level} {nw} {ne} {sw} {se}")?;
+        }
+        self.count += 1;
+        self.known.insert(key, self.count);
+        Ok(self.count)
+    }
+}
