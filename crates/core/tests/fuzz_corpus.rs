@@ -35,7 +35,12 @@ fn corpus(target: &str) -> Vec<Vec<u8>> {
         inputs.push(tail[..len].to_vec());
         rest = &tail[len..];
     }
-    assert!(inputs.len() > 100, "{}: {} inputs", path.display(), inputs.len());
+    assert!(
+        inputs.len() > 100,
+        "{}: {} inputs",
+        path.display(),
+        inputs.len()
+    );
     inputs
 }
 

@@ -337,11 +337,10 @@ impl<W: Write> TreeWriter<'_, W> {
         let key = if level == LEAF_LEVEL {
             let mut bits = 0u64;
             for r in 0..8 {
-                for c in 0..8 {
-                    let (gx, gy) = ((x + c).wrapping_sub(ox), (y + r).wrapping_sub(oy));
-                    if gx < gw && gy < gh && self.grid.get(gx as usize, gy as usize) {
-                        bits |= 1 << (8 * r + c);
-                    }
+                let gy = (y + r).wrapping_sub(oy);
+                if gy < gh {
+                    let row = self.grid.row(gy as usize);
+                    bits |= eight_cells(row, x as i64 - ox as i64) << (8 * r);
                 }
             }
             if bits == 0 {
@@ -386,4 +385,24 @@ impl<W: Write> TreeWriter<'_, W> {
         self.known.insert(key, self.count);
         Ok(self.count)
     }
+}
+
+/// The 8 cells of a grid row (its words, padding bits zero) from column `start` on, as the
+/// low byte (cell `start + c` at bit `c`); columns outside the row are dead.
+fn eight_cells(row: &[u64], start: i64) -> u64 {
+    let word = |i: i64| -> u64 {
+        if i < 0 {
+            0
+        } else {
+            row.get(i as usize).copied().unwrap_or(0)
+        }
+    };
+    let (index, shift) = (start.div_euclid(64), start.rem_euclid(64) as u32);
+    let low = word(index) >> shift;
+    let high = if shift == 0 {
+        0
+    } else {
+        word(index + 1) << (64 - shift)
+    };
+    (low | high) & 0xff
 }
