@@ -116,7 +116,7 @@ fn outputs_are_checked_before_the_run() {
     let e = refused(&gol(&[
         "run", "--size", "64", "--gens", "3", "--output", "x.xyz",
     ]));
-    assert!(e.contains(".rle, .cells, .png or .gif"), "{e}");
+    assert!(e.contains(".rle, .cells, .mc, .png or .gif"), "{e}");
     // Nothing is left behind by the probes.
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
