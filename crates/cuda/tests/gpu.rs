@@ -93,6 +93,24 @@ fn every_engine_matches_the_oracle_on_awkward_sizes_and_rules() {
     }
 }
 
+/// cuda-bitsliced against `oracle` on `grid`, `gens` generations of `rule`.
+fn bitsliced_matches(oracle: &gol_core::EngineSpec, grid: &Grid, rule: Rule, gens: u64) {
+    let expected = evolve(oracle, grid, rule, gens).unwrap();
+    let got = run(
+        EngineId::CudaBitsliced,
+        &EngineOptions::default(),
+        grid,
+        rule,
+        gens,
+    );
+    let (w, h) = (grid.width(), grid.height());
+    assert_eq!(
+        expected.first_difference(&got),
+        None,
+        "cuda-bitsliced on {w}x{h} {rule} {gens} gens"
+    );
+}
+
 /// A random rule of a 2D family other than outer-totalistic Moore, from `seed`.
 fn family_rule(seed: u64) -> Rule {
     let mut rng = gol_core::seed::SplitMix64::new(seed);
@@ -116,19 +134,7 @@ fn bitsliced_runs_random_rules_of_every_2d_family_as_the_oracle() {
         let rule = family_rule(i);
         let grid = density_soup(w, h, 0.2 + 0.01 * i as f64, 700 + i).unwrap();
         let gens = 1 + i * 7 % 40;
-        let expected = evolve(oracle, &grid, rule, gens).unwrap();
-        let got = run(
-            EngineId::CudaBitsliced,
-            &EngineOptions::default(),
-            &grid,
-            rule,
-            gens,
-        );
-        assert_eq!(
-            expected.first_difference(&got),
-            None,
-            "cuda-bitsliced on {w}x{h} {rule} {gens} gens"
-        );
+        bitsliced_matches(oracle, &grid, rule, gens);
     }
     // Engines that cannot run them refuse them, naming those that can.
     let friends = Rule::parse("B2-a/S12").unwrap();
@@ -359,19 +365,7 @@ fn bitsliced_matches_across_column_groups_tiles_and_launch_depths() {
     for (i, &(w, h, rule, gens)) in cases.iter().enumerate() {
         let rule = Rule::parse(rule).unwrap();
         let grid = density_soup(w, h, 0.3 + 0.05 * i as f64, 100 + i as u64).unwrap();
-        let expected = evolve(oracle, &grid, rule, gens).unwrap();
-        let got = run(
-            EngineId::CudaBitsliced,
-            &EngineOptions::default(),
-            &grid,
-            rule,
-            gens,
-        );
-        assert_eq!(
-            expected.first_difference(&got),
-            None,
-            "cuda-bitsliced on {w}x{h} {rule} {gens} gens"
-        );
+        bitsliced_matches(oracle, &grid, rule, gens);
     }
 }
 

@@ -83,32 +83,33 @@ const REPRESENTATIVES: [&[u16]; 9] = [
     &[],
 ];
 
-/// The neighbourhood turned a quarter turn (`(r, c)` to `(c, 2 - r)`).
-const fn rotate(cells: u16) -> u16 {
+/// The neighbourhood turned a quarter turn (`(r, c)` to `(c, 2 - r)`), or where `mirrored`,
+/// mirrored left to right (`(r, c)` to `(r, 2 - c)`).
+const fn moved(cells: u16, mirrored: bool) -> u16 {
     let mut out = 0;
     let mut bit = 0;
     while bit < 9 {
         if cells >> bit & 1 == 1 {
             let (r, c) = (bit / 3, bit % 3);
-            out |= 1 << (3 * c + 2 - r);
+            out |= if mirrored {
+                1 << (3 * r + 2 - c)
+            } else {
+                1 << (3 * c + 2 - r)
+            };
         }
         bit += 1;
     }
     out
 }
 
+/// The neighbourhood turned a quarter turn.
+const fn rotate(cells: u16) -> u16 {
+    moved(cells, false)
+}
+
 /// The neighbourhood mirrored left to right.
 const fn mirror(cells: u16) -> u16 {
-    let mut out = 0;
-    let mut bit = 0;
-    while bit < 9 {
-        if cells >> bit & 1 == 1 {
-            let (r, c) = (bit / 3, bit % 3);
-            out |= 1 << (3 * r + 2 - c);
-        }
-        bit += 1;
-    }
-    out
+    moved(cells, true)
 }
 
 /// For every 9-bit neighbourhood with its centre clear, the index of its letter among its
