@@ -62,8 +62,9 @@ pub struct ProblemArgs {
     #[arg(long, value_name = "P")]
     pub density: Option<f64>,
 
-    /// Rule in B/S notation (B3/S23, b36/s23, B6/S5-7,10 …); overrides the file's rule.
-    /// Default B3/S23 in 2D, B6/S567 in 3D.
+    /// Rule in B/S notation (B3/S23, b36/s23, B2-a/S12, B2/S34H, B6/S5-7,10 …); overrides the
+    /// file's rule, its topology included: add :P for a bounded plane (B3/S23:P), where cells
+    /// past the edges are dead, instead of the torus. Default B3/S23 in 2D, B6/S567 in 3D.
     #[arg(long, value_name = "R")]
     pub rule: Option<String>,
 

@@ -221,6 +221,7 @@ fn run_rank_in<W: Dimension>(
             slab.engine().details()
         ),
         rule: rule.to_string(),
+        topology: rule.topology().name(),
         source: problem.source.to_string(),
         seconds,
         input_seconds,

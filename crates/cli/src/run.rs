@@ -61,6 +61,8 @@ pub(crate) struct Report {
     pub(crate) engine_choice: String,
     pub(crate) engine_details: String,
     pub(crate) rule: String,
+    /// What lies past the edges: "torus" or "bounded plane".
+    pub(crate) topology: &'static str,
     pub(crate) source: String,
     /// The generation loop alone.
     pub(crate) seconds: f64,
@@ -297,6 +299,7 @@ fn run_in<W: Dimension>(args: &RunArgs, setup: &Setup) -> Result<()> {
         engine_choice: sim.resolved().reason.clone(),
         engine_details: sim.details(),
         rule: sim.rule().to_string(),
+        topology: sim.rule().topology().name(),
         source: sim.source().to_string(),
         seconds,
         input_seconds: timings.input,
@@ -407,8 +410,8 @@ pub(crate) fn print_report(r: &Report, args: &RunArgs) {
         _ => String::new(),
     };
     println!(
-        "Game of Life: {shape} torus, rule {}, {} generations{from}, {}",
-        r.rule, r.generations, r.source
+        "Game of Life: {shape} {}, rule {}, {} generations{from}, {}",
+        r.topology, r.rule, r.generations, r.source
     );
     println!("Engine: {}{details}", r.engine);
     println!("Engine choice: {}", r.engine_choice);

@@ -1,6 +1,6 @@
 //! The rule families beyond outer-totalistic Moore rules (isotropic non-totalistic, hexagonal,
-//! von Neumann), checked end to end against Golly's `bgolly` on tori of odd sizes, and
-//! refused in one line by the engines that cannot run them.
+//! von Neumann) and bounded planes (`:P`), checked end to end against Golly's `bgolly` on grids
+//! of odd sizes, and refused in one line by the engines that cannot run them.
 
 mod common;
 
@@ -8,7 +8,7 @@ use gol_core::rule::Family;
 use gol_core::seed::SplitMix64;
 use gol_core::Rule;
 
-use common::{bgolly, error_of, golly_agrees, stdout_of};
+use common::{bgolly, bounding_box, error_of, golly_agrees, stdout_of};
 
 /// A random rule of `family` without births on 0 neighbours (which Golly runs by emulation).
 fn random_rule(family: Family, rng: &mut SplitMix64) -> Rule {
@@ -101,6 +101,126 @@ fn golly_agrees_on_named_rules() {
             "start.rle",
         );
     }
+}
+
+#[test]
+fn golly_agrees_on_bounded_planes_of_every_family() {
+    let Some(bgolly) = bgolly() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let mut rng = SplitMix64::new(26);
+    for case in 0..32u64 {
+        let family = Family::ALL[case as usize % Family::ALL.len()];
+        let rule = random_rule(family, &mut rng);
+        let (width, height) = (1 + rng.next() % 45, 1 + rng.next() % 33);
+        let gens = 1 + rng.next() % 60;
+        let engine = ["cpu-bitsliced", "cpu-scalar"][case as usize % 2];
+        let problem = soup(
+            width,
+            height,
+            0.45,
+            case,
+            &format!("{rule}:P"),
+            Some(engine),
+        );
+        golly_agrees(
+            &bgolly,
+            &dir.path().join(case.to_string()),
+            &problem,
+            gens,
+            "start.rle",
+        );
+    }
+    // Life itself, where the edges keep killing and feeding a soup for long.
+    for (case, engine) in ["cpu-bitsliced", "cpu-table"].into_iter().enumerate() {
+        let problem = soup(99, 67, 0.35, case, "B3/S23:P", Some(engine));
+        golly_agrees(
+            &bgolly,
+            &dir.path().join(format!("life{case}")),
+            &problem,
+            300,
+            "start.rle.gz",
+        );
+    }
+}
+
+/// A 19×15 soup without a position, on Golly's 20×16 bounded plane: where a pattern goes
+/// decides what the edges do to it, and gol places it as Golly does (its cell (9, 7) on the
+/// grid's (10, 8)). The placement one cell up and left, ⌊(W - w)/2⌋, gives other cells.
+#[test]
+fn golly_places_a_pattern_on_a_bounded_plane_as_gol_does() {
+    let Some(bgolly) = bgolly() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let mut rng = SplitMix64::new(19);
+    let rows: Vec<String> = (0..15)
+        .map(|_| {
+            (0..19)
+                .map(|_| if rng.next() % 5 < 2 { 'o' } else { 'b' })
+                .collect()
+        })
+        .collect();
+    let body = rows.join("$") + "!";
+    let file = |name: &str, pos: &str| {
+        let path = dir.path().join(name);
+        let text = format!("{pos}x = 19, y = 15, rule = B3/S23:P20,16\n{body}\n");
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    let centred = file("centred.rle", "");
+    let other = file("other.rle", "#CXRLE Pos=-10,-8\n");
+    let ours = |start: &std::path::Path, gens: u64| {
+        let out = dir.path().join("ours.cells");
+        stdout_of(&[
+            "run",
+            "--input",
+            start.to_str().unwrap(),
+            "--gens",
+            &gens.to_string(),
+            "--output",
+            out.to_str().unwrap(),
+        ]);
+        bounding_box(&std::fs::read_to_string(&out).unwrap())
+    };
+    let mut differs = false;
+    for gens in [1u64, 2, 5, 20] {
+        let theirs = dir.path().join("theirs.rle");
+        let status = std::process::Command::new(&bgolly)
+            .args(["-a", "QuickLife", "-q", "-q", "-m", &gens.to_string(), "-o"])
+            .arg(&theirs)
+            .arg(&centred)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        // Golly's pattern, read back by gol onto a grid of its bounding box.
+        let text = std::fs::read_to_string(&theirs).unwrap();
+        let header = text.lines().find(|l| l.starts_with('x')).unwrap();
+        let size: Vec<&str> = header
+            .split(',')
+            .take(2)
+            .map(|kv| kv.split_once('=').unwrap().1.trim())
+            .collect();
+        let again = dir.path().join("again.cells");
+        let golly_cells = if size[0] == "0" {
+            Vec::new()
+        } else {
+            stdout_of(&[
+                "run",
+                "--input",
+                theirs.to_str().unwrap(),
+                "--width",
+                size[0],
+                "--height",
+                size[1],
+                "--gens",
+                "0",
+                "--output",
+                again.to_str().unwrap(),
+            ]);
+            bounding_box(&std::fs::read_to_string(&again).unwrap())
+        };
+        assert_eq!(ours(&centred, gens), golly_cells, "generation {gens}");
+        differs |= ours(&other, gens) != golly_cells;
+    }
+    assert!(differs, "the other placement should give other cells");
 }
 
 #[test]

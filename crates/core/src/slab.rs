@@ -281,6 +281,15 @@ impl<W: World> Slab<W> {
     /// Loads part `p` of `slabs`, whose extended slab is `extended` ([`Slabs::cut`], or read
     /// row by row).
     pub fn load(&mut self, slabs: &Slabs, p: usize, extended: &W, rule: Rule) -> Result<()> {
+        if rule.topology() != crate::rule::Topology::Torus {
+            // A slab's halos are rows of its neighbours; past a bounded plane's edges they
+            // would have to stay dead through every generation of a round, which the slab
+            // engines do not do.
+            return Err(Error::Invalid(format!(
+                "rule {rule}: a {} runs unsplit, on one GPU or process; split runs (--gpus, MPI ranks) take a torus",
+                rule.topology().name()
+            )));
+        }
         let rows = extended.rows();
         assert_eq!(rows.height(), slabs.extended_rows(p), "extended slab");
         self.engine.load(extended, rule)?;

@@ -3,7 +3,7 @@
 
 use gol_core::cpu::{self, Bitsliced, Isa};
 use gol_core::engine::{evolve, find, Engine};
-use gol_core::rule::Family;
+use gol_core::rule::{Family, Topology};
 use gol_core::seed::{density_soup, glibc_soup, SplitMix64};
 use gol_core::{EngineId, EngineOptions, Grid, Rule};
 use proptest::prelude::*;
@@ -22,6 +22,10 @@ fn side() -> impl Strategy<Value = usize> {
     prop_oneof![1usize..=4, 60usize..=70, 1usize..=260]
 }
 
+fn topology() -> impl Strategy<Value = Topology> {
+    prop_oneof![Just(Topology::Torus), Just(Topology::Plane)]
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(96))]
 
@@ -34,8 +38,9 @@ proptest! {
         gens in 0u64..48,
         density in 0.05f64..0.95,
         seed in any::<u64>(),
+        topology in topology(),
     ) {
-        let rule = Rule::from_masks(birth, survive).unwrap();
+        let rule = Rule::from_masks(birth, survive).unwrap().on(topology);
         let grid = density_soup(width, height, density, seed).unwrap();
         let expected = oracle(&grid, rule, gens);
         for spec in cpu::ENGINES.iter().filter(|s| s.id != EngineId::CpuScalar) {
@@ -90,7 +95,7 @@ fn seminar_known_value_on_the_fast_engine() {
 fn large_grid_spanning_many_bands_and_strips() {
     // Wide enough for several strips and tall enough for several rayon bands.
     let grid = density_soup(64 * 150 + 5, 700, 0.5, 3).unwrap();
-    for text in ["B36/S23", "B2-a/S12", "B2/S34H"] {
+    for text in ["B36/S23", "B2-a/S12", "B2/S34H", "B3/S23:P", "B2-a/S12:P"] {
         let rule = Rule::parse(text).unwrap();
         let expected = oracle(&grid, rule, 6);
         for isa in Isa::available() {
@@ -139,7 +144,9 @@ proptest! {
         gens in 0u64..24,
         density in 0.05f64..0.95,
         seed in any::<u64>(),
+        topology in topology(),
     ) {
+        let rule = rule.on(topology);
         let grid = density_soup(width, height, density, seed).unwrap();
         let expected = oracle(&grid, rule, gens);
         every_isa_matches(&grid, rule, gens, &expected)?;
@@ -165,4 +172,23 @@ fn only_the_oracle_and_bit_sliced_engines_take_other_families() {
             result.unwrap();
         }
     }
+}
+
+#[test]
+fn a_bounded_plane_kills_what_crosses_its_edge() {
+    // A blinker along the top row: on a torus it turns and back; on a bounded plane its upper
+    // half falls off the edge, and the two cells left die of loneliness.
+    let mut grid = Grid::new(5, 5).unwrap();
+    for x in 1..4 {
+        grid.set(x, 0, true);
+    }
+    let torus = oracle(&grid, Rule::LIFE, 2);
+    assert_eq!(torus, grid);
+    let plane = Rule::LIFE.on(Topology::Plane);
+    let once = oracle(&grid, plane, 1);
+    assert_eq!(
+        (once.population(), once.get(2, 0), once.get(2, 1)),
+        (2, true, true)
+    );
+    assert_eq!(oracle(&grid, plane, 2).population(), 0);
 }

@@ -514,9 +514,9 @@ fn cube_soup_lines(setup: &Setup, side: usize, lines: &[usize]) -> Result<Proble
 fn read_pattern(setup: &Setup, path: &Path, file: PatternFile) -> Result<Problem<Grid>> {
     let rule_given = setup.rule_for::<Grid>()?;
     let header = file.header();
-    let Some((width, height)) = setup.size.map(Size::sides).or(header.torus) else {
+    let Some((width, height)) = setup.size.map(Size::sides).or(header.bounds) else {
         invalid!(
-            "{}: the grid size is not given: use --size N or --width W --height H (or a Golly torus suffix :TW,H on the file's rule)",
+            "{}: the grid size is not given: use --size N or --width W --height H (or a Golly bounded-grid suffix :TW,H or :PW,H on the file's rule)",
             path.display()
         );
     };

@@ -360,8 +360,8 @@ async fn obey(app: &App, viewport: &Viewport, text: &str) -> Result<(), String> 
             let name = PathBuf::from(name);
             let file = gol_core::pattern::PatternFile::from_bytes(&name, text.clone().into_bytes())
                 .map_err(|e| e.to_string())?;
-            // The file's torus where it has one, else the grid of the command line.
-            let size = match file.header().torus {
+            // The file's bounded grid where it has one, else the grid of the command line.
+            let size = match file.header().bounds {
                 Some(_) => None,
                 None => Some(app.base.size.unwrap_or(Size::Side(Grid::DEFAULT_SIDE))),
             };

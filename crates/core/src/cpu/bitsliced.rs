@@ -13,10 +13,12 @@
 //!
 //! 1. For each row, the west and east neighbours of the 64 cells of a word are the word shifted
 //!    by one with the neighbouring word's edge bit funnelled in (the row's first and last words
-//!    take the bit from the other end of the row: the torus). A full adder over (west, centre,
-//!    east) gives the row's horizontal 3-sum as two bit planes `(s0, s1)`.
+//!    take the bit from the other end of the row on a torus, a dead cell on a bounded plane). A
+//!    full adder over (west, centre, east) gives the row's horizontal 3-sum as two bit planes
+//!    `(s0, s1)`.
 //! 2. The 3×3 sum (the cell itself included, 0..=9) of row `y` is the sum of the 3-sums of rows
-//!    `y-1`, `y`, `y+1`: four bit planes from a handful of full and half adders. Each row's
+//!    `y-1`, `y`, `y+1` (round the torus; on a bounded plane the rows past the edges are dead,
+//!    with 3-sums of zero): four bit planes from a handful of full and half adders. Each row's
 //!    3-sum is computed once and reused by the three output rows that need it (a sliding window
 //!    of three rows).
 //! 3. The next state is a function of the four sum planes and the cell's own state, evaluated as
@@ -37,7 +39,7 @@ use crate::error::{Error, Result};
 use crate::grid::{check_size, Grid};
 use crate::memory;
 use crate::rule::circuit::Circuit;
-use crate::rule::{Family, Rule};
+use crate::rule::{Family, Rule, Topology};
 
 use super::program::Program;
 
@@ -132,6 +134,7 @@ impl State {
                 height: grid.height(),
                 words_per_row: grid.words_per_row(),
                 words: grid.words().to_vec(),
+                topology: rule.topology(),
             },
             next,
             rule,
@@ -207,6 +210,20 @@ pub(super) struct Frame {
     pub(super) height: usize,
     pub(super) words_per_row: usize,
     pub(super) words: Vec<u64>,
+    pub(super) topology: Topology,
+}
+
+impl Frame {
+    /// The rows above and below row `y`: round the torus, or `None` past a bounded plane's
+    /// edges.
+    #[inline(always)]
+    pub(super) fn around(&self, y: usize) -> [Option<usize>; 2] {
+        let h = self.height;
+        match self.topology {
+            Topology::Torus => [Some((y + h - 1) % h), Some((y + 1) % h)],
+            Topology::Plane => [y.checked_sub(1), Some(y + 1).filter(|&b| b < h)],
+        }
+    }
 }
 
 impl Default for Bitsliced {
@@ -479,7 +496,6 @@ impl<R: RuleLogic> Kernel for Band<'_, R> {
 fn band<R: RuleLogic>(frame: &Frame, out: &mut [u64], top: usize, logic: &R) {
     let wpr = frame.words_per_row;
     let rows = out.len() / wpr;
-    let h = frame.height;
     let strip = STRIP_WORDS.min(wpr);
     // Three rows of 3-sums, each two planes of `strip` words.
     let mut window = vec![0u64; 6 * strip];
@@ -489,18 +505,23 @@ fn band<R: RuleLogic>(frame: &Frame, out: &mut [u64], top: usize, logic: &R) {
         let n = right - left;
         row_sum(
             frame,
-            (top + h - 1) % h,
+            frame.around(top)[0],
             left,
             right,
             slot(&mut window, 0, strip, n),
         );
-        row_sum(frame, top, left, right, slot(&mut window, 1, strip, n));
+        row_sum(
+            frame,
+            Some(top),
+            left,
+            right,
+            slot(&mut window, 1, strip, n),
+        );
         for r in 0..rows {
             let y = top + r;
-            let below = (y + 1) % h;
             row_sum(
                 frame,
-                below,
+                frame.around(y)[1],
                 left,
                 right,
                 slot(&mut window, (r + 2) % 3, strip, n),
@@ -532,16 +553,21 @@ fn slot(window: &mut [u64], k: usize, strip: usize, n: usize) -> (&mut [u64], &m
 }
 
 /// The horizontal 3-sums (west + centre + east, as planes `s0`, `s1`) of words
-/// `left..right` of row `y`.
+/// `left..right` of row `y`; zero for a dead row past a bounded plane's edge (`None`).
 #[inline(always)]
 pub(super) fn row_sum(
     frame: &Frame,
-    y: usize,
+    y: Option<usize>,
     left: usize,
     right: usize,
     sums: (&mut [u64], &mut [u64]),
 ) {
     let (s0, s1) = sums;
+    let Some(y) = y else {
+        s0.fill(0);
+        s1.fill(0);
+        return;
+    };
     shifted(frame, y, left, right, |k, west, centre, east| {
         let (sum, carry) = full_add(west, centre, east);
         s0[k] = sum;
@@ -551,7 +577,8 @@ pub(super) fn row_sum(
 
 /// Calls `each(k, west, centre, east)` for words `left..right` of row `y` (`k` counting from
 /// `left`): the word, and the words of its cells' west and east neighbours (the word shifted
-/// by one, the neighbouring word's edge bit funnelled in, round the torus at the row's ends).
+/// by one, the neighbouring word's edge bit funnelled in; at the row's ends round the torus,
+/// or a dead cell on a bounded plane).
 #[inline(always)]
 pub(super) fn shifted(
     frame: &Frame,
@@ -579,6 +606,7 @@ pub(super) fn shifted(
     // The first and last words of the row wrap around the torus.
     let last = wpr - 1;
     let top_bit = (frame.width - 1) % 64;
+    let wraps = (frame.topology == Topology::Torus) as u64;
     let edges: &[usize] = if last == 0 { &[0] } else { &[0, last] };
     for &i in edges {
         if i < left || i >= right {
@@ -586,12 +614,12 @@ pub(super) fn shifted(
         }
         let c = row[i];
         let west_in = if i == 0 {
-            (row[last] >> top_bit) & 1
+            (row[last] >> top_bit) & wraps
         } else {
             row[i - 1] >> 63
         };
         let east_in = if i == last {
-            (row[0] & 1) << top_bit
+            (row[0] & wraps) << top_bit
         } else {
             row[i + 1] << 63
         };

@@ -297,7 +297,7 @@ fn plane_sum(frame: &Frame, x: usize, line_sums: &mut [u64], out: &mut [u64]) {
     for y in 0..m {
         row_sum(
             frame,
-            x * m + y,
+            Some(x * m + y),
             0,
             wpl,
             (&mut l0[y * wpl..][..wpl], &mut l1[y * wpl..][..wpl]),

@@ -5,13 +5,14 @@
 //! gets a copy of column W and the right one of column 1, then the top ghost row (corners
 //! included) a copy of row H and the bottom one of row 1. Each interior cell then reads its
 //! eight neighbours without any wrap-around arithmetic. On narrow grids the ghosts alias interior
-//! cells, which counts neighbours with multiplicity, exactly as the torus semantics ask.
+//! cells, which counts neighbours with multiplicity, exactly as the torus semantics ask. On a
+//! bounded plane ([`Topology::Plane`]) the ghosts stay zero: the dead cells past the edges.
 
 use crate::engine::{Engine, EngineId};
 use crate::error::{Error, Result};
 use crate::grid::{check_size, Grid};
 use crate::memory;
-use crate::rule::Rule;
+use crate::rule::{Rule, Topology};
 
 /// How a ghost-cell engine turns a cell's state and live-neighbour count into its next state.
 pub trait CellUpdate: Send + Sized {
@@ -57,7 +58,10 @@ impl<U: CellUpdate> Engine for GhostEngine<U> {
     fn load(&mut self, grid: &Grid, rule: Rule) -> Result<()> {
         rule.check_engine(U::ID, 8)?;
         self.state = None;
-        self.state = Some((GhostCells::new(grid, U::ID.name())?, U::new(rule)));
+        self.state = Some((
+            GhostCells::new(grid, rule.topology(), U::ID.name())?,
+            U::new(rule),
+        ));
         Ok(())
     }
 
@@ -84,13 +88,14 @@ impl<U: CellUpdate> Engine for GhostEngine<U> {
 pub struct GhostCells {
     width: usize,
     height: usize,
+    topology: Topology,
     cells: Vec<u8>,
     next: Vec<u8>,
 }
 
 impl GhostCells {
-    /// Copies `grid` into a fresh ghost-bordered pair of buffers.
-    pub fn new(grid: &Grid, engine: &str) -> Result<GhostCells> {
+    /// Copies `grid` into a fresh ghost-bordered pair of buffers, for a grid of `topology`.
+    pub fn new(grid: &Grid, topology: Topology, engine: &str) -> Result<GhostCells> {
         let (width, height) = (grid.width(), grid.height());
         check_size(width, height)?;
         let len = (width as u64 + 2) * (height as u64 + 2);
@@ -102,13 +107,18 @@ impl GhostCells {
         Ok(GhostCells {
             width,
             height,
+            topology,
             cells,
             next,
         })
     }
 
-    /// Refreshes the ghost columns, then the ghost rows (corners included).
+    /// Refreshes the ghost columns, then the ghost rows (corners included), on a torus; on a
+    /// bounded plane they stay zero (neither buffer's ghosts are ever written).
     fn refresh_ghosts(&mut self) {
+        if self.topology == Topology::Plane {
+            return;
+        }
         let (w, h, stride) = (self.width, self.height, self.width + 2);
         let c = &mut self.cells;
         for y in 1..=h {

@@ -178,11 +178,12 @@ impl Kernel for CircuitBand<'_> {
             out,
             top,
         } = self;
-        let (wpr, h) = (frame.words_per_row, frame.height);
+        let wpr = frame.words_per_row;
         let mut slots = vec![0u64; program.slots.max(9) * STRIP];
         for (r, row_out) in out.chunks_exact_mut(wpr).enumerate() {
             let y = top + r;
-            let rows = [(y + h - 1) % h, y, (y + 1) % h];
+            let [above, below] = frame.around(y);
+            let rows = [above, Some(y), below];
             let mut left = 0;
             while left < wpr {
                 let right = (left + STRIP).min(wpr);
@@ -190,6 +191,13 @@ impl Kernel for CircuitBand<'_> {
                 for (r, &row) in rows.iter().enumerate() {
                     let (west, rest) = slots[3 * r * STRIP..].split_at_mut(STRIP);
                     let (centre, east) = rest.split_at_mut(STRIP);
+                    let Some(row) = row else {
+                        // A dead row past a bounded plane's edge.
+                        for words in [west, centre, east] {
+                            words[..n].fill(0);
+                        }
+                        continue;
+                    };
                     shifted(frame, row, left, right, |k, w, c, e| {
                         west[k] = w;
                         centre[k] = c;

@@ -50,7 +50,7 @@ pub(super) fn header(path: &Path, text: &[u8]) -> Result<(Header, (usize, usize)
         width,
         height,
         rule: None,
-        torus: None,
+        bounds: None,
         position: None,
         generation: 0,
     };
@@ -83,9 +83,11 @@ pub(super) fn write(out: &mut impl Write, grid: &Grid, rule: Rule) -> io::Result
     writeln!(out, "!Name: gol")?;
     writeln!(
         out,
-        "!{}x{} torus, rule {rule}",
+        "!{}x{} {}, rule {}",
         grid.width(),
-        grid.height()
+        grid.height(),
+        rule.topology().name(),
+        rule.on(crate::rule::Topology::Torus)
     )?;
     let mut line = vec![b'.'; grid.width() + 1];
     *line.last_mut().expect("width is at least 1") = b'\n';

@@ -146,7 +146,7 @@ pub(super) fn header(
         width: width as usize,
         height: height as usize,
         rule,
-        torus: None,
+        bounds: None,
         position: Some((left, top)),
         generation: 0,
     };

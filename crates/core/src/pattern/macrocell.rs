@@ -45,11 +45,11 @@ impl Node {
     }
 }
 
-/// The file's nodes (index 0 unused: the empty node), rule, torus and generation.
+/// The file's nodes (index 0 unused: the empty node), rule, bounds and generation.
 struct Tree {
     nodes: Vec<Node>,
     rule: Option<Rule>,
-    torus: Option<(usize, usize)>,
+    bounds: Option<(usize, usize)>,
     generation: u64,
 }
 
@@ -57,7 +57,7 @@ fn read(path: &Path, text: &[u8]) -> Result<Tree> {
     let mut tree = Tree {
         nodes: vec![Node::Leaf(0)],
         rule: None,
-        torus: None,
+        bounds: None,
         generation: 0,
     };
     for (line, _, bytes) in lines(text, 0, 1).skip(1) {
@@ -68,8 +68,8 @@ fn read(path: &Path, text: &[u8]) -> Result<Tree> {
         }
         if let Some(rest) = trimmed.strip_prefix(b"#R") {
             let rule = String::from_utf8_lossy(rest);
-            let (rule, torus) = super::rle::parse_rule(rule.trim()).map_err(fail)?;
-            (tree.rule, tree.torus) = (Some(rule), torus);
+            let (rule, bounds) = super::rle::parse_rule(rule.trim()).map_err(fail)?;
+            (tree.rule, tree.bounds) = (Some(rule), bounds);
             continue;
         }
         if let Some(rest) = trimmed.strip_prefix(b"#G") {
@@ -202,7 +202,7 @@ fn boxes(tree: &Tree) -> Vec<Option<(u64, u64, u64, u64)>> {
 }
 
 /// The header: the live cells' bounding box, its position in Golly's coordinates, the rule,
-/// torus and generation. The body is the whole text.
+/// bounds and generation. The body is the whole text.
 pub(super) fn header(path: &Path, text: &[u8]) -> Result<(Header, (usize, usize))> {
     let tree = read(path, text)?;
     let root = tree.nodes.len() - 1;
@@ -230,7 +230,7 @@ pub(super) fn header(path: &Path, text: &[u8]) -> Result<(Header, (usize, usize)
         width,
         height,
         rule: tree.rule,
-        torus: tree.torus,
+        bounds: tree.bounds,
         position,
         generation: tree.generation,
     };
@@ -277,7 +277,7 @@ pub(super) fn paint(path: &Path, text: &[u8], mut canvas: Canvas<'_>) -> Result<
     Ok(())
 }
 
-/// Writes the whole `grid` as a macrocell file: the rule with its `:TW,H` torus, the
+/// Writes the whole `grid` as a macrocell file: the rule with its `:TW,H` or `:PW,H` bounds, the
 /// generation, and the quadtree of a root centred as Golly centres it on the grid's
 /// (⌊W/2⌋, ⌊H/2⌋) (see [`super`]).
 pub(super) fn write(
@@ -295,7 +295,7 @@ pub(super) fn write(
     // Grid cell (x, y) is root cell (x + ox, y + oy).
     let (ox, oy) = (half - (w / 2) as u64, half - 1 - (h / 2) as u64);
     writeln!(out, "[M2] (gol {})", env!("CARGO_PKG_VERSION"))?;
-    writeln!(out, "#R {rule}:T{w},{h}")?;
+    writeln!(out, "#R {}", rule.sized(w, h))?;
     writeln!(out, "#G {generation}")?;
     let mut writer = TreeWriter {
         out,

@@ -3,8 +3,8 @@
 //! macrocell and PNG.
 //!
 //! Reading happens in two steps so that a large pattern goes straight into the final grid:
-//! [`PatternFile::open`] reads the file and its header (size, rule, Golly torus suffix,
-//! position), the caller decides the grid size, then [`PatternFile::place`] (or
+//! [`PatternFile::open`] reads the file and its header (size, rule, Golly bounded-grid
+//! suffix, position), the caller decides the grid size, then [`PatternFile::place`] (or
 //! [`PatternFile::paint`]) draws the cells into it. The format is told by the file's content
 //! first, then by its extension ([`Format::detect`]).
 //!
@@ -141,8 +141,9 @@ pub struct Header {
     pub height: usize,
     /// The rule the file names, if any.
     pub rule: Option<Rule>,
-    /// The torus size of Golly's `:TW,H` suffix, if any.
-    pub torus: Option<(usize, usize)>,
+    /// The size of Golly's bounded-grid suffix on the rule (`:TW,H`, `:PW,H`), if any; the
+    /// rule holds the topology.
+    pub bounds: Option<(usize, usize)>,
     /// Where the file puts the bounding box's top-left cell, in Golly's coordinates (see the
     /// module documentation): `#CXRLE Pos=x,y`, or the live cells' least x and y in Life
     /// 1.06 and 1.05. `None` where the file does not say.
@@ -312,9 +313,10 @@ pub(crate) fn parse_error(path: &Path, line: usize, message: impl Into<String>) 
     }
 }
 
-/// Writes `grid` to `path` in the format its extension names: `.rle` (the whole torus, with
-/// `rule`, the `:TW,H` suffix and a `#CXRLE` line with its position and `generation`),
-/// `.cells` (the whole grid), `.mc` (macrocell, with the rule, torus and generation) or `.png`
+/// Writes `grid` to `path` in the format its extension names: `.rle` (the whole grid, with
+/// `rule`, its `:TW,H` or `:PW,H` suffix and a `#CXRLE` line with its position and
+/// `generation`), `.cells` (the whole grid), `.mc` (macrocell, with the rule, its suffix and
+/// the generation) or `.png`
 /// (a picture); all but PNG gzip-compressed where the name ends in `.gz`.
 pub fn write(path: &Path, grid: &Grid, rule: Rule, generation: u64) -> Result<()> {
     let format = Format::of(path)?;

@@ -129,10 +129,10 @@ fn parse_header(line: &str) -> std::result::Result<Header, String> {
     let (Some(width), Some(height)) = (width, height) else {
         return Err("the header must give both x and y, such as \"x = 3, y = 3\"".into());
     };
-    let (rule, torus) = match rule_text {
+    let (rule, bounds) = match rule_text {
         Some(text) => {
-            let (rule, torus) = parse_rule(text)?;
-            (Some(rule), torus)
+            let (rule, bounds) = parse_rule(text)?;
+            (Some(rule), bounds)
         }
         None => (None, None),
     };
@@ -140,7 +140,7 @@ fn parse_header(line: &str) -> std::result::Result<Header, String> {
         width,
         height,
         rule,
-        torus,
+        bounds,
         position: None,
         generation: 0,
     })
@@ -158,56 +158,11 @@ fn parse_side(key: &str, value: &str) -> std::result::Result<usize, String> {
     }
 }
 
-/// Parses a rule with an optional Golly bounded-grid suffix.
+/// Parses a rule with an optional Golly bounded-grid suffix: the rule and the suffix's size.
 pub(super) fn parse_rule(
     text: &str,
 ) -> std::result::Result<(Rule, Option<(usize, usize)>), String> {
-    let (rule, suffix) = match text.split_once(':') {
-        Some((rule, suffix)) => (rule, Some(suffix.trim())),
-        None => (text, None),
-    };
-    let rule = Rule::parse(rule).map_err(|e| e.to_string())?;
-    let torus = match suffix {
-        None => None,
-        Some(s) => Some(parse_torus(s)?),
-    };
-    Ok((rule, torus))
-}
-
-/// Parses the part after ':' of a rule: `TW,H` or `TN`.
-fn parse_torus(suffix: &str) -> std::result::Result<(usize, usize), String> {
-    let lower = suffix.to_ascii_lowercase();
-    let Some(dims) = lower.strip_prefix('t') else {
-        let kind = match lower.chars().next() {
-            Some('p') => "a bounded plane (:P)",
-            Some('k') => "a Klein bottle (:K)",
-            Some('s') => "a sphere (:S)",
-            Some('c') => "a cross-surface (:C)",
-            _ => return Err(format!("unknown bounded-grid suffix :{suffix}")),
-        };
-        return Err(format!(
-            "the rule asks for {kind}; only a torus (:TW,H) is supported"
-        ));
-    };
-    if dims.contains(['+', '-', '*']) {
-        return Err(format!(
-            "the rule asks for a shifted or twisted torus (:{suffix}); only a plain torus (:TW,H) is supported"
-        ));
-    }
-    let (w, h) = match dims.split_once(',') {
-        Some((w, h)) => (w.trim(), h.trim()),
-        None => (dims.trim(), dims.trim()),
-    };
-    let (w, h) = (
-        parse_side("torus width", w)?,
-        parse_side("torus height", h)?,
-    );
-    if w == 0 || h == 0 {
-        return Err(format!(
-            "the torus :{suffix} is unbounded in one direction; give both sides, such as :T100,100"
-        ));
-    }
-    Ok((w, h))
+    Rule::parse_sized(text).map_err(|e| e.to_string())
 }
 
 /// Draws the body's live cells: one pass over the bytes, counting lines only at newlines.
@@ -323,7 +278,7 @@ pub(super) fn write(
         -((w / 2) as i64),
         -((h / 2) as i64)
     )?;
-    writeln!(out, "x = {w}, y = {h}, rule = {rule}:T{w},{h}")?;
+    writeln!(out, "x = {w}, y = {h}, rule = {}", rule.sized(w, h))?;
     let mut line = LineWriter { out, length: 0 };
     let mut pending_rows = 0usize;
     for y in 0..h {

@@ -18,16 +18,21 @@
 //! - `B2-a/S12`, `B2ce3aeijnqry4n/S1e2-a3ae4ejqt`: Hensel's letters after a count keep only
 //!   those arrangements, and after a `-` all but those (Golly's notation);
 //! - `B2/S34H`, `B2/S013V`: Golly's hexagonal and von Neumann suffixes;
-//! - `Life`: B3/S23.
+//! - `Life`: B3/S23;
+//! - any of those followed by Golly's bounded-grid suffix `:T` (a torus, the default) or `:P`
+//!   (a bounded plane), with or without a size ([`topology`]; [`Rule::parse_sized`] keeps the
+//!   size).
 
 pub mod circuit;
 pub mod hensel;
+pub mod topology;
 
 use std::fmt;
 use std::str::FromStr;
 
 use crate::engine::EngineId;
 use crate::error::{Error, Result};
+pub use topology::Topology;
 
 /// The cells of the 3×3 square whose live cells a rule counts (bit `3r + c` the cell in row
 /// `r`, column `c`; the centre, bit 4, is never counted).
@@ -94,6 +99,8 @@ pub struct Rule {
     /// `survive` is clear, [`hensel::all_letters`] where every arrangement counts. `None` for
     /// outer-totalistic rules, and for rules whose every count takes all arrangements or none.
     letters: Option<[[u16; 9]; 2]>,
+    /// What lies past a 2D grid's edges.
+    topology: Topology,
 }
 
 impl Rule {
@@ -103,6 +110,7 @@ impl Rule {
         survive: (1 << 2) | (1 << 3),
         neighbourhood: Neighbourhood::Moore,
         letters: None,
+        topology: Topology::Torus,
     };
 
     /// B6/S567: the 3D default.
@@ -111,6 +119,7 @@ impl Rule {
         survive: (1 << 5) | (1 << 6) | (1 << 7),
         neighbourhood: Neighbourhood::Moore,
         letters: None,
+        topology: Topology::Torus,
     };
 
     /// Builds a rule from bit masks (bit `k` set: count `k` is in the set).
@@ -122,6 +131,7 @@ impl Rule {
             survive,
             neighbourhood: Neighbourhood::Moore,
             letters: None,
+            topology: Topology::Torus,
         };
         if (birth | survive) >> (MAX_COUNT + 1) != 0 {
             return Err(Error::Rule {
@@ -192,8 +202,42 @@ impl Rule {
             .expect("counts within the neighbourhood")
     }
 
-    /// Parses B/S notation (see the module documentation).
+    /// Parses B/S notation (see the module documentation). A bounded-grid suffix may name the
+    /// topology but not a size, which belongs to the grid ([`Rule::parse_sized`] keeps it).
     pub fn parse(text: &str) -> Result<Rule> {
+        let (rule, size) = Rule::parse_sized(text)?;
+        if let Some((w, h)) = size {
+            return Err(Error::Rule {
+                rule: text.trim().to_string(),
+                reason: format!(
+                    "the size {w}x{h} belongs to the grid, not the rule: write :{} and give the size (such as --size or --width and --height)",
+                    rule.topology.letter()
+                ),
+            });
+        }
+        Ok(rule)
+    }
+
+    /// Parses a rule with Golly's optional bounded-grid suffix (`B3/S23:P64,48`), as pattern
+    /// files give it: the rule, with the suffix's topology, and the suffix's size if it has one.
+    pub fn parse_sized(text: &str) -> Result<(Rule, Option<(usize, usize)>)> {
+        let (rule, suffix) = match text.split_once(':') {
+            Some((rule, suffix)) => (rule, Some(suffix)),
+            None => (text, None),
+        };
+        let rule = Rule::parse_counts(rule)?;
+        let Some(suffix) = suffix else {
+            return Ok((rule, None));
+        };
+        let (topology, size) = topology::parse_suffix(suffix).map_err(|reason| Error::Rule {
+            rule: text.trim().to_string(),
+            reason,
+        })?;
+        Ok((rule.on(topology), size))
+    }
+
+    /// Parses B/S notation without a bounded-grid suffix.
+    fn parse_counts(text: &str) -> Result<Rule> {
         let fail = |reason: String| Error::Rule {
             rule: text.to_string(),
             reason,
@@ -284,6 +328,7 @@ impl Rule {
                 survive,
                 neighbourhood,
                 letters: None,
+                topology: Topology::Torus,
             };
         };
         let mask = |sets: &[u16; 9]| {
@@ -301,6 +346,7 @@ impl Rule {
             survive: mask(&sets[1]),
             neighbourhood,
             letters: partial.then_some(sets),
+            topology: Topology::Torus,
         }
     }
 
@@ -317,6 +363,26 @@ impl Rule {
     /// The cells the rule counts.
     pub const fn neighbourhood(&self) -> Neighbourhood {
         self.neighbourhood
+    }
+
+    /// What lies past the grid's edges.
+    pub const fn topology(&self) -> Topology {
+        self.topology
+    }
+
+    /// The same rule on `topology`.
+    pub const fn on(self, topology: Topology) -> Rule {
+        Rule { topology, ..self }
+    }
+
+    /// The rule with Golly's bounded-grid suffix for a `width` × `height` grid, as pattern
+    /// files write it: `B3/S23:T64,48`, `B3/S23:P64,48`.
+    pub fn sized(&self, width: usize, height: usize) -> String {
+        format!(
+            "{}:{}{width},{height}",
+            self.on(Topology::Torus),
+            self.topology.letter()
+        )
     }
 
     /// The next state of the centre of a 3×3 neighbourhood (bit `3r + c` the cell in row `r`,
@@ -370,6 +436,15 @@ impl Rule {
     /// Checks that every count the rule mentions can occur with `neighbours` neighbours
     /// (8 in 2D, 26 in 3D).
     pub fn check_neighbours(&self, neighbours: u32) -> Result<()> {
+        if neighbours != 8 && self.topology != Topology::Torus {
+            return Err(Error::Rule {
+                rule: self.to_string(),
+                reason: format!(
+                    "a {} is 2D; cells here have {neighbours} neighbours",
+                    self.topology.name()
+                ),
+            });
+        }
         if neighbours != 8 && self.family() != Family::OuterTotalistic {
             return Err(Error::Rule {
                 rule: self.to_string(),
@@ -398,6 +473,16 @@ impl Rule {
     /// families only on the engines of [`Family::ENGINES`]. The refusal names those.
     pub fn check_engine(&self, engine: EngineId, neighbours: u32) -> Result<()> {
         self.check_neighbours(neighbours)?;
+        if self.topology == Topology::Plane && !Topology::PLANE_ENGINES.contains(&engine) {
+            let names: Vec<&str> = Topology::PLANE_ENGINES.iter().map(|id| id.name()).collect();
+            return Err(Error::Rule {
+                rule: self.to_string(),
+                reason: format!(
+                    "{engine} runs only on a torus; bounded planes run on {}",
+                    names.join(", ")
+                ),
+            });
+        }
         let family = self.family();
         if family != Family::OuterTotalistic && !Family::ENGINES.contains(&engine) {
             let names: Vec<&str> = Family::ENGINES.iter().map(|id| id.name()).collect();
@@ -670,7 +755,11 @@ impl fmt::Display for Rule {
                 write_counts(f, self.survive)?;
             }
         }
-        f.write_str(self.neighbourhood.suffix())
+        f.write_str(self.neighbourhood.suffix())?;
+        match self.topology {
+            Topology::Torus => Ok(()),
+            topology => write!(f, ":{}", topology.letter()),
+        }
     }
 }
 
