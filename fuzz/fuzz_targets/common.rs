@@ -7,14 +7,14 @@ use gol_core::pattern::PatternFile;
 
 /// Parses `data` as if read from a file called `name` (whose extension counts only where the
 /// content does not tell the format); where the header is sane, places the pattern in a grid
-/// of the file's torus size (or its own size) and in one a little larger. Any panic is a bug.
+/// of the file's bounded-grid size (or its own size) and in one a little larger. Any panic is a bug.
 pub fn exercise(name: &str, data: &[u8]) {
     let Ok(file) = PatternFile::from_bytes(Path::new(name), data.to_vec()) else {
         return;
     };
     let header = file.header().clone();
     let (w, h) = header
-        .torus
+        .bounds
         .unwrap_or((header.width.max(1), header.height.max(1)));
     // Keep grids small so that the fuzzer explores parsing, not allocation.
     if (w as u64) * (h as u64) <= 1 << 20 {

@@ -150,7 +150,8 @@ fn cells_u8<'py>(
     np.call_method1("ascontiguousarray", (array, "uint8"))
 }
 
-/// A 2D Game of Life on a torus: a soup, a pattern file or numpy cells, advanced on any engine.
+/// A 2D Game of Life on a torus, or on a bounded plane with a rule such as `"B3/S23:P"`: a soup,
+/// a pattern file or numpy cells, advanced on any engine.
 ///
 /// Make one with `Life.soup`, `Life.load` or `Life.from_cells`; `step` advances it without
 /// holding the GIL; `cells()` returns numpy arrays (shape (height, width), 1 = alive).
@@ -188,8 +189,8 @@ impl Life {
     }
 
     /// A pattern file (RLE or plaintext `.cells`) placed as Golly places it on a `width` ×
-    /// `height` torus; the size may be left out where the file's rule has a torus suffix
-    /// (`:TW,H`). `rule` overrides the file's.
+    /// `height` grid; the size may be left out where the file's rule has a bounded-grid suffix
+    /// (`:TW,H`, `:PW,H`). `rule` overrides the file's, its topology included.
     #[staticmethod]
     #[pyo3(signature = (path, *, width=None, height=None, rule=None, engine="auto"))]
     fn load(
@@ -345,7 +346,8 @@ impl Life {
         let sim = lock(&self.sim)?;
         let (w, h, _) = sim.extent();
         Ok(format!(
-            "Life({w}x{h} torus, rule {}, generation {}, engine {})",
+            "Life({w}x{h} {}, rule {}, generation {}, engine {})",
+            sim.rule().topology().name(),
             sim.rule(),
             sim.generation(),
             sim.engine()

@@ -251,3 +251,31 @@ def test_rules_of_other_families_run_where_they_can():
     assert gol.Life.from_cells(a, rule="b2-a/s12").rule == "B2-a/S12"
     with pytest.raises(ValueError, match="letter 'x' does not go with count 2"):
         gol.Life.from_cells(a, rule="B2x/S23")
+
+
+def test_bounded_planes_run_on_every_engine():
+    a = (np.random.default_rng(9).random((23, 41)) < 0.45).astype(np.uint8)
+    for rule in ["B3/S23:P", "b2-a/s12:p"]:
+        expected = gol.Life.from_cells(a, rule=rule, engine="cpu-scalar")
+        expected.step(30)
+        torus = gol.Life.from_cells(a, rule=rule.split(":")[0], engine="cpu-scalar")
+        torus.step(30)
+        # The edges matter: the plane and the torus part ways.
+        assert not np.array_equal(expected.cells(), torus.cells())
+        for info in gol.engines():
+            if 2 not in info["dims"] or not info["available"]:
+                continue
+            try:
+                sim = gol.Life.from_cells(a, rule=rule, engine=info["name"])
+            except ValueError as e:
+                assert "outer-totalistic" in str(e), (rule, info["name"], e)
+                continue
+            sim.step(30)
+            assert np.array_equal(sim.cells(), expected.cells()), (rule, info["name"])
+    life = gol.Life.from_cells(a, rule="B3/S23:P")
+    assert life.rule == "B3/S23:P"
+    assert "bounded plane" in repr(life)
+    with pytest.raises(ValueError, match="belongs to the grid"):
+        gol.Life.from_cells(a, rule="B3/S23:P10,10")
+    with pytest.raises(ValueError, match="Klein bottle"):
+        gol.Life.from_cells(a, rule="B3/S23:K10,10")

@@ -10,7 +10,8 @@
 // low half of word i. Lanes 0..30 write the 31 words 31j .. 31j + 30, each made of the lane's
 // high half and the next lane's low half; the 16 cells at each end of the warp are its halo,
 // enough for K <= 16 generations. Cells outside the row (left of cell 0, right of cell W-1) are
-// gathered around the torus when loaded, so no ghost cells are stored. The warp streams down its
+// gathered around the torus when loaded, so no ghost cells are stored; on a bounded plane (PLANE
+// defined) they are dead instead, see Edge. The warp streams down its
 // tile: at each step it loads one row and advances each of its K levels (generations) by one
 // row, so the tile's rows come out K generations on with one read and one write of each word.
 //
@@ -77,6 +78,38 @@ __device__ __forceinline__ unsigned int evolve(Row a, Row b, Row c, unsigned int
 }
 #endif
 
+// On a bounded plane (PLANE defined) the cells past the grid's edges are dead at every
+// generation. A warp whose tile is within K rows of the top or bottom edge, or whose lanes hold
+// cells past the left or right edge, keeps of every row it loads or makes only the cells on the
+// grid: `cols`, the lane's cells that are (bit b: cell 32i - 16 + b, 0 <= it < w), in rows y with
+// 0 <= y < h. Other warps never see a cell past an edge within the K generations (the stored
+// rows' cone of dependence stays on the grid) and run the torus's code unchanged.
+struct Edge {
+    unsigned int cols;
+    int h;
+
+    __device__ __forceinline__ unsigned int keep(unsigned int v, long long y) const
+    {
+        return y >= 0 && y < h ? v & cols : 0u;
+    }
+};
+
+__device__ __forceinline__ Edge edge_of(long long i, int w, int h)
+{
+    long long x0 = 32 * i - 16;
+    long long lo = max(0LL, -x0), hi = min(32LL, (long long)w - x0);
+    unsigned int cols = 0u;
+    if (hi > lo)
+        cols = (hi - lo == 32 ? FULL_MASK : (1u << (hi - lo)) - 1u) << lo;
+    return {cols, h};
+}
+
+#ifdef PLANE
+#define PLANE_EDGES true
+#else
+#define PLANE_EDGES false
+#endif
+
 // Where a lane's 32 cells of each row come from, worked out once per thread so that a row's
 // load costs no division. Inside the row (cells 32i - 16 .. 32i + 15 all in it): the high half of
 // word q = i - 1 and the low half of word q1 = i. Otherwise, the 32 cells from cell `start`
@@ -129,11 +162,13 @@ __host__ __device__ constexpr int lag(int g, int c)
 // bottom-up and level g + 1 takes the row as its new row in this step (x slot P); the chains run
 // top-down, and the lowest level of the chain above takes the row at the next step (slot 1 - P,
 // read by that level as its middle row earlier in this step). Returns the top level's row
-// (generation K).
-template <int K, int C, int P>
-__device__ __forceinline__ unsigned int step(Levels<K> &v, unsigned int loaded)
+// (generation K). With EDGE, the loaded row (row y) and each level's row (row y - lag) keep only
+// their cells on the grid (Edge).
+template <int K, int C, int P, bool EDGE>
+__device__ __forceinline__ unsigned int step(Levels<K> &v, unsigned int loaded, const Edge &e,
+                                             long long y)
 {
-    v.x[P][0] = loaded;
+    v.x[P][0] = EDGE ? e.keep(loaded, y) : loaded;
     unsigned int top = 0u;
 #pragma unroll
     for (int base = (K - 1) / C * C; base >= 0; base -= C) {
@@ -146,6 +181,8 @@ __device__ __forceinline__ unsigned int step(Levels<K> &v, unsigned int loaded)
             unsigned int r = __funnelshift_r(c, right, 1); // cell x+1 at bit x
             Row below = row_of(l, c, r);
             unsigned int made = evolve(v.rows[P][g], v.rows[1 - P][g], below, v.x[1 - P][g]);
+            if (EDGE)
+                made = e.keep(made, y - lag(g, C));
             v.rows[P][g] = below;
             if (g + 1 == K)
                 top = made;
@@ -226,11 +263,11 @@ struct Rows {
 // K generations of rows [y0, y0 + rows) of one column group, whose lanes 0..30 write word i
 // (their high half and the next lane's low half). The top level's row (generation K) at step s is
 // row y0 + s - K - lag(K - 1, C): level 0's row enters K rows above the tile. The steps run D at a time, so up to D - 1 steps past the tile's last row make
-// nothing that is stored.
-template <int K, int C, int D, Loads L>
+// nothing that is stored. EDGE: the warp keeps only cells on the grid (Edge).
+template <int K, int C, bool EDGE, int D, Loads L>
 __device__ __forceinline__ void stream(Rows<D, L> rows_in, unsigned int *__restrict__ out,
                                        long long y0, int rows, int stride, long long i,
-                                       bool writes, unsigned int keep)
+                                       bool writes, unsigned int keep, Edge e)
 {
     Levels<K> v;
 #pragma unroll
@@ -250,7 +287,9 @@ __device__ __forceinline__ void stream(Rows<D, L> rows_in, unsigned int *__restr
 #pragma unroll
         for (int p = 0; p < D; p++) {
             unsigned int word = rows_in.next(p);
-            unsigned int top = p % 2 ? step<K, C, 1>(v, word) : step<K, C, 0>(v, word);
+            long long y = y0 + row + p + lag(K - 1, C); // the row loaded
+            unsigned int top = p % 2 ? step<K, C, 1, EDGE>(v, word, e, y)
+                                     : step<K, C, 0, EDGE>(v, word, e, y);
             unsigned int next = __shfl_down_sync(FULL_MASK, top, 1);
             if (row + p >= 0 && row + p < rows && writes)
                 out[at] = __funnelshift_r(top, next, 16) & keep;
@@ -281,16 +320,23 @@ __device__ __forceinline__ void advance(const unsigned int *__restrict__ in,
     unsigned int keep = (i == nw - 1 && (w & 31)) ? (1u << (w & 31)) - 1u : FULL_MASK;
     Source src = source(i, w, nw);
     bool plain = __all_sync(FULL_MASK, src.plain);
+    // On a bounded plane, gathering warps hold cells past the row's ends (plain ones do not),
+    // and tiles within K rows of the top or bottom see rows past the edges.
+    Edge e = edge_of(i, w, h);
+    bool edge = y0 < K || y0 + rows + K > h;
     wait_for_previous_grid();
     if (w < 32) {
         Rows<D, SHORT_ROWS> rows_in{in, src, w, h, stride};
-        stream<K, C>(rows_in, out, y0, rows, stride, i, writes, keep);
+        stream<K, C, PLANE_EDGES>(rows_in, out, y0, rows, stride, i, writes, keep, e);
     } else if (plain) {
         Rows<D, PLAIN> rows_in{in, src, w, h, stride};
-        stream<K, C>(rows_in, out, y0, rows, stride, i, writes, keep);
+        if (PLANE_EDGES && edge)
+            stream<K, C, PLANE_EDGES>(rows_in, out, y0, rows, stride, i, writes, keep, e);
+        else
+            stream<K, C, false>(rows_in, out, y0, rows, stride, i, writes, keep, e);
     } else {
         Rows<D, GATHERED> rows_in{in, src, w, h, stride};
-        stream<K, C>(rows_in, out, y0, rows, stride, i, writes, keep);
+        stream<K, C, PLANE_EDGES>(rows_in, out, y0, rows, stride, i, writes, keep, e);
     }
 }
 

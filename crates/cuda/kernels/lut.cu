@@ -11,22 +11,39 @@ __device__ __forceinline__ unsigned int cell(const unsigned int *row, int x)
     return (row[x >> 5] >> (x & 31)) & 1u;
 }
 
-// Bits 0..33 of the result are cells 32*i - 1 .. 32*i + 32 of the row, wrapping around the torus
-// (bits past the row's last cell are only exact as far as the last cell's neighbours need).
+#ifdef PLANE
+#define WRAPS 0u
+#else
+#define WRAPS 1u
+#endif
+
+// Bits 0..33 of the result are cells 32*i - 1 .. 32*i + 32 of the row, wrapping around the torus,
+// or dead past the row's ends on a bounded plane (PLANE defined; bits past the row's last cell
+// are only exact as far as the last cell's neighbours need).
 __device__ __forceinline__ unsigned long long window(const unsigned int *row, int i, int nw, int w)
 {
-    unsigned int left = i > 0 ? row[i - 1] >> 31 : cell(row, w - 1);
-    unsigned int right = i + 1 < nw ? row[i + 1] : row[0];
+    unsigned int left = i > 0 ? row[i - 1] >> 31 : cell(row, w - 1) & WRAPS;
+    unsigned int right = i + 1 < nw ? row[i + 1] : row[0] * WRAPS;
     unsigned long long bits = ((unsigned long long)right << 33) | ((unsigned long long)row[i] << 1) | left;
     int valid = w - 32 * i;
     if (valid < 32) {
         // The last word of a row whose width is not a multiple of 32: window bits valid + 1
         // and valid + 2 are cells W and W + 1, which wrap to cells 0 and 1 (mod W).
         bits &= (2ull << valid) - 1;
-        bits |= (unsigned long long)cell(row, 0) << (valid + 1);
-        bits |= (unsigned long long)cell(row, 1 % w) << (valid + 2);
+        bits |= (unsigned long long)(cell(row, 0) & WRAPS) << (valid + 1);
+        bits |= (unsigned long long)(cell(row, 1 % w) & WRAPS) << (valid + 2);
     }
     return bits;
+}
+
+// The window of row y (round the torus; dead past a bounded plane's top and bottom).
+__device__ __forceinline__ unsigned long long row_window(const unsigned int *grid, long long y,
+                                                         int i, int nw, int w, int h)
+{
+    if (!WRAPS && (y < 0 || y >= h))
+        return 0;
+    y = y < 0 ? h - 1 : (y >= h ? 0 : y);
+    return window(grid + y * nw, i, nw, w);
 }
 
 // Next states of the C = WIN - 2 cells that window bits 1 .. C of `index` hold (bits 0 .. WIN-1
@@ -54,11 +71,9 @@ __device__ __forceinline__ void update_words(const unsigned int *grid, unsigned 
     unsigned int last_mask = (w & 31) ? (1u << (w & 31)) - 1u : 0xffffffffu;
     for (long long y = blockIdx.y * (long long)blockDim.y + threadIdx.y; y < h;
          y += (long long)gridDim.y * blockDim.y) {
-        long long up = y == 0 ? h - 1 : y - 1;
-        long long down = y + 1 == h ? 0 : y + 1;
-        unsigned long long a = window(grid + up * nw, i, nw, w);
+        unsigned long long a = row_window(grid, y - 1, i, nw, w, h);
         unsigned long long m = window(grid + y * nw, i, nw, w);
-        unsigned long long b = window(grid + down * nw, i, nw, w);
+        unsigned long long b = row_window(grid, y + 1, i, nw, w, h);
         unsigned int out = 0;
 #pragma unroll
         for (int k = 0; k < 32 / cells; k++) {

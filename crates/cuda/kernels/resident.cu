@@ -84,25 +84,35 @@ __device__ __forceinline__ const unsigned int *in_block(const unsigned int *loca
 // the torus), shifted by `from_left` and `to_right`. Inside a row those are the previous and
 // next words' edge bits (31); word 0's left cell is cell W-1, bit (W-1) % 32 of the last word,
 // and the last word's right cell, cell 0, goes to bit (W-1) % 32. Bits past the row's end then
-// hold cells of no use, which the masked store clears.
+// hold cells of no use, which the masked store clears. On a bounded plane (PLANE defined) the
+// cells past the row's ends are dead: `wraps_left` and `wraps_right` clear what word 0 and the
+// last word would take from the other end.
 struct Column {
     int i, left, right;
     unsigned int from_left, to_right;
+    unsigned int wraps_left, wraps_right;
 };
 
 __device__ __forceinline__ Column column(int i, int nw, int w)
 {
     unsigned int edge = (unsigned int)(w - 1) & 31u;
+    unsigned int ends = PLANE_EDGES ? 0u : FULL_MASK;
     return {i, i == 0 ? nw - 1 : i - 1, i == nw - 1 ? 0 : i + 1, i == 0 ? edge : 31u,
-            i == nw - 1 ? edge : 31u};
+            i == nw - 1 ? edge : 31u, i == 0 ? ends : FULL_MASK, i == nw - 1 ? ends : FULL_MASK};
 }
 
 // The Row (bitsliced.cu) of `col`'s word of `row`, and the word's cells.
 __device__ __forceinline__ Row row_sums(const unsigned int *row, Column col, unsigned int &cells)
 {
     unsigned int c = row[col.i];
-    unsigned int l = (c << 1) | (row[col.left] >> col.from_left);
-    unsigned int r = (c >> 1) | (row[col.right] << col.to_right);
+    unsigned int from_left = row[col.left] >> col.from_left;
+    unsigned int from_right = row[col.right] << col.to_right;
+    if (PLANE_EDGES) {
+        from_left &= col.wraps_left;
+        from_right &= col.wraps_right;
+    }
+    unsigned int l = (c << 1) | from_left;
+    unsigned int r = (c >> 1) | from_right;
     cells = c;
     return row_of(l, c, r);
 }
@@ -124,6 +134,8 @@ struct Work {
     Column col;
     int y0, last;
     const unsigned int *above, *below;
+    // On a bounded plane: whether the row above (below) the segment is past the grid's edge.
+    bool dead_above, dead_below;
 };
 
 __device__ __forceinline__ Work work(int item, const unsigned int *buffer, int w, int h, int nw,
@@ -136,6 +148,8 @@ __device__ __forceinline__ Work work(int item, const unsigned int *buffer, int w
     k.last = min(k.y0 + length, mine) - 1;
     k.above = any_row(buffer, first + k.y0 - 1, h, band, nw);
     k.below = any_row(buffer, first + k.last + 1, h, band, nw);
+    k.dead_above = PLANE_EDGES && first + k.y0 == 0;
+    k.dead_below = PLANE_EDGES && first + k.last + 1 == h;
     return k;
 }
 
@@ -151,6 +165,10 @@ __device__ __forceinline__ void update(Work k, const unsigned int *__restrict__ 
     unsigned int middle, unused;
     Row a = row_sums(k.above + shift, k.col, unused);
     Row e = row_sums(k.below + shift, k.col, unused);
+    if (k.dead_above)
+        a = row_of(0u, 0u, 0u);
+    if (k.dead_below)
+        e = row_of(0u, 0u, 0u);
     Row b = row_sums(from + k.y0 * nw, k.col, middle);
     for (int y = k.y0; y < k.last; y++) {
         unsigned int below;

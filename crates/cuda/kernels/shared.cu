@@ -27,6 +27,19 @@ __device__ __forceinline__ long long wrap(long long v, long long n)
     return v >= 0 && v < n ? v : ((v % n) + n) % n;
 }
 
+// The cell of `column` (a pointer to its cell in row 0) in row y (-1 <= y <= h + 1, wrapped round
+// the torus; on a bounded plane, PLANE defined, dead past the edges, as it is where `on_grid`,
+// the column's own place, is not).
+__device__ __forceinline__ int cell_at(const unsigned char *column, bool on_grid, long long y,
+                                       int w, long long h)
+{
+#ifdef PLANE
+    if (!on_grid || y < 0 || y >= h)
+        return 0;
+#endif
+    return column[wrap(y, h) * w];
+}
+
 // Rows a thread of a strip that does not wrap loads ahead of the one it updates, so that that
 // many loads are in flight per thread.
 #define AHEAD 2
@@ -41,10 +54,11 @@ __device__ __forceinline__ void store_if(bool store, unsigned char *at, unsigned
 }
 
 // A thread's place: its column, the outer column it loads (a segment's first thread: the one to
-// the left; its last: the one to the right), both wrapped round the torus, and its slots.
+// the left; its last: the one to the right), both wrapped round the torus, whether each lies on
+// the grid before wrapping, and its slots.
 struct Place {
     long long x, column, outer;
-    bool edge, writes;
+    bool edge, writes, column_on_grid, outer_on_grid;
     unsigned char *slot, *other;   // its slot in each of the two shared rows
     unsigned char *pad, *other_pad; // an edge thread's outer slot in each
 
@@ -56,8 +70,11 @@ struct Place {
         x = (long long)blockIdx.x * blockDim.x * blockDim.y + t;
         column = wrap(x, w);
         edge = j == 0 || j == seg - 1;
-        outer = wrap(j == 0 ? x - 1 : x + 1, w);
+        long long unwrapped = j == 0 ? x - 1 : x + 1;
+        outer = wrap(unwrapped, w);
         writes = x < w;
+        column_on_grid = x < w;
+        outer_on_grid = unwrapped >= 0 && unwrapped < w;
         slot = shared + t / seg * (seg + 2) + 1 + j;
         other = slot + segments * (seg + 2);
         int side = j == 0 ? -1 : 1;
@@ -130,26 +147,33 @@ extern "C" __global__ void __launch_bounds__(1024, 2) update_cells_shared(const 
     extern __shared__ unsigned char shared[];
     long long first = (long long)blockIdx.y * strip;
     Place me(shared, w);
-    // Whole warps take one path or the other: the row exchange needs every lane.
-    if (__all_sync(0xffffffffu, first >= 1 && first + strip + AHEAD + 2 <= h)) {
+    // Whole warps take one path or the other: the row exchange needs every lane. On a bounded
+    // plane, warps with cells past the left or right edge take the second.
+    bool inside = first >= 1 && first + strip + AHEAD + 2 <= h;
+#ifdef PLANE
+    inside = inside && me.column_on_grid && (!me.edge || me.outer_on_grid);
+#endif
+    if (__all_sync(0xffffffffu, inside)) {
         inner_strip(grid, next, w, first, strip, me);
         return;
     }
     const unsigned char *col = grid + me.column, *out_col = grid + me.outer;
-    // The cell above the strip, the first row's, and the one below it; then one row ahead
-    // (`ahead`, wrapped). Strips past the last row load from wrapped rows and store nothing.
-    long long ahead = wrap(first + 1, h);
-    long long row_above = wrap(first - 1, h) * w, row_here = wrap(first, h) * w;
-    int above = col[row_above], here = col[row_here], below = col[ahead * w];
-    int above_o = out_col[row_above], here_o = out_col[row_here], below_o = out_col[ahead * w];
+    bool on = me.column_on_grid, out_on = me.outer_on_grid;
+    // The cell above the strip, the first row's, and the one below it; then one row ahead.
+    // Strips past the last row load from wrapped rows and store nothing.
+    int above = cell_at(col, on, first - 1, w, h), here = cell_at(col, on, first, w, h);
+    int below = cell_at(col, on, first + 1, w, h);
+    int above_o = cell_at(out_col, out_on, first - 1, w, h);
+    int here_o = cell_at(out_col, out_on, first, w, h);
+    int below_o = cell_at(out_col, out_on, first + 1, w, h);
     int sum_above = me.sum(above, above_o), sum_here = me.sum(here, here_o);
     unsigned char *out = next + first * w + me.x;
     int rows = first < h ? (int)min((long long)strip, h - first) : 0;
     for (int i = 0; i < strip; ++i) {
         // Load the row after `below` while this row is updated.
-        if (++ahead == h)
-            ahead = 0;
-        int after = i + 1 < rows ? col[ahead * w] : 0, after_o = i + 1 < rows ? out_col[ahead * w] : 0;
+        long long ahead = first + 2 + i;
+        int after = i + 1 < rows ? cell_at(col, on, ahead, w, h) : 0;
+        int after_o = i + 1 < rows ? cell_at(out_col, out_on, ahead, w, h) : 0;
         int sum_below = me.sum(below, below_o);
         store_if(me.writes && i < rows, out, NEXT_STATE_OF_TOTAL(here, sum_above + sum_here + sum_below));
         out += w;

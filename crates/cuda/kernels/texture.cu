@@ -1,5 +1,6 @@
 // cuda-texture: cells are bytes in a CUDA array read through a texture object with wrap
-// addressing on normalised coordinates, so the texture unit does the torus; the next state is
+// addressing on normalised coordinates, so the texture unit does the torus (border addressing
+// on a bounded plane: zero past the edges); the next state is
 // written through a surface object into a second array (the two swap roles each generation).
 // Threads walk down strips of rows, exchanging row neighbours through shared memory (strip.cu
 // has the layout), two rows at a time: one 2x2 gather brings a thread's cell and the one to its

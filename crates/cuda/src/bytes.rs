@@ -1,11 +1,13 @@
 //! The byte-cell backends: `cuda-global` and `cuda-constant` on the ghost-cell layout of Kurnosov's seminar (docs/lineage.md)
-//! ((W+2)×(H+2) bytes: three launches per generation, ghost columns, ghost rows, update) and
+//! ((W+2)×(H+2) bytes: three launches per generation, ghost columns, ghost rows, update; on a
+//! bounded plane the ghosts stay dead and only the update runs) and
 //! `cuda-shared` on plain W×H bytes (threads walk down strips of rows, row neighbours met in
 //! shared memory; one launch).
 
 use std::sync::Arc;
 
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use gol_core::rule::Topology;
 use gol_core::{EngineId, Grid, Rule};
 
 use crate::device::Gpu;
@@ -29,6 +31,8 @@ pub struct ByteCells {
     resident_threads: u32,
     /// The ghost-cell kernels (`None` for cuda-shared).
     ghost_kernels: Option<(CudaFunction, CudaFunction)>,
+    /// Whether the grid is a bounded plane, whose ghost cells stay dead (zero) instead.
+    plane: bool,
 }
 
 impl ByteCells {
@@ -144,6 +148,7 @@ impl Backend for ByteCells {
                 .transpose()?,
             resident_threads: gpu.resident_threads(),
             ghost_kernels,
+            plane: rule.topology() == Topology::Plane,
         })
     }
 
@@ -157,7 +162,9 @@ impl Backend for ByteCells {
 
     fn generation(&mut self, stream: &Arc<CudaStream>, block: (u32, u32)) -> Result<()> {
         let (w, h) = (self.width as i32, self.height as i32);
-        if let Some((cols, rows)) = &self.ghost_kernels {
+        // Neither buffer's ghosts are written by the update, so on a bounded plane they stay
+        // as allocated and uploaded: zero.
+        if let Some((cols, rows)) = self.ghost_kernels.as_ref().filter(|_| !self.plane) {
             let line = |n: usize| LaunchConfig {
                 grid_dim: ((n as u32).div_ceil(256).min(1 << 20), 1, 1),
                 block_dim: (256, 1, 1),

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{CudaFunction, CudaModule, DriverError, LaunchConfig};
+use gol_core::rule::Topology;
 use gol_core::{EngineId, Rule};
 
 use crate::bitsliced;
@@ -44,13 +45,17 @@ pub const CUBE_SWAR: &str = include_str!("../kernels/cube_swar.cu");
 /// The 3D cuda-bitsliced kernel.
 pub const CUBE_BITSLICED: &str = include_str!("../kernels/cube_bitsliced.cu");
 
-/// `parts` behind the rule's masks as `#define`s.
+/// `parts` behind the rule's masks as `#define`s, and `PLANE` where the rule runs on a bounded
+/// plane (the kernels then take cells past the edges as dead instead of wrapping).
 pub fn with_rule(rule: Rule, parts: &[&str]) -> String {
     let mut source = format!(
         "#define BIRTH {}u\n#define SURVIVE {}u\n",
         rule.birth_mask(),
         rule.survive_mask()
     );
+    if rule.topology() == Topology::Plane {
+        source.push_str("#define PLANE\n");
+    }
     for part in parts {
         source.push_str(part);
         source.push('\n');

@@ -1,6 +1,7 @@
 //! `cuda-texture`: byte cells in two CUDA arrays, read through texture objects with wrap
 //! addressing (normalised coordinates, point sampling, integer reads), so that the texture unit
-//! does the torus, and written through surface objects. The arrays swap roles each generation.
+//! does the torus (on a bounded plane, border addressing: zero past the edges), and written
+//! through surface objects. The arrays swap roles each generation.
 //! Where the width is a multiple of four, each texel holds four cells (one 32-bit element: the
 //! host's row bytes unchanged) and the kernel moves four cells a fetch and a store; elsewhere a
 //! texel is one cell and the kernel reads 2×2 gathers.
@@ -14,6 +15,7 @@ use cudarc::driver::sys::{
     self, CUaddress_mode, CUarray, CUarray_format, CUfilter_mode, CUmemorytype, CUresourcetype,
 };
 use cudarc::driver::{CudaFunction, CudaStream, PushKernelArg};
+use gol_core::rule::Topology;
 use gol_core::{EngineId, Grid, Rule};
 
 use crate::device::Gpu;
@@ -24,7 +26,7 @@ use crate::kernels::{self, KernelSpec, Tiling};
 /// The kernel for arrays of [`Texels::Quads`] (the spec's function reads single cells).
 const QUAD_FUNCTION: &str = "update_cells_texture_quad";
 
-/// A W×H array of byte cells with a texture object (wrap, point, integer reads) and a surface
+/// A W×H array of byte cells with a texture object (wrap or border, point, integer reads) and a surface
 /// object; its texels are single cells, or four cells where [`Texels::Quads`].
 struct CellArray {
     stream: Arc<CudaStream>,
@@ -45,6 +47,7 @@ impl CellArray {
         width: usize,
         height: usize,
         texels: Texels,
+        topology: Topology,
     ) -> Result<CellArray> {
         stream.context().bind_to_thread()?;
         let (format, flags) = match texels {
@@ -83,7 +86,10 @@ impl CellArray {
         resource.resType = CUresourcetype::CU_RESOURCE_TYPE_ARRAY;
         resource.res.array.hArray = array;
         let texture_desc = sys::CUDA_TEXTURE_DESC {
-            addressMode: [CUaddress_mode::CU_TR_ADDRESS_MODE_WRAP; 3],
+            addressMode: [match topology {
+                Topology::Torus => CUaddress_mode::CU_TR_ADDRESS_MODE_WRAP,
+                Topology::Plane => CUaddress_mode::CU_TR_ADDRESS_MODE_BORDER,
+            }; 3],
             filterMode: CUfilter_mode::CU_TR_FILTER_MODE_POINT,
             flags: sys::CU_TRSF_NORMALIZED_COORDINATES | sys::CU_TRSF_READ_AS_INTEGER,
             maxAnisotropy: 0,
@@ -249,8 +255,8 @@ impl Backend for TextureCells {
             spec,
             texels,
             resident_threads: gpu.resident_threads(),
-            cells: CellArray::new(stream, width, height, texels)?,
-            next: CellArray::new(stream, width, height, texels)?,
+            cells: CellArray::new(stream, width, height, texels, rule.topology())?,
+            next: CellArray::new(stream, width, height, texels, rule.topology())?,
             update: module.load_function(function)?,
         })
     }

@@ -3,6 +3,7 @@
 //! is a failure.
 
 use gol_core::engine::{evolve, find};
+use gol_core::rule::Topology;
 use gol_core::seed::{density_soup, glibc_soup};
 use gol_core::{cpu, EngineId, EngineOptions, Grid, Rule};
 
@@ -76,8 +77,14 @@ fn every_engine_matches_the_oracle_on_awkward_sizes_and_rules() {
         "B0123478/S01234678",
         "B3678/S34678",
     ];
-    for (i, &(w, h)) in sizes.iter().enumerate() {
-        let rule = Rule::parse(rules[i % rules.len()]).unwrap();
+    // Each size on a torus and, under the first two rules (each rule compiles its own
+    // kernels), on a bounded plane.
+    let cases = sizes.iter().enumerate().flat_map(|(i, &size)| {
+        let torus = Rule::parse(rules[i % rules.len()]).unwrap();
+        let plane = Rule::parse(rules[i % 2]).unwrap().on(Topology::Plane);
+        [(i, size, torus), (i, size, plane)]
+    });
+    for (i, (w, h), rule) in cases {
         let grid = density_soup(w, h, 0.45, i as u64).unwrap();
         let gens = 5 + i as u64 * 3;
         let expected = evolve(oracle, &grid, rule, gens).unwrap();
@@ -361,6 +368,14 @@ fn bitsliced_matches_across_column_groups_tiles_and_launch_depths() {
         (2000, 700, "B3/S23-a", 64),
         (4097, 4099, "B2/S34H", 150),
         (1919, 2, "B2/S013V", 100),
+        // Bounded planes: tiles within a launch's depth of the top and bottom edges, and
+        // column groups at the row's ends, keep only the cells on the grid.
+        (961, 50, "B3/S23:P", 77),
+        (2000, 700, "B36/S23:P", 64),
+        (31, 1000, "B3/S23:P", 45),
+        (4097, 4099, "B3/S23:P", 150),
+        (97, 61, "B36/S23:P", 1600),
+        (1000, 333, "B2-a/S12:P", 131),
     ];
     for (i, &(w, h, rule, gens)) in cases.iter().enumerate() {
         let rule = Rule::parse(rule).unwrap();
@@ -380,6 +395,8 @@ fn bitsliced_kernels_each_match_when_forced() {
     }
     for plan in [
         "stream",
+        "16:3",
+        "4:40",
         "resident",
         "resident:16:32",
         "resident:2:64",
@@ -429,6 +446,15 @@ fn bitsliced_with_the_plan_asked_for() {
         (100, 7, "B2ce3aeijnqry4n/S1e2-a3ae4ejqt", 19),
         (1000, 333, "B2-a/S12", 131),
         (1500, 37, "B2/S34H", 33),
+        // Bounded planes.
+        (1, 1, "B3/S23:P", 7),
+        (2, 3, "B36/S23:P", 8),
+        (3, 3, "B3/S23:P", 10),
+        (33, 15, "B3/S23:P", 64),
+        (65, 33, "B36/S23:P", 50),
+        (1024, 1024, "B3/S23:P", 100),
+        (1500, 37, "B36/S23:P", 33),
+        (100, 7, "B2-a/S12:P", 19),
     ];
     for (i, &(w, h, rule, gens)) in cases.iter().enumerate() {
         let rule = Rule::parse(rule).unwrap();

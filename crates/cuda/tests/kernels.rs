@@ -15,7 +15,16 @@ fn every_kernel_compiles_for_sm_90() {
         eprintln!("notice: NVRTC not found (pip install nvidia-cuda-nvrtc==13.0.*); skipping");
         return;
     }
-    let flat = ["B3/S23", "B36/S23", "B2/S", "B0123478/S01234678", "B/S"];
+    // Each flat rule also on a bounded plane (PLANE defined), which every 2D engine runs.
+    let flat = [
+        "B3/S23",
+        "B36/S23",
+        "B2/S",
+        "B0123478/S01234678",
+        "B/S",
+        "B3/S23:P",
+        "B36/S23:P",
+    ];
     let solid = ["B6/S567", "B0,26/S0-26", "B5-7,10/S4-9,13", "B/S"];
     // Rules of the other 2D families, which only cuda-bitsliced runs (as CELL_RULE).
     let families = [
@@ -25,6 +34,7 @@ fn every_kernel_compiles_for_sm_90() {
         "B2/S34H",
         "B2/S013V",
         "B01234/S01234V",
+        "B2-a/S12:P",
     ];
     let flat_kernels: Vec<_> = kernels::all().collect();
     let solid_kernels: Vec<_> = kernels::all_3d().collect();

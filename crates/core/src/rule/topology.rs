@@ -23,11 +23,18 @@ pub enum Topology {
 }
 
 impl Topology {
-    /// The engines that run bounded planes.
-    pub const PLANE_ENGINES: [EngineId; 3] = [
+    /// The engines that run bounded planes: every 2D engine.
+    pub const PLANE_ENGINES: [EngineId; 10] = [
         EngineId::CpuScalar,
         EngineId::CpuTable,
         EngineId::CpuBitsliced,
+        EngineId::CudaGlobal,
+        EngineId::CudaConstant,
+        EngineId::CudaShared,
+        EngineId::CudaTexture,
+        EngineId::CudaLut,
+        EngineId::CudaLut6,
+        EngineId::CudaBitsliced,
     ];
 
     /// The topology's name, for reports and messages ("torus", "bounded plane").
