@@ -79,18 +79,26 @@ __device__ __forceinline__ unsigned int evolve(Row a, Row b, Row c, unsigned int
 #endif
 
 // On a bounded plane (PLANE defined) the cells past the grid's edges are dead at every
-// generation. A warp whose tile is within K rows of the top or bottom edge, or whose lanes hold
-// cells past the left or right edge, keeps of every row it loads or makes only the cells on the
-// grid: `cols`, the lane's cells that are (bit b: cell 32i - 16 + b, 0 <= it < w), in rows y with
-// 0 <= y < h. Other warps never see a cell past an edge within the K generations (the stored
-// rows' cone of dependence stays on the grid) and run the torus's code unchanged.
+// generation, so a warp that could see them keeps of every row it loads or makes only the cells
+// on the grid (Mask): a warp whose lanes hold cells past the left or right edge keeps the
+// lane's `cols` (bit b: cell 32i - 16 + b, where 0 <= it < w), and one whose tile is within K
+// rows of the top or bottom edge also clears rows y outside 0 <= y < h. Other warps never see a
+// cell past an edge within the K generations (the stored rows' cone of dependence stays on the
+// grid) and run the torus's code unchanged.
+enum Mask { NONE, COLS, ROWS };
+
 struct Edge {
     unsigned int cols;
     int h;
 
-    __device__ __forceinline__ unsigned int keep(unsigned int v, long long y) const
+    template <Mask M>
+    __device__ __forceinline__ unsigned int keep(unsigned int v, int y) const
     {
-        return y >= 0 && y < h ? v & cols : 0u;
+        if (M == NONE)
+            return v;
+        if (M == COLS)
+            return v & cols;
+        return (unsigned int)y < (unsigned int)h ? v & cols : 0u;
     }
 };
 
@@ -162,13 +170,13 @@ __host__ __device__ constexpr int lag(int g, int c)
 // bottom-up and level g + 1 takes the row as its new row in this step (x slot P); the chains run
 // top-down, and the lowest level of the chain above takes the row at the next step (slot 1 - P,
 // read by that level as its middle row earlier in this step). Returns the top level's row
-// (generation K). With EDGE, the loaded row (row y) and each level's row (row y - lag) keep only
-// their cells on the grid (Edge).
-template <int K, int C, int P, bool EDGE>
+// (generation K). The loaded row (row y) and each level's row (row y - lag) keep what the Mask
+// M keeps.
+template <int K, int C, int P, Mask M>
 __device__ __forceinline__ unsigned int step(Levels<K> &v, unsigned int loaded, const Edge &e,
-                                             long long y)
+                                             int y)
 {
-    v.x[P][0] = EDGE ? e.keep(loaded, y) : loaded;
+    v.x[P][0] = e.keep<M>(loaded, y);
     unsigned int top = 0u;
 #pragma unroll
     for (int base = (K - 1) / C * C; base >= 0; base -= C) {
@@ -181,8 +189,7 @@ __device__ __forceinline__ unsigned int step(Levels<K> &v, unsigned int loaded, 
             unsigned int r = __funnelshift_r(c, right, 1); // cell x+1 at bit x
             Row below = row_of(l, c, r);
             unsigned int made = evolve(v.rows[P][g], v.rows[1 - P][g], below, v.x[1 - P][g]);
-            if (EDGE)
-                made = e.keep(made, y - lag(g, C));
+            made = e.keep<M>(made, y - lag(g, C));
             v.rows[P][g] = below;
             if (g + 1 == K)
                 top = made;
@@ -263,8 +270,8 @@ struct Rows {
 // K generations of rows [y0, y0 + rows) of one column group, whose lanes 0..30 write word i
 // (their high half and the next lane's low half). The top level's row (generation K) at step s is
 // row y0 + s - K - lag(K - 1, C): level 0's row enters K rows above the tile. The steps run D at a time, so up to D - 1 steps past the tile's last row make
-// nothing that is stored. EDGE: the warp keeps only cells on the grid (Edge).
-template <int K, int C, bool EDGE, int D, Loads L>
+// nothing that is stored. M: what the warp keeps of its rows on a bounded plane (Mask).
+template <int K, int C, Mask M, int D, Loads L>
 __device__ __forceinline__ void stream(Rows<D, L> rows_in, unsigned int *__restrict__ out,
                                        long long y0, int rows, int stride, long long i,
                                        bool writes, unsigned int keep, Edge e)
@@ -287,9 +294,9 @@ __device__ __forceinline__ void stream(Rows<D, L> rows_in, unsigned int *__restr
 #pragma unroll
         for (int p = 0; p < D; p++) {
             unsigned int word = rows_in.next(p);
-            long long y = y0 + row + p + lag(K - 1, C); // the row loaded
-            unsigned int top = p % 2 ? step<K, C, 1, EDGE>(v, word, e, y)
-                                     : step<K, C, 0, EDGE>(v, word, e, y);
+            int y = (int)y0 + row + p + lag(K - 1, C); // the row loaded
+            unsigned int top = p % 2 ? step<K, C, 1, M>(v, word, e, y)
+                                     : step<K, C, 0, M>(v, word, e, y);
             unsigned int next = __shfl_down_sync(FULL_MASK, top, 1);
             if (row + p >= 0 && row + p < rows && writes)
                 out[at] = __funnelshift_r(top, next, 16) & keep;
@@ -310,8 +317,14 @@ __device__ __forceinline__ void advance(const unsigned int *__restrict__ in,
 {
     int lane = threadIdx.x;
     long long warp = (long long)blockIdx.x * blockDim.y + threadIdx.y;
-    long long group = warp % groups;
-    long long y0 = (warp / groups) * tile_h;
+    long long group = warp % groups, tile = warp / groups;
+    if (PLANE_EDGES && tile > 0) {
+        // On a bounded plane the bottom tile, whose warps mask their rows, goes second, so
+        // that it does not run last, alone, after every other tile has finished.
+        long long tiles = (h + tile_h - 1) / tile_h;
+        tile = tile == 1 ? tiles - 1 : tile - 1;
+    }
+    long long y0 = tile * tile_h;
     if (y0 >= h)
         return;
     int rows = (int)min((long long)tile_h, h - y0);
@@ -321,22 +334,27 @@ __device__ __forceinline__ void advance(const unsigned int *__restrict__ in,
     Source src = source(i, w, nw);
     bool plain = __all_sync(FULL_MASK, src.plain);
     // On a bounded plane, gathering warps hold cells past the row's ends (plain ones do not),
-    // and tiles within K rows of the top or bottom see rows past the edges.
+    // and tiles within K rows of the top or bottom see rows past the edges (Mask).
     Edge e = edge_of(i, w, h);
-    bool edge = y0 < K || y0 + rows + K > h;
+    bool rows_edge = PLANE_EDGES && (y0 < K || y0 + rows + K > h);
     wait_for_previous_grid();
     if (w < 32) {
         Rows<D, SHORT_ROWS> rows_in{in, src, w, h, stride};
-        stream<K, C, PLANE_EDGES>(rows_in, out, y0, rows, stride, i, writes, keep, e);
+        stream<K, C, PLANE_EDGES ? ROWS : NONE>(rows_in, out, y0, rows, stride, i, writes, keep,
+                                                 e);
     } else if (plain) {
         Rows<D, PLAIN> rows_in{in, src, w, h, stride};
-        if (PLANE_EDGES && edge)
-            stream<K, C, PLANE_EDGES>(rows_in, out, y0, rows, stride, i, writes, keep, e);
+        if (rows_edge)
+            stream<K, C, ROWS>(rows_in, out, y0, rows, stride, i, writes, keep, e);
         else
-            stream<K, C, false>(rows_in, out, y0, rows, stride, i, writes, keep, e);
+            stream<K, C, NONE>(rows_in, out, y0, rows, stride, i, writes, keep, e);
     } else {
         Rows<D, GATHERED> rows_in{in, src, w, h, stride};
-        stream<K, C, PLANE_EDGES>(rows_in, out, y0, rows, stride, i, writes, keep, e);
+        if (rows_edge)
+            stream<K, C, ROWS>(rows_in, out, y0, rows, stride, i, writes, keep, e);
+        else
+            stream<K, C, PLANE_EDGES ? COLS : NONE>(rows_in, out, y0, rows, stride, i, writes,
+                                                    keep, e);
     }
 }
 

@@ -13,7 +13,7 @@
 use std::collections::HashMap;
 
 use gol_core::rule::circuit::{self as cells, Circuit, Signal, FIRST_GATE, ONE, ZERO};
-use gol_core::rule::Family;
+use gol_core::rule::{Family, Topology};
 use gol_core::Rule;
 
 /// The inputs of the Shannon-expanded circuits, in truth-table bit order, as the source names
@@ -163,9 +163,11 @@ fn circuit(rule: Rule) -> (u32, Node) {
 
 /// The exact circuit for `rule`, where [`EXACT`] has one.
 fn exact(rule: Rule) -> Option<&'static [Gate]> {
+    // The circuit is the cells' logic, whatever the grid's edges.
+    let cells = rule.on(Topology::Torus);
     EXACT
         .iter()
-        .find(|(r, _)| *r == rule)
+        .find(|(r, _)| *r == cells)
         .map(|(_, gates)| *gates)
 }
 

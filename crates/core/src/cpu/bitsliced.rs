@@ -283,7 +283,8 @@ impl Engine for Bitsliced {
     fn step(&mut self, generations: u64) -> Result<()> {
         let isa = self.isa;
         let state = self.loaded_mut()?;
-        if state.rule == Rule::LIFE {
+        // Life's own logic on either topology (the frame knows its edges).
+        if state.rule.on(Topology::Torus) == Rule::LIFE {
             let work = BySums(&Life);
             state.advance(generations, |frame, next| {
                 generation(isa, frame, next, &work)
