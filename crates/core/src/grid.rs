@@ -202,17 +202,19 @@ impl Grid {
         if len == 0 {
             return;
         }
-        let row = &mut self.words[y * self.words_per_row..(y + 1) * self.words_per_row];
         let (first, last) = (x / WORD_BITS, (x + len - 1) / WORD_BITS);
+        if first == last {
+            // Most runs of a soup: a few cells inside one word.
+            self.words[y * self.words_per_row + first] |=
+                (!0u64 >> (WORD_BITS - len)) << (x % WORD_BITS);
+            return;
+        }
+        let row = &mut self.words[y * self.words_per_row..(y + 1) * self.words_per_row];
         let low = !0u64 << (x % WORD_BITS);
         let high = !0u64 >> (WORD_BITS - 1 - (x + len - 1) % WORD_BITS);
-        if first == last {
-            row[first] |= low & high;
-        } else {
-            row[first] |= low;
-            row[first + 1..last].fill(!0);
-            row[last] |= high;
-        }
+        row[first] |= low;
+        row[first + 1..last].fill(!0);
+        row[last] |= high;
     }
 
     /// Number of live cells.

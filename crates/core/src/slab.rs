@@ -888,6 +888,19 @@ mod test {
     }
 
     #[test]
+    fn bounded_planes_are_refused_split() {
+        let engines: Vec<Box<dyn Engine>> = (0..2)
+            .map(|_| Box::new(Bitsliced::default()) as Box<dyn Engine>)
+            .collect();
+        let mut decomposed = Decomposed::new(engines, 4).unwrap();
+        let grid = Grid::new(40, 40).unwrap();
+        let plane = Rule::parse("B3/S23:P").unwrap();
+        let err = decomposed.load(&grid, plane).unwrap_err().to_string();
+        assert!(err.contains("bounded plane runs unsplit"), "{err}");
+        decomposed.load(&grid, Rule::LIFE).unwrap();
+    }
+
+    #[test]
     fn engines_without_row_access_are_refused_with_their_name() {
         let err = Decomposed::new(vec![Box::new(Scalar::default())], 4)
             .err()
