@@ -165,6 +165,43 @@ pub(super) fn parse_rule(
     Rule::parse_sized(text).map_err(|e| e.to_string())
 }
 
+/// What a byte is to [`next_run`]: a digit's value (0 to 9), or one of the classes below.
+static CLASS: [u8; 256] = {
+    let mut class = [OTHER; 256];
+    let mut d = 0;
+    while d < 10 {
+        class[b'0' as usize + d] = d as u8;
+        d += 1;
+    }
+    class[b'b' as usize] = DEAD;
+    class[b'.' as usize] = DEAD;
+    class[b'o' as usize] = ALIVE;
+    class
+};
+const DEAD: u8 = 10;
+const ALIVE: u8 = 11;
+const OTHER: u8 = 12;
+
+/// The common token of a soup's body, read without a branch on its digits: up to three digits
+/// and a dead or live cell (`2o`, `b`, `13b`) at `bytes[i..]`. Returns the run's length, whether
+/// it is alive, and the token's length; `None` for anything else (a row end, a newline, a
+/// longer count, the end of the text), which the general loop then reads byte by byte.
+#[inline(always)]
+fn next_run(bytes: &[u8], i: usize) -> Option<(usize, bool, usize)> {
+    let four = bytes.get(i..i + 4)?;
+    let c = [0, 1, 2, 3].map(|k| CLASS[four[k] as usize]);
+    let digit = c.map(|c| (c < 10) as usize);
+    // Leading digits: 0 to 3 (a fourth is left to the general loop).
+    let k = digit[0] + (digit[0] & digit[1]) + (digit[0] & digit[1] & digit[2]);
+    let v = c.map(|c| c as usize);
+    let counts = [1, v[0], v[0] * 10 + v[1], (v[0] * 10 + v[1]) * 10 + v[2]];
+    let cell = c[k];
+    if cell != DEAD && cell != ALIVE {
+        return None;
+    }
+    Some((counts[k], cell == ALIVE, k + 1))
+}
+
 /// Draws the body's live cells: one pass over the bytes, counting lines only at newlines.
 pub(super) fn paint(
     path: &Path,
@@ -182,7 +219,23 @@ pub(super) fn paint(
     let mut i = 0;
     let mut line_start = true;
     while i < bytes.len() {
-        let byte = bytes[i];
+        if !line_start && !counted {
+            // Runs of cells inside the row, the bulk of a soup, read a token at a time; the
+            // first that is anything else (or does not fit) goes to the byte loop below.
+            while let Some((n, alive, len)) = next_run(bytes, i) {
+                if x + n > width || (alive && y >= height) {
+                    break;
+                }
+                if alive && n > 0 {
+                    canvas.run(x, y, n);
+                }
+                x += n;
+                i += len;
+            }
+        }
+        let Some(&byte) = bytes.get(i) else {
+            break;
+        };
         i += 1;
         if line_start {
             line_start = false;

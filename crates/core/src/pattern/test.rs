@@ -416,3 +416,94 @@ fn macrocells_round_trip_and_refuse_bad_nodes() {
         );
     }
 }
+
+/// The cells of an RLE body the slow way, or the line (1-based, the header on line 1) of its
+/// first error: a decoder written for this test alone, which the reader must match.
+fn decode_slowly(
+    body: &str,
+    width: usize,
+    height: usize,
+) -> std::result::Result<Vec<(usize, usize)>, usize> {
+    let (mut x, mut y, mut line) = (0, 0, 2);
+    let mut live = Vec::new();
+    let mut count: Option<usize> = None;
+    for text_line in body.split_inclusive('\n') {
+        if text_line.starts_with('#') {
+            line += 1;
+            continue;
+        }
+        for c in text_line.chars() {
+            match c {
+                '0'..='9' => {
+                    count = Some(count.unwrap_or(0) * 10 + c.to_digit(10).unwrap() as usize)
+                }
+                'b' | '.' | 'o' => {
+                    let n = count.take().unwrap_or(1);
+                    if x + n > width || (c == 'o' && n > 0 && y >= height) {
+                        return Err(line);
+                    }
+                    if c == 'o' {
+                        live.extend((x..x + n).map(|x| (x, y)));
+                    }
+                    x += n;
+                }
+                '$' => {
+                    y += count.take().unwrap_or(1);
+                    x = 0;
+                    if y > height {
+                        return Err(line);
+                    }
+                }
+                '!' => return if count.is_some() { Err(line) } else { Ok(live) },
+                '\n' => line += 1,
+                ' ' => {}
+                _ => return Err(line),
+            }
+        }
+    }
+    if count.is_some() {
+        return Err(line);
+    }
+    Ok(live)
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+
+    /// The reader (with its token-at-a-time path for runs) against [`decode_slowly`], on bodies
+    /// of runs with counts of every length, row ends, spaces, line breaks inside counts,
+    /// comment lines, stray letters and runs past the edges.
+    #[test]
+    fn rle_bodies_read_as_the_slow_decoder_reads_them(
+        tokens in proptest::collection::vec((0usize..1200, 0usize..400), 0..300),
+        width in 1usize..3000,
+        height in 1usize..60,
+    ) {
+        let mut body = String::new();
+        for (count, kind) in tokens {
+            let count = match count % 8 {
+                0 | 1 | 2 => String::new(),
+                3 | 4 => (count % 10).to_string(),
+                5 | 6 => (count % 100).to_string(),
+                _ => count.to_string(),
+            };
+            match kind {
+                0..=159 => body += &format!("{count}o"),
+                160..=319 => body += &format!("{count}b"),
+                320..=369 => body += &format!("{count}$"),
+                370..=384 => body += &format!("{count}.\n"),
+                385..=392 => body += " ",
+                393..=398 => body += "\n#C a comment $ 3o\n",
+                _ => body += &format!("{count}x"),
+            }
+        }
+        body.push('!');
+        let text = format!("x = {width}, y = {height}\n{body}");
+        let expected = decode_slowly(&body, width, height);
+        match open(Format::Rle, &text).and_then(|f| f.place(width, height)) {
+            Ok(grid) => proptest::prop_assert_eq!(Ok(cells_of(&grid)), expected.map(|mut v| { v.sort_by_key(|&(x, y)| (y, x)); v })),
+            Err(Error::Parse { line, .. }) => proptest::prop_assert_eq!(Err(line), expected.map(|_| ())),
+            Err(e) => proptest::prop_assert!(false, "{e}"),
+        }
+    }
+}
