@@ -482,7 +482,7 @@ proptest::proptest! {
         let mut body = String::new();
         for (count, kind) in tokens {
             let count = match count % 8 {
-                0 | 1 | 2 => String::new(),
+                0..=2 => String::new(),
                 3 | 4 => (count % 10).to_string(),
                 5 | 6 => (count % 100).to_string(),
                 _ => count.to_string(),
