@@ -8,7 +8,7 @@ use gol_core::rule::Family;
 use gol_core::seed::SplitMix64;
 use gol_core::Rule;
 
-use common::{bgolly, bounding_box, error_of, golly_agrees, stdout_of};
+use common::{bgolly, bounding_box, error_of, golly_agrees, golly_cells, stdout_of};
 
 /// A random rule of `family` without births on 0 neighbours (which Golly runs by emulation).
 fn random_rule(family: Family, rng: &mut SplitMix64) -> Rule {
@@ -190,33 +190,7 @@ fn golly_places_a_pattern_on_a_bounded_plane_as_gol_does() {
             .status()
             .unwrap();
         assert!(status.success());
-        // Golly's pattern, read back by gol onto a grid of its bounding box.
-        let text = std::fs::read_to_string(&theirs).unwrap();
-        let header = text.lines().find(|l| l.starts_with('x')).unwrap();
-        let size: Vec<&str> = header
-            .split(',')
-            .take(2)
-            .map(|kv| kv.split_once('=').unwrap().1.trim())
-            .collect();
-        let again = dir.path().join("again.cells");
-        let golly_cells = if size[0] == "0" {
-            Vec::new()
-        } else {
-            stdout_of(&[
-                "run",
-                "--input",
-                theirs.to_str().unwrap(),
-                "--width",
-                size[0],
-                "--height",
-                size[1],
-                "--gens",
-                "0",
-                "--output",
-                again.to_str().unwrap(),
-            ]);
-            bounding_box(&std::fs::read_to_string(&again).unwrap())
-        };
+        let golly_cells = golly_cells(&theirs, &dir.path().join("again.cells"));
         assert_eq!(ours(&centred, gens), golly_cells, "generation {gens}");
         differs |= ours(&other, gens) != golly_cells;
     }

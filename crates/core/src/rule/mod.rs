@@ -473,16 +473,6 @@ impl Rule {
     /// families only on the engines of [`Family::ENGINES`]. The refusal names those.
     pub fn check_engine(&self, engine: EngineId, neighbours: u32) -> Result<()> {
         self.check_neighbours(neighbours)?;
-        if self.topology == Topology::Plane && !Topology::PLANE_ENGINES.contains(&engine) {
-            let names: Vec<&str> = Topology::PLANE_ENGINES.iter().map(|id| id.name()).collect();
-            return Err(Error::Rule {
-                rule: self.to_string(),
-                reason: format!(
-                    "{engine} runs only on a torus; bounded planes run on {}",
-                    names.join(", ")
-                ),
-            });
-        }
         let family = self.family();
         if family != Family::OuterTotalistic && !Family::ENGINES.contains(&engine) {
             let names: Vec<&str> = Family::ENGINES.iter().map(|id| id.name()).collect();

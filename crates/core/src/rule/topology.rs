@@ -4,12 +4,12 @@
 //! - `:PW,H`: a bounded plane, every cell outside the grid dead for ever, so the edges see no
 //!   wrap.
 //!
-//! A rule carries its [`Topology`]; the size belongs to the grid. [`parse_suffix`] reads the
+//! A rule carries its [`Topology`]; the size belongs to the grid. Every 2D engine runs both;
+//! split runs ([`crate::slab`]) take only tori. [`parse_suffix`] reads the
 //! suffix with or without the size (`B3/S23:P` is a bounded plane of whatever size the grid has).
 //! Golly's other bounded grids (a shifted torus `:T64+3,48`, the Klein bottle `:K`, the
 //! cross-surface `:C`, the sphere `:S`) are refused by name.
 
-use crate::engine::EngineId;
 use crate::grid::MAX_SIDE;
 
 /// How a 2D grid's edges meet (see the module documentation).
@@ -23,20 +23,6 @@ pub enum Topology {
 }
 
 impl Topology {
-    /// The engines that run bounded planes: every 2D engine.
-    pub const PLANE_ENGINES: [EngineId; 10] = [
-        EngineId::CpuScalar,
-        EngineId::CpuTable,
-        EngineId::CpuBitsliced,
-        EngineId::CudaGlobal,
-        EngineId::CudaConstant,
-        EngineId::CudaShared,
-        EngineId::CudaTexture,
-        EngineId::CudaLut,
-        EngineId::CudaLut6,
-        EngineId::CudaBitsliced,
-    ];
-
     /// The topology's name, for reports and messages ("torus", "bounded plane").
     pub const fn name(self) -> &'static str {
         match self {
