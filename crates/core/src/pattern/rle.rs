@@ -315,8 +315,8 @@ pub(super) fn paint(
     }
 }
 
-/// Writes the whole torus: header with the rule and `:TW,H`, runs, lines of at most 70
-/// characters.
+/// Writes the whole grid: header with the rule and its `:TW,H` or `:PW,H` suffix, runs, lines
+/// of at most 70 characters.
 pub(super) fn write(
     out: &mut impl Write,
     grid: &Grid,
@@ -324,7 +324,7 @@ pub(super) fn write(
     generation: u64,
 ) -> io::Result<()> {
     let (w, h) = (grid.width(), grid.height());
-    // The whole torus, whose top-left cell is Golly's (-⌊W/2⌋, -⌊H/2⌋).
+    // The whole grid, whose top-left cell is Golly's (-⌊W/2⌋, -⌊H/2⌋).
     writeln!(
         out,
         "#CXRLE Pos={},{} Gen={generation}",
