@@ -43,6 +43,26 @@ impl std::fmt::Debug for Grid {
     }
 }
 
+/// Sets `len` cells alive from cell `x` of `row` (one row of a grid's words), which must hold
+/// them.
+#[inline]
+pub(crate) fn fill_row_run(row: &mut [u64], x: usize, len: usize) {
+    if len == 0 {
+        return;
+    }
+    let (first, last) = (x / WORD_BITS, (x + len - 1) / WORD_BITS);
+    if first == last {
+        // Most runs of a soup: a few cells inside one word.
+        row[first] |= (!0u64 >> (WORD_BITS - len)) << (x % WORD_BITS);
+        return;
+    }
+    let low = !0u64 << (x % WORD_BITS);
+    let high = !0u64 >> (WORD_BITS - 1 - (x + len - 1) % WORD_BITS);
+    row[first] |= low;
+    row[first + 1..last].fill(!0);
+    row[last] |= high;
+}
+
 /// Words needed for a row of `width` cells.
 pub fn words_per_row(width: usize) -> usize {
     width.div_ceil(WORD_BITS)
@@ -199,22 +219,8 @@ impl Grid {
             x + len <= self.width && y < self.height,
             "run outside the grid"
         );
-        if len == 0 {
-            return;
-        }
-        let (first, last) = (x / WORD_BITS, (x + len - 1) / WORD_BITS);
-        if first == last {
-            // Most runs of a soup: a few cells inside one word.
-            self.words[y * self.words_per_row + first] |=
-                (!0u64 >> (WORD_BITS - len)) << (x % WORD_BITS);
-            return;
-        }
         let row = &mut self.words[y * self.words_per_row..(y + 1) * self.words_per_row];
-        let low = !0u64 << (x % WORD_BITS);
-        let high = !0u64 >> (WORD_BITS - 1 - (x + len - 1) % WORD_BITS);
-        row[first] |= low;
-        row[first + 1..last].fill(!0);
-        row[last] |= high;
+        fill_row_run(row, x, len);
     }
 
     /// Number of live cells.

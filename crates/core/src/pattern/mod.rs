@@ -188,7 +188,7 @@ impl PatternFile {
         }
         crate::memory::check(meta.len(), &format!("reading {}", path.display()))?;
         let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-        let text = read_bounded(path, file, MAX_FILE_BYTES)?;
+        let text = read_bounded_sized(path, file, MAX_FILE_BYTES, meta.len())?;
         PatternFile::from_bytes(path, text)
     }
 
@@ -355,8 +355,28 @@ const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 /// read into memory allocated fallibly, so that neither a large file under a memory limit nor
 /// a small archive that inflates without end can abort the process.
 fn read_bounded(path: &Path, reader: impl std::io::Read, limit: u64) -> Result<Vec<u8>> {
+    read_bounded_sized(path, reader, limit, 0)
+}
+
+/// [`read_bounded`] for a reader expected to give `expected` bytes, whose memory the caller
+/// has checked: read in place, without growing (and copying) the buffer on the way.
+fn read_bounded_sized(
+    path: &Path,
+    reader: impl std::io::Read,
+    limit: u64,
+    expected: u64,
+) -> Result<Vec<u8>> {
     const CHUNK: usize = 1 << 20;
+    let no_memory = |len: usize| {
+        Error::Memory(format!(
+            "reading {}: {len} bytes so far, and no memory for more",
+            path.display()
+        ))
+    };
     let mut text = Vec::new();
+    // One more than expected, so that the end of the file is found without growing.
+    let first = expected.min(limit) as usize + 1;
+    text.try_reserve_exact(first).map_err(|_| no_memory(0))?;
     let mut reader = reader.take(limit + 1);
     loop {
         if text.capacity() - text.len() < CHUNK {
@@ -364,21 +384,16 @@ fn read_bounded(path: &Path, reader: impl std::io::Read, limit: u64) -> Result<V
             // available, which an overcommitting system would not refuse by itself.
             let grown = (text.len() + CHUNK).max(2 * text.capacity()) as u64;
             crate::memory::check(grown, &format!("reading {}", path.display()))?;
+            text.try_reserve(CHUNK).map_err(|_| no_memory(text.len()))?;
         }
-        text.try_reserve(CHUNK).map_err(|_| {
-            Error::Memory(format!(
-                "reading {}: {} bytes so far, and no memory for more",
-                path.display(),
-                text.len()
-            ))
-        })?;
-        let start = text.len();
-        text.resize(start + CHUNK, 0);
-        let n = reader
-            .read(&mut text[start..])
+        // Into the buffer's spare room, which `read_to_end` leaves unzeroed.
+        let room = (text.capacity() - text.len()) as u64;
+        let n = (&mut reader)
+            .take(room)
+            .read_to_end(&mut text)
             .map_err(|e| Error::io(path, e))?;
-        text.truncate(start + n);
-        if n == 0 {
+        if (n as u64) < room {
+            // The end: the reader gave less than there was room for.
             break;
         }
     }

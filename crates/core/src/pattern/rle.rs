@@ -14,7 +14,7 @@ use std::path::Path;
 
 use super::{describe, lines, parse_error, Canvas, Header};
 use crate::error::Result;
-use crate::grid::{Grid, MAX_SIDE, WORD_BITS};
+use crate::grid::{fill_row_run, Grid, MAX_SIDE, WORD_BITS};
 use crate::rule::Rule;
 
 /// The longest line written.
@@ -188,36 +188,335 @@ const OTHER: u8 = 12;
 /// longer count, the end of the text), which the general loop then reads byte by byte.
 #[inline(always)]
 fn next_run(bytes: &[u8], i: usize) -> Option<(usize, bool, usize)> {
-    let four = bytes.get(i..i + 4)?;
-    let c = [0, 1, 2, 3].map(|k| CLASS[four[k] as usize]);
-    let digit = c.map(|c| (c < 10) as usize);
+    let &[b0, b1, b2, b3] = bytes.get(i..i + 4)? else {
+        return None;
+    };
+    let c = [b0, b1, b2, b3].map(|b| CLASS[b as usize]);
+    let [d0, d1, d2] = [c[0] < 10, c[1] < 10, c[2] < 10].map(usize::from);
     // Leading digits: 0 to 3 (a fourth is left to the general loop).
-    let k = digit[0] + (digit[0] & digit[1]) + (digit[0] & digit[1] & digit[2]);
-    let v = c.map(|c| c as usize);
-    let counts = [1, v[0], v[0] * 10 + v[1], (v[0] * 10 + v[1]) * 10 + v[2]];
-    let cell = c[k];
+    let k = d0 + (d0 & d1) + (d0 & d1 & d2);
+    // The candidates for the class of the cell and for the count, picked by `k` with shifts
+    // (indexing an array kept on the stack stalled on every token).
+    let classes = u32::from_le_bytes(c);
+    let cell = (classes >> (8 * k)) as u8;
+    let [v0, v1, v2] = [c[0], c[1], c[2]].map(u64::from);
+    let counts = 1 | v0 << 16 | (v0 * 10 + v1) << 32 | ((v0 * 10 + v1) * 10 + v2) << 48;
     if cell != DEAD && cell != ALIVE {
         return None;
     }
-    Some((counts[k], cell == ALIVE, k + 1))
+    Some(((counts >> (16 * k)) as u16 as usize, cell == ALIVE, k + 1))
 }
 
-/// Draws the body's live cells: one pass over the bytes, counting lines only at newlines.
+/// Where [`decode`] draws: the words of each row of the grid, the pattern's cell `x` at cell
+/// `left + x` of the row.
+trait Rows {
+    /// Row `y` of the pattern, or `None` where this sink draws nothing there.
+    fn row(&mut self, y: usize) -> Option<&mut [u64]>;
+}
+
+/// Draws nothing: a pass that only follows the position.
+struct Nowhere;
+
+impl Rows for Nowhere {
+    fn row(&mut self, _: usize) -> Option<&mut [u64]> {
+        None
+    }
+}
+
+/// The whole pattern's rows in the grid.
+struct GridRows<'a> {
+    words: &'a mut [u64],
+    words_per_row: usize,
+    top: usize,
+}
+
+impl Rows for GridRows<'_> {
+    fn row(&mut self, y: usize) -> Option<&mut [u64]> {
+        let wpr = self.words_per_row;
+        self.words
+            .get_mut((self.top + y) * wpr..(self.top + y + 1) * wpr)
+    }
+}
+
+/// One piece's rows in [`paint_pieces`]: its first row in a row of its own, the rest in its
+/// share of the grid. A row outside both is a fault of the reader, marked `stray`.
+struct PieceRows<'a> {
+    first_row: Vec<u64>,
+    first_y: usize,
+    mine: &'a mut [u64],
+    words_per_row: usize,
+    stray: bool,
+}
+
+impl Rows for PieceRows<'_> {
+    fn row(&mut self, y: usize) -> Option<&mut [u64]> {
+        let wpr = self.words_per_row;
+        let row = match y.checked_sub(self.first_y + 1) {
+            None => Some(&mut self.first_row[..]),
+            Some(r) => self.mine.get_mut(r * wpr..(r + 1) * wpr),
+        };
+        self.stray |= row.is_none();
+        row
+    }
+}
+
+/// Where the decoder stands in the body: the next cell and the file's line.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Cursor {
+    x: usize,
+    y: usize,
+    line: usize,
+    /// Whether the next byte starts a line (where `#` starts a comment).
+    line_start: bool,
+}
+
+/// Bodies shorter than this are read on one thread (in this crate's unit tests, only the
+/// shortest, so that their bodies are read in pieces).
+const PARALLEL_BYTES: usize = if cfg!(test) { 64 } else { 1 << 20 };
+
+/// Draws the body's live cells. A large body is cut into pieces at line ends (where no run is
+/// pending), and read in two parallel passes: first each piece's effect on the position (the
+/// rows its `$` tokens advance, and where its last row ends), which gives every piece its
+/// starting cell and line; then each piece is decoded from there, each drawing its own rows
+/// (its first row, which it may share with the piece before, into a row of its own that is
+/// merged afterwards). Errors are those of a single pass: the first piece's first error.
 pub(super) fn paint(
     path: &Path,
     text: &[u8],
     body: (usize, usize),
-    mut canvas: Canvas<'_>,
+    canvas: Canvas<'_>,
 ) -> Result<()> {
-    let (width, height) = (canvas.width, canvas.height);
     let bytes = &text[body.0.min(text.len())..];
-    let mut line = body.1;
+    let start = Cursor {
+        line: body.1,
+        line_start: true,
+        ..Cursor::default()
+    };
+    let pieces = pieces(bytes);
+    if pieces.len() < 2 {
+        let Canvas {
+            grid,
+            left,
+            top,
+            width,
+            height,
+        } = canvas;
+        let wpr = grid.words_per_row();
+        let mut rows = GridRows {
+            words: grid.words_mut(),
+            words_per_row: wpr,
+            top,
+        };
+        decode(path, bytes, (width, height), start, (left, &mut rows))?;
+        return Ok(());
+    }
+    paint_pieces(path, bytes, &pieces, start, canvas)
+}
+
+/// The body cut into pieces for [`paint_pieces`]: their byte ranges, or a single piece where
+/// the body is short, has comment lines, or has no line end to cut at.
+fn pieces(bytes: &[u8]) -> Vec<std::ops::Range<usize>> {
+    let threads = rayon::current_num_threads();
+    let whole = std::iter::once(0..bytes.len()).collect();
+    let comments = bytes.first() == Some(&b'#') || memchr::memmem::find(bytes, b"\n#").is_some();
+    if threads < 2 || bytes.len() < PARALLEL_BYTES || comments {
+        return whole;
+    }
+    let count = (bytes.len() / (PARALLEL_BYTES / 2)).min(2 * threads);
+    let mut cuts = vec![0];
+    for k in 1..count {
+        let from = (bytes.len() * k / count).max(*cuts.last().unwrap_or(&0));
+        // The next line end after a complete token: a piece starts a line with no run pending.
+        let cut = memchr::memchr_iter(b'\n', &bytes[from..])
+            .map(|i| from + i)
+            .find(|&i| {
+                let before = bytes[..i].iter().rev().find(|&&b| b != b'\r');
+                matches!(before, Some(b'b' | b'o' | b'.' | b'$'))
+            });
+        match cut {
+            Some(cut) if cut + 1 < bytes.len() => cuts.push(cut + 1),
+            _ => break,
+        }
+    }
+    cuts.dedup();
+    cuts.push(bytes.len());
+    cuts.windows(2).map(|w| w[0]..w[1]).collect()
+}
+
+/// What a piece does to the position, found without drawing.
+#[derive(Clone, Copy, Debug)]
+struct Effect {
+    /// Rows advanced by its `$` tokens.
+    rows: usize,
+    /// With a `$`: the column after the last one's row (its start is 0); without: the
+    /// columns advanced.
+    x: usize,
+    has_row_end: bool,
+    /// Newlines before its end or its `!`.
+    lines: usize,
+    /// Whether it holds the `!` that ends the pattern.
+    ends: bool,
+}
+
+/// The effect of `piece` (which starts a line, with no run pending), or `None` where its tail
+/// does not decode (an error that the second pass reports from the right place).
+fn effect(path: &Path, piece: &[u8], size: (usize, usize)) -> Option<Effect> {
+    let bang = memchr::memchr(b'!', piece);
+    let piece = &piece[..bang.unwrap_or(piece.len())];
+    let mut rows = 0usize;
+    let mut last_row_end = None;
+    for at in memchr::memchr_iter(b'$', piece) {
+        // The count before a `$`: its digits, read backwards, across blanks as the decoder
+        // reads them.
+        let (mut count, mut scale, mut counted) = (0usize, 1usize, false);
+        for &b in piece[..at].iter().rev() {
+            match b {
+                b'0'..=b'9' => {
+                    count = count.checked_add((b - b'0') as usize * scale)?;
+                    scale = scale.saturating_mul(10);
+                    counted = true;
+                }
+                b' ' | b'\t' | b'\r' | b'\n' => {}
+                _ => break,
+            }
+        }
+        rows = rows.checked_add(if counted { count } else { 1 })?;
+        last_row_end = Some(at);
+    }
+    let tail = last_row_end.map_or(0, |at| at + 1);
+    let from = Cursor {
+        line_start: last_row_end.is_none(),
+        ..Cursor::default()
+    };
+    let (end, _) = decode(path, &piece[tail..], size, from, (0, &mut Nowhere)).ok()?;
+    Some(Effect {
+        rows,
+        x: end.x,
+        has_row_end: last_row_end.is_some(),
+        lines: memchr::memchr_iter(b'\n', piece).count(),
+        ends: bang.is_some(),
+    })
+}
+
+/// What [`decode`] gives: where it stopped, and whether at the pattern's `!`.
+type Decoded = Result<(Cursor, bool)>;
+
+/// [`paint`]'s two parallel passes over `pieces` of `bytes`.
+fn paint_pieces(
+    path: &Path,
+    bytes: &[u8],
+    pieces: &[std::ops::Range<usize>],
+    start: Cursor,
+    canvas: Canvas<'_>,
+) -> Result<()> {
+    use rayon::prelude::*;
+    let size = (canvas.width, canvas.height);
+    let effects: Vec<Option<Effect>> = pieces
+        .par_iter()
+        .map(|range| effect(path, &bytes[range.clone()], size))
+        .collect();
+    // Each piece's start, up to the first that ends the pattern or does not decode on its own.
+    let mut starts = vec![start];
+    for effect in &effects {
+        let Some(e) = effect.filter(|e| !e.ends) else {
+            break;
+        };
+        let at = *starts.last().expect("starts has the first piece's");
+        starts.push(Cursor {
+            x: if e.has_row_end { e.x } else { at.x + e.x },
+            y: at.y + e.rows,
+            line: at.line + e.lines,
+            line_start: true,
+        });
+    }
+    starts.truncate(pieces.len());
+    // The rows each piece draws directly: after its first, up to the next piece's first (its
+    // last row), within the pattern.
+    let Canvas {
+        grid,
+        left,
+        top,
+        width: _,
+        height,
+    } = canvas;
+    let wpr = grid.words_per_row();
+    let row_of = |y: usize| (top + y.min(height)) * wpr;
+    let mut rest = &mut grid.words_mut()[row_of(starts[0].y + 1)..];
+    let mut owned = Vec::with_capacity(starts.len());
+    for (k, at) in starts.iter().enumerate() {
+        let first = (at.y + 1).min(height);
+        let end = starts
+            .get(k + 1)
+            .map_or(height, |next| (next.y + 1).min(height))
+            .max(first);
+        let (mine, after) = std::mem::take(&mut rest).split_at_mut(row_of(end) - row_of(first));
+        rest = after;
+        owned.push(mine);
+    }
+    let results: Vec<(Vec<u64>, bool, Decoded)> = owned
+        .into_par_iter()
+        .zip(starts.par_iter())
+        .enumerate()
+        .map(|(k, (mine, &at))| {
+            let mut rows = PieceRows {
+                first_row: vec![0u64; wpr],
+                first_y: at.y,
+                mine,
+                words_per_row: wpr,
+                stray: false,
+            };
+            let decoded = decode(path, &bytes[pieces[k].clone()], size, at, (left, &mut rows));
+            (rows.first_row, rows.stray, decoded)
+        })
+        .collect();
+    for (k, (first_row, stray, decoded)) in results.into_iter().enumerate() {
+        let (end, ended) = decoded?;
+        let at = starts[k];
+        if at.y < height {
+            let row = &mut grid.words_mut()[(top + at.y) * wpr..][..wpr];
+            row.iter_mut().zip(&first_row).for_each(|(w, b)| *w |= b);
+        }
+        // Each piece must end where the first pass said the next one starts (or end the
+        // pattern, or be the last): anything else is a fault of this reader, not of the file.
+        let next = starts.get(k + 1).map(|n| (n.x, n.y, n.line));
+        let agrees = match next {
+            Some(next) => !ended && next == (end.x, end.y, end.line),
+            None => ended || k + 1 == pieces.len(),
+        };
+        if stray || !agrees {
+            return Err(crate::error::Error::Engine(format!(
+                "{}: the RLE reader's parallel passes disagree at piece {k} (a bug in gol; \
+                 the file may be fine)",
+                path.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Decodes `bytes` of a body from `at`, drawing each run of live cells (inside the `size` box)
+/// into `rows`' row at cell `left + x`; returns where it stopped, and whether that is at the `!`
+/// that ends the pattern rather than the end of `bytes`. Counts lines only at newlines.
+fn decode(
+    path: &Path,
+    bytes: &[u8],
+    size: (usize, usize),
+    at: Cursor,
+    (left, rows): (usize, &mut impl Rows),
+) -> Decoded {
+    let (width, height) = size;
+    let Cursor {
+        mut x,
+        mut y,
+        mut line,
+        mut line_start,
+    } = at;
     let fail = |line: usize, message: String| parse_error(path, line, message);
-    let (mut x, mut y) = (0usize, 0usize);
     // The pending run count; `counted` tells whether any digit was given.
     let (mut count, mut counted) = (0usize, false);
     let mut i = 0;
-    let mut line_start = true;
+    // The row being drawn: `None` past the pattern's last row, or where `rows` draws nothing.
+    let mut row = if y < height { rows.row(y) } else { None };
     while i < bytes.len() {
         if !line_start && !counted {
             // Runs of cells inside the row, the bulk of a soup, read a token at a time; the
@@ -226,8 +525,10 @@ pub(super) fn paint(
                 if x + n > width || (alive && y >= height) {
                     break;
                 }
-                if alive && n > 0 {
-                    canvas.run(x, y, n);
+                if alive {
+                    if let Some(row) = row.as_deref_mut() {
+                        fill_row_run(row, left + x, n);
+                    }
                 }
                 x += n;
                 i += len;
@@ -272,7 +573,9 @@ pub(super) fn paint(
                             format!("more rows than the header's y = {height}"),
                         ));
                     }
-                    canvas.run(x, y, n);
+                    if let Some(row) = row.as_deref_mut() {
+                        fill_row_run(row, left + x, n);
+                    }
                 }
                 x += n;
             }
@@ -285,11 +588,20 @@ pub(super) fn paint(
                         format!("more rows than the header's y = {height}"),
                     ));
                 }
+                row = if y < height { rows.row(y) } else { None };
             }
             b'!' => {
                 return match counted {
                     true => Err(fail(line, "a run count before '!' has no cell".into())),
-                    false => Ok(()),
+                    false => Ok((
+                        Cursor {
+                            x,
+                            y,
+                            line,
+                            line_start,
+                        },
+                        true,
+                    )),
                 };
             }
             b'\n' => {
@@ -311,7 +623,15 @@ pub(super) fn paint(
     }
     match counted {
         true => Err(fail(line, "the pattern ends inside a run".into())),
-        false => Ok(()),
+        false => Ok((
+            Cursor {
+                x,
+                y,
+                line,
+                line_start,
+            },
+            false,
+        )),
     }
 }
 

@@ -468,43 +468,78 @@ fn decode_slowly(
     Ok(live)
 }
 
+/// An RLE body from drawn tokens: runs with counts of every length, row ends, spaces, line
+/// breaks inside counts, stray letters, and comment lines where `comments` allows.
+fn body_of(tokens: Vec<(usize, usize)>, comments: bool) -> String {
+    let mut body = String::new();
+    for (count, kind) in tokens {
+        let count = match count % 8 {
+            0..=2 => String::new(),
+            3 | 4 => (count % 10).to_string(),
+            5 | 6 => (count % 100).to_string(),
+            _ => count.to_string(),
+        };
+        match kind {
+            0..=159 => body += &format!("{count}o"),
+            160..=319 => body += &format!("{count}b"),
+            320..=369 => body += &format!("{count}$"),
+            370..=384 => body += &format!("{count}.\n"),
+            385..=392 => body += " ",
+            393..=398 if comments => body += "\n#C a comment $ 3o\n",
+            393..=398 => body += "\n",
+            _ => body += &format!("{count}x"),
+        }
+    }
+    body.push('!');
+    body
+}
+
+/// Reads `body` under an RLE header and compares with [`decode_slowly`].
+fn read_as_slowly(
+    body: &str,
+    width: usize,
+    height: usize,
+) -> proptest::test_runner::TestCaseResult {
+    let text = format!("x = {width}, y = {height}\n{body}");
+    let expected = decode_slowly(body, width, height);
+    match open(Format::Rle, &text).and_then(|f| f.place(width, height)) {
+        Ok(grid) => proptest::prop_assert_eq!(
+            Ok(cells_of(&grid)),
+            expected.map(|mut v| {
+                v.sort_by_key(|&(x, y)| (y, x));
+                v.dedup();
+                v
+            })
+        ),
+        Err(Error::Parse { line, .. }) => {
+            proptest::prop_assert_eq!(Err(line), expected.map(|_| ()))
+        }
+        Err(e) => proptest::prop_assert!(false, "{e}"),
+    }
+    Ok(())
+}
+
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
 
-    /// The reader (with its token-at-a-time path for runs) against [`decode_slowly`], on bodies
-    /// of runs with counts of every length, row ends, spaces, line breaks inside counts,
-    /// comment lines, stray letters and runs past the edges.
+    /// The reader (with its token-at-a-time path for runs) against [`decode_slowly`].
     #[test]
     fn rle_bodies_read_as_the_slow_decoder_reads_them(
         tokens in proptest::collection::vec((0usize..1200, 0usize..400), 0..300),
         width in 1usize..3000,
         height in 1usize..60,
     ) {
-        let mut body = String::new();
-        for (count, kind) in tokens {
-            let count = match count % 8 {
-                0..=2 => String::new(),
-                3 | 4 => (count % 10).to_string(),
-                5 | 6 => (count % 100).to_string(),
-                _ => count.to_string(),
-            };
-            match kind {
-                0..=159 => body += &format!("{count}o"),
-                160..=319 => body += &format!("{count}b"),
-                320..=369 => body += &format!("{count}$"),
-                370..=384 => body += &format!("{count}.\n"),
-                385..=392 => body += " ",
-                393..=398 => body += "\n#C a comment $ 3o\n",
-                _ => body += &format!("{count}x"),
-            }
-        }
-        body.push('!');
-        let text = format!("x = {width}, y = {height}\n{body}");
-        let expected = decode_slowly(&body, width, height);
-        match open(Format::Rle, &text).and_then(|f| f.place(width, height)) {
-            Ok(grid) => proptest::prop_assert_eq!(Ok(cells_of(&grid)), expected.map(|mut v| { v.sort_by_key(|&(x, y)| (y, x)); v.dedup(); v })),
-            Err(Error::Parse { line, .. }) => proptest::prop_assert_eq!(Err(line), expected.map(|_| ())),
-            Err(e) => proptest::prop_assert!(false, "{e}"),
-        }
+        read_as_slowly(&body_of(tokens, true), width, height)?;
+    }
+
+    /// The same without comment lines, so that bodies are read in pieces on several threads
+    /// (from 64 bytes on in these tests): cells, and the line of the first error, as in one pass.
+    #[test]
+    fn rle_bodies_read_in_pieces_as_in_one_pass(
+        tokens in proptest::collection::vec((0usize..1200, 0usize..400), 0..600),
+        width in 1usize..3000,
+        height in 1usize..60,
+    ) {
+        read_as_slowly(&body_of(tokens, false), width, height)?;
     }
 }
