@@ -229,6 +229,11 @@ const BLOCKED_MIN_CELLS: u64 = 1 << 14;
 /// The most generations a thread runs on its own between two hand-overs.
 const MAX_DEPTH: usize = 16;
 
+/// The fewest rows of a band in [`Blocks`]: smaller grids use fewer threads. Measured on the
+/// H100 machine's 16 threads (BENCHMARKS.md, "Small grids on the CPU"): bands of 32 rows and
+/// a depth of a quarter of a band beat 16, 64 and 128 rows and an eighth.
+const MIN_BAND_ROWS: usize = 32;
+
 /// Temporal blocking: each thread copies its band of rows with `depth` rows above and below
 /// it (round the torus, or as far as a bounded plane's edge), runs `depth` generations on that
 /// copy alone, and writes back its band's rows. Each generation the rows that cannot yet be
@@ -237,6 +242,7 @@ const MAX_DEPTH: usize = 16;
 /// every `depth` generations instead of every generation, for `depth - 1` extra rows a
 /// generation at each end of a band: on 1024² over two threads, 15 extra rows in 512 for 16
 /// times fewer hand-overs, each of which costs about as much as a generation of a 512² grid.
+/// Each band's copy is small enough to stay in the thread's own cache.
 struct Blocks {
     rows_per_band: usize,
     depth: usize,
@@ -252,9 +258,14 @@ impl Blocks {
         {
             return None;
         }
-        let rows_per_band = frame.height.div_ceil(threads);
-        // Extra rows at most an eighth of a band's.
-        let depth = (rows_per_band / 8).min(MAX_DEPTH);
+        // One band a thread, of at least MIN_BAND_ROWS rows.
+        let bands = threads.min(frame.height / MIN_BAND_ROWS);
+        if bands < 2 {
+            return None;
+        }
+        let rows_per_band = frame.height.div_ceil(bands);
+        // Extra rows (depth - 1 at each end) at most half a band's.
+        let depth = (rows_per_band / 4).min(MAX_DEPTH);
         (depth > 1).then_some(Blocks {
             rows_per_band,
             depth,
@@ -651,7 +662,7 @@ fn band<R: RuleLogic>(frame: &Frame, out: &mut [u64], top: usize, logic: &R) {
 }
 
 /// Narrow rows are computed in blocks of whole rows when at least this many fit in a strip.
-const ROWS_PER_BLOCK: usize = 4;
+const ROWS_PER_BLOCK: usize = 16;
 
 /// A band of narrow rows, in blocks of rows that together fill a strip: each block's 3-sums are
 /// computed as if its rows were one long row (one vectorised loop over all its words, then
@@ -957,10 +968,12 @@ mod test {
                 check(w, h, Rule::parse("B36/S23").unwrap(), 7, isa);
                 check(w, h, Rule::parse("B0123478/S01234678").unwrap(), 6, isa);
             }
-            // Blocks of rows: a block, several blocks and a short last block per band.
-            check(64 * 70 + 13, 80, Rule::LIFE, 5, isa);
+            // Blocks of rows: one block, several blocks and a short last block per band.
+            check(64 * 30 + 13, 20, Rule::LIFE, 5, isa);
             check(64 * 5 + 1, 1000, Rule::LIFE, 5, isa);
-            // Wider than one strip and not a multiple of it: rows in strips.
+            // Rows in strips: one strip a row, and rows wider than one strip and not a
+            // multiple of it.
+            check(64 * 70 + 13, 80, Rule::LIFE, 5, isa);
             check(64 * STRIP_WORDS + 64 * 3 + 5, 6, Rule::LIFE, 4, isa);
             check(
                 64 * (STRIP_WORDS / ROWS_PER_BLOCK) + 64,
@@ -994,9 +1007,10 @@ mod test {
                         wraps_columns: true,
                         wraps_rows: true,
                     };
-                    // Blocks wherever a band has room for a depth of 2.
+                    // Blocks wherever two bands of MIN_BAND_ROWS fit.
                     let blocked = Blocks::plan(&frame, 37).is_some();
-                    let expected = h.div_ceil(threads) >= 16 && w * h >= BLOCKED_MIN_CELLS as usize;
+                    let expected = (h / MIN_BAND_ROWS).min(threads) >= 2
+                        && w * h >= BLOCKED_MIN_CELLS as usize;
                     assert_eq!(blocked, expected, "{w}x{h} on {threads} threads");
                     let rule = Rule::parse(rules[(i + threads) % rules.len()]).unwrap();
                     // Not a multiple of the depth, and a single generation.
