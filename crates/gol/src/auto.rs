@@ -6,8 +6,8 @@
 //! A run of `g` generations of `n` cells is estimated as
 //!
 //! - on the CPU (`cpu-bitsliced`): `n·g / (threads · rate per thread) + g · per-generation
-//!   cost`, the second term being the threads' hand-over at each generation, which dominates
-//!   small grids;
+//!   cost`, the second term being the threads' hand-overs (once every several generations on
+//!   small grids, see `gol_core::cpu::Bitsliced`), which matter only on the smallest grids;
 //! - on a GPU (`cuda-bitsliced`): `start-up + n·g / rate + g · per-generation cost + 2 · n / 8
 //!   / bus`, the start-up being the driver's context and the cached kernels' load, the last
 //!   term the bit-packed state's trip to the device and back.
@@ -117,11 +117,12 @@ const BUS: f64 = 2e10;
 fn costs(id: EngineId, axes: u32) -> Option<Costs> {
     match (id, axes) {
         // 16 threads: 5.3e11 at 16384² (3.3e10 a thread); 2 threads: 9.5e10 (4.8e10). The
-        // seminar's case (1024², 1024 generations) takes 0.028 s on 1 thread, 0.050 s on 2 and
-        // about 0.03 s on 16: some 20 µs a generation of hand-over.
+        // seminar's case (1024², 1024 generations) loops in 0.0115 s on 2 threads and 0.0052 s
+        // on 16, the threads meeting once every 16 generations (temporal blocking): about 3 µs
+        // a generation beyond the rate's time on 16 threads.
         (EngineId::CpuBitsliced, 2) => Some(Costs {
             rate: 3.5e10,
-            per_generation: 2e-5,
+            per_generation: 3e-6,
             start: 0.0,
         }),
         // 16 threads: 9.8e10 at 1024³ (6e9 a thread); 2 threads: 7.2e9 at 256³.
@@ -262,7 +263,7 @@ mod test {
 
     #[test]
     fn the_seminar_case_stays_on_the_cpu_of_a_gpu_machine() {
-        // Measured there: 0.23–0.33 s whole on cuda-bitsliced, 0.04–0.05 s on cpu-bitsliced.
+        // Measured there: 0.23–0.33 s whole on cuda-bitsliced, 0.011–0.013 s on cpu-bitsliced.
         assert_eq!(pick(&work(1024, 1024), H100_HOST), EngineId::CpuBitsliced);
     }
 
