@@ -8,7 +8,7 @@ use std::path::Path;
 
 use super::{describe, lines, parse_error, Canvas, Header};
 use crate::error::Result;
-use crate::grid::{Grid, MAX_SIDE};
+use crate::grid::{Grid, MAX_SIDE, SPREAD};
 use crate::rule::Rule;
 
 /// The body lines: every line that is not a comment, without trailing whitespace, with trailing
@@ -92,13 +92,14 @@ pub(super) fn write(out: &mut impl Write, grid: &Grid, rule: Rule) -> io::Result
     let mut line = vec![b'.'; grid.width() + 1];
     *line.last_mut().expect("width is at least 1") = b'\n';
     for y in 0..grid.height() {
-        let row = grid.row(y);
-        for (x, cell) in line[..grid.width()].iter_mut().enumerate() {
-            *cell = if row[x / 64] >> (x % 64) & 1 != 0 {
-                b'O'
-            } else {
-                b'.'
-            };
+        // Eight cells at a time: each byte of a word spread to eight bytes of 0 or 1
+        // (`SPREAD`), which turn '.' (0x2e) into 'O' (0x4f) where 1.
+        let cells = &mut line[..grid.width()];
+        let bytes = grid.row(y).iter().flat_map(|w| w.to_le_bytes());
+        for (chunk, byte) in cells.chunks_mut(8).zip(bytes) {
+            let spread =
+                u64::from_le_bytes([b'.'; 8]) + SPREAD[byte as usize] * (b'O' - b'.') as u64;
+            chunk.copy_from_slice(&spread.to_le_bytes()[..chunk.len()]);
         }
         out.write_all(&line)?;
     }

@@ -652,7 +652,11 @@ pub(super) fn write(
         -((h / 2) as i64)
     )?;
     writeln!(out, "x = {w}, y = {h}, rule = {}", rule.sized(w, h))?;
-    let mut line = LineWriter { out, length: 0 };
+    let mut line = LineWriter {
+        out,
+        buffer: Vec::with_capacity(2 * FLUSH_BYTES),
+        length: 0,
+    };
     let mut pending_rows = 0usize;
     for y in 0..h {
         let row = grid.row(y);
@@ -674,39 +678,63 @@ pub(super) fn write(
         pending_rows += 1;
     }
     line.token(1, b'!')?;
-    writeln!(line.out)
+    line.buffer.push(b'\n');
+    line.out.write_all(&line.buffer)
 }
 
-/// Emits run tokens, breaking lines before they pass [`LINE_LIMIT`].
+/// [`LineWriter`] hands its buffer to the output once it holds this many bytes.
+const FLUSH_BYTES: usize = 1 << 16;
+
+/// Emits run tokens, breaking lines before they pass [`LINE_LIMIT`]; tokens are gathered in a
+/// buffer of its own (a `write_all` of one to four bytes a token cost more than the runs).
 struct LineWriter<'a, W: Write> {
     out: &'a mut W,
+    buffer: Vec<u8>,
     length: usize,
 }
 
 impl<W: Write> LineWriter<'_, W> {
+    #[inline(always)]
     fn token(&mut self, count: usize, tag: u8) -> io::Result<()> {
-        // The count's digits, written backwards from the end of a stack buffer, then the tag.
-        let mut buf = [0u8; 24];
-        let mut at = buf.len() - 1;
-        buf[at] = tag;
-        if count != 1 {
-            let mut n = count;
-            loop {
-                at -= 1;
-                buf[at] = b'0' + (n % 10) as u8;
-                n /= 10;
-                if n == 0 {
-                    break;
-                }
+        // The token in a stack buffer: no count for 1, one or two digits for the runs of a
+        // soup, digits written backwards for longer counts.
+        let mut bytes = [0u8; 21];
+        let len = match count {
+            1 => {
+                bytes[0] = tag;
+                1
             }
-        }
-        let token = &buf[at..];
-        if self.length + token.len() > LINE_LIMIT {
-            self.out.write_all(b"\n")?;
+            0 | 2..=9 => {
+                bytes[0] = b'0' + count as u8;
+                bytes[1] = tag;
+                2
+            }
+            _ => {
+                let mut n = count;
+                let mut at = 20;
+                bytes[20] = tag;
+                loop {
+                    at -= 1;
+                    bytes[at] = b'0' + (n % 10) as u8;
+                    n /= 10;
+                    if n == 0 {
+                        break;
+                    }
+                }
+                bytes.copy_within(at..21, 0);
+                21 - at
+            }
+        };
+        if self.length + len > LINE_LIMIT {
+            self.buffer.push(b'\n');
             self.length = 0;
         }
-        self.out.write_all(token)?;
-        self.length += token.len();
+        self.buffer.extend_from_slice(&bytes[..len]);
+        self.length += len;
+        if self.buffer.len() >= FLUSH_BYTES {
+            self.out.write_all(&self.buffer)?;
+            self.buffer.clear();
+        }
         Ok(())
     }
 }

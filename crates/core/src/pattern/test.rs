@@ -543,3 +543,68 @@ proptest::proptest! {
         read_as_slowly(&body_of(tokens, false), width, height)?;
     }
 }
+
+/// The RLE body of `grid` the plain way: tokens as strings (no count for 1), row ends merged,
+/// lines broken greedily before 70 characters; what the writer must produce byte for byte.
+fn rle_body_plainly(grid: &Grid) -> String {
+    let mut tokens = Vec::new();
+    let mut pending_rows = 0;
+    let token = |n: usize, tag: char| {
+        if n == 1 {
+            tag.to_string()
+        } else {
+            format!("{n}{tag}")
+        }
+    };
+    for y in 0..grid.height() {
+        let cells: Vec<bool> = (0..grid.width()).map(|x| grid.get(x, y)).collect();
+        let mut x = 0;
+        while let Some(start) = (x..cells.len()).find(|&i| cells[i]) {
+            let end = (start..cells.len())
+                .find(|&i| !cells[i])
+                .unwrap_or(cells.len());
+            if pending_rows > 0 {
+                tokens.push(token(pending_rows, '$'));
+                pending_rows = 0;
+            }
+            if start > x {
+                tokens.push(token(start - x, 'b'));
+            }
+            tokens.push(token(end - start, 'o'));
+            x = end;
+        }
+        pending_rows += 1;
+    }
+    tokens.push("!".into());
+    let mut body = String::new();
+    let mut length = 0;
+    for t in tokens {
+        if length + t.len() > 70 {
+            body.push('\n');
+            length = 0;
+        }
+        length += t.len();
+        body += &t;
+    }
+    body + "\n"
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// The writer's bytes against [`rle_body_plainly`], on grids with runs of every length
+    /// (1, 2 to 9, tens, hundreds), empty rows and rows that fill several lines.
+    #[test]
+    fn rle_writer_writes_what_a_plain_encoder_writes(
+        width in 1usize..700,
+        height in 1usize..40,
+        density in 0.0f64..1.0,
+        sparse in proptest::bool::ANY,
+        seed in 0u64..1000,
+    ) {
+        let grid = density_soup(width, height, if sparse { density / 50.0 } else { density }, seed).unwrap();
+        let text = String::from_utf8(encode(Format::Rle, &grid, Rule::LIFE, 0)).unwrap();
+        let body = text.splitn(3, '\n').nth(2).unwrap();
+        proptest::prop_assert_eq!(body, rle_body_plainly(&grid));
+    }
+}
