@@ -780,7 +780,8 @@ fn row_sums(frame: &Frame, first: usize, count: usize, s0: &mut [u64], s1: &mut 
         let (o0, o1) = (&mut s0[1..n - 1], &mut s1[1..n - 1]);
         for k in 0..n - 2 {
             let c = centre[k];
-            let (sum, carry) = full_add((c << 1) | (west[k] >> 63), c, (c >> 1) | (east[k] << 63));
+            let (w, e) = west_east(west[k], c, east[k]);
+            let (sum, carry) = full_add(w, c, e);
             o0[k] = sum;
             o1[k] = carry;
         }
@@ -847,8 +848,7 @@ pub(super) fn shifted(
             (&row[lo - 1..][..n], &row[lo..][..n], &row[lo + 1..][..n]);
         for k in 0..n {
             let c = centre[k];
-            let west = (c << 1) | (west_words[k] >> 63);
-            let east = (c >> 1) | (east_words[k] << 63);
+            let (west, east) = west_east(west_words[k], c, east_words[k]);
             each(lo - left + k, west, c, east);
         }
     }
@@ -857,6 +857,13 @@ pub(super) fn shifted(
             each(i - left, west, centre, east);
         }
     });
+}
+
+/// The words of the west and east neighbours of word `c`'s cells, inside a row: `c` shifted by
+/// one, with the edge bit of the word before (`before`) or after (`after`) it funnelled in.
+#[inline(always)]
+fn west_east(before: u64, c: u64, after: u64) -> (u64, u64) {
+    ((c << 1) | (before >> 63), (c >> 1) | (after << 63))
 }
 
 /// Calls `each(i, west, centre, east)` as [`shifted`] does for the first and the last word of

@@ -372,7 +372,7 @@ fn effect(path: &Path, piece: &[u8], size: (usize, usize)) -> Option<Effect> {
         for &b in piece[..at].iter().rev() {
             match b {
                 b'0'..=b'9' => {
-                    count = count.checked_add((b - b'0') as usize * scale)?;
+                    count = count.checked_add(usize::from(b - b'0').checked_mul(scale)?)?;
                     scale = scale.saturating_mul(10);
                     counted = true;
                 }

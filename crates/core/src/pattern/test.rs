@@ -608,3 +608,23 @@ proptest::proptest! {
         proptest::prop_assert_eq!(body, rle_body_plainly(&grid));
     }
 }
+
+#[test]
+fn long_counts_read_in_pieces_give_one_pass_errors() {
+    // Counts of 25 digits before `$` and before a cell, in a body long enough to be read in
+    // pieces: the reader's error, not an overflow in its first pass.
+    for tail in [
+        "0000000000000000000000003$o!",
+        "9999999999999999999999999$o!",
+        "99999999999999999999999b!",
+    ] {
+        let body = format!("{}\n{tail}\n", "2o3b$".repeat(40));
+        let text = format!("x = 10, y = 100\n{body}");
+        let expected = decode_slowly(&body, 10, 100);
+        match open(Format::Rle, &text).and_then(|f| f.place(10, 100)) {
+            Ok(grid) => assert_eq!(Ok(cells_of(&grid)), expected, "{tail}"),
+            Err(Error::Parse { line, .. }) => assert_eq!(Err(line), expected.map(|_| ()), "{tail}"),
+            Err(e) => panic!("{tail}: {e}"),
+        }
+    }
+}
