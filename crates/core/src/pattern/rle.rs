@@ -165,46 +165,82 @@ pub(super) fn parse_rule(
     Rule::parse_sized(text).map_err(|e| e.to_string())
 }
 
-/// What a byte is to [`next_run`]: a digit's value (0 to 9), or one of the classes below.
-static CLASS: [u8; 256] = {
-    let mut class = [OTHER; 256];
-    let mut d = 0;
-    while d < 10 {
-        class[b'0' as usize + d] = d as u8;
-        d += 1;
-    }
-    class[b'b' as usize] = DEAD;
-    class[b'.' as usize] = DEAD;
-    class[b'o' as usize] = ALIVE;
-    class
-};
-const DEAD: u8 = 10;
-const ALIVE: u8 = 11;
-const OTHER: u8 = 12;
+/// Bytes classified at a time by [`runs`].
+const BLOCK: usize = 64;
 
-/// The common token of a soup's body, read without a branch on its digits: up to three digits
-/// and a dead or live cell (`2o`, `b`, `13b`) at `bytes[i..]`. Returns the run's length, whether
-/// it is alive, and the token's length; `None` for anything else (a row end, a newline, a
-/// longer count, the end of the text), which the general loop then reads byte by byte.
+/// Bit `k` set where byte `k` of `block` is an ASCII digit, eight bytes at a time: a byte
+/// below 0x80 whose low seven bits plus 0x50 reach 0x80 (at least `0`) but plus 0x46 do not
+/// (below `:`); the sums stay inside their bytes.
 #[inline(always)]
-fn next_run(bytes: &[u8], i: usize) -> Option<(usize, bool, usize)> {
-    let &[b0, b1, b2, b3] = bytes.get(i..i + 4)? else {
-        return None;
-    };
-    let c = [b0, b1, b2, b3].map(|b| CLASS[b as usize]);
-    let [d0, d1, d2] = [c[0] < 10, c[1] < 10, c[2] < 10].map(usize::from);
-    // Leading digits: 0 to 3 (a fourth is left to the general loop).
-    let k = d0 + (d0 & d1) + (d0 & d1 & d2);
-    // The candidates for the class of the cell and for the count, picked by `k` with shifts
-    // (indexing an array kept on the stack stalled on every token).
-    let classes = u32::from_le_bytes(c);
-    let cell = (classes >> (8 * k)) as u8;
-    let [v0, v1, v2] = [c[0], c[1], c[2]].map(u64::from);
-    let counts = 1 | v0 << 16 | (v0 * 10 + v1) << 32 | ((v0 * 10 + v1) * 10 + v2) << 48;
-    if cell != DEAD && cell != ALIVE {
-        return None;
+fn digit_mask(block: &[u8; BLOCK]) -> u64 {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    const HIGH: u64 = !LOW7;
+    let mut mask = 0u64;
+    for (k, eight) in block.chunks_exact(8).enumerate() {
+        let w = u64::from_le_bytes(eight.try_into().expect("eight bytes"));
+        let low = w & LOW7;
+        let from_zero = low + 0x5050_5050_5050_5050;
+        let from_colon = low + 0x4646_4646_4646_4646;
+        let digits = from_zero & !from_colon & !w & HIGH;
+        mask |= crate::grid::gather_bytes(digits >> 7) << (8 * k);
     }
-    Some(((counts >> (16 * k)) as u16 as usize, cell == ALIVE, k + 1))
+    mask
+}
+
+/// Reads the common tokens of a body (a count of at most three digits, then `b`, `.` or
+/// `o`) from `bytes[i..]` in blocks of [`BLOCK`] bytes, calling `draw(x, n)` for each run of
+/// `n` live cells from column `*x`, which it advances. Stops before the first other token
+/// (a row end, a newline, a longer count…), a run past `width`, a live run where `alive` is
+/// false (past the pattern's rows), or the last block's worth of bytes; returns where.
+///
+/// Every non-digit byte of a block ends a token, so the tokens' ends come from one mask and
+/// are taken in order with `trailing_zeros`; a token's place does not depend on the token
+/// before being read first, as it does byte by byte.
+#[inline(always)]
+fn runs(
+    bytes: &[u8],
+    mut i: usize,
+    x: &mut usize,
+    (width, alive): (usize, bool),
+    mut draw: impl FnMut(usize, usize),
+) -> usize {
+    while let Some(block) = bytes.get(i..i + BLOCK) {
+        let block: &[u8; BLOCK] = block.try_into().expect("a block");
+        let mut ends = !digit_mask(block);
+        // Where the next token starts in the block.
+        let mut start = 0;
+        while ends != 0 {
+            let end = ends.trailing_zeros() as usize;
+            ends &= ends - 1;
+            let tag = block[end];
+            let digits = end - start;
+            if digits > 3 {
+                return i + start;
+            }
+            // The count picked from its candidates with a shift, not a branch on its length:
+            // the bytes before the tag that are not in the count (or before the block) are
+            // never picked.
+            let [d3, d2, d1] =
+                [3, 2, 1].map(|k| u64::from(block[end.saturating_sub(k)].wrapping_sub(b'0')));
+            let candidates = 1 | d1 << 16 | (d2 * 10 + d1) << 32 | ((d3 * 10 + d2) * 10 + d1) << 48;
+            let n = (candidates >> (16 * digits)) as u16 as usize;
+            let live = tag == b'o';
+            if !(live || tag == b'b' || tag == b'.') || *x + n > width || (live && !alive) {
+                return i + start;
+            }
+            if live {
+                draw(*x, n);
+            }
+            *x += n;
+            start = end + 1;
+        }
+        if start == 0 {
+            // A block of digits: a count too long for this path.
+            return i;
+        }
+        i += start;
+    }
+    i
 }
 
 /// Where [`decode`] draws: the words of each row of the grid, the pattern's cell `x` at cell
@@ -521,18 +557,12 @@ fn decode(
         if !line_start && !counted {
             // Runs of cells inside the row, the bulk of a soup, read a token at a time; the
             // first that is anything else (or does not fit) goes to the byte loop below.
-            while let Some((n, alive, len)) = next_run(bytes, i) {
-                if x + n > width || (alive && y >= height) {
-                    break;
-                }
-                if alive {
-                    if let Some(row) = row.as_deref_mut() {
-                        fill_row_run(row, left + x, n);
-                    }
-                }
-                x += n;
-                i += len;
-            }
+            i = match row.as_deref_mut() {
+                Some(row) => runs(bytes, i, &mut x, (width, true), |x, n| {
+                    fill_row_run(row, left + x, n)
+                }),
+                None => runs(bytes, i, &mut x, (width, y < height), |_, _| {}),
+            };
         }
         let Some(&byte) = bytes.get(i) else {
             break;

@@ -425,7 +425,7 @@ fn decode_slowly(
     width: usize,
     height: usize,
 ) -> std::result::Result<Vec<(usize, usize)>, usize> {
-    let (mut x, mut y, mut line) = (0, 0, 2);
+    let (mut x, mut y, mut line) = (0usize, 0usize, 2);
     let mut live = Vec::new();
     let mut count: Option<usize> = None;
     for text_line in body.split_inclusive('\n') {
@@ -436,11 +436,12 @@ fn decode_slowly(
         for c in text_line.chars() {
             match c {
                 '0'..='9' => {
-                    count = Some(count.unwrap_or(0) * 10 + c.to_digit(10).unwrap() as usize)
+                    let digit = c.to_digit(10).unwrap() as usize;
+                    count = Some(count.unwrap_or(0).saturating_mul(10).saturating_add(digit))
                 }
                 'b' | '.' | 'o' => {
                     let n = count.take().unwrap_or(1);
-                    if x + n > width || (c == 'o' && n > 0 && y >= height) {
+                    if x.saturating_add(n) > width || (c == 'o' && n > 0 && y >= height) {
                         return Err(line);
                     }
                     if c == 'o' {
@@ -449,7 +450,7 @@ fn decode_slowly(
                     x += n;
                 }
                 '$' => {
-                    y += count.take().unwrap_or(1);
+                    y = y.saturating_add(count.take().unwrap_or(1));
                     x = 0;
                     if y > height {
                         return Err(line);
