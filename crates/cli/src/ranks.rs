@@ -181,8 +181,10 @@ fn run_rank_in<W: Dimension>(
         .into())
     };
     if rank != 0 {
-        // Rank 0 says it.
-        return stop(String::new());
+        // Rank 0 says it and ends with the signal's exit code, which becomes mpirun's. The other
+        // ranks end cleanly: a rank ending with an error first makes mpirun abort the job,
+        // rank 0 included, perhaps before rank 0 has said it.
+        return Ok(());
     }
     let updates = slabs.width() as f64 * slabs.rows() as f64 * done as f64;
     let (height, depth) = match W::AXES {

@@ -457,6 +457,8 @@ fn ranks_stop_together_on_sigterm_with_a_checkpoint() {
     let report: serde_json::Value =
         serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
     assert_eq!(report["interrupted"], true, "{report}");
+    // Rank 0's exit code, as mpirun passes it on.
+    assert_eq!(out.status.code(), Some(143), "{stderr}");
     let reached = report["generations"].as_u64().unwrap();
     assert!(stderr.contains("interrupted by SIGTERM"), "{stderr}");
     assert_eq!(
