@@ -523,7 +523,7 @@ fn read_as_slowly(
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
 
-    /// The reader (with its token-at-a-time path for runs) against [`decode_slowly`].
+    /// The reader (with its token loop from masks for runs) against [`decode_slowly`].
     #[test]
     fn rle_bodies_read_as_the_slow_decoder_reads_them(
         tokens in proptest::collection::vec((0usize..1200, 0usize..400), 0..300),
