@@ -16,6 +16,7 @@ pub fn info() -> Result<()> {
         Ok(lines) => lines.iter().for_each(|l| println!("{l}")),
         Err(e) => println!("GPU: none usable ({e})"),
     }
+    println!("{}", gol_cuda::shipped_report());
     list::<Grid>();
     list::<Cube>();
     Ok(())

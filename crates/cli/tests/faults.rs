@@ -427,14 +427,10 @@ fn a_split_gpu_run_stops_on_sigint_with_a_checkpoint() {
     }
 }
 
-/// No NVRTC: `/usr/local/cuda` hidden under an empty mount in a private mount namespace
-/// (`unshare -m`, which needs root, as the GPU machine's tests run), and an empty kernel cache.
-/// `auto` falls back to the CPU and names what was missing.
-#[test]
-fn auto_falls_back_to_the_cpu_without_nvrtc() {
-    if !gpu_listed() {
-        return;
-    }
+/// `gol run` with `args`, NVRTC hidden: `/usr/local/cuda` under an empty mount in a private
+/// mount namespace (`unshare -m`, which needs root, as the GPU machine's tests run), and an
+/// empty kernel cache. `None`, with a notice, where NVRTC cannot be hidden here.
+fn run_without_nvrtc(args: &[&str]) -> Option<serde_json::Value> {
     let cache = tempfile::tempdir().unwrap();
     let out = Command::new("unshare")
         .args([
@@ -444,7 +440,9 @@ fn auto_falls_back_to_the_cpu_without_nvrtc() {
             "mount -t tmpfs none /usr/local/cuda && exec \"$0\" \"$@\"",
         ])
         .arg(gol_path())
-        .args(["run", "--size", "2048", "--gens", "50000", "--json"])
+        .arg("run")
+        .args(args)
+        .arg("--json")
         .env("GOL_CACHE_DIR", cache.path())
         .output()
         .unwrap();
@@ -454,10 +452,23 @@ fn auto_falls_back_to_the_cpu_without_nvrtc() {
             "notice: cannot hide NVRTC here ({}); skipping",
             stderr.trim()
         );
-        return;
+        return None;
     }
     assert!(out.status.success(), "{stderr}");
-    let (_, report) = alive(&out.stdout);
+    Some(alive(&out.stdout).1)
+}
+
+/// No NVRTC and a rule whose kernel is not built in: `auto` falls back to the CPU and names
+/// what was missing.
+#[test]
+fn auto_falls_back_to_the_cpu_without_nvrtc() {
+    if !gpu_listed() {
+        return;
+    }
+    let args = ["--size", "2048", "--gens", "50000", "--rule", "B36/S23"];
+    let Some(report) = run_without_nvrtc(&args) else {
+        return;
+    };
     assert!(
         report["engine"].as_str().unwrap().starts_with("cpu-"),
         "{report}"
@@ -467,4 +478,33 @@ fn auto_falls_back_to_the_cpu_without_nvrtc() {
         reason.contains("no NVRTC found") && reason.contains("fell back to cpu-"),
         "{reason}"
     );
+}
+
+/// No NVRTC, the default rule: cuda-bitsliced runs it from the kernels built into `gol`, in 2D
+/// (the seminar's case) and 3D.
+#[test]
+fn default_rules_run_on_the_gpu_without_nvrtc() {
+    if !gpu_listed() {
+        return;
+    }
+    let gpu = ["--engine", "cuda-bitsliced"];
+    let seminar = [
+        &gpu[..],
+        &["--size", "1024", "--gens", "1024", "--seed", "0"],
+    ]
+    .concat();
+    let Some(report) = run_without_nvrtc(&seminar) else {
+        return;
+    };
+    assert_eq!(report["engine"], "cuda-bitsliced", "{report}");
+    assert_eq!(report["alive"], 47026);
+    let cube = [
+        &gpu[..],
+        &[
+            "--dim", "3", "--size", "256", "--gens", "100", "--seed", "1",
+        ],
+    ]
+    .concat();
+    let report = run_without_nvrtc(&cube).unwrap();
+    assert_eq!(report["engine"], "cuda-bitsliced", "{report}");
 }

@@ -26,9 +26,7 @@ use crate::error::{CudaError, Result};
 use crate::kernels::{self, KernelSpec, Tiling};
 use crate::launch::{self, param};
 use crate::pinned::copy_into_fresh;
-
-/// Generations one launch can advance: the kernel is compiled for each (`advance_<depth>`).
-pub const DEPTHS: [u32; 5] = [1, 2, 4, 8, 16];
+use crate::source::{self, chains, DEPTHS};
 
 /// Words each warp writes in a row (of the 32 its lanes hold, half a word each side is halo).
 const GROUP_WORDS: usize = 31;
@@ -61,28 +59,6 @@ const RESIDENT_ROWS_PER_THREAD: u32 = 4;
 const RESIDENT_ALONE_NS: f64 = 350.0;
 const RESIDENT_BARRIER_NS: f64 = 850.0;
 const RESIDENT_WORD_NS: f64 = 0.2;
-
-/// Levels per chain in the kernel of each of [`DEPTHS`] for `rule` (`kernels/bitsliced.cu`,
-/// "Skew"): longer chains stream fewer rows beyond each tile, but make each level wait for the
-/// one below. Measured on an H100 (BENCHMARKS.md): with Life's exact circuit, chains of 6 at
-/// depth 16 and 3 at depth 8 run fastest; with the general circuit, which is deeper, chains
-/// were faster for some rules and slower for others (B36/S23), so they stay at 1.
-pub fn chains(rule: Rule) -> [u32; DEPTHS.len()] {
-    if crate::circuit::is_exact(rule) {
-        [1, 1, 1, 3, 6]
-    } else {
-        [1; DEPTHS.len()]
-    }
-}
-
-/// `#define CHAIN_<depth> <levels>` for each of [`DEPTHS`], which the kernel's source needs.
-pub fn chain_defines(rule: Rule) -> String {
-    DEPTHS
-        .iter()
-        .zip(chains(rule))
-        .map(|(depth, chain)| format!("#define CHAIN_{depth} {chain}\n"))
-        .collect()
-}
 
 /// Rows a launch of `depth` generations in chains of `chain` streams beyond its tile: the
 /// `depth` rows above it that the levels read, and the rows between the one level 0 takes and
@@ -527,18 +503,7 @@ fn resident_launch(
 /// dependent launch; the launch shape is the engine's own.
 pub const KERNELS: [KernelSpec; 1] = [KernelSpec {
     engine: EngineId::CudaBitsliced,
-    build_source: |rule| {
-        let circuit = crate::circuit::source(rule) + &chain_defines(rule);
-        kernels::with_rule(
-            rule,
-            &[
-                &circuit,
-                kernels::DEPENDENT,
-                kernels::BITSLICED,
-                kernels::RESIDENT,
-            ],
-        )
-    },
+    build_source: source::bitsliced,
     function: "advance_16",
     small_function: None,
     default_block: (32, 4),

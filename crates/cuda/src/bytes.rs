@@ -15,6 +15,7 @@ use crate::engine::{launch_2d, Backend};
 use crate::error::Result;
 use crate::kernels::{self, KernelSpec, Tiling};
 use crate::pinned::copy_to_host;
+use crate::source;
 
 /// Bytes on the device, with or without ghost cells.
 pub struct ByteCells {
@@ -52,7 +53,7 @@ impl ByteCells {
 pub const KERNELS: [KernelSpec; 3] = [
     KernelSpec {
         engine: EngineId::CudaGlobal,
-        build_source: |rule| kernels::with_rule(rule, &[kernels::RULE, kernels::GLOBAL]),
+        build_source: |rule| source::with_rule(rule, &[source::RULE, source::GLOBAL]),
         function: "update_cells",
         small_function: Some("update_cells_small"),
         default_block: (16, 16),
@@ -63,7 +64,7 @@ pub const KERNELS: [KernelSpec; 3] = [
     KernelSpec {
         engine: EngineId::CudaConstant,
         // One module for every rule: the table in constant memory is filled at load.
-        build_source: |_| kernels::with_rule(Rule::LIFE, &[kernels::CONSTANT, kernels::GLOBAL]),
+        build_source: |_| source::with_rule(Rule::LIFE, &[source::CONSTANT, source::GLOBAL]),
         function: "update_cells",
         small_function: Some("update_cells_small"),
         default_block: (16, 16),
@@ -74,7 +75,7 @@ pub const KERNELS: [KernelSpec; 3] = [
     KernelSpec {
         engine: EngineId::CudaShared,
         build_source: |rule| {
-            kernels::with_rule(rule, &[kernels::RULE, kernels::STRIP, kernels::SHARED])
+            source::with_rule(rule, &[source::RULE, source::STRIP, source::SHARED])
         },
         function: "update_cells_shared",
         small_function: None,

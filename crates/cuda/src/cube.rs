@@ -23,6 +23,7 @@ use crate::error::{CudaError, Result};
 use crate::kernels::{self, KernelSpec, Tiling};
 use crate::launch::{self, param};
 use crate::pinned::copy_to_host;
+use crate::source;
 
 /// Planes of constant x each thread of the streaming kernels (shared, swar, and the bit-sliced
 /// one's fewest, [`crate::cube_bits`]) walks through per launch; `GOL_CUBE_DEPTH` sets it
@@ -31,17 +32,14 @@ pub(crate) const DEPTH: usize = 16;
 
 /// cube_bytes.cu, which holds both byte-cell kernels (cube_global and cube_shared).
 fn cube_bytes_source(rule: Rule) -> String {
-    kernels::with_rule(
-        rule,
-        &[kernels::RULE, kernels::CUBE_WRAP, kernels::CUBE_BYTES],
-    )
+    source::with_rule(rule, &[source::RULE, source::CUBE_WRAP, source::CUBE_BYTES])
 }
 
 /// The byte-cell 3D engines' kernels; the 27-cell wrap helpers go in front of each.
 pub const KERNELS: [KernelSpec; 3] = [
     KernelSpec {
         engine: EngineId::CudaSwar,
-        build_source: |rule| kernels::with_rule(rule, &[kernels::CUBE_WRAP, kernels::CUBE_SWAR]),
+        build_source: |rule| source::with_rule(rule, &[source::CUBE_WRAP, source::CUBE_SWAR]),
         function: "cube_swar",
         small_function: None,
         default_block: (32, 8),

@@ -23,6 +23,7 @@ use crate::error::{CudaError, Result};
 use crate::kernels::{self, KernelSpec, Tiling};
 use crate::launch::{self, param};
 use crate::pinned::copy_into_fresh;
+use crate::source;
 
 /// The most planes a walk takes where the GPU would hold fewer, longer ones: on the H100 at
 /// 1024³, walks of 64 planes beat walks of 171 (one wave) by 2% (BENCHMARKS.md).
@@ -37,16 +38,7 @@ const ROWS: usize = 4;
 /// The kernel; the 27-cell wrap helpers and programmatic dependent launch go in front of it.
 pub const KERNELS: [KernelSpec; 1] = [KernelSpec {
     engine: EngineId::CudaBitsliced,
-    build_source: |rule| {
-        kernels::with_rule(
-            rule,
-            &[
-                kernels::CUBE_WRAP,
-                kernels::DEPENDENT,
-                kernels::CUBE_BITSLICED,
-            ],
-        )
-    },
+    build_source: source::cube_bitsliced,
     function: "cube_bitsliced",
     small_function: None,
     default_block: (32, 4),

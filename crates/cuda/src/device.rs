@@ -1,24 +1,23 @@
-//! The GPU: probing for the driver and NVRTC, the context and stream, facts about the device,
-//! and compiled kernel modules (cached per process and on disk).
+//! The GPU: probing for the driver, the context and stream, facts about the device, and
+//! compiled kernel modules (cached per process and on disk, or built into `gol`).
 //!
-//! cudarc loads `libcuda` and `libnvrtc` by name on first use and panics when they are missing,
-//! so nothing here touches cudarc's driver calls before [`gpu`] has probed for `libcuda`, nor
-//! NVRTC before [`compile`] has probed for it. NVRTC is needed only for a kernel the disk cache
-//! does not hold yet (a run from the cache does not load it). It is looked for under
-//! its usual names first, then in the usual CUDA folders (`$CUDA_HOME/lib64`,
-//! `/usr/local/cuda/lib64`, …): a library found there is loaded by path, after which cudarc's
-//! load by name finds it already in the process.
+//! cudarc loads `libcuda` by name on first use and panics when it is missing, so nothing here
+//! touches cudarc's driver calls before [`gpu`] has probed for it. A kernel's CUBIN comes from
+//! those built into `gol` ([`crate::source::shipped`]), else from the disk cache, else from
+//! NVRTC ([`crate::nvrtc`]), which only the last case loads: a first run of the default engine
+//! under the default rule on a fresh machine reads no compiler from disk.
 
 use std::collections::HashMap;
-use std::ffi::CString;
+use std::io::Read;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::sys::CUdevice_attribute as Attr;
 use cudarc::driver::{CudaContext, CudaModule};
-use cudarc::nvrtc::{self, Ptx};
+use cudarc::nvrtc::Ptx;
 
 use crate::error::{CudaError, Result};
+use crate::nvrtc::{self, fnv1a};
 
 /// What `gol info` and the engines need to know about the device.
 #[derive(Clone, Debug)]
@@ -119,41 +118,6 @@ fn probe_driver() -> Result<()> {
     Ok(())
 }
 
-/// Whether the NVRTC library can be loaded (no GPU is needed to compile kernels).
-pub fn nvrtc_present() -> bool {
-    static PRESENT: OnceLock<bool> = OnceLock::new();
-    *PRESENT.get_or_init(|| {
-        // SAFETY: loading a shared library runs its initialisers; libnvrtc's are sound.
-        if unsafe { cudarc::nvrtc::sys::is_culib_present() } {
-            return true;
-        }
-        for dir in cuda_library_dirs() {
-            let path = dir.join("libnvrtc.so.13");
-            // SAFETY: as above; the handle is leaked so that the library stays loaded for
-            // cudarc's later load by name.
-            if let Ok(lib) = unsafe { libloading::Library::new(&path) } {
-                std::mem::forget(lib);
-                // SAFETY: as above.
-                return unsafe { cudarc::nvrtc::sys::is_culib_present() };
-            }
-        }
-        false
-    })
-}
-
-/// Folders where CUDA libraries usually live.
-fn cuda_library_dirs() -> Vec<PathBuf> {
-    let mut dirs = Vec::new();
-    for var in ["CUDA_HOME", "CUDA_PATH"] {
-        if let Some(home) = std::env::var_os(var) {
-            dirs.push(PathBuf::from(home).join("lib64"));
-        }
-    }
-    dirs.push("/usr/local/cuda/lib64".into());
-    dirs.push("/usr/local/cuda/targets/x86_64-linux/lib".into());
-    dirs
-}
-
 fn open(ordinal: usize) -> Result<Gpu> {
     probe_driver()?;
     if ordinal > 0 {
@@ -209,7 +173,7 @@ impl Gpu {
     /// The module compiled from `source` for this device, shared by every engine that asks
     /// for the same source: from this process's cache, else loaded from the disk cache or NVRTC.
     pub fn module(&self, source: &str) -> Result<Arc<CudaModule>> {
-        let key = cache_key(source, &self.arch());
+        let key = nvrtc::key(source, &self.arch());
         if let Some(module) = self.modules.lock().expect("module cache lock").get(&key) {
             return Ok(module.clone());
         }
@@ -224,21 +188,27 @@ impl Gpu {
     /// A module of its own, for an engine that writes the module's globals (its `__constant__`
     /// memory would otherwise be shared with every other engine of the same source).
     ///
-    /// The module comes from the disk cache where it holds this source's CUBIN, so that a run
-    /// needs neither NVRTC nor the driver's PTX compiler; else NVRTC compiles it and the cache
-    /// keeps it. A cached file whose checksum fails (truncated or damaged, see `load_cached`)
-    /// or that the driver refuses is compiled and saved again; a cache that cannot be written
-    /// only makes the next start slower.
+    /// The module comes from the CUBINs built into `gol` ([`shipped_cubins`]) or from the disk cache
+    /// where either holds this source's CUBIN for this device, so that a run needs neither
+    /// NVRTC nor the driver's PTX compiler; else NVRTC compiles it and the cache keeps it. A
+    /// cached file whose checksum fails (truncated or damaged, see `load_cached`) or that the
+    /// driver refuses is compiled and saved again; a cache that cannot be written only makes
+    /// the next start slower.
     pub fn private_module(&self, source: &str) -> Result<Arc<CudaModule>> {
         let arch = self.arch();
+        if let Some(cubin) = shipped(nvrtc::key(source, &arch)) {
+            if let Ok(module) = self.ctx.load_module(Ptx::from_binary(cubin)) {
+                return Ok(module);
+            }
+        }
         let path =
-            cache_dir().map(|d| d.join(format!("{:016x}-{arch}.cubin", cache_key(source, &arch))));
+            cache_dir().map(|d| d.join(format!("{:016x}-{arch}.cubin", nvrtc::key(source, &arch))));
         if let Some(cubin) = path.as_deref().and_then(load_cached) {
             if let Ok(module) = self.ctx.load_module(Ptx::from_binary(cubin)) {
                 return Ok(module);
             }
         }
-        let cubin = compile(source, &arch)?;
+        let cubin = nvrtc::compile(source, &arch)?;
         if let Some(path) = &path {
             save(path, &cubin);
         }
@@ -301,93 +271,35 @@ impl Gpu {
     }
 }
 
-/// Compiles `source` to a CUBIN (an ELF image of the device's own code) for `arch`, e.g.
-/// `sm_90`, with NVRTC; no GPU is needed. On failure the error carries NVRTC's log.
-pub fn compile(source: &str, arch: &str) -> Result<Vec<u8>> {
-    if !nvrtc_present() {
-        return Err(CudaError::Unavailable(
-            "no NVRTC found (libnvrtc.so.13) to compile the kernels: install the CUDA 13 toolkit or the nvidia-cuda-nvrtc package and put its lib folder on LD_LIBRARY_PATH".into(),
-        ));
-    }
-    let program = Program::new(source)?;
-    program.compile(&[format!("--gpu-architecture={arch}"), "-std=c++17".into()])?;
-    program.cubin()
+/// The CUBINs compiled by the build script (`build.rs`): entries of a little-endian `u64` key
+/// ([`nvrtc::key`]), a `u64` length and that many bytes of deflated CUBIN; none where NVRTC
+/// was missing when `gol` was built.
+static SHIPPED: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/shipped.bin"));
+
+/// Each CUBIN built into `gol` (by `build.rs`): its key and its deflated CUBIN ([`inflate`] gives the CUBIN).
+pub fn shipped_cubins() -> impl Iterator<Item = (u64, &'static [u8])> {
+    let mut rest = SHIPPED;
+    std::iter::from_fn(move || {
+        let (key, after) = rest.split_first_chunk::<8>()?;
+        let (len, after) = after.split_first_chunk::<8>()?;
+        let (cubin, after) =
+            after.split_at_checked(usize::try_from(u64::from_le_bytes(*len)).ok()?)?;
+        rest = after;
+        Some((u64::from_le_bytes(*key), cubin))
+    })
 }
 
-/// An NVRTC program, destroyed on drop.
-struct Program {
-    handle: nvrtc::sys::nvrtcProgram,
-    /// The source, kept alive as long as the program that may point into it.
-    _source: CString,
+/// The CUBIN built into `gol` under `key`, if any.
+fn shipped(key: u64) -> Option<Vec<u8>> {
+    let (_, packed) = shipped_cubins().find(|&(k, _)| k == key)?;
+    inflate(packed).ok()
 }
 
-impl Program {
-    fn new(source: &str) -> Result<Self> {
-        let source = CString::new(source)
-            .map_err(|_| CudaError::Compile("the kernel source holds a NUL byte".into()))?;
-        let handle = nvrtc::result::create_program(&source, None)
-            .map_err(|e| CudaError::Compile(format!("{e:?}")))?;
-        Ok(Self {
-            handle,
-            _source: source,
-        })
-    }
-
-    fn compile(&self, options: &[String]) -> Result<()> {
-        // SAFETY: `handle` is a live program: created in `new`, destroyed only in `drop`.
-        let Err(e) = (unsafe { nvrtc::result::compile_program(self.handle, options) }) else {
-            return Ok(());
-        };
-        // SAFETY: as above.
-        let log = unsafe { nvrtc::result::get_program_log(self.handle) }.unwrap_or_default();
-        let log: Vec<u8> = log
-            .iter()
-            .map(|&c| c as u8)
-            .take_while(|&c| c != 0)
-            .collect();
-        let log = String::from_utf8_lossy(&log);
-        Err(CudaError::Compile(format!("{e:?}\n{log}")))
-    }
-
-    fn cubin(&self) -> Result<Vec<u8>> {
-        let fail = |e: nvrtc::result::NvrtcError| CudaError::Compile(format!("{e:?}"));
-        let mut size = 0usize;
-        // SAFETY: `handle` is a live, compiled program; NVRTC writes one usize.
-        unsafe { nvrtc::sys::nvrtcGetCUBINSize(self.handle, &mut size) }
-            .result()
-            .map_err(fail)?;
-        let mut cubin = vec![0u8; size];
-        // SAFETY: as above; `cubin` has the `size` bytes NVRTC writes.
-        unsafe { nvrtc::sys::nvrtcGetCUBIN(self.handle, cubin.as_mut_ptr().cast()) }
-            .result()
-            .map_err(fail)?;
-        Ok(cubin)
-    }
-}
-
-impl Drop for Program {
-    fn drop(&mut self) {
-        // SAFETY: `handle` is live and nothing uses it after this.
-        let _ = unsafe { nvrtc::result::destroy_program(self.handle) };
-    }
-}
-
-/// FNV-1a over the source, the architecture and this crate's version.
-fn cache_key(source: &str, arch: &str) -> u64 {
-    fnv1a(
-        [source, arch, env!("CARGO_PKG_VERSION")]
-            .iter()
-            .flat_map(|part| part.bytes().chain([0])),
-    )
-}
-
-/// The 64-bit FNV-1a hash of `bytes`.
-fn fnv1a(bytes: impl IntoIterator<Item = u8>) -> u64 {
-    bytes
-        .into_iter()
-        .fold(0xcbf2_9ce4_8422_2325u64, |hash, byte| {
-            (hash ^ byte as u64).wrapping_mul(0x0100_0000_01b3)
-        })
+/// A shipped CUBIN from its deflated bytes ([`shipped_cubins`]).
+pub fn inflate(packed: &[u8]) -> std::io::Result<Vec<u8>> {
+    let mut cubin = Vec::with_capacity(4 * packed.len());
+    flate2::read::DeflateDecoder::new(packed).read_to_end(&mut cubin)?;
+    Ok(cubin)
 }
 
 /// The first bytes of a cache file: a tag, then the FNV-1a hash of the CUBIN after them.

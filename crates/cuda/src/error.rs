@@ -23,6 +23,15 @@ pub enum CudaError {
 /// Result with [`CudaError`].
 pub type Result<T, E = CudaError> = std::result::Result<T, E>;
 
+impl From<crate::nvrtc::NvrtcError> for CudaError {
+    fn from(e: crate::nvrtc::NvrtcError) -> Self {
+        match e {
+            crate::nvrtc::NvrtcError::Missing => CudaError::Unavailable(e.to_string()),
+            crate::nvrtc::NvrtcError::Rejected(log) => CudaError::Compile(log),
+        }
+    }
+}
+
 impl From<CudaError> for gol_core::Error {
     fn from(e: CudaError) -> Self {
         match e {

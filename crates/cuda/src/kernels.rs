@@ -1,67 +1,14 @@
-//! The kernel sources, embedded in the binary, and the source each engine compiles.
-//!
-//! NVRTC gets no headers: shared pieces are pasted together instead. The rule is pasted in as
-//! `#define BIRTH`/`SURVIVE` masks; `rule.cu` (or `constant.cu`) defines `NEXT_STATE` from it
-//! for the update kernels, and `cuda-bitsliced` gets the rule as a circuit of LOP3s
-//! ([`crate::circuit::source`]) in front of its source. Which pieces an engine compiles, and how
-//! it launches them, its backend says ([`KernelSpec`]).
+//! What each engine compiles and how it launches it ([`KernelSpec`]); the source text itself is
+//! [`crate::source`]'s.
 
 use std::sync::Arc;
 
 use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{CudaFunction, CudaModule, DriverError, LaunchConfig};
-use gol_core::rule::Topology;
 use gol_core::{EngineId, Rule};
 
 use crate::bitsliced;
 use crate::engine::MAX_GRID_Y;
-
-/// The compiled-in rule's `NEXT_STATE`.
-pub const RULE: &str = include_str!("../kernels/rule.cu");
-/// Ghost-cell refresh and update kernels of cuda-global and cuda-constant.
-pub const GLOBAL: &str = include_str!("../kernels/global.cu");
-/// cuda-constant's rule table in constant memory and its `NEXT_STATE`.
-pub const CONSTANT: &str = include_str!("../kernels/constant.cu");
-/// The strips of cuda-shared and cuda-texture and their row sums in shared memory.
-pub const STRIP: &str = include_str!("../kernels/strip.cu");
-/// cuda-shared's update kernel.
-pub const SHARED: &str = include_str!("../kernels/shared.cu");
-/// cuda-texture's update kernel.
-pub const TEXTURE: &str = include_str!("../kernels/texture.cu");
-/// cuda-lut's and cuda-lut6's update kernels.
-pub const LUT: &str = include_str!("../kernels/lut.cu");
-/// Programmatic dependent launch in a kernel: `start_next_grid` and `wait_for_previous_grid`.
-pub const DEPENDENT: &str = include_str!("../kernels/dependent.cu");
-/// cuda-bitsliced's multi-generation kernels and its population count.
-pub const BITSLICED: &str = include_str!("../kernels/bitsliced.cu");
-/// cuda-bitsliced's kernel for small grids, which keeps the grid in one cluster's shared memory.
-pub const RESIDENT: &str = include_str!("../kernels/resident.cu");
-/// `before` and `after` on one axis of the 3D torus, pasted in front of every 3D kernel.
-pub const CUBE_WRAP: &str = include_str!("../kernels/cube_wrap.cu");
-/// The 3D byte-cell kernels of cuda-global and cuda-shared.
-pub const CUBE_BYTES: &str = include_str!("../kernels/cube_bytes.cu");
-/// The 3D cuda-swar kernel (four byte cells per word).
-pub const CUBE_SWAR: &str = include_str!("../kernels/cube_swar.cu");
-/// The 3D cuda-bitsliced kernel.
-pub const CUBE_BITSLICED: &str = include_str!("../kernels/cube_bitsliced.cu");
-
-/// `parts` behind the rule's masks as `#define`s, and `PLANE` where the rule runs on a bounded
-/// plane (the kernels then take cells past the edges as dead instead of wrapping).
-pub fn with_rule(rule: Rule, parts: &[&str]) -> String {
-    let mut source = format!(
-        "#define BIRTH {}u\n#define SURVIVE {}u\n",
-        rule.birth_mask(),
-        rule.survive_mask()
-    );
-    if rule.topology() == Topology::Plane {
-        source.push_str("#define PLANE\n");
-    }
-    for part in parts {
-        source.push_str(part);
-        source.push('\n');
-    }
-    source
-}
 
 /// What an engine compiles and launches: each backend describes its own engines' kernels
 /// ([`crate::engine::Backend::spec`]).
@@ -69,7 +16,7 @@ pub struct KernelSpec {
     /// The engine.
     pub engine: EngineId,
     /// The source to compile for a rule: the pieces above pasted together behind the rule
-    /// ([`with_rule`]) or whatever else the engine compiles in.
+    /// ([`crate::source::with_rule`]) or whatever else the engine compiles in.
     pub build_source: fn(Rule) -> String,
     /// The update kernel's name.
     pub function: &'static str,

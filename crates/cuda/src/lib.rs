@@ -11,9 +11,11 @@
 //! - [`cube`]: the 3D byte-cell engines `cuda-global`, `cuda-shared`, `cuda-swar`, and
 //!   [`cube_bits`] the 3D `cuda-bitsliced`, on an M³ torus ([`ENGINES_3D`]).
 //!
-//! Kernels are `.cu` files under `kernels/`, embedded with `include_str!` and compiled by NVRTC
-//! for the device's own architecture on first use ([`device::Gpu::module`] caches them per
-//! process and on disk). Nothing touches the CUDA libraries before [`device::gpu`] has probed
+//! Kernels are `.cu` files under `kernels/`, embedded with `include_str!` ([`source`]) and
+//! compiled by NVRTC ([`nvrtc`]) for the device's own architecture on first use
+//! ([`device::Gpu::module`] caches them per process and on disk). The default engine's kernels
+//! under each dimension's default rule are also compiled when `gol` is built, where NVRTC is
+//! there then, and built in ([`source::shipped`], [`shipped_report`]). Nothing touches the CUDA libraries before [`device::gpu`] has probed
 //! for them, so a machine without a GPU gets a clear error, never a panic.
 #![deny(missing_docs)]
 
@@ -29,8 +31,10 @@ mod error;
 pub mod kernels;
 pub mod launch;
 pub mod lut;
+pub mod nvrtc;
 pub mod peer;
 pub mod pinned;
+pub mod source;
 pub mod texture;
 
 pub use error::CudaError;
@@ -161,6 +165,21 @@ pub fn limits() -> Result<Limits, CudaError> {
         copy_bytes_per_second: 2.0 * bytes as f64 / best,
         integer_ops_per_second: gpu.info.multiprocessors as f64 * 64.0 * gpu.info.clock_hz,
     })
+}
+
+/// One line on the kernels built into this binary as CUBINs ([`source::shipped`]), for
+/// `gol info`; needs no GPU.
+pub fn shipped_report() -> String {
+    let built = device::shipped_cubins().count();
+    if built == 0 {
+        return "Kernels built in: none (NVRTC was missing when gol was built); each kernel compiles with NVRTC on first use".into();
+    }
+    format!(
+        "Kernels built in: {built} CUBINs, cuda-bitsliced under {} (2D) and {} (3D) for {}; other kernels compile with NVRTC on first use",
+        gol_core::Rule::LIFE,
+        gol_core::Rule::LIFE_3D,
+        source::SHIPPED_ARCHES.join(" ")
+    )
 }
 
 /// Lines describing the GPU and, for each engine, its default block and theoretical occupancy;

@@ -21,6 +21,7 @@ use crate::engine::{launch_2d, words32 as words, Backend};
 use crate::error::Result;
 use crate::kernels::{self, KernelSpec, Tiling};
 use crate::pinned::copy_to_host;
+use crate::source;
 
 /// The table for `rule`: entry `a | m << 4 | b << 8` (4-bit windows of the rows above, at and
 /// below, bit 0 the leftmost cell x−1) holds the next states of the window's two middle cells.
@@ -75,7 +76,7 @@ pub struct LutCells {
 
 /// lut.cu, which holds both lookup-table kernels.
 fn lut_source(rule: Rule) -> String {
-    kernels::with_rule(rule, &[kernels::LUT])
+    source::with_rule(rule, &[source::LUT])
 }
 
 /// The lookup-table engines' kernels: cuda-lut's 4×3 windows (a table of 4096 entries built in

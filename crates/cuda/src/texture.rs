@@ -22,6 +22,7 @@ use crate::device::Gpu;
 use crate::engine::Backend;
 use crate::error::{CudaError, Result};
 use crate::kernels::{self, KernelSpec, Tiling};
+use crate::source;
 
 /// The kernel for arrays of [`Texels::Quads`] (the spec's function reads single cells).
 const QUAD_FUNCTION: &str = "update_cells_texture_quad";
@@ -207,9 +208,7 @@ pub struct TextureCells {
 /// kernel of four cells a texel is in the same module).
 pub const KERNELS: [KernelSpec; 1] = [KernelSpec {
     engine: EngineId::CudaTexture,
-    build_source: |rule| {
-        kernels::with_rule(rule, &[kernels::RULE, kernels::STRIP, kernels::TEXTURE])
-    },
+    build_source: |rule| source::with_rule(rule, &[source::RULE, source::STRIP, source::TEXTURE]),
     function: "update_cells_texture",
     small_function: None,
     default_block: (128, 2),

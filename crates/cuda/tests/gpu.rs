@@ -862,11 +862,54 @@ fn cube_projections_on_the_gpu_match_the_host() {
 }
 
 /// One cuda-bitsliced run against the oracle, in a child process whose `GOL_CACHE_DIR` the
-/// caller chose (the module cache of a process would otherwise hide the disk's).
+/// caller chose (the module cache of a process would otherwise hide the disk's). HighLife,
+/// whose kernel is not built into the binary (Life's is), so that it goes through the cache.
 #[test]
 #[ignore = "run by a_damaged_or_unwritable_kernel_cache_is_survived in a child process"]
 fn one_bitsliced_run_matches_the_oracle() {
+    let rule = Rule::parse("B36/S23").unwrap();
     let grid = density_soup(300, 200, 0.4, 3).unwrap();
+    let oracle = find(cpu::ENGINES, EngineId::CpuScalar).unwrap();
+    let expected = evolve(oracle, &grid, rule, 50).unwrap();
+    let got = run(
+        EngineId::CudaBitsliced,
+        &EngineOptions::default(),
+        &grid,
+        rule,
+        50,
+    );
+    assert_eq!(expected.first_difference(&got), None);
+}
+
+/// The default engine under each dimension's default rule runs from the CUBINs built into the
+/// binary: a child process with an empty kernel cache matches the oracle in 2D and 3D without
+/// loading NVRTC (what made a first run on a fresh machine take seconds) or writing the cache.
+#[test]
+fn default_kernels_run_from_the_binary_without_nvrtc() {
+    if !have_gpu() {
+        return;
+    }
+    let arch = gol_cuda::device::gpu().unwrap().arch();
+    if !gol_cuda::source::SHIPPED_ARCHES.contains(&arch.as_str())
+        || gol_cuda::device::shipped_cubins().next().is_none()
+    {
+        eprintln!("notice: no CUBINs built in for {arch}; skipping");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("kernels");
+    run_ignored_test(
+        "default_kernels_from_the_binary",
+        "GOL_CACHE_DIR",
+        cache.to_str().unwrap(),
+    );
+    assert!(!cache.exists(), "a built-in kernel was compiled and cached");
+}
+
+#[test]
+#[ignore = "run by default_kernels_run_from_the_binary_without_nvrtc in a child process"]
+fn default_kernels_from_the_binary() {
+    let grid = density_soup(300, 200, 0.4, 5).unwrap();
     let oracle = find(cpu::ENGINES, EngineId::CpuScalar).unwrap();
     let expected = evolve(oracle, &grid, Rule::LIFE, 50).unwrap();
     let got = run(
@@ -877,6 +920,18 @@ fn one_bitsliced_run_matches_the_oracle() {
         50,
     );
     assert_eq!(expected.first_difference(&got), None);
+    let cube = gol_core::Cube::density_soup(40, 0.3, 5).unwrap();
+    let oracle = find(cpu::ENGINES_3D, EngineId::CpuScalar).unwrap();
+    let spec = find(gol_cuda::ENGINES_3D, EngineId::CudaBitsliced).unwrap();
+    assert_eq!(
+        evolve(spec, &cube, Rule::LIFE_3D, 7).unwrap(),
+        evolve(oracle, &cube, Rule::LIFE_3D, 7).unwrap()
+    );
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+    assert!(
+        !maps.contains("libnvrtc"),
+        "NVRTC was loaded for a built-in kernel"
+    );
 }
 
 /// Kernels cached on disk that were cut short or damaged are compiled and written again; a

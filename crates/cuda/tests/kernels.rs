@@ -3,11 +3,11 @@
 //! `GOL_REQUIRE_NVRTC=1` (set by CI, which installs it) makes that a failure.
 
 use gol_core::Rule;
-use gol_cuda::{device, kernels};
+use gol_cuda::{device, kernels, nvrtc};
 
 #[test]
 fn every_kernel_compiles_for_sm_90() {
-    if !device::nvrtc_present() {
+    if !nvrtc::present() {
         assert!(
             std::env::var_os("GOL_REQUIRE_NVRTC").is_none(),
             "GOL_REQUIRE_NVRTC is set but libnvrtc.so.13 cannot be loaded"
@@ -50,7 +50,7 @@ fn every_kernel_compiles_for_sm_90() {
         let rule = Rule::parse(rule).unwrap();
         for spec in specs.iter() {
             let engine = spec.engine;
-            let cubin = device::compile(&spec.source(rule), "sm_90")
+            let cubin = nvrtc::compile(&spec.source(rule), "sm_90")
                 .unwrap_or_else(|e| panic!("{engine} with {rule}: {e}"));
             assert_eq!(
                 &cubin[..4],
@@ -86,15 +86,60 @@ fn every_kernel_compiles_for_sm_90() {
 
 #[test]
 fn a_broken_kernel_reports_the_compiler_log() {
-    if !device::nvrtc_present() {
+    if !nvrtc::present() {
         eprintln!("notice: NVRTC not found; skipping");
         return;
     }
-    let err = device::compile(
+    let err = nvrtc::compile(
         "extern \"C\" __global__ void k() { undefined_thing(); }",
         "sm_90",
     )
     .unwrap_err()
     .to_string();
     assert!(err.contains("undefined_thing"), "{err}");
+}
+
+/// The CUBINs built into the binary are exactly the kernels that cuda-bitsliced asks for under
+/// each dimension's default rule, on every shipped architecture, and what NVRTC makes of those
+/// sources now: the build script and a run agree on the source text and on the key.
+#[test]
+fn shipped_cubins_are_what_a_default_run_compiles() {
+    use gol_core::EngineId::CudaBitsliced;
+    use gol_cuda::source;
+
+    let shipped: Vec<_> = device::shipped_cubins().collect();
+    if shipped.is_empty() {
+        assert!(
+            std::env::var_os("GOL_REQUIRE_NVRTC").is_none(),
+            "GOL_REQUIRE_NVRTC is set but the build shipped no CUBINs"
+        );
+        eprintln!("notice: built without NVRTC, so no CUBINs are built in; skipping");
+        return;
+    }
+    let sources = [
+        kernels::spec(CudaBitsliced).source(Rule::LIFE),
+        kernels::spec_3d(CudaBitsliced).source(Rule::LIFE_3D),
+    ];
+    assert_eq!(shipped.len(), sources.len() * source::SHIPPED_ARCHES.len());
+    for (source, function) in sources.iter().zip(["advance_16", "cube_bitsliced"]) {
+        for arch in source::SHIPPED_ARCHES {
+            let key = nvrtc::key(source, arch);
+            let (_, packed) = shipped
+                .iter()
+                .find(|&&(k, _)| k == key)
+                .unwrap_or_else(|| panic!("no shipped {function} for {arch}"));
+            let cubin = device::inflate(packed).unwrap();
+            assert_eq!(&cubin[..4], b"\x7fELF", "{function} for {arch}");
+            assert_eq!(u16::from_le_bytes([cubin[18], cubin[19]]), 190);
+            assert!(cubin
+                .windows(function.len())
+                .any(|w| w == function.as_bytes()));
+            if arch == "sm_90" && nvrtc::present() {
+                assert!(
+                    cubin == nvrtc::compile(source, arch).unwrap(),
+                    "{function}: the shipped sm_90 CUBIN is not NVRTC's for today's source"
+                );
+            }
+        }
+    }
 }
