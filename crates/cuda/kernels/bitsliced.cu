@@ -318,16 +318,24 @@ __device__ __forceinline__ void advance(const unsigned int *__restrict__ in,
     int lane = threadIdx.x;
     long long warp = (long long)blockIdx.x * blockDim.y + threadIdx.y;
     long long group = warp % groups, tile = warp / groups;
-    if (PLANE_EDGES && tile > 0) {
-        // On a bounded plane the bottom tile, whose warps mask their rows, goes second, so
-        // that it does not run last, alone, after every other tile has finished.
-        long long tiles = (h + tile_h - 1) / tile_h;
-        tile = tile == 1 ? tiles - 1 : tile - 1;
+    // Rows [y0, y0 + rows) of the tile. On a bounded plane taller than 2K rows, the K rows at the
+    // top and the K at the bottom are tiles of their own, the first two, whatever tile_h is
+    // (their warps mask rows, a few operations more a level, and being short they end early
+    // instead of holding back the last wave); tiles 2.. split rows K .. h - K into tiles of
+    // tile_h. The host counts
+    // the tiles the same way (`tiles` in src/bitsliced.rs).
+    long long y0, end = h;
+    int tall = tile_h;
+    if (PLANE_EDGES && h > 2 * K) {
+        y0 = tile == 0 ? 0 : tile == 1 ? h - K : K + (tile - 2) * tile_h;
+        end = tile < 2 ? y0 + K : h - K;
+        tall = tile < 2 ? K : tile_h;
+    } else {
+        y0 = tile * tile_h;
     }
-    long long y0 = tile * tile_h;
-    if (y0 >= h)
+    if (y0 >= end)
         return;
-    int rows = (int)min((long long)tile_h, h - y0);
+    int rows = (int)min((long long)tall, end - y0);
     long long i = group * GROUP_WORDS + lane;
     bool writes = lane < GROUP_WORDS && i < nw;
     unsigned int keep = (i == nw - 1 && (w & 31)) ? (1u << (w & 31)) - 1u : FULL_MASK;

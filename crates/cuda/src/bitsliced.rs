@@ -18,6 +18,7 @@ use cudarc::driver::{
     CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg,
 };
 use gol_core::picture::{Frame, View};
+use gol_core::rule::Topology;
 use gol_core::{EngineId, Grid, Rule};
 
 use crate::device::Gpu;
@@ -290,6 +291,20 @@ pub struct BitCells {
     sms: u32,
     /// Whether each launch may start before the previous one ends ([`launch::starts_early`]).
     early: bool,
+    /// Whether the grid is a bounded plane (its top and bottom rows are tiles of their own).
+    plane: bool,
+}
+
+/// Row tiles of a launch of `depth` generations over `height` rows in tiles of `tile`, as the
+/// kernel (`advance` in kernels/bitsliced.cu) lays them out: on a bounded plane of more than
+/// 2 · depth rows, the `depth` rows at the top and at the bottom are tiles of their own, so that
+/// the warps that mask rows past the edges are short.
+fn tiles(height: u64, tile: u64, depth: u64, plane: bool) -> u64 {
+    if plane && height > 2 * depth {
+        2 + (height - 2 * depth).div_ceil(tile)
+    } else {
+        height.div_ceil(tile)
+    }
 }
 
 impl BitCells {
@@ -382,7 +397,7 @@ impl BitCells {
         let (mut w, mut h, mut stride, mut nw) = self.shape();
         let mut tile = self.plan.tiles[k] as i32;
         let mut groups = (nw as u32).div_ceil(GROUP_WORDS as u32) as i32;
-        let warps = groups as u64 * (h as u64).div_ceil(tile as u64);
+        let warps = groups as u64 * tiles(h as u64, tile as u64, DEPTHS[k] as u64, self.plane);
         let cfg = LaunchConfig {
             grid_dim: (warps.div_ceil(WARPS_PER_BLOCK as u64) as u32, 1, 1),
             block_dim: (32, WARPS_PER_BLOCK, 1),
@@ -571,6 +586,7 @@ impl Backend for BitCells {
             resident: resident.map(|r| (function, r)),
             sms,
             early: launch::starts_early(gpu)?,
+            plane: rule.topology() == Topology::Plane,
         })
     }
 

@@ -376,6 +376,12 @@ fn bitsliced_matches_across_column_groups_tiles_and_launch_depths() {
         (4097, 4099, "B3/S23:P", 150),
         (97, 61, "B36/S23:P", 1600),
         (1000, 333, "B2-a/S12:P", 131),
+        // Heights at and just past twice a launch's depth, where the top and bottom rows
+        // become tiles of their own (2K + 1) or stay in the tiles (2K).
+        (300, 9, "B3/S23:P", 45),
+        (300, 17, "B3/S23:P", 45),
+        (300, 32, "B3/S23:P", 90),
+        (300, 33, "B36/S23:P", 90),
     ];
     for (i, &(w, h, rule, gens)) in cases.iter().enumerate() {
         let rule = Rule::parse(rule).unwrap();
