@@ -6,9 +6,11 @@
 use std::io::{self, Write};
 use std::path::Path;
 
+use rayon::prelude::*;
+
 use super::{describe, lines, parse_error, Canvas, Header};
 use crate::error::Result;
-use crate::grid::{Grid, MAX_SIDE, SPREAD};
+use crate::grid::{gather_bytes, Grid, MAX_SIDE, SPREAD, WORD_BITS};
 use crate::rule::Rule;
 
 /// The body lines: every line that is not a comment, without trailing whitespace, with trailing
@@ -29,11 +31,15 @@ fn body_lines(text: &[u8], from: usize, first_line: usize) -> impl Iterator<Item
 pub(super) fn header(path: &Path, text: &[u8]) -> Result<(Header, (usize, usize))> {
     let (mut width, mut height) = (0usize, 0usize);
     for (number, line) in body_lines(text, 0, 1) {
-        if let Some(&bad) = line.iter().find(|&&b| !matches!(b, b'.' | b'O' | b'*')) {
+        if !all_cells(line) {
+            let bad = line
+                .iter()
+                .find(|&&b| !is_cell(b))
+                .expect("a line that is not all cells has a byte that is not one");
             return Err(parse_error(
                 path,
                 number,
-                format!("{} (expected '.' or 'O')", describe(bad)),
+                format!("{} (expected '.' or 'O')", describe(*bad)),
             ));
         }
         width = width.max(line.len());
@@ -57,25 +63,69 @@ pub(super) fn header(path: &Path, text: &[u8]) -> Result<(Header, (usize, usize)
     Ok((header, (0, 1)))
 }
 
-/// Draws the live cells (the header pass has validated every character).
+/// Whether `byte` is a cell: `.`, `O` or `*`.
+fn is_cell(byte: u8) -> bool {
+    matches!(byte, b'.' | b'O' | b'*')
+}
+
+/// Whether every byte of `line` is a cell, tested 32 bytes at a time without stopping early
+/// inside them, so that the test is vectorised.
+pub(super) fn all_cells(line: &[u8]) -> bool {
+    line.chunks(32)
+        .all(|chunk| chunk.iter().fold(true, |ok, &b| ok & is_cell(b)))
+}
+
+/// Draws the live cells (the header pass has validated every character): each line's bytes
+/// become its row's bits eight at a time, the rows shared out among the threads.
 pub(super) fn paint(
     _path: &Path,
     text: &[u8],
     body: (usize, usize),
-    mut canvas: Canvas<'_>,
+    canvas: Canvas<'_>,
 ) -> Result<()> {
-    for (y, (_, line)) in body_lines(text, body.0, body.1).enumerate() {
-        let mut x = 0;
-        while x < line.len() {
-            let run = line[x..].iter().take_while(|&&b| b != b'.').count();
-            if run > 0 {
-                canvas.run(x, y, run);
-            }
-            x += run;
-            x += line[x..].iter().take_while(|&&b| b == b'.').count();
+    let lines: Vec<&[u8]> = body_lines(text, body.0, body.1)
+        .map(|(_, line)| line)
+        .collect();
+    let Canvas {
+        grid, left, top, ..
+    } = canvas;
+    let words_per_row = grid.words_per_row();
+    grid.words_mut()[top * words_per_row..]
+        .par_chunks_mut(words_per_row)
+        .zip(lines.par_iter())
+        .for_each(|(row, line)| draw_line(row, left, line));
+    Ok(())
+}
+
+/// Sets the live cells of `line` in `row` (a grid row's words), its first cell at cell `left`.
+fn draw_line(row: &mut [u64], left: usize, line: &[u8]) {
+    let (word, shift) = (left / WORD_BITS, left % WORD_BITS);
+    for (k, chunk) in line.chunks(WORD_BITS).enumerate() {
+        let cells = line_bits(chunk);
+        row[word + k] |= cells << shift;
+        // Cells carried into the next word lie on the row, so the word exists.
+        let carried = if shift == 0 {
+            0
+        } else {
+            cells >> (WORD_BITS - shift)
+        };
+        if carried != 0 {
+            row[word + k + 1] |= carried;
         }
     }
-    Ok(())
+}
+
+/// Up to 64 cell bytes as bits, the first byte lowest. A byte is live where its bit 6 is set
+/// (`O`, 0x4f) or its bit 2 is clear (`*`, 0x2a); `.` (0x2e) has bit 2 set and bit 6 clear.
+fn line_bits(chunk: &[u8]) -> u64 {
+    let mut cells = 0;
+    for (k, eight) in chunk.chunks(8).enumerate() {
+        let mut bytes = [b'.'; 8];
+        bytes[..eight.len()].copy_from_slice(eight);
+        let v = u64::from_le_bytes(bytes);
+        cells |= gather_bytes(v >> 6 | !v >> 2) << (8 * k);
+    }
+    cells
 }
 
 /// Writes the whole grid, every row in full.

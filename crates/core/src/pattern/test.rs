@@ -186,6 +186,71 @@ fn cells_round_trip() {
     assert_eq!(back.place(70, 9).unwrap(), grid);
 }
 
+/// `.cells` rows land at any column of a larger grid, with lines cut short, `*` for live
+/// cells and lines longer than a word, as a cell-by-cell paste puts them.
+#[test]
+fn cells_rows_land_at_any_column() {
+    let pattern = density_soup(150, 23, 0.5, 9).unwrap();
+    let mut text = String::from("!soup\n");
+    for y in 0..pattern.height() {
+        let row: String = (0..pattern.width())
+            .map(|x| match (pattern.get(x, y), (x + y) % 3) {
+                (true, 0) => '*',
+                (true, _) => 'O',
+                (false, _) => '.',
+            })
+            .collect();
+        // Trailing dead cells dropped on every other line, as LifeWiki's files do.
+        let row = if y % 2 == 0 {
+            row.trim_end_matches('.')
+        } else {
+            &row
+        };
+        text.push_str(row);
+        text.push('\n');
+    }
+    let file = open(Format::Cells, &text).unwrap();
+    for extra in [0, 1, 2, 31, 63, 64, 65, 127, 130] {
+        let (w, h) = (150 + extra, 23 + extra % 5);
+        let mut expected = Grid::new(w, h).unwrap();
+        let (left, top) = file.corner(w, h).unwrap();
+        expected.paste(&pattern, left, top).unwrap();
+        assert_eq!(file.place(w, h).unwrap(), expected, "{w}x{h}");
+    }
+}
+
+/// Files of a megabyte or more are mapped rather than read, gzip-compressed ones too; a
+/// plaintext file whose first wrong character lies past the bytes the format is told by gets
+/// the header pass's line.
+#[test]
+fn large_files_are_mapped_and_checked_whole() {
+    let grid = density_soup(1100, 1000, 0.5, 4).unwrap();
+    let text = encode(Format::Cells, &grid, Rule::LIFE, 0);
+    assert!(text.len() as u64 >= MAP_BYTES);
+    let dir = tempfile::tempdir().unwrap();
+    let plain = dir.path().join("big.cells");
+    std::fs::write(&plain, &text).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(&text).unwrap();
+    let packed = dir.path().join("big.cells.gz");
+    std::fs::write(&packed, gz.finish().unwrap()).unwrap();
+    for path in [&plain, &packed] {
+        let file = PatternFile::open(path).unwrap();
+        assert_eq!(file.place(1100, 1000).unwrap(), grid, "{path:?}");
+    }
+    let mut bad = text.clone();
+    let at = bad.len() - 10;
+    bad[at] = b'x';
+    let line = bad[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+    let named = dir.path().join("bad.txt");
+    std::fs::write(&named, &bad).unwrap();
+    let err = PatternFile::open(&named).err().unwrap().to_string();
+    assert!(
+        err.contains(&format!("bad.txt:{line}:")) && err.contains("'x'"),
+        "{err}"
+    );
+}
+
 #[test]
 fn png_is_the_picture_of_the_whole_grid() {
     let mut grid = Grid::new(3, 2).unwrap();
