@@ -49,10 +49,7 @@ pub fn open(path: &Path) -> Result<Opened> {
             "{len} bytes: too short for the 16-byte header (side M and stamp T) of a .bin cube"
         )));
     }
-    // SAFETY: the map is read-only and lives as long as the `Opened`; we read it while no one
-    // else is expected to change the file (if someone truncates it meanwhile, the process may
-    // get SIGBUS, as any reader of a memory-mapped file can).
-    let map = unsafe { Mmap::map(&file) }.map_err(|e| Error::io(path, e))?;
+    let map = crate::memory::map_file(path, &file)?;
     let side = u64::from_le_bytes(map[0..8].try_into().expect("8 bytes"));
     let stamp = u64::from_le_bytes(map[8..16].try_into().expect("8 bytes"));
     let expected = side

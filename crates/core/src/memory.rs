@@ -1,4 +1,5 @@
-//! Refusing allocations that cannot fit before making them.
+//! Refusing allocations that cannot fit before making them, and mapping large input files
+//! instead of reading them into fresh memory (`map_file`).
 //!
 //! A grid of 10⁶×10⁶ cells would abort the process if it were simply allocated; instead every
 //! large buffer is checked here against the memory the system has available and refused with a
@@ -7,6 +8,14 @@
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
+
+/// `file`, opened from `path`, mapped read-only.
+pub(crate) fn map_file(path: &std::path::Path, file: &std::fs::File) -> Result<memmap2::Mmap> {
+    // SAFETY: the map is read-only, and its users read it while no one else is expected to
+    // change the file (if someone truncates it meanwhile, the process may get SIGBUS, as any
+    // reader of a memory-mapped file can).
+    unsafe { memmap2::Mmap::map(file) }.map_err(|e| Error::io(path, e))
+}
 
 /// The memory this process can still be given, in bytes, where the platform tells: the least of
 /// Linux's `MemAvailable`, what the address-space limit (`RLIMIT_AS`, `ulimit -v`) leaves above

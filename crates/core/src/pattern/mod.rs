@@ -216,10 +216,7 @@ impl PatternFile {
         }
         let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
         if meta.is_file() && meta.len() >= MAP_BYTES {
-            // SAFETY: the map is read-only and lives as long as the `PatternFile`; it is read
-            // while no one else is expected to change the file (if someone truncates it
-            // meanwhile, the process may get SIGBUS, as any reader of a memory-mapped file can).
-            let map = unsafe { Mmap::map(&file) }.map_err(|e| Error::io(path, e))?;
+            let map = crate::memory::map_file(path, &file)?;
             return PatternFile::from_text(path, Text::Mapped(map));
         }
         crate::memory::check(meta.len(), &format!("reading {}", path.display()))?;
