@@ -196,13 +196,13 @@ impl Gpu {
     /// the next start slower.
     pub fn private_module(&self, source: &str) -> Result<Arc<CudaModule>> {
         let arch = self.arch();
-        if let Some(cubin) = shipped(nvrtc::key(source, &arch)) {
+        let key = nvrtc::key(source, &arch);
+        if let Some(cubin) = shipped(key) {
             if let Ok(module) = self.ctx.load_module(Ptx::from_binary(cubin)) {
                 return Ok(module);
             }
         }
-        let path =
-            cache_dir().map(|d| d.join(format!("{:016x}-{arch}.cubin", nvrtc::key(source, &arch))));
+        let path = cache_dir().map(|d| d.join(format!("{key:016x}-{arch}.cubin")));
         if let Some(cubin) = path.as_deref().and_then(load_cached) {
             if let Ok(module) = self.ctx.load_module(Ptx::from_binary(cubin)) {
                 return Ok(module);
