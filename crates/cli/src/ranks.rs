@@ -193,6 +193,8 @@ fn run_rank_in<W: Dimension>(
     };
     let report = Report {
         alive,
+        // Split runs take two-state rules only.
+        live: None,
         generations: problem.done + done,
         width: slabs.width(),
         height,
@@ -267,6 +269,7 @@ fn create_engine<W: Dimension>(
         axes: W::AXES,
         slabs: true,
         gpu_options: args.block.is_some(),
+        rule: None,
     };
     let resolved = auto::resolve(setup.engine, &registry::ids::<W>(), &work, &machine)?;
     let id: EngineId = resolved.id;

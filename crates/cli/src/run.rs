@@ -27,6 +27,9 @@ const CHUNK_SECONDS: f64 = 0.25;
 #[derive(Serialize)]
 pub(crate) struct Report {
     pub(crate) alive: u64,
+    /// Under a Generations rule, the cells in state 1 (`alive` counts the dying ones too).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) live: Option<u64>,
     pub(crate) generations: u64,
     pub(crate) width: usize,
     pub(crate) height: usize,
@@ -200,6 +203,16 @@ fn run_in<W: Dimension>(args: &RunArgs, setup: &Setup) -> Result<()> {
         gol::output::probe(path)?;
     }
     let mut sim = Simulation::<W>::new(setup)?;
+    if let (Some((Format::Cells, _)), Some(path)) = (&output, &args.output) {
+        if sim.rule().is_generations() {
+            anyhow::bail!(
+                "{}: a .cells file holds two states; write the {} states of rule {} as .rle or .mc",
+                path.display(),
+                sim.rule().states(),
+                sim.rule()
+            );
+        }
+    }
     let total = args.problem.gens;
     if sim.generation() > total {
         anyhow::bail!("{} is beyond --gens {total}", sim.source());
@@ -264,6 +277,7 @@ fn run_in<W: Dimension>(args: &RunArgs, setup: &Setup) -> Result<()> {
     let seconds = timings.stepping;
     let count_start = Instant::now();
     let alive = sim.population()?;
+    let live = sim.live()?;
     let count_seconds = count_start.elapsed().as_secs_f64();
 
     let (width, height, depth) = sim.extent();
@@ -281,6 +295,7 @@ fn run_in<W: Dimension>(args: &RunArgs, setup: &Setup) -> Result<()> {
     let gpus = sim.gpus();
     let report = Report {
         alive,
+        live,
         generations: sim.generation(),
         width,
         height,
@@ -416,6 +431,9 @@ pub(crate) fn print_report(r: &Report, args: &RunArgs) {
     println!("Engine: {}{details}", r.engine);
     println!("Engine choice: {}", r.engine_choice);
     println!("Total alive cells: {}", r.alive);
+    if let Some(live) = r.live {
+        println!("Live (state 1) cells: {live}");
+    }
     println!("Input time (sec.): {:.6}", r.input_seconds);
     println!("Set-up time (sec.): {:.6}", r.setup_seconds);
     println!("Generation loop time (sec.): {:.6}", r.seconds);

@@ -21,6 +21,7 @@
 //! | 48 | 4 | n, the length of the rule text |
 //! | 52 | n | the rule in B/S notation |
 //! | 52 + n | 8 · R · ⌈W / 64⌉ | the rows, each ⌈W / 64⌉ words (see [`crate::grid`]) |
+//! | | 8 · R · P · ⌈W / 64⌉ | under a Generations rule of C states, the dying cells' ages: P = [`grid::age_planes`]`(C)` planes a row, laid out as [`Grid::ages`] |
 //! | end − 4 | 4 | CRC-32 (ISO-HDLC, as zlib) of every byte before it |
 
 use std::fs::File;
@@ -80,6 +81,12 @@ impl Header {
         grid::words_per_row(self.width)
     }
 
+    /// Rows of words the file holds: the live cells' rows, then the rows of the dying cells'
+    /// age planes under a Generations rule.
+    fn data_rows(&self) -> usize {
+        self.rows * (1 + grid::age_planes(self.rule.states()))
+    }
+
     fn encode(&self) -> Vec<u8> {
         let rule = self.rule.to_string();
         let mut bytes = Vec::with_capacity(FIXED_BYTES + rule.len());
@@ -116,8 +123,26 @@ fn invalid(path: &Path, message: String) -> Error {
 
 /// Writes a checkpoint of `world` to `path` atomically and durably.
 pub fn write<W: World>(path: &Path, world: &W, rule: Rule, stamp: u64, done: u64) -> Result<()> {
+    let rows = world.rows();
+    if rows.states() > 2 && rows.states() != rule.states() {
+        return Err(Error::Invalid(format!(
+            "{}: a grid of {} states cannot be saved under rule {rule}",
+            path.display(),
+            rows.states()
+        )));
+    }
     write_with(path, &Header::of(world, rule, stamp, done), |sink| {
-        sink.put(world.rows().words())
+        sink.put(rows.words())?;
+        if rule.is_generations() {
+            match rows.states() {
+                2 => sink.put(&vec![
+                    0;
+                    rows.words().len() * grid::age_planes(rule.states())
+                ])?,
+                _ => sink.put(rows.ages())?,
+            }
+        }
+        Ok(())
     })
 }
 
@@ -172,7 +197,7 @@ pub fn write_with(
             out: BufWriter::with_capacity(1 << 20, file),
             path: tmp,
             hasher: crc32fast::Hasher::new(),
-            words_left: header.rows as u64 * header.words_per_row() as u64,
+            words_left: header.data_rows() as u64 * header.words_per_row() as u64,
             mask: grid::last_word_mask(header.width),
             words_per_row: header.words_per_row(),
         };
@@ -258,7 +283,7 @@ pub fn open(path: &Path) -> Result<Opened> {
         rule,
     };
     let data_offset = (FIXED_BYTES + rule_len) as u64;
-    let expected = data_offset + 8 * rows * header.words_per_row() as u64 + 4;
+    let expected = data_offset + 8 * header.data_rows() as u64 * header.words_per_row() as u64 + 4;
     if len != expected {
         return Err(fail(format!(
             "{len} bytes, but a {width}x{rows} checkpoint takes {expected}: truncated or corrupted"
@@ -275,31 +300,33 @@ pub fn open(path: &Path) -> Result<Opened> {
 impl Opened {
     /// Rows `rows` (in that order, repeats allowed) as a grid of that many rows, after
     /// checking the CRC of the whole file (read in parallel chunks; only the rows asked for are
-    /// kept) and that no padding bit is set.
+    /// kept) and that no padding bit is set. Under a Generations rule the rows from
+    /// [`Header::rows`] on are those of the dying cells' ages ([`Opened::read`] reads them).
     pub fn read_rows(&self, rows: &[usize]) -> Result<Grid> {
         let h = &self.header;
+        let data_rows = h.data_rows();
         let fail = |message: String| invalid(&self.path, message);
         let mut out = Grid::new(h.width, rows.len())?;
         let wpr = h.words_per_row();
         let mask = grid::last_word_mask(h.width);
-        let total = self.data_offset + 8 * (h.rows * wpr) as u64;
+        let total = self.data_offset + 8 * (data_rows * wpr) as u64;
         // (global row, place in `out`), sorted so that each chunk finds its rows by search.
         let mut wanted: Vec<(usize, usize)> =
             rows.iter().enumerate().map(|(i, &y)| (y, i)).collect();
         wanted.sort_unstable();
         assert!(
-            wanted.last().map_or(true, |&(y, _)| y < h.rows),
+            wanted.last().map_or(true, |&(y, _)| y < data_rows),
             "rows beyond the checkpoint"
         );
         // Chunks of whole rows; the first also holds the header.
         let chunk_rows = (CHUNK_BYTES / 8 / wpr).max(1);
-        let chunks = h.rows.div_ceil(chunk_rows);
+        let chunks = data_rows.div_ceil(chunk_rows);
         let out_rows = std::sync::Mutex::new(&mut out);
         let hashers = (0..chunks)
             .into_par_iter()
             .map(|c| {
                 let first = c * chunk_rows;
-                let last = (first + chunk_rows).min(h.rows);
+                let last = (first + chunk_rows).min(data_rows);
                 let cells_at = self.data_offset + 8 * (first * wpr) as u64;
                 let from = if c == 0 { 0 } else { cells_at };
                 let to = self.data_offset + 8 * (last * wpr) as u64;
@@ -351,8 +378,33 @@ impl Opened {
 
     /// The whole world, checked like [`Opened::read_rows`].
     pub fn read<W: World>(&self) -> Result<W> {
-        self.header.check_dimension::<W>(&self.path)?;
-        W::from_rows(self.read_rows(&(0..self.header.rows).collect::<Vec<_>>())?)
+        let h = &self.header;
+        h.check_dimension::<W>(&self.path)?;
+        let data = self.read_rows(&(0..h.data_rows()).collect::<Vec<_>>())?;
+        if !h.rule.is_generations() {
+            return W::from_rows(data);
+        }
+        let mut grid = Grid::with_states(h.width, h.rows, h.rule.states())?;
+        let (live, ages) = data.words().split_at(grid.words().len());
+        let dying = ages
+            .chunks(h.words_per_row())
+            .enumerate()
+            .find_map(|(i, ages)| {
+                let y = i / grid::age_planes(h.rule.states());
+                ages.iter()
+                    .zip(grid::words_per_row(h.width) * y..)
+                    .any(|(&a, k)| a & live[k] != 0)
+                    .then_some(y)
+            });
+        if let Some(y) = dying {
+            return Err(invalid(
+                &self.path,
+                format!("row {y} has cells both alive and dying: corrupted"),
+            ));
+        }
+        grid.words_mut().copy_from_slice(live);
+        grid.ages_mut().copy_from_slice(ages);
+        W::from_rows(grid)
     }
 }
 

@@ -7,6 +7,16 @@
 //! `y * words_per_row + x / 64`. The bits of the last word of a row at positions `x >= width`
 //! (the padding) are always zero, so population counts and comparisons can work on whole words.
 //!
+//! # Dying states (Generations rules)
+//!
+//! A grid of `C` > 2 states ([`Grid::with_states`], for a Generations rule) keeps the words
+//! above for its live cells (state 1), and beside them [`age_planes`]`(C)` bit planes of the
+//! same layout that hold, for each dying cell (state `s` of 2 to `C` − 1), its age `s` − 1 in
+//! binary: bit `p` of the age in plane `p`. The planes of a row lie together, row after row:
+//! plane `p` of row `y` is the `words_per_row` words from `(y * planes + p) * words_per_row` of
+//! [`Grid::ages`]. A cell is dead (state 0) where its live bit and every plane are clear; a live
+//! cell's age is 0.
+//!
 //! The grid is a torus: the neighbours of `(x, y)` are `((x + dx) mod W, (y + dy) mod H)` for
 //! the eight offsets, counted with multiplicity (on a 1×1 grid a cell is its own eight
 //! neighbours), exactly as the ghost-cell C programs of docs/lineage.md behave.
@@ -29,17 +39,35 @@ pub struct Grid {
     height: usize,
     words_per_row: usize,
     words: Vec<u64>,
+    /// Number of cell states: 2, or more for a Generations rule.
+    states: u32,
+    /// The dying cells' ages (see the module documentation); empty for two states.
+    ages: Vec<u64>,
+}
+
+/// The bit planes that hold the ages of the dying cells of a grid of `states` states: enough
+/// for the ages 1 to `states` − 2; none for two states.
+pub const fn age_planes(states: u32) -> usize {
+    if states <= 2 {
+        0
+    } else {
+        (u32::BITS - (states - 2).leading_zeros()) as usize
+    }
 }
 
 impl std::fmt::Debug for Grid {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "Grid({}x{}, {} alive)",
+            "Grid({}x{}, {} alive",
             self.width,
             self.height,
             self.population()
-        )
+        )?;
+        if self.states > 2 {
+            write!(f, ", {} states, {} in state 1", self.states, self.live())?;
+        }
+        f.write_str(")")
     }
 }
 
@@ -139,7 +167,80 @@ impl Grid {
             height,
             words_per_row,
             words,
+            states: 2,
+            ages: Vec::new(),
         })
+    }
+
+    /// An all-dead grid of `states` cell states (2 to [`crate::rule::MAX_STATES`]): with the
+    /// bit planes of the dying cells' ages (see the module documentation) for more than two.
+    pub fn with_states(width: usize, height: usize, states: u32) -> Result<Grid> {
+        if !(2..=crate::rule::MAX_STATES).contains(&states) {
+            return Err(Error::Invalid(format!(
+                "a grid of {states} states: cells have 2 to {} states",
+                crate::rule::MAX_STATES
+            )));
+        }
+        let mut grid = Grid::new(width, height)?;
+        let planes = age_planes(states) as u64;
+        let words = grid.words.len() as u64 * planes;
+        let what = format!("the dying states of a {width}x{height} grid");
+        memory::check(8 * words, &what)?;
+        grid.ages = memory::zeroed_vec::<u64>(words, &what)?;
+        grid.states = states;
+        Ok(grid)
+    }
+
+    /// Number of cell states: 2, or more for a Generations rule's grid.
+    pub fn states(&self) -> u32 {
+        self.states
+    }
+
+    /// The bit planes of the dying cells' ages, row after row (see the module documentation);
+    /// empty for a two-state grid.
+    pub fn ages(&self) -> &[u64] {
+        &self.ages
+    }
+
+    /// [`Grid::ages`], mutable. Callers must keep the padding bits zero, live cells' ages 0
+    /// and every age below `states − 1`.
+    pub fn ages_mut(&mut self) -> &mut [u64] {
+        &mut self.ages
+    }
+
+    /// The state of cell `(x, y)`: 0 dead, 1 alive, 2 and up dying. Panics outside the grid.
+    pub fn state(&self, x: usize, y: usize) -> u32 {
+        if self.get(x, y) {
+            return 1;
+        }
+        let planes = age_planes(self.states);
+        let (wpr, k, bit) = (self.words_per_row, x / WORD_BITS, x % WORD_BITS);
+        let age = (0..planes).fold(0, |age, p| {
+            age | ((self.ages[(y * planes + p) * wpr + k] >> bit & 1) as u32) << p
+        });
+        if age == 0 {
+            0
+        } else {
+            age + 1
+        }
+    }
+
+    /// Sets cell `(x, y)` to `state` (below [`Grid::states`]). Panics outside the grid or for
+    /// a state the grid does not have.
+    pub fn set_state(&mut self, x: usize, y: usize, state: u32) {
+        assert!(
+            state < self.states,
+            "state {state} on a grid of {} states",
+            self.states
+        );
+        self.set(x, y, state == 1);
+        let age = state.saturating_sub(1);
+        let planes = age_planes(self.states);
+        let (wpr, k, bit) = (self.words_per_row, x / WORD_BITS, x % WORD_BITS);
+        for p in 0..planes {
+            let word = &mut self.ages[(y * planes + p) * wpr + k];
+            *word = *word & !(1 << bit) | ((age >> p & 1) as u64) << bit;
+        }
     }
 
     /// Width in cells.
@@ -211,6 +312,14 @@ impl Grid {
         } else {
             *word &= !bit;
         }
+        if !self.ages.is_empty() {
+            // Dead or alive, the cell is not dying.
+            let planes = age_planes(self.states);
+            let start = y * planes * self.words_per_row + x / WORD_BITS;
+            for p in 0..planes {
+                self.ages[start + p * self.words_per_row] &= !bit;
+            }
+        }
     }
 
     /// Sets `len` cells of row `y` alive from `x` on. Panics outside the grid.
@@ -223,8 +332,30 @@ impl Grid {
         fill_row_run(row, x, len);
     }
 
-    /// Number of live cells.
+    /// Number of cells not in state 0: the live ones, and the dying ones of a Generations
+    /// rule's grid (Golly's population).
     pub fn population(&self) -> u64 {
+        if self.ages.is_empty() {
+            return self.live();
+        }
+        let (wpr, planes) = (self.words_per_row, age_planes(self.states));
+        self.words
+            .par_chunks(wpr)
+            .zip(self.ages.par_chunks(planes * wpr))
+            .map(|(row, ages)| {
+                row.iter()
+                    .enumerate()
+                    .map(|(k, &w)| {
+                        let any = (0..planes).fold(w, |any, p| any | ages[p * wpr + k]);
+                        any.count_ones() as u64
+                    })
+                    .sum::<u64>()
+            })
+            .sum()
+    }
+
+    /// Number of live cells (state 1).
+    pub fn live(&self) -> u64 {
         self.words.iter().map(|w| w.count_ones() as u64).sum()
     }
 
@@ -237,12 +368,26 @@ impl Grid {
                 pattern.width, pattern.height, self.width, self.height
             )));
         }
+        if pattern.states > self.states {
+            return Err(Error::Invalid(format!(
+                "a pattern of {} states does not fit in a grid of {}",
+                pattern.states, self.states
+            )));
+        }
+        let planes = age_planes(pattern.states);
         for y in 0..pattern.height {
             for (i, &word) in pattern.row(y).iter().enumerate() {
-                let mut bits = word;
+                let dying = (0..planes).fold(0, |any, p| {
+                    any | pattern.ages[(y * planes + p) * pattern.words_per_row + i]
+                });
+                let mut bits = word | dying;
                 while bits != 0 {
                     let x = i * WORD_BITS + bits.trailing_zeros() as usize;
-                    self.set(left + x, top + y, true);
+                    if planes == 0 {
+                        self.set(left + x, top + y, true);
+                    } else {
+                        self.set_state(left + x, top + y, pattern.state(x, y));
+                    }
                     bits &= bits - 1;
                 }
             }
@@ -250,12 +395,82 @@ impl Grid {
         Ok(())
     }
 
-    /// The cells as bytes (1 alive, 0 dead), row-major.
+    /// The cells' states as bytes, row-major: 0 dead, 1 alive, 2 and up dying (so that the
+    /// bytes of a grid of more than 256 states would not fit: none has).
+    pub fn to_states(&self) -> Vec<u8> {
+        let mut bytes = self.to_bytes();
+        self.add_ages(&mut bytes, self.width, 0);
+        bytes
+    }
+
+    /// Adds each dying cell's state to its byte of `bytes`, laid out as
+    /// [`Grid::to_bytes_in`] lays them out (where a dying cell's byte is 0).
+    pub fn add_ages(&self, bytes: &mut [u8], stride: usize, origin: usize) {
+        let (wpr, planes) = (self.words_per_row, age_planes(self.states));
+        if planes == 0 {
+            return;
+        }
+        for y in 0..self.height {
+            let line = &mut bytes[origin + y * stride..][..self.width];
+            let ages = &self.ages[y * planes * wpr..][..planes * wpr];
+            for k in 0..wpr {
+                let mut dying = (0..planes).fold(0, |any, p| any | ages[p * wpr + k]);
+                while dying != 0 {
+                    let bit = dying.trailing_zeros() as usize;
+                    let age = (0..planes).fold(0u8, |age, p| {
+                        age | ((ages[p * wpr + k] >> bit & 1) as u8) << p
+                    });
+                    line[k * WORD_BITS + bit] = age + 1;
+                    dying &= dying - 1;
+                }
+            }
+        }
+    }
+
+    /// Builds a grid of `states` states from row-major state bytes (0 dead, 1 alive, 2 and up
+    /// dying); a byte of `states` or more is refused.
+    pub fn from_states(width: usize, height: usize, states: u32, bytes: &[u8]) -> Result<Grid> {
+        if bytes.len() as u64 != width as u64 * height as u64 {
+            return Err(Error::Invalid(format!(
+                "{} bytes given for a {width}x{height} grid",
+                bytes.len()
+            )));
+        }
+        Grid::from_states_in(width, height, states, bytes, width, 0)
+    }
+
+    /// [`Grid::from_states`] from bytes laid out as [`Grid::to_bytes_in`] lays them out.
+    /// Panics if `bytes` is too short for the layout.
+    pub fn from_states_in(
+        width: usize,
+        height: usize,
+        states: u32,
+        bytes: &[u8],
+        stride: usize,
+        origin: usize,
+    ) -> Result<Grid> {
+        let mut grid = Grid::with_states(width, height, states)?;
+        for y in 0..height {
+            for (x, &state) in bytes[origin + y * stride..][..width].iter().enumerate() {
+                if state as u32 >= states {
+                    return Err(Error::Invalid(format!(
+                        "cell ({x}, {y}) is in state {state}, but the grid has {states} states"
+                    )));
+                }
+                if state != 0 {
+                    grid.set_state(x, y, state as u32);
+                }
+            }
+        }
+        Ok(grid)
+    }
+
+    /// The cells as bytes (1 alive, 0 dead or dying), row-major.
     pub fn to_bytes(&self) -> Vec<u8> {
         self.to_bytes_in(self.width, 0, self.width * self.height)
     }
 
-    /// The cells as bytes (1 alive, 0 dead) in a zeroed buffer of `len` bytes whose rows are
+    /// The live cells as bytes (1 alive, 0 dead or dying) in a zeroed buffer of `len` bytes whose rows are
     /// `stride` bytes apart, cell (0, 0) at byte `origin`: row-major for `(width, 0)`, the C programs'
     /// ghost-cell layout for `(width + 2, width + 3)`.
     pub fn to_bytes_in(&self, stride: usize, origin: usize, len: usize) -> Vec<u8> {
@@ -321,16 +536,24 @@ impl Grid {
             (other.width, other.height),
             "grids of different sizes"
         );
+        if self.ages.is_empty() && other.ages.is_empty() {
+            let i = self
+                .words
+                .iter()
+                .zip(&other.words)
+                .position(|(a, b)| a != b)?;
+            let bit = (self.words[i] ^ other.words[i]).trailing_zeros() as usize;
+            return Some((
+                (i % self.words_per_row) * WORD_BITS + bit,
+                i / self.words_per_row,
+            ));
+        }
         let i = self
-            .words
+            .to_states()
             .iter()
-            .zip(&other.words)
-            .position(|(a, b)| a != b)?;
-        let bit = (self.words[i] ^ other.words[i]).trailing_zeros() as usize;
-        Some((
-            (i % self.words_per_row) * WORD_BITS + bit,
-            i / self.words_per_row,
-        ))
+            .zip(other.to_states())
+            .position(|(&a, b)| a != b)?;
+        Some((i % self.width, i / self.width))
     }
 }
 

@@ -155,6 +155,74 @@ proptest! {
     }
 }
 
+/// A `width` × `height` soup of `states` states: each cell dead, alive or in one of the dying
+/// states, drawn from `seed`.
+fn states_soup(width: usize, height: usize, states: u32, seed: u64) -> Grid {
+    let mut rng = SplitMix64::new(seed);
+    let mut grid = Grid::with_states(width, height, states).unwrap();
+    for y in 0..height {
+        for x in 0..width {
+            let draw = rng.next();
+            // Half the cells dead, a quarter alive, a quarter dying.
+            let state = match draw % 4 {
+                0 | 1 => 0,
+                2 => 1,
+                _ => 2 + (draw >> 8) as u32 % (states - 2),
+            };
+            grid.set_state(x, y, state);
+        }
+    }
+    grid
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn generations_rules_run_on_cpu_bitsliced_as_on_the_oracle(
+        width in side(),
+        height in side(),
+        rule in prop_oneof![family_rule(), (0u32..512, 0u32..512).prop_map(|(b, s)| Rule::from_masks(b, s).unwrap())],
+        states in prop_oneof![3u32..=8, 9u32..=256],
+        gens in 0u64..24,
+        seed in any::<u64>(),
+        topology in topology(),
+    ) {
+        let rule = rule.on(topology).with_states(states).unwrap();
+        let grid = states_soup(width, height, states, seed);
+        let expected = oracle(&grid, rule, gens);
+        every_isa_matches(&grid, rule, gens, &expected)?;
+        // A two-state grid runs under the rule as one whose cells are all dead or alive.
+        let two = Grid::from_bytes(width, height, &grid.to_bytes()).unwrap();
+        let expected = oracle(&two, rule, gens);
+        prop_assert_eq!(expected.states(), states);
+        every_isa_matches(&two, rule, gens, &expected)?;
+        prop_assert_eq!(Rule::parse(&rule.to_string()).unwrap(), rule);
+    }
+}
+
+#[test]
+fn the_oracle_runs_generations_as_golly_does() {
+    // Brian's Brain, /2/3: a live cell always starts dying, a dying one always dies next; a
+    // dead cell is born with exactly two live neighbours. Two live cells side by side on a
+    // 6×6 torus: each has one live neighbour and starts dying; the four cells above and below
+    // the pair see both and are born.
+    let rule = Rule::parse("/2/3").unwrap();
+    let mut grid = Grid::with_states(6, 6, 3).unwrap();
+    grid.set_state(2, 2, 1);
+    grid.set_state(3, 2, 1);
+    let next = oracle(&grid, rule, 1);
+    let states: Vec<u32> = (0..6).map(|x| next.state(x, 1)).collect();
+    assert_eq!(states, [0, 0, 1, 1, 0, 0]);
+    assert_eq!((next.state(2, 2), next.state(3, 2)), (2, 2));
+    assert_eq!((next.state(2, 3), next.state(3, 3)), (1, 1));
+    assert_eq!((next.population(), next.live()), (6, 4));
+    // The dying cells are gone a generation later, and block births beside them meanwhile.
+    let after = oracle(&next, rule, 1);
+    assert_eq!((after.state(2, 2), after.state(3, 2)), (0, 0));
+    assert_eq!((after.state(2, 1), after.state(2, 3)), (2, 2));
+}
+
 #[test]
 fn only_the_oracle_and_bit_sliced_engines_take_other_families() {
     let grid = Grid::new(8, 8).unwrap();

@@ -303,6 +303,7 @@ impl<B: Backend + Send> Engine<B::World> for GpuEngine<B> {
         self.graphs = [None, None];
         self.parity = 0;
         rule.check_engine(self.id, B::World::NEIGHBOURS)?;
+        rule.check_states(world.rows().states())?;
         world.check_sides()?;
         let mut backend = B::prepare(&self.gpu, &self.stream, self.id, world, rule)?;
         let ((), upload) = time_on_host(|| backend.upload(&self.stream, world))?;

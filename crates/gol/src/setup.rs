@@ -415,6 +415,9 @@ pub(crate) fn grid_slab(
     part: usize,
     halo: usize,
 ) -> Result<(Slabs, Problem<Grid>)> {
+    if let Some(rule) = setup.rule_for::<Grid>()? {
+        check_splittable(rule)?;
+    }
     match &setup.start {
         Start::Glibc { .. } | Start::Density { .. } => {
             let (width, height) = setup.soup_size();
@@ -425,11 +428,23 @@ pub(crate) fn grid_slab(
         Start::Checkpoint(path) => resume_slab(setup, path, parts, part, halo),
         _ => {
             let whole = grid(setup)?;
+            check_splittable(whole.rule)?;
             let slabs = Slabs::of(&whole.world, parts, halo)?;
             let world = slabs.cut(&whole.world, part)?;
             Ok((slabs, Problem { world, ..whole }))
         }
     }
+}
+
+/// Refuses to split a world run under `rule` into slabs: its dying states (Generations rules)
+/// do not travel with the rows that slabs exchange.
+pub(crate) fn check_splittable(rule: Rule) -> Result<()> {
+    if rule.is_generations() {
+        invalid!(
+            "rule {rule}: Generations rules do not run split into slabs (--gpus, MPI ranks) yet; run them in one process"
+        );
+    }
+    Ok(())
 }
 
 /// [`grid_slab`] for a cube: soups and `.bin` files make or read only the slab's planes.
@@ -526,7 +541,7 @@ fn read_pattern(setup: &Setup, path: &Path, file: PatternFile) -> Result<Problem
     }
     gol_core::grid::check_size(width, height)?;
     Ok(Problem {
-        world: file.place(width, height)?,
+        world: file.place_with_states(width, height, rule.states())?,
         rule,
         source: Source::File {
             path: path.to_path_buf(),
@@ -625,6 +640,7 @@ fn resume_slab<W: Dimension>(
 ) -> Result<(Slabs, Problem<W>)> {
     let opened = resumable::<W>(setup, path)?;
     let header = &opened.header;
+    check_splittable(header.rule)?;
     let layers = header.rows / W::layer_rows(header.width);
     let slabs = Slabs::new::<W>(header.width, layers, parts, halo)?;
     let rows: Vec<usize> = slabs.extended(part).collect();

@@ -39,11 +39,12 @@ use rayon::prelude::*;
 
 use crate::engine::{Engine, EngineId, RowAccess};
 use crate::error::{Error, Result};
-use crate::grid::{check_size, Grid};
+use crate::grid::{age_planes, check_size, Grid};
 use crate::memory;
 use crate::rule::circuit::Circuit;
 use crate::rule::{Family, Rule, Topology};
 
+use super::generations::Ages;
 use super::program::Program;
 
 /// Words per strip: the three rows of 3-sums of a strip take 6 × 8 × `STRIP_WORDS` bytes.
@@ -122,6 +123,8 @@ pub(super) struct State {
     pub(super) frame: Frame,
     next: Vec<u64>,
     pub(super) rule: Rule,
+    /// The dying cells' ages under a Generations rule.
+    ages: Option<Ages>,
 }
 
 impl State {
@@ -131,6 +134,16 @@ impl State {
         let len = grid.words().len() as u64;
         memory::check(2 * 8 * len, what)?;
         let next = memory::zeroed_vec::<u64>(len, what)?;
+        let ages = match rule.is_generations() {
+            false => None,
+            true if grid.states() == rule.states() => {
+                Some(Ages::new(grid.ages(), rule.states(), what)?)
+            }
+            true => {
+                let planes = vec![0; age_planes(rule.states()) * len as usize];
+                Some(Ages::new(&planes, rule.states(), what)?)
+            }
+        };
         Ok(State {
             frame: Frame {
                 width: grid.width(),
@@ -142,6 +155,7 @@ impl State {
             },
             next,
             rule,
+            ages,
         })
     }
 
@@ -168,6 +182,10 @@ impl State {
     /// Runs `generations` of a 2D grid with `work`: several generations between the threads'
     /// hand-overs where the grid is small enough for them to matter ([`Blocks`]), else one.
     fn advance_2d(&mut self, isa: Isa, generations: u64, work: &impl BandWork) {
+        if let Some(ages) = self.ages.as_mut() {
+            ages.advance(isa, &mut self.frame, &mut self.next, generations, work);
+            return;
+        }
         match Blocks::plan(&self.frame, generations) {
             Some(blocks) => blocks.advance(isa, &mut self.frame, &mut self.next, generations, work),
             None => self.advance(generations, |frame, next| {
@@ -178,8 +196,12 @@ impl State {
 
     /// The current generation as a grid.
     pub(super) fn grid(&self) -> Result<Grid> {
-        let mut grid = Grid::new(self.frame.width, self.frame.height)?;
+        let (width, height) = (self.frame.width, self.frame.height);
+        let mut grid = Grid::with_states(width, height, self.rule.states())?;
         grid.words_mut().copy_from_slice(&self.frame.words);
+        if let Some(ages) = &self.ages {
+            grid.ages_mut().copy_from_slice(&ages.now);
+        }
         Ok(grid)
     }
 
@@ -211,6 +233,9 @@ impl State {
 
     /// Live cells now.
     pub(super) fn population(&self) -> u64 {
+        if let Some(ages) = &self.ages {
+            return ages.population(&self.frame.words, self.frame.words_per_row);
+        }
         self.frame
             .words
             .par_iter()
@@ -411,6 +436,12 @@ impl Bitsliced {
         self.isa
     }
 
+    /// Whether a Generations rule is loaded, whose dying states rows do not carry (so no
+    /// [`RowAccess`]).
+    fn generations(&self) -> bool {
+        self.state.as_ref().is_some_and(|s| s.ages.is_some())
+    }
+
     fn loaded(&self) -> Result<&State> {
         self.state
             .as_ref()
@@ -431,6 +462,7 @@ impl Engine for Bitsliced {
 
     fn load(&mut self, grid: &Grid, rule: Rule) -> Result<()> {
         rule.check_engine(EngineId::CpuBitsliced, 8)?;
+        rule.check_states(grid.states())?;
         check_size(grid.width(), grid.height())?;
         self.state = None;
         let what = format!(
@@ -445,8 +477,10 @@ impl Engine for Bitsliced {
     fn step(&mut self, generations: u64) -> Result<()> {
         let isa = self.isa;
         let state = self.loaded_mut()?;
-        // Life's own logic on either topology (the frame knows its edges).
-        if state.rule.on(Topology::Torus) == Rule::LIFE {
+        // Life's own logic on either topology (the frame knows its edges), and under Life's
+        // Generations rules for their live cells.
+        let two_state = state.rule.on(Topology::Torus).with_states(2)?;
+        if two_state == Rule::LIFE {
             state.advance_2d(isa, generations, &BySums(&Life));
         } else if state.rule.family() == Family::OuterTotalistic {
             state.advance_2d(isa, generations, &BySums(&Leaves::<10>::new(state.rule)));
@@ -466,11 +500,11 @@ impl Engine for Bitsliced {
     }
 
     fn rows(&self) -> Option<&dyn RowAccess> {
-        Some(self)
+        (!self.generations()).then_some(self as &dyn RowAccess)
     }
 
     fn rows_mut(&mut self) -> Option<&mut dyn RowAccess> {
-        Some(self)
+        (!self.generations()).then_some(self as &mut dyn RowAccess)
     }
 
     fn details(&self) -> String {

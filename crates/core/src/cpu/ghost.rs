@@ -1,6 +1,7 @@
 //! Byte cells with ghost rows and columns: the layout of the sequential C programs in docs/lineage.md.
 //!
-//! The W×H torus is stored as a (W+2)×(H+2) array of bytes (1 alive, 0 dead), row-major. Row 0
+//! The W×H torus is stored as a (W+2)×(H+2) array of bytes (1 alive, 0 dead; under a
+//! Generations rule 2 and up for the dying states), row-major. Row 0
 //! and row H+1, column 0 and column W+1 are ghosts: before each generation the left ghost column
 //! gets a copy of column W and the right one of column 1, then the top ghost row (corners
 //! included) a copy of row H and the bottom one of row 1. Each interior cell then reads its
@@ -57,11 +58,9 @@ impl<U: CellUpdate> Engine for GhostEngine<U> {
 
     fn load(&mut self, grid: &Grid, rule: Rule) -> Result<()> {
         rule.check_engine(U::ID, 8)?;
+        rule.check_states(grid.states())?;
         self.state = None;
-        self.state = Some((
-            GhostCells::new(grid, rule.topology(), U::ID.name())?,
-            U::new(rule),
-        ));
+        self.state = Some((GhostCells::new(grid, rule, U::ID.name())?, U::new(rule)));
         Ok(())
     }
 
@@ -89,25 +88,30 @@ pub struct GhostCells {
     width: usize,
     height: usize,
     topology: Topology,
+    /// Cell states: 2, or more under a Generations rule.
+    states: u32,
     cells: Vec<u8>,
     next: Vec<u8>,
 }
 
 impl GhostCells {
-    /// Copies `grid` into a fresh ghost-bordered pair of buffers, for a grid of `topology`.
-    pub fn new(grid: &Grid, topology: Topology, engine: &str) -> Result<GhostCells> {
+    /// Copies `grid` into a fresh ghost-bordered pair of buffers, to run under `rule` (its
+    /// topology and number of states).
+    pub fn new(grid: &Grid, rule: Rule, engine: &str) -> Result<GhostCells> {
         let (width, height) = (grid.width(), grid.height());
         check_size(width, height)?;
         let len = (width as u64 + 2) * (height as u64 + 2);
         let what =
             format!("a {width}x{height} grid on {engine} (two byte arrays with ghost cells)");
         memory::check(2 * len, &what)?;
-        let cells = grid.to_bytes_in(width + 2, width + 3, len as usize);
+        let mut cells = grid.to_bytes_in(width + 2, width + 3, len as usize);
+        grid.add_ages(&mut cells, width + 2, width + 3);
         let next = memory::zeroed_vec::<u8>(len, &what)?;
         Ok(GhostCells {
             width,
             height,
-            topology,
+            topology: rule.topology(),
+            states: rule.states(),
             cells,
             next,
         })
@@ -173,20 +177,46 @@ impl GhostCells {
         std::mem::swap(&mut self.cells, &mut self.next);
     }
 
+    /// Advances one generation under a Generations `rule`: each cell's 3×3 neighbourhood of
+    /// live cells (state 1) decides with [`Rule::next_cells`] whether it would live as a
+    /// two-state cell, and [`Rule::next_state`] its next state.
+    pub fn step_generations(&mut self, rule: &Rule) {
+        self.refresh_ghosts();
+        let stride = self.width + 2;
+        let (c, n) = (&self.cells, &mut self.next);
+        for y in 1..=self.height {
+            for x in 1..=self.width {
+                let mut alive = 0u16;
+                for r in 0..3 {
+                    let row = (y + r - 1) * stride + x - 1;
+                    for col in 0..3 {
+                        alive |= ((c[row + col] == 1) as u16) << (3 * r + col);
+                    }
+                }
+                let here = y * stride + x;
+                n[here] = rule.next_state(c[here], rule.next_cells(alive));
+            }
+        }
+        std::mem::swap(&mut self.cells, &mut self.next);
+    }
+
     /// The interior as a bit-packed grid.
     pub fn snapshot(&self) -> Result<Grid> {
         let (w, h) = (self.width, self.height);
+        if self.states > 2 {
+            return Grid::from_states_in(w, h, self.states, &self.cells, w + 2, w + 3);
+        }
         Grid::from_bytes_in(w, h, &self.cells, w + 2, w + 3)
     }
 
-    /// Live cells in the interior.
+    /// Cells not in state 0 in the interior.
     pub fn population(&self) -> u64 {
         let stride = self.width + 2;
         (1..=self.height)
             .map(|y| {
                 self.cells[y * stride + 1..][..self.width]
                     .iter()
-                    .map(|&c| c as u64)
+                    .map(|&c| (c != 0) as u64)
                     .sum::<u64>()
             })
             .sum()

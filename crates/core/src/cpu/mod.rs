@@ -2,6 +2,7 @@
 
 mod bitsliced;
 mod bitsliced3d;
+mod generations;
 mod ghost;
 mod program;
 mod scalar;

@@ -7,7 +7,7 @@ use crate::rule::{Family, Rule};
 /// Byte cells with ghost rows and columns; each cell's fate decided by testing the rule's birth
 /// or survival set, as the seminar's first program does with its chain of `if`s. Rules of the
 /// other 2D families ([`crate::rule::Family`]) are decided from each cell's whole neighbourhood
-/// by [`Rule::next_cells`].
+/// by [`Rule::next_cells`], and Generations rules by it and [`Rule::next_state`].
 pub type Scalar = GhostEngine<SetTest>;
 
 /// The update of `cpu-scalar`: a branch on the state, then a test of the matching count set.
@@ -26,7 +26,9 @@ impl CellUpdate for SetTest {
     }
 
     fn advance(&self, cells: &mut GhostCells) {
-        if self.0.family() == Family::OuterTotalistic {
+        if self.0.is_generations() {
+            cells.step_generations(&self.0);
+        } else if self.0.family() == Family::OuterTotalistic {
             cells.step(|state, neighbours| self.next(state, neighbours));
         } else {
             cells.step_neighbourhoods(|around| self.0.next_cells(around) as u8);

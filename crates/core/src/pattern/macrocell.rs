@@ -1,12 +1,14 @@
-//! Golly's macrocell format (`.mc`, `[M2]`), two-state: read and written.
+//! Golly's macrocell format (`.mc`, `[M2]`), two-state and multi-state: read and written.
 //!
 //! A file is an `[M2]` line, `#R rule` and `#G generation` lines (other `#` lines are
 //! comments), then one quadtree node per line, numbered from 1 in the order given:
 //!
-//! - a leaf, an 8×8 square (level 3): its rows top to bottom, each `.` (dead) and `*` (alive)
-//!   cells ended by `$`, trailing dead cells and trailing empty rows left out;
-//! - a node of level `k` ≥ 4 (a 2^k square): `k nw ne sw se`, the numbers of its four
-//!   quadrants (each of level `k - 1`), 0 for an empty one.
+//! - two-state, a leaf is an 8×8 square (level 3): its rows top to bottom, each `.` (dead) and
+//!   `*` (alive) cells ended by `$`, trailing dead cells and trailing empty rows left out;
+//! - multi-state (Generations rules), a leaf is a 2×2 square (level 1): `1 nw ne sw se`, the
+//!   four cells' states;
+//! - a node of level `k` above the leaves (a 2^k square): `k nw ne sw se`, the numbers of its
+//!   four quadrants (each of level `k - 1`), 0 for an empty one.
 //!
 //! The last node is the root. Golly centres it: the root of level `k` spans x from −2^(k−1) to
 //! 2^(k−1) − 1 and y from −2^(k−1) + 1 to 2^(k−1) in its coordinates (y down; see [`super`]),
@@ -21,8 +23,11 @@ use crate::error::Result;
 use crate::grid::{Grid, MAX_SIDE};
 use crate::rule::Rule;
 
-/// The level of a leaf: 8×8 cells.
+/// The level of a two-state leaf: 8×8 cells.
 const LEAF_LEVEL: u32 = 3;
+
+/// The level of a multi-state leaf: 2×2 cells.
+const STATES_LEVEL: u32 = 1;
 
 /// The deepest root read: its coordinates stay well inside `i64`.
 const MAX_LEVEL: u32 = 60;
@@ -32,6 +37,8 @@ const MAX_LEVEL: u32 = 60;
 enum Node {
     /// An 8×8 leaf, row `r` in bits `8r..8r + 8` (cell `c` at bit `8r + c`).
     Leaf(u64),
+    /// A 2×2 leaf of states (nw, ne, sw, se), and the line it was read from.
+    States([u8; 4], usize),
     /// A node of this level and its quadrants (nw, ne, sw, se), 0 for empty.
     Inner(u32, [usize; 4]),
 }
@@ -40,6 +47,7 @@ impl Node {
     fn level(&self) -> u32 {
         match self {
             Node::Leaf(_) => LEAF_LEVEL,
+            Node::States(..) => STATES_LEVEL,
             Node::Inner(level, _) => *level,
         }
     }
@@ -103,10 +111,17 @@ fn read(path: &Path, text: &[u8]) -> Result<Tree> {
                     "expected \"level nw ne sw se\" (five numbers), found {text:?}"
                 )));
             };
-            if !(LEAF_LEVEL as u64 + 1..=MAX_LEVEL as u64).contains(&level) {
+            if level == STATES_LEVEL as u64 {
+                let states = [nw, ne, sw, se];
+                if let Some(bad) = states.iter().find(|&&s| s > 255) {
+                    return Err(fail(format!("state {bad}: cells have states 0 to 255")));
+                }
+                tree.nodes.push(Node::States(states.map(|s| s as u8), line));
+                continue;
+            }
+            if !(STATES_LEVEL as u64 + 1..=MAX_LEVEL as u64).contains(&level) {
                 return Err(fail(format!(
-                    "level {level}: nodes here are of levels {} to {MAX_LEVEL} (multi-state macrocells are not read)",
-                    LEAF_LEVEL + 1
+                    "level {level}: nodes here are of levels {STATES_LEVEL} to {MAX_LEVEL}"
                 )));
             }
             let mut children = [0usize; 4];
@@ -166,7 +181,17 @@ fn boxes(tree: &Tree) -> Vec<Option<(u64, u64, u64, u64)>> {
     for (i, node) in tree.nodes.iter().enumerate() {
         let b = match *node {
             _ if i == 0 => None,
-            Node::Leaf(0) => None,
+            Node::Leaf(0) | Node::States([0, 0, 0, 0], _) => None,
+            Node::States(states, _) => {
+                let (cols, rows) = (0..4).filter(|&q| states[q] != 0).fold(
+                    ((1, 0), (1, 0)),
+                    |((l, r), (t, b)), q| {
+                        let (x, y) = (q as u64 & 1, q as u64 >> 1);
+                        ((l.min(x), r.max(x)), (t.min(y), b.max(y)))
+                    },
+                );
+                Some((cols.0, rows.0, cols.1, rows.1))
+            }
             Node::Leaf(bits) => {
                 let rows: Vec<u64> = (0..8).filter(|r| bits >> (8 * r) & 0xff != 0).collect();
                 let cols = (0..8u64)
@@ -264,6 +289,17 @@ pub(super) fn paint(path: &Path, text: &[u8], mut canvas: Canvas<'_>) -> Result<
                     }
                 }
             }
+            Node::States(states, line) => {
+                for (q, &state) in states.iter().enumerate() {
+                    let (cx, cy) = (x + (q as u64 & 1), y + (q as u64 >> 1));
+                    if state != 0 {
+                        let at = ((cx - left) as usize, (cy - top) as usize);
+                        canvas
+                            .states(at.0, at.1, 1, state as u32)
+                            .map_err(|m| parse_error(path, line, m))?;
+                    }
+                }
+            }
             Node::Inner(level, children) => {
                 let half = 1u64 << (level - 1);
                 for (q, &child) in children.iter().enumerate() {
@@ -290,7 +326,12 @@ pub(super) fn write(
     // The root of level k spans x from -2^(k-1) and y from -2^(k-1) + 1: it must reach the
     // grid's Golly coordinates -⌊W/2⌋ .. W-1-⌊W/2⌋ and -⌊H/2⌋ .. H-1-⌊H/2⌋.
     let half_needed = (w / 2).max(w - w / 2).max(h / 2 + 1).max(h - h / 2);
-    let level = (half_needed.next_power_of_two().trailing_zeros() + 1).max(LEAF_LEVEL + 1);
+    let leaf = if grid.states() > 2 {
+        STATES_LEVEL
+    } else {
+        LEAF_LEVEL
+    };
+    let level = (half_needed.next_power_of_two().trailing_zeros() + 1).max(leaf + 1);
     let half = 1u64 << (level - 1);
     // Grid cell (x, y) is root cell (x + ox, y + oy).
     let (ox, oy) = (half - (w / 2) as u64, half - 1 - (h / 2) as u64);
@@ -300,6 +341,7 @@ pub(super) fn write(
     let mut writer = TreeWriter {
         out,
         grid,
+        leaf,
         origin: (ox, oy),
         known: HashMap::new(),
         count: 0,
@@ -316,9 +358,12 @@ pub(super) fn write(
 struct TreeWriter<'a, W: Write> {
     out: &'a mut W,
     grid: &'a Grid,
+    /// The level of the leaves: [`LEAF_LEVEL`], or [`STATES_LEVEL`] for a multi-state grid.
+    leaf: u32,
     /// Where grid cell (0, 0) lies in the root.
     origin: (u64, u64),
-    /// Nodes written: a leaf's bits (level 3) or a node's level and quadrants, to its number.
+    /// Nodes written: a leaf's bits (level 3) or states (level 1), or a node's level and
+    /// quadrants, to its number.
     known: HashMap<(u32, [u64; 4]), u64>,
     count: u64,
 }
@@ -334,7 +379,23 @@ impl<W: Write> TreeWriter<'_, W> {
         if x + size <= ox || y + size <= oy || x >= ox + gw || y >= oy + gh {
             return Ok(0);
         }
-        let key = if level == LEAF_LEVEL {
+        let key = if level == STATES_LEVEL {
+            let state = |q: u64| -> u64 {
+                let (gx, gy) = (
+                    (x + (q & 1)).wrapping_sub(ox),
+                    (y + (q >> 1)).wrapping_sub(oy),
+                );
+                match gx < gw && gy < gh {
+                    true => self.grid.state(gx as usize, gy as usize) as u64,
+                    false => 0,
+                }
+            };
+            let states = [state(0), state(1), state(2), state(3)];
+            if states == [0; 4] {
+                return Ok(0);
+            }
+            (level, states)
+        } else if level == LEAF_LEVEL && self.leaf == LEAF_LEVEL {
             let mut bits = 0u64;
             for r in 0..8 {
                 let gy = (y + r).wrapping_sub(oy);
@@ -362,7 +423,10 @@ impl<W: Write> TreeWriter<'_, W> {
         if let Some(&number) = self.known.get(&key) {
             return Ok(number);
         }
-        if level == LEAF_LEVEL {
+        if level == STATES_LEVEL {
+            let [nw, ne, sw, se] = key.1;
+            writeln!(self.out, "{level} {nw} {ne} {sw} {se}")?;
+        } else if level == LEAF_LEVEL && self.leaf == LEAF_LEVEL {
             let bits = key.1[0];
             let last_row = (0..8)
                 .rev()

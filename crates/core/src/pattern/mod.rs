@@ -20,6 +20,7 @@ mod cells;
 mod life;
 mod macrocell;
 mod rle;
+mod states;
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -314,10 +315,19 @@ impl PatternFile {
         Ok((left as usize, top as usize))
     }
 
-    /// The pattern on a `width`×`height` grid, placed as Golly places it ([`PatternFile::corner`]).
+    /// The pattern on a `width`×`height` grid, placed as Golly places it
+    /// ([`PatternFile::corner`]), with the cell states of the file's own rule (2 where it names
+    /// none).
     pub fn place(&self, width: usize, height: usize) -> Result<Grid> {
+        let states = self.header.rule.map_or(2, |rule| rule.states());
+        self.place_with_states(width, height, states)
+    }
+
+    /// [`PatternFile::place`] on a grid of `states` cell states: 2, or those of the Generations
+    /// rule the pattern will run under.
+    pub fn place_with_states(&self, width: usize, height: usize, states: u32) -> Result<Grid> {
         let (left, top) = self.corner(width, height)?;
-        let mut grid = Grid::new(width, height)?;
+        let mut grid = Grid::with_states(width, height, states)?;
         self.paint(&mut grid, left, top)?;
         Ok(grid)
     }
@@ -338,6 +348,30 @@ impl Canvas<'_> {
     fn run(&mut self, x: usize, y: usize, len: usize) {
         debug_assert!(x + len <= self.width && y < self.height);
         self.grid.fill_run(self.left + x, self.top + y, len);
+    }
+
+    /// Sets `len` cells from pattern coordinates `(x, y)` to `state`, as [`Canvas::run`] does;
+    /// refused where the grid has no such state.
+    fn states(
+        &mut self,
+        x: usize,
+        y: usize,
+        len: usize,
+        state: u32,
+    ) -> std::result::Result<(), String> {
+        debug_assert!(x + len <= self.width && y < self.height);
+        let states = self.grid.states();
+        match state {
+            0 => {}
+            1 => self.run(x, y, len),
+            _ if state >= states => {
+                return Err(format!(
+                    "cell state {state} needs a Generations rule of more than {state} states; the rule here has {states}"
+                ))
+            }
+            _ => (0..len).for_each(|i| self.grid.set_state(self.left + x + i, self.top + y, state)),
+        }
+        Ok(())
     }
 }
 
@@ -361,6 +395,13 @@ pub fn write(path: &Path, grid: &Grid, rule: Rule, generation: u64) -> Result<()
         return Err(Error::Invalid(format!(
             "{}: Life 1.06 and 1.05 files are read, not written; write .rle or .cells",
             path.display()
+        )));
+    }
+    if format == Format::Cells && grid.states() > 2 {
+        return Err(Error::Invalid(format!(
+            "{}: a .cells file holds two states; write the {} states of this grid as .rle or .mc",
+            path.display(),
+            grid.states()
         )));
     }
     if gzipped(path) && format == Format::Png {
@@ -463,6 +504,9 @@ fn encode_into(
         )),
         Format::Rle => rle::write(out, grid, rule, generation),
         Format::Macrocell => macrocell::write(out, grid, rule, generation),
+        Format::Cells if grid.states() > 2 => Err(std::io::Error::other(
+            "a .cells file holds two states; write a multi-state grid as RLE or macrocell",
+        )),
         Format::Cells => cells::write(out, grid, rule),
         Format::Png => crate::picture::write_png(
             out,

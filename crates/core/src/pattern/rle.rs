@@ -328,6 +328,9 @@ pub(super) fn paint(
         line_start: true,
         ..Cursor::default()
     };
+    if canvas.grid.states() > 2 {
+        return super::states::paint(path, text, body, canvas);
+    }
     let pieces = pieces(bytes);
     if pieces.len() < 2 {
         let Canvas {
@@ -643,7 +646,7 @@ fn decode(
                 return Err(fail(
                     line,
                     format!(
-                        "cell '{}' is not a two-state cell (only b, o and $ are allowed)",
+                        "cell '{}' is not a two-state cell (b, o and $ are; multi-state cells need a Generations rule)",
                         byte as char
                     ),
                 ))
@@ -682,11 +685,10 @@ pub(super) fn write(
         -((h / 2) as i64)
     )?;
     writeln!(out, "x = {w}, y = {h}, rule = {}", rule.sized(w, h))?;
-    let mut line = LineWriter {
-        out,
-        buffer: Vec::with_capacity(2 * FLUSH_BYTES),
-        length: 0,
-    };
+    if grid.states() > 2 {
+        return super::states::write(out, grid);
+    }
+    let mut line = LineWriter::new(out);
     let mut pending_rows = 0usize;
     for y in 0..h {
         let row = grid.row(y);
@@ -707,9 +709,7 @@ pub(super) fn write(
         }
         pending_rows += 1;
     }
-    line.token(1, b'!')?;
-    line.buffer.push(b'\n');
-    line.out.write_all(&line.buffer)
+    line.finish()
 }
 
 /// [`LineWriter`] hands its buffer to the output once it holds this many bytes.
@@ -717,13 +717,42 @@ const FLUSH_BYTES: usize = 1 << 16;
 
 /// Emits run tokens, breaking lines before they pass [`LINE_LIMIT`]; tokens are gathered in a
 /// buffer of its own (a `write_all` of one to four bytes a token cost more than the runs).
-struct LineWriter<'a, W: Write> {
+pub(super) struct LineWriter<'a, W: Write> {
     out: &'a mut W,
     buffer: Vec<u8>,
     length: usize,
 }
 
-impl<W: Write> LineWriter<'_, W> {
+impl<'a, W: Write> LineWriter<'a, W> {
+    /// A writer of tokens to `out`.
+    pub(super) fn new(out: &'a mut W) -> LineWriter<'a, W> {
+        LineWriter {
+            out,
+            buffer: Vec::with_capacity(2 * FLUSH_BYTES),
+            length: 0,
+        }
+    }
+
+    /// Writes the `!` that ends the pattern, and everything gathered.
+    pub(super) fn finish(mut self) -> io::Result<()> {
+        self.token(1, b'!')?;
+        self.buffer.push(b'\n');
+        self.out.write_all(&self.buffer)
+    }
+
+    /// A run of `count` cells (or rows) of a tag of one or more letters.
+    pub(super) fn tag(&mut self, count: usize, tag: &[u8]) -> io::Result<()> {
+        if let [one] = tag {
+            return self.token(count, *one);
+        }
+        let mut bytes = match count {
+            1 => Vec::new(),
+            n => n.to_string().into_bytes(),
+        };
+        bytes.extend_from_slice(tag);
+        self.push(&bytes)
+    }
+
     #[inline(always)]
     fn token(&mut self, count: usize, tag: u8) -> io::Result<()> {
         // The token in a stack buffer: no count for 1, one or two digits for the runs of a
@@ -755,11 +784,18 @@ impl<W: Write> LineWriter<'_, W> {
                 21 - at
             }
         };
+        self.push(&bytes[..len])
+    }
+
+    /// Adds one token's bytes, on a new line where they would pass [`LINE_LIMIT`].
+    #[inline(always)]
+    fn push(&mut self, bytes: &[u8]) -> io::Result<()> {
+        let len = bytes.len();
         if self.length + len > LINE_LIMIT {
             self.buffer.push(b'\n');
             self.length = 0;
         }
-        self.buffer.extend_from_slice(&bytes[..len]);
+        self.buffer.extend_from_slice(bytes);
         self.length += len;
         if self.buffer.len() >= FLUSH_BYTES {
             self.out.write_all(&self.buffer)?;

@@ -470,7 +470,13 @@ fn macrocells_round_trip_and_refuse_bad_nodes() {
         ("[M2]\n.*x$\n", 2, "unexpected character 'x'"),
         ("[M2]\n.........*$\n", 2, "8 rows of 8 cells"),
         ("[M2]\n4 0 0\n", 2, "five numbers"),
-        ("[M2]\n2 0 0 0 0\n", 2, "multi-state"),
+        ("[M2]\n0 0 0 0 0\n", 2, "levels 1 to"),
+        ("[M2]\n1 0 300 0 0\n", 2, "states 0 to 255"),
+        (
+            "[M2]\n1 0 1 0 0\n3 1 0 0 0\n",
+            3,
+            "node 1 is of level 1, not 2",
+        ),
         ("[M2]\n#G -5\n.*$\n", 2, "not a generation count"),
         ("[M2]\n#R B3/S2x\n.*$\n", 2, "invalid rule"),
     ] {
@@ -480,6 +486,77 @@ fn macrocells_round_trip_and_refuse_bad_nodes() {
             "{text:?}: {err}"
         );
     }
+}
+
+/// A `width` × `height` grid of `states` states, each cell's state drawn from `seed`.
+fn states_soup(width: usize, height: usize, states: u32, seed: u64) -> Grid {
+    let mut rng = crate::seed::SplitMix64::new(seed);
+    let mut grid = Grid::with_states(width, height, states).unwrap();
+    for y in 0..height {
+        for x in 0..width {
+            let draw = rng.next();
+            if draw % 3 != 0 {
+                grid.set_state(x, y, (draw >> 8) as u32 % states);
+            }
+        }
+    }
+    grid
+}
+
+#[test]
+fn multi_state_grids_round_trip_through_rle_and_macrocell() {
+    for (i, (w, h, states)) in [
+        (1, 1, 3),
+        (2, 3, 4),
+        (9, 7, 25),
+        (70, 33, 256),
+        (130, 3, 49),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let grid = states_soup(w, h, states, i as u64);
+        let rule = Rule::parse(["/2/3", "345/2/4:P"][i % 2])
+            .unwrap()
+            .with_states(states)
+            .unwrap();
+        for format in [Format::Rle, Format::Macrocell] {
+            let text = encode(format, &grid, rule, 5);
+            let file = open(Format::Rle, std::str::from_utf8(&text).unwrap()).unwrap();
+            assert_eq!(file.header().rule, Some(rule));
+            let back = file.place(w, h).unwrap();
+            assert_eq!(back.first_difference(&grid), None, "{format:?} {w}x{h}");
+            assert_eq!(back, grid);
+        }
+    }
+    // Golly's letters, `o` and `b` among them, and a state past what the rule has.
+    let file = open(Format::Rle, "x = 4, y = 2, rule = /2/30\nbo.B$2pAX!\n").unwrap();
+    let grid = file.place(4, 2).unwrap();
+    let states: Vec<u32> = (0..4)
+        .map(|x| grid.state(x, 0))
+        .chain((0..3).map(|x| grid.state(x, 1)))
+        .collect();
+    assert_eq!(states, [0, 1, 0, 2, 25, 25, 24]);
+    let err = open(Format::Rle, "x = 2, y = 2, rule = /2/3\nA$\n.C!\n")
+        .unwrap()
+        .place(2, 2)
+        .unwrap_err();
+    assert!(
+        err.to_string().starts_with("test.rle:3: cell state 3"),
+        "{err}"
+    );
+    let err = open(Format::Rle, "x = 2, y = 1, rule = /2/30\nApZ!\n")
+        .unwrap()
+        .place(2, 1)
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("must be followed by A to X"),
+        "{err}"
+    );
+    // A two-state file on a Generations grid, and the grid's state count kept.
+    let file = open(Format::Rle, GLIDER_RLE).unwrap();
+    let grid = file.place_with_states(8, 8, 5).unwrap();
+    assert_eq!((grid.states(), grid.population(), grid.live()), (5, 5, 5));
 }
 
 /// The cells of an RLE body the slow way (a cell once for each run that draws it: `o0$o`

@@ -101,6 +101,10 @@ pub struct Rule {
     letters: Option<[[u16; 9]; 2]>,
     /// What lies past a 2D grid's edges.
     topology: Topology,
+    /// Cell states: 2 for a two-state rule; `C` > 2 for a Generations rule, whose live cells
+    /// (state 1) that do not survive pass through the dying states 2 to `C - 1` and then die,
+    /// and whose dying cells neither count as neighbours nor can be born.
+    states: u16,
 }
 
 impl Rule {
@@ -111,6 +115,7 @@ impl Rule {
         neighbourhood: Neighbourhood::Moore,
         letters: None,
         topology: Topology::Torus,
+        states: 2,
     };
 
     /// B6/S567: the 3D default.
@@ -120,6 +125,7 @@ impl Rule {
         neighbourhood: Neighbourhood::Moore,
         letters: None,
         topology: Topology::Torus,
+        states: 2,
     };
 
     /// Builds a rule from bit masks (bit `k` set: count `k` is in the set).
@@ -132,6 +138,7 @@ impl Rule {
             neighbourhood: Neighbourhood::Moore,
             letters: None,
             topology: Topology::Torus,
+            states: 2,
         };
         if (birth | survive) >> (MAX_COUNT + 1) != 0 {
             return Err(Error::Rule {
@@ -262,14 +269,29 @@ impl Rule {
             }
             None => unreachable!("the rule is not empty"),
         };
+        let (compact, states) = split_states(&compact).map_err(fail)?;
+        let rule = Rule::parse_two_state(text, &compact, neighbourhood)?;
+        rule.with_states(states).map_err(|e| match e {
+            Error::Rule { reason, .. } => fail(reason),
+            other => other,
+        })
+    }
+
+    /// Parses B/S notation (lower case, no whitespace, no neighbourhood suffix or number of
+    /// states) for a rule of `neighbourhood`; `text` is the rule as given, for messages.
+    fn parse_two_state(text: &str, compact: &str, neighbourhood: Neighbourhood) -> Result<Rule> {
+        let fail = |reason: String| Error::Rule {
+            rule: text.to_string(),
+            reason,
+        };
         let (birth, survive) = if compact.starts_with('b') || compact.starts_with('s') {
-            split_letters(&compact).map_err(fail)?
+            split_letters(compact).map_err(fail)?
         } else if let Some((s, b)) = compact.split_once('/') {
             // Old notation: survival counts, a slash, birth counts.
             (b, s)
         } else {
             return Err(fail(
-                "expected B/S notation such as B3/S23 (or S/B digits such as 23/3)".into(),
+                "expected B/S notation such as B3/S23 (or S/B digits such as 23/3, or a Generations rule such as 345/2/4 or B2/S/C3)".into(),
             ));
         };
         let birth = parse_list(birth).map_err(|r| fail(format!("birth list: {r}")))?;
@@ -329,6 +351,7 @@ impl Rule {
                 neighbourhood,
                 letters: None,
                 topology: Topology::Torus,
+                states: 2,
             };
         };
         let mask = |sets: &[u16; 9]| {
@@ -347,6 +370,52 @@ impl Rule {
             neighbourhood,
             letters: partial.then_some(sets),
             topology: Topology::Torus,
+            states: 2,
+        }
+    }
+
+    /// The number of cell states: 2, or more for a Generations rule.
+    pub const fn states(&self) -> u32 {
+        self.states as u32
+    }
+
+    /// Whether the rule is a Generations rule (more than two states).
+    pub const fn is_generations(&self) -> bool {
+        self.states > 2
+    }
+
+    /// The same births and survivals with `states` cell states (2 to [`MAX_STATES`]): a
+    /// Generations rule for more than two. Generations rules are 2D rules; a 3D world refuses
+    /// them ([`Rule::check_neighbours`]).
+    pub fn with_states(self, states: u32) -> Result<Rule> {
+        if !(2..=MAX_STATES).contains(&states) {
+            return Err(Error::Rule {
+                rule: self.to_string(),
+                reason: format!("a rule has 2 to {MAX_STATES} states, not {states}"),
+            });
+        }
+        Ok(Rule {
+            states: states as u16,
+            ..self
+        })
+    }
+
+    /// The next state of a cell in `state` (0 to [`Rule::states`] − 1) whose fate as a
+    /// two-state cell would be `lives` ([`Rule::next_cells`] with the cell alive only in state
+    /// 1): a dead cell is born where it lives, a live one stays alive where it lives and
+    /// starts dying (state 2, or 0 under a two-state rule) where it does not, and a dying cell
+    /// goes on to the next state, the last one back to 0.
+    #[inline]
+    pub fn next_state(&self, state: u8, lives: bool) -> u8 {
+        let next = match (state, lives) {
+            (0 | 1, true) => 1,
+            (0, false) => 0,
+            (dying, _) => dying + 1,
+        };
+        if next as u16 >= self.states {
+            0
+        } else {
+            next
         }
     }
 
@@ -454,6 +523,14 @@ impl Rule {
                 ),
             });
         }
+        if neighbours != 8 && self.is_generations() {
+            return Err(Error::Rule {
+                rule: self.to_string(),
+                reason: format!(
+                    "Generations rules are 2D rules; cells here have {neighbours} neighbours"
+                ),
+            });
+        }
         let highest = 31 - (self.birth | self.survive | 1).leading_zeros();
         if highest > neighbours {
             return Err(Error::Rule {
@@ -485,9 +562,41 @@ impl Rule {
                 ),
             });
         }
+        if self.is_generations() && !GENERATIONS_ENGINES.contains(&engine) {
+            let names: Vec<&str> = GENERATIONS_ENGINES.iter().map(|id| id.name()).collect();
+            return Err(Error::Rule {
+                rule: self.to_string(),
+                reason: format!(
+                    "{engine} runs only two-state rules; Generations rules run on {}",
+                    names.join(", ")
+                ),
+            });
+        }
         Ok(())
     }
 }
+
+impl Rule {
+    /// Refuses to run a grid of `states` cell states ([`crate::Grid::states`]) under the rule:
+    /// a grid of dying cells needs a Generations rule of the same number of states (a
+    /// two-state grid runs under any rule).
+    pub fn check_states(&self, states: u32) -> Result<()> {
+        if states == 2 || states == self.states() {
+            return Ok(());
+        }
+        Err(Error::Rule {
+            rule: self.to_string(),
+            reason: format!(
+                "the rule has {} states, but the grid's cells have {states}",
+                self.states()
+            ),
+        })
+    }
+}
+
+/// The engines that run Generations rules: the oracle, and the bit-sliced engine that keeps
+/// the dying states as extra bit planes.
+pub const GENERATIONS_ENGINES: [EngineId; 2] = [EngineId::CpuScalar, EngineId::CpuBitsliced];
 
 /// The families of 2D rules.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -541,6 +650,37 @@ impl FromStr for Rule {
     fn from_str(s: &str) -> Result<Rule> {
         Rule::parse(s)
     }
+}
+
+/// The most states a Generations rule may have (Golly's limit).
+pub const MAX_STATES: u32 = 256;
+
+/// Splits a Generations rule (lower case, no whitespace, no neighbourhood suffix) into its
+/// two-state part and its number of states: Golly's `S/B/C` (`345/2/4`, `/2/3`) becomes `S/B`
+/// (the older survival/birth notation) and `C`; `B…/S…/C…`, its parts in any order, becomes
+/// `b…/s…` and `C`. Any other text is a two-state rule, returned whole with 2 states.
+fn split_states(text: &str) -> std::result::Result<(String, u32), String> {
+    let parts: Vec<&str> = text.split('/').collect();
+    if parts.len() != 3 {
+        return Ok((text.to_string(), 2));
+    }
+    let tagged = |tag: char| parts.iter().find(|p| p.starts_with(tag)).map(|p| &p[1..]);
+    let (rest, states) = match (tagged('b'), tagged('s'), tagged('c')) {
+        (Some(b), Some(s), Some(c)) => (format!("b{b}/s{s}"), c),
+        _ if parts.iter().any(|p| p.starts_with(['b', 's', 'c'])) => {
+            return Err("a Generations rule in B/S/C notation needs one B, one S and one C part, such as B2/S/C3".into())
+        }
+        _ => (format!("{}/{}", parts[0], parts[1]), parts[2]),
+    };
+    let states = match states.parse::<u32>() {
+        Ok(c) if (2..=MAX_STATES).contains(&c) => c,
+        _ => {
+            return Err(format!(
+                "{states:?} is not a number of states: a Generations rule has 2 to {MAX_STATES}"
+            ))
+        }
+    };
+    Ok((rest, states))
 }
 
 /// Splits `b…/s…`, `s…/b…` or `b…s…` (lower case, no whitespace) into the birth and survival
@@ -729,21 +869,27 @@ fn write_letters(f: &mut fmt::Formatter<'_>, sets: &[u16; 9]) -> fmt::Result {
     Ok(())
 }
 
+/// Writes B/S notation (a Generations rule in Golly's `S/B/C`, as Golly writes it).
 impl fmt::Display for Rule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.letters {
-            Some([birth, survive]) => {
-                write!(f, "B")?;
-                write_letters(f, birth)?;
-                write!(f, "/S")?;
-                write_letters(f, survive)?;
-            }
-            None => {
-                write!(f, "B")?;
-                write_counts(f, self.birth)?;
-                write!(f, "/S")?;
-                write_counts(f, self.survive)?;
-            }
+        let birth = |f: &mut fmt::Formatter<'_>| match &self.letters {
+            Some([birth, _]) => write_letters(f, birth),
+            None => write_counts(f, self.birth),
+        };
+        let survive = |f: &mut fmt::Formatter<'_>| match &self.letters {
+            Some([_, survive]) => write_letters(f, survive),
+            None => write_counts(f, self.survive),
+        };
+        if self.is_generations() {
+            survive(f)?;
+            f.write_str("/")?;
+            birth(f)?;
+            write!(f, "/{}", self.states)?;
+        } else {
+            f.write_str("B")?;
+            birth(f)?;
+            f.write_str("/S")?;
+            survive(f)?;
         }
         f.write_str(self.neighbourhood.suffix())?;
         match self.topology {
@@ -786,6 +932,61 @@ mod test {
         assert_eq!(counts(day_night.survive_mask()), vec![3, 4, 6, 7, 8]);
         let b0 = Rule::parse("B0123/S").unwrap();
         assert_eq!(counts(b0.birth_mask()), vec![0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn parses_generations_rules_in_golly_and_b_s_c_notation() {
+        let star_wars = Rule::parse("345/2/4").unwrap();
+        assert_eq!(
+            (
+                counts(star_wars.survive_mask()),
+                counts(star_wars.birth_mask())
+            ),
+            (vec![3, 4, 5], vec![2])
+        );
+        assert_eq!(star_wars.states(), 4);
+        assert!(star_wars.is_generations());
+        assert_eq!(star_wars.to_string(), "345/2/4");
+        for (text, golly) in [
+            ("/2/3", "/2/3"),
+            ("B2/S/C3", "/2/3"),
+            ("c3/s/b2", "/2/3"),
+            ("B2/S34/C6H", "34/2/6H"),
+            ("12/2a/3", "12/2a/3"),
+            ("B2-a/S12/C4", "12/2-a/4"),
+            ("23/3/256:P", "23/3/256:P"),
+        ] {
+            let rule = Rule::parse(text).unwrap();
+            assert_eq!(rule.to_string(), golly, "{text}");
+            assert_eq!(Rule::parse(golly).unwrap(), rule, "{text}");
+        }
+        // Two states is a two-state rule, written as one.
+        assert_eq!(Rule::parse("23/3/2").unwrap(), Rule::LIFE);
+        for (text, says) in [
+            ("345/2/1", "2 to 256"),
+            ("345/2/257", "2 to 256"),
+            ("345/2/x", "not a number of states"),
+            ("B2/S/3", "one B, one S and one C"),
+            ("B2/S34/C4/C5", "expected"),
+        ] {
+            let err = Rule::parse(text).unwrap_err().to_string();
+            assert!(err.contains(says), "{text}: {err}");
+        }
+        // The next states: born, surviving, starting to die, dying on, dying out.
+        let rule = Rule::parse("/2/4").unwrap();
+        let next: Vec<u8> = [
+            (0, true),
+            (0, false),
+            (1, true),
+            (1, false),
+            (2, true),
+            (3, false),
+        ]
+        .iter()
+        .map(|&(state, lives)| rule.next_state(state, lives))
+        .collect();
+        assert_eq!(next, [1, 0, 1, 2, 3, 0]);
+        assert_eq!(Rule::LIFE.next_state(1, false), 0);
     }
 
     #[test]
