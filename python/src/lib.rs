@@ -116,11 +116,13 @@ fn soup(seed: u32, density: Option<f64>) -> Start {
     }
 }
 
-/// A 2D array-like of 0/1 (or bool) as a contiguous uint8 numpy array, checked.
+/// An array-like of `ndim` dimensions of 0/1 (or bool), or of states 0 to `states - 1`, as a
+/// contiguous uint8 numpy array, checked.
 fn cells_u8<'py>(
     py: Python<'py>,
     cells: &Bound<'py, PyAny>,
     ndim: usize,
+    states: u32,
 ) -> PyResult<Bound<'py, PyAny>> {
     let np = py.import("numpy")?;
     let array = np.call_method1("asarray", (cells,))?;
@@ -141,9 +143,15 @@ fn cells_u8<'py>(
             array.call_method0("min")?.extract()?,
             array.call_method0("max")?.extract()?,
         );
-        if least < 0 || most > 1 {
+        if states == 2 && (least < 0 || most > 1) {
             return Err(PyValueError::new_err(format!(
                 "cells must be 0 (dead) or 1 (alive); found values from {least} to {most}"
+            )));
+        }
+        if least < 0 || most >= states as i64 {
+            return Err(PyValueError::new_err(format!(
+                "cells must be states 0 to {} (0 dead, 1 alive, 2 and up dying); found values from {least} to {most}",
+                states - 1
             )));
         }
     }
@@ -223,7 +231,7 @@ impl Life {
     }
 
     /// A torus holding a copy of `cells`: any 2D array-like of 0/1 or booleans, shape
-    /// (height, width).
+    /// (height, width); under a Generations rule of C states, of states 0 to C - 1.
     #[staticmethod]
     #[pyo3(signature = (cells, *, rule="B3/S23", engine="auto"))]
     fn from_cells(
@@ -232,16 +240,20 @@ impl Life {
         rule: &str,
         engine: &str,
     ) -> PyResult<Life> {
-        let array = cells_u8(py, cells, 2)?;
+        let rule = self::rule(Some(rule))?.expect("a rule given");
+        let array = cells_u8(py, cells, 2, rule.states())?;
         let array = array.cast::<PyArray2<u8>>()?.readonly();
         let (height, width) = (array.shape()[0], array.shape()[1]);
         let bytes = array.as_slice()?;
         let grid = py
-            .detach(|| Grid::from_bytes(width, height, bytes))
+            .detach(|| match rule.states() {
+                2 => Grid::from_bytes(width, height, bytes),
+                states => Grid::from_states(width, height, states, bytes),
+            })
             .map_err(core_error)?;
         let setup = Setup {
             start: Start::Grid(grid),
-            rule: self::rule(Some(rule))?,
+            rule: Some(rule),
             engine: self::engine(engine)?,
             ..Setup::default()
         };
@@ -257,10 +269,29 @@ impl Life {
         step(py, &self.sim, generations)
     }
 
-    /// Live cells now.
+    /// Live cells now; under a Generations rule, every cell not in state 0 (Golly's
+    /// population), the dying ones included.
     #[getter]
     fn population(&self, py: Python<'_>) -> PyResult<u64> {
         py.detach(|| lock(&self.sim)?.population().map_err(error))
+    }
+
+    /// Cells in state 1 now: under a two-state rule the same as `population`.
+    #[getter]
+    fn live(&self, py: Python<'_>) -> PyResult<u64> {
+        py.detach(|| {
+            let sim = lock(&self.sim)?;
+            match sim.live().map_err(error)? {
+                Some(live) => Ok(live),
+                None => sim.population().map_err(error),
+            }
+        })
+    }
+
+    /// Cell states of the rule: 2, or C of a Generations rule.
+    #[getter]
+    fn states(&self) -> PyResult<u32> {
+        Ok(lock(&self.sim)?.rule().states())
     }
 
     /// Generations advanced so far.
@@ -293,8 +324,9 @@ impl Life {
         Ok(lock(&self.sim)?.engine().name())
     }
 
-    /// The cells now as a numpy uint8 array of shape (height, width), 1 = alive; with `x`,
-    /// `y`, `width`, `height`, that window of the torus (wrapping round its edges).
+    /// The cells now as a numpy uint8 array of shape (height, width), 1 = alive (under a
+    /// Generations rule 2 and up the dying states); with `x`, `y`, `width`, `height`, that
+    /// window of the torus (wrapping round its edges).
     #[pyo3(signature = (x=0, y=0, width=None, height=None))]
     fn cells<'py>(
         &self,
@@ -313,7 +345,7 @@ impl Life {
                 sim.window(x, y, width.unwrap_or(w), height.unwrap_or(h))
             }
             .map_err(error)?;
-            Ok((grid.height(), grid.to_bytes()))
+            Ok((grid.height(), grid.to_states()))
         })?;
         let columns = bytes.len() / rows;
         let array =
@@ -414,7 +446,7 @@ impl Cube {
         rule: &str,
         engine: &str,
     ) -> PyResult<Cube> {
-        let array = cells_u8(py, cells, 3)?;
+        let array = cells_u8(py, cells, 3, 2)?;
         let array = array.cast::<PyArray3<u8>>()?.readonly();
         let shape = array.shape().to_vec();
         let side = shape[0];

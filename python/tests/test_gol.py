@@ -279,3 +279,39 @@ def test_bounded_planes_run_on_every_engine():
         gol.Life.from_cells(a, rule="B3/S23:P10,10")
     with pytest.raises(ValueError, match="Klein bottle"):
         gol.Life.from_cells(a, rule="B3/S23:K10,10")
+
+
+def test_generations_rules_keep_their_states(tmp_path):
+    # Star Wars (345/2/4): states 0 dead, 1 alive, 2 and 3 dying, in and out as numpy.
+    a = np.random.default_rng(11).integers(0, 4, size=(31, 45), dtype=np.uint8)
+    expected = gol.Life.from_cells(a, rule="345/2/4", engine="cpu-scalar")
+    assert np.array_equal(expected.cells(), a)
+    assert (expected.states, expected.population, expected.live) == (
+        4,
+        int(np.count_nonzero(a)),
+        int(np.count_nonzero(a == 1)),
+    )
+    expected.step(25)
+    cells = expected.cells()
+    assert set(np.unique(cells)) <= {0, 1, 2, 3} and (cells >= 2).any()
+    for info in gol.engines():
+        if 2 not in info["dims"] or not info["available"]:
+            continue
+        if info["name"] not in ("cpu-scalar", "cpu-bitsliced"):
+            with pytest.raises(ValueError, match="runs only two-state rules"):
+                gol.Life.from_cells(a, rule="345/2/4", engine=info["name"])
+            continue
+        sim = gol.Life.from_cells(a, rule="B2/S345/C4", engine=info["name"])
+        sim.step(25)
+        assert np.array_equal(sim.cells(), cells), info["name"]
+        assert sim.rule == "345/2/4"
+    # A window keeps the states; a saved RLE loads back the same.
+    assert np.array_equal(expected.cells(3, 4, 10, 5), cells[4:9, 3:13])
+    path = tmp_path / "wars.rle"
+    expected.save(path)
+    again = gol.Life.load(path)
+    assert np.array_equal(again.cells(), cells) and again.states == 4
+    with pytest.raises(ValueError, match="states 0 to 3"):
+        gol.Life.from_cells(a + 1, rule="345/2/4")
+    with pytest.raises(ValueError, match="two states"):
+        expected.save(tmp_path / "wars.cells")

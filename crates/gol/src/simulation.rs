@@ -378,12 +378,14 @@ impl Simulation<Grid> {
             }
             _ => (self.world()?, y),
         };
-        let mut window = Grid::new(width, height)?;
+        let mut window = Grid::with_states(width, height, rows.states())?;
         for dy in 0..height {
             let row = (first + dy) % rows.height();
             for dx in 0..width {
-                if rows.get((x + dx) % w, row) {
-                    window.set(dx, dy, true);
+                match rows.states() {
+                    2 if rows.get((x + dx) % w, row) => window.set(dx, dy, true),
+                    2 => {}
+                    _ => window.set_state(dx, dy, rows.state((x + dx) % w, row)),
                 }
             }
         }

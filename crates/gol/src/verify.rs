@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use gol_core::cpu::{Bitsliced, Bitsliced3d, Isa};
 use gol_core::engine::{self, Engine};
-use gol_core::rule::{Family, Topology};
+use gol_core::rule::{Family, Topology, GENERATIONS_ENGINES};
 use gol_core::seed::{density_soup, glibc_soup, SplitMix64};
 use gol_core::{Cube, EngineOptions, Grid, Rule};
 
@@ -136,7 +136,8 @@ fn random_side(rng: &mut SplitMix64, max: usize) -> usize {
 
 /// A random rule of the dimension (its default one time in four; in 2D, one time in three of
 /// the others, of a family other than outer-totalistic Moore, which only some engines run), in
-/// 2D on a bounded plane one time in four.
+/// 2D on a bounded plane one time in four, and in 2D a Generations rule of 3 to 8 states one
+/// time in five.
 fn random_rule<W: Dimension>(rng: &mut SplitMix64) -> Rule {
     let rule = if rng.next() % 4 == 0 {
         W::DEFAULT_RULE
@@ -148,6 +149,12 @@ fn random_rule<W: Dimension>(rng: &mut SplitMix64) -> Rule {
         let birth = (rng.next() & counts) as u32;
         let survive = (rng.next() & counts) as u32;
         Rule::from_masks(birth, survive).expect("masks within the neighbour count are valid rules")
+    };
+    let rule = match W::AXES == 2 && rng.next() % 5 == 0 {
+        true => rule
+            .with_states(3 + (rng.next() % 6) as u32)
+            .expect("3 to 8 states"),
+        false => rule,
     };
     if W::AXES == 2 && rng.next() % 4 == 0 {
         return rule.on(Topology::Plane);
@@ -594,15 +601,18 @@ fn check<W: Checked>(
     let mut checked = 0u64;
     let mut other_families = 0;
     let mut planes = 0;
+    let mut generations = 0;
     for index in 0..cases {
         let case = random_case::<W>(&mut rng, &rules, quick);
         other_families += (case.rule.family() != Family::OuterTotalistic) as usize;
         planes += (case.rule.topology() == Topology::Plane) as usize;
+        generations += case.rule.is_generations() as usize;
         let world = W::soup(&case)?;
         let expected = engine::evolve(oracle, &world, case.rule, case.gens)?;
         for c in candidates {
             let runs = case.rule.check_engine(c.id, W::NEIGHBOURS).is_ok()
-                && !(c.split && case.rule.topology() != Topology::Torus);
+                && !(c.split
+                    && (case.rule.topology() != Topology::Torus || case.rule.is_generations()));
             if c.id == EngineId::CpuScalar || !runs {
                 continue;
             }
@@ -629,6 +639,13 @@ fn check<W: Checked>(
         let names: Vec<&str> = Family::ENGINES.iter().map(|id| id.name()).collect();
         say(Line::Checked(&format!(
             "  {other_families} of those cases have isotropic non-totalistic, hexagonal or von Neumann rules, run on {} only",
+            names.join(", ")
+        )));
+    }
+    if generations > 0 {
+        let names: Vec<&str> = GENERATIONS_ENGINES.iter().map(|id| id.name()).collect();
+        say(Line::Checked(&format!(
+            "  {generations} of those cases have Generations rules, run on {} only",
             names.join(", ")
         )));
     }
