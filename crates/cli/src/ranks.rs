@@ -269,7 +269,6 @@ fn create_engine<W: Dimension>(
         axes: W::AXES,
         slabs: true,
         gpu_options: args.block.is_some(),
-        rule: None,
     };
     let resolved = auto::resolve(setup.engine, &registry::ids::<W>(), &work, &machine)?;
     let id: EngineId = resolved.id;

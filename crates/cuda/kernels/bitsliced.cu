@@ -202,6 +202,44 @@ __device__ __forceinline__ unsigned int step(Levels<K> &v, unsigned int loaded, 
     return top;
 }
 
+// Generations rules (AGE_PLANES > 0, AGE_LAST the age of the last dying state, C - 2): each
+// buffer holds, after its h rows of live cells, AGE_PLANES planes of h rows of the dying cells'
+// ages (bit p of a cell's age in plane p; see gol_core::grid, "Dying states"), and launches are
+// of depth 1, so that the ages need no halo. Made the live cells of output word `at` as a
+// two-state rule would (`made`), `settle` keeps dying cells from being born, starts the live
+// cells that do not stay alive at age 1, ages the dying ones by one and ends those in the last
+// state; it writes the ages and returns the live cells.
+#ifndef AGE_PLANES
+#define AGE_PLANES 0
+#define AGE_LAST 0
+#endif
+__device__ __forceinline__ unsigned int settle(const unsigned int *__restrict__ in,
+                                               unsigned int *__restrict__ out, long long plane,
+                                               long long at, unsigned int made)
+{
+    unsigned int age[AGE_PLANES > 0 ? AGE_PLANES : 1];
+    unsigned int dying = 0u;
+#pragma unroll
+    for (int p = 0; p < AGE_PLANES; p++) {
+        age[p] = in[(p + 1) * plane + at];
+        dying |= age[p];
+    }
+    unsigned int lives = made & ~dying;
+    unsigned int starts = in[at] & ~lives;
+    unsigned int last = dying;
+#pragma unroll
+    for (int p = 0; p < AGE_PLANES; p++)
+        last &= (AGE_LAST >> p) & 1 ? age[p] : ~age[p];
+    unsigned int carry = dying;
+#pragma unroll
+    for (int p = 0; p < AGE_PLANES; p++) {
+        unsigned int sum = age[p] ^ carry;
+        carry &= age[p];
+        out[(p + 1) * plane + at] = (sum & ~last) | (p == 0 ? starts : 0u);
+    }
+    return lives;
+}
+
 // How the lanes of a warp load their words: all plainly (every column group but the two at a
 // row's ends), some gathered from rows of 32 cells or more, or from shorter rows.
 enum Loads { PLAIN, GATHERED, SHORT_ROWS };
@@ -298,8 +336,14 @@ __device__ __forceinline__ void stream(Rows<D, L> rows_in, unsigned int *__restr
             unsigned int top = p % 2 ? step<K, C, 1, M>(v, word, e, y)
                                      : step<K, C, 0, M>(v, word, e, y);
             unsigned int next = __shfl_down_sync(FULL_MASK, top, 1);
-            if (row + p >= 0 && row + p < rows && writes)
-                out[at] = __funnelshift_r(top, next, 16) & keep;
+            if (row + p >= 0 && row + p < rows && writes) {
+                unsigned int made = __funnelshift_r(top, next, 16) & keep;
+                // Under a Generations rule (launched at depth 1 only), `in` still holds this
+                // row's own generation: its dying cells and live ones settle the states.
+                if (AGE_PLANES > 0 && K == 1)
+                    made = settle(rows_in.in, out, (long long)rows_in.h * stride, at, made);
+                out[at] = made;
+            }
             at += stride;
         }
     }

@@ -293,6 +293,12 @@ pub struct BitCells {
     early: bool,
     /// Whether the grid is a bounded plane (its top and bottom rows are tiles of their own).
     plane: bool,
+    /// Under a Generations rule, the planes of the dying cells' ages that follow the live
+    /// cells' rows in each buffer (kernels/bitsliced.cu, `settle`), plane after plane; 0 under
+    /// a two-state rule.
+    planes: usize,
+    /// The rule's cell states.
+    states: u32,
 }
 
 /// Row tiles of a launch of `depth` generations over `height` rows in tiles of `tile`, as the
@@ -392,8 +398,46 @@ impl BitCells {
         })
     }
 
+    /// `grid`'s words as the device holds them: its rows, then under a Generations rule its
+    /// age planes one after another (the grid keeps a row's planes together instead).
+    fn device_layout(&self, grid: &Grid) -> Vec<u64> {
+        let (wpr, rows) = (grid.words_per_row(), grid.height());
+        let mut words = Vec::with_capacity(grid.words().len() * (1 + self.planes));
+        words.extend_from_slice(grid.words());
+        if grid.states() == 2 {
+            // A two-state grid: no cell is dying.
+            words.resize(grid.words().len() * (1 + self.planes), 0);
+            return words;
+        }
+        for p in 0..self.planes {
+            for y in 0..rows {
+                words.extend_from_slice(&grid.ages()[(y * self.planes + p) * wpr..][..wpr]);
+            }
+        }
+        words
+    }
+
+    /// The grid whose device layout ([`BitCells::device_layout`]) is `words`.
+    fn host_layout(&self, words: &[u64]) -> Result<Grid> {
+        let mut grid = Grid::with_states(self.width, self.height, self.states)?;
+        let (wpr, rows, len) = (grid.words_per_row(), grid.height(), grid.words().len());
+        grid.words_mut().copy_from_slice(&words[..len]);
+        let ages = grid.ages_mut();
+        for p in 0..self.planes {
+            for y in 0..rows {
+                ages[(y * self.planes + p) * wpr..][..wpr]
+                    .copy_from_slice(&words[(1 + p) * len + y * wpr..][..wpr]);
+            }
+        }
+        Ok(grid)
+    }
+
     /// Queues one launch of `DEPTHS[k]` generations.
     fn launch(&mut self, stream: &Arc<CudaStream>, k: usize) -> Result<()> {
+        assert!(
+            self.planes == 0 || DEPTHS[k] == 1,
+            "Generations rules launch one generation at a time"
+        );
         let (mut w, mut h, mut stride, mut nw) = self.shape();
         let mut tile = self.plan.tiles[k] as i32;
         let mut groups = (nw as u32).div_ceil(GROUP_WORDS as u32) as i32;
@@ -545,7 +589,11 @@ impl Backend for BitCells {
         rule: Rule,
     ) -> Result<Self> {
         let (width, height) = (grid.width(), grid.height());
-        let len = grid.words().len();
+        let planes = match rule.is_generations() {
+            true => gol_core::grid::age_planes(rule.states()),
+            false => 0,
+        };
+        let len = grid.words().len() * (1 + planes);
         gpu.check_memory(
             16 * len as u64,
             &format!("a {width}x{height} grid on {engine}"),
@@ -587,11 +635,17 @@ impl Backend for BitCells {
             sms,
             early: launch::starts_early(gpu)?,
             plane: rule.topology() == Topology::Plane,
+            planes,
+            states: rule.states(),
         })
     }
 
     fn upload(&mut self, stream: &Arc<CudaStream>, grid: &Grid) -> Result<()> {
-        stream.memcpy_htod(grid.words(), &mut self.cells)?;
+        if self.planes == 0 {
+            stream.memcpy_htod(grid.words(), &mut self.cells)?;
+        } else {
+            stream.memcpy_htod(&self.device_layout(grid), &mut self.cells)?;
+        }
         stream.synchronize()?;
         Ok(())
     }
@@ -606,6 +660,13 @@ impl Backend for BitCells {
         _block: (u32, u32),
         generations: u64,
     ) -> Result<u64> {
+        if self.planes > 0 {
+            // A Generations rule: one generation a launch (`settle` in the kernel).
+            for _ in 0..generations {
+                self.launch(stream, 0)?;
+            }
+            return Ok(generations);
+        }
         if self.launch_resident(stream, generations)? {
             return Ok(0);
         }
@@ -619,6 +680,11 @@ impl Backend for BitCells {
     }
 
     fn download(&self, stream: &Arc<CudaStream>) -> Result<Grid> {
+        if self.planes > 0 {
+            let mut words = vec![0u64; self.cells.len()];
+            copy_into_fresh(stream, &self.cells, &mut words)?;
+            return self.host_layout(&words);
+        }
         let mut grid = Grid::new(self.width, self.height)?;
         copy_into_fresh(stream, &self.cells, grid.words_mut())?;
         Ok(grid)
@@ -669,6 +735,9 @@ impl Backend for BitCells {
     }
 
     fn population(&self, stream: &Arc<CudaStream>) -> Result<u64> {
+        if self.planes > 0 {
+            return Ok(self.download(stream)?.population());
+        }
         self.count_rows(stream, 0, self.height)
     }
 
@@ -689,7 +758,17 @@ impl Backend for BitCells {
         self.early
     }
 
+    fn rows_are_the_state(&self) -> bool {
+        self.planes == 0
+    }
+
     fn describe(&self) -> Option<String> {
+        if self.planes > 0 {
+            return Some(format!(
+                "one generation a launch, the dying states as {} bit plane(s) beside the live cells",
+                self.planes
+            ));
+        }
         if let Some((_, r)) = &self.resident {
             return Some(format!(
                 "whole grid in the shared memory of a cluster of {} blocks x {} threads, one launch a step",

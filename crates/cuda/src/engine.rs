@@ -156,6 +156,12 @@ pub trait Backend: Sized {
     fn describe(&self) -> Option<String> {
         None
     }
+    /// Whether the backend's state is the host's rows alone, so that row access
+    /// ([`RowAccess`]) gives all of it: not where it keeps more (a Generations rule's dying
+    /// states). By default it is.
+    fn rows_are_the_state(&self) -> bool {
+        true
+    }
     /// Live cells; by default counted on the host after a download.
     fn population(&self, stream: &Arc<CudaStream>) -> Result<u64> {
         Ok(World::population(&self.download(stream)?))
@@ -188,6 +194,16 @@ pub struct GpuEngine<B> {
 }
 
 impl<B: Backend> GpuEngine<B> {
+    /// Whether the engine hands out row access ([`EngineId::gives_rows`]) to the state loaded,
+    /// which its rows hold whole.
+    fn gives_rows(&self) -> bool {
+        self.id.gives_rows()
+            && self
+                .backend
+                .as_ref()
+                .map_or(true, Backend::rows_are_the_state)
+    }
+
     /// Queues `generations` generations on the engine's stream (replaying graphs where they
     /// pay) without waiting for them.
     fn enqueue(&mut self, generations: u64) -> Result<()> {
@@ -342,11 +358,11 @@ impl<B: Backend + Send> Engine<B::World> for GpuEngine<B> {
     }
 
     fn rows(&self) -> Option<&dyn RowAccess> {
-        self.id.gives_rows().then_some(self as &dyn RowAccess)
+        self.gives_rows().then_some(self as &dyn RowAccess)
     }
 
     fn rows_mut(&mut self) -> Option<&mut dyn RowAccess> {
-        self.id.gives_rows().then_some(self as &mut dyn RowAccess)
+        self.gives_rows().then_some(self as &mut dyn RowAccess)
     }
 
     fn details(&self) -> String {

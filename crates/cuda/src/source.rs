@@ -85,11 +85,18 @@ pub fn chain_defines(rule: Rule) -> String {
         .collect()
 }
 
-/// cuda-bitsliced's 2D source for `rule`: the rule as a LOP3 circuit and the lengths of its
-/// chains of levels in front of the multi-generation kernels, the small grids' resident kernel
+/// cuda-bitsliced's 2D source for `rule`: the rule as a LOP3 circuit, the lengths of its
+/// chains of levels and a Generations rule's dying states in front of the multi-generation kernels, the small grids' resident kernel
 /// and programmatic dependent launch.
 pub fn bitsliced(rule: Rule) -> String {
-    let circuit = crate::circuit::source(rule) + &chain_defines(rule);
+    let mut circuit = crate::circuit::source(rule) + &chain_defines(rule);
+    if rule.is_generations() {
+        circuit += &format!(
+            "#define AGE_PLANES {}\n#define AGE_LAST {}u\n",
+            gol_core::grid::age_planes(rule.states()),
+            rule.states() - 2
+        );
+    }
     with_rule(rule, &[&circuit, DEPENDENT, BITSLICED, RESIDENT])
 }
 

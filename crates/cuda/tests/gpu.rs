@@ -154,6 +154,66 @@ fn bitsliced_runs_random_rules_of_every_2d_family_as_the_oracle() {
     assert!(err.contains("cuda-bitsliced"), "{err}");
 }
 
+/// A `width` × `height` grid of `states` states drawn from `seed`: about half dead, a quarter
+/// alive, a quarter dying (in the first 30 states).
+fn states_soup(width: usize, height: usize, states: u32, seed: u64) -> Grid {
+    let mut rng = gol_core::seed::SplitMix64::new(seed);
+    let mut grid = Grid::with_states(width, height, states).unwrap();
+    for y in 0..height {
+        for x in 0..width {
+            let draw = rng.next();
+            let state = match draw % 4 {
+                0 | 1 => 0,
+                2 => 1,
+                _ => 2 + (draw >> 8) as u32 % (states.min(30) - 2),
+            };
+            grid.set_state(x, y, state);
+        }
+    }
+    grid
+}
+
+#[test]
+fn bitsliced_runs_generations_rules_as_the_oracle() {
+    if !have_gpu() {
+        return;
+    }
+    let oracle = find(cpu::ENGINES, EngineId::CpuScalar).unwrap();
+    let sides = [1, 2, 3, 5, 31, 32, 33, 63, 64, 65, 100, 127];
+    for i in 0..12u64 {
+        let (w, h) = (
+            sides[i as usize % sides.len()],
+            sides[(i as usize * 5 + 2) % sides.len()],
+        );
+        let base = match i % 3 {
+            0 => Rule::parse(["345/2/4", "/2/3", "23/3/8"][(i / 3) as usize % 3]).unwrap(),
+            _ => family_rule(i),
+        };
+        let states = [4, 3, 8, 256][i as usize % 4];
+        let topology = [Topology::Torus, Topology::Plane][(i / 2) as usize % 2];
+        let rule = base.on(topology).with_states(states).unwrap();
+        let grid = match i % 4 {
+            // A two-state start under a Generations rule.
+            1 => density_soup(w, h, 0.4, 900 + i).unwrap(),
+            _ => states_soup(w, h, states, 900 + i),
+        };
+        // Past 128 generations the engine replays CUDA graphs of 64 launches.
+        let gens = if i == 5 { 150 } else { 1 + i * 7 % 40 };
+        bitsliced_matches(oracle, &grid, rule, gens);
+    }
+    // A Generations run hands out no rows: they would not hold its dying states.
+    let spec = find(gol_cuda::ENGINES, EngineId::CudaBitsliced).unwrap();
+    let mut engine = (spec.create)(&EngineOptions::default()).unwrap();
+    engine
+        .load(&states_soup(40, 30, 4, 1), Rule::parse("345/2/4").unwrap())
+        .unwrap();
+    assert!(engine.rows().is_none());
+    engine
+        .load(&Grid::new(40, 30).unwrap(), Rule::LIFE)
+        .unwrap();
+    assert!(engine.rows().is_some());
+}
+
 #[test]
 fn other_block_sizes_give_the_same_states() {
     if !have_gpu() {

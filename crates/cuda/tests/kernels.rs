@@ -37,7 +37,8 @@ fn every_kernel_compiles_for_sm_90() {
         "B36/S23:P",
     ];
     let solid = ["B6/S567", "B0,26/S0-26", "B5-7,10/S4-9,13", "B/S"];
-    // Rules of the other 2D families, which only cuda-bitsliced runs (as CELL_RULE).
+    // Rules of the other 2D families (as CELL_RULE) and Generations rules, which only
+    // cuda-bitsliced runs.
     let families = [
         "B2-a/S12",
         "B3/S23-a",
@@ -46,6 +47,12 @@ fn every_kernel_compiles_for_sm_90() {
         "B2/S013V",
         "B01234/S01234V",
         "B2-a/S12:P",
+        // Generations rules: the dying states as planes beside the live cells (AGE_PLANES).
+        "345/2/4",
+        "/2/3",
+        "12/2-a/5:P",
+        "34/2/9H",
+        "23/3/256:P",
     ];
     let flat_kernels: Vec<_> = kernels::all().collect();
     let solid_kernels: Vec<_> = kernels::all_3d().collect();

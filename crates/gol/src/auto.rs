@@ -19,7 +19,7 @@
 //! The constants are measured (BENCHMARKS.md, "auto"): on the H100 machine's 16 host threads
 //! (AVX-512) and on 2-core AVX2/AVX-512 machines for the CPU, on an H100 for the GPU.
 
-use gol_core::{EngineId, Rule};
+use gol_core::EngineId;
 
 /// What the machine offers, as the model needs it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,9 +55,6 @@ pub struct Workload {
     pub slabs: bool,
     /// Whether GPU-only options were given (a thread-block size): the engine must be a GPU one.
     pub gpu_options: bool,
-    /// The rule, where it is known when the engine is chosen: engines that cannot run it
-    /// ([`Rule::check_engine`]) are left out.
-    pub rule: Option<Rule>,
 }
 
 /// An engine choice as asked: `auto`, or one engine by name.
@@ -159,10 +156,6 @@ pub fn estimate(id: EngineId, work: &Workload, machine: &Machine) -> Option<f64>
     if (id.on_gpu() && machine.gpus == 0)
         || (work.slabs && !id.gives_rows())
         || (work.gpu_options && !id.on_gpu())
-        || work.rule.is_some_and(|rule| {
-            let neighbours = if work.axes == 2 { 8 } else { 26 };
-            rule.check_engine(id, neighbours).is_err()
-        })
     {
         return None;
     }
@@ -254,7 +247,6 @@ mod test {
             axes: 2,
             slabs: false,
             gpu_options: false,
-            rule: None,
         }
     }
 
@@ -323,12 +315,6 @@ mod test {
         assert_eq!(pick(&slabs, no_gpu), EngineId::CpuBitsliced);
         let only_bytes = [EngineId::CpuScalar];
         assert!(resolve(EngineChoice::Auto, &only_bytes, &slabs, &no_gpu).is_err());
-        // A Generations rule leaves out the engines that cannot run it, the GPU's included.
-        let generations = Workload {
-            rule: Some(Rule::parse("345/2/4").unwrap()),
-            ..work(16384, 4096)
-        };
-        assert_eq!(pick(&generations, H100_HOST), EngineId::CpuBitsliced);
     }
 
     #[test]

@@ -83,16 +83,15 @@ impl<W: Dimension> Simulation<W> {
         let gpus = registry::gpu_count(setup.split)?;
         let machine = Machine::here();
         let ids = registry::ids::<W>();
-        let work = |cells, rule| Workload {
+        let work = |cells| Workload {
             cells,
             generations: setup.generations.unwrap_or(DEFAULT_GENERATIONS),
             axes: W::AXES,
             slabs: gpus.is_some(),
             gpu_options: setup.block.is_some() || gpus.is_some(),
-            rule,
         };
-        let make = |cells, rule| -> Result<(Box<dyn Engine<W>>, Resolved)> {
-            let resolved = auto::resolve(setup.engine, &ids, &work(cells, rule), &machine)?;
+        let make = |cells| -> Result<(Box<dyn Engine<W>>, Resolved)> {
+            let resolved = auto::resolve(setup.engine, &ids, &work(cells), &machine)?;
             let options = EngineOptions {
                 block: setup.block,
                 device: 0,
@@ -114,15 +113,14 @@ impl<W: Dimension> Simulation<W> {
             let joined = || reader.join().expect("building a world does not panic");
             match setup.cells_ahead::<W>() {
                 Some(cells) => {
-                    // The rule given, if any (a pattern file's own is not read yet).
-                    let made = make(cells, setup.rule_for::<W>()?);
+                    let made = make(cells);
                     let (problem, input) = joined();
                     Ok((problem?, made, input))
                 }
                 None => {
                     let (problem, input) = joined();
                     let problem: Problem<W> = problem?;
-                    let made = make(problem.world.cells(), Some(problem.rule));
+                    let made = make(problem.world.cells());
                     Ok((problem, made, input))
                 }
             }
@@ -137,28 +135,13 @@ impl<W: Dimension> Simulation<W> {
         // `auto` that chose a GPU which then could not take the run (too little GPU memory,
         // no NVRTC, a driver that fails to start) falls back to the best CPU engine, and says
         // so in the reason; a GPU engine asked for by name, or a split over GPUs, fails.
-        // `auto` that chose before a file gave its rule, an engine that cannot run it, chooses
-        // again among those that can.
-        let loaded = match loaded {
-            Err(Error::Core(gol_core::Error::Rule { .. }))
-                if setup.engine == EngineChoice::Auto =>
-            {
-                make(problem.world.cells(), Some(problem.rule)).and_then(
-                    |(mut engine, resolved)| {
-                        engine.load(&problem.world, problem.rule)?;
-                        Ok((engine, resolved))
-                    },
-                )
-            }
-            loaded => loaded,
-        };
         let (engine, resolved) = match loaded {
             Err(Error::Core(gol_core::Error::Device(cause)))
                 if setup.engine == EngineChoice::Auto && gpus.is_none() && machine.gpus > 0 =>
             {
                 let cpu = Machine { gpus: 0, ..machine };
-                let work = work(problem.world.cells(), Some(problem.rule));
-                let chosen = auto::resolve(EngineChoice::Auto, &ids, &work, &cpu)?;
+                let chosen =
+                    auto::resolve(EngineChoice::Auto, &ids, &work(problem.world.cells()), &cpu)?;
                 let mut engine = registry::create::<W>(chosen.id, &EngineOptions::default())?;
                 engine.load(&problem.world, problem.rule)?;
                 let reason = format!(

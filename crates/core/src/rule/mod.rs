@@ -594,9 +594,13 @@ impl Rule {
     }
 }
 
-/// The engines that run Generations rules: the oracle, and the bit-sliced engine that keeps
+/// The engines that run Generations rules: the oracle, and the bit-sliced engines, which keep
 /// the dying states as extra bit planes.
-pub const GENERATIONS_ENGINES: [EngineId; 2] = [EngineId::CpuScalar, EngineId::CpuBitsliced];
+pub const GENERATIONS_ENGINES: [EngineId; 3] = [
+    EngineId::CpuScalar,
+    EngineId::CpuBitsliced,
+    EngineId::CudaBitsliced,
+];
 
 /// The families of 2D rules.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
