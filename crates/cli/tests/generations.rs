@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::Command;
 
 use gol_core::rule::Family;
-use gol_core::seed::SplitMix64;
+use gol_core::seed::{states_soup, SplitMix64};
 use gol_core::Rule;
 
 use common::{bgolly, error_of, stdout_of};
@@ -76,28 +76,22 @@ fn states_box(text: &str) -> Vec<Vec<u8>> {
         .collect()
 }
 
-/// A random `width` × `height` soup of `states` states as an RLE file under `rule` (with its
-/// grid suffix), one letter a cell: about half dead, a quarter alive, a quarter dying.
+/// A random `width` × `height` soup of `states` states (25 at most: a letter a cell) as an RLE
+/// file under `rule` (with its grid suffix), written here one letter a cell.
 fn soup_file(path: &Path, width: u64, height: u64, states: u32, rule: &str, rng: &mut SplitMix64) {
+    let soup = states_soup(width as usize, height as usize, states, rng.next()).unwrap();
     let mut body = String::new();
-    for y in 0..height {
-        for x in 0..width {
-            let draw = rng.next();
-            let state = match draw % 4 {
-                0 | 1 => 0,
-                2 => 1,
-                _ => 2 + (draw >> 8) as u32 % (states - 2),
-            };
-            body.push(match state {
+    for y in 0..height as usize {
+        for x in 0..width as usize {
+            body.push(match soup.state(x, y) {
                 0 => '.',
-                s if s <= 24 => (b'A' + s as u8 - 1) as char,
-                s => panic!("state {s} beyond this soup's letters"),
+                s => (b'A' + s as u8 - 1) as char,
             });
             if x % 60 == 59 {
                 body.push('\n');
             }
         }
-        body.push(if y + 1 == height { '!' } else { '$' });
+        body.push(if y + 1 == height as usize { '!' } else { '$' });
         body.push('\n');
     }
     let text = format!("x = {width}, y = {height}, rule = {rule}\n{body}");

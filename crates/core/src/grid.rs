@@ -45,6 +45,24 @@ pub struct Grid {
     ages: Vec<u64>,
 }
 
+/// Cells not in state 0 of rows of `words_per_row` live words `words` and their `planes` age
+/// planes `ages`, laid out as a grid's ([`Grid::ages`]).
+pub(crate) fn occupied(words: &[u64], ages: &[u64], words_per_row: usize, planes: usize) -> u64 {
+    let wpr = words_per_row;
+    words
+        .par_chunks(wpr)
+        .zip(ages.par_chunks(planes * wpr))
+        .map(|(row, ages)| {
+            (0..wpr)
+                .map(|k| {
+                    let any = (0..planes).fold(row[k], |any, p| any | ages[p * wpr + k]);
+                    any.count_ones() as u64
+                })
+                .sum::<u64>()
+        })
+        .sum()
+}
+
 /// The bit planes that hold the ages of the dying cells of a grid of `states` states: enough
 /// for the ages 1 to `states` − 2; none for two states.
 pub const fn age_planes(states: u32) -> usize {
@@ -338,20 +356,12 @@ impl Grid {
         if self.ages.is_empty() {
             return self.live();
         }
-        let (wpr, planes) = (self.words_per_row, age_planes(self.states));
-        self.words
-            .par_chunks(wpr)
-            .zip(self.ages.par_chunks(planes * wpr))
-            .map(|(row, ages)| {
-                row.iter()
-                    .enumerate()
-                    .map(|(k, &w)| {
-                        let any = (0..planes).fold(w, |any, p| any | ages[p * wpr + k]);
-                        any.count_ones() as u64
-                    })
-                    .sum::<u64>()
-            })
-            .sum()
+        occupied(
+            &self.words,
+            &self.ages,
+            self.words_per_row,
+            age_planes(self.states),
+        )
     }
 
     /// Number of live cells (state 1).

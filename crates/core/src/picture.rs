@@ -208,6 +208,18 @@ fn scaled(width: usize, height: usize, cells: &[u8], scale: usize) -> Frame {
     }
 }
 
+/// The palette index of cell `(x, y)` of `grid`: 255 alive, 0 dead, and under a Generations
+/// rule of C states the dying state s fading from alive towards dead, 255 · (C − s) / (C − 1).
+fn state_index(grid: &Grid, x: usize, y: usize) -> u8 {
+    if grid.states() == 2 {
+        return if grid.get(x, y) { 255 } else { 0 };
+    }
+    match grid.state(x, y) {
+        0 => 0,
+        s => (255 * (grid.states() - s) / (grid.states() - 1)) as u8,
+    }
+}
+
 /// The picture of `view` of `grid`, `scale` pixels a cell (or the default; see the module's
 /// notes).
 pub fn grid(grid: &Grid, view: &View, scale: Option<u32>) -> Result<Frame> {
@@ -217,13 +229,7 @@ pub fn grid(grid: &Grid, view: &View, scale: Option<u32>) -> Result<Frame> {
             let mut cells = Vec::with_capacity(view.width * view.height);
             for dy in 0..view.height {
                 let y = (view.y + dy) % h;
-                cells.extend((0..view.width).map(|dx| {
-                    if grid.get((view.x + dx) % w, y) {
-                        255
-                    } else {
-                        0
-                    }
-                }));
+                cells.extend((0..view.width).map(|dx| state_index(grid, (view.x + dx) % w, y)));
             }
             Ok(scaled(view.width, view.height, &cells, s))
         }
@@ -674,6 +680,16 @@ mod test {
         // Brighter as the share grows (the map's lightness rises monotonically).
         let light = |c: [u8; 3]| 299 * c[0] as u32 + 587 * c[1] as u32 + 114 * c[2] as u32;
         assert!(PALETTE.windows(2).all(|w| light(w[1]) + 300 >= light(w[0])));
+    }
+
+    #[test]
+    fn dying_cells_fade_towards_dead() {
+        let mut g = Grid::with_states(4, 1, 5).unwrap();
+        for (x, state) in [1, 2, 4, 0].into_iter().enumerate() {
+            g.set_state(x, 0, state);
+        }
+        let frame = grid(&g, &View::whole(4, 1), Some(1)).unwrap();
+        assert_eq!(frame.pixels, [255, 191, 63, 0]);
     }
 
     #[test]

@@ -138,6 +138,31 @@ pub fn density_soup(width: usize, height: usize, density: f64, seed: u64) -> Res
     density_rows(width, density, seed, &rows)
 }
 
+/// A W×H soup of a Generations rule's `states` cell states (3 or more), reproducible from
+/// `seed` (for tests and benchmarks): about half the cells dead, a quarter alive and a quarter
+/// dying, their states drawn evenly from 2 to `states` − 1.
+pub fn states_soup(width: usize, height: usize, states: u32, seed: u64) -> Result<Grid> {
+    let mut grid = Grid::with_states(width, height, states)?;
+    if states < 3 {
+        return Err(Error::Invalid(format!(
+            "a soup of dying states needs 3 states or more, not {states}"
+        )));
+    }
+    let mut rng = SplitMix64::new(seed);
+    for y in 0..height {
+        for x in 0..width {
+            let draw = rng.next();
+            let state = match draw % 4 {
+                0 | 1 => 0,
+                2 => 1,
+                _ => 2 + (draw >> 8) as u32 % (states - 2),
+            };
+            grid.set_state(x, y, state);
+        }
+    }
+    Ok(grid)
+}
+
 /// Rows `rows` (in that order, repeats allowed) of a [`density_soup`] of this width, density
 /// and seed, of any height above them.
 pub fn density_rows(width: usize, density: f64, seed: u64, rows: &[usize]) -> Result<Grid> {

@@ -4,7 +4,7 @@
 use gol_core::cpu::{self, Bitsliced, Isa};
 use gol_core::engine::{evolve, find, Engine};
 use gol_core::rule::{Family, Topology};
-use gol_core::seed::{density_soup, glibc_soup, SplitMix64};
+use gol_core::seed::{density_soup, glibc_soup, states_soup, SplitMix64};
 use gol_core::{EngineId, EngineOptions, Grid, Rule};
 use proptest::prelude::*;
 
@@ -155,26 +155,6 @@ proptest! {
     }
 }
 
-/// A `width` × `height` soup of `states` states: each cell dead, alive or in one of the dying
-/// states, drawn from `seed`.
-fn states_soup(width: usize, height: usize, states: u32, seed: u64) -> Grid {
-    let mut rng = SplitMix64::new(seed);
-    let mut grid = Grid::with_states(width, height, states).unwrap();
-    for y in 0..height {
-        for x in 0..width {
-            let draw = rng.next();
-            // Half the cells dead, a quarter alive, a quarter dying.
-            let state = match draw % 4 {
-                0 | 1 => 0,
-                2 => 1,
-                _ => 2 + (draw >> 8) as u32 % (states - 2),
-            };
-            grid.set_state(x, y, state);
-        }
-    }
-    grid
-}
-
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 
@@ -189,7 +169,7 @@ proptest! {
         topology in topology(),
     ) {
         let rule = rule.on(topology).with_states(states).unwrap();
-        let grid = states_soup(width, height, states, seed);
+        let grid = states_soup(width, height, states, seed).unwrap();
         let expected = oracle(&grid, rule, gens);
         every_isa_matches(&grid, rule, gens, &expected)?;
         // A two-state grid runs under the rule as one whose cells are all dead or alive.

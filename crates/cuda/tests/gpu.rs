@@ -4,7 +4,7 @@
 
 use gol_core::engine::{evolve, find};
 use gol_core::rule::Topology;
-use gol_core::seed::{density_soup, glibc_soup};
+use gol_core::seed::{density_soup, glibc_soup, states_soup};
 use gol_core::{cpu, EngineId, EngineOptions, Grid, Rule};
 
 /// Whether a GPU is usable; panics if one is required and missing.
@@ -154,25 +154,6 @@ fn bitsliced_runs_random_rules_of_every_2d_family_as_the_oracle() {
     assert!(err.contains("cuda-bitsliced"), "{err}");
 }
 
-/// A `width` × `height` grid of `states` states drawn from `seed`: about half dead, a quarter
-/// alive, a quarter dying (in the first 30 states).
-fn states_soup(width: usize, height: usize, states: u32, seed: u64) -> Grid {
-    let mut rng = gol_core::seed::SplitMix64::new(seed);
-    let mut grid = Grid::with_states(width, height, states).unwrap();
-    for y in 0..height {
-        for x in 0..width {
-            let draw = rng.next();
-            let state = match draw % 4 {
-                0 | 1 => 0,
-                2 => 1,
-                _ => 2 + (draw >> 8) as u32 % (states.min(30) - 2),
-            };
-            grid.set_state(x, y, state);
-        }
-    }
-    grid
-}
-
 #[test]
 fn bitsliced_runs_generations_rules_as_the_oracle() {
     if !have_gpu() {
@@ -195,7 +176,7 @@ fn bitsliced_runs_generations_rules_as_the_oracle() {
         let grid = match i % 4 {
             // A two-state start under a Generations rule.
             1 => density_soup(w, h, 0.4, 900 + i).unwrap(),
-            _ => states_soup(w, h, states, 900 + i),
+            _ => states_soup(w, h, states, 900 + i).unwrap(),
         };
         // Past 128 generations the engine replays CUDA graphs of 64 launches.
         let gens = if i == 5 { 150 } else { 1 + i * 7 % 40 };
@@ -205,7 +186,10 @@ fn bitsliced_runs_generations_rules_as_the_oracle() {
     let spec = find(gol_cuda::ENGINES, EngineId::CudaBitsliced).unwrap();
     let mut engine = (spec.create)(&EngineOptions::default()).unwrap();
     engine
-        .load(&states_soup(40, 30, 4, 1), Rule::parse("345/2/4").unwrap())
+        .load(
+            &states_soup(40, 30, 4, 1).unwrap(),
+            Rule::parse("345/2/4").unwrap(),
+        )
         .unwrap();
     assert!(engine.rows().is_none());
     engine

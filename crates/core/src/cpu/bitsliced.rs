@@ -615,6 +615,12 @@ impl<R: RuleLogic> BandWork for BySums<'_, R> {
     }
 }
 
+/// Rows of the bands a generation of `height` rows is cut into for rayon's threads: several
+/// bands per thread balance the load; each band recomputes two rows of 3-sums.
+pub(super) fn rows_per_band(height: usize) -> usize {
+    height.div_ceil(rayon::current_num_threads() * 4).max(16)
+}
+
 /// Computes one generation of `frame` into `next`, in bands spread over rayon's threads.
 pub(super) fn generation(isa: Isa, frame: &Frame, next: &mut [u64], work: &impl BandWork) {
     let wpr = frame.words_per_row;
@@ -624,8 +630,7 @@ pub(super) fn generation(isa: Isa, frame: &Frame, next: &mut [u64], work: &impl 
         work.band(isa, frame, next, 0);
         return;
     }
-    // Several bands per thread balance the load; each band recomputes two rows of 3-sums.
-    let rows_per_band = frame.height.div_ceil(threads * 4).max(16);
+    let rows_per_band = rows_per_band(frame.height);
     next.par_chunks_mut(rows_per_band * wpr)
         .enumerate()
         .for_each(|(b, out)| work.band(isa, frame, out, b * rows_per_band));

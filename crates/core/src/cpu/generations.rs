@@ -15,8 +15,8 @@
 
 use rayon::prelude::*;
 
-use super::bitsliced::{BandWork, Frame, Isa};
-use crate::grid::age_planes;
+use super::bitsliced::{rows_per_band, BandWork, Frame, Isa};
+use crate::grid::{age_planes, occupied};
 use crate::memory;
 
 /// The ages of the dying cells of an engine's state: this generation's planes and the next's.
@@ -52,19 +52,7 @@ impl Ages {
 
     /// Cells not in state 0 now, of the live plane `alive`.
     pub(super) fn population(&self, alive: &[u64], words_per_row: usize) -> u64 {
-        let (wpr, planes) = (words_per_row, self.states.planes);
-        alive
-            .par_chunks(wpr)
-            .zip(self.now.par_chunks(planes * wpr))
-            .map(|(row, ages)| {
-                (0..wpr)
-                    .map(|k| {
-                        let any = (0..planes).fold(row[k], |any, p| any | ages[p * wpr + k]);
-                        any.count_ones() as u64
-                    })
-                    .sum::<u64>()
-            })
-            .sum()
+        occupied(alive, &self.now, words_per_row, self.states.planes)
     }
 
     /// Runs `generations` generations of `frame` (the live plane) with `work`, `next` being the
@@ -78,8 +66,7 @@ impl Ages {
         work: &impl BandWork,
     ) {
         let wpr = frame.words_per_row;
-        let threads = rayon::current_num_threads();
-        let rows_per_band = frame.height.div_ceil(threads * 4).max(16);
+        let rows_per_band = rows_per_band(frame.height);
         let dying = self.states;
         let row_ages = dying.planes * wpr;
         // Inside rayon's pool, as in `State::advance`.
