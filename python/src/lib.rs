@@ -196,9 +196,11 @@ impl Life {
         })
     }
 
-    /// A pattern file (RLE or plaintext `.cells`) placed as Golly places it on a `width` ×
-    /// `height` grid; the size may be left out where the file's rule has a bounded-grid suffix
-    /// (`:TW,H`, `:PW,H`). `rule` overrides the file's, its topology included.
+    /// A pattern file (RLE, plaintext `.cells`, macrocell `.mc`, Life 1.06 or 1.05, any of them
+    /// gzip-compressed; multi-state under a Generations rule) placed as Golly places it on a
+    /// `width` × `height` grid; the size may be left out where the file's rule has a
+    /// bounded-grid suffix (`:TW,H`, `:PW,H`). `rule` overrides the file's, its topology
+    /// included.
     #[staticmethod]
     #[pyo3(signature = (path, *, width=None, height=None, rule=None, engine="auto"))]
     fn load(
