@@ -156,9 +156,10 @@ impl GhostCells {
         std::mem::swap(&mut self.cells, &mut self.next);
     }
 
-    /// Advances one generation: `update(cells)` gives each cell's next state from its 3×3
-    /// neighbourhood, bit `3r + c` the cell in row `r` and column `c` (the cell itself at 4).
-    pub fn step_neighbourhoods(&mut self, update: impl Fn(u16) -> u8) {
+    /// Advances one generation: `update(cells, state)` gives each cell's next state from its 3×3
+    /// neighbourhood of live cells (state 1), bit `3r + c` the cell in row `r` and column `c`
+    /// (the cell itself at 4), and its own state.
+    pub fn step_neighbourhoods(&mut self, update: impl Fn(u16, u8) -> u8) {
         self.refresh_ghosts();
         let stride = self.width + 2;
         let (c, n) = (&self.cells, &mut self.next);
@@ -168,33 +169,10 @@ impl GhostCells {
                 for r in 0..3 {
                     let row = (y + r - 1) * stride + x - 1;
                     for col in 0..3 {
-                        cells |= (c[row + col] as u16) << (3 * r + col);
+                        cells |= ((c[row + col] == 1) as u16) << (3 * r + col);
                     }
                 }
-                n[y * stride + x] = update(cells);
-            }
-        }
-        std::mem::swap(&mut self.cells, &mut self.next);
-    }
-
-    /// Advances one generation under a Generations `rule`: each cell's 3×3 neighbourhood of
-    /// live cells (state 1) decides with [`Rule::next_cells`] whether it would live as a
-    /// two-state cell, and [`Rule::next_state`] its next state.
-    pub fn step_generations(&mut self, rule: &Rule) {
-        self.refresh_ghosts();
-        let stride = self.width + 2;
-        let (c, n) = (&self.cells, &mut self.next);
-        for y in 1..=self.height {
-            for x in 1..=self.width {
-                let mut alive = 0u16;
-                for r in 0..3 {
-                    let row = (y + r - 1) * stride + x - 1;
-                    for col in 0..3 {
-                        alive |= ((c[row + col] == 1) as u16) << (3 * r + col);
-                    }
-                }
-                let here = y * stride + x;
-                n[here] = rule.next_state(c[here], rule.next_cells(alive));
+                n[y * stride + x] = update(cells, c[y * stride + x]);
             }
         }
         std::mem::swap(&mut self.cells, &mut self.next);

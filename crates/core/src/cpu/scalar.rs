@@ -26,12 +26,15 @@ impl CellUpdate for SetTest {
     }
 
     fn advance(&self, cells: &mut GhostCells) {
-        if self.0.is_generations() {
-            cells.step_generations(&self.0);
-        } else if self.0.family() == Family::OuterTotalistic {
+        let rule = &self.0;
+        if rule.is_generations() {
+            cells.step_neighbourhoods(|around, state| {
+                rule.next_state(state, rule.next_cells(around))
+            });
+        } else if rule.family() == Family::OuterTotalistic {
             cells.step(|state, neighbours| self.next(state, neighbours));
         } else {
-            cells.step_neighbourhoods(|around| self.0.next_cells(around) as u8);
+            cells.step_neighbourhoods(|around, _| rule.next_cells(around) as u8);
         }
     }
 }

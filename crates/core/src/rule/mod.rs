@@ -410,12 +410,13 @@ impl Rule {
         let next = match (state, lives) {
             (0 | 1, true) => 1,
             (0, false) => 0,
-            (dying, _) => dying + 1,
+            // In u16: the last of 256 states, 255, goes on to 256, that is back to 0.
+            (dying, _) => dying as u16 + 1,
         };
-        if next as u16 >= self.states {
+        if next >= self.states {
             0
         } else {
-            next
+            next as u8
         }
     }
 
@@ -991,6 +992,8 @@ mod test {
         .collect();
         assert_eq!(next, [1, 0, 1, 2, 3, 0]);
         assert_eq!(Rule::LIFE.next_state(1, false), 0);
+        let most = Rule::parse("/2/256").unwrap();
+        assert_eq!((most.next_state(254, false), most.next_state(255, true)), (255, 0));
     }
 
     #[test]
