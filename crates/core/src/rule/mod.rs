@@ -993,7 +993,10 @@ mod test {
         assert_eq!(next, [1, 0, 1, 2, 3, 0]);
         assert_eq!(Rule::LIFE.next_state(1, false), 0);
         let most = Rule::parse("/2/256").unwrap();
-        assert_eq!((most.next_state(254, false), most.next_state(255, true)), (255, 0));
+        assert_eq!(
+            (most.next_state(254, false), most.next_state(255, true)),
+            (255, 0)
+        );
     }
 
     #[test]
