@@ -115,6 +115,9 @@ impl Isa {
 pub struct Bitsliced {
     isa: Isa,
     state: Option<State>,
+    /// The loaded rule's circuit, for rules the sums' logic does not run (compiled once per
+    /// load, not per step).
+    program: Option<Program>,
 }
 
 /// The state of a bit-sliced engine (2D, or 3D with a cube's lines as the rows): the current
@@ -418,6 +421,7 @@ impl Default for Bitsliced {
         Bitsliced {
             isa: Isa::detect(),
             state: None,
+            program: None,
         }
     }
 }
@@ -428,6 +432,7 @@ impl Bitsliced {
         Ok(Bitsliced {
             isa: isa.require()?,
             state: None,
+            program: None,
         })
     }
 
@@ -443,16 +448,17 @@ impl Bitsliced {
     }
 
     fn loaded(&self) -> Result<&State> {
-        self.state
-            .as_ref()
-            .ok_or_else(|| Error::Engine("cpu-bitsliced: no grid loaded".into()))
+        self.state.as_ref().ok_or_else(no_grid)
     }
 
     fn loaded_mut(&mut self) -> Result<&mut State> {
-        self.state
-            .as_mut()
-            .ok_or_else(|| Error::Engine("cpu-bitsliced: no grid loaded".into()))
+        self.state.as_mut().ok_or_else(no_grid)
     }
+}
+
+/// The error of a call that needs a loaded grid before one is loaded.
+fn no_grid() -> Error {
+    Error::Engine("cpu-bitsliced: no grid loaded".into())
 }
 
 impl Engine for Bitsliced {
@@ -471,12 +477,14 @@ impl Engine for Bitsliced {
             grid.height()
         );
         self.state = Some(State::new(grid, rule, &what)?);
+        self.program =
+            (rule.family() != Family::OuterTotalistic).then(|| Program::new(&Circuit::new(&rule)));
         Ok(())
     }
 
     fn step(&mut self, generations: u64) -> Result<()> {
         let isa = self.isa;
-        let state = self.loaded_mut()?;
+        let state = self.state.as_mut().ok_or_else(no_grid)?;
         // Life's own logic on either topology (the frame knows its edges), and under Life's
         // Generations rules for their live cells.
         let two_state = state.rule.on(Topology::Torus).with_states(2)?;
@@ -485,8 +493,11 @@ impl Engine for Bitsliced {
         } else if state.rule.family() == Family::OuterTotalistic {
             state.advance_2d(isa, generations, &BySums(&Leaves::<10>::new(state.rule)));
         } else {
-            let program = Program::new(&Circuit::new(&state.rule));
-            state.advance_2d(isa, generations, &program);
+            let program = self
+                .program
+                .as_ref()
+                .expect("a circuit for the loaded rule");
+            state.advance_2d(isa, generations, program);
         }
         Ok(())
     }

@@ -4,6 +4,8 @@ mod bitsliced;
 mod bitsliced3d;
 mod generations;
 mod ghost;
+#[cfg(target_arch = "x86_64")]
+mod jit;
 mod program;
 mod scalar;
 mod scalar3d;

@@ -8,8 +8,13 @@
 //! input slots get the words of the three rows above, at and below shifted west, not and east
 //! (cell `3r + c` of the neighbourhood); the gates then run in order, and the output slot is the
 //! next generation. Slots are reused once the last gate that reads them has run.
+//!
+//! On x86-64 with AVX2 the circuit is also compiled to machine code (`jit.rs`), which keeps its
+//! values in registers; the AVX2 and AVX-512 paths run that, the portable path the gates.
 
 use super::bitsliced::{dispatch, shifted, BandWork, Frame, Isa, Kernel};
+#[cfg(target_arch = "x86_64")]
+use super::jit::{Compiled, VECTOR_WORDS};
 use crate::grid::last_word_mask;
 use crate::rule::circuit::{Circuit, Gate, FIRST_GATE, ONE, ZERO};
 
@@ -41,6 +46,9 @@ pub(super) struct Program {
     ops: Vec<Op>,
     slots: usize,
     output: Output,
+    /// The circuit as machine code, where the CPU can run it.
+    #[cfg(target_arch = "x86_64")]
+    compiled: Option<Compiled>,
 }
 
 impl Program {
@@ -86,7 +94,13 @@ impl Program {
             ONE => Output::Constant(!0),
             signal => Output::Slot(slot_of[signal as usize]),
         };
-        Program { ops, slots, output }
+        Program {
+            ops,
+            slots,
+            output,
+            #[cfg(target_arch = "x86_64")]
+            compiled: Compiled::new(circuit, 8 * STRIP),
+        }
     }
 
     /// Runs the gates over the first `n` words of each slot of `slots` (`STRIP` words a slot).
@@ -149,6 +163,11 @@ fn each3(out: &mut [u64], a: &[u64], b: &[u64], c: &[u64], f: impl Fn(u64, u64, 
 
 impl BandWork for Program {
     fn band(&self, isa: Isa, frame: &Frame, out: &mut [u64], top: usize) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(compiled) = self.compiled.as_ref().filter(|_| isa != Isa::Portable) {
+            // The compiled code is AVX2 already: no need to dispatch.
+            return compiled_band(compiled, frame, out, top);
+        }
         dispatch(
             isa,
             CircuitBand {
@@ -158,6 +177,36 @@ impl BandWork for Program {
                 top,
             },
         )
+    }
+}
+
+/// Fills words `k..k + right - left` of the nine cell slots (`STRIP` words each) with words
+/// `left..right` of the three rows around an output row, shifted west, not and east; `None`
+/// is a dead row past a bounded plane's edge.
+#[inline(always)]
+fn fill(
+    slots: &mut [u64],
+    frame: &Frame,
+    rows: [Option<usize>; 3],
+    k: usize,
+    left: usize,
+    right: usize,
+) {
+    let n = right - left;
+    for (r, &row) in rows.iter().enumerate() {
+        let (west, rest) = slots[3 * r * STRIP..].split_at_mut(STRIP);
+        let (centre, east) = rest.split_at_mut(STRIP);
+        let Some(row) = row else {
+            for words in [west, centre, east] {
+                words[k..k + n].fill(0);
+            }
+            continue;
+        };
+        shifted(frame, row, left, right, |i, w, c, e| {
+            west[k + i] = w;
+            centre[k + i] = c;
+            east[k + i] = e;
+        });
     }
 }
 
@@ -183,27 +232,11 @@ impl Kernel for CircuitBand<'_> {
         for (r, row_out) in out.chunks_exact_mut(wpr).enumerate() {
             let y = top + r;
             let [above, below] = frame.around(y);
-            let rows = [above, Some(y), below];
             let mut left = 0;
             while left < wpr {
                 let right = (left + STRIP).min(wpr);
                 let n = right - left;
-                for (r, &row) in rows.iter().enumerate() {
-                    let (west, rest) = slots[3 * r * STRIP..].split_at_mut(STRIP);
-                    let (centre, east) = rest.split_at_mut(STRIP);
-                    let Some(row) = row else {
-                        // A dead row past a bounded plane's edge.
-                        for words in [west, centre, east] {
-                            words[..n].fill(0);
-                        }
-                        continue;
-                    };
-                    shifted(frame, row, left, right, |k, w, c, e| {
-                        west[k] = w;
-                        centre[k] = c;
-                        east[k] = e;
-                    });
-                }
+                fill(&mut slots, frame, [above, Some(y), below], 0, left, right);
                 program.run(&mut slots, n);
                 let target = &mut row_out[left..right];
                 match program.output {
@@ -214,5 +247,38 @@ impl Kernel for CircuitBand<'_> {
             }
             row_out[wpr - 1] &= last_word_mask(frame.width);
         }
+    }
+}
+
+/// Output rows `top..top + out.len() / words_per_row` of one generation, by the compiled
+/// circuit: a row's inner words straight from the rows, in whole vectors; its first word and
+/// the words after the last whole vector (those that wrap or see a bounded plane's edge among
+/// them) through the slots.
+#[cfg(target_arch = "x86_64")]
+fn compiled_band(compiled: &Compiled, frame: &Frame, out: &mut [u64], top: usize) {
+    let wpr = frame.words_per_row;
+    let mut slots = vec![0u64; 9 * STRIP];
+    let mut spill = vec![0u64; compiled.spill_words()];
+    let dead = vec![0u64; wpr];
+    let inner = wpr.saturating_sub(2) / VECTOR_WORDS * VECTOR_WORDS;
+    let rest = 1 + inner..wpr;
+    for (r, row_out) in out.chunks_exact_mut(wpr).enumerate() {
+        let y = top + r;
+        let [above, below] = frame.around(y);
+        let rows = [above, Some(y), below];
+        let words = rows.map(|row| row.map_or(&dead[..], |row| &frame.words[row * wpr..][..wpr]));
+        compiled.rows(words, 1, &mut row_out[1..1 + inner], &mut spill);
+        fill(&mut slots, frame, rows, 0, 0, 1);
+        fill(&mut slots, frame, rows, 1, rest.start, rest.end);
+        let mut ends = [0u64; 2 * VECTOR_WORDS];
+        let n = 1 + rest.len();
+        compiled.slots(
+            &slots,
+            &mut ends[..n.next_multiple_of(VECTOR_WORDS)],
+            &mut spill,
+        );
+        row_out[0] = ends[0];
+        row_out[rest.clone()].copy_from_slice(&ends[1..n]);
+        row_out[wpr - 1] &= last_word_mask(frame.width);
     }
 }

@@ -1,0 +1,524 @@
+//! A rule's [`Circuit`] compiled to x86-64 machine code at run time, so that `cpu-bitsliced`
+//! runs isotropic, hexagonal and von Neumann rules with the circuit's values in registers
+//! instead of interpreting it a gate at a time over arrays (`program.rs`).
+//!
+//! Each compiled function computes the next state of four words (one 256-bit AVX2 vector) per
+//! turn of its loop, and takes
+//!
+//! ```text
+//! extern "sysv64" fn(above: *const u64, row: *const u64, below: *const u64,
+//!                    out: *mut u64, vectors: usize, spill: *mut u64)
+//! ```
+//!
+//! Two functions are made from each circuit, differing in where the nine cells come from:
+//! - **from rows** ([`Compiled::rows`]): `above`, `row` and `below` point at the same word of
+//!   three rows; the centre column is that word, the west and east columns the word shifted by
+//!   one with the edge bit of the word before or after it funnelled in, all in registers. This
+//!   is for a row's inner words, whose neighbours in the row are the words beside them.
+//! - **from slots** ([`Compiled::slots`]): the nine cells' words were laid out beforehand, cell
+//!   `c`'s `stride` bytes after cell `c - 1`'s, starting at `above`. This is for a row's end
+//!   words, which wrap round the torus or see a bounded plane's dead edge.
+//!
+//! Each gate becomes one to four AVX2 instructions (`vpand`, `vpor`, `vpxor`, `vpandn`,
+//! `vpcmpeqq` for all ones) over `ymm0`–`ymm14`; `ymm15` is scratch for gates and cell loads.
+//! A cell is loaded when a gate first needs it. When every register is taken, the value whose
+//! next use is furthest away gives up its register (Belady's choice): a cell or constant is
+//! simply loaded again later, a gate's value is first stored in its own spill slot. The code
+//! of one turn is straight-line, so where every value lives is known while compiling.
+//!
+//! Only AVX2 code is generated (it runs on AVX-512 machines as well); without AVX2, or off
+//! x86-64, circuits are interpreted.
+
+// `dynasm!` converts the register numbers given to it with `.into()`, even from `u8` to `u8`.
+#![allow(clippy::useless_conversion)]
+
+use dynasmrt::x64::Assembler;
+use dynasmrt::{dynasm, AssemblyOffset, DynasmApi, DynasmLabelApi, ExecutableBuffer};
+
+use crate::rule::circuit::{Circuit, Gate, Signal, FIRST_GATE, ONE, ZERO};
+
+/// Words a turn of the loop computes: one AVX2 vector.
+pub(super) const VECTOR_WORDS: usize = 4;
+
+/// Registers that hold values (`ymm0`..`ymm14`).
+const REGISTERS: usize = 15;
+
+/// The register gates use for their intermediate results.
+const SCRATCH: u8 = 15;
+
+/// A compiled entry point (see the module's documentation).
+type Entry = extern "sysv64" fn(*const u64, *const u64, *const u64, *mut u64, usize, *mut u64);
+
+/// The registers of the three row (or slot) pointers: `rdi`, `rsi`, `rdx`.
+const ROW_POINTERS: [u8; 3] = [7, 6, 2];
+
+/// Where a compiled function finds the nine cells.
+#[derive(Clone, Copy)]
+enum Source {
+    /// Laid out in slots `stride` bytes apart.
+    Slots { stride: i32 },
+    /// Computed from three rows.
+    Rows,
+}
+
+/// A circuit compiled for AVX2.
+pub(super) struct Compiled {
+    code: ExecutableBuffer,
+    slots: AssemblyOffset,
+    rows: AssemblyOffset,
+    stride: usize,
+    /// Words of spill space a call needs.
+    spill_words: usize,
+}
+
+impl Compiled {
+    /// `circuit` compiled, its slots `stride` bytes apart; `None` if this CPU lacks AVX2, the
+    /// circuit's output is a constant (nothing to compute), or executable memory cannot be had.
+    pub(super) fn new(circuit: &Circuit, stride: usize) -> Option<Compiled> {
+        if !is_x86_feature_detected!("avx2") || circuit.output() == ZERO || circuit.output() == ONE
+        {
+            return None;
+        }
+        let mut ops = Assembler::new().ok()?;
+        let slots = ops.offset();
+        function(
+            &mut ops,
+            circuit,
+            Source::Slots {
+                stride: i32::try_from(stride).ok()?,
+            },
+        );
+        let rows = ops.offset();
+        function(&mut ops, circuit, Source::Rows);
+        let code = ops.finalize().ok()?;
+        Some(Compiled {
+            code,
+            slots,
+            rows,
+            stride,
+            spill_words: circuit.gates().len() * VECTOR_WORDS,
+        })
+    }
+
+    /// Words of spill space a call needs.
+    pub(super) fn spill_words(&self) -> usize {
+        self.spill_words
+    }
+
+    /// The next states of `out.len() / VECTOR_WORDS` vectors from `slots` (the nine cells'
+    /// words, `stride` bytes apart as given to [`Compiled::new`]).
+    pub(super) fn slots(&self, slots: &[u64], out: &mut [u64], spill: &mut [u64]) {
+        let vectors = out.len() / VECTOR_WORDS;
+        assert!(
+            slots.len() >= 8 * (self.stride / 8) + vectors * VECTOR_WORDS,
+            "compiled circuit given too few slots"
+        );
+        let p = slots.as_ptr();
+        // SAFETY: the code reads `vectors` vectors of each of the nine slots, the last 8
+        // strides in (all inside `slots`, checked above).
+        unsafe { self.call(self.slots, [p, p, p], out, vectors, spill) }
+    }
+
+    /// The next states of words `first..first + out.len() / VECTOR_WORDS * VECTOR_WORDS` of a
+    /// row, from the same words of the row above, the row and the row below, each with a word
+    /// on either side (`first >= 1`, and the rows longer than the last word by one).
+    pub(super) fn rows(&self, rows: [&[u64]; 3], first: usize, out: &mut [u64], spill: &mut [u64]) {
+        let vectors = out.len() / VECTOR_WORDS;
+        if vectors == 0 {
+            return;
+        }
+        let end = first + vectors * VECTOR_WORDS;
+        assert!(
+            first >= 1 && rows.iter().all(|row| row.len() > end),
+            "compiled circuit given too short rows"
+        );
+        // SAFETY: the code reads words `first - 1..=end` of each row (inside, checked above).
+        let rows = rows.map(|row| unsafe { row.as_ptr().add(first) });
+        // SAFETY: as above.
+        unsafe { self.call(self.rows, rows, out, vectors, spill) }
+    }
+
+    /// Calls the function at `entry` for `vectors` vectors of `out`.
+    ///
+    /// # Safety
+    /// The function must read only memory of `from` that is valid for reads.
+    unsafe fn call(
+        &self,
+        entry: AssemblyOffset,
+        from: [*const u64; 3],
+        out: &mut [u64],
+        vectors: usize,
+        spill: &mut [u64],
+    ) {
+        if vectors == 0 {
+            return;
+        }
+        assert!(
+            out.len() >= vectors * VECTOR_WORDS && spill.len() >= self.spill_words,
+            "compiled circuit given too little memory"
+        );
+        // SAFETY: the buffer holds the code assembled in `new` for the `Entry` signature
+        // (System V ABI, AVX2, which `new` checked the CPU has), executable while `self`
+        // lives.
+        let function: Entry = unsafe { std::mem::transmute(self.code.ptr(entry)) };
+        // It writes `vectors` vectors of `out` and at most `spill_words` words of `spill`
+        // (both checked above), and reads what the caller vouches for.
+        function(
+            from[0],
+            from[1],
+            from[2],
+            out.as_mut_ptr(),
+            vectors,
+            spill.as_mut_ptr(),
+        );
+    }
+}
+
+/// Assembles the function of `circuit` reading its cells from `source`.
+fn function(ops: &mut Assembler, circuit: &Circuit, source: Source) {
+    let mut turn = Turn::new(circuit, source);
+    let top = ops.new_dynamic_label();
+    dynasm!(ops ; .arch x64 ; =>top);
+    for (i, gate) in circuit.gates().iter().enumerate() {
+        turn.gate(ops, i, gate);
+    }
+    let out = turn.ensure(ops, circuit.output(), circuit.gates().len(), &[]);
+    dynasm!(ops
+        ; .arch x64
+        ; vmovdqu [rcx], Ry(out)
+        ; add rdi, 32
+        ; add rsi, 32
+        ; add rdx, 32
+        ; add rcx, 32
+        ; sub r8, 1
+        ; jnz =>top
+        ; vzeroupper
+        ; ret
+    );
+}
+
+/// The register allocator's view of one turn of the loop while its code is generated.
+struct Turn {
+    source: Source,
+    /// For each signal, the gates that read it in order (the output counts as read by gate
+    /// `gates.len()`).
+    uses: Vec<Vec<usize>>,
+    /// For each signal, the register holding it now.
+    register: Vec<Option<u8>>,
+    /// For each register, the signal it holds.
+    holds: [Option<Signal>; REGISTERS],
+    /// For each signal, whether its value is in its spill slot.
+    spilled: Vec<bool>,
+}
+
+impl Turn {
+    fn new(circuit: &Circuit, source: Source) -> Turn {
+        let signals = FIRST_GATE as usize + circuit.gates().len();
+        let mut uses = vec![Vec::new(); signals];
+        for (i, gate) in circuit.gates().iter().enumerate() {
+            for input in gate.inputs() {
+                if uses[input as usize].last() != Some(&i) {
+                    uses[input as usize].push(i);
+                }
+            }
+        }
+        uses[circuit.output() as usize].push(circuit.gates().len());
+        Turn {
+            source,
+            uses,
+            register: vec![None; signals],
+            holds: [None; REGISTERS],
+            spilled: vec![false; signals],
+        }
+    }
+
+    /// The first gate after `now` that reads `signal`.
+    fn next_use(&self, signal: Signal, now: usize) -> Option<usize> {
+        self.uses[signal as usize]
+            .iter()
+            .copied()
+            .find(|&gate| gate > now)
+    }
+
+    /// The code of gate `i`.
+    fn gate(&mut self, ops: &mut Assembler, i: usize, gate: &Gate) {
+        let mut inputs = [0u8; 3];
+        let mut count = 0;
+        for signal in gate.inputs() {
+            inputs[count] = self.ensure(ops, signal, i, &inputs[..count]);
+            count += 1;
+        }
+        // The output never shares a register with an input, so gates of several instructions
+        // may write it before their last read of an input.
+        let d = self.free_register(ops, i, &inputs[..count]);
+        let r = |k: usize| inputs[k];
+        match *gate {
+            Gate::And(..) => dynasm!(ops ; .arch x64 ; vpand Ry(d), Ry(r(0)), Ry(r(1))),
+            Gate::Or(..) => dynasm!(ops ; .arch x64 ; vpor Ry(d), Ry(r(0)), Ry(r(1))),
+            Gate::Xor(..) => dynasm!(ops ; .arch x64 ; vpxor Ry(d), Ry(r(0)), Ry(r(1))),
+            // `vpandn d, x, y` is `!x & y`.
+            Gate::AndNot(..) => dynasm!(ops ; .arch x64 ; vpandn Ry(d), Ry(r(1)), Ry(r(0))),
+            Gate::Not(..) => dynasm!(ops
+                ; .arch x64
+                ; vpcmpeqq Ry(SCRATCH), Ry(SCRATCH), Ry(SCRATCH)
+                ; vpxor Ry(d), Ry(r(0)), Ry(SCRATCH)
+            ),
+            Gate::Xor3(..) => dynasm!(ops
+                ; .arch x64
+                ; vpxor Ry(SCRATCH), Ry(r(0)), Ry(r(1))
+                ; vpxor Ry(d), Ry(SCRATCH), Ry(r(2))
+            ),
+            // At least two of a, b, c: ((a ^ c) & (b ^ c)) ^ c.
+            Gate::Majority(..) => dynasm!(ops
+                ; .arch x64
+                ; vpxor Ry(SCRATCH), Ry(r(0)), Ry(r(2))
+                ; vpxor Ry(d), Ry(r(1)), Ry(r(2))
+                ; vpand Ry(d), Ry(d), Ry(SCRATCH)
+                ; vpxor Ry(d), Ry(d), Ry(r(2))
+            ),
+            // s ? one : zero, as zero ^ (s & (one ^ zero)).
+            Gate::Mux(..) => dynasm!(ops
+                ; .arch x64
+                ; vpxor Ry(SCRATCH), Ry(r(1)), Ry(r(2))
+                ; vpand Ry(SCRATCH), Ry(SCRATCH), Ry(r(0))
+                ; vpxor Ry(d), Ry(SCRATCH), Ry(r(2))
+            ),
+        }
+        // Inputs read for the last time give up their registers.
+        for signal in gate.inputs() {
+            if self.next_use(signal, i).is_none() {
+                if let Some(reg) = self.register[signal as usize].take() {
+                    self.holds[reg as usize] = None;
+                }
+            }
+        }
+        let output = FIRST_GATE + i as Signal;
+        if self.uses[output as usize].is_empty() {
+            return;
+        }
+        self.register[output as usize] = Some(d);
+        self.holds[d as usize] = Some(output);
+    }
+
+    /// A register holding `signal` for gate `now`, loading it if needed, without taking any
+    /// of the registers in `keep`.
+    fn ensure(&mut self, ops: &mut Assembler, signal: Signal, now: usize, keep: &[u8]) -> u8 {
+        if let Some(reg) = self.register[signal as usize] {
+            return reg;
+        }
+        let reg = self.free_register(ops, now, keep);
+        match signal {
+            ZERO => dynasm!(ops ; .arch x64 ; vpxor Ry(reg), Ry(reg), Ry(reg)),
+            ONE => dynasm!(ops ; .arch x64 ; vpcmpeqq Ry(reg), Ry(reg), Ry(reg)),
+            cell if cell < 9 => self.load_cell(ops, cell, reg),
+            gate => {
+                assert!(
+                    self.spilled[gate as usize],
+                    "gate {gate} read before it is computed"
+                );
+                let at = spill_offset(gate);
+                dynasm!(ops ; .arch x64 ; vmovdqu Ry(reg), [r9 + at]);
+            }
+        }
+        self.register[signal as usize] = Some(reg);
+        self.holds[reg as usize] = Some(signal);
+        reg
+    }
+
+    /// A register free for a new value at gate `now`, none of `keep`: an empty one, or the one
+    /// whose value is read again last (stored to its spill slot first if it is a gate's value
+    /// not stored yet).
+    fn free_register(&mut self, ops: &mut Assembler, now: usize, keep: &[u8]) -> u8 {
+        let candidates = (0..REGISTERS as u8).filter(|reg| !keep.contains(reg));
+        if let Some(reg) = candidates
+            .clone()
+            .find(|&reg| self.holds[reg as usize].is_none())
+        {
+            return reg;
+        }
+        let reg = candidates
+            .max_by_key(|&reg| {
+                let signal = self.holds[reg as usize].expect("every register is taken");
+                self.next_use(signal, now.saturating_sub(1))
+                    .unwrap_or(usize::MAX)
+            })
+            .expect("more registers than a gate's inputs");
+        let signal = self.holds[reg as usize]
+            .take()
+            .expect("every register is taken");
+        self.register[signal as usize] = None;
+        if signal >= FIRST_GATE && !self.spilled[signal as usize] {
+            let at = spill_offset(signal);
+            dynasm!(ops ; .arch x64 ; vmovdqu [r9 + at], Ry(reg));
+            self.spilled[signal as usize] = true;
+        }
+        reg
+    }
+}
+
+impl Turn {
+    /// Loads cell `cell` (`3r + c`: row `r` above to below, column `c` west to east) into
+    /// `reg`.
+    fn load_cell(&self, ops: &mut Assembler, cell: Signal, reg: u8) {
+        let (row, column) = (usize::from(cell / 3), cell % 3);
+        match self.source {
+            Source::Slots { stride } => {
+                let at = i32::from(cell) * stride;
+                dynasm!(ops ; .arch x64 ; vmovdqu Ry(reg), [rdi + at]);
+            }
+            Source::Rows => {
+                let base = ROW_POINTERS[row];
+                dynasm!(ops ; .arch x64 ; vmovdqu Ry(reg), [Rq(base)]);
+                match column {
+                    // West: the word shifted up by one, the word before's top bit below.
+                    0 => dynasm!(ops
+                        ; .arch x64
+                        ; vpsllq Ry(reg), Ry(reg), 1
+                        ; vmovdqu Ry(SCRATCH), [Rq(base) - 8]
+                        ; .bytes vpsrlq(SCRATCH, 63).iter()
+                        ; vpor Ry(reg), Ry(reg), Ry(SCRATCH)
+                    ),
+                    // East: the word shifted down by one, the word after's bottom bit on top.
+                    2 => dynasm!(ops
+                        ; .arch x64
+                        ; .bytes vpsrlq(reg, 1).iter()
+                        ; vmovdqu Ry(SCRATCH), [Rq(base) + 8]
+                        ; vpsllq Ry(SCRATCH), Ry(SCRATCH), 63
+                        ; vpor Ry(reg), Ry(reg), Ry(SCRATCH)
+                    ),
+                    _ => {}
+                }
+            }
+        }
+    }
+}
+
+/// `vpsrlq ymm(reg), ymm(reg), by`, encoded here: dynasm 5.1 encodes this form with VEX.L
+/// clear, which shifts only the low 128 bits and zeroes the rest. The three-byte VEX prefix
+/// `C4`: R and X unused (set, as they are stored inverted), B the register's fourth bit
+/// (inverted), map `0F`; then W 0, vvvv the destination (inverted), L 1 (256 bits), pp `66`;
+/// opcode `73 /2 ib` with the source in ModRM's r/m.
+fn vpsrlq(reg: u8, by: u8) -> [u8; 6] {
+    let b = !reg >> 3 & 1;
+    [
+        0xc4,
+        0xc1 | b << 5,
+        (!reg & 15) << 3 | 0b101,
+        0x73,
+        0xd0 | (reg & 7),
+        by,
+    ]
+}
+
+/// Where gate signal `signal`'s value is spilled, in bytes from the spill area's start.
+fn spill_offset(signal: Signal) -> i32 {
+    i32::from(signal - FIRST_GATE) * (VECTOR_WORDS as i32 * 8)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rule::Rule;
+
+    /// Every one of the 512 neighbourhoods, bit-sliced: bit `b` of word `w` of cell `c`'s
+    /// slot is bit `c` of neighbourhood `64 w + b`.
+    fn every_neighbourhood(stride_words: usize) -> Vec<u64> {
+        let mut cells = vec![0u64; 9 * stride_words];
+        for n in 0..512usize {
+            for c in 0..9 {
+                if n >> c & 1 == 1 {
+                    cells[c * stride_words + n / 64] |= 1 << (n % 64);
+                }
+            }
+        }
+        cells
+    }
+
+    /// Rules whose circuits range from a few gates to more values than registers.
+    const RULES: [&str; 7] = [
+        "B3/S23-a",
+        "B2-a/S12",
+        "B2/S34H",
+        "B2/S013V",
+        "B2ce3aeijnqry4n/S1e2-a3ae4ejqt",
+        "B1c2ace3aeijnqry4cekn5-ai6ak7c/S0123-k4aeijkntwz5-ey6cn8",
+        "B3-jk4eikt6k/S1e2-a3ey4cirt5ky6ci7",
+    ];
+
+    fn avx2() -> bool {
+        let here = is_x86_feature_detected!("avx2");
+        if !here {
+            eprintln!("skipped: this CPU has no AVX2");
+        }
+        here
+    }
+
+    #[test]
+    fn circuits_from_slots_give_every_neighbourhood_its_next_state() {
+        if !avx2() {
+            return;
+        }
+        let stride_words = 16;
+        let cells = every_neighbourhood(stride_words);
+        let mut spilled = false;
+        for rule in RULES {
+            let circuit = Circuit::new(&rule.parse::<Rule>().unwrap());
+            let compiled = Compiled::new(&circuit, 8 * stride_words).expect("AVX2 is here");
+            let mut out = vec![0u64; 8];
+            let mut spill = vec![!0u64; compiled.spill_words()];
+            compiled.slots(&cells, &mut out, &mut spill);
+            for n in 0..512u16 {
+                let got = out[n as usize / 64] >> (n % 64) & 1 == 1;
+                assert_eq!(got, circuit.eval(n), "{rule}, neighbourhood {n:09b}");
+            }
+            // The spill slots start all ones; a circuit that spilled changed them.
+            spilled |= spill.iter().any(|&word| word != !0);
+        }
+        assert!(spilled, "no circuit here used the spill slots");
+    }
+
+    #[test]
+    fn circuits_from_rows_give_every_cell_its_next_state() {
+        if !avx2() {
+            return;
+        }
+        // Three random rows of 34 words; words 1..=32 are computed, each cell's neighbours
+        // read bit by bit from the rows.
+        let words = 34;
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut random = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for rule in RULES {
+            let circuit = Circuit::new(&rule.parse::<Rule>().unwrap());
+            let compiled = Compiled::new(&circuit, 64).expect("AVX2 is here");
+            let mut spill = vec![!0u64; compiled.spill_words()];
+            for _ in 0..8 {
+                let rows: Vec<Vec<u64>> = (0..3)
+                    .map(|_| (0..words).map(|_| random()).collect())
+                    .collect();
+                let mut out = vec![0u64; words - 2];
+                compiled.rows([&rows[0], &rows[1], &rows[2]], 1, &mut out, &mut spill);
+                let bit = |r: usize, x: usize| rows[r][x / 64] >> (x % 64) & 1;
+                for x in 64..64 * (words - 1) {
+                    let mut cells = 0u16;
+                    for (r, c) in (0..3).flat_map(|r| (0..3).map(move |c| (r, c))) {
+                        cells |= (bit(r, x + c - 1) as u16) << (3 * r + c);
+                    }
+                    let got = out[x / 64 - 1] >> (x % 64) & 1 == 1;
+                    assert_eq!(got, circuit.eval(cells), "{rule}, cell {x}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn constant_circuits_are_not_compiled() {
+        let dead = Circuit::new(&"B/SV".parse::<Rule>().unwrap());
+        assert_eq!(dead.output(), ZERO);
+        assert!(Compiled::new(&dead, 64).is_none());
+    }
+}
