@@ -2,22 +2,19 @@
 //! runs isotropic, hexagonal and von Neumann rules with the circuit's values in registers
 //! instead of interpreting it a gate at a time over arrays (`program.rs`).
 //!
-//! Each compiled function computes the next state of four words (one 256-bit AVX2 vector) per
-//! turn of its loop, and takes
+//! The compiled function computes the next state of four words (one 256-bit AVX2 vector) of a
+//! row per turn of its loop, and takes
 //!
 //! ```text
 //! extern "sysv64" fn(above: *const u64, row: *const u64, below: *const u64,
 //!                    out: *mut u64, vectors: usize, spill: *mut u64)
 //! ```
 //!
-//! Two functions are made from each circuit, differing in where the nine cells come from:
-//! - **from rows** ([`Compiled::rows`]): `above`, `row` and `below` point at the same word of
-//!   three rows; the centre column is that word, the west and east columns the word shifted by
-//!   one with the edge bit of the word before or after it funnelled in, all in registers. This
-//!   is for a row's inner words, whose neighbours in the row are the words beside them.
-//! - **from slots** ([`Compiled::slots`]): the nine cells' words were laid out beforehand, cell
-//!   `c`'s `stride` bytes after cell `c - 1`'s, starting at `above`. This is for a row's end
-//!   words, which wrap round the torus or see a bounded plane's dead edge.
+//! `above`, `row` and `below` point at the same word of three rows. The centre column of the
+//! neighbourhood is that word; the west and east columns are the word shifted by one with the
+//! edge bit of the word before or after it funnelled in, all in registers. The rows are given
+//! with a word of margin on either side that makes the row's ends right (see
+//! [`Compiled::rows`]).
 //!
 //! Each gate becomes one to four AVX2 instructions (`vpand`, `vpor`, `vpxor`, `vpandn`,
 //! `vpcmpeqq` for all ones) over `ymm0`–`ymm14`; `ymm15` is scratch for gates and cell loads.
@@ -49,53 +46,32 @@ const SCRATCH: u8 = 15;
 /// A compiled entry point (see the module's documentation).
 type Entry = extern "sysv64" fn(*const u64, *const u64, *const u64, *mut u64, usize, *mut u64);
 
-/// The registers of the three row (or slot) pointers: `rdi`, `rsi`, `rdx`.
+/// The registers of the three row pointers: `rdi`, `rsi`, `rdx`.
 const ROW_POINTERS: [u8; 3] = [7, 6, 2];
-
-/// Where a compiled function finds the nine cells.
-#[derive(Clone, Copy)]
-enum Source {
-    /// Laid out in slots `stride` bytes apart.
-    Slots { stride: i32 },
-    /// Computed from three rows.
-    Rows,
-}
 
 /// A circuit compiled for AVX2.
 pub(super) struct Compiled {
     code: ExecutableBuffer,
-    slots: AssemblyOffset,
-    rows: AssemblyOffset,
-    stride: usize,
+    entry: AssemblyOffset,
     /// Words of spill space a call needs.
     spill_words: usize,
 }
 
 impl Compiled {
-    /// `circuit` compiled, its slots `stride` bytes apart; `None` if this CPU lacks AVX2, the
-    /// circuit's output is a constant (nothing to compute), or executable memory cannot be had.
-    pub(super) fn new(circuit: &Circuit, stride: usize) -> Option<Compiled> {
+    /// `circuit` compiled; `None` if this CPU lacks AVX2, the circuit's output is a constant
+    /// (nothing to compute), or executable memory cannot be had.
+    pub(super) fn new(circuit: &Circuit) -> Option<Compiled> {
         if !is_x86_feature_detected!("avx2") || circuit.output() == ZERO || circuit.output() == ONE
         {
             return None;
         }
         let mut ops = Assembler::new().ok()?;
-        let slots = ops.offset();
-        function(
-            &mut ops,
-            circuit,
-            Source::Slots {
-                stride: i32::try_from(stride).ok()?,
-            },
-        );
-        let rows = ops.offset();
-        function(&mut ops, circuit, Source::Rows);
+        let entry = ops.offset();
+        function(&mut ops, circuit);
         let code = ops.finalize().ok()?;
         Some(Compiled {
             code,
-            slots,
-            rows,
-            stride,
+            entry,
             spill_words: circuit.gates().len() * VECTOR_WORDS,
         })
     }
@@ -105,68 +81,35 @@ impl Compiled {
         self.spill_words
     }
 
-    /// The next states of `out.len() / VECTOR_WORDS` vectors from `slots` (the nine cells'
-    /// words, `stride` bytes apart as given to [`Compiled::new`]).
-    pub(super) fn slots(&self, slots: &[u64], out: &mut [u64], spill: &mut [u64]) {
-        let vectors = out.len() / VECTOR_WORDS;
-        assert!(
-            slots.len() >= 8 * (self.stride / 8) + vectors * VECTOR_WORDS,
-            "compiled circuit given too few slots"
-        );
-        let p = slots.as_ptr();
-        // SAFETY: the code reads `vectors` vectors of each of the nine slots, the last 8
-        // strides in (all inside `slots`, checked above).
-        unsafe { self.call(self.slots, [p, p, p], out, vectors, spill) }
-    }
-
-    /// The next states of words `first..first + out.len() / VECTOR_WORDS * VECTOR_WORDS` of a
-    /// row, from the same words of the row above, the row and the row below, each with a word
-    /// on either side (`first >= 1`, and the rows longer than the last word by one).
-    pub(super) fn rows(&self, rows: [&[u64]; 3], first: usize, out: &mut [u64], spill: &mut [u64]) {
+    /// The next states of `out.len() / VECTOR_WORDS` whole vectors of a row from the row above,
+    /// the row and the row below, each given with a word of margin: word `k` of `out` is
+    /// computed from words `k..=k + 2` of each. On a torus, a row's margins and padding are
+    /// made so that the shifts bring its other end's cells in: the word before its first has
+    /// the last cell at bit 63; the padding bit just past the last cell holds the first cell, or
+    /// where the row fills its last word, the word after it has the first cell at bit 0.
+    pub(super) fn rows(&self, rows: [&[u64]; 3], out: &mut [u64], spill: &mut [u64]) {
         let vectors = out.len() / VECTOR_WORDS;
         if vectors == 0 {
             return;
         }
-        let end = first + vectors * VECTOR_WORDS;
         assert!(
-            first >= 1 && rows.iter().all(|row| row.len() > end),
-            "compiled circuit given too short rows"
-        );
-        // SAFETY: the code reads words `first - 1..=end` of each row (inside, checked above).
-        let rows = rows.map(|row| unsafe { row.as_ptr().add(first) });
-        // SAFETY: as above.
-        unsafe { self.call(self.rows, rows, out, vectors, spill) }
-    }
-
-    /// Calls the function at `entry` for `vectors` vectors of `out`.
-    ///
-    /// # Safety
-    /// The function must read only memory of `from` that is valid for reads.
-    unsafe fn call(
-        &self,
-        entry: AssemblyOffset,
-        from: [*const u64; 3],
-        out: &mut [u64],
-        vectors: usize,
-        spill: &mut [u64],
-    ) {
-        if vectors == 0 {
-            return;
-        }
-        assert!(
-            out.len() >= vectors * VECTOR_WORDS && spill.len() >= self.spill_words,
+            rows.iter()
+                .all(|row| row.len() >= vectors * VECTOR_WORDS + 2)
+                && spill.len() >= self.spill_words,
             "compiled circuit given too little memory"
         );
         // SAFETY: the buffer holds the code assembled in `new` for the `Entry` signature
         // (System V ABI, AVX2, which `new` checked the CPU has), executable while `self`
         // lives.
-        let function: Entry = unsafe { std::mem::transmute(self.code.ptr(entry)) };
-        // It writes `vectors` vectors of `out` and at most `spill_words` words of `spill`
-        // (both checked above), and reads what the caller vouches for.
+        let function: Entry = unsafe { std::mem::transmute(self.code.ptr(self.entry)) };
+        // SAFETY: the code reads words `0..vectors * VECTOR_WORDS + 2` of each row (one before
+        // the pointer given, one past the last vector), writes `vectors` vectors of `out` and at
+        // most `spill_words` words of `spill`, all inside (checked above).
+        let [above, row, below] = rows.map(|row| unsafe { row.as_ptr().add(1) });
         function(
-            from[0],
-            from[1],
-            from[2],
+            above,
+            row,
+            below,
             out.as_mut_ptr(),
             vectors,
             spill.as_mut_ptr(),
@@ -174,9 +117,9 @@ impl Compiled {
     }
 }
 
-/// Assembles the function of `circuit` reading its cells from `source`.
-fn function(ops: &mut Assembler, circuit: &Circuit, source: Source) {
-    let mut turn = Turn::new(circuit, source);
+/// Assembles the function of `circuit`.
+fn function(ops: &mut Assembler, circuit: &Circuit) {
+    let mut turn = Turn::new(circuit);
     let top = ops.new_dynamic_label();
     dynasm!(ops ; .arch x64 ; =>top);
     for (i, gate) in circuit.gates().iter().enumerate() {
@@ -199,7 +142,6 @@ fn function(ops: &mut Assembler, circuit: &Circuit, source: Source) {
 
 /// The register allocator's view of one turn of the loop while its code is generated.
 struct Turn {
-    source: Source,
     /// For each signal, the gates that read it in order (the output counts as read by gate
     /// `gates.len()`).
     uses: Vec<Vec<usize>>,
@@ -212,7 +154,7 @@ struct Turn {
 }
 
 impl Turn {
-    fn new(circuit: &Circuit, source: Source) -> Turn {
+    fn new(circuit: &Circuit) -> Turn {
         let signals = FIRST_GATE as usize + circuit.gates().len();
         let mut uses = vec![Vec::new(); signals];
         for (i, gate) in circuit.gates().iter().enumerate() {
@@ -224,7 +166,6 @@ impl Turn {
         }
         uses[circuit.output() as usize].push(circuit.gates().len());
         Turn {
-            source,
             uses,
             register: vec![None; signals],
             holds: [None; REGISTERS],
@@ -360,35 +301,26 @@ impl Turn {
     /// Loads cell `cell` (`3r + c`: row `r` above to below, column `c` west to east) into
     /// `reg`.
     fn load_cell(&self, ops: &mut Assembler, cell: Signal, reg: u8) {
-        let (row, column) = (usize::from(cell / 3), cell % 3);
-        match self.source {
-            Source::Slots { stride } => {
-                let at = i32::from(cell) * stride;
-                dynasm!(ops ; .arch x64 ; vmovdqu Ry(reg), [rdi + at]);
-            }
-            Source::Rows => {
-                let base = ROW_POINTERS[row];
-                dynasm!(ops ; .arch x64 ; vmovdqu Ry(reg), [Rq(base)]);
-                match column {
-                    // West: the word shifted up by one, the word before's top bit below.
-                    0 => dynasm!(ops
-                        ; .arch x64
-                        ; vpsllq Ry(reg), Ry(reg), 1
-                        ; vmovdqu Ry(SCRATCH), [Rq(base) - 8]
-                        ; .bytes vpsrlq(SCRATCH, 63).iter()
-                        ; vpor Ry(reg), Ry(reg), Ry(SCRATCH)
-                    ),
-                    // East: the word shifted down by one, the word after's bottom bit on top.
-                    2 => dynasm!(ops
-                        ; .arch x64
-                        ; .bytes vpsrlq(reg, 1).iter()
-                        ; vmovdqu Ry(SCRATCH), [Rq(base) + 8]
-                        ; vpsllq Ry(SCRATCH), Ry(SCRATCH), 63
-                        ; vpor Ry(reg), Ry(reg), Ry(SCRATCH)
-                    ),
-                    _ => {}
-                }
-            }
+        let base = ROW_POINTERS[usize::from(cell / 3)];
+        dynasm!(ops ; .arch x64 ; vmovdqu Ry(reg), [Rq(base)]);
+        match cell % 3 {
+            // West: the word shifted up by one, the word before's top bit below.
+            0 => dynasm!(ops
+                ; .arch x64
+                ; vpsllq Ry(reg), Ry(reg), 1
+                ; vmovdqu Ry(SCRATCH), [Rq(base) - 8]
+                ; .bytes vpsrlq(SCRATCH, 63).iter()
+                ; vpor Ry(reg), Ry(reg), Ry(SCRATCH)
+            ),
+            // East: the word shifted down by one, the word after's bottom bit on top.
+            2 => dynasm!(ops
+                ; .arch x64
+                ; .bytes vpsrlq(reg, 1).iter()
+                ; vmovdqu Ry(SCRATCH), [Rq(base) + 8]
+                ; vpsllq Ry(SCRATCH), Ry(SCRATCH), 63
+                ; vpor Ry(reg), Ry(reg), Ry(SCRATCH)
+            ),
+            _ => {}
         }
     }
 }
@@ -420,20 +352,6 @@ mod tests {
     use super::*;
     use crate::rule::Rule;
 
-    /// Every one of the 512 neighbourhoods, bit-sliced: bit `b` of word `w` of cell `c`'s
-    /// slot is bit `c` of neighbourhood `64 w + b`.
-    fn every_neighbourhood(stride_words: usize) -> Vec<u64> {
-        let mut cells = vec![0u64; 9 * stride_words];
-        for n in 0..512usize {
-            for c in 0..9 {
-                if n >> c & 1 == 1 {
-                    cells[c * stride_words + n / 64] |= 1 << (n % 64);
-                }
-            }
-        }
-        cells
-    }
-
     /// Rules whose circuits range from a few gates to more values than registers.
     const RULES: [&str; 7] = [
         "B3/S23-a",
@@ -445,45 +363,15 @@ mod tests {
         "B3-jk4eikt6k/S1e2-a3ey4cirt5ky6ci7",
     ];
 
-    fn avx2() -> bool {
-        let here = is_x86_feature_detected!("avx2");
-        if !here {
+    #[test]
+    fn compiled_circuits_give_every_cell_its_next_state() {
+        if !is_x86_feature_detected!("avx2") {
             eprintln!("skipped: this CPU has no AVX2");
-        }
-        here
-    }
-
-    #[test]
-    fn circuits_from_slots_give_every_neighbourhood_its_next_state() {
-        if !avx2() {
             return;
         }
-        let stride_words = 16;
-        let cells = every_neighbourhood(stride_words);
-        let mut spilled = false;
-        for rule in RULES {
-            let circuit = Circuit::new(&rule.parse::<Rule>().unwrap());
-            let compiled = Compiled::new(&circuit, 8 * stride_words).expect("AVX2 is here");
-            let mut out = vec![0u64; 8];
-            let mut spill = vec![!0u64; compiled.spill_words()];
-            compiled.slots(&cells, &mut out, &mut spill);
-            for n in 0..512u16 {
-                let got = out[n as usize / 64] >> (n % 64) & 1 == 1;
-                assert_eq!(got, circuit.eval(n), "{rule}, neighbourhood {n:09b}");
-            }
-            // The spill slots start all ones; a circuit that spilled changed them.
-            spilled |= spill.iter().any(|&word| word != !0);
-        }
-        assert!(spilled, "no circuit here used the spill slots");
-    }
-
-    #[test]
-    fn circuits_from_rows_give_every_cell_its_next_state() {
-        if !avx2() {
-            return;
-        }
-        // Three random rows of 34 words; words 1..=32 are computed, each cell's neighbours
-        // read bit by bit from the rows.
+        // Three random rows of 34 words; words 1..=32 are computed (eight vectors), each cell's
+        // neighbours read bit by bit from the rows. Sixteen such rounds meet every one of the
+        // 512 neighbourhoods.
         let words = 34;
         let mut seed = 0x9e37_79b9_7f4a_7c15u64;
         let mut random = move || {
@@ -492,33 +380,43 @@ mod tests {
             seed ^= seed << 17;
             seed
         };
+        let mut spilled = false;
         for rule in RULES {
             let circuit = Circuit::new(&rule.parse::<Rule>().unwrap());
-            let compiled = Compiled::new(&circuit, 64).expect("AVX2 is here");
+            let compiled = Compiled::new(&circuit).expect("AVX2 is here");
             let mut spill = vec![!0u64; compiled.spill_words()];
-            for _ in 0..8 {
+            let mut met = [false; 512];
+            for _ in 0..16 {
                 let rows: Vec<Vec<u64>> = (0..3)
                     .map(|_| (0..words).map(|_| random()).collect())
                     .collect();
                 let mut out = vec![0u64; words - 2];
-                compiled.rows([&rows[0], &rows[1], &rows[2]], 1, &mut out, &mut spill);
+                compiled.rows([&rows[0], &rows[1], &rows[2]], &mut out, &mut spill);
                 let bit = |r: usize, x: usize| rows[r][x / 64] >> (x % 64) & 1;
                 for x in 64..64 * (words - 1) {
                     let mut cells = 0u16;
                     for (r, c) in (0..3).flat_map(|r| (0..3).map(move |c| (r, c))) {
                         cells |= (bit(r, x + c - 1) as u16) << (3 * r + c);
                     }
+                    met[cells as usize] = true;
                     let got = out[x / 64 - 1] >> (x % 64) & 1 == 1;
                     assert_eq!(got, circuit.eval(cells), "{rule}, cell {x}");
                 }
             }
+            assert!(
+                met.iter().all(|&m| m),
+                "{rule}: some neighbourhoods were not met"
+            );
+            // The spill slots start all ones; a circuit that spilled changed them.
+            spilled |= spill.iter().any(|&word| word != !0);
         }
+        assert!(spilled, "no circuit here used the spill slots");
     }
 
     #[test]
     fn constant_circuits_are_not_compiled() {
         let dead = Circuit::new(&"B/SV".parse::<Rule>().unwrap());
         assert_eq!(dead.output(), ZERO);
-        assert!(Compiled::new(&dead, 64).is_none());
+        assert!(Compiled::new(&dead).is_none());
     }
 }

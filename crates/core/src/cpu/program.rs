@@ -99,7 +99,7 @@ impl Program {
             slots,
             output,
             #[cfg(target_arch = "x86_64")]
-            compiled: Compiled::new(circuit, 8 * STRIP),
+            compiled: Compiled::new(circuit),
         }
     }
 
@@ -165,7 +165,7 @@ impl BandWork for Program {
     fn band(&self, isa: Isa, frame: &Frame, out: &mut [u64], top: usize) {
         #[cfg(target_arch = "x86_64")]
         if let Some(compiled) = self.compiled.as_ref().filter(|_| isa != Isa::Portable) {
-            // The compiled code is AVX2 already: no need to dispatch.
+            // The compiled code is AVX2 already: nothing to dispatch.
             return compiled_band(compiled, frame, out, top);
         }
         dispatch(
@@ -177,36 +177,6 @@ impl BandWork for Program {
                 top,
             },
         )
-    }
-}
-
-/// Fills words `k..k + right - left` of the nine cell slots (`STRIP` words each) with words
-/// `left..right` of the three rows around an output row, shifted west, not and east; `None`
-/// is a dead row past a bounded plane's edge.
-#[inline(always)]
-fn fill(
-    slots: &mut [u64],
-    frame: &Frame,
-    rows: [Option<usize>; 3],
-    k: usize,
-    left: usize,
-    right: usize,
-) {
-    let n = right - left;
-    for (r, &row) in rows.iter().enumerate() {
-        let (west, rest) = slots[3 * r * STRIP..].split_at_mut(STRIP);
-        let (centre, east) = rest.split_at_mut(STRIP);
-        let Some(row) = row else {
-            for words in [west, centre, east] {
-                words[k..k + n].fill(0);
-            }
-            continue;
-        };
-        shifted(frame, row, left, right, |i, w, c, e| {
-            west[k + i] = w;
-            centre[k + i] = c;
-            east[k + i] = e;
-        });
     }
 }
 
@@ -232,11 +202,27 @@ impl Kernel for CircuitBand<'_> {
         for (r, row_out) in out.chunks_exact_mut(wpr).enumerate() {
             let y = top + r;
             let [above, below] = frame.around(y);
+            let rows = [above, Some(y), below];
             let mut left = 0;
             while left < wpr {
                 let right = (left + STRIP).min(wpr);
                 let n = right - left;
-                fill(&mut slots, frame, [above, Some(y), below], 0, left, right);
+                for (r, &row) in rows.iter().enumerate() {
+                    let (west, rest) = slots[3 * r * STRIP..].split_at_mut(STRIP);
+                    let (centre, east) = rest.split_at_mut(STRIP);
+                    let Some(row) = row else {
+                        // A dead row past a bounded plane's edge.
+                        for words in [west, centre, east] {
+                            words[..n].fill(0);
+                        }
+                        continue;
+                    };
+                    shifted(frame, row, left, right, |k, w, c, e| {
+                        west[k] = w;
+                        centre[k] = c;
+                        east[k] = e;
+                    });
+                }
                 program.run(&mut slots, n);
                 let target = &mut row_out[left..right];
                 match program.output {
@@ -251,34 +237,70 @@ impl Kernel for CircuitBand<'_> {
 }
 
 /// Output rows `top..top + out.len() / words_per_row` of one generation, by the compiled
-/// circuit: a row's inner words straight from the rows, in whole vectors; its first word and
-/// the words after the last whole vector (those that wrap or see a bounded plane's edge among
-/// them) through the slots.
+/// circuit, each row from three rows copied with the margins [`Compiled::rows`] asks for (a
+/// window of three such copies slides down the band, so each row is copied once or twice).
 #[cfg(target_arch = "x86_64")]
 fn compiled_band(compiled: &Compiled, frame: &Frame, out: &mut [u64], top: usize) {
     let wpr = frame.words_per_row;
-    let mut slots = vec![0u64; 9 * STRIP];
+    let whole = wpr / VECTOR_WORDS * VECTOR_WORDS;
+    let len = wpr.next_multiple_of(VECTOR_WORDS) + 2;
     let mut spill = vec![0u64; compiled.spill_words()];
-    let dead = vec![0u64; wpr];
-    let inner = wpr.saturating_sub(2) / VECTOR_WORDS * VECTOR_WORDS;
-    let rest = 1 + inner..wpr;
+    let dead = vec![0u64; len];
+    // Three copies with margins, and the row each holds.
+    let mut copies = vec![0u64; 3 * len];
+    let mut holds: [Option<usize>; 3] = [None; 3];
     for (r, row_out) in out.chunks_exact_mut(wpr).enumerate() {
         let y = top + r;
         let [above, below] = frame.around(y);
         let rows = [above, Some(y), below];
-        let words = rows.map(|row| row.map_or(&dead[..], |row| &frame.words[row * wpr..][..wpr]));
-        compiled.rows(words, 1, &mut row_out[1..1 + inner], &mut spill);
-        fill(&mut slots, frame, rows, 0, 0, 1);
-        fill(&mut slots, frame, rows, 1, rest.start, rest.end);
-        let mut ends = [0u64; 2 * VECTOR_WORDS];
-        let n = 1 + rest.len();
-        compiled.slots(
-            &slots,
-            &mut ends[..n.next_multiple_of(VECTOR_WORDS)],
-            &mut spill,
-        );
-        row_out[0] = ends[0];
-        row_out[rest.clone()].copy_from_slice(&ends[1..n]);
+        for row in rows.into_iter().flatten() {
+            if !holds.contains(&Some(row)) {
+                let spare = (0..3)
+                    .find(|&i| !matches!(holds[i], Some(held) if rows.contains(&Some(held))))
+                    .expect("three copies for three rows");
+                with_margins(frame, row, &mut copies[spare * len..][..len]);
+                holds[spare] = Some(row);
+            }
+        }
+        let copy = |row: Option<usize>| match row {
+            Some(row) => {
+                let i = holds
+                    .iter()
+                    .position(|&held| held == Some(row))
+                    .expect("copied above");
+                &copies[i * len..][..len]
+            }
+            None => &dead[..],
+        };
+        let rows = rows.map(copy);
+        compiled.rows(rows, &mut row_out[..whole], &mut spill);
+        if whole < wpr {
+            let mut tail = [0u64; VECTOR_WORDS];
+            compiled.rows(rows.map(|row| &row[whole..]), &mut tail, &mut spill);
+            row_out[whole..].copy_from_slice(&tail[..wpr - whole]);
+        }
         row_out[wpr - 1] &= last_word_mask(frame.width);
+    }
+}
+
+/// Row `y` of `frame` copied into `copy[1..=wpr]` with the margins [`Compiled::rows`] asks for:
+/// on a torus, the last cell at bit 63 of `copy[0]`, and the first cell in the padding bit past
+/// the last cell or, where the row fills its last word, at bit 0 of `copy[wpr + 1]`; on a
+/// bounded plane, dead margins.
+#[cfg(target_arch = "x86_64")]
+fn with_margins(frame: &Frame, y: usize, copy: &mut [u64]) {
+    let wpr = frame.words_per_row;
+    let row = &frame.words[y * wpr..][..wpr];
+    copy[1..=wpr].copy_from_slice(row);
+    copy[0] = 0;
+    copy[wpr + 1] = 0;
+    if frame.wraps_columns {
+        let first = row[0] & 1;
+        let last = row[wpr - 1] >> ((frame.width - 1) % 64) & 1;
+        copy[0] = last << 63;
+        match frame.width % 64 {
+            0 => copy[wpr + 1] = first,
+            past => copy[wpr] |= first << past,
+        }
     }
 }
