@@ -371,6 +371,91 @@ fn the_viewer_draws_steps_and_reports_errors_in_chromium() {
 }
 
 #[test]
+fn the_viewer_fades_dying_cells_as_pictures_do_in_chromium() {
+    let Some((chromium, chromedriver)) = browser_paths() else {
+        return;
+    };
+    // Star Wars on a 16x16 torus from a soup; after each step the canvas must show every cell
+    // in the colour a still picture of the same generation gives it (dying cells faded).
+    let dir = tempfile::tempdir().unwrap();
+    let soup = dir.path().join("wars.rle");
+    stdout_of(&[
+        "run",
+        "--size",
+        "16",
+        "--seed",
+        "5",
+        "--rule",
+        "345/2/4",
+        "--gens",
+        "0",
+        "--output",
+        soup.to_str().unwrap(),
+    ]);
+    let expected = |gens: u64| -> Vec<Value> {
+        let png = dir.path().join(format!("w{gens}.png"));
+        stdout_of(&[
+            "run",
+            "--input",
+            soup.to_str().unwrap(),
+            "--gens",
+            &gens.to_string(),
+            "--scale",
+            "1",
+            "--output",
+            png.to_str().unwrap(),
+        ]);
+        let mut decoder = png::Decoder::new(std::fs::File::open(&png).unwrap());
+        decoder.set_transformations(png::Transformations::IDENTITY);
+        let mut reader = decoder.read_info().unwrap();
+        let palette = reader
+            .info()
+            .palette
+            .clone()
+            .expect("an indexed PNG")
+            .to_vec();
+        let mut pixels = vec![0; reader.output_buffer_size()];
+        reader.next_frame(&mut pixels).unwrap();
+        pixels[..256]
+            .iter()
+            .map(|&i| json!(palette[3 * i as usize..][..3]))
+            .collect()
+    };
+    let (_server, url) = serve(&["--input", soup.to_str().unwrap()]);
+    let browser = Browser::start(&chromium, &chromedriver);
+    browser.call("POST", "/url", Some(&json!({"url": url})));
+    browser.wait_for(
+        "the first frames of the fitted view",
+        "const v = window.golViewer; return !!v && v.state.frames > 2 && !!v.state.status && v.state.status.width === 16",
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    let mut faded = 0;
+    for gens in 1..=3u64 {
+        browser.click("#step");
+        browser.wait_for("the step", &format!("return window.golViewer.state.status.generation === {gens} && window.golViewer.state.frame !== null"));
+        std::thread::sleep(Duration::from_millis(150));
+        let want = expected(gens);
+        let got = colours(&browser, 16);
+        for (i, (got, want)) in got.iter().zip(&want).enumerate() {
+            assert_eq!(
+                got,
+                want,
+                "cell ({}, {}) at generation {gens}",
+                i % 16,
+                i / 16
+            );
+        }
+        faded += want
+            .iter()
+            .filter(|c| **c != json!([253, 231, 37]) && **c != json!([68, 1, 84]))
+            .count();
+    }
+    assert!(faded > 0, "some cells were dying");
+    screenshot(&browser, "viewer-generations.png");
+    assert_no_console_errors(&browser);
+}
+
+#[test]
 fn the_viewer_shows_a_cube_summed_and_sliced_in_chromium() {
     let Some((chromium, chromedriver)) = browser_paths() else {
         return;

@@ -237,6 +237,58 @@ fn frames_show_the_viewport_and_steps_advance_exactly() {
 }
 
 #[test]
+fn dying_cells_fade_under_generations_rules() {
+    // Star Wars (345/2/4): state 2 shows as 2/3 of a live cell, state 3 as 1/3.
+    let server = Server::start(&[
+        "--size",
+        "64",
+        "--seed",
+        "0",
+        "--rule",
+        "345/2/4",
+        "--listen",
+        "127.0.0.1:0",
+    ]);
+    let mut socket = server.socket();
+    view(&mut socket, 64, 64);
+    send(
+        &mut socket,
+        serde_json::json!({"type": "step", "generations": 3}),
+    );
+    let frame = next(&mut socket, |f| f.status["generation"] == 3).unwrap();
+    assert_eq!(frame.block, 1);
+    let report: serde_json::Value = serde_json::from_str(&stdout_of(&[
+        "run", "--size", "64", "--seed", "0", "--rule", "345/2/4", "--gens", "3", "--json",
+    ]))
+    .unwrap();
+    let count = |value: u8| frame.pixels.iter().filter(|&&p| p == value).count() as u64;
+    assert_eq!(count(255), report["live"].as_u64().unwrap());
+    assert_eq!(64 * 64 - count(0), report["alive"].as_u64().unwrap());
+    assert_eq!(count(255) + count(170) + count(85) + count(0), 64 * 64);
+    assert!(
+        count(170) > 0 && count(85) > 0,
+        "dying cells of both states"
+    );
+
+    // Zoomed out: each block the mean of its cells' fades (thirds of a live cell).
+    view(&mut socket, 64, 16);
+    let small = next(&mut socket, |f| f.block == 4).unwrap();
+    for by in 0..16 {
+        for bx in 0..16 {
+            let thirds: u32 = (0..4)
+                .flat_map(|dy| (0..4).map(move |dx| (by * 4 + dy) * 64 + bx * 4 + dx))
+                .map(|i| frame.pixels[i] as u32 / 85)
+                .sum();
+            assert_eq!(
+                small.pixels[by * 16 + bx] as u32,
+                (thirds * 255 + 24) / 48,
+                "block ({bx}, {by})"
+            );
+        }
+    }
+}
+
+#[test]
 fn several_viewers_watch_at_once_and_bad_requests_get_errors() {
     let server = Server::start(&["--size", "32", "--listen", "127.0.0.1:0"]);
     let mut a = server.socket();

@@ -17,7 +17,7 @@ use crate::cube::Cube;
 use crate::error::{Error, Result};
 use rayon::prelude::*;
 
-use crate::grid::{Grid, WORD_BITS};
+use crate::grid::{age_planes, Grid, WORD_BITS};
 
 /// The largest picture side, in pixels.
 pub const MAX_PIXELS: usize = 4096;
@@ -209,14 +209,15 @@ fn scaled(width: usize, height: usize, cells: &[u8], scale: usize) -> Frame {
 }
 
 /// The palette index of cell `(x, y)` of `grid`: 255 alive, 0 dead, and under a Generations
-/// rule of C states the dying state s fading from alive towards dead, 255 · (C − s) / (C − 1).
+/// rule of C states the dying state s fading from alive towards dead, 255 · (C − s) / (C − 1)
+/// rounded.
 fn state_index(grid: &Grid, x: usize, y: usize) -> u8 {
     if grid.states() == 2 {
         return if grid.get(x, y) { 255 } else { 0 };
     }
     match grid.state(x, y) {
         0 => 0,
-        s => (255 * (grid.states() - s) / (grid.states() - 1)) as u8,
+        s => share(u64::from(grid.states() - s), u64::from(grid.states() - 1)),
     }
 }
 
@@ -239,7 +240,9 @@ pub fn grid(grid: &Grid, view: &View, scale: Option<u32>) -> Result<Frame> {
 
 /// The picture of `view` of `grid` with one pixel for each `block` × `block` cells, the share
 /// of live cells among them (one pixel a cell, 0 or 255, for `block` 1): what a viewer shows
-/// of a view larger than its canvas. Bands of pixel rows are counted in parallel.
+/// of a view larger than its canvas. Under a Generations rule a dying cell counts as the part
+/// of a live one that its fade is ([`state_index`]), so a block's pixel is the mean of its
+/// cells' indices. Bands of pixel rows are counted in parallel.
 pub fn blocks(grid: &Grid, view: &View, block: usize) -> Frame {
     let (w, h) = (grid.width(), grid.height());
     let block = block.max(1);
@@ -252,11 +255,22 @@ pub fn blocks(grid: &Grid, view: &View, block: usize) -> Frame {
         && view.x % block == 0
         && view.x + view.width <= w)
         .then(|| Fields::new(block, view));
+    let count = |rows: &mut dyn Iterator<Item = &[u64]>, counts: &mut [u64]| match &fields {
+        Some(fields) => fields.count(rows, counts),
+        None => count_band(rows, w, view, block, counts),
+    };
+    // A cell in state s of C weighs C − s (C − 1 alive, 0 dead); its share is that over C − 1.
+    let (states, planes, wpr) = (
+        grid.states() as u64,
+        age_planes(grid.states()),
+        grid.words_per_row(),
+    );
+    let whole = states - 1;
     // The shares of a whole block, looked up rather than divided for each pixel.
     let cells = block * block;
-    let full = (cells <= 1 << 16).then(|| {
-        (0..=cells as u64)
-            .map(|n| share(n, cells as u64))
+    let full = (cells as u64 * whole <= 1 << 16).then(|| {
+        (0..=cells as u64 * whole)
+            .map(|n| share(n, cells as u64 * whole))
             .collect::<Vec<u8>>()
     });
     pixels
@@ -265,17 +279,38 @@ pub fn blocks(grid: &Grid, view: &View, block: usize) -> Frame {
         .for_each(|(py, line)| {
             let rows = py * block..((py + 1) * block).min(view.height);
             let tall = rows.len();
-            let mut counts = vec![0u64; pw];
-            let rows = rows.map(|dy| grid.row((view.y + dy) % h));
-            match &fields {
-                Some(fields) => fields.count(rows, &mut counts),
-                None => count_band(rows, w, view, block, &mut counts),
+            let ys = || rows.clone().map(|dy| (view.y + dy) % h);
+            let mut weights = vec![0u64; pw];
+            count(&mut ys().map(|y| grid.row(y)), &mut weights);
+            if planes > 0 {
+                // A dying cell of age a (state a + 1) weighs C − 1 − a: (C − 1) for each live or
+                // dying cell, less the sum of the dying cells' ages, plane by plane.
+                let plane = |y: usize, p: usize| &grid.ages()[(y * planes + p) * wpr..][..wpr];
+                let dying: Vec<Vec<u64>> = ys()
+                    .map(|y| {
+                        (0..wpr)
+                            .map(|i| (0..planes).fold(0, |or, p| or | plane(y, p)[i]))
+                            .collect()
+                    })
+                    .collect();
+                count(&mut dying.iter().map(Vec::as_slice), &mut weights);
+                for weight in &mut weights {
+                    *weight *= whole;
+                }
+                let mut ages = vec![0u64; pw];
+                for p in 0..planes {
+                    ages.fill(0);
+                    count(&mut ys().map(|y| plane(y, p)), &mut ages);
+                    for (weight, age) in weights.iter_mut().zip(&ages) {
+                        *weight -= age << p;
+                    }
+                }
             }
-            for (px, (pixel, &count)) in line.iter_mut().zip(&counts).enumerate() {
+            for (px, (pixel, &weight)) in line.iter_mut().zip(&weights).enumerate() {
                 let across = block.min(view.width - px * block);
                 *pixel = match &full {
-                    Some(table) if across * tall == cells => table[count as usize],
-                    _ => share(count, (across * tall) as u64),
+                    Some(table) if across * tall == cells => table[weight as usize],
+                    _ => share(weight, (across * tall) as u64 * whole),
                 };
             }
         });
@@ -689,7 +724,7 @@ mod test {
             g.set_state(x, 0, state);
         }
         let frame = grid(&g, &View::whole(4, 1), Some(1)).unwrap();
-        assert_eq!(frame.pixels, [255, 191, 63, 0]);
+        assert_eq!(frame.pixels, [255, 191, 64, 0]);
     }
 
     #[test]
@@ -786,6 +821,51 @@ mod test {
                     "{view:?}, blocks of {block}, ({px}, {py})"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn blocks_of_dying_cells_show_the_mean_of_their_fades() {
+        for (states, seed) in [(3, 1), (4, 2), (9, 3), (256, 4)] {
+            let g = crate::seed::states_soup(131, 45, states, seed).unwrap();
+            let whole = u64::from(states - 1);
+            let weight = |x: usize, y: usize| match g.state(x, y) {
+                0 => 0,
+                s => u64::from(states - s),
+            };
+            for (i, block) in [1, 2, 3, 4, 8, 64, 70].into_iter().enumerate() {
+                for x in [0, 17 * i + 90] {
+                    let view = View {
+                        x,
+                        y: 40,
+                        width: 131 - x % 131 + 29 * i,
+                        height: 30 + 11 * i,
+                    };
+                    let f = blocks(&g, &view, block);
+                    for (p, &pixel) in f.pixels.iter().enumerate() {
+                        let (px, py) = (p % f.width, p / f.width);
+                        let (xs, ys) = (
+                            px * block..((px + 1) * block).min(view.width),
+                            py * block..((py + 1) * block).min(view.height),
+                        );
+                        let cells = (xs.len() * ys.len()) as u64;
+                        let sum: u64 = ys
+                            .flat_map(|dy| xs.clone().map(move |dx| (dx, dy)))
+                            .map(|(dx, dy)| weight((view.x + dx) % 131, (view.y + dy) % 45))
+                            .sum();
+                        assert_eq!(
+                            pixel,
+                            share(sum, cells * whole),
+                            "{states} states, {view:?}, blocks of {block}, ({px}, {py})"
+                        );
+                    }
+                }
+            }
+            // One pixel a cell: the same index as a still picture's.
+            let view = View::whole(131, 45);
+            let one = blocks(&g, &view, 1);
+            assert_eq!(one, grid(&g, &view, Some(1)).unwrap(), "{states} states");
+            assert!(one.pixels.iter().any(|&p| p != 0 && p != 255));
         }
     }
 

@@ -17,8 +17,10 @@
 //! (generation, population, generations/s, size, rule, engine, running, speed), then u32
 //! width, height (pixels), block (cells a pixel, each way), x, y (the view's top-left cell),
 //! then one byte a pixel: the share of live cells in its block, 0 to 255 (for a block of 1:
-//! 0 dead, 255 alive). Errors come as JSON text `{"type": "error", "message": …}`; the server
-//! goes on serving.
+//! 0 dead, 255 alive). Under a Generations rule of C states a dying cell in state s counts as
+//! (C − s) / (C − 1) of a live one, so it fades from the live colour towards the dead one as
+//! in pictures (`gol_core::picture::blocks`). Errors come as JSON text `{"type": "error",
+//! "message": …}`; the server goes on serving.
 
 mod runner;
 
