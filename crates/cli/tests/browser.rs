@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{gol_path, stdout_of};
+use common::{gol_path, png_indices, stdout_of};
 use serde_json::{json, Value};
 
 /// A child process killed when dropped.
@@ -147,6 +147,25 @@ impl Browser {
             assert!(Instant::now() < deadline, "timed out waiting for {what}");
             std::thread::sleep(Duration::from_millis(50));
         }
+    }
+
+    /// Opens the viewer at `url` and waits for frames of the fitted view of a world `width`
+    /// cells wide.
+    fn open_viewer(&self, url: &str, width: usize) {
+        self.call("POST", "/url", Some(&json!({"url": url})));
+        self.wait_for(
+            "the first frames of the fitted view",
+            &format!("const v = window.golViewer; return !!v && v.state.frames > 2 && !!v.state.status && v.state.status.width === {width}"),
+        );
+        // Let a frame of the fitted view arrive.
+        std::thread::sleep(Duration::from_millis(300));
+    }
+
+    /// Clicks Step and waits for the frame of generation `gens`.
+    fn step_to(&self, gens: u64) {
+        self.click("#step");
+        self.wait_for("the step", &format!("return window.golViewer.state.status.generation === {gens} && window.golViewer.state.frame !== null"));
+        std::thread::sleep(Duration::from_millis(150));
     }
 
     fn generation(&self) -> u64 {
@@ -305,13 +324,7 @@ fn the_viewer_draws_steps_and_reports_errors_in_chromium() {
 
     let (_server, url) = serve(&["--input", glider.to_str().unwrap()]);
     let browser = Browser::start(&chromium, &chromedriver);
-    browser.call("POST", "/url", Some(&json!({"url": url})));
-    browser.wait_for(
-        "the first frames of the fitted view",
-        "const v = window.golViewer; return !!v && v.state.frames > 2 && !!v.state.status && v.state.status.width === 16",
-    );
-    // Let a frame of the fitted view arrive.
-    std::thread::sleep(Duration::from_millis(300));
+    browser.open_viewer(&url, 16);
 
     let check = |gens: u32| {
         let cells = expected(gens);
@@ -333,9 +346,7 @@ fn the_viewer_draws_steps_and_reports_errors_in_chromium() {
 
     // Pause/step: each click advances exactly one generation.
     for gens in 1..=4u64 {
-        browser.click("#step");
-        browser.wait_for("the step", &format!("return window.golViewer.state.status.generation === {gens} && window.golViewer.state.frame !== null"));
-        std::thread::sleep(Duration::from_millis(150));
+        browser.step_to(gens);
         assert_eq!(browser.generation(), gens);
     }
     check(4);
@@ -405,35 +416,18 @@ fn the_viewer_fades_dying_cells_as_pictures_do_in_chromium() {
             "--output",
             png.to_str().unwrap(),
         ]);
-        let mut decoder = png::Decoder::new(std::fs::File::open(&png).unwrap());
-        decoder.set_transformations(png::Transformations::IDENTITY);
-        let mut reader = decoder.read_info().unwrap();
-        let palette = reader
-            .info()
-            .palette
-            .clone()
-            .expect("an indexed PNG")
-            .to_vec();
-        let mut pixels = vec![0; reader.output_buffer_size()];
-        reader.next_frame(&mut pixels).unwrap();
-        pixels[..256]
+        let (_, _, palette, pixels) = png_indices(&png);
+        pixels
             .iter()
             .map(|&i| json!(palette[3 * i as usize..][..3]))
             .collect()
     };
     let (_server, url) = serve(&["--input", soup.to_str().unwrap()]);
     let browser = Browser::start(&chromium, &chromedriver);
-    browser.call("POST", "/url", Some(&json!({"url": url})));
-    browser.wait_for(
-        "the first frames of the fitted view",
-        "const v = window.golViewer; return !!v && v.state.frames > 2 && !!v.state.status && v.state.status.width === 16",
-    );
-    std::thread::sleep(Duration::from_millis(300));
+    browser.open_viewer(&url, 16);
     let mut faded = 0;
     for gens in 1..=3u64 {
-        browser.click("#step");
-        browser.wait_for("the step", &format!("return window.golViewer.state.status.generation === {gens} && window.golViewer.state.frame !== null"));
-        std::thread::sleep(Duration::from_millis(150));
+        browser.step_to(gens);
         let want = expected(gens);
         let got = colours(&browser, 16);
         for (i, (got, want)) in got.iter().zip(&want).enumerate() {

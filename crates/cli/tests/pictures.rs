@@ -5,7 +5,7 @@ mod common;
 
 use std::time::Instant;
 
-use common::{error_of, stdout_of};
+use common::{error_of, png_indices, stdout_of};
 
 /// Every frame of the GIF at `path`: (width, height, one palette index a pixel).
 fn gif_frames(path: &std::path::Path) -> Vec<(u16, u16, Vec<u8>)> {
@@ -161,12 +161,8 @@ fn a_cube_png_is_its_projection() {
         "--output",
         png.to_str().unwrap(),
     ]);
-    let mut decoder = png::Decoder::new(std::fs::File::open(&png).unwrap());
-    decoder.set_transformations(png::Transformations::IDENTITY);
-    let mut reader = decoder.read_info().unwrap();
-    let mut pixels = vec![0; reader.output_buffer_size()];
-    let info = reader.next_frame(&mut pixels).unwrap();
-    assert_eq!((info.width, info.height), (16, 16));
+    let (width, height, _, pixels) = png_indices(&png);
+    assert_eq!((width, height), (16, 16));
     // Along z: row x, column y; counts relative to the fullest line.
     let counts: Vec<u64> = (0..256)
         .map(|line| cells[line * 16..][..16].iter().map(|&c| c as u64).sum())

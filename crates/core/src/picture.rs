@@ -793,6 +793,34 @@ mod test {
         }
     }
 
+    /// Checks each pixel of `blocks(g, view, block)` against the mean of its cells' indices,
+    /// counted cell by cell: a cell in state s of C weighs C − s, a dead one 0.
+    fn assert_blocks_are_means(g: &Grid, view: &View, block: usize) {
+        let (w, h, states) = (g.width(), g.height(), g.states());
+        let weight = |x: usize, y: usize| match g.state(x, y) {
+            0 => 0,
+            s => u64::from(states - s),
+        };
+        let f = blocks(g, view, block);
+        for (p, &pixel) in f.pixels.iter().enumerate() {
+            let (px, py) = (p % f.width, p / f.width);
+            let (xs, ys) = (
+                px * block..((px + 1) * block).min(view.width),
+                py * block..((py + 1) * block).min(view.height),
+            );
+            let cells = (xs.len() * ys.len()) as u64;
+            let sum: u64 = ys
+                .flat_map(|dy| xs.clone().map(move |dx| (dx, dy)))
+                .map(|(dx, dy)| weight((view.x + dx) % w, (view.y + dy) % h))
+                .sum();
+            assert_eq!(
+                pixel,
+                share(sum, cells * u64::from(states - 1)),
+                "{states} states, {view:?}, blocks of {block}, ({px}, {py})"
+            );
+        }
+    }
+
     #[test]
     fn blocks_count_every_cell_of_views_that_wrap() {
         let g = crate::seed::density_soup(131, 45, 0.4, 9).unwrap();
@@ -803,24 +831,7 @@ mod test {
                 width: 131 + 29 * i,
                 height: 30 + 11 * i,
             };
-            let f = blocks(&g, &view, block);
-            for (p, &pixel) in f.pixels.iter().enumerate() {
-                let (px, py) = (p % f.width, p / f.width);
-                let (xs, ys) = (
-                    px * block..((px + 1) * block).min(view.width),
-                    py * block..((py + 1) * block).min(view.height),
-                );
-                let cells = (xs.len() * ys.len()) as u64;
-                let live = ys
-                    .flat_map(|dy| xs.clone().map(move |dx| (dx, dy)))
-                    .filter(|&(dx, dy)| g.get((view.x + dx) % 131, (view.y + dy) % 45))
-                    .count() as u64;
-                assert_eq!(
-                    pixel,
-                    share(live, cells),
-                    "{view:?}, blocks of {block}, ({px}, {py})"
-                );
-            }
+            assert_blocks_are_means(&g, &view, block);
         }
     }
 
@@ -828,12 +839,8 @@ mod test {
     fn blocks_of_dying_cells_show_the_mean_of_their_fades() {
         for (states, seed) in [(3, 1), (4, 2), (9, 3), (256, 4)] {
             let g = crate::seed::states_soup(131, 45, states, seed).unwrap();
-            let whole = u64::from(states - 1);
-            let weight = |x: usize, y: usize| match g.state(x, y) {
-                0 => 0,
-                s => u64::from(states - s),
-            };
             for (i, block) in [1, 2, 3, 4, 8, 64, 70].into_iter().enumerate() {
+                // Aligned views (counted a word at a time) and views that wrap.
                 for x in [0, 17 * i + 90] {
                     let view = View {
                         x,
@@ -841,24 +848,7 @@ mod test {
                         width: 131 - x % 131 + 29 * i,
                         height: 30 + 11 * i,
                     };
-                    let f = blocks(&g, &view, block);
-                    for (p, &pixel) in f.pixels.iter().enumerate() {
-                        let (px, py) = (p % f.width, p / f.width);
-                        let (xs, ys) = (
-                            px * block..((px + 1) * block).min(view.width),
-                            py * block..((py + 1) * block).min(view.height),
-                        );
-                        let cells = (xs.len() * ys.len()) as u64;
-                        let sum: u64 = ys
-                            .flat_map(|dy| xs.clone().map(move |dx| (dx, dy)))
-                            .map(|(dx, dy)| weight((view.x + dx) % 131, (view.y + dy) % 45))
-                            .sum();
-                        assert_eq!(
-                            pixel,
-                            share(sum, cells * whole),
-                            "{states} states, {view:?}, blocks of {block}, ({px}, {py})"
-                        );
-                    }
+                    assert_blocks_are_means(&g, &view, block);
                 }
             }
             // One pixel a cell: the same index as a still picture's.

@@ -164,3 +164,21 @@ pub fn golly_cells(theirs: &Path, again: &Path) -> Vec<String> {
     ]);
     bounding_box(&std::fs::read_to_string(again).unwrap())
 }
+
+/// An indexed PNG as gol writes it: (width, height, its palette's RGB triples, one palette
+/// index a pixel).
+pub fn png_indices(path: &Path) -> (u32, u32, Vec<u8>, Vec<u8>) {
+    let mut decoder = png::Decoder::new(std::fs::File::open(path).expect("the PNG opens"));
+    decoder.set_transformations(png::Transformations::IDENTITY);
+    let mut reader = decoder.read_info().expect("a PNG");
+    let palette = reader
+        .info()
+        .palette
+        .as_deref()
+        .unwrap_or_default()
+        .to_vec();
+    let mut pixels = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut pixels).expect("a frame");
+    pixels.truncate(info.buffer_size());
+    (info.width, info.height, palette, pixels)
+}
