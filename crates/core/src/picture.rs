@@ -241,8 +241,9 @@ pub fn grid(grid: &Grid, view: &View, scale: Option<u32>) -> Result<Frame> {
 /// The picture of `view` of `grid` with one pixel for each `block` × `block` cells, the share
 /// of live cells among them (one pixel a cell, 0 or 255, for `block` 1): what a viewer shows
 /// of a view larger than its canvas. Under a Generations rule a dying cell counts as the part
-/// of a live one that its fade is ([`state_index`]), so a block's pixel is the mean of its
-/// cells' indices. Bands of pixel rows are counted in parallel.
+/// of a live one that its fade is in still pictures (state s of C weighs (C − s) / (C − 1)), so
+/// a block's pixel is the mean of its cells' indices. Bands of pixel rows are counted in
+/// parallel.
 pub fn blocks(grid: &Grid, view: &View, block: usize) -> Frame {
     let (w, h) = (grid.width(), grid.height());
     let block = block.max(1);
