@@ -7,16 +7,17 @@
 //!
 //! ```text
 //! extern "sysv64" fn(above: *const u64, row: *const u64, below: *const u64,
-//!                    out: *mut u64, vectors: usize, spill: *mut u64, stride: usize)
+//!                    out: *mut u64, vectors: usize, spill: *mut u64)
 //! ```
 //!
-//! `above`, `row` and `below` each point at a row's words shifted west (cell x − 1 at bit x),
-//! followed `stride` bytes later by its words as they are, and `stride` bytes after those by
-//! its words shifted east (see [`Compiled::rows`]): the nine cells of the neighbourhood, cell
-//! `3r + c` at row `r`'s pointer plus `c` strides, as the interpreter's slots hold them.
+//! `above`, `row` and `below` point at the same word of three rows. The centre column of the
+//! neighbourhood is that word; the west and east columns are the word shifted by one with the
+//! edge bit of the word before or after it funnelled in, all in registers. The rows are given
+//! with a word of margin on either side that makes the row's ends right (see
+//! [`Compiled::rows`]).
 //!
 //! Each gate becomes one to four AVX2 instructions (`vpand`, `vpor`, `vpxor`, `vpandn`,
-//! `vpcmpeqq` for all ones) over `ymm0`–`ymm14`; `ymm15` is the gates' scratch register.
+//! `vpcmpeqq` for all ones) over `ymm0`–`ymm14`; `ymm15` is scratch for gates and cell loads.
 //! A cell is loaded when a gate first needs it. When every register is taken, the value whose
 //! next use is furthest away gives up its register (Belady's choice): a cell or constant is
 //! simply loaded again later, a gate's value is first stored in its own spill slot. The code
@@ -43,8 +44,7 @@ const REGISTERS: usize = 15;
 const SCRATCH: u8 = 15;
 
 /// A compiled entry point (see the module's documentation).
-type Entry =
-    extern "sysv64" fn(*const u64, *const u64, *const u64, *mut u64, usize, *mut u64, usize);
+type Entry = extern "sysv64" fn(*const u64, *const u64, *const u64, *mut u64, usize, *mut u64);
 
 /// The registers of the three row pointers: `rdi`, `rsi`, `rdx`.
 const ROW_POINTERS: [u8; 3] = [7, 6, 2];
@@ -82,23 +82,19 @@ impl Compiled {
     }
 
     /// The next states of `out.len() / VECTOR_WORDS` whole vectors of a row from the row above,
-    /// the row and the row below, each given as its words shifted west, as they are and
-    /// shifted east, `stride` words apart: word `k` of `out` is computed from word `k` of each
-    /// of the nine.
-    pub(super) fn rows(
-        &self,
-        rows: [&[u64]; 3],
-        stride: usize,
-        out: &mut [u64],
-        spill: &mut [u64],
-    ) {
+    /// the row and the row below, each given with a word of margin: word `k` of `out` is
+    /// computed from words `k..=k + 2` of each. On a torus, a row's margins and padding are
+    /// made so that the shifts bring its other end's cells in: the word before its first has
+    /// the last cell at bit 63; the padding bit just past the last cell holds the first cell, or
+    /// where the row fills its last word, the word after it has the first cell at bit 0.
+    pub(super) fn rows(&self, rows: [&[u64]; 3], out: &mut [u64], spill: &mut [u64]) {
         let vectors = out.len() / VECTOR_WORDS;
         if vectors == 0 {
             return;
         }
         assert!(
             rows.iter()
-                .all(|row| row.len() >= 2 * stride + vectors * VECTOR_WORDS)
+                .all(|row| row.len() >= vectors * VECTOR_WORDS + 2)
                 && spill.len() >= self.spill_words,
             "compiled circuit given too little memory"
         );
@@ -106,10 +102,10 @@ impl Compiled {
         // (System V ABI, AVX2, which `new` checked the CPU has), executable while `self`
         // lives.
         let function: Entry = unsafe { std::mem::transmute(self.code.ptr(self.entry)) };
-        // The code reads words `0..vectors * VECTOR_WORDS` of each of a row's three columns
-        // (the east one starting 2 strides in), writes `vectors` vectors of `out` and at most
-        // `spill_words` words of `spill`, all inside (checked above).
-        let [above, row, below] = rows.map(<[u64]>::as_ptr);
+        // SAFETY: the code reads words `0..vectors * VECTOR_WORDS + 2` of each row (one before
+        // the pointer given, one past the last vector), writes `vectors` vectors of `out` and at
+        // most `spill_words` words of `spill`, all inside (checked above).
+        let [above, row, below] = rows.map(|row| unsafe { row.as_ptr().add(1) });
         function(
             above,
             row,
@@ -117,7 +113,6 @@ impl Compiled {
             out.as_mut_ptr(),
             vectors,
             spill.as_mut_ptr(),
-            8 * stride,
         );
     }
 }
@@ -126,12 +121,7 @@ impl Compiled {
 fn function(ops: &mut Assembler, circuit: &Circuit) {
     let mut turn = Turn::new(circuit);
     let top = ops.new_dynamic_label();
-    // The seventh argument, the stride in bytes, is on the stack above the return address.
-    dynasm!(ops
-        ; .arch x64
-        ; mov r10, QWORD [rsp + 8]
-        ; =>top
-    );
+    dynasm!(ops ; .arch x64 ; =>top);
     for (i, gate) in circuit.gates().iter().enumerate() {
         turn.gate(ops, i, gate);
     }
@@ -305,17 +295,51 @@ impl Turn {
         }
         reg
     }
+}
 
+impl Turn {
     /// Loads cell `cell` (`3r + c`: row `r` above to below, column `c` west to east) into
     /// `reg`.
     fn load_cell(&self, ops: &mut Assembler, cell: Signal, reg: u8) {
         let base = ROW_POINTERS[usize::from(cell / 3)];
+        dynasm!(ops ; .arch x64 ; vmovdqu Ry(reg), [Rq(base)]);
         match cell % 3 {
-            0 => dynasm!(ops ; .arch x64 ; vmovdqu Ry(reg), [Rq(base)]),
-            1 => dynasm!(ops ; .arch x64 ; vmovdqu Ry(reg), [Rq(base) + r10]),
-            _ => dynasm!(ops ; .arch x64 ; vmovdqu Ry(reg), [Rq(base) + r10 * 2]),
+            // West: the word shifted up by one, the word before's top bit below.
+            0 => dynasm!(ops
+                ; .arch x64
+                ; vpsllq Ry(reg), Ry(reg), 1
+                ; vmovdqu Ry(SCRATCH), [Rq(base) - 8]
+                ; .bytes vpsrlq(SCRATCH, 63).iter()
+                ; vpor Ry(reg), Ry(reg), Ry(SCRATCH)
+            ),
+            // East: the word shifted down by one, the word after's bottom bit on top.
+            2 => dynasm!(ops
+                ; .arch x64
+                ; .bytes vpsrlq(reg, 1).iter()
+                ; vmovdqu Ry(SCRATCH), [Rq(base) + 8]
+                ; vpsllq Ry(SCRATCH), Ry(SCRATCH), 63
+                ; vpor Ry(reg), Ry(reg), Ry(SCRATCH)
+            ),
+            _ => {}
         }
     }
+}
+
+/// `vpsrlq ymm(reg), ymm(reg), by`, encoded here: dynasm 5.1 encodes this form with VEX.L
+/// clear, which shifts only the low 128 bits and zeroes the rest. The three-byte VEX prefix
+/// `C4`: R and X unused (set, as they are stored inverted), B the register's fourth bit
+/// (inverted), map `0F`; then W 0, vvvv the destination (inverted), L 1 (256 bits), pp `66`;
+/// opcode `73 /2 ib` with the source in ModRM's r/m.
+fn vpsrlq(reg: u8, by: u8) -> [u8; 6] {
+    let b = !reg >> 3 & 1;
+    [
+        0xc4,
+        0xc1 | b << 5,
+        (!reg & 15) << 3 | 0b101,
+        0x73,
+        0xd0 | (reg & 7),
+        by,
+    ]
 }
 
 /// Where gate signal `signal`'s value is spilled, in bytes from the spill area's start.
@@ -382,20 +406,8 @@ mod tests {
                 let rows: Vec<Vec<u64>> = (0..3)
                     .map(|_| (0..words).map(|_| random()).collect())
                     .collect();
-                // Words 1..=32 of each row shifted west, as they are and shifted east.
-                let columns: Vec<Vec<u64>> = rows
-                    .iter()
-                    .map(|row| {
-                        let inner = 1..words - 1;
-                        let west = inner.clone().map(|k| row[k] << 1 | row[k - 1] >> 63);
-                        let east = inner.clone().map(|k| row[k] >> 1 | row[k + 1] << 63);
-                        west.chain(inner.map(|k| row[k])).chain(east).collect()
-                    })
-                    .collect();
                 let mut out = vec![0u64; words - 2];
-                let stride = words - 2;
-                let three = [&columns[0][..], &columns[1][..], &columns[2][..]];
-                compiled.rows(three, stride, &mut out, &mut spill);
+                compiled.rows([&rows[0], &rows[1], &rows[2]], &mut out, &mut spill);
                 let bit = |r: usize, x: usize| rows[r][x / 64] >> (x % 64) & 1;
                 for x in 64..64 * (words - 1) {
                     let mut cells = 0u16;

@@ -165,13 +165,8 @@ impl BandWork for Program {
     fn band(&self, isa: Isa, frame: &Frame, out: &mut [u64], top: usize) {
         #[cfg(target_arch = "x86_64")]
         if let Some(compiled) = self.compiled.as_ref().filter(|_| isa != Isa::Portable) {
-            let band = CompiledBand {
-                compiled,
-                frame,
-                out,
-                top,
-            };
-            return dispatch(isa, band);
+            // The compiled code is AVX2 already: nothing to dispatch.
+            return compiled_band(compiled, frame, out, top);
         }
         dispatch(
             isa,
@@ -242,73 +237,70 @@ impl Kernel for CircuitBand<'_> {
 }
 
 /// Output rows `top..top + out.len() / words_per_row` of one generation, by the compiled
-/// circuit. The three rows around each output row are laid out as the interpreter's slots are,
-/// each row's west, centre and east words once (a window of three such rows slides down the
-/// band), padded to whole vectors.
+/// circuit, each row from three rows copied with the margins [`Compiled::rows`] asks for (a
+/// window of three such copies slides down the band, so each row is copied once or twice).
 #[cfg(target_arch = "x86_64")]
-struct CompiledBand<'a> {
-    compiled: &'a Compiled,
-    frame: &'a Frame,
-    out: &'a mut [u64],
-    top: usize,
+fn compiled_band(compiled: &Compiled, frame: &Frame, out: &mut [u64], top: usize) {
+    let wpr = frame.words_per_row;
+    let whole = wpr / VECTOR_WORDS * VECTOR_WORDS;
+    let len = wpr.next_multiple_of(VECTOR_WORDS) + 2;
+    let mut spill = vec![0u64; compiled.spill_words()];
+    let dead = vec![0u64; len];
+    // Three copies with margins, and the row each holds.
+    let mut copies = vec![0u64; 3 * len];
+    let mut holds: [Option<usize>; 3] = [None; 3];
+    for (r, row_out) in out.chunks_exact_mut(wpr).enumerate() {
+        let y = top + r;
+        let [above, below] = frame.around(y);
+        let rows = [above, Some(y), below];
+        for row in rows.into_iter().flatten() {
+            if !holds.contains(&Some(row)) {
+                let spare = (0..3)
+                    .find(|&i| !matches!(holds[i], Some(held) if rows.contains(&Some(held))))
+                    .expect("three copies for three rows");
+                with_margins(frame, row, &mut copies[spare * len..][..len]);
+                holds[spare] = Some(row);
+            }
+        }
+        let copy = |row: Option<usize>| match row {
+            Some(row) => {
+                let i = holds
+                    .iter()
+                    .position(|&held| held == Some(row))
+                    .expect("copied above");
+                &copies[i * len..][..len]
+            }
+            None => &dead[..],
+        };
+        let rows = rows.map(copy);
+        compiled.rows(rows, &mut row_out[..whole], &mut spill);
+        if whole < wpr {
+            let mut tail = [0u64; VECTOR_WORDS];
+            compiled.rows(rows.map(|row| &row[whole..]), &mut tail, &mut spill);
+            row_out[whole..].copy_from_slice(&tail[..wpr - whole]);
+        }
+        row_out[wpr - 1] &= last_word_mask(frame.width);
+    }
 }
 
+/// Row `y` of `frame` copied into `copy[1..=wpr]` with the margins [`Compiled::rows`] asks for:
+/// on a torus, the last cell at bit 63 of `copy[0]`, and the first cell in the padding bit past
+/// the last cell or, where the row fills its last word, at bit 0 of `copy[wpr + 1]`; on a
+/// bounded plane, dead margins.
 #[cfg(target_arch = "x86_64")]
-impl Kernel for CompiledBand<'_> {
-    #[inline(always)]
-    fn run(self) {
-        let CompiledBand {
-            compiled,
-            frame,
-            out,
-            top,
-        } = self;
-        let wpr = frame.words_per_row;
-        let whole = wpr / VECTOR_WORDS * VECTOR_WORDS;
-        // A row's three columns, each padded to whole vectors.
-        let stride = wpr.next_multiple_of(VECTOR_WORDS);
-        let len = 3 * stride;
-        let mut spill = vec![0u64; compiled.spill_words()];
-        let dead = vec![0u64; len];
-        let mut window = vec![0u64; 3 * len];
-        // The row each third of the window holds.
-        let mut holds: [Option<usize>; 3] = [None; 3];
-        for (r, row_out) in out.chunks_exact_mut(wpr).enumerate() {
-            let y = top + r;
-            let [above, below] = frame.around(y);
-            let rows = [above, Some(y), below];
-            for row in rows.into_iter().flatten() {
-                if !holds.contains(&Some(row)) {
-                    let spare = (0..3)
-                        .find(|&i| !matches!(holds[i], Some(held) if rows.contains(&Some(held))))
-                        .expect("three places for three rows");
-                    let (west, rest) = window[spare * len..][..len].split_at_mut(stride);
-                    let (centre, east) = rest.split_at_mut(stride);
-                    shifted(frame, row, 0, wpr, |k, w, c, e| {
-                        west[k] = w;
-                        centre[k] = c;
-                        east[k] = e;
-                    });
-                    holds[spare] = Some(row);
-                }
-            }
-            let columns = rows.map(|row| match row {
-                Some(row) => {
-                    let i = holds
-                        .iter()
-                        .position(|&held| held == Some(row))
-                        .expect("laid out above");
-                    &window[i * len..][..len]
-                }
-                None => &dead[..],
-            });
-            compiled.rows(columns, stride, &mut row_out[..whole], &mut spill);
-            if whole < wpr {
-                let mut tail = [0u64; VECTOR_WORDS];
-                compiled.rows(columns.map(|c| &c[whole..]), stride, &mut tail, &mut spill);
-                row_out[whole..].copy_from_slice(&tail[..wpr - whole]);
-            }
-            row_out[wpr - 1] &= last_word_mask(frame.width);
+fn with_margins(frame: &Frame, y: usize, copy: &mut [u64]) {
+    let wpr = frame.words_per_row;
+    let row = &frame.words[y * wpr..][..wpr];
+    copy[1..=wpr].copy_from_slice(row);
+    copy[0] = 0;
+    copy[wpr + 1] = 0;
+    if frame.wraps_columns {
+        let first = row[0] & 1;
+        let last = row[wpr - 1] >> ((frame.width - 1) % 64) & 1;
+        copy[0] = last << 63;
+        match frame.width % 64 {
+            0 => copy[wpr + 1] = first,
+            past => copy[wpr] |= first << past,
         }
     }
 }
