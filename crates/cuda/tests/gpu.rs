@@ -118,6 +118,18 @@ fn bitsliced_matches(oracle: &gol_core::EngineSpec, grid: &Grid, rule: Rule, gen
     );
 }
 
+/// The width and height of case `i` of a test: sides around the engines' words and strips (1–5,
+/// 31–33, 63–65, 100, 127), the height `step` sides on from the width for each case, starting
+/// `offset` on.
+fn awkward_size(i: u64, step: usize, offset: usize) -> (usize, usize) {
+    const SIDES: [usize; 12] = [1, 2, 3, 5, 31, 32, 33, 63, 64, 65, 100, 127];
+    let i = i as usize;
+    (
+        SIDES[i % SIDES.len()],
+        SIDES[(i * step + offset) % SIDES.len()],
+    )
+}
+
 /// A random rule of a 2D family other than outer-totalistic Moore, from `seed`.
 fn family_rule(seed: u64) -> Rule {
     let mut rng = gol_core::seed::SplitMix64::new(seed);
@@ -132,12 +144,8 @@ fn bitsliced_runs_random_rules_of_every_2d_family_as_the_oracle() {
     }
     let oracle = find(cpu::ENGINES, EngineId::CpuScalar).unwrap();
     // Each rule compiles its own kernels (about 6 s each with NVRTC on the H100 machine).
-    let sides = [1, 2, 3, 5, 31, 32, 33, 63, 64, 65, 100, 127];
     for i in 0..12u64 {
-        let (w, h) = (
-            sides[i as usize % sides.len()],
-            sides[(i as usize * 7 + 3) % sides.len()],
-        );
+        let (w, h) = awkward_size(i, 7, 3);
         let rule = family_rule(i);
         let grid = density_soup(w, h, 0.2 + 0.01 * i as f64, 700 + i).unwrap();
         let gens = 1 + i * 7 % 40;
@@ -160,12 +168,8 @@ fn bitsliced_runs_generations_rules_as_the_oracle() {
         return;
     }
     let oracle = find(cpu::ENGINES, EngineId::CpuScalar).unwrap();
-    let sides = [1, 2, 3, 5, 31, 32, 33, 63, 64, 65, 100, 127];
     for i in 0..12u64 {
-        let (w, h) = (
-            sides[i as usize % sides.len()],
-            sides[(i as usize * 5 + 2) % sides.len()],
-        );
+        let (w, h) = awkward_size(i, 5, 2);
         let base = match i % 3 {
             0 => Rule::parse(["345/2/4", "/2/3", "23/3/8"][(i / 3) as usize % 3]).unwrap(),
             _ => family_rule(i),
