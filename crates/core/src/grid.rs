@@ -220,6 +220,17 @@ impl Grid {
         &self.ages
     }
 
+    /// Plane `plane` of the dying cells' ages in row `y`: `words_per_row` words. Panics past the
+    /// grid's rows or planes.
+    pub fn age_row(&self, y: usize, plane: usize) -> &[u64] {
+        let (planes, wpr) = (age_planes(self.states), self.words_per_row);
+        assert!(
+            y < self.height && plane < planes,
+            "no age plane {plane} of row {y}"
+        );
+        &self.ages[(y * planes + plane) * wpr..][..wpr]
+    }
+
     /// [`Grid::ages`], mutable. Callers must keep the padding bits zero, live cells' ages 0
     /// and every age below `states − 1`.
     pub fn ages_mut(&mut self) -> &mut [u64] {

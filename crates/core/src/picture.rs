@@ -286,11 +286,11 @@ pub fn blocks(grid: &Grid, view: &View, block: usize) -> Frame {
             if planes > 0 {
                 // A dying cell of age a (state a + 1) weighs C − 1 − a: (C − 1) for each live or
                 // dying cell, less the sum of the dying cells' ages, plane by plane.
-                let plane = |y: usize, p: usize| &grid.ages()[(y * planes + p) * wpr..][..wpr];
                 let dying: Vec<Vec<u64>> = ys()
                     .map(|y| {
+                        let ages: Vec<&[u64]> = (0..planes).map(|p| grid.age_row(y, p)).collect();
                         (0..wpr)
-                            .map(|i| (0..planes).fold(0, |or, p| or | plane(y, p)[i]))
+                            .map(|i| ages.iter().fold(0, |or, plane| or | plane[i]))
                             .collect()
                     })
                     .collect();
@@ -301,7 +301,7 @@ pub fn blocks(grid: &Grid, view: &View, block: usize) -> Frame {
                 let mut ages = vec![0u64; pw];
                 for p in 0..planes {
                     ages.fill(0);
-                    count(&mut ys().map(|y| plane(y, p)), &mut ages);
+                    count(&mut ys().map(|y| grid.age_row(y, p)), &mut ages);
                     for (weight, age) in weights.iter_mut().zip(&ages) {
                         *weight -= age << p;
                     }

@@ -401,7 +401,7 @@ impl BitCells {
     /// `grid`'s words as the device holds them: its rows, then under a Generations rule its
     /// age planes one after another (the grid keeps a row's planes together instead).
     fn device_layout(&self, grid: &Grid) -> Vec<u64> {
-        let (wpr, rows) = (grid.words_per_row(), grid.height());
+        let rows = grid.height();
         let mut words = Vec::with_capacity(grid.words().len() * (1 + self.planes));
         words.extend_from_slice(grid.words());
         if grid.states() == 2 {
@@ -411,7 +411,7 @@ impl BitCells {
         }
         for p in 0..self.planes {
             for y in 0..rows {
-                words.extend_from_slice(&grid.ages()[(y * self.planes + p) * wpr..][..wpr]);
+                words.extend_from_slice(grid.age_row(y, p));
             }
         }
         words
