@@ -24,7 +24,9 @@
 // rules it makes u0 and u1 first). Rules of the other 2D families (isotropic non-totalistic,
 // hexagonal, von Neumann) read each cell's whole neighbourhood: with CELL_RULE defined, a row is
 // kept as its three shifted words instead of its sums, and `rule_cells`, the host's circuit
-// over the nine cells, gives the next states (see Row).
+// over the nine cells, gives the next states (see Row). Under a Generations rule, the dying
+// cells' ages are further bit planes of each row, loaded, carried through the levels and stored
+// with the live cells (see Cells).
 //
 // Skew: the levels form chains of C (see `step`; the host defines CHAIN_<K>, the C of depth K,
 // in src/bitsliced.rs). Within a chain, a level takes the row that the level below made in the
@@ -147,15 +149,59 @@ __device__ Source source(long long i, int w, int nw)
     return {q, q + 1 < nw ? q + 1 : q, shift, valid, false};
 }
 
+// Generations rules (AGE_PLANES > 0, AGE_LAST the age of the last dying state, C - 2): each
+// buffer holds, after its h rows of live cells, AGE_PLANES planes of h rows of the dying cells'
+// ages (bit p of a cell's age in plane p; see gol_core::grid, "Dying states"), so that a row is
+// PLANES words a lane, one per plane. The ages ride through the levels with the live cells of
+// each level's middle row: a cell's fate reads its neighbours' live cells only, and its own age.
+#ifndef AGE_PLANES
+#define AGE_PLANES 0
+#define AGE_LAST 0
+#endif
+#define PLANES (1 + AGE_PLANES)
+
+// A lane's 32 cells of one row: plane 0 the live cells, planes 1.. the ages' bits.
+struct Cells {
+    unsigned int plane[PLANES];
+};
+
+// The next generation of cells `was`, whose live cells a two-state rule would make `made`:
+// dying cells are not born, live cells that do not stay alive start dying at age 1, dying ones
+// age by one (a ripple-carry add over the planes) and those in the last state end.
+__device__ __forceinline__ Cells settle(const Cells &was, unsigned int made)
+{
+    Cells next;
+    unsigned int dying = 0u;
+#pragma unroll
+    for (int p = 1; p < PLANES; p++)
+        dying |= was.plane[p];
+    unsigned int lives = made & ~dying;
+    unsigned int starts = was.plane[0] & ~lives;
+    unsigned int last = dying;
+#pragma unroll
+    for (int p = 1; p < PLANES; p++)
+        last &= (AGE_LAST >> (p - 1)) & 1 ? was.plane[p] : ~was.plane[p];
+    unsigned int carry = dying;
+#pragma unroll
+    for (int p = 1; p < PLANES; p++) {
+        unsigned int sum = was.plane[p] ^ carry;
+        carry &= was.plane[p];
+        next.plane[p] = (sum & ~last) | (p == 1 ? starts : 0u);
+    }
+    next.plane[0] = lives;
+    return next;
+}
+
 // The windows of K levels, in a ring of two slots. At a step of parity P, level g holds in slot
-// 1 - P the Row (the horizontal sums) and the cells (x) of its middle row, in rows slot P the
-// Row of the row above it, and in x slot P the row just made for it (by level g - 1 at the step
-// before; level 0's is the row loaded). The step replaces the oldest sums with the new row's, so
-// the next step, of the other parity, finds its rows in the slots it expects and nothing moves.
+// 1 - P the Row (the horizontal sums) and the cells (x, every plane) of its middle row, in rows
+// slot P the Row of the row above it, and in x slot P the row just made for it (by level g - 1
+// at the step before; level 0's is the row loaded). The step replaces the oldest sums with the
+// new row's, so the next step, of the other parity, finds its rows in the slots it expects and
+// nothing moves.
 template <int K>
 struct Levels {
     Row rows[2][K];
-    unsigned int x[2][K];
+    Cells x[2][K];
 };
 
 // Rows between the row level 0 takes at a step and the row level g makes at it: one for level
@@ -170,26 +216,29 @@ __host__ __device__ constexpr int lag(int g, int c)
 // bottom-up and level g + 1 takes the row as its new row in this step (x slot P); the chains run
 // top-down, and the lowest level of the chain above takes the row at the next step (slot 1 - P,
 // read by that level as its middle row earlier in this step). Returns the top level's row
-// (generation K). The loaded row (row y) and each level's row (row y - lag) keep what the Mask
-// M keeps.
+// (generation K). The loaded row (row y) and each level's row (row y - lag) keep of their live
+// cells what the Mask M keeps; the ages of cells past an edge are never read (those cells are
+// never alive, and only a cell's own fate reads its age) nor stored.
 template <int K, int C, int P, Mask M>
-__device__ __forceinline__ unsigned int step(Levels<K> &v, unsigned int loaded, const Edge &e,
-                                             int y)
+__device__ __forceinline__ Cells step(Levels<K> &v, Cells loaded, const Edge &e, int y)
 {
-    v.x[P][0] = e.keep<M>(loaded, y);
-    unsigned int top = 0u;
+    loaded.plane[0] = e.keep<M>(loaded.plane[0], y);
+    v.x[P][0] = loaded;
+    Cells top;
 #pragma unroll
     for (int base = (K - 1) / C * C; base >= 0; base -= C) {
 #pragma unroll
         for (int g = base; g < base + C && g < K; g++) {
-            unsigned int c = v.x[P][g];
+            unsigned int c = v.x[P][g].plane[0];
             unsigned int left = __shfl_up_sync(FULL_MASK, c, 1);
             unsigned int right = __shfl_down_sync(FULL_MASK, c, 1);
             unsigned int l = __funnelshift_l(left, c, 1);  // cell x-1 at bit x
             unsigned int r = __funnelshift_r(c, right, 1); // cell x+1 at bit x
             Row below = row_of(l, c, r);
-            unsigned int made = evolve(v.rows[P][g], v.rows[1 - P][g], below, v.x[1 - P][g]);
-            made = e.keep<M>(made, y - lag(g, C));
+            const Cells &middle = v.x[1 - P][g];
+            unsigned int live = evolve(v.rows[P][g], v.rows[1 - P][g], below, middle.plane[0]);
+            live = e.keep<M>(live, y - lag(g, C));
+            Cells made = settle(middle, live);
             v.rows[P][g] = below;
             if (g + 1 == K)
                 top = made;
@@ -202,44 +251,6 @@ __device__ __forceinline__ unsigned int step(Levels<K> &v, unsigned int loaded, 
     return top;
 }
 
-// Generations rules (AGE_PLANES > 0, AGE_LAST the age of the last dying state, C - 2): each
-// buffer holds, after its h rows of live cells, AGE_PLANES planes of h rows of the dying cells'
-// ages (bit p of a cell's age in plane p; see gol_core::grid, "Dying states"), and launches are
-// of depth 1, so that the ages need no halo. Made the live cells of output word `at` as a
-// two-state rule would (`made`), `settle` keeps dying cells from being born, starts the live
-// cells that do not stay alive at age 1, ages the dying ones by one and ends those in the last
-// state; it writes the ages and returns the live cells.
-#ifndef AGE_PLANES
-#define AGE_PLANES 0
-#define AGE_LAST 0
-#endif
-__device__ __forceinline__ unsigned int settle(const unsigned int *__restrict__ in,
-                                               unsigned int *__restrict__ out, long long plane,
-                                               long long at, unsigned int made)
-{
-    unsigned int age[AGE_PLANES > 0 ? AGE_PLANES : 1];
-    unsigned int dying = 0u;
-#pragma unroll
-    for (int p = 0; p < AGE_PLANES; p++) {
-        age[p] = in[(p + 1) * plane + at];
-        dying |= age[p];
-    }
-    unsigned int lives = made & ~dying;
-    unsigned int starts = in[at] & ~lives;
-    unsigned int last = dying;
-#pragma unroll
-    for (int p = 0; p < AGE_PLANES; p++)
-        last &= (AGE_LAST >> p) & 1 ? age[p] : ~age[p];
-    unsigned int carry = dying;
-#pragma unroll
-    for (int p = 0; p < AGE_PLANES; p++) {
-        unsigned int sum = age[p] ^ carry;
-        carry &= age[p];
-        out[(p + 1) * plane + at] = (sum & ~last) | (p == 0 ? starts : 0u);
-    }
-    return lives;
-}
-
 // How the lanes of a warp load their words: all plainly (every column group but the two at a
 // row's ends), some gathered from rows of 32 cells or more, or from shorter rows.
 enum Loads { PLAIN, GATHERED, SHORT_ROWS };
@@ -248,26 +259,31 @@ enum Loads { PLAIN, GATHERED, SHORT_ROWS };
 // step s, from slot s % D of a ring, which the row D steps on then takes (D is the loop's unroll
 // factor, so slots are registers and nothing moves: moving a register whose load is in flight
 // would wait for it). The words a lane needs are loaded ahead (words q and q1, and for gathered
-// lanes the row's first word) and put together only when the row is used. Lanes that load
-// plainly in a warp that gathers have valid 32, which takes nothing from the first word.
+// lanes the row's first word, of every plane, `plane` words apart) and put together only when
+// the row is used. Lanes that load plainly in a warp that gathers have valid 32, which takes
+// nothing from the first word.
 template <int D, Loads L>
 struct Rows {
     const unsigned int *in;
     Source src;
     int w, h, stride;
+    long long plane;         // words from a row's live cells to its ages' first plane
     const unsigned int *row; // the next row to load
     int left;                // rows from it to the grid's last, that one included
-    unsigned int lo[D], hi[D], first[D];
+    unsigned int lo[D][PLANES], hi[D][PLANES], first[D][PLANES];
     static_assert(D % 2 == 0, "steps alternate between the two parities of Levels");
 
     __device__ __forceinline__ void fetch(int p)
     {
-        if (L != SHORT_ROWS) {
-            lo[p] = row[src.q];
-            hi[p] = row[src.q1];
+#pragma unroll
+        for (int k = 0; k < PLANES; k++) {
+            if (L != SHORT_ROWS) {
+                lo[p][k] = row[k * plane + src.q];
+                hi[p][k] = row[k * plane + src.q1];
+            }
+            if (L != PLAIN)
+                first[p][k] = row[k * plane];
         }
-        if (L != PLAIN)
-            first[p] = row[0];
         row += stride;
         if (--left == 0) {
             row = in;
@@ -284,21 +300,24 @@ struct Rows {
             fetch(p);
     }
 
-    // The word of the row in slot p, whose place the next row to load then takes.
-    __device__ __forceinline__ unsigned int next(int p)
+    // The cells of the row in slot p, whose place the next row to load then takes.
+    __device__ __forceinline__ Cells next(int p)
     {
-        unsigned int v;
-        if (L == PLAIN) {
-            v = __funnelshift_r(lo[p], hi[p], 16);
-        } else if (L == GATHERED) {
-            unsigned int low = src.valid < 32u ? (1u << src.valid) - 1u : FULL_MASK;
-            v = (__funnelshift_r(lo[p], hi[p], src.shift) & low) |
-                __funnelshift_lc(0u, first[p], src.valid);
-        } else {
-            unsigned long long cells = first[p];
-            for (int len = w; len < 64; len *= 2)
-                cells |= cells << len;
-            v = (unsigned int)(cells >> src.shift);
+        Cells v;
+#pragma unroll
+        for (int k = 0; k < PLANES; k++) {
+            if (L == PLAIN) {
+                v.plane[k] = __funnelshift_r(lo[p][k], hi[p][k], 16);
+            } else if (L == GATHERED) {
+                unsigned int low = src.valid < 32u ? (1u << src.valid) - 1u : FULL_MASK;
+                v.plane[k] = (__funnelshift_r(lo[p][k], hi[p][k], src.shift) & low) |
+                             __funnelshift_lc(0u, first[p][k], src.valid);
+            } else {
+                unsigned long long cells = first[p][k];
+                for (int len = w; len < 64; len *= 2)
+                    cells |= cells << len;
+                v.plane[k] = (unsigned int)(cells >> src.shift);
+            }
         }
         fetch(p);
         return v;
@@ -320,7 +339,9 @@ __device__ __forceinline__ void stream(Rows<D, L> rows_in, unsigned int *__restr
 #pragma unroll
         for (int g = 0; g < K; g++) {
             v.rows[p][g] = row_of(0u, 0u, 0u);
-            v.x[p][g] = 0u;
+#pragma unroll
+            for (int k = 0; k < PLANES; k++)
+                v.x[p][g].plane[k] = 0u;
         }
     long long first = (y0 - K) % rows_in.h;
     rows_in.start(first < 0 ? first + rows_in.h : first);
@@ -331,18 +352,15 @@ __device__ __forceinline__ void stream(Rows<D, L> rows_in, unsigned int *__restr
     for (; row < rows; row += D) {
 #pragma unroll
         for (int p = 0; p < D; p++) {
-            unsigned int word = rows_in.next(p);
+            Cells loaded = rows_in.next(p);
             int y = (int)y0 + row + p + lag(K - 1, C); // the row loaded
-            unsigned int top = p % 2 ? step<K, C, 1, M>(v, word, e, y)
-                                     : step<K, C, 0, M>(v, word, e, y);
-            unsigned int next = __shfl_down_sync(FULL_MASK, top, 1);
-            if (row + p >= 0 && row + p < rows && writes) {
-                unsigned int made = __funnelshift_r(top, next, 16) & keep;
-                // Under a Generations rule (launched at depth 1 only), `in` still holds this
-                // row's own generation: its dying cells and live ones settle the states.
-                if (AGE_PLANES > 0 && K == 1)
-                    made = settle(rows_in.in, out, (long long)rows_in.h * stride, at, made);
-                out[at] = made;
+            Cells top = p % 2 ? step<K, C, 1, M>(v, loaded, e, y)
+                              : step<K, C, 0, M>(v, loaded, e, y);
+#pragma unroll
+            for (int k = 0; k < PLANES; k++) {
+                unsigned int next = __shfl_down_sync(FULL_MASK, top.plane[k], 1);
+                if (row + p >= 0 && row + p < rows && writes)
+                    out[k * rows_in.plane + at] = __funnelshift_r(top.plane[k], next, 16) & keep;
             }
             at += stride;
         }
@@ -388,20 +406,21 @@ __device__ __forceinline__ void advance(const unsigned int *__restrict__ in,
     // On a bounded plane, gathering warps hold cells past the row's ends (plain ones do not),
     // and tiles within K rows of the top or bottom see rows past the edges (Mask).
     Edge e = edge_of(i, w, h);
+    long long plane = (long long)h * stride;
     bool rows_edge = PLANE_EDGES && (y0 < K || y0 + rows + K > h);
     wait_for_previous_grid();
     if (w < 32) {
-        Rows<D, SHORT_ROWS> rows_in{in, src, w, h, stride};
+        Rows<D, SHORT_ROWS> rows_in{in, src, w, h, stride, plane};
         stream<K, C, PLANE_EDGES ? ROWS : NONE>(rows_in, out, y0, rows, stride, i, writes, keep,
                                                  e);
     } else if (plain) {
-        Rows<D, PLAIN> rows_in{in, src, w, h, stride};
+        Rows<D, PLAIN> rows_in{in, src, w, h, stride, plane};
         if (rows_edge)
             stream<K, C, ROWS>(rows_in, out, y0, rows, stride, i, writes, keep, e);
         else
             stream<K, C, NONE>(rows_in, out, y0, rows, stride, i, writes, keep, e);
     } else {
-        Rows<D, GATHERED> rows_in{in, src, w, h, stride};
+        Rows<D, GATHERED> rows_in{in, src, w, h, stride, plane};
         if (rows_edge)
             stream<K, C, ROWS>(rows_in, out, y0, rows, stride, i, writes, keep, e);
         else
@@ -410,23 +429,42 @@ __device__ __forceinline__ void advance(const unsigned int *__restrict__ in,
     }
 }
 
-// The kernel of depth K, loading D steps ahead (D even: the unroll factor of the step loop), with
-// at least B blocks resident per SM (the deepest must fit 168 registers for three blocks).
-// Shallow kernels serve small grids, whose short steps cannot hide a load's latency: they load
-// further ahead.
+// Steps a ring of loads of PLANES planes runs ahead where one of a single plane would run d:
+// fewer, so that the ring's registers (up to three words a plane and slot) grow by less than the
+// planes do, but at least 2.
+__host__ __device__ constexpr int ring(int d)
+{
+    return PLANES == 1 ? d : 2 * d / (PLANES + 1) < 2 ? 2 : 2 * d / (PLANES + 1) / 2 * 2;
+}
+
+// The kernel of depth K, loading D steps ahead (D even: the unroll factor of the step loop; fewer
+// under Generations rules, see `ring`), with at least B blocks resident per SM (the deepest must
+// fit 168 registers for three blocks). Shallow kernels serve small grids, whose short steps
+// cannot hide a load's latency: they load further ahead.
 #define ADVANCE(K, D, B, C)                                                                        \
     extern "C" __global__ void __launch_bounds__(128, B) advance_##K(                            \
         const unsigned int *__restrict__ in, unsigned int *__restrict__ out, int w, int h,        \
         int stride, int nw, int tile_h, int groups)                                               \
     {                                                                                             \
-        advance<K, D, C>(in, out, w, h, stride, nw, tile_h, groups);                                 \
+        advance<K, ring(D), C>(in, out, w, h, stride, nw, tile_h, groups);                        \
     }
 
+// MAX_DEPTH (the host's `max_depth`): the deepest kernel whose levels' planes fit the registers;
+// under a Generations rule each level holds its middle row's ages too, so deep kernels would
+// spill, and they are not built.
 ADVANCE(1, 8, 1, CHAIN_1)
+#if MAX_DEPTH >= 2
 ADVANCE(2, 8, 1, CHAIN_2)
+#endif
+#if MAX_DEPTH >= 4
 ADVANCE(4, 8, 1, CHAIN_4)
+#endif
+#if MAX_DEPTH >= 8
 ADVANCE(8, 4, 1, CHAIN_8)
+#endif
+#if MAX_DEPTH >= 16
 ADVANCE(16, 2, 3, CHAIN_16)
+#endif
 
 // Live cells of the grid, added to *total (zeroed by the host).
 extern "C" __global__ void population(const unsigned int *cells, int w, int h, int stride, int nw,

@@ -71,8 +71,8 @@ fn skew_rows(depth: u32, chain: u32) -> u32 {
 /// Launch shapes for one grid on one GPU: for each depth, the tile height that minimises the
 /// modelled time, and the depth with the least modelled time per generation. The model: warps
 /// run in waves that fill every SM, and a last wave that may not; each warp streams its tile
-/// plus the rows that the deeper levels wait for (`skew_rows`); the grid is read and written
-/// once per launch.
+/// plus the rows that the deeper levels wait for (`skew_rows`); the grid, `planes` bit planes
+/// of it (more than one under a Generations rule), is read and written once per launch.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Plan {
     /// Rows per tile for each of [`DEPTHS`].
@@ -85,23 +85,24 @@ pub struct Plan {
 
 impl Plan {
     /// The plan for a `width` × `height` grid on a GPU of `sms` multiprocessors, each holding
-    /// `slots[k]` warps of the kernel of depth `DEPTHS[k]`, whose levels form chains of
-    /// `chains[k]`, at once.
+    /// `slots[k]` warps of the kernel of depth `DEPTHS[k]` (none where that kernel is not
+    /// built), whose levels form chains of `chains[k]`, at once.
     pub fn new(
         width: usize,
         height: usize,
         sms: u32,
         slots: [u32; DEPTHS.len()],
         chains: [u32; DEPTHS.len()],
+        planes: u64,
     ) -> Plan {
         let groups = words(width).div_ceil(GROUP_WORDS) as u64;
         let height = height as u64;
         let mut tiles = [1; DEPTHS.len()];
         let mut per_generation = [f64::INFINITY; DEPTHS.len()];
-        let bytes = 2 * groups * GROUP_WORDS as u64 * 4 * height;
+        let bytes = 2 * groups * GROUP_WORDS as u64 * 4 * height * planes;
         // A warp's time per level and row, with `per_sm` warps on its SM.
         let row_ns = |per_sm: u64| WARP_LEVEL_ROW_NS + SM_LEVEL_ROW_NS * per_sm as f64;
-        for (k, &depth) in DEPTHS.iter().enumerate() {
+        for (k, &depth) in DEPTHS.iter().enumerate().filter(|&(k, _)| slots[k] > 0) {
             let wave = sms as u64 * slots[k] as u64;
             let full_wave_ns = row_ns(slots[k] as u64);
             let skew = skew_rows(depth, chains[k]) as u64;
@@ -294,7 +295,7 @@ pub struct BitCells {
     /// Whether the grid is a bounded plane (its top and bottom rows are tiles of their own).
     plane: bool,
     /// Under a Generations rule, the planes of the dying cells' ages that follow the live
-    /// cells' rows in each buffer (kernels/bitsliced.cu, `settle`), plane after plane; 0 under
+    /// cells' rows in each buffer (kernels/bitsliced.cu, `Cells`), plane after plane; 0 under
     /// a two-state rule.
     planes: usize,
     /// The rule's cell states.
@@ -434,10 +435,6 @@ impl BitCells {
 
     /// Queues one launch of `DEPTHS[k]` generations.
     fn launch(&mut self, stream: &Arc<CudaStream>, k: usize) -> Result<()> {
-        assert!(
-            self.planes == 0 || DEPTHS[k] == 1,
-            "Generations rules launch one generation at a time"
-        );
         let (mut w, mut h, mut stride, mut nw) = self.shape();
         let mut tile = self.plan.tiles[k] as i32;
         let mut groups = (nw as u32).div_ceil(GROUP_WORDS as u32) as i32;
@@ -465,8 +462,8 @@ impl BitCells {
             // SAFETY: advance_<depth> takes (const unsigned int* in, unsigned int* out, int w,
             // int h, int stride, int nw, int tile_h, int groups), which `params` points to in that
             // order; both buffers hold h rows of `stride` 32-bit words (the grid's 64-bit words),
-            // and the kernel reads `in`, writes only `out`, and keeps to rows < h and words < nw <=
-            // stride. It touches neither buffer before `wait_for_previous_grid()`.
+            // times 1 + AGE_PLANES planes, and the kernel reads `in`, writes only `out`, and keeps
+            // to those planes' rows < h and words < nw <= stride. It touches neither buffer before `wait_for_previous_grid()`.
             unsafe { launch::kernel(stream, &self.advance[k], cfg, &mut params, self.early)? };
         }
         std::mem::swap(&mut self.cells, &mut self.next);
@@ -600,8 +597,10 @@ impl Backend for BitCells {
         )?;
         let spec = Self::spec(engine);
         let module = gpu.module(&spec.source(rule))?;
+        let deepest = source::max_depth(rule);
         let advance = DEPTHS
             .iter()
+            .filter(|&&d| d <= deepest)
             .map(|d| module.load_function(&format!("advance_{d}")))
             .collect::<std::result::Result<Vec<_>, _>>()?;
         let sms = gpu.info.multiprocessors as u32;
@@ -615,13 +614,27 @@ impl Backend for BitCells {
             *slot = blocks * WARPS_PER_BLOCK;
         }
         let asked = Asked::from_env()?;
-        let mut plan = Plan::new(width, height, sms, slots, chains(rule));
+        let mut plan = Plan::new(width, height, sms, slots, chains(rule), 1 + planes as u64);
         if let Asked::Stream(Some((depth, rows))) = asked {
+            if depth >= advance.len() {
+                return Err(CudaError::Refused(format!(
+                    "GOL_BITSLICED_PLAN asks for {} generations a launch, but {rule} runs at most {deepest} (each level holds its dying states' {planes} bit planes too)",
+                    DEPTHS[depth]
+                )));
+            }
             plan.best = depth;
             plan.tiles[depth] = rows;
         }
         let function = module.load_function("resident")?;
-        let resident = resident_launch(gpu, stream, &function, (width, height), &plan, asked)?;
+        let resident = match planes {
+            0 => resident_launch(gpu, stream, &function, (width, height), &plan, asked)?,
+            _ if matches!(asked, Asked::Resident(..)) => {
+                return Err(CudaError::Refused(format!(
+                    "GOL_BITSLICED_PLAN asks for the resident kernel, which does not hold the dying states of {rule}: use stream or DEPTH:ROWS"
+                )))
+            }
+            _ => None,
+        };
         Ok(BitCells {
             width,
             height,
@@ -660,13 +673,6 @@ impl Backend for BitCells {
         _block: (u32, u32),
         generations: u64,
     ) -> Result<u64> {
-        if self.planes > 0 {
-            // A Generations rule: one generation a launch (`settle` in the kernel).
-            for _ in 0..generations {
-                self.launch(stream, 0)?;
-            }
-            return Ok(generations);
-        }
         if self.launch_resident(stream, generations)? {
             return Ok(0);
         }
@@ -763,12 +769,6 @@ impl Backend for BitCells {
     }
 
     fn describe(&self) -> Option<String> {
-        if self.planes > 0 {
-            return Some(format!(
-                "one generation a launch, the dying states as {} bit plane(s) beside the live cells",
-                self.planes
-            ));
-        }
         if let Some((_, r)) = &self.resident {
             return Some(format!(
                 "whole grid in the shared memory of a cluster of {} blocks x {} threads, one launch a step",
@@ -776,8 +776,12 @@ impl Backend for BitCells {
             ));
         }
         let k = self.plan.best;
+        let ages = match self.planes {
+            0 => String::new(),
+            n => format!(", the dying states as {n} bit plane(s) beside the live cells"),
+        };
         Some(format!(
-            "{} generations per launch, tiles of {} rows",
+            "{} generations per launch, tiles of {} rows{ages}",
             DEPTHS[k], self.plan.tiles[k]
         ))
     }
@@ -810,7 +814,7 @@ mod test {
 
     #[test]
     fn small_grids_stay_resident_and_large_ones_stream() {
-        let model = |n| Plan::new(n, n, 132, H200, chains(Rule::LIFE));
+        let model = |n| Plan::new(n, n, 132, H200, chains(Rule::LIFE), 1);
         let plan = model(128);
         let resident = Resident::new(128, 128, 1, None);
         assert!(resident.per_generation() < plan.per_generation, "{plan:?}");
@@ -858,7 +862,7 @@ mod test {
     #[test]
     fn launches_add_up_to_the_generations_asked_for() {
         for (w, h) in [(1, 1), (1024, 1024), (65536, 65536), (100, 3)] {
-            let plan = Plan::new(w, h, 132, H200, chains(Rule::LIFE));
+            let plan = Plan::new(w, h, 132, H200, chains(Rule::LIFE), 1);
             for n in [0, 1, 2, 3, 15, 16, 17, 31, 64, 1000, 1023] {
                 let total: u64 = plan.launches(n).map(|k| DEPTHS[k] as u64).sum();
                 assert_eq!(total, n, "{w}x{h}, {n} generations");
@@ -868,7 +872,7 @@ mod test {
 
     #[test]
     fn large_grids_launch_deep_and_tall() {
-        let plan = Plan::new(65536, 65536, 132, H200, chains(Rule::LIFE));
+        let plan = Plan::new(65536, 65536, 132, H200, chains(Rule::LIFE), 1);
         assert_eq!(DEPTHS[plan.best], 16);
         let tile = plan.tiles[plan.best] as f64;
         // Rows recomputed for the halo and the skew cost under 5%.
@@ -879,7 +883,7 @@ mod test {
     #[test]
     fn tall_tiles_do_not_leave_sms_idle() {
         // 16 column groups of 31 words: without many tiles most SMs would wait.
-        let plan = Plan::new(16 * 31 * 32, 4096, 132, H200, chains(Rule::LIFE));
+        let plan = Plan::new(16 * 31 * 32, 4096, 132, H200, chains(Rule::LIFE), 1);
         let tiles = 4096u64.div_ceil(plan.tiles[plan.best] as u64);
         assert!(16 * tiles >= 132 * H200[plan.best] as u64 / 2, "{plan:?}");
     }
@@ -887,7 +891,7 @@ mod test {
     #[test]
     fn full_waves_are_preferred_to_a_wave_and_a_little() {
         // 67 column groups: 23 tiles fill one wave of 1584 warps, 24 would spill into a second.
-        let plan = Plan::new(65536, 65536, 132, H200, chains(Rule::LIFE));
+        let plan = Plan::new(65536, 65536, 132, H200, chains(Rule::LIFE), 1);
         let k = plan.best;
         let warps = 67 * 65536u64.div_ceil(plan.tiles[k] as u64);
         let slots = 132 * H200[k] as u64;

@@ -76,13 +76,33 @@ pub fn chains(rule: Rule) -> [u32; DEPTHS.len()] {
     }
 }
 
-/// `#define CHAIN_<depth> <levels>` for each of [`DEPTHS`], which the kernel's source needs.
-pub fn chain_defines(rule: Rule) -> String {
+/// The deepest of [`DEPTHS`] whose kernel is built for `rule`. A two-state rule takes them all.
+/// Under a Generations rule each level also holds its middle row's ages, a register per age
+/// plane in each of its two slots: depths whose levels would hold more than 16 age planes
+/// together, or past 8 (the kernel of depth 16 must fit 168 registers), would spill.
+pub fn max_depth(rule: Rule) -> u32 {
+    if !rule.is_generations() {
+        return DEPTHS[DEPTHS.len() - 1];
+    }
+    let planes = gol_core::grid::age_planes(rule.states()) as u32;
     DEPTHS
+        .iter()
+        .copied()
+        .filter(|&d| d <= 8 && d * planes <= 16)
+        .max()
+        .unwrap_or(1)
+}
+
+/// `#define CHAIN_<depth> <levels>` for each of [`DEPTHS`] and `MAX_DEPTH`, which the kernel's
+/// source needs.
+pub fn chain_defines(rule: Rule) -> String {
+    let mut defines: String = DEPTHS
         .iter()
         .zip(chains(rule))
         .map(|(depth, chain)| format!("#define CHAIN_{depth} {chain}\n"))
-        .collect()
+        .collect();
+    defines += &format!("#define MAX_DEPTH {}\n", max_depth(rule));
+    defines
 }
 
 /// cuda-bitsliced's 2D source for `rule`: the rule as a LOP3 circuit, the lengths of its

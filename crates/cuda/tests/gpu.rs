@@ -451,7 +451,9 @@ fn bitsliced_kernels_each_match_when_forced() {
     for plan in [
         "stream",
         "16:3",
+        "8:20",
         "4:40",
+        "2:7",
         "resident",
         "resident:16:32",
         "resident:2:64",
@@ -510,14 +512,42 @@ fn bitsliced_with_the_plan_asked_for() {
         (1024, 1024, "B3/S23:P", 100),
         (1500, 37, "B36/S23:P", 33),
         (100, 7, "B2-a/S12:P", 19),
+        // Generations rules, whose ages ride through the levels (1 to 8 age planes: the
+        // deepest kernel 8, 8, 4 and 2 generations).
+        (2, 3, "23/3/256", 9),
+        (33, 15, "345/2/4", 37),
+        (65, 33, "/2/3:P", 50),
+        (100, 7, "B3/S23/C17", 19),
+        (1000, 333, "12/2-a/4", 131),
+        (1024, 1024, "345/2/4:P", 100),
+        (1500, 37, "34/2/9H", 33),
     ];
     for (i, &(w, h, rule, gens)) in cases.iter().enumerate() {
         let rule = Rule::parse(rule).unwrap();
-        let density = 0.3 + 0.03 * (i % 20) as f64;
-        let grid = density_soup(w, h, density, 300 + i as u64).unwrap();
+        let seed = 300 + i as u64;
+        let grid = match rule.states() {
+            2 => density_soup(w, h, 0.3 + 0.03 * (i % 20) as f64, seed).unwrap(),
+            states => states_soup(w, h, states, seed).unwrap(),
+        };
         let expected = evolve(oracle, &grid, rule, gens).unwrap();
         let spec = find(gol_cuda::ENGINES, EngineId::CudaBitsliced).unwrap();
         let mut engine = (spec.create)(&EngineOptions::default()).unwrap();
+        // Generations rules stream, at most as deep as their kernels are built.
+        if rule.is_generations() {
+            let depth = plan.split(':').next().unwrap().parse::<u32>().ok();
+            let refused = if plan.starts_with("resident") {
+                Some("dying states")
+            } else if depth.is_some_and(|d| d > gol_cuda::source::max_depth(rule)) {
+                Some("at most")
+            } else {
+                None
+            };
+            if let Some(why) = refused {
+                let err = engine.load(&grid, rule).unwrap_err().to_string();
+                assert!(err.contains(why), "{plan}, {rule}: {err}");
+                continue;
+            }
+        }
         // A cluster whose size is forced may be too small for the grid's bands.
         let blocks = plan.split(':').nth(1).map(|b| b.parse().unwrap());
         let most = gol_cuda::device::gpu()
