@@ -19,14 +19,13 @@
 // s0, s1 (computed once per row and level and shared by the three rows that use it). Three rows'
 // sums make the 3x3 sum (centre included, 0..9) as t0 + 2*(u0 + k0) + 4*u1, where t0, k0 are the
 // sum and carry of the three s0 and u0, u1 the sum and carry of the three s1. The next state is
-// a function of t0, k0, the three s1 and the centre: `rule_circuit`, which the host pastes in
-// front of this source as a small circuit of LOP3s found for the rule (src/circuit.rs; for most
-// rules it makes u0 and u1 first). Rules of the other 2D families (isotropic non-totalistic,
-// hexagonal, von Neumann) read each cell's whole neighbourhood: with CELL_RULE defined, a row is
-// kept as its three shifted words instead of its sums, and `rule_cells`, the host's circuit
-// over the nine cells, gives the next states (see Row). Under a Generations rule, the dying
-// cells' ages are further bit planes of each row, loaded, carried through the levels and stored
-// with the live cells (see Cells).
+// a function of t0, k0, the three s1 and the centre for outer-totalistic rules: `rule_next`,
+// which the host pastes in front of this source as a small circuit of LOP3s found for the rule
+// (src/circuit.rs; for most rules it makes u0 and u1 first). Isotropic non-totalistic rules add
+// predicates over the nine cells for the counts whose arrangements matter; hexagonal and von
+// Neumann rules, and isotropic rules of many such counts, take a circuit over the nine cells
+// alone (see Row). Under a Generations rule, the dying cells' ages are further bit planes of
+// each row, loaded, carried through the levels and stored with the live cells (see Cells).
 //
 // Skew: the levels form chains of C (see `step`; the host defines CHAIN_<K>, the C of depth K,
 // in src/bitsliced.rs). Within a chain, a level takes the row that the level below made in the
@@ -44,41 +43,27 @@ __device__ __forceinline__ unsigned int majority(unsigned int a, unsigned int b,
 }
 
 // What the counting keeps of each row: from its cells shifted west (l: cell x-1 at bit x), not
-// (c) and east (r), `row_of` makes a Row, and `evolve` the next states of the middle row's
-// cells x from three Rows (a above, b middle, c below).
-#ifdef CELL_RULE
-// The rule reads each cell's whole neighbourhood (rule_cells, written by the host from
-// gol_core::rule::circuit): a Row is the three shifted words.
+// (c) and east (r), `row_of` makes a Row, the cells and their horizontal 3-sum as two bit
+// planes, and `evolve` the next states of the middle row's cells x from three Rows (a above, b
+// middle, c below): the three rows' low planes make t0 and k0, and `rule_next`, which the host
+// writes for the rule (src/circuit.rs), the rest from them, the high planes and the cells. A
+// rule reads what it needs: outer-totalistic Moore rules only the sums, so NVCC keeps two words
+// a row and drops the cells; hexagonal and von Neumann rules only the cells; isotropic rules of
+// a few arrangement predicates both (five words a row, hence at most 8 levels).
 struct Row {
-    unsigned int l, c, r;
+    unsigned int l, c, r, s0, s1;
 };
 
 __device__ __forceinline__ Row row_of(unsigned int l, unsigned int c, unsigned int r)
 {
-    return {l, c, r};
+    return {l, c, r, l ^ c ^ r, majority(l, c, r)};
 }
 
 __device__ __forceinline__ unsigned int evolve(Row a, Row b, Row c, unsigned int x)
 {
-    return rule_cells(a.l, a.c, a.r, b.l, x, b.r, c.l, c.c, c.r);
+    return rule_next(a.s0 ^ b.s0 ^ c.s0, majority(a.s0, b.s0, c.s0), a.s1, b.s1, c.s1, a.l, a.c,
+                     a.r, b.l, x, b.r, c.l, c.c, c.r);
 }
-#else
-// An outer-totalistic Moore rule: a Row is the horizontal 3-sum as two bit planes; the three
-// rows' sums make t0 and k0, and rule_circuit the rest as LOP3s.
-struct Row {
-    unsigned int s0, s1;
-};
-
-__device__ __forceinline__ Row row_of(unsigned int l, unsigned int c, unsigned int r)
-{
-    return {l ^ c ^ r, majority(l, c, r)};
-}
-
-__device__ __forceinline__ unsigned int evolve(Row a, Row b, Row c, unsigned int x)
-{
-    return rule_circuit(a.s0 ^ b.s0 ^ c.s0, majority(a.s0, b.s0, c.s0), a.s1, b.s1, c.s1, x);
-}
-#endif
 
 // On a bounded plane (PLANE defined) the cells past the grid's edges are dead at every
 // generation, so a warp that could see them keeps of every row it loads or makes only the cells
@@ -439,7 +424,8 @@ __host__ __device__ constexpr int ring(int d)
 
 // The kernel of depth K, loading D steps ahead (D even: the unroll factor of the step loop; fewer
 // under Generations rules, see `ring`), with at least B blocks resident per SM (the deepest must
-// fit 168 registers for three blocks). Shallow kernels serve small grids, whose short steps
+// fit 168 registers for three blocks: depth 16, or depth 8 where the host makes it the deepest of
+// rows of five words, DEPTH_8_BLOCKS). Shallow kernels serve small grids, whose short steps
 // cannot hide a load's latency: they load further ahead.
 #define ADVANCE(K, D, B, C)                                                                        \
     extern "C" __global__ void __launch_bounds__(128, B) advance_##K(                            \
@@ -460,7 +446,7 @@ ADVANCE(2, 8, 1, CHAIN_2)
 ADVANCE(4, 8, 1, CHAIN_4)
 #endif
 #if MAX_DEPTH >= 8
-ADVANCE(8, 4, 1, CHAIN_8)
+ADVANCE(8, 4, DEPTH_8_BLOCKS, CHAIN_8)
 #endif
 #if MAX_DEPTH >= 16
 ADVANCE(16, 2, 3, CHAIN_16)

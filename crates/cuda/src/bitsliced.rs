@@ -617,8 +617,12 @@ impl Backend for BitCells {
         let mut plan = Plan::new(width, height, sms, slots, chains(rule), 1 + planes as u64);
         if let Asked::Stream(Some((depth, rows))) = asked {
             if depth >= advance.len() {
+                let why = match planes {
+                    0 => "each level keeps its rows' cells beside their sums".to_string(),
+                    _ => format!("each level holds its dying states' {planes} bit planes too"),
+                };
                 return Err(CudaError::Refused(format!(
-                    "GOL_BITSLICED_PLAN asks for {} generations a launch, but {rule} runs at most {deepest} (each level holds its dying states' {planes} bit planes too)",
+                    "GOL_BITSLICED_PLAN asks for {} generations a launch, but {rule} runs at most {deepest} ({why})",
                     DEPTHS[depth]
                 )));
             }

@@ -3,12 +3,21 @@
 //! so that each rule costs only the operations it needs.
 //!
 //! The kernel sums each row's three cells into two bit planes (weights 1 and 2) and the three
-//! rows' low planes into t0 (sum) and k0 (carry); the circuit takes it from there, from t0, k0,
-//! the three rows' high planes a1, b1 (middle row) and c1, and the centre cell x (see
-//! `kernels/bitsliced.cu`). For most rules it adds the high planes into u0 (sum) and u1 (carry),
-//! so that the 3×3 sum (centre included) is `t0 + 2·(u0 + k0) + 4·u1`, and finds a circuit of
-//! the rule over (t0, u0, k0, u1, x) by Shannon expansion. For a few rules a smaller circuit
-//! found offline by an exact search (`EXACT`, from `tools/exact_circuit.py`) replaces both.
+//! rows' low planes into t0 (sum) and k0 (carry), and hands the rule's function `rule_next`
+//! those, the three rows' high planes a1, b1 (middle row) and c1, and the nine cells (see
+//! `kernels/bitsliced.cu`). The function takes one of three routes (`Route`):
+//! - Outer-totalistic Moore rules add the high planes into u0 (sum) and u1 (carry), so that the
+//!   3×3 sum (centre included) is `t0 + 2·(u0 + k0) + 4·u1`, and find a circuit of the rule over
+//!   (t0, u0, k0, u1, x) by Shannon expansion. For a few rules a smaller circuit found offline
+//!   by an exact search (`EXACT`, from `tools/exact_circuit.py`) replaces both.
+//! - Isotropic non-totalistic (Hensel) rules whose next state depends on the arrangement of the
+//!   neighbours at no more than [`MAX_PREDICATES`] (alive, count) pairs take the same sums, and
+//!   for each such pair a predicate over the cells (`Circuit::leaf`) that tells the
+//!   arrangements apart: the Shannon expansion then runs over the sums and the predicates, the
+//!   predicate of a pair mattering only where the sums say that count. Counting costs what it
+//!   costs Life, and each row's sums are made once for the three rows they serve.
+//! - Other rules (hexagonal and von Neumann neighbourhoods, isotropic rules of more predicates)
+//!   evaluate the rule's whole [`Circuit`] over the nine cells.
 
 use std::collections::HashMap;
 
@@ -17,8 +26,16 @@ use gol_core::rule::{Family, Topology};
 use gol_core::Rule;
 
 /// The inputs of the Shannon-expanded circuits, in truth-table bit order, as the source names
-/// them.
-const INPUTS: [&str; 5] = ["t0", "u0", "k0", "u1", "x"];
+/// them: the sums and the centre, then the arrangements' predicates (at most
+/// [`MAX_PREDICATES`]).
+const INPUTS: [&str; 7] = ["t0", "u0", "k0", "u1", "x", "p0", "p1"];
+
+/// Inputs of a Shannon-expanded circuit before the predicates.
+const SUM_INPUTS: usize = 5;
+
+/// The most arrangement predicates a rule's Shannon expansion takes (its truth table has
+/// 2^(5 + predicates) entries, in a `u128`); isotropic rules with more take the cells' route.
+pub const MAX_PREDICATES: usize = INPUTS.len() - SUM_INPUTS;
 
 /// The inputs of an exact circuit (its signals 0 to 5; gate `n` is signal 6 + n), as the kernel
 /// names them.
@@ -49,29 +66,54 @@ const EXACT: &[(Rule, &[Gate])] = &[(
 /// LOP3 table of `select ? one : zero` for inputs (select, zero, one).
 const MUX: u8 = 0xac;
 
-/// Truth table of one input over all 32 entries.
-fn input_table(v: usize) -> u32 {
-    (0..32u32)
+/// A truth table over `n` inputs: bit `i` is the value at entry `i`, whose input `v` is bit `v`
+/// of `i` (2^n entries, n at most 7).
+type Table = u128;
+
+/// The entries of a table over `n` inputs.
+fn entries(n: usize) -> impl Iterator<Item = u32> {
+    0..1u32 << n
+}
+
+/// The table of the constant 1 over `n` inputs.
+fn ones(n: usize) -> Table {
+    Table::MAX >> (128 - (1 << n))
+}
+
+/// The table of input `v` over `n` inputs.
+fn input_table(v: usize, n: usize) -> Table {
+    entries(n)
         .filter(|i| i >> v & 1 == 1)
         .fold(0, |t, i| t | 1 << i)
 }
 
-/// The rule's next state for every entry; the entry with a live centre and a sum of 0 cannot
-/// occur (the centre counts itself), so it is returned separately as a don't-care.
-fn truth_table(rule: Rule) -> (u32, u32) {
-    let mut table = 0;
-    for i in 0..32u32 {
-        let bit = |v: u32| i >> v & 1;
+/// The next state for every entry of the sums (t0, u0, k0, u1), the centre x and the
+/// predicates of `leaves`' (alive, count) pairs (complemented where inverted), in the order of
+/// [`INPUTS`]; the entries with a live centre and a sum of 0 cannot occur (the centre counts
+/// itself), so they are returned separately as don't-cares. A pair's predicate decides the
+/// entries of its count, and no other.
+fn truth_table(rule: Rule, leaves: &[Leaf]) -> (Table, Table) {
+    let n = SUM_INPUTS + leaves.len();
+    let (mut table, mut dont_care) = (0, 0);
+    for i in entries(n) {
+        let bit = |v: usize| i >> v & 1;
         let sum = bit(0) + 2 * (bit(1) + bit(2)) + 4 * bit(3);
         let alive = bit(4) == 1;
-        let next = if alive {
-            sum >= 1 && rule.next(true, sum - 1)
-        } else {
-            rule.next(false, sum)
+        if alive && sum == 0 {
+            dont_care |= 1 << i;
+            continue;
+        }
+        let count = sum - alive as u32;
+        let next = match leaves
+            .iter()
+            .position(|l| l.alive == alive && l.count == count)
+        {
+            Some(p) => (bit(SUM_INPUTS + p) == 1) ^ leaves[p].inverted,
+            None => rule.next(alive, count),
         };
-        table |= (next as u32) << i;
+        table |= (next as Table) << i;
     }
-    (table, 1 << 16)
+    (table, dont_care)
 }
 
 /// A node of the circuit.
@@ -81,83 +123,270 @@ enum Node {
     Const(bool),
     /// One of [`INPUTS`].
     Input(usize),
-    /// A three-input operation of inputs (fewer are padded with constants): LOP3 with its
-    /// 8-bit table, inputs first to third weighing 4, 2 and 1 in the table's index.
-    Lop3([Option<usize>; 3], u8),
-    /// `select ? one : zero`.
-    Mux(usize, Box<Node>, Box<Node>),
+    /// A three-input operation (LOP3) of three nodes, with its 8-bit table: the nodes first to
+    /// third weigh 4, 2 and 1 in the table's index.
+    Lop3(Box<[Node; 3]>, u8),
 }
 
-/// The inputs a table depends on, as a bit mask.
-fn support(table: u32) -> u32 {
-    (0..5)
-        .filter(|&v| cofactor(table, v, false) != cofactor(table, v, true))
-        .fold(0, |m, v| m | 1 << v)
-}
-
-/// The table with input `v` fixed to `value`, as a table over all 32 entries.
-fn cofactor(table: u32, v: usize, value: bool) -> u32 {
-    let mut out = 0;
-    for i in 0..32u32 {
-        let j = if value { i | 1 << v } else { i & !(1 << v) };
-        out |= (table >> j & 1) << i;
+impl Node {
+    /// `select ? one : zero` for input `select`.
+    fn mux(select: usize, zero: Node, one: Node) -> Node {
+        Node::Lop3(Box::new([Node::Input(select), zero, one]), MUX)
     }
-    out
 }
 
-/// The cheapest circuit found for `table` (Shannon expansion on each input in turn, a single
-/// LOP3 once three inputs or fewer remain) and its operation count.
-fn synthesise(table: u32, memo: &mut HashMap<u32, (u32, Node)>) -> (u32, Node) {
-    if let Some(found) = memo.get(&table) {
-        return found.clone();
+/// Synthesis of tables over `n` inputs, remembering the circuit found for each table.
+struct Shannon {
+    n: usize,
+    /// The table of each input.
+    inputs: Vec<Table>,
+    memo: HashMap<Table, (u32, Node)>,
+}
+
+impl Shannon {
+    fn new(n: usize) -> Shannon {
+        Shannon {
+            n,
+            inputs: (0..n).map(|v| input_table(v, n)).collect(),
+            memo: HashMap::new(),
+        }
     }
-    let vars = support(table);
-    let result = if table == 0 || table == u32::MAX {
-        (0, Node::Const(table != 0))
-    } else if let Some(v) = (0..5).find(|&v| table == input_table(v)) {
-        (0, Node::Input(v))
-    } else if vars.count_ones() <= 3 {
-        let inputs: Vec<usize> = (0..5).filter(|v| vars >> v & 1 == 1).collect();
-        let mut lut = 0u8;
-        for k in 0..8u32 {
-            // The table's entry with the LOP3 inputs as in k (the first input weighs 4).
-            let entry = inputs
+
+    /// The inputs a table depends on, as a bit mask.
+    fn support(&self, table: Table) -> u32 {
+        (0..self.n)
+            .filter(|&v| self.cofactor(table, v, false) != self.cofactor(table, v, true))
+            .fold(0, |m, v| m | 1 << v)
+    }
+
+    /// The table with input `v` fixed to `value`, as a table over all entries.
+    fn cofactor(&self, table: Table, v: usize, value: bool) -> Table {
+        let (mask, shift) = (self.inputs[v], 1 << v);
+        if value {
+            let kept = table & mask;
+            kept | kept >> shift
+        } else {
+            let kept = table & !mask;
+            kept | kept << shift
+        }
+    }
+
+    /// The cheapest circuit found for `table`, and its operation count: a single LOP3 once
+    /// three inputs or fewer remain; otherwise the cheaper of a Shannon expansion on each input
+    /// in turn and a decomposition ([`Shannon::decompose`]).
+    fn synthesise(&mut self, table: Table) -> (u32, Node) {
+        if let Some(found) = self.memo.get(&table) {
+            return found.clone();
+        }
+        let n = self.n;
+        let vars = self.support(table);
+        let result = if table == 0 || table == ones(n) {
+            (0, Node::Const(table != 0))
+        } else if let Some(v) = (0..n).find(|&v| table == self.inputs[v]) {
+            (0, Node::Input(v))
+        } else if vars.count_ones() <= 3 {
+            let inputs: Vec<usize> = (0..n).filter(|v| vars >> v & 1 == 1).collect();
+            let mut lut = 0u8;
+            for k in 0..8u32 {
+                // The table's entry with the LOP3 inputs as in k (the first input weighs 4).
+                let entry = inputs
+                    .iter()
+                    .enumerate()
+                    .filter(|&(i, _)| k >> (2 - i) & 1 == 1)
+                    .fold(0u32, |e, (_, &v)| e | 1 << v);
+                lut |= ((table >> entry & 1) as u8) << k;
+            }
+            let mut operands = [Node::Const(false), Node::Const(false), Node::Const(false)];
+            for (slot, &v) in operands.iter_mut().zip(&inputs) {
+                *slot = Node::Input(v);
+            }
+            (1, Node::Lop3(Box::new(operands), lut))
+        } else {
+            let shannon = (0..n)
+                .filter(|v| vars >> v & 1 == 1)
+                .map(|v| {
+                    let (c0, n0) = self.synthesise(self.cofactor(table, v, false));
+                    let (c1, n1) = self.synthesise(self.cofactor(table, v, true));
+                    (c0 + c1 + 1, Node::mux(v, n0, n1))
+                })
+                .min_by_key(|(cost, _)| *cost)
+                .expect("a table of four or more inputs has one");
+            match self.decompose(table, vars) {
+                Some(found) if found.0 < shannon.0 => found,
+                _ => shannon,
+            }
+        };
+        self.memo.insert(table, result.clone());
+        result
+    }
+
+    /// The cheapest way found to write `table` (of the inputs in `vars`, four or more) as a
+    /// function of a few of its inputs A and one function h of the others: where fixing A
+    /// leaves, for each of its values, a constant, h or its complement. With one or two inputs
+    /// in A that is one LOP3 of them and h; with three, one LOP3 of A telling its two kinds of
+    /// values apart and one of that and h. `x & (t | p)` of a rule's sums and predicates, for
+    /// example, costs two operations this way and more as a Shannon expansion.
+    fn decompose(&mut self, table: Table, vars: u32) -> Option<(u32, Node)> {
+        let support: Vec<usize> = (0..self.n).filter(|v| vars >> v & 1 == 1).collect();
+        let mut best: Option<(u32, Node)> = None;
+        for subset in 1u32..1 << support.len() {
+            let a: Vec<usize> = (0..support.len())
+                .filter(|i| subset >> i & 1 == 1)
+                .map(|i| support[i])
+                .collect();
+            if a.len() > 3 || a.len() == support.len() {
+                continue;
+            }
+            // The table with A fixed to each of its values (value bit i: input a[i]).
+            let rows: Vec<Table> = (0..1u32 << a.len())
+                .map(|value| {
+                    a.iter()
+                        .enumerate()
+                        .fold(table, |t, (i, &v)| self.cofactor(t, v, value >> i & 1 == 1))
+                })
+                .collect();
+            let all = ones(self.n);
+            let Some(&h) = rows.iter().find(|&&r| r != 0 && r != all) else {
+                continue;
+            };
+            // Each row as a function of h: (value where h is 0, where h is 1).
+            let kinds: Option<Vec<(bool, bool)>> = rows
                 .iter()
-                .enumerate()
-                .filter(|&(n, _)| k >> (2 - n) & 1 == 1)
-                .fold(0u32, |e, (_, &v)| e | 1 << v);
-            lut |= ((table >> entry & 1) as u8) << k;
+                .map(|&r| match r {
+                    0 => Some((false, false)),
+                    r if r == all => Some((true, true)),
+                    r if r == h => Some((false, true)),
+                    r if r == all ^ h => Some((true, false)),
+                    _ => None,
+                })
+                .collect();
+            let Some(kinds) = kinds else {
+                continue;
+            };
+            let found = if a.len() <= 2 {
+                // One LOP3 of A's inputs and h: operand i < a.len() is a[i], then h.
+                let mut lut = 0u8;
+                for k in 0..8u32 {
+                    let operand = |i: usize| k >> (2 - i) & 1 == 1;
+                    let value = (0..a.len()).fold(0, |v, i| v | (operand(i) as usize) << i);
+                    let (off, on) = kinds[value];
+                    let bit = if operand(a.len()) { on } else { off };
+                    lut |= (bit as u8) << k;
+                }
+                let (cost, h) = self.synthesise(h);
+                let mut operands = [Node::Const(false), Node::Const(false), Node::Const(false)];
+                for (slot, &v) in operands.iter_mut().zip(&a) {
+                    *slot = Node::Input(v);
+                }
+                operands[a.len()] = h;
+                (cost + 1, Node::Lop3(Box::new(operands), lut))
+            } else {
+                let first = kinds[0];
+                let Some(other) = kinds.iter().copied().find(|&k| k != first) else {
+                    continue;
+                };
+                if kinds.iter().any(|&k| k != first && k != other) {
+                    continue;
+                }
+                // g: whether A's value makes the row of the other kind.
+                let g = rows
+                    .iter()
+                    .zip(&kinds)
+                    .enumerate()
+                    .filter(|(_, (_, &k))| k == other)
+                    .fold(0, |t: Table, (value, _)| {
+                        t | a.iter().enumerate().fold(all, |m, (i, &v)| {
+                            m & if value >> i & 1 == 1 {
+                                self.inputs[v]
+                            } else {
+                                all ^ self.inputs[v]
+                            }
+                        })
+                    });
+                let (g_cost, g) = self.synthesise(g);
+                let (h_cost, h) = self.synthesise(h);
+                // One LOP3 of g and h (operands weighing 4 and 2).
+                let mut lut = 0u8;
+                for k in 0..8u32 {
+                    let (off, on) = if k & 4 != 0 { other } else { first };
+                    let bit = if k & 2 != 0 { on } else { off };
+                    lut |= (bit as u8) << k;
+                }
+                let operands = [g, h, Node::Const(false)];
+                (g_cost + h_cost + 1, Node::Lop3(Box::new(operands), lut))
+            };
+            if best.as_ref().map_or(true, |b| found.0 < b.0) {
+                best = Some(found);
+            }
         }
-        let mut padded = [None; 3];
-        for (slot, &v) in padded.iter_mut().zip(&inputs) {
-            *slot = Some(v);
-        }
-        (1, Node::Lop3(padded, lut))
-    } else {
-        (0..5)
-            .filter(|v| vars >> v & 1 == 1)
-            .map(|v| {
-                let (c0, n0) = synthesise(cofactor(table, v, false), memo);
-                let (c1, n1) = synthesise(cofactor(table, v, true), memo);
-                (c0 + c1 + 1, Node::Mux(v, Box::new(n0), Box::new(n1)))
-            })
-            .min_by_key(|(cost, _)| *cost)
-            .expect("a table of four or more inputs has one")
-    };
-    memo.insert(table, result.clone());
-    result
+        best
+    }
 }
 
-/// The cheapest circuit for the rule, trying both values of the don't-care entry.
-fn circuit(rule: Rule) -> (u32, Node) {
-    let (table, dont_care) = truth_table(rule);
-    let mut memo = HashMap::new();
-    let a = synthesise(table & !dont_care, &mut memo);
-    let b = synthesise(table | dont_care, &mut memo);
+/// The cheapest circuit over the sums, the centre and `leaves`' predicates for the rule,
+/// trying both values of the don't-care entries.
+fn circuit(rule: Rule, leaves: &[Leaf]) -> (u32, Node) {
+    let (table, dont_care) = truth_table(rule, leaves);
+    let mut shannon = Shannon::new(SUM_INPUTS + leaves.len());
+    let a = shannon.synthesise(table & !dont_care);
+    let b = shannon.synthesise(table | dont_care);
     if b.0 < a.0 {
         b
     } else {
         a
+    }
+}
+
+/// An (alive, count) pair whose next state depends on the arrangement of the neighbours, and
+/// the predicate over the cells that tells it: the next state, or its complement where
+/// `inverted` (a final NOT left to the LOP3 that reads it).
+#[derive(Clone, Debug)]
+struct Leaf {
+    alive: bool,
+    count: u32,
+    predicate: Circuit,
+    inverted: bool,
+}
+
+/// How the kernel's `rule_next` computes the next state (see the module's documentation).
+enum Route {
+    /// An exact circuit over the sums, from [`EXACT`].
+    Exact(&'static [Gate]),
+    /// The sums and the centre, with the predicates of these pairs, by Shannon expansion.
+    Sums(Vec<Leaf>),
+    /// The rule's whole [`Circuit`] over the nine cells.
+    Cells,
+}
+
+/// The route `rule` takes.
+fn route(rule: Rule) -> Route {
+    if let Some(gates) = exact(rule) {
+        return Route::Exact(gates);
+    }
+    match rule.family() {
+        Family::OuterTotalistic => Route::Sums(Vec::new()),
+        Family::Isotropic => {
+            let leaves: Vec<Leaf> = [false, true]
+                .into_iter()
+                .flat_map(|alive| (0..=8).map(move |count| (alive, count)))
+                .filter_map(|(alive, count)| {
+                    let leaf = Circuit::leaf(&rule, alive, count);
+                    let (predicate, inverted) = leaf.split_not();
+                    predicate.constant().is_none().then_some(Leaf {
+                        alive,
+                        count,
+                        predicate,
+                        inverted,
+                    })
+                })
+                .collect();
+            if leaves.len() <= MAX_PREDICATES {
+                Route::Sums(leaves)
+            } else {
+                Route::Cells
+            }
+        }
+        Family::Hexagonal | Family::VonNeumann => Route::Cells,
     }
 }
 
@@ -176,21 +405,24 @@ pub fn is_exact(rule: Rule) -> bool {
     exact(rule).is_some()
 }
 
-/// Whether the rule reads each cell's whole neighbourhood (a family other than outer-totalistic
-/// Moore rules): the kernel then keeps each row's cells rather than its sums (`CELL_RULE`).
-pub fn reads_cells(rule: Rule) -> bool {
-    rule.family() != Family::OuterTotalistic
+/// Whether the kernel keeps each row's cells beside its sums for `rule`: a rule that takes
+/// the sums' route with predicates over the cells. Five words a row and level (the cells
+/// shifted west, in place and east, and the two sum planes) make the deepest kernel spill, so
+/// these rules run at most 8 generations a launch (`source::max_depth`).
+pub fn reads_sums_and_cells(rule: Rule) -> bool {
+    matches!(route(rule), Route::Sums(leaves) if !leaves.is_empty())
 }
 
-/// Operations the rule's circuit takes per word (for a rule that reads cells, the circuit's
-/// gates, each one operation or two).
+/// Operations the rule's function takes per word: LOP3s where the circuit is made of them,
+/// and a circuit's gates (each one operation or two) for the predicates and the cells' route.
 pub fn operations(rule: Rule) -> u32 {
-    if reads_cells(rule) {
-        return Circuit::new(&rule).gates().len() as u32;
-    }
-    match exact(rule) {
-        Some(gates) => gates.len() as u32,
-        None => 2 + circuit(rule).0,
+    match route(rule) {
+        Route::Exact(gates) => gates.len() as u32,
+        Route::Sums(leaves) => {
+            let predicates: usize = leaves.iter().map(|l| l.predicate.gates().len()).sum();
+            2 + circuit(rule, &leaves).0 + predicates as u32
+        }
+        Route::Cells => Circuit::new(&rule).gates().len() as u32,
     }
 }
 
@@ -202,17 +434,22 @@ const PREAMBLE: &str = "#define FULL_MASK 0xffffffffu\n\
     \x20   asm(\"lop3.b32 %0, %1, %2, %3, %4;\" : \"=r\"(d) : \"r\"(a), \"r\"(b), \"r\"(c), \"n\"(LUT));\n\
     \x20   return d;\n}\n\n";
 
-/// CUDA source of the rule for cuda-bitsliced's kernel: `rule_circuit(t0, k0, a1, b1, c1, x)`
-/// built from LOP3s for an outer-totalistic Moore rule, or `CELL_RULE` and
-/// `rule_cells(c0, …, c8)` from the rule's [`Circuit`] for the other families.
+/// The parameters of the rule's function: the sums (see the module's documentation) and the
+/// nine cells, cell `3r + c` of the neighbourhood as `cell{3r+c}` (the centre `cell4`).
+const PARAMETERS: &str = "unsigned int t0, unsigned int k0, unsigned int a1, unsigned int b1,\n\
+    \x20   unsigned int c1, unsigned int cell0, unsigned int cell1, unsigned int cell2,\n\
+    \x20   unsigned int cell3, unsigned int cell4, unsigned int cell5, unsigned int cell6,\n\
+    \x20   unsigned int cell7, unsigned int cell8";
+
+/// CUDA source of the rule for cuda-bitsliced's kernel: `rule_next(t0, k0, a1, b1, c1, cell0,
+/// …, cell8)`, the next state of the centre by the rule's route (see the module). NVCC drops
+/// the inputs a route does not read, and the kernel's work for them.
 pub fn source(rule: Rule) -> String {
-    if reads_cells(rule) {
-        return cells_source(rule);
-    }
     let mut body = String::new();
     let mut count = 0;
-    let (ops, result) = match exact(rule) {
-        Some(gates) => {
+    let (ops, result) = match route(rule) {
+        Route::Exact(gates) => {
+            body.push_str("    unsigned int x = cell4;\n");
             let mut names: Vec<String> = SIGNALS.iter().map(|s| s.to_string()).collect();
             for (inputs, lut) in gates {
                 let [a, b, c] = inputs.map(|i| names[i].clone());
@@ -222,34 +459,41 @@ pub fn source(rule: Rule) -> String {
             let result = names.pop().expect("exact circuits have gates");
             (gates.len() as u32, result)
         }
-        None => {
+        Route::Sums(leaves) => {
+            body.push_str("    unsigned int x = cell4;\n");
+            for (p, leaf) in leaves.iter().enumerate() {
+                let value = gate_statements(&leaf.predicate, &format!("p{p}_"), &mut body);
+                body.push_str(&format!("    unsigned int p{p} = {value};\n"));
+            }
             body.push_str("    unsigned int u0 = lop3<0x96>(a1, b1, c1);\n");
             body.push_str("    unsigned int u1 = lop3<0xe8>(a1, b1, c1);\n");
-            let (ops, node) = circuit(rule);
-            (2 + ops, emit(&node, &mut body, &mut count))
+            let (_, node) = circuit(rule, &leaves);
+            (operations(rule), emit(&node, &mut body, &mut count))
+        }
+        Route::Cells => {
+            let circuit = Circuit::new(&rule);
+            let value = gate_statements(&circuit, "g", &mut body);
+            (circuit.gates().len() as u32, value)
         }
     };
     format!(
         "{PREAMBLE}\
-         // The rule {rule} as {ops} three-input logic operations.\n\
-         __device__ __forceinline__ unsigned int rule_circuit(unsigned int t0, unsigned int k0,\n\
-         \x20   unsigned int a1, unsigned int b1, unsigned int c1, unsigned int x)\n{{\n{body}    return {result};\n}}\n"
+         // The rule {rule} in {ops} operations.\n\
+         __device__ __forceinline__ unsigned int rule_next({PARAMETERS})\n{{\n{body}    return {result};\n}}\n"
     )
 }
 
-/// The source of `rule_cells(c0, …, c8)` (cell `3r + c` of the neighbourhood as `c{3r+c}`, the
-/// centre `c4`): the rule's [`Circuit`], a statement a gate (NVCC fuses them into LOP3s).
-fn cells_source(rule: Rule) -> String {
-    let circuit = Circuit::new(&rule);
+/// Writes a statement for each gate of `circuit` over the cells (gate `i` named
+/// `{prefix}{i}`; NVCC fuses them into LOP3s) and returns the name of its output.
+fn gate_statements(circuit: &Circuit, prefix: &str, body: &mut String) -> String {
     let name = |s: Signal| -> String {
         match s {
             ZERO => "0u".into(),
             ONE => "FULL_MASK".into(),
-            s if s < FIRST_GATE => format!("c{s}"),
-            s => format!("g{}", s - FIRST_GATE),
+            s if s < FIRST_GATE => format!("cell{s}"),
+            s => format!("{prefix}{}", s - FIRST_GATE),
         }
     };
-    let mut body = String::new();
     for (i, gate) in circuit.gates().iter().enumerate() {
         let expression = match *gate {
             cells::Gate::And(a, b) => format!("{} & {}", name(a), name(b)),
@@ -270,17 +514,9 @@ fn cells_source(rule: Rule) -> String {
                 )
             }
         };
-        body.push_str(&format!("    unsigned int g{i} = {expression};\n"));
+        body.push_str(&format!("    unsigned int {prefix}{i} = {expression};\n"));
     }
-    let cells: Vec<String> = (0..9).map(|c| format!("unsigned int c{c}")).collect();
-    format!(
-        "{PREAMBLE}#define CELL_RULE\n\
-         // The rule {rule} as {} operations over the cells of the neighbourhood.\n\
-         __device__ __forceinline__ unsigned int rule_cells({})\n{{\n{body}    return {};\n}}\n",
-        circuit.gates().len(),
-        cells.join(", "),
-        name(circuit.output())
-    )
+    name(circuit.output())
 }
 
 /// Writes the statements computing `node` and returns the expression naming its value.
@@ -289,19 +525,9 @@ fn emit(node: &Node, body: &mut String, count: &mut usize) -> String {
         Node::Const(false) => "0u".into(),
         Node::Const(true) => "0xffffffffu".into(),
         Node::Input(v) => INPUTS[*v].into(),
-        Node::Lop3(inputs, lut) => {
-            let name = |slot: &Option<usize>| slot.map_or("0u", |v| INPUTS[v]).to_string();
-            let [a, b, c] = inputs.each_ref().map(name);
+        Node::Lop3(operands, lut) => {
+            let [a, b, c] = operands.each_ref().map(|o| emit(o, body, count));
             statement(body, count, &format!("lop3<0x{lut:02x}>({a}, {b}, {c})"))
-        }
-        Node::Mux(v, zero, one) => {
-            let zero = emit(zero, body, count);
-            let one = emit(one, body, count);
-            statement(
-                body,
-                count,
-                &format!("lop3<0x{MUX:02x}>({}, {zero}, {one})", INPUTS[*v]),
-            )
         }
     }
 }
@@ -325,15 +551,13 @@ mod test {
 
     /// Evaluates the circuit on one entry (inputs as 0/1).
     fn eval(node: &Node, entry: u32) -> bool {
-        let input = |v: usize| entry >> v & 1 == 1;
         match node {
             Node::Const(c) => *c,
-            Node::Input(v) => input(*v),
-            Node::Lop3([a, b, c], lut) => {
-                let value = |s: &Option<usize>| s.is_some_and(input);
-                lop3(*lut, value(a), value(b), value(c))
+            Node::Input(v) => entry >> v & 1 == 1,
+            Node::Lop3(operands, lut) => {
+                let [a, b, c] = operands.each_ref().map(|o| eval(o, entry));
+                lop3(*lut, a, b, c)
             }
-            Node::Mux(v, zero, one) => lop3(MUX, input(*v), eval(zero, entry), eval(one, entry)),
         }
     }
 
@@ -350,8 +574,8 @@ mod test {
             "B1357/S1357",
         ] {
             let rule = Rule::parse(text).unwrap();
-            let (table, dont_care) = truth_table(rule);
-            let (_, node) = circuit(rule);
+            let (table, dont_care) = truth_table(rule, &[]);
+            let (_, node) = circuit(rule, &[]);
             for entry in (0..32).filter(|&e| dont_care >> e & 1 == 0) {
                 assert_eq!(
                     eval(&node, entry),
@@ -362,38 +586,103 @@ mod test {
         }
     }
 
-    /// Evaluates the kernel's whole rule circuit (exact, or sums and Shannon circuit) on a
-    /// neighbourhood: `cells` bit 3r + c is the cell in row r, column c; the centre is bit 4.
-    fn next_state(rule: Rule, cells: u32) -> bool {
-        let cell = |r: u32, c: u32| cells >> (3 * r + c) & 1 == 1;
-        // A row's sum of three cells as its low and high bits.
-        let row = |r: u32| {
-            let n = (0..3).filter(|&c| cell(r, c)).count();
-            (n & 1 == 1, n >= 2)
+    /// The kernel's whole rule function by its route, as a function of a neighbourhood:
+    /// `cells` bit 3r + c is the cell in row r, column c; the centre is bit 4.
+    fn rule_function(rule: Rule) -> impl Fn(u32) -> bool {
+        let route = route(rule);
+        let shannon = match &route {
+            Route::Sums(leaves) => Some(circuit(rule, leaves).1),
+            _ => None,
         };
-        let ((a0, a1), (b0, b1), (c0, c1)) = (row(0), row(1), row(2));
-        let t0 = a0 ^ b0 ^ c0;
-        let k0 = (a0 as u8 + b0 as u8 + c0 as u8) >= 2;
-        let x = cell(1, 1);
-        match exact(rule) {
-            Some(gates) => {
-                let mut signals = vec![t0, x, k0, a1, b1, c1];
-                for (inputs, lut) in gates {
-                    let [a, b, c] = inputs.map(|i| signals[i]);
-                    signals.push(lop3(*lut, a, b, c));
+        let whole = Circuit::new(&rule);
+        move |cells: u32| {
+            let cell = |r: u32, c: u32| cells >> (3 * r + c) & 1 == 1;
+            // A row's sum of three cells as its low and high bits.
+            let row = |r: u32| {
+                let n = (0..3).filter(|&c| cell(r, c)).count();
+                (n & 1 == 1, n >= 2)
+            };
+            let ((a0, a1), (b0, b1), (c0, c1)) = (row(0), row(1), row(2));
+            let t0 = a0 ^ b0 ^ c0;
+            let k0 = (a0 as u8 + b0 as u8 + c0 as u8) >= 2;
+            let x = cell(1, 1);
+            match (&route, &shannon) {
+                (Route::Exact(gates), _) => {
+                    let mut signals = vec![t0, x, k0, a1, b1, c1];
+                    for (inputs, lut) in gates.iter() {
+                        let [a, b, c] = inputs.map(|i| signals[i]);
+                        signals.push(lop3(*lut, a, b, c));
+                    }
+                    signals[signals.len() - 1]
                 }
-                signals[signals.len() - 1]
-            }
-            None => {
-                let u0 = a1 ^ b1 ^ c1;
-                let u1 = (a1 as u8 + b1 as u8 + c1 as u8) >= 2;
-                let entry = [t0, u0, k0, u1, x]
-                    .iter()
-                    .enumerate()
-                    .fold(0, |e, (v, &bit)| e | (bit as u32) << v);
-                eval(&circuit(rule).1, entry)
+                (Route::Sums(leaves), Some(node)) => {
+                    let u0 = a1 ^ b1 ^ c1;
+                    let u1 = (a1 as u8 + b1 as u8 + c1 as u8) >= 2;
+                    let predicates = leaves.iter().map(|l| l.predicate.eval(cells as u16));
+                    let entry = [t0, u0, k0, u1, x]
+                        .into_iter()
+                        .chain(predicates)
+                        .enumerate()
+                        .fold(0, |e, (v, bit)| e | (bit as u32) << v);
+                    eval(node, entry)
+                }
+                _ => whole.eval(cells as u16),
             }
         }
+    }
+
+    /// Every neighbourhood's next state through the kernel's rule function for `text`.
+    fn check_every_neighbourhood(text: &str) {
+        let rule = Rule::parse(text).unwrap();
+        let next_state = rule_function(rule);
+        for cells in 0..512u32 {
+            assert_eq!(
+                next_state(cells),
+                rule.next_cells(cells as u16),
+                "{text} {cells:09b}"
+            );
+        }
+    }
+
+    #[test]
+    fn isotropic_rules_of_few_predicates_count_by_sums() {
+        for text in ["B2-a/S12", "B3/S23-a", "B2e3/S23", "B2-a3/S12-a"] {
+            let rule = Rule::parse(text).unwrap();
+            assert!(reads_sums_and_cells(rule), "{text}");
+            check_every_neighbourhood(text);
+        }
+        // Many predicates, or another neighbourhood: the cells' route.
+        for text in ["B2ce3aeijnqry4n/S1e2-a3ae4ejqt", "B2/S34H", "B2/S013V"] {
+            let rule = Rule::parse(text).unwrap();
+            assert!(matches!(route(rule), Route::Cells), "{text}");
+            check_every_neighbourhood(text);
+        }
+        // Random letter sets at one or two counts on either side.
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut by_sums = 0;
+        for _ in 0..60 {
+            let mut side = || {
+                let first = 1 + next() % 6;
+                let counts = [first, first + 1 + next() % (7 - first)];
+                let mut text = String::new();
+                for &count in &counts[..1 + (next() % 2) as usize] {
+                    let letters = gol_core::rule::hensel::LETTERS[count as usize];
+                    let pick: String = letters.chars().filter(|_| next() % 2 == 0).collect();
+                    text.push_str(&format!("{count}{pick}"));
+                }
+                text
+            };
+            let text = format!("B{}/S{}", side(), side());
+            by_sums += reads_sums_and_cells(Rule::parse(&text).unwrap()) as usize;
+            check_every_neighbourhood(&text);
+        }
+        assert!(by_sums >= 10, "{by_sums} of 60 random rules by sums");
     }
 
     #[test]
@@ -405,16 +694,7 @@ mod test {
             "B3678/S34678",
             "B0123478/S01234678",
         ] {
-            let rule = Rule::parse(text).unwrap();
-            for cells in 0..512u32 {
-                let alive = cells >> 4 & 1 == 1;
-                let neighbours = (cells & !(1 << 4)).count_ones();
-                assert_eq!(
-                    next_state(rule, cells),
-                    rule.next(alive, neighbours),
-                    "{text} {cells:09b}"
-                );
-            }
+            check_every_neighbourhood(text);
         }
     }
 

@@ -76,13 +76,20 @@ pub fn chains(rule: Rule) -> [u32; DEPTHS.len()] {
     }
 }
 
-/// The deepest of [`DEPTHS`] whose kernel is built for `rule`. A two-state rule takes them all.
-/// Under a Generations rule each level also holds its middle row's ages, a register per age
-/// plane in each of its two slots: depths whose levels would hold more than 16 age planes
-/// together, or past 8 (the kernel of depth 16 must fit 168 registers), would spill.
+/// The deepest of [`DEPTHS`] whose kernel is built for `rule`. A two-state rule takes them all,
+/// but for one that keeps each row's cells beside its sums
+/// ([`crate::circuit::reads_sums_and_cells`]): five words a row and level spill past 8 levels
+/// (the kernel of depth 16 must fit 168 registers). Under a Generations rule each level also
+/// holds its middle row's ages, a register per age plane in each of its two slots: depths whose
+/// levels would hold more than 16 age planes together, or past 8, would spill.
 pub fn max_depth(rule: Rule) -> u32 {
+    let wide_rows = crate::circuit::reads_sums_and_cells(rule);
     if !rule.is_generations() {
-        return DEPTHS[DEPTHS.len() - 1];
+        return if wide_rows {
+            8
+        } else {
+            DEPTHS[DEPTHS.len() - 1]
+        };
     }
     let planes = gol_core::grid::age_planes(rule.states()) as u32;
     DEPTHS
@@ -93,8 +100,21 @@ pub fn max_depth(rule: Rule) -> u32 {
         .unwrap_or(1)
 }
 
-/// `#define CHAIN_<depth> <levels>` for each of [`DEPTHS`] and `MAX_DEPTH`, which the kernel's
-/// source needs.
+/// Blocks of 128 threads that the kernel of depth 8 is built to fit on an SM at once (its
+/// `__launch_bounds__`): 3, at most 168 registers a thread, for two-state rules whose rows keep
+/// their cells beside their sums, for which it is the deepest kernel and would otherwise take
+/// about 180 registers and fit two blocks; 1 for the others, which fit three or more unbounded
+/// or would spill under the bound.
+pub fn depth_8_blocks(rule: Rule) -> u32 {
+    if crate::circuit::reads_sums_and_cells(rule) && !rule.is_generations() {
+        3
+    } else {
+        1
+    }
+}
+
+/// `#define CHAIN_<depth> <levels>` for each of [`DEPTHS`], `MAX_DEPTH` and `DEPTH_8_BLOCKS`,
+/// which the kernel's source needs.
 pub fn chain_defines(rule: Rule) -> String {
     let mut defines: String = DEPTHS
         .iter()
@@ -102,6 +122,7 @@ pub fn chain_defines(rule: Rule) -> String {
         .map(|(depth, chain)| format!("#define CHAIN_{depth} {chain}\n"))
         .collect();
     defines += &format!("#define MAX_DEPTH {}\n", max_depth(rule));
+    defines += &format!("#define DEPTH_8_BLOCKS {}\n", depth_8_blocks(rule));
     defines
 }
 

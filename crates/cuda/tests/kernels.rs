@@ -37,8 +37,8 @@ fn every_kernel_compiles_for_sm_90() {
         "B36/S23:P",
     ];
     let solid = ["B6/S567", "B0,26/S0-26", "B5-7,10/S4-9,13", "B/S"];
-    // Rules of the other 2D families (as CELL_RULE) and Generations rules, which only
-    // cuda-bitsliced runs.
+    // Rules of the other 2D families (by sums and predicates, or by a circuit over the cells)
+    // and Generations rules, which only cuda-bitsliced runs.
     let families = [
         "B2-a/S12",
         "B3/S23-a",

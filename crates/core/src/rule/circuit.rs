@@ -78,6 +78,42 @@ impl Circuit {
         b.finish(output)
     }
 
+    /// The next state of a cell (`alive` or not) with `count` counted live neighbours, as a
+    /// circuit over the nine cells: a constant ([`Circuit::constant`]) where every arrangement
+    /// of that count has the same next state, else a predicate over the neighbours that is
+    /// right for arrangements of exactly `count` live neighbours (on others it may be
+    /// anything). The leaves of [`Circuit::new`]'s multiplexer tree; a kernel that counts
+    /// the neighbourhood its own way can pick them with its count.
+    pub fn leaf(rule: &Rule, alive: bool, count: u32) -> Circuit {
+        let mut b = Builder::default();
+        let output = b.leaf(rule, alive, count as usize);
+        b.finish(output)
+    }
+
+    /// The circuit's value if it is a constant (no gates, the output [`ZERO`] or [`ONE`]).
+    pub fn constant(&self) -> Option<bool> {
+        match self.output {
+            ZERO => Some(false),
+            ONE => Some(true),
+            _ => None,
+        }
+    }
+
+    /// The circuit without a final NOT, and whether it had one: for a consumer that takes the
+    /// complement for free (a LOP3's table), one operation fewer.
+    pub fn split_not(mut self) -> (Circuit, bool) {
+        match self.gates.last() {
+            Some(&Gate::Not(inner))
+                if self.output == FIRST_GATE + self.gates.len() as Signal - 1 =>
+            {
+                self.gates.pop();
+                self.output = inner;
+                (self, true)
+            }
+            _ => (self, false),
+        }
+    }
+
     /// The gates, in order: gate `i` is signal `FIRST_GATE + i`.
     pub fn gates(&self) -> &[Gate] {
         &self.gates
@@ -418,14 +454,24 @@ impl Builder {
     }
 }
 
-/// The signal found in the most terms (the lowest of equals).
+/// Cells in the order [`most_common`] prefers among equals: the centres of the top and bottom
+/// rows, then of the side columns, then the corners. Taking out an edge's centre first leaves
+/// the cells beside it in the rest (`c1 & (c0 | c2)`), so that a factor reads one row alone;
+/// the GPU kernel streams rows, and NVCC makes such a factor of a row once for the two rows it
+/// serves as the top and the bottom of a neighbourhood.
+const PREFERENCE: [Signal; 9] = [1, 7, 3, 5, 0, 2, 6, 8, 4];
+
+/// The signal found in the most terms (the first of equals in [`PREFERENCE`]).
 fn most_common(terms: &[Vec<Signal>]) -> Signal {
     let mut counts = [0usize; 9];
     for &s in terms.iter().flatten() {
         counts[s as usize] += 1;
     }
-    (0..9u16)
-        .max_by_key(|&s| (counts[s as usize], std::cmp::Reverse(s)))
+    PREFERENCE
+        .iter()
+        .rev()
+        .copied()
+        .max_by_key(|&s| counts[s as usize])
         .expect("nine cells")
 }
 
@@ -458,6 +504,42 @@ mod test {
                     "{text} {cells:09b}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn leaves_give_the_next_state_of_their_count() {
+        for text in [
+            "B2-a/S12",
+            "B3/S23-a",
+            "B2ce3aeijnqry4n/S1e2-a3ae4ejqt",
+            "B3-cnqy5-e/S2-ck3-i6n7e",
+            "B1c2-k5e6-n8/S0",
+            "B3/S23",
+            "B2/S34H",
+        ] {
+            let rule = Rule::parse(text).unwrap();
+            let mask = rule.neighbourhood().mask();
+            let mut predicates = 0;
+            for alive in [false, true] {
+                for count in 0..=8 {
+                    let leaf = Circuit::leaf(&rule, alive, count);
+                    predicates += leaf.constant().is_none() as usize;
+                    for cells in (0..512u16)
+                        .filter(|c| (c & mask).count_ones() == count && (c >> 4 & 1 == 1) == alive)
+                    {
+                        let next = rule.next_cells(cells);
+                        assert_eq!(leaf.eval(cells), next, "{text} {cells:09b}");
+                        let (split, inverted) = leaf.clone().split_not();
+                        assert_eq!(split.eval(cells) ^ inverted, next, "{text} {cells:09b}");
+                        if let Some(value) = leaf.constant() {
+                            assert_eq!(value, next, "{text} {cells:09b}");
+                        }
+                    }
+                }
+            }
+            let letters = rule.family() == crate::rule::Family::Isotropic;
+            assert_eq!(predicates > 0, letters, "{text}: {predicates} predicates");
         }
     }
 
