@@ -120,8 +120,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "WxH", value_parser = parse_block)]
     pub block: Option<(u32, u32)>,
 
-    /// Split a 2D torus into slabs of rows, one per GPU: `all` or a count (with
-    /// cuda-bitsliced).
+    /// Split a 2D grid (a torus or a bounded plane) into slabs of rows, one per GPU: `all` or a
+    /// count (with cuda-bitsliced).
     #[arg(long, value_name = "all|N", value_parser = parse_gpus)]
     pub gpus: Option<Gpus>,
 

@@ -85,6 +85,14 @@ fn ranks_match_one_process_bit_for_bit() {
             ],
             "9",
         ),
+        // A bounded plane: the top and bottom ranks keep no halo past its edges.
+        (
+            &[
+                "--width", "150", "--height", "61", "--seed", "5", "--gens", "90", "--rule",
+                "B3/S23:P",
+            ],
+            "7",
+        ),
     ] {
         let one = at("one.rle");
         stdout_of(&[&["run", "--output", &one], problem].concat());

@@ -20,6 +20,12 @@
 //! one part, the part is its own neighbour above and below. The other axes are never split:
 //! every part wraps them as the whole torus does.
 //!
+//! A bounded plane (2D, `:P`) is split the same way, with its rule, whose engines keep the
+//! cells past an extended slab's ends and sides dead: inside the plane that is the same error
+//! as a torus's wrong wrap, absorbed by the halos, and at the plane's own top and bottom it is
+//! exactly right, so there the first part has no halo above it and the last none below
+//! ([`Slabs::halos`]); what a neighbour sends towards a missing halo is not written anywhere.
+//!
 //! Everything here moves whole rows of [`World::rows`] (a layer is [`World::layer_rows`] of
 //! them), so that the same code serves both dimensions.
 //!
@@ -40,7 +46,7 @@ use std::time::Instant;
 use crate::engine::{DeviceRows, Engine, EngineId, HostRows, RowAccess, World};
 use crate::error::{Error, Result};
 use crate::grid::Grid;
-use crate::rule::Rule;
+use crate::rule::{Rule, Topology};
 
 /// Halo depth in 2D when none is asked for, in rows: deep enough that exchanges are rare,
 /// shallow enough that the extra rows cost little on large slabs.
@@ -67,6 +73,8 @@ pub struct Slabs {
     /// Part p owns layers `bounds[p]..bounds[p + 1]`.
     bounds: Vec<usize>,
     depth: usize,
+    /// Whether the split axis ends at dead layers (a bounded plane) rather than wrapping.
+    plane: bool,
 }
 
 impl Slabs {
@@ -103,7 +111,16 @@ impl Slabs {
             layer,
             bounds,
             depth: depth.min(smallest),
+            plane: false,
         })
+    }
+
+    /// The same slabs of a world of `topology`: on a bounded plane the split axis ends at dead
+    /// layers, so the first part has no halo above it and the last none below (see the
+    /// module's notes).
+    pub fn on(mut self, topology: Topology) -> Slabs {
+        self.plane = topology == Topology::Plane;
+        self
     }
 
     /// The slabs of `world` (see [`Slabs::new`]).
@@ -159,14 +176,27 @@ impl Slabs {
         layers.start * self.layer_rows..layers.end * self.layer_rows
     }
 
-    /// Rows of part `p`'s extended slab: its interior and both halos.
+    /// Layers of part `p`'s halos above and below its interior: the depth, or none past a
+    /// bounded plane's top (part 0) and bottom (the last part).
+    pub fn halos(&self, p: usize) -> (usize, usize) {
+        let above = if self.plane && p == 0 { 0 } else { self.depth };
+        let below = if self.plane && p + 1 == self.parts() {
+            0
+        } else {
+            self.depth
+        };
+        (above, below)
+    }
+
+    /// Rows of part `p`'s extended slab: its interior and its halos.
     pub fn extended_rows(&self, p: usize) -> usize {
-        (self.interior(p).len() + 2 * self.depth) * self.layer_rows
+        let (above, below) = self.halos(p);
+        (above + self.interior(p).len() + below) * self.layer_rows
     }
 
     /// The global rows of part `p`'s extended slab, in order (wrapping around the torus).
     pub fn extended(&self, p: usize) -> impl Iterator<Item = usize> + '_ {
-        let start = (self.bounds[p] + self.layers - self.depth) * self.layer_rows;
+        let start = (self.bounds[p] + self.layers - self.halos(p).0) * self.layer_rows;
         let rows = self.rows();
         (0..self.extended_rows(p)).map(move |r| (start + r) % rows)
     }
@@ -216,10 +246,10 @@ struct DeviceHalos {
     send_top: DeviceRows,
     /// The last d interior rows (for the part below's top halo).
     send_bottom: DeviceRows,
-    /// The top halo.
-    receive_top: DeviceRows,
-    /// The bottom halo.
-    receive_bottom: DeviceRows,
+    /// The top halo (none at a bounded plane's top).
+    receive_top: Option<DeviceRows>,
+    /// The bottom halo (none at a bounded plane's bottom).
+    receive_bottom: Option<DeviceRows>,
 }
 
 /// One part of a decomposed torus: an engine holding the part's extended slab.
@@ -230,8 +260,12 @@ pub struct Slab<W: World = Grid> {
     rows: usize,
     /// Halo depth in layers: the most generations between exchanges.
     depth: usize,
-    /// Rows in one halo.
+    /// Rows in a halo of the full depth: what travels each way at an exchange.
     halo_rows: usize,
+    /// Rows of the halos above and below the interior (`halo_rows`, or 0 at a bounded plane's
+    /// top and bottom).
+    above_rows: usize,
+    below_rows: usize,
     words_per_row: usize,
     /// The rows sent at the last exchange: buffers kept from one exchange to the next, as
     /// fresh ones would cost a page fault per page at every exchange.
@@ -261,6 +295,8 @@ impl<W: World> Slab<W> {
             rows: 0,
             depth: 0,
             halo_rows: 0,
+            above_rows: 0,
+            below_rows: 0,
             words_per_row: 0,
             sent: Outgoing::default(),
         })
@@ -280,23 +316,23 @@ impl<W: World> Slab<W> {
 
     /// Loads part `p` of `slabs`, whose extended slab is `extended` ([`Slabs::cut`], or read
     /// row by row).
+    /// The slabs must be on the rule's topology ([`Slabs::on`]).
     pub fn load(&mut self, slabs: &Slabs, p: usize, extended: &W, rule: Rule) -> Result<()> {
-        if rule.topology() != crate::rule::Topology::Torus {
-            // A slab's halos are rows of its neighbours; past a bounded plane's edges they
-            // would have to stay dead through every generation of a round, which the slab
-            // engines do not do.
-            return Err(Error::Invalid(format!(
-                "rule {rule}: a {} runs unsplit, on one GPU or process; split runs (--gpus, MPI ranks) take a torus",
-                rule.topology().name()
-            )));
-        }
         let rows = extended.rows();
         assert_eq!(rows.height(), slabs.extended_rows(p), "extended slab");
+        assert_eq!(
+            slabs.plane,
+            rule.topology() == Topology::Plane,
+            "slabs on the rule's topology"
+        );
         self.engine.load(extended, rule)?;
+        let (above, below) = slabs.halos(p);
         self.width = slabs.width();
         self.rows = slabs.interior_rows(p).len();
         self.depth = slabs.depth();
         self.halo_rows = slabs.depth() * slabs.layer_rows();
+        self.above_rows = above * slabs.layer_rows();
+        self.below_rows = below * slabs.layer_rows();
         self.words_per_row = rows.words_per_row();
         Ok(())
     }
@@ -318,9 +354,14 @@ impl<W: World> Slab<W> {
         Ok(words)
     }
 
-    /// Words in one halo (d layers).
+    /// Words in a halo of the full depth (d layers): what travels each way at an exchange.
     pub fn halo_words(&self) -> usize {
         self.halo_rows * self.words_per_row
+    }
+
+    /// The first row of the interior's last d layers (what the part below receives).
+    fn last_layers(&self) -> usize {
+        self.above_rows + self.rows - self.halo_rows
     }
 
     /// The rows this part sends at an exchange, read into buffers the part keeps (host memory
@@ -333,9 +374,10 @@ impl<W: World> Slab<W> {
                 bottom: self.host_rows(words)?,
             };
         }
+        let (first, last) = (self.above_rows, self.last_layers());
         let access = self.engine.rows().expect("Slab::new checks for row access");
-        access.read_rows(self.halo_rows, &mut self.sent.top)?;
-        access.read_rows(self.rows, &mut self.sent.bottom)?;
+        access.read_rows(first, &mut self.sent.top)?;
+        access.read_rows(last, &mut self.sent.bottom)?;
         Ok(&self.sent)
     }
 
@@ -349,31 +391,43 @@ impl<W: World> Slab<W> {
     /// `None` where the engine keeps no rows there.
     fn device_halos(&self) -> Option<Result<DeviceHalos>> {
         let rows = |first| self.access().device_rows(first, self.halo_rows);
-        let (d, h) = (self.halo_rows, self.rows);
-        let [send_top, send_bottom, receive_top, receive_bottom] =
-            [rows(d)?, rows(h)?, rows(0)?, rows(d + h)?];
+        let (above, below) = (self.above_rows, self.above_rows + self.rows);
+        let [send_top, send_bottom] = [rows(above)?, rows(self.last_layers())?];
+        let receive = |first, present: bool| present.then(|| rows(first)).flatten();
+        let receive_top = receive(0, self.above_rows > 0);
+        let receive_bottom = receive(below, self.below_rows > 0);
         Some((|| {
             Ok(DeviceHalos {
                 send_top: send_top?,
                 send_bottom: send_bottom?,
-                receive_top: receive_top?,
-                receive_bottom: receive_bottom?,
+                receive_top: receive_top.transpose()?,
+                receive_bottom: receive_bottom.transpose()?,
             })
         })())
     }
 
     /// Fills the halos: `top` from the part above (its last d interior layers), `bottom` from
-    /// the part below (its first d).
+    /// the part below (its first d); a halo the part does not have (at a bounded plane's top
+    /// or bottom) takes nothing.
     pub fn incoming(&mut self, top: &[u64], bottom: &[u64]) -> Result<()> {
-        let (halo, rows) = (self.halo_rows, self.rows);
+        let (above, below, bottom_at) = (
+            self.above_rows,
+            self.below_rows,
+            self.above_rows + self.rows,
+        );
         let access = self.access_mut();
-        access.write_rows(0, top)?;
-        access.write_rows(halo + rows, bottom)
+        if above > 0 {
+            access.write_rows(0, top)?;
+        }
+        if below > 0 {
+            access.write_rows(bottom_at, bottom)?;
+        }
+        Ok(())
     }
 
     /// Copies the interior rows now into `words` (whole rows of the torus's width).
     pub fn read_interior(&self, words: &mut [u64]) -> Result<()> {
-        self.access().read_rows(self.halo_rows, words)
+        self.access().read_rows(self.above_rows, words)
     }
 
     /// The interior rows now, as a grid of that many rows (of [`World::rows`]).
@@ -385,14 +439,18 @@ impl<W: World> Slab<W> {
 
     /// Live cells of the interior: the whole slab's count less the halos'.
     pub fn population(&self) -> Result<u64> {
-        let halo = |first: usize| -> Result<u64> {
-            if let Some(counted) = self.access().population_of_rows(first, self.halo_rows) {
+        let halo = |first: usize, rows: usize| -> Result<u64> {
+            if rows == 0 {
+                return Ok(0);
+            }
+            if let Some(counted) = self.access().population_of_rows(first, rows) {
                 return counted;
             }
-            let words = self.read(first, self.halo_rows)?;
+            let words = self.read(first, rows)?;
             Ok(words.iter().map(|w| w.count_ones() as u64).sum())
         };
-        Ok(self.engine.population()? - halo(0)? - halo(self.halo_rows + self.rows)?)
+        let below = halo(self.above_rows + self.rows, self.below_rows)?;
+        Ok(self.engine.population()? - halo(0, self.above_rows)? - below)
     }
 }
 
@@ -481,6 +539,7 @@ impl<W: World> Decomposed<W> {
             .map(|part| part.device_halos().expect("on GPUs"))
             .collect::<Result<Vec<_>>>()?;
         let n = halos.len();
+        // No copy goes towards a halo a part does not have (at a bounded plane's edges).
         let pairs: Vec<(DeviceRows, DeviceRows)> = (0..n)
             .flat_map(|p| {
                 let (above, below) = (&halos[(p + n - 1) % n], &halos[(p + 1) % n]);
@@ -489,13 +548,15 @@ impl<W: World> Decomposed<W> {
                     (halos[p].send_bottom, below.receive_top),
                 ]
             })
+            .filter_map(|(from, to)| Some((from, to?)))
             .collect();
         // SAFETY: every range and queue was given by a part's engine for its own state and
         // stream, which live as long as `self`, and `step` waits for every part before it
         // returns, so the copies run while they are alive. Each range is d whole rows of one
-        // slab's width (d the rows of a halo). The receiving ranges are the halos, rows 0..d and
-        // d+h..2d+h of an extended slab; the sending ranges are interior rows d..2d and h..h+d,
-        // and d ≤ h, so no halo overlaps another range of the call.
+        // slab's width (d the rows of a halo). The receiving ranges are the halos, rows 0..a
+        // and a+h..a+h+d of an extended slab with a halo of a rows (d or 0) above; the sending
+        // ranges are interior rows a..a+d and a+h-d..a+h, and d ≤ h, so no halo overlaps
+        // another range of the call.
         unsafe { peer.copy(&pairs) }
     }
 
@@ -535,7 +596,7 @@ impl<W: World> Engine<W> for Decomposed<W> {
 
     fn load(&mut self, world: &W, rule: Rule) -> Result<()> {
         self.slabs = None;
-        let slabs = Slabs::of(world, self.parts.len(), self.depth)?;
+        let slabs = Slabs::of(world, self.parts.len(), self.depth)?.on(rule.topology());
         each(&mut self.parts, |p, part| {
             part.load(&slabs, p, &slabs.cut(world, p)?, rule)
         })?;
@@ -719,7 +780,15 @@ mod test {
             (130, 64, 3, 64, 100),
             (64, 50, 7, 3, 0),
         ] {
-            for rule in ["B3/S23", "B36/S23", "B0/S8", "B2/S"] {
+            for rule in [
+                "B3/S23",
+                "B36/S23",
+                "B0/S8",
+                "B2/S",
+                "B3/S23:P",
+                "B36/S23:P",
+                "B2/S:P",
+            ] {
                 seed += 1;
                 let rule = Rule::parse(rule).unwrap();
                 let grid = density_soup(w, h, 0.35, seed).unwrap();
@@ -851,13 +920,16 @@ mod test {
 
     #[test]
     fn exchanges_from_device_rows_match_one_engine() {
-        for &(w, h, parts, depth, gens) in &[
-            (1, 1, 1, 64, 5),
-            (3, 2, 2, 1, 7),
-            (70, 9, 3, 2, 13),
-            (130, 64, 4, 7, 40),
+        for &(w, h, parts, depth, gens, rule) in &[
+            (1, 1, 1, 64, 5, "B36/S23"),
+            (3, 2, 2, 1, 7, "B36/S23"),
+            (70, 9, 3, 2, 13, "B36/S23"),
+            (130, 64, 4, 7, 40, "B36/S23"),
+            (70, 9, 3, 2, 13, "B36/S23:P"),
+            (130, 64, 4, 7, 40, "B3/S23:P"),
+            (3, 2, 2, 1, 7, "B2/S:P"),
         ] {
-            let rule = Rule::parse("B36/S23").unwrap();
+            let rule = Rule::parse(rule).unwrap();
             let grid = density_soup(w, h, 0.4, (w * h) as u64).unwrap();
             let mut oracle = Scalar::default();
             oracle.load(&grid, rule).unwrap();
@@ -871,7 +943,7 @@ mod test {
                 .with_peer_copy(Box::new(HostCopy(std::sync::Arc::clone(&copies))));
             decomposed.load(&grid, rule).unwrap();
             decomposed.step(gens).unwrap();
-            let what = format!("{w}x{h}, {parts} parts, depth {depth}");
+            let what = format!("{w}x{h}, {parts} parts, depth {depth}, {rule}");
             assert_eq!(
                 decomposed.snapshot().unwrap(),
                 oracle.snapshot().unwrap(),
@@ -879,7 +951,12 @@ mod test {
             );
             let exchanges = (gens as usize).div_ceil(decomposed.slabs().unwrap().depth()) - 1;
             let counted = copies.load(std::sync::atomic::Ordering::Relaxed);
-            assert_eq!(counted, 2 * parts * exchanges, "{what}");
+            // A plane's top and bottom parts receive nothing past its edges.
+            let received = match rule.topology() {
+                Topology::Plane => 2 * parts - 2,
+                Topology::Torus => 2 * parts,
+            };
+            assert_eq!(counted, received * exchanges, "{what}");
             assert!(
                 decomposed.details().contains("exchanged by host copies"),
                 "{what}"
@@ -888,16 +965,18 @@ mod test {
     }
 
     #[test]
-    fn bounded_planes_are_refused_split() {
-        let engines: Vec<Box<dyn Engine>> = (0..2)
-            .map(|_| Box::new(Bitsliced::default()) as Box<dyn Engine>)
-            .collect();
-        let mut decomposed = Decomposed::new(engines, 4).unwrap();
-        let grid = Grid::new(40, 40).unwrap();
-        let plane = Rule::parse("B3/S23:P").unwrap();
-        let err = decomposed.load(&grid, plane).unwrap_err().to_string();
-        assert!(err.contains("bounded plane runs unsplit"), "{err}");
-        decomposed.load(&grid, Rule::LIFE).unwrap();
+    fn a_bounded_plane_has_no_halos_past_its_edges() {
+        let slabs = Slabs::new::<Grid>(10, 9, 3, 2).unwrap().on(Topology::Plane);
+        assert_eq!(slabs.halos(0), (0, 2));
+        assert_eq!(slabs.halos(1), (2, 2));
+        assert_eq!(slabs.halos(2), (2, 0));
+        assert_eq!(slabs.extended(0).collect::<Vec<_>>(), [0, 1, 2, 3, 4]);
+        assert_eq!(slabs.extended(2).collect::<Vec<_>>(), [4, 5, 6, 7, 8]);
+        let one = Slabs::new::<Grid>(10, 9, 1, 4).unwrap().on(Topology::Plane);
+        assert_eq!(one.extended(0).count(), 9);
+        let torus = Slabs::new::<Grid>(10, 9, 3, 2).unwrap();
+        assert_eq!(torus.halos(0), (2, 2));
+        assert_eq!(torus.extended(0).collect::<Vec<_>>(), [7, 8, 0, 1, 2, 3, 4]);
     }
 
     #[test]

@@ -802,18 +802,21 @@ fn slabs_on_every_gpu_match_the_oracle() {
     let spec = find(gol_cuda::ENGINES, EngineId::CudaBitsliced).unwrap();
     // Several slabs per GPU where there are few GPUs, so that the exchange is exercised on any
     // machine; the slabs go round the GPUs.
-    for (i, &(w, h, parts, depth, gens)) in [
-        (100, 37, 4, 5, 23),
-        (257, 130, 3, 64, 200),
-        (64, 6, 6, 64, 17),
-        (1000, 999, 4, 16, 131),
+    // Bounded planes too: the top and bottom slabs have no halo past the plane's edges.
+    for (i, &(w, h, parts, depth, gens, rule)) in [
+        (100, 37, 4, 5, 23, "B3/S23"),
+        (257, 130, 3, 64, 200, "B36/S23"),
+        (64, 6, 6, 64, 17, "B2/S"),
+        (1000, 999, 4, 16, 131, "B3678/S34678"),
+        (257, 130, 3, 40, 200, "B3/S23:P"),
+        (1000, 333, 4, 16, 131, "B2-a/S12:P"),
     ]
     .iter()
     .enumerate()
     {
         let grid = density_soup(w, h, 0.4, i as u64);
         let grid = grid.unwrap();
-        let rule = Rule::parse(["B3/S23", "B36/S23", "B2/S", "B3678/S34678"][i]).unwrap();
+        let rule = Rule::parse(rule).unwrap();
         let expected = evolve(oracle, &grid, rule, gens).unwrap();
         // Halos through host memory, then GPU to GPU.
         for peer in [false, true] {

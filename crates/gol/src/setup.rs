@@ -8,6 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use gol_core::pattern::PatternFile;
+use gol_core::rule::Topology;
 use gol_core::slab::Slabs;
 use gol_core::{checkpoint, cube_file, memory, seed, Cube, Grid, Rule};
 
@@ -415,13 +416,15 @@ pub(crate) fn grid_slab(
     part: usize,
     halo: usize,
 ) -> Result<(Slabs, Problem<Grid>)> {
-    if let Some(rule) = setup.rule_for::<Grid>()? {
+    let asked = setup.rule_for::<Grid>()?;
+    if let Some(rule) = asked {
         check_splittable(rule)?;
     }
     match &setup.start {
         Start::Glibc { .. } | Start::Density { .. } => {
             let (width, height) = setup.soup_size();
-            let slabs = Slabs::new::<Grid>(width, height, parts, halo)?;
+            let topology = asked.map_or(Topology::Torus, |rule| rule.topology());
+            let slabs = Slabs::new::<Grid>(width, height, parts, halo)?.on(topology);
             let rows: Vec<usize> = slabs.extended(part).collect();
             Ok((slabs, soup_rows::<Grid>(setup, width, height, &rows)?))
         }
@@ -429,7 +432,7 @@ pub(crate) fn grid_slab(
         _ => {
             let whole = grid(setup)?;
             check_splittable(whole.rule)?;
-            let slabs = Slabs::of(&whole.world, parts, halo)?;
+            let slabs = Slabs::of(&whole.world, parts, halo)?.on(whole.rule.topology());
             let world = slabs.cut(&whole.world, part)?;
             Ok((slabs, Problem { world, ..whole }))
         }
@@ -642,7 +645,7 @@ fn resume_slab<W: Dimension>(
     let header = &opened.header;
     check_splittable(header.rule)?;
     let layers = header.rows / W::layer_rows(header.width);
-    let slabs = Slabs::new::<W>(header.width, layers, parts, halo)?;
+    let slabs = Slabs::new::<W>(header.width, layers, parts, halo)?.on(header.rule.topology());
     let rows: Vec<usize> = slabs.extended(part).collect();
     let world = W::slab(opened.read_rows(&rows)?)?;
     Ok((slabs, resumed(world, path, header)))
