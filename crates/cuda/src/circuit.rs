@@ -135,6 +135,21 @@ impl Node {
     }
 }
 
+/// The LOP3 table of `f` of the operands (first to third, weighing 4, 2 and 1 in the table's
+/// index).
+fn lut(f: impl Fn([bool; 3]) -> bool) -> u8 {
+    (0..8u8).fold(0, |lut, k| {
+        lut | (f([k & 4 != 0, k & 2 != 0, k & 1 != 0]) as u8) << k
+    })
+}
+
+/// A LOP3 of up to three operands (the missing ones zero) with table `lut`.
+fn lop3(operands: Vec<Node>, lut: u8) -> Node {
+    let mut operands = operands.into_iter();
+    let mut next = || operands.next().unwrap_or(Node::Const(false));
+    Node::Lop3(Box::new([next(), next(), next()]), lut)
+}
+
 /// Synthesis of tables over `n` inputs, remembering the circuit found for each table.
 struct Shannon {
     n: usize,
@@ -186,21 +201,13 @@ impl Shannon {
             (0, Node::Input(v))
         } else if vars.count_ones() <= 3 {
             let inputs: Vec<usize> = (0..n).filter(|v| vars >> v & 1 == 1).collect();
-            let mut lut = 0u8;
-            for k in 0..8u32 {
-                // The table's entry with the LOP3 inputs as in k (the first input weighs 4).
-                let entry = inputs
-                    .iter()
-                    .enumerate()
-                    .filter(|&(i, _)| k >> (2 - i) & 1 == 1)
-                    .fold(0u32, |e, (_, &v)| e | 1 << v);
-                lut |= ((table >> entry & 1) as u8) << k;
-            }
-            let mut operands = [Node::Const(false), Node::Const(false), Node::Const(false)];
-            for (slot, &v) in operands.iter_mut().zip(&inputs) {
-                *slot = Node::Input(v);
-            }
-            (1, Node::Lop3(Box::new(operands), lut))
+            // The table's entry with the LOP3's operands as given.
+            let lut = lut(|operands| {
+                let entry =
+                    (inputs.iter().zip(operands)).fold(0, |e, (&v, on)| e | (on as u32) << v);
+                table >> entry & 1 == 1
+            });
+            (1, lop3(inputs.into_iter().map(Node::Input).collect(), lut))
         } else {
             let shannon = (0..n)
                 .filter(|v| vars >> v & 1 == 1)
@@ -265,21 +272,19 @@ impl Shannon {
             };
             let found = if a.len() <= 2 {
                 // One LOP3 of A's inputs and h: operand i < a.len() is a[i], then h.
-                let mut lut = 0u8;
-                for k in 0..8u32 {
-                    let operand = |i: usize| k >> (2 - i) & 1 == 1;
-                    let value = (0..a.len()).fold(0, |v, i| v | (operand(i) as usize) << i);
+                let lut = lut(|operands| {
+                    let value = (0..a.len()).fold(0, |v, i| v | (operands[i] as usize) << i);
                     let (off, on) = kinds[value];
-                    let bit = if operand(a.len()) { on } else { off };
-                    lut |= (bit as u8) << k;
-                }
+                    if operands[a.len()] {
+                        on
+                    } else {
+                        off
+                    }
+                });
                 let (cost, h) = self.synthesise(h);
-                let mut operands = [Node::Const(false), Node::Const(false), Node::Const(false)];
-                for (slot, &v) in operands.iter_mut().zip(&a) {
-                    *slot = Node::Input(v);
-                }
-                operands[a.len()] = h;
-                (cost + 1, Node::Lop3(Box::new(operands), lut))
+                let mut operands: Vec<Node> = a.iter().map(|&v| Node::Input(v)).collect();
+                operands.push(h);
+                (cost + 1, lop3(operands, lut))
             } else {
                 let first = kinds[0];
                 let Some(other) = kinds.iter().copied().find(|&k| k != first) else {
@@ -305,15 +310,16 @@ impl Shannon {
                     });
                 let (g_cost, g) = self.synthesise(g);
                 let (h_cost, h) = self.synthesise(h);
-                // One LOP3 of g and h (operands weighing 4 and 2).
-                let mut lut = 0u8;
-                for k in 0..8u32 {
-                    let (off, on) = if k & 4 != 0 { other } else { first };
-                    let bit = if k & 2 != 0 { on } else { off };
-                    lut |= (bit as u8) << k;
-                }
-                let operands = [g, h, Node::Const(false)];
-                (g_cost + h_cost + 1, Node::Lop3(Box::new(operands), lut))
+                // One LOP3 of g and h.
+                let lut = lut(|[g, h, _]| {
+                    let (off, on) = if g { other } else { first };
+                    if h {
+                        on
+                    } else {
+                        off
+                    }
+                });
+                (g_cost + h_cost + 1, lop3(vec![g, h], lut))
             };
             if best.as_ref().map_or(true, |b| found.0 < b.0) {
                 best = Some(found);
