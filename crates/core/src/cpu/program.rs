@@ -10,7 +10,8 @@
 //! next generation. Slots are reused once the last gate that reads them has run.
 //!
 //! On x86-64 with AVX2 the circuit is also compiled to machine code (`jit.rs`), which keeps its
-//! values in registers; the AVX2 and AVX-512 paths run that, the portable path the gates.
+//! values in registers; the AVX2 and AVX-512 paths run that (the AVX-512 one with three-input
+//! logic instructions), the portable path the gates.
 
 use super::bitsliced::{dispatch, shifted, BandWork, Frame, Isa, Kernel};
 #[cfg(target_arch = "x86_64")]
@@ -46,9 +47,10 @@ pub(super) struct Program {
     ops: Vec<Op>,
     slots: usize,
     output: Output,
-    /// The circuit as machine code, where the CPU can run it.
+    /// The circuit as machine code, where the CPU can run it: for the AVX2 path, and with
+    /// three-input logic for the AVX-512 path.
     #[cfg(target_arch = "x86_64")]
-    compiled: Option<Compiled>,
+    compiled: [Option<Compiled>; 2],
 }
 
 impl Program {
@@ -99,7 +101,7 @@ impl Program {
             slots,
             output,
             #[cfg(target_arch = "x86_64")]
-            compiled: Compiled::new(circuit),
+            compiled: [Isa::Avx2, Isa::Avx512].map(|isa| Compiled::new(circuit, isa)),
         }
     }
 
@@ -163,9 +165,13 @@ fn each3(out: &mut [u64], a: &[u64], b: &[u64], c: &[u64], f: impl Fn(u64, u64, 
 
 impl BandWork for Program {
     fn band(&self, isa: Isa, frame: &Frame, out: &mut [u64], top: usize) {
+        // The compiled code is its instruction set's already: nothing to dispatch.
         #[cfg(target_arch = "x86_64")]
-        if let Some(compiled) = self.compiled.as_ref().filter(|_| isa != Isa::Portable) {
-            // The compiled code is AVX2 already: nothing to dispatch.
+        if let Some(compiled) = match isa {
+            Isa::Portable => None,
+            Isa::Avx2 => self.compiled[0].as_ref(),
+            Isa::Avx512 => self.compiled[1].as_ref(),
+        } {
             return compiled_band(compiled, frame, out, top);
         }
         dispatch(
