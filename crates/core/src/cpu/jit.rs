@@ -19,9 +19,9 @@
 //! Each gate becomes one to four AVX2 instructions (`vpand`, `vpor`, `vpxor`, `vpandn`,
 //! `vpcmpeqq` for all ones) over `ymm0`–`ymm14`; `ymm15` is scratch for gates and cell loads.
 //! For the AVX-512 path the same code is made with AVX-512VL's three-input `vpternlogq` on the
-//! same registers for the gates of three inputs and NOT (a copy of the first input into the
-//! output register, then one instruction, where AVX2 takes up to four), so a turn has about a
-//! third fewer instructions.
+//! same registers for the gates of three inputs and NOT: one instruction, where AVX2 takes up to
+//! four (and a copy first where no input of the gate is read for the last time, whose register
+//! the output then takes), so a turn has about a third fewer instructions.
 //! A cell is loaded when a gate first needs it. When every register is taken, the value whose
 //! next use is furthest away gives up its register (Belady's choice): a cell or constant is
 //! simply loaded again later, a gate's value is first stored in its own spill slot. The code
@@ -201,28 +201,50 @@ impl Turn {
             inputs[count] = self.ensure(ops, signal, i, &inputs[..count]);
             count += 1;
         }
-        // The output never shares a register with an input, so gates of several instructions
-        // may write it before their last read of an input.
-        let d = self.free_register(ops, i, &inputs[..count]);
-        let r = |k: usize| inputs[k];
-        // The table of `vpternlogq d, b, c` over (d, b, c), where d holds the first input.
-        let three = match *gate {
+        // The function of a gate of three inputs, for `vpternlogq`.
+        let three: Option<fn([bool; 3]) -> bool> = match *gate {
             _ if !self.ternary => None,
-            Gate::Xor3(..) => Some(0x96),
-            Gate::Majority(..) => Some(0xe8),
-            // s ? one : zero.
-            Gate::Mux(..) => Some(0xca),
+            Gate::Xor3(..) => Some(|[a, b, c]| a ^ b ^ c),
+            Gate::Majority(..) => Some(|[a, b, c]| (a as u8 + b as u8 + c as u8) >= 2),
+            Gate::Mux(..) => Some(|[s, one, zero]| if s { one } else { zero }),
             _ => None,
         };
-        if let Some(table) = three {
-            dynasm!(ops ; .arch x64 ; vmovdqa Ry(d), Ry(r(0)));
-            dynasm!(ops ; .arch x64 ; .bytes vpternlogq(d, r(1), r(2), table).iter());
-        } else if self.ternary && matches!(gate, Gate::Not(..)) {
-            // !b, whatever d held.
-            dynasm!(ops ; .arch x64 ; .bytes vpternlogq(d, r(0), r(0), 0x33).iter());
+        let d = if let Some(f) = three {
+            // `vpternlogq d, b, c` reads d: an input read for the last time here lends its
+            // register to the output; otherwise the output's register gets a copy of the first.
+            let signals: Vec<Signal> = gate.inputs().collect();
+            let dying = (0..3).find(|&k| self.next_use(signals[k], i).is_none());
+            let k = dying.unwrap_or(0);
+            let d = match dying {
+                Some(k) => inputs[k],
+                None => {
+                    let d = self.free_register(ops, i, &inputs);
+                    dynasm!(ops ; .arch x64 ; vmovdqa Ry(d), Ry(inputs[0]));
+                    d
+                }
+            };
+            let [b, c] = [(k + 1) % 3, (k + 2) % 3];
+            let table = (0..8u8).fold(0, |table, at| {
+                let mut values = [false; 3];
+                values[k] = at & 4 != 0;
+                values[b] = at & 2 != 0;
+                values[c] = at & 1 != 0;
+                table | (f(values) as u8) << at
+            });
+            dynasm!(ops ; .arch x64 ; .bytes vpternlogq(d, inputs[b], inputs[c], table).iter());
+            d
         } else {
-            self.two_input_or_avx2(ops, gate, d, &inputs);
-        }
+            // The output never shares a register with an input, so gates of several
+            // instructions may write it before their last read of an input.
+            let d = self.free_register(ops, i, &inputs[..count]);
+            if self.ternary && matches!(gate, Gate::Not(..)) {
+                // !b, whatever d held.
+                dynasm!(ops ; .arch x64 ; .bytes vpternlogq(d, inputs[0], inputs[0], 0x33).iter());
+            } else {
+                self.two_input_or_avx2(ops, gate, d, &inputs);
+            }
+            d
+        };
         // Inputs read for the last time give up their registers.
         for signal in gate.inputs() {
             if self.next_use(signal, i).is_none() {
