@@ -424,12 +424,15 @@ pub fn reads_sums_and_cells(rule: Rule) -> bool {
 pub fn operations(rule: Rule) -> u32 {
     match route(rule) {
         Route::Exact(gates) => gates.len() as u32,
-        Route::Sums(leaves) => {
-            let predicates: usize = leaves.iter().map(|l| l.predicate.gates().len()).sum();
-            2 + circuit(rule, &leaves).0 + predicates as u32
-        }
+        Route::Sums(leaves) => sums_operations(circuit(rule, &leaves).0, &leaves),
         Route::Cells => Circuit::new(&rule).gates().len() as u32,
     }
+}
+
+/// Operations of the sums' route: u0 and u1, the `expansion`'s LOP3s and the predicates' gates.
+fn sums_operations(expansion: u32, leaves: &[Leaf]) -> u32 {
+    let predicates: usize = leaves.iter().map(|l| l.predicate.gates().len()).sum();
+    2 + expansion + predicates as u32
 }
 
 /// `FULL_MASK` and `lop3<LUT>(a, b, c)` (the PTX instruction), which the rule's source uses.
@@ -473,8 +476,9 @@ pub fn source(rule: Rule) -> String {
             }
             body.push_str("    unsigned int u0 = lop3<0x96>(a1, b1, c1);\n");
             body.push_str("    unsigned int u1 = lop3<0xe8>(a1, b1, c1);\n");
-            let (_, node) = circuit(rule, &leaves);
-            (operations(rule), emit(&node, &mut body, &mut count))
+            let (expansion, node) = circuit(rule, &leaves);
+            let ops = sums_operations(expansion, &leaves);
+            (ops, emit(&node, &mut body, &mut count))
         }
         Route::Cells => {
             let circuit = Circuit::new(&rule);

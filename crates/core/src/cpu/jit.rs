@@ -241,7 +241,7 @@ impl Turn {
                 // !b, whatever d held.
                 dynasm!(ops ; .arch x64 ; .bytes vpternlogq(d, inputs[0], inputs[0], 0x33).iter());
             } else {
-                self.two_input_or_avx2(ops, gate, d, &inputs);
+                self.avx2_gate(ops, gate, d, &inputs);
             }
             d
         };
@@ -262,7 +262,7 @@ impl Turn {
     }
 
     /// The AVX2 code of `gate` into register `d` from the registers `inputs`.
-    fn two_input_or_avx2(&self, ops: &mut Assembler, gate: &Gate, d: u8, inputs: &[u8; 3]) {
+    fn avx2_gate(&self, ops: &mut Assembler, gate: &Gate, d: u8, inputs: &[u8; 3]) {
         let r = |k: usize| inputs[k];
         match *gate {
             Gate::And(..) => dynasm!(ops ; .arch x64 ; vpand Ry(d), Ry(r(0)), Ry(r(1))),
