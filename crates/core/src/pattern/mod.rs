@@ -20,6 +20,7 @@ mod cells;
 mod life;
 mod macrocell;
 mod rle;
+mod runs;
 mod states;
 
 use std::io::{Read, Write};

@@ -12,6 +12,7 @@
 use std::io::{self, Write};
 use std::path::Path;
 
+use super::runs::{blocks, masks, runs, Toggles};
 use super::{describe, lines, parse_error, Canvas, Header};
 use crate::error::Result;
 use crate::grid::{fill_row_run, Grid, MAX_SIDE, WORD_BITS};
@@ -165,84 +166,6 @@ pub(super) fn parse_rule(
     Rule::parse_sized(text).map_err(|e| e.to_string())
 }
 
-/// Bytes classified at a time by [`runs`].
-const BLOCK: usize = 64;
-
-/// Bit `k` set where byte `k` of `block` is an ASCII digit, eight bytes at a time: a byte
-/// below 0x80 whose low seven bits plus 0x50 reach 0x80 (at least `0`) but plus 0x46 do not
-/// (below `:`); the sums stay inside their bytes.
-#[inline(always)]
-fn digit_mask(block: &[u8; BLOCK]) -> u64 {
-    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
-    const HIGH: u64 = !LOW7;
-    let mut mask = 0u64;
-    for (k, eight) in block.chunks_exact(8).enumerate() {
-        let w = u64::from_le_bytes(eight.try_into().expect("eight bytes"));
-        let low = w & LOW7;
-        let from_zero = low + 0x5050_5050_5050_5050;
-        let from_colon = low + 0x4646_4646_4646_4646;
-        let digits = from_zero & !from_colon & !w & HIGH;
-        mask |= crate::grid::gather_bytes(digits >> 7) << (8 * k);
-    }
-    mask
-}
-
-/// Reads the common tokens of a body (a count of at most three digits, then `b`, `.` or
-/// `o`) from `bytes[i..]` in blocks of [`BLOCK`] bytes, calling `draw(x, n)` for each run of
-/// `n` live cells from column `*x`, which it advances. Stops before the first other token
-/// (a row end, a newline, a longer count…), a run past `width`, a live run where `alive` is
-/// false (past the pattern's rows), or the last block's worth of bytes; returns where.
-///
-/// Every non-digit byte of a block ends a token, so the tokens' ends come from one mask and
-/// are taken in order with `trailing_zeros`; a token's place does not depend on the token
-/// before being read first, as it does byte by byte.
-#[inline(always)]
-fn runs(
-    bytes: &[u8],
-    mut i: usize,
-    x: &mut usize,
-    (width, alive): (usize, bool),
-    mut draw: impl FnMut(usize, usize),
-) -> usize {
-    while let Some(block) = bytes.get(i..i + BLOCK) {
-        let block: &[u8; BLOCK] = block.try_into().expect("a block");
-        let mut ends = !digit_mask(block);
-        // Where the next token starts in the block.
-        let mut start = 0;
-        while ends != 0 {
-            let end = ends.trailing_zeros() as usize;
-            ends &= ends - 1;
-            let tag = block[end];
-            let digits = end - start;
-            if digits > 3 {
-                return i + start;
-            }
-            // The count picked from its candidates with a shift, not a branch on its length:
-            // the bytes before the tag that are not in the count (or before the block) are
-            // never picked.
-            let [d3, d2, d1] =
-                [3, 2, 1].map(|k| u64::from(block[end.saturating_sub(k)].wrapping_sub(b'0')));
-            let candidates = 1 | d1 << 16 | (d2 * 10 + d1) << 32 | ((d3 * 10 + d2) * 10 + d1) << 48;
-            let n = (candidates >> (16 * digits)) as u16 as usize;
-            let live = tag == b'o';
-            if !(live || tag == b'b' || tag == b'.') || *x + n > width || (live && !alive) {
-                return i + start;
-            }
-            if live {
-                draw(*x, n);
-            }
-            *x += n;
-            start = end + 1;
-        }
-        if start == 0 {
-            // A block of digits: a count too long for this path.
-            return i;
-        }
-        i += start;
-    }
-    i
-}
-
 /// Where [`decode`] draws: the words of each row of the grid, the pattern's cell `x` at cell
 /// `left + x` of the row.
 trait Rows {
@@ -332,7 +255,18 @@ pub(super) fn paint(
         return super::states::paint(path, text, body, canvas);
     }
     let pieces = pieces(bytes);
-    if pieces.len() < 2 {
+    let effects: Vec<Option<Effect>> = match pieces.len() {
+        0 | 1 => Vec::new(),
+        _ => {
+            use rayon::prelude::*;
+            let size = (canvas.width, canvas.height);
+            pieces
+                .par_iter()
+                .map(|range| effect(path, &bytes[range.clone()], size))
+                .collect()
+        }
+    };
+    if pieces.len() < 2 || effects.iter().flatten().any(|e| e.comment) {
         let Canvas {
             grid,
             left,
@@ -349,16 +283,15 @@ pub(super) fn paint(
         decode(path, bytes, (width, height), start, (left, &mut rows))?;
         return Ok(());
     }
-    paint_pieces(path, bytes, &pieces, start, canvas)
+    paint_pieces(path, bytes, (&pieces, &effects), start, canvas)
 }
 
 /// The body cut into pieces for [`paint_pieces`]: their byte ranges, or a single piece where
-/// the body is short, has comment lines, or has no line end to cut at.
+/// the body is short or has no line end to cut at.
 fn pieces(bytes: &[u8]) -> Vec<std::ops::Range<usize>> {
     let threads = rayon::current_num_threads();
     let whole = std::iter::once(0..bytes.len()).collect();
-    let comments = bytes.first() == Some(&b'#') || memchr::memmem::find(bytes, b"\n#").is_some();
-    if threads < 2 || bytes.len() < PARALLEL_BYTES || comments {
+    if threads < 2 || bytes.len() < PARALLEL_BYTES {
         return whole;
     }
     let count = (bytes.len() / (PARALLEL_BYTES / 2)).min(2 * threads);
@@ -395,68 +328,93 @@ struct Effect {
     lines: usize,
     /// Whether it holds the `!` that ends the pattern.
     ends: bool,
+    /// Whether a comment line starts in it before its `!`: the body is then read in one pass
+    /// (a comment's `$`, `!` and digits are not the pattern's).
+    comment: bool,
 }
 
 /// The effect of `piece` (which starts a line, with no run pending), or `None` where its tail
-/// does not decode (an error that the second pass reports from the right place).
+/// does not decode (an error that the second pass reports from the right place). Its row ends,
+/// newlines, `!` and comment lines are found in one pass, 64 bytes at a time.
 fn effect(path: &Path, piece: &[u8], size: (usize, usize)) -> Option<Effect> {
-    let bang = memchr::memchr(b'!', piece);
-    let piece = &piece[..bang.unwrap_or(piece.len())];
-    let mut rows = 0usize;
+    let mut effect = Effect {
+        rows: 0,
+        x: 0,
+        has_row_end: false,
+        lines: 0,
+        ends: false,
+        comment: false,
+    };
+    let mut end = piece.len();
     let mut last_row_end = None;
-    for at in memchr::memchr_iter(b'$', piece) {
-        // The count before a `$`: its digits, read backwards, across blanks as the decoder
-        // reads them.
-        let (mut count, mut scale, mut counted) = (0usize, 1usize, false);
-        for &b in piece[..at].iter().rev() {
-            match b {
-                b'0'..=b'9' => {
-                    count = count.checked_add(usize::from(b - b'0').checked_mul(scale)?)?;
-                    scale = scale.saturating_mul(10);
-                    counted = true;
+    let mut line_start = true;
+    for (offset, block) in blocks(piece) {
+        let [row_ends, bangs, newlines, hashes] = masks(&block, *b"$!\n#");
+        let before = match bangs {
+            0 => !0,
+            _ => (1 << bangs.trailing_zeros()) - 1,
+        };
+        let line_starts = newlines << 1 | u64::from(line_start);
+        effect.comment |= hashes & line_starts & before != 0;
+        effect.lines += (newlines & before).count_ones() as usize;
+        let mut row_ends = row_ends & before;
+        while row_ends != 0 {
+            let at = offset + row_ends.trailing_zeros() as usize;
+            row_ends &= row_ends - 1;
+            // The count before a `$`: its digits, read backwards, across blanks as the
+            // decoder reads them.
+            let (mut count, mut scale, mut counted) = (0usize, 1usize, false);
+            for &b in piece[..at].iter().rev() {
+                match b {
+                    b'0'..=b'9' => {
+                        count = count.checked_add(usize::from(b - b'0').checked_mul(scale)?)?;
+                        scale = scale.saturating_mul(10);
+                        counted = true;
+                    }
+                    b' ' | b'\t' | b'\r' | b'\n' => {}
+                    _ => break,
                 }
-                b' ' | b'\t' | b'\r' | b'\n' => {}
-                _ => break,
             }
+            effect.rows = effect.rows.checked_add(if counted { count } else { 1 })?;
+            last_row_end = Some(at);
         }
-        rows = rows.checked_add(if counted { count } else { 1 })?;
-        last_row_end = Some(at);
+        line_start = newlines >> 63 == 1;
+        if bangs != 0 {
+            end = offset + bangs.trailing_zeros() as usize;
+            effect.ends = true;
+            break;
+        }
+    }
+    if effect.comment {
+        return Some(effect);
     }
     let tail = last_row_end.map_or(0, |at| at + 1);
     let from = Cursor {
         line_start: last_row_end.is_none(),
         ..Cursor::default()
     };
-    let (end, _) = decode(path, &piece[tail..], size, from, (0, &mut Nowhere)).ok()?;
-    Some(Effect {
-        rows,
-        x: end.x,
-        has_row_end: last_row_end.is_some(),
-        lines: memchr::memchr_iter(b'\n', piece).count(),
-        ends: bang.is_some(),
-    })
+    let (at, _) = decode(path, &piece[tail..end], size, from, (0, &mut Nowhere)).ok()?;
+    effect.x = at.x;
+    effect.has_row_end = last_row_end.is_some();
+    Some(effect)
 }
 
 /// What [`decode`] gives: where it stopped, and whether at the pattern's `!`.
 type Decoded = Result<(Cursor, bool)>;
 
-/// [`paint`]'s two parallel passes over `pieces` of `bytes`.
+/// [`paint`]'s second parallel pass over `pieces` of `bytes`, from their `effects`.
 fn paint_pieces(
     path: &Path,
     bytes: &[u8],
-    pieces: &[std::ops::Range<usize>],
+    (pieces, effects): (&[std::ops::Range<usize>], &[Option<Effect>]),
     start: Cursor,
     canvas: Canvas<'_>,
 ) -> Result<()> {
     use rayon::prelude::*;
     let size = (canvas.width, canvas.height);
-    let effects: Vec<Option<Effect>> = pieces
-        .par_iter()
-        .map(|range| effect(path, &bytes[range.clone()], size))
-        .collect();
     // Each piece's start, up to the first that ends the pattern or does not decode on its own.
     let mut starts = vec![start];
-    for effect in &effects {
+    for effect in effects {
         let Some(e) = effect.filter(|e| !e.ends) else {
             break;
         };
@@ -558,14 +516,23 @@ fn decode(
     let mut row = if y < height { rows.row(y) } else { None };
     while i < bytes.len() {
         if !line_start && !counted {
-            // Runs of cells inside the row, the bulk of a soup, read a token at a time; the
-            // first that is anything else (or does not fit) goes to the byte loop below.
-            i = match row.as_deref_mut() {
-                Some(row) => runs(bytes, i, &mut x, (width, true), |x, n| {
-                    fill_row_run(row, left + x, n)
-                }),
-                None => runs(bytes, i, &mut x, (width, y < height), |_, _| {}),
+            // Runs of cells inside the row, the bulk of a soup, read a block at a time; the
+            // first byte that is anything else (or does not fit) goes to the byte loop below.
+            let stop = match row.as_deref_mut() {
+                Some(row) => runs(
+                    bytes,
+                    i,
+                    &mut x,
+                    (width, true),
+                    Some(&mut Toggles::new(row, left)),
+                ),
+                None => runs(bytes, i, &mut x, (width, y < height), None),
             };
+            i = stop.at;
+            line += stop.lines;
+            if let Some(after_newline) = stop.after_newline {
+                line_start = after_newline;
+            }
         }
         let Some(&byte) = bytes.get(i) else {
             break;

@@ -600,7 +600,7 @@ fn decode_slowly(
                 }
                 '!' => return if count.is_some() { Err(line) } else { Ok(live) },
                 '\n' => line += 1,
-                ' ' => {}
+                ' ' | '\r' => {}
                 _ => return Err(line),
             }
         }
@@ -612,7 +612,7 @@ fn decode_slowly(
 }
 
 /// An RLE body from drawn tokens: runs with counts of every length, row ends, spaces, line
-/// breaks inside counts, stray letters, and comment lines where `comments` allows.
+/// breaks (some as CR LF) inside counts, stray letters, and comment lines where `comments` allows.
 fn body_of(tokens: Vec<(usize, usize)>, comments: bool) -> String {
     let mut body = String::new();
     for (count, kind) in tokens {
@@ -626,7 +626,8 @@ fn body_of(tokens: Vec<(usize, usize)>, comments: bool) -> String {
             0..=159 => body += &format!("{count}o"),
             160..=319 => body += &format!("{count}b"),
             320..=369 => body += &format!("{count}$"),
-            370..=384 => body += &format!("{count}.\n"),
+            370..=377 => body += &format!("{count}.\n"),
+            378..=384 => body += &format!("{count}.\r\n"),
             385..=392 => body += " ",
             393..=398 if comments => body += "\n#C a comment $ 3o\n",
             393..=398 => body += "\n",
