@@ -20,6 +20,7 @@ mod cells;
 mod life;
 mod macrocell;
 mod rle;
+mod rle_body;
 mod runs;
 mod states;
 

@@ -15,11 +15,11 @@ use std::path::Path;
 use super::runs::{blocks, masks, runs, Toggles};
 use super::{describe, lines, parse_error, Canvas, Header};
 use crate::error::Result;
-use crate::grid::{fill_row_run, Grid, MAX_SIDE, WORD_BITS};
+use crate::grid::{fill_row_run, Grid, MAX_SIDE};
 use crate::rule::Rule;
 
 /// The longest line written.
-const LINE_LIMIT: usize = 70;
+pub(super) const LINE_LIMIT: usize = 70;
 
 /// Parses everything up to the body: returns the header and the body's byte offset and line.
 pub(super) fn header(path: &Path, text: &[u8]) -> Result<(Header, (usize, usize))> {
@@ -655,28 +655,7 @@ pub(super) fn write(
     if grid.states() > 2 {
         return super::states::write(out, grid);
     }
-    let mut line = LineWriter::new(out);
-    let mut pending_rows = 0usize;
-    for y in 0..h {
-        let row = grid.row(y);
-        let mut x = 0;
-        let mut first = true;
-        while let Some(start) = next_bit(row, w, x, true) {
-            let end = next_bit(row, w, start, false).unwrap_or(w);
-            if first && pending_rows > 0 {
-                line.token(pending_rows, b'$')?;
-                pending_rows = 0;
-            }
-            first = false;
-            if start > x {
-                line.token(start - x, b'b')?;
-            }
-            line.token(end - start, b'o')?;
-            x = end;
-        }
-        pending_rows += 1;
-    }
-    line.finish()
+    super::rle_body::write(out, grid)
 }
 
 /// [`LineWriter`] hands its buffer to the output once it holds this many bytes.
@@ -722,36 +701,19 @@ impl<'a, W: Write> LineWriter<'a, W> {
 
     #[inline(always)]
     fn token(&mut self, count: usize, tag: u8) -> io::Result<()> {
-        // The token in a stack buffer: no count for 1, one or two digits for the runs of a
-        // soup, digits written backwards for longer counts.
-        let mut bytes = [0u8; 21];
-        let len = match count {
-            1 => {
-                bytes[0] = tag;
-                1
-            }
-            0 | 2..=9 => {
-                bytes[0] = b'0' + count as u8;
-                bytes[1] = tag;
-                2
-            }
+        // No count for 1, one digit without a division for the runs of a soup.
+        match count {
+            1 => self.push(&[tag]),
+            0 | 2..=9 => self.push(&[b'0' + count as u8, tag]),
             _ => {
-                let mut n = count;
-                let mut at = 20;
-                bytes[20] = tag;
-                loop {
-                    at -= 1;
-                    bytes[at] = b'0' + (n % 10) as u8;
-                    n /= 10;
-                    if n == 0 {
-                        break;
-                    }
-                }
-                bytes.copy_within(at..21, 0);
-                21 - at
+                let (digits, len) = count_digits(count);
+                let at = digits.len() - len;
+                let mut bytes = [0u8; 21];
+                bytes[..len].copy_from_slice(&digits[at..]);
+                bytes[len] = tag;
+                self.push(&bytes[..=len])
             }
-        };
-        self.push(&bytes[..len])
+        }
     }
 
     /// Adds one token's bytes, on a new line where they would pass [`LINE_LIMIT`].
@@ -772,22 +734,16 @@ impl<'a, W: Write> LineWriter<'a, W> {
     }
 }
 
-/// The first x ≥ `from` (and < `width`) whose cell is `alive`, found a word at a time.
-fn next_bit(row: &[u64], width: usize, from: usize, alive: bool) -> Option<usize> {
-    let mut i = from / WORD_BITS;
-    let first = *row.get(i)?;
-    let mut word = if alive { first } else { !first } >> (from % WORD_BITS);
-    let mut base = from;
+/// The decimal digits of `count`, at the end of the array, and how many there are.
+pub(super) fn count_digits(mut count: usize) -> ([u8; 20], usize) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
     loop {
-        if word != 0 {
-            let x = base + word.trailing_zeros() as usize;
-            return (x < width).then_some(x);
+        at -= 1;
+        digits[at] = b'0' + (count % 10) as u8;
+        count /= 10;
+        if count == 0 {
+            return (digits, digits.len() - at);
         }
-        i += 1;
-        base = i * WORD_BITS;
-        if base >= width {
-            return None;
-        }
-        word = if alive { row[i] } else { !row[i] };
     }
 }

@@ -63,7 +63,6 @@ pub(super) fn blocks(bytes: &[u8]) -> impl Iterator<Item = (usize, [u8; BLOCK])>
     })
 }
 
-
 /// One block, classified.
 #[derive(Debug, PartialEq, Eq)]
 struct Scan {
