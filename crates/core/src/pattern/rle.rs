@@ -238,7 +238,8 @@ const PARALLEL_BYTES: usize = if cfg!(test) { 64 } else { 1 << 20 };
 /// rows its `$` tokens advance, and where its last row ends), which gives every piece its
 /// starting cell and line; then each piece is decoded from there, each drawing its own rows
 /// (its first row, which it may share with the piece before, into a row of its own that is
-/// merged afterwards). Errors are those of a single pass: the first piece's first error.
+/// merged afterwards). A body in which the first pass finds comment lines is read in one pass
+/// instead. Errors are those of a single pass: the first piece's first error.
 pub(super) fn paint(
     path: &Path,
     text: &[u8],
