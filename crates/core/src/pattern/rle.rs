@@ -702,19 +702,9 @@ impl<'a, W: Write> LineWriter<'a, W> {
 
     #[inline(always)]
     fn token(&mut self, count: usize, tag: u8) -> io::Result<()> {
-        // No count for 1, one digit without a division for the runs of a soup.
-        match count {
-            1 => self.push(&[tag]),
-            0 | 2..=9 => self.push(&[b'0' + count as u8, tag]),
-            _ => {
-                let (digits, len) = count_digits(count);
-                let at = digits.len() - len;
-                let mut bytes = [0u8; 21];
-                bytes[..len].copy_from_slice(&digits[at..]);
-                bytes[len] = tag;
-                self.push(&bytes[..=len])
-            }
-        }
+        let mut bytes = [0u8; 22];
+        let len = put_token(&mut bytes, 0, count, tag);
+        self.push(&bytes[..len])
     }
 
     /// Adds one token's bytes, on a new line where they would pass [`LINE_LIMIT`].
@@ -735,16 +725,27 @@ impl<'a, W: Write> LineWriter<'a, W> {
     }
 }
 
-/// The decimal digits of `count`, at the end of the array, and how many there are.
-pub(super) fn count_digits(mut count: usize) -> ([u8; 20], usize) {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (count % 10) as u8;
-        count /= 10;
-        if count == 0 {
-            return (digits, digits.len() - at);
-        }
+/// Writes the token of `count` cells (or rows) of `tag` at `bytes[at]`, which has room for it
+/// and one byte more; returns where it ends. No count for 1; a count below 10 without a
+/// division (the runs of a soup); longer counts' digits found backwards.
+#[inline(always)]
+pub(super) fn put_token(bytes: &mut [u8], at: usize, count: usize, tag: u8) -> usize {
+    if count < 10 {
+        let one = count == 1;
+        bytes[at] = if one { tag } else { b'0' + count as u8 };
+        bytes[at + 1] = tag;
+        return at + 2 - usize::from(one);
     }
+    let mut digits = [0u8; 20];
+    let mut first = digits.len();
+    let mut n = count;
+    while n > 0 {
+        first -= 1;
+        digits[first] = b'0' + (n % 10) as u8;
+        n /= 10;
+    }
+    let len = digits.len() - first;
+    bytes[at..at + len].copy_from_slice(&digits[first..]);
+    bytes[at + len] = tag;
+    at + len + 1
 }

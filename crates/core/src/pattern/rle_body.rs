@@ -12,7 +12,7 @@
 
 use std::io::{self, Write};
 
-use super::rle::{count_digits, LINE_LIMIT};
+use super::rle::{put_token, LINE_LIMIT};
 use crate::grid::{Grid, WORD_BITS};
 
 /// Cells a band holds, at least one row (in this crate's unit tests, a few rows, so that small
@@ -63,7 +63,7 @@ pub(super) fn write(out: &mut impl Write, grid: &Grid) -> io::Result<()> {
             if skipped > 0 {
                 let at = tokens.len();
                 tokens.resize(at + 22, 0);
-                let end = put(&mut tokens, at, skipped, b'$');
+                let end = put_token(&mut tokens, at, skipped, b'$');
                 tokens.truncate(end);
             }
             tokens.extend_from_slice(&band.bytes[..band.len]);
@@ -126,7 +126,7 @@ impl Band {
             self.rows = match self.rows {
                 None => Some((y, y)),
                 Some((first, last)) => {
-                    at = put(&mut self.bytes, at, y - last, b'$');
+                    at = put_token(&mut self.bytes, at, y - last, b'$');
                     Some((first, y))
                 }
             };
@@ -151,30 +151,13 @@ fn runs(bytes: &mut [u8], mut at: usize, row: &[u64], width: usize) -> usize {
             ends &= ends - 1;
             // Only the first cell can end an empty run (a row starting alive).
             if end > x {
-                at = put(bytes, at, end - x, if alive { b'o' } else { b'b' });
+                at = put_token(bytes, at, end - x, if alive { b'o' } else { b'b' });
             }
             (x, alive) = (end, !alive);
         }
     }
     if alive {
-        at = put(bytes, at, width - x, b'o');
+        at = put_token(bytes, at, width - x, b'o');
     }
     at
-}
-
-/// Writes the token of `count` cells (or rows) of `tag` at `bytes[at]` (which has room for it
-/// and one byte more); returns where it ends.
-#[inline(always)]
-fn put(bytes: &mut [u8], at: usize, count: usize, tag: u8) -> usize {
-    if count < 10 {
-        // One byte for 1; a digit and the tag for 0 and 2 to 9.
-        let one = count == 1;
-        bytes[at] = if one { tag } else { b'0' + count as u8 };
-        bytes[at + 1] = tag;
-        return at + 2 - usize::from(one);
-    }
-    let (digits, len) = count_digits(count);
-    bytes[at..at + len].copy_from_slice(&digits[digits.len() - len..]);
-    bytes[at + len] = tag;
-    at + len + 1
 }
