@@ -44,6 +44,7 @@ use crate::memory;
 use crate::rule::circuit::Circuit;
 use crate::rule::{Family, Rule, Topology};
 
+use super::blocks::Blocks;
 use super::generations::Ages;
 use super::program::Program;
 
@@ -244,147 +245,6 @@ impl State {
             .par_iter()
             .map(|w| w.count_ones() as u64)
             .sum()
-    }
-}
-
-/// Grids of at most this many cells are run in [`Blocks`] on several threads: above it, a
-/// generation's work (a few hundred µs on two threads) dwarfs a hand-over between threads.
-const BLOCKED_CELLS: u64 = 1 << 24;
-
-/// Grids of fewer cells than this are run on the calling thread alone, even in blocks.
-const BLOCKED_MIN_CELLS: u64 = 1 << 14;
-
-/// The most generations a thread runs on its own between two hand-overs.
-const MAX_DEPTH: usize = 16;
-
-/// The fewest rows of a band in [`Blocks`]: smaller grids use fewer threads. Measured on the
-/// H100 machine's 16 threads (BENCHMARKS.md, "Small grids on the CPU"): bands of 32 rows and
-/// a depth of a quarter of a band beat 16, 64 and 128 rows and an eighth.
-const MIN_BAND_ROWS: usize = 32;
-
-/// Temporal blocking: each thread copies its band of rows with `depth` rows above and below
-/// it (round the torus, or as far as a bounded plane's edge), runs `depth` generations on that
-/// copy alone, and writes back its band's rows. Each generation the rows that cannot yet be
-/// right (those within one row more of the copy's ends, where the rows beyond are unknown) are
-/// left out, so after `depth` generations the band's own rows are exact. Threads meet once
-/// every `depth` generations instead of every generation, for `depth - 1` extra rows a
-/// generation at each end of a band: on 1024² over two threads, 15 extra rows in 512 for 16
-/// times fewer hand-overs, each of which costs about as much as a generation of a 512² grid.
-/// Each band's copy is small enough to stay in the thread's own cache.
-struct Blocks {
-    rows_per_band: usize,
-    depth: usize,
-}
-
-impl Blocks {
-    /// How `frame` is run in blocks on this pool's threads, or `None` where it is better run a
-    /// generation at a time (one thread, a large grid, a single generation).
-    fn plan(frame: &Frame, generations: u64) -> Option<Blocks> {
-        let threads = rayon::current_num_threads();
-        let cells = frame.width as u64 * frame.height as u64;
-        if threads == 1 || generations < 2 || !(BLOCKED_MIN_CELLS..=BLOCKED_CELLS).contains(&cells)
-        {
-            return None;
-        }
-        // One band a thread, of at least MIN_BAND_ROWS rows.
-        let bands = threads.min(frame.height / MIN_BAND_ROWS);
-        if bands < 2 {
-            return None;
-        }
-        let rows_per_band = frame.height.div_ceil(bands);
-        // Extra rows (depth - 1 at each end) at most half a band's.
-        let depth = (rows_per_band / 4).min(MAX_DEPTH);
-        (depth > 1).then_some(Blocks {
-            rows_per_band,
-            depth,
-        })
-    }
-
-    /// Runs `generations` of `frame` with `work`, `next` being the spare buffer.
-    fn advance(
-        &self,
-        isa: Isa,
-        frame: &mut Frame,
-        next: &mut Vec<u64>,
-        generations: u64,
-        work: &impl BandWork,
-    ) {
-        let band_words = self.rows_per_band * frame.words_per_row;
-        let mut copies: Vec<BandCopy> = (0..next.len().div_ceil(band_words))
-            .map(|_| BandCopy::default())
-            .collect();
-        let mut left = generations;
-        // Inside rayon's pool, as in `State::advance`.
-        rayon::scope(|_| {
-            while left > 0 {
-                let depth = left.min(self.depth as u64) as usize;
-                let now = &*frame;
-                next.par_chunks_mut(band_words)
-                    .zip(copies.par_iter_mut())
-                    .enumerate()
-                    .for_each(|(b, (out, copy))| {
-                        copy.run(isa, now, b * self.rows_per_band, depth, out, work)
-                    });
-                std::mem::swap(&mut frame.words, next);
-                left -= depth as u64;
-            }
-        });
-    }
-}
-
-/// One band's own copy in [`Blocks`]: its current and next generation.
-#[derive(Default)]
-struct BandCopy {
-    now: Vec<u64>,
-    next: Vec<u64>,
-}
-
-impl BandCopy {
-    /// Runs `depth` generations of the band whose rows `top..` of `frame` are `out`'s, and
-    /// writes its rows of the last one to `out`.
-    fn run(
-        &mut self,
-        isa: Isa,
-        frame: &Frame,
-        top: usize,
-        depth: usize,
-        out: &mut [u64],
-        work: &impl BandWork,
-    ) {
-        let (wpr, h) = (frame.words_per_row, frame.height);
-        let rows = out.len() / wpr;
-        let (above, below) = if frame.wraps_rows {
-            (depth, depth)
-        } else {
-            (depth.min(top), depth.min(h - top - rows))
-        };
-        // Whether the copy ends at a bounded plane's edge, past which the rows stay dead.
-        let dead_top = !frame.wraps_rows && above == top;
-        let dead_bottom = !frame.wraps_rows && top + rows + below == h;
-        let n = above + rows + below;
-        self.now.clear();
-        for r in 0..n {
-            let y = (top + depth * h - above + r) % h;
-            self.now
-                .extend_from_slice(&frame.words[y * wpr..(y + 1) * wpr]);
-        }
-        self.next.resize(n * wpr, 0);
-        let mut copy = Frame {
-            width: frame.width,
-            height: n,
-            words_per_row: wpr,
-            words: std::mem::take(&mut self.now),
-            wraps_columns: frame.wraps_columns,
-            wraps_rows: false,
-        };
-        for j in 1..=depth {
-            let first = if dead_top { 0 } else { j };
-            let end = if dead_bottom { n } else { n - j };
-            work.band(isa, &copy, &mut self.next[first * wpr..end * wpr], first);
-            std::mem::swap(&mut copy.words, &mut self.next);
-        }
-        out.copy_from_slice(&copy.words[above * wpr..(above + rows) * wpr]);
-        self.now = copy.words;
     }
 }
 
@@ -984,12 +844,13 @@ pub(super) fn add_3sums(a: [u64; 2], b: [u64; 2], c: [u64; 2]) -> [u64; 4] {
 }
 
 #[cfg(test)]
-mod test {
+pub(super) mod test {
     use super::*;
     use crate::cpu::Scalar;
     use crate::seed::density_soup;
 
-    fn check(width: usize, height: usize, rule: Rule, gens: u64, isa: Isa) {
+    /// Checks `gens` generations of a soup on `isa` against `cpu-scalar`.
+    pub(in crate::cpu) fn check(width: usize, height: usize, rule: Rule, gens: u64, isa: Isa) {
         let grid = density_soup(width, height, 0.4, (width * 31 + height) as u64).unwrap();
         let mut oracle = Scalar::default();
         oracle.load(&grid, rule).unwrap();
@@ -1040,41 +901,6 @@ mod test {
                 isa,
             );
             check(600, 700, Rule::parse("B3678/S34678").unwrap(), 4, isa);
-        }
-    }
-
-    #[test]
-    fn blocks_match_scalar_on_every_thread_count() {
-        let rules = ["B3/S23", "B3/S23:P", "B36/S23", "B2-a/S12:P", "B2e3/S23"];
-        for threads in [2, 3, 5, 8] {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap();
-            pool.install(|| {
-                for (i, &(w, h)) in [(130, 131), (64, 300), (200, 97), (1000, 20)]
-                    .iter()
-                    .enumerate()
-                {
-                    let frame = Frame {
-                        width: w,
-                        height: h,
-                        words_per_row: crate::grid::words_per_row(w),
-                        words: Vec::new(),
-                        wraps_columns: true,
-                        wraps_rows: true,
-                    };
-                    // Blocks wherever two bands of MIN_BAND_ROWS fit.
-                    let blocked = Blocks::plan(&frame, 37).is_some();
-                    let expected = (h / MIN_BAND_ROWS).min(threads) >= 2
-                        && w * h >= BLOCKED_MIN_CELLS as usize;
-                    assert_eq!(blocked, expected, "{w}x{h} on {threads} threads");
-                    let rule = Rule::parse(rules[(i + threads) % rules.len()]).unwrap();
-                    // Not a multiple of the depth, and a single generation.
-                    check(w, h, rule, 37, Isa::detect());
-                    check(w, h, rule, 1, Isa::detect());
-                }
-            });
         }
     }
 

@@ -2,6 +2,7 @@
 
 mod bitsliced;
 mod bitsliced3d;
+mod blocks;
 mod generations;
 mod ghost;
 #[cfg(target_arch = "x86_64")]
