@@ -494,7 +494,7 @@ pub fn encode(format: Format, grid: &Grid, rule: Rule, generation: u64) -> Vec<u
 }
 
 fn encode_into(
-    out: &mut impl Write,
+    out: &mut (impl Write + Send),
     format: Format,
     grid: &Grid,
     rule: Rule,

@@ -639,7 +639,7 @@ fn decode(
 /// Writes the whole grid: header with the rule and its `:TW,H` or `:PW,H` suffix, runs, lines
 /// of at most 70 characters.
 pub(super) fn write(
-    out: &mut impl Write,
+    out: &mut (impl Write + Send),
     grid: &Grid,
     rule: Rule,
     generation: u64,
@@ -731,10 +731,7 @@ impl<'a, W: Write> LineWriter<'a, W> {
 #[inline(always)]
 pub(super) fn put_token(bytes: &mut [u8], at: usize, count: usize, tag: u8) -> usize {
     if count < 10 {
-        let one = count == 1;
-        bytes[at] = if one { tag } else { b'0' + count as u8 };
-        bytes[at + 1] = tag;
-        return at + 2 - usize::from(one);
+        return put_short(bytes, at, count, tag);
     }
     let mut digits = [0u8; 20];
     let mut first = digits.len();
@@ -748,4 +745,13 @@ pub(super) fn put_token(bytes: &mut [u8], at: usize, count: usize, tag: u8) -> u
     bytes[at..at + len].copy_from_slice(&digits[first..]);
     bytes[at + len] = tag;
     at + len + 1
+}
+
+/// [`put_token`] for a count below 10 (0 writes a digit `0`, for callers that then drop it).
+#[inline(always)]
+pub(super) fn put_short(bytes: &mut [u8], at: usize, count: usize, tag: u8) -> usize {
+    let one = count == 1;
+    bytes[at] = if one { tag } else { b'0' + count as u8 };
+    bytes[at + 1] = tag;
+    at + 2 - usize::from(one)
 }
