@@ -36,19 +36,22 @@ const GROUP_WORDS: usize = 31;
 const WARPS_PER_BLOCK: u32 = 4;
 
 /// Modelled cost of a launch, in nanoseconds: launch, ramp and drain of one kernel in a graph.
-/// With the two below, fitted to 31 launch shapes from 1024² to 65536² on an H100
-/// (BENCHMARKS.md), within 25% of each.
-const LAUNCH_NS: f64 = 2000.0;
+/// With the two below, fitted to 315 launches of Life from 256² to 65536² on an H100
+/// (BENCHMARKS.md, "The plan model by schedulers"): 4.5% from each on average.
+const LAUNCH_NS: f64 = 1840.0;
 
-/// Modelled device memory bandwidth in bytes per nanosecond (an H100 copies about 3 TB/s);
-/// counted in full, as if no transfer overlapped computation.
+/// Modelled device memory bandwidth in bytes per nanosecond (an H100 copies about 3 TB/s). A
+/// launch streams its grid in and out while it computes, so it takes the longer of the two.
 const BYTES_PER_NS: f64 = 3000.0;
 
-/// Modelled time for a warp to advance its row by one generation: `WARP_LEVEL_ROW_NS` alone on
-/// its SM (the latency of the level's dependent operations), and `SM_LEVEL_ROW_NS` more for
-/// each warp that shares the SM's integer pipes with it.
-const WARP_LEVEL_ROW_NS: f64 = 13.5;
-const SM_LEVEL_ROW_NS: f64 = 2.0;
+/// Modelled time for a level of a warp to advance one row, in nanoseconds. An SM's four
+/// schedulers each take one warp of every block ([`WARPS_PER_BLOCK`] is 4), so a block per SM
+/// is a warp per scheduler. A warp alone on its scheduler waits on its own dependent operations
+/// (`LATENCY_NS`); warps sharing one take turns to issue, `ISSUE_NS[k]` each in the kernel of
+/// depth `DEPTHS[k]` (fitted at depths 4, 8 and 16, less where the row's load and store are
+/// shared by more levels; depths 1 and 2 extrapolated as `a + b / depth` from 4 and 8).
+const LATENCY_NS: f64 = 18.25;
+const ISSUE_NS: [f64; DEPTHS.len()] = [53.0, 32.0, 21.0, 15.6, 14.7];
 
 /// Rows each thread of the resident kernel updates in a generation, where the band has that
 /// many (more threads than that leave too little work to amortise each segment's two edge rows).
@@ -69,10 +72,11 @@ fn skew_rows(depth: u32, chain: u32) -> u32 {
 }
 
 /// Launch shapes for one grid on one GPU: for each depth, the tile height that minimises the
-/// modelled time, and the depth with the least modelled time per generation. The model: warps
-/// run in waves that fill every SM, and a last wave that may not; each warp streams its tile
-/// plus the rows that the deeper levels wait for (`skew_rows`); the grid, `planes` bit planes
-/// of it (more than one under a Generations rule), is read and written once per launch.
+/// modelled time, and the depth with the least modelled time per generation. The model: blocks
+/// of warps run in waves that fill every SM, and a last wave that may not, spread evenly; each
+/// warp streams its tile plus the rows that the deeper levels wait for (`skew_rows`), at the
+/// pace its scheduler allows ([`ISSUE_NS`]); the grid, `planes` bit planes of it (more than one
+/// under a Generations rule), is read and written once per launch, meanwhile.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Plan {
     /// Rows per tile for each of [`DEPTHS`].
@@ -100,24 +104,25 @@ impl Plan {
         let mut tiles = [1; DEPTHS.len()];
         let mut per_generation = [f64::INFINITY; DEPTHS.len()];
         let bytes = 2 * groups * GROUP_WORDS as u64 * 4 * height * planes;
-        // A warp's time per level and row, with `per_sm` warps on its SM.
-        let row_ns = |per_sm: u64| WARP_LEVEL_ROW_NS + SM_LEVEL_ROW_NS * per_sm as f64;
         for (k, &depth) in DEPTHS.iter().enumerate().filter(|&(k, _)| slots[k] > 0) {
-            let wave = sms as u64 * slots[k] as u64;
-            let full_wave_ns = row_ns(slots[k] as u64);
+            // A warp's time per level and row, with `blocks` blocks on its SM.
+            let row_ns = |blocks: u64| LATENCY_NS.max(ISSUE_NS[k] * blocks as f64);
+            let per_sm = (slots[k] / WARPS_PER_BLOCK).max(1) as u64;
+            let wave = sms as u64 * per_sm;
             let skew = skew_rows(depth, chains[k]) as u64;
             // Every tile count up to 65536; tile heights follow.
             for count in 1..=height.min(1 << 16) {
                 let tile = height.div_ceil(count);
                 let warps = groups * height.div_ceil(tile);
+                let blocks = warps.div_ceil(WARPS_PER_BLOCK as u64);
                 let steps = tile.min(height) + skew;
-                // Full waves, then the warps left over, spread over the SMs.
-                let mut level_row_ns = (warps / wave) as f64 * full_wave_ns;
-                if warps % wave > 0 {
-                    level_row_ns += row_ns((warps % wave).div_ceil(sms as u64));
+                // Full waves, then the blocks left over, spread over the SMs.
+                let mut level_row_ns = (blocks / wave) as f64 * row_ns(per_sm);
+                if blocks % wave > 0 {
+                    level_row_ns += row_ns((blocks % wave).div_ceil(sms as u64));
                 }
                 let work = level_row_ns * (steps * depth as u64) as f64;
-                let ns = LAUNCH_NS + work + bytes as f64 / BYTES_PER_NS;
+                let ns = LAUNCH_NS + work.max(bytes as f64 / BYTES_PER_NS);
                 let ns = ns / depth as f64;
                 if ns < per_generation[k] {
                     per_generation[k] = ns;
@@ -871,6 +876,28 @@ mod test {
                 let total: u64 = plan.launches(n).map(|k| DEPTHS[k] as u64).sum();
                 assert_eq!(total, n, "{w}x{h}, {n} generations");
             }
+        }
+    }
+
+    #[test]
+    fn plans_are_the_fastest_measured_on_an_h100() {
+        // The best of the launch shapes measured per size (BENCHMARKS.md, "The plan model by
+        // schedulers"; at 512², 8:2 measured 1.5% faster than this 8:1, and at 32768² 16:713
+        // 0.4% faster than this 16:1058).
+        for (side, depth, rows) in [
+            (256, 8, 1),
+            (512, 8, 1),
+            (1024, 8, 4),
+            (2048, 8, 12),
+            (4096, 8, 40),
+            (8192, 8, 71),
+            (16384, 16, 265),
+            (32768, 16, 1058),
+            (65536, 16, 1395),
+        ] {
+            let plan = Plan::new(side, side, 132, H200, chains(Rule::LIFE), 1);
+            let got = (DEPTHS[plan.best], plan.tiles[plan.best]);
+            assert_eq!(got, (depth, rows), "{side}²");
         }
     }
 
