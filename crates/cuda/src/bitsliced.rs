@@ -75,7 +75,7 @@ fn skew_rows(depth: u32, chain: u32) -> u32 {
 /// modelled time, and the depth with the least modelled time per generation. The model: blocks
 /// of warps run in waves that fill every SM, and a last wave that may not, spread evenly; each
 /// warp streams its tile plus the rows that the deeper levels wait for (`skew_rows`), at the
-/// pace its scheduler allows ([`ISSUE_NS`]); the grid, `planes` bit planes of it (more than one
+/// pace its scheduler allows (`ISSUE_NS`); the grid, `planes` bit planes of it (more than one
 /// under a Generations rule), is read and written once per launch, meanwhile.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Plan {
