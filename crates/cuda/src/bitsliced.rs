@@ -880,7 +880,7 @@ mod test {
     }
 
     #[test]
-    fn plans_are_the_fastest_measured_on_an_h100() {
+    fn plans_are_the_fastest_measured_or_within_3_percent() {
         // The best of the launch shapes measured per size (BENCHMARKS.md, "The plan model by
         // schedulers"; at 512², 8:2 measured 1.5% faster than this 8:1, and at 32768² 16:713
         // 0.4% faster than this 16:1058).
