@@ -3,15 +3,23 @@
 //! keeps them; the second ends the process at once with exit code 130, leaving the files it had
 //! written (checkpoints are replaced atomically, so the previous one stays whole). Before the
 //! loop (reading the input, starting a GPU) there is nothing to save: a signal ends the process
-//! at once, with the shell's exit code for it.
+//! at once, with the shell's exit code for it. Ending at once, it first removes the temporary
+//! file of an output being written ([`remove_if_ended`]), so that no partial file is left.
 
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, Ordering};
 
 /// The first signal received; 0 for none.
 static RECEIVED: AtomicI32 = AtomicI32::new(0);
 
 /// Whether the generation loop has started ([`looping`]).
 static LOOPING: AtomicBool = AtomicBool::new(false);
+
+/// The temporary file to remove before ending at once ([`remove_if_ended`]): a C string
+/// leaked for the handler, or null.
+static TEMPORARY: AtomicPtr<libc::c_char> = AtomicPtr::new(std::ptr::null_mut());
 
 extern "C" fn on_signal(signal: libc::c_int) {
     let first = RECEIVED.swap(signal, Ordering::SeqCst) == 0;
@@ -20,13 +28,34 @@ extern "C" fn on_signal(signal: libc::c_int) {
         // SAFETY: write and _exit are async-signal-safe; the message is a static buffer.
         unsafe {
             libc::write(2, SAID.as_ptr().cast(), SAID.len());
-            libc::_exit(128 + signal);
+            end(128 + signal);
         }
     }
     if !first {
-        // SAFETY: _exit is async-signal-safe and ends the process without running anything
-        // else.
-        unsafe { libc::_exit(130) };
+        end(130);
+    }
+}
+
+/// Removes the temporary file, if one was named, and ends the process with `code`.
+fn end(code: libc::c_int) -> ! {
+    let temporary = TEMPORARY.load(Ordering::SeqCst);
+    // SAFETY: unlink and _exit are async-signal-safe; `temporary` is null or a NUL-terminated
+    // string that is never freed. _exit ends the process without running anything else.
+    unsafe {
+        if !temporary.is_null() {
+            libc::unlink(temporary);
+        }
+        libc::_exit(code)
+    }
+}
+
+/// Names the temporary file of an output being written, to be removed if a signal ends the
+/// process at once. After the output is in place, that name is gone (or, for an instant, holds
+/// the replaced file, about to be removed anyway), so it needs no clearing.
+pub fn remove_if_ended(temporary: &Path) {
+    if let Ok(name) = CString::new(temporary.as_os_str().as_bytes()) {
+        // The name before, if any, is leaked: the handler may be reading it.
+        TEMPORARY.store(name.into_raw(), Ordering::SeqCst);
     }
 }
 
@@ -39,7 +68,8 @@ pub fn looping() {
 /// Catches SIGINT and SIGTERM from now on.
 pub fn catch() {
     for signal in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: the handler only touches an atomic and calls _exit, both async-signal-safe.
+        // SAFETY: the handler only touches atomics and calls write, unlink and _exit, all
+        // async-signal-safe.
         unsafe {
             libc::signal(signal, on_signal as *const () as libc::sighandler_t);
         }

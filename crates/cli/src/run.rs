@@ -5,6 +5,7 @@ use std::io::IsTerminal;
 use std::time::Instant;
 
 use anyhow::Result;
+use gol::dimension::BegunOutput;
 use gol::output::{Animation, Format, Picture};
 use gol::{Checkpoints, Cube, Dim, Dimension, Grid, Rule, Setup, Simulation, Size, Split, Start};
 use gol_core::picture::frame_generations;
@@ -202,6 +203,14 @@ fn run_in<W: Dimension>(args: &RunArgs, setup: &Setup) -> Result<()> {
     if let Some(path) = &args.checkpoint {
         gol::output::probe(path)?;
     }
+    // A `.bin` output is made while the run starts and computes; others are written at the end.
+    let begun = match &args.output {
+        Some(path) => W::begin_output(path, setup)?,
+        None => None,
+    };
+    if let Some(begun) = &begun {
+        interrupt::remove_if_ended(begun.temporary());
+    }
     let mut sim = Simulation::<W>::new(setup)?;
     if let (Some((Format::Cells, _)), Some(path)) = (&output, &args.output) {
         if sim.rule().is_generations() {
@@ -228,6 +237,9 @@ fn run_in<W: Dimension>(args: &RunArgs, setup: &Setup) -> Result<()> {
         }),
         _ => None,
     };
+    if let Some(frames) = &frames {
+        interrupt::remove_if_ended(frames.animation.temporary());
+    }
     let planned = sim.cells() as f64 * gens as f64;
     let bar = (std::io::stderr().is_terminal() && planned >= PROGRESS_MIN_UPDATES && !args.json)
         .then(|| {
@@ -281,19 +293,10 @@ fn run_in<W: Dimension>(args: &RunArgs, setup: &Setup) -> Result<()> {
     let count_seconds = count_start.elapsed().as_secs_f64();
 
     let (width, height, depth) = sim.extent();
-    let output_start = Instant::now();
     let frame_count = frames.as_ref().map(|f| f.taken);
     let frame_seconds = frames.as_ref().map_or(0.0, |f| f.seconds);
-    if stopped_by.is_some() {
-        // An interrupted run writes no output: it would not be the state asked for.
-    } else if let Some(frames) = frames {
-        frames.animation.finish()?;
-    } else if let (Some(path), Some((_, picture))) = (&args.output, &output) {
-        sim.save_with(path, picture)?;
-    }
-    let output_seconds = output_start.elapsed().as_secs_f64() + frame_seconds;
     let gpus = sim.gpus();
-    let report = Report {
+    let mut report = Report {
         alive,
         live,
         generations: sim.generation(),
@@ -320,8 +323,8 @@ fn run_in<W: Dimension>(args: &RunArgs, setup: &Setup) -> Result<()> {
         input_seconds: timings.input,
         setup_seconds: timings.setup,
         count_seconds,
-        output_seconds,
-        total_seconds: start.elapsed().as_secs_f64(),
+        output_seconds: 0.0,
+        total_seconds: 0.0,
         generations_per_second: done as f64 / seconds,
         cell_updates_per_second: updates / seconds,
         engine_timings: sim
@@ -330,6 +333,25 @@ fn run_in<W: Dimension>(args: &RunArgs, setup: &Setup) -> Result<()> {
             .map(|(k, v)| (k.to_string(), v))
             .collect(),
     };
+    let reached = sim.generation();
+    let output_start = Instant::now();
+    if stopped_by.is_some() {
+        // An interrupted run writes no output: it would not be the state asked for.
+    } else if let Some(frames) = frames {
+        frames.animation.finish()?;
+    } else if let Some(begun) = begun {
+        // The engine is let go (on a GPU, its context torn down) while the file is filled.
+        let world = sim.world()?;
+        let stamp = sim.stamp();
+        std::thread::scope(|s| {
+            s.spawn(move || drop(sim));
+            world.finish_output(begun, stamp)
+        })?;
+    } else if let (Some(path), Some((_, picture))) = (&args.output, &output) {
+        sim.save_with(path, picture)?;
+    }
+    report.output_seconds = output_start.elapsed().as_secs_f64() + frame_seconds;
+    report.total_seconds = start.elapsed().as_secs_f64();
     if args.json {
         println!("{}", serde_json::to_string(&report)?);
     } else {
@@ -338,7 +360,7 @@ fn run_in<W: Dimension>(args: &RunArgs, setup: &Setup) -> Result<()> {
     match stopped_by {
         Some(signal) => Err(Interrupted {
             signal,
-            message: interrupted_message(args, signal, sim.generation(), total),
+            message: interrupted_message(args, signal, reached, total),
         }
         .into()),
         None => Ok(()),

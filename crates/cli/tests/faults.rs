@@ -362,6 +362,64 @@ fn a_second_sigint_ends_the_run_at_once_and_keeps_the_previous_checkpoint() {
     assert!(resumed.status.success());
 }
 
+/// Starts `gol run ARGS --output DIR/o.bin` over an existing `o.bin`, waits until the output's
+/// temporary file is there (a `.bin` output is begun before the run), then `wait` more, sends
+/// `signals`, and checks the exit code `code`, the old file kept, and no temporary left.
+fn signals_leave_the_old_output(args: &[&str], wait: Duration, signals: &[&str], code: i32) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("o.bin");
+    std::fs::write(&path, "old").unwrap();
+    let child = Command::new(gol_path())
+        .arg("run")
+        .args(args)
+        .args([
+            "--output",
+            path.to_str().unwrap(),
+            "--engine",
+            "cpu-bitsliced",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while std::fs::read_dir(dir.path()).unwrap().count() < 2 || !catches_signals(child.id()) {
+        assert!(start.elapsed() < Duration::from_secs(60), "no output begun");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::thread::sleep(wait);
+    for signal in signals {
+        Command::new("kill")
+            .args([&format!("-{signal}"), &child.id().to_string()])
+            .status()
+            .unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(code), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "old");
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "no temporary file is left behind"
+    );
+}
+
+#[test]
+fn a_signal_in_set_up_removes_the_begun_output() {
+    // A 768³ glibc soup takes a second or more to make: the signal comes while it is made, and
+    // the process ends at once.
+    let args = ["--dim", "3", "--size", "768", "--gens", "5"];
+    signals_leave_the_old_output(&args, Duration::ZERO, &["TERM"], 143);
+}
+
+#[test]
+fn two_sigints_in_the_loop_remove_the_begun_output() {
+    // The second signal ends the process at once, from inside the loop.
+    let args = ["--dim", "3", "--size", "200", "--gens", "1000000000"];
+    signals_leave_the_old_output(&args, Duration::from_millis(500), &["INT", "INT"], 130);
+}
+
 /// Whether the NVIDIA driver lists a GPU here; without one the GPU faults are skipped with a
 /// notice (a failure under `GOL_REQUIRE_GPU`).
 fn gpu_listed() -> bool {

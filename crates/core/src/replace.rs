@@ -36,7 +36,14 @@ impl Staged {
     /// Creates the temporary file for `path`, empty.
     pub fn create(path: &Path) -> Result<Staged> {
         let tmp = temporary_name(path);
-        let file = File::create(&tmp).map_err(|e| Error::io(path, e))?;
+        // Readable too, so that a writer may map it (a `.bin` cube is unpacked into its map).
+        let file = File::options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&tmp)
+            .map_err(|e| Error::io(path, e))?;
         Ok(Staged {
             file,
             tmp,

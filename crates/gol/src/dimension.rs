@@ -59,6 +59,19 @@ pub trait Dimension: World {
     /// Writes the cells to `path` in the cell format it names (RLE, `.cells`, `.bin`).
     fn write_cells(&self, path: &Path, rule: Rule, stamp: u64) -> Result<()>;
 
+    /// An output begun before its run by [`Dimension::begin_output`]: a cube's `.bin` file; a
+    /// grid begins none.
+    type Begun: BegunOutput;
+
+    /// Begins the output `path` before the run where that takes time off its end: a 3D `.bin`
+    /// file for a cube whose side `setup` tells ahead is made, and its pages written, while
+    /// the run starts and computes ([`cube_file::Output`]). `None` for every other output,
+    /// which is written whole at the end.
+    fn begin_output(path: &Path, setup: &Setup) -> Result<Option<Self::Begun>>;
+
+    /// Writes the state, stamped `stamp`, into the output `begun`, and puts the file in place.
+    fn finish_output(&self, begun: Self::Begun, stamp: u64) -> Result<()>;
+
     /// The picture of the state ([`gol_core::picture`]).
     fn picture(&self, picture: &Picture) -> Result<Frame>;
 
@@ -74,6 +87,24 @@ pub trait Dimension: World {
         part: usize,
         halo: usize,
     ) -> Result<(Slabs, Problem<Self>)>;
+}
+
+/// An output file begun before its run ([`Dimension::begin_output`]).
+pub trait BegunOutput: Send {
+    /// The temporary file it writes, which becomes the output once the run ends.
+    fn temporary(&self) -> &Path;
+}
+
+impl BegunOutput for std::convert::Infallible {
+    fn temporary(&self) -> &Path {
+        match *self {}
+    }
+}
+
+impl BegunOutput for cube_file::Output {
+    fn temporary(&self) -> &Path {
+        cube_file::Output::temporary(self)
+    }
 }
 
 impl Dimension for Grid {
@@ -106,6 +137,16 @@ impl Dimension for Grid {
 
     fn write_cells(&self, path: &Path, rule: Rule, stamp: u64) -> Result<()> {
         Ok(pattern::write(path, self, rule, stamp)?)
+    }
+
+    type Begun = std::convert::Infallible;
+
+    fn begin_output(_path: &Path, _setup: &Setup) -> Result<Option<Self::Begun>> {
+        Ok(None)
+    }
+
+    fn finish_output(&self, begun: Self::Begun, _stamp: u64) -> Result<()> {
+        match begun {}
     }
 
     fn picture(&self, p: &Picture) -> Result<Frame> {
@@ -160,6 +201,26 @@ impl Dimension for Cube {
 
     fn write_cells(&self, path: &Path, _rule: Rule, stamp: u64) -> Result<()> {
         Ok(cube_file::write(path, self, stamp)?)
+    }
+
+    type Begun = cube_file::Output;
+
+    fn begin_output(path: &Path, setup: &Setup) -> Result<Option<Self::Begun>> {
+        if Format::of(path, Dim::Three)? != Format::Bin {
+            return Ok(None);
+        }
+        let Some(cells) = setup.cells_ahead::<Cube>() else {
+            return Ok(None);
+        };
+        let side = (cells as f64).cbrt().round() as usize;
+        if (side as u64).pow(3) != cells {
+            return Ok(None);
+        }
+        Ok(Some(cube_file::Output::begin(path, side)?))
+    }
+
+    fn finish_output(&self, begun: Self::Begun, stamp: u64) -> Result<()> {
+        Ok(begun.finish(self, stamp)?)
     }
 
     fn picture(&self, p: &Picture) -> Result<Frame> {
