@@ -269,12 +269,6 @@ impl<W: Dimension> Simulation<W> {
             .write(path, self.rule, self.stamp + self.generation, picture)
     }
 
-    /// Writes the world now into an output begun before the run ([`Dimension::begin_output`]),
-    /// as [`Simulation::save`] would write it.
-    pub fn save_begun(&self, begun: W::Begun) -> Result<()> {
-        self.world()?.finish_output(begun, self.stamp())
-    }
-
     /// The generation stamp [`Simulation::save`] writes to a `.bin` file now.
     pub fn stamp(&self) -> u64 {
         self.stamp + self.generation
