@@ -123,7 +123,7 @@ pub fn write(path: &Path, cube: &Cube, stamp: u64) -> Result<()> {
 /// starts and computes. [`Output::begin`] makes the file under a temporary name beside its
 /// target, reserves its space, and writes zeros over it on background threads, which puts its
 /// pages in the page cache; [`Output::finish`] then unpacks the cube straight into those pages,
-/// mapped, on all cores, and puts the file in place as [`write`] does.
+/// mapped, on all cores, and puts the file in place as [`write()`] does.
 ///
 /// Most of the time of writing a large file goes to the page cache taking in new pages, which
 /// `write` calls on one file do one at a time (the file's lock): 1 GiB took 0.18–0.22 s on the
