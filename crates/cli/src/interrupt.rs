@@ -49,9 +49,10 @@ fn end(code: libc::c_int) -> ! {
     }
 }
 
-/// Names the temporary file of an output being written, to be removed if a signal ends the
-/// process at once. After the output is in place, that name is gone (or, for an instant, holds
-/// the replaced file, about to be removed anyway), so it needs no clearing.
+/// Names the temporary file of the output, to be removed if a signal ends the process at once:
+/// named before it is made, so that no signal falls between the two. Before the output is begun
+/// and after it is in place, that name is not there (or, for an instant, holds the replaced
+/// file, about to be removed anyway), so it needs no clearing.
 pub fn remove_if_ended(temporary: &Path) {
     if let Ok(name) = CString::new(temporary.as_os_str().as_bytes()) {
         // The name before, if any, is leaked: the handler may be reading it.

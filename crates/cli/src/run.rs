@@ -5,7 +5,6 @@ use std::io::IsTerminal;
 use std::time::Instant;
 
 use anyhow::Result;
-use gol::dimension::BegunOutput;
 use gol::output::{Animation, Format, Picture};
 use gol::{Checkpoints, Cube, Dim, Dimension, Grid, Rule, Setup, Simulation, Size, Split, Start};
 use gol_core::picture::frame_generations;
@@ -204,13 +203,14 @@ fn run_in<W: Dimension>(args: &RunArgs, setup: &Setup) -> Result<()> {
         gol::output::probe(path)?;
     }
     // A `.bin` output is made while the run starts and computes; others are written at the end.
+    // Its temporary file is named to the signal handler before it exists.
     let begun = match &args.output {
-        Some(path) => W::begin_output(path, setup)?,
+        Some(path) => {
+            interrupt::remove_if_ended(&gol_core::replace::temporary_name(path));
+            W::begin_output(path, setup)?
+        }
         None => None,
     };
-    if let Some(begun) = &begun {
-        interrupt::remove_if_ended(begun.temporary());
-    }
     let mut sim = Simulation::<W>::new(setup)?;
     if let (Some((Format::Cells, _)), Some(path)) = (&output, &args.output) {
         if sim.rule().is_generations() {
@@ -237,9 +237,6 @@ fn run_in<W: Dimension>(args: &RunArgs, setup: &Setup) -> Result<()> {
         }),
         _ => None,
     };
-    if let Some(frames) = &frames {
-        interrupt::remove_if_ended(frames.animation.temporary());
-    }
     let planned = sim.cells() as f64 * gens as f64;
     let bar = (std::io::stderr().is_terminal() && planned >= PROGRESS_MIN_UPDATES && !args.json)
         .then(|| {

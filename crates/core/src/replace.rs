@@ -136,9 +136,10 @@ fn exchange(a: &Path, b: &Path) -> std::io::Result<()> {
     }
 }
 
-/// `path` with `.tmp<pid>` appended: unique to this process, in the same folder (a rename
-/// within one file system is atomic).
-fn temporary_name(path: &Path) -> PathBuf {
+/// The name under which this process writes `path` before putting it in place: `path` with
+/// `.tmp<pid>` appended, unique to this process, in the same folder (a rename within one file
+/// system is atomic).
+pub fn temporary_name(path: &Path) -> PathBuf {
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(format!(".tmp{}", std::process::id()));
     PathBuf::from(tmp)

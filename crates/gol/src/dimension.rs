@@ -61,7 +61,7 @@ pub trait Dimension: World {
 
     /// An output begun before its run by [`Dimension::begin_output`]: a cube's `.bin` file; a
     /// grid begins none.
-    type Begun: BegunOutput;
+    type Begun: Send;
 
     /// Begins the output `path` before the run where that takes time off its end: a 3D `.bin`
     /// file for a cube whose side `setup` tells ahead is made, and its pages written, while
@@ -87,24 +87,6 @@ pub trait Dimension: World {
         part: usize,
         halo: usize,
     ) -> Result<(Slabs, Problem<Self>)>;
-}
-
-/// An output file begun before its run ([`Dimension::begin_output`]).
-pub trait BegunOutput: Send {
-    /// The temporary file it writes, which becomes the output once the run ends.
-    fn temporary(&self) -> &Path;
-}
-
-impl BegunOutput for std::convert::Infallible {
-    fn temporary(&self) -> &Path {
-        match *self {}
-    }
-}
-
-impl BegunOutput for cube_file::Output {
-    fn temporary(&self) -> &Path {
-        cube_file::Output::temporary(self)
-    }
 }
 
 impl Dimension for Grid {
@@ -209,14 +191,10 @@ impl Dimension for Cube {
         if Format::of(path, Dim::Three)? != Format::Bin {
             return Ok(None);
         }
-        let Some(cells) = setup.cells_ahead::<Cube>() else {
-            return Ok(None);
-        };
-        let side = (cells as f64).cbrt().round() as usize;
-        if (side as u64).pow(3) != cells {
-            return Ok(None);
+        match setup.cube_side_ahead() {
+            Some(side) => Ok(Some(cube_file::Output::begin(path, side)?)),
+            None => Ok(None),
         }
-        Ok(Some(cube_file::Output::begin(path, side)?))
     }
 
     fn finish_output(&self, begun: Self::Begun, stamp: u64) -> Result<()> {

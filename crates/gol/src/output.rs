@@ -169,11 +169,6 @@ impl Animation {
         gif.add(&frame).map_err(|e| self.io_error(e))
     }
 
-    /// The temporary file being written.
-    pub fn temporary(&self) -> &Path {
-        self.staged.temporary()
-    }
-
     /// Ends the animation and flushes the file.
     pub fn finish(mut self) -> Result<()> {
         if let Some(gif) = self.gif.take() {

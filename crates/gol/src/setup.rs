@@ -243,24 +243,37 @@ impl Setup {
     /// The cells of the world where they are known without reading or making it (all but a
     /// pattern file with no size given).
     pub(crate) fn cells_ahead<W: Dimension>(&self) -> Option<u64> {
-        let side_cubed = |m: usize| (m as u64).pow(3);
-        match (&self.start, W::AXES) {
-            (Start::Grid(grid), _) => Some(grid.cells()),
-            (Start::Cube(cube), _) => Some(cube.cells()),
-            (Start::Checkpoint(path), _) => {
+        if W::AXES == 3 {
+            return self.cube_side_ahead().map(|m| (m as u64).pow(3));
+        }
+        match &self.start {
+            Start::Grid(grid) => Some(grid.cells()),
+            Start::Cube(cube) => Some(cube.cells()),
+            Start::Checkpoint(path) => {
                 let header = checkpoint::open(path).ok()?.header;
                 Some(header.width as u64 * header.rows as u64)
             }
-            (Start::File(path), 3) => Some(side_cubed(cube_file::open(path).ok()?.side)),
-            (Start::File(_) | Start::Pattern { .. }, _) => self.size.map(|s| {
+            Start::File(_) | Start::Pattern { .. } => self.size.map(|s| {
                 let (w, h) = s.sides();
                 w as u64 * h as u64
             }),
-            (_, 3) => Some(side_cubed(self.cube_side().ok()?)),
             _ => {
                 let (w, h) = self.soup_size();
                 Some(w as u64 * h as u64)
             }
+        }
+    }
+
+    /// The side of a cube where it is known without reading or making the cube: a `.bin`
+    /// file's or a checkpoint's header, a cube given, or a random cube's side.
+    pub(crate) fn cube_side_ahead(&self) -> Option<usize> {
+        match &self.start {
+            Start::Cube(cube) => Some(cube.side()),
+            // A 3D checkpoint's rows are M cells long.
+            Start::Checkpoint(path) => Some(checkpoint::open(path).ok()?.header.width as usize),
+            Start::File(path) => Some(cube_file::open(path).ok()?.side),
+            Start::Grid(_) | Start::Pattern { .. } => None,
+            _ => self.cube_side().ok(),
         }
     }
 
