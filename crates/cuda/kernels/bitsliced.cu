@@ -19,9 +19,10 @@
 // s0, s1 (computed once per row and level and shared by the three rows that use it). Three rows'
 // sums make the 3x3 sum (centre included, 0..9) as t0 + 2*(u0 + k0) + 4*u1, where t0, k0 are the
 // sum and carry of the three s0 and u0, u1 the sum and carry of the three s1. The next state is
-// a function of t0, k0, the three s1 and the centre for outer-totalistic rules: `rule_next`,
-// which the host pastes in front of this source as a small circuit of LOP3s found for the rule
-// (src/circuit.rs; for most rules it makes u0 and u1 first). Isotropic non-totalistic rules add
+// a function of the three rows' s0 and s1 and the centre for outer-totalistic rules:
+// `rule_next`, which the host pastes in front of this source as a small circuit of LOP3s found
+// for the rule (src/circuit.rs; for most rules it makes u0 and u1 from t0 and k0 first, and
+// Life's reads t0 and the planes, not k0). Isotropic non-totalistic rules add
 // predicates over the nine cells for the counts whose arrangements matter; hexagonal and von
 // Neumann rules, and isotropic rules of many such counts, take a circuit over the nine cells
 // alone (see Row). Under a Generations rule, the dying cells' ages are further bit planes of
@@ -46,7 +47,7 @@ __device__ __forceinline__ unsigned int majority(unsigned int a, unsigned int b,
 // (c) and east (r), `row_of` makes a Row, the cells and their horizontal 3-sum as two bit
 // planes, and `evolve` the next states of the middle row's cells x from three Rows (a above, b
 // middle, c below): the three rows' low planes make t0 and k0, and `rule_next`, which the host
-// writes for the rule (src/circuit.rs), the rest from them, the high planes and the cells. A
+// writes for the rule (src/circuit.rs), the rest from them, the planes and the cells. A
 // rule reads what it needs: outer-totalistic Moore rules only the sums, so NVCC keeps two words
 // a row and drops the cells; hexagonal and von Neumann rules only the cells; isotropic rules of
 // a few arrangement predicates both (five words a row, hence at most 8 levels).
@@ -61,8 +62,8 @@ __device__ __forceinline__ Row row_of(unsigned int l, unsigned int c, unsigned i
 
 __device__ __forceinline__ unsigned int evolve(Row a, Row b, Row c, unsigned int x)
 {
-    return rule_next(a.s0 ^ b.s0 ^ c.s0, majority(a.s0, b.s0, c.s0), a.s1, b.s1, c.s1, a.l, a.c,
-                     a.r, b.l, x, b.r, c.l, c.c, c.r);
+    return rule_next(a.s0 ^ b.s0 ^ c.s0, majority(a.s0, b.s0, c.s0), a.s0, a.s1, b.s0, b.s1, c.s0,
+                     c.s1, a.l, a.c, a.r, b.l, x, b.r, c.l, c.c, c.r);
 }
 
 // On a bounded plane (PLANE defined) the cells past the grid's edges are dead at every

@@ -275,10 +275,10 @@ impl Asked {
 }
 
 /// Integer-pipe operations per 32-cell word and generation for `rule`: two funnel shifts and
-/// two logic operations for a row's sums, two for the sum and carry of three rows' low bits,
-/// and the rule's circuit (halo and skew rows not counted).
+/// two logic operations for a row's sums, and the rule's function from the three rows' sums
+/// (halo and skew rows not counted).
 pub fn operations_per_word(rule: Rule) -> u32 {
-    6 + crate::circuit::operations(rule)
+    4 + crate::circuit::operations(rule)
 }
 
 /// Bit-packed cells on the device, two buffers that swap roles at each launch.

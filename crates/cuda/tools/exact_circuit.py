@@ -1,21 +1,29 @@
 #!/usr/bin/env python3
 """Exact search for the smallest LOP3 circuit of a rule, for `EXACT` in src/circuit.rs.
 
-Usage: pip install python-sat; python3 exact_circuit.py B3/S23 [MAX_GATES]
+Usage: pip install python-sat; python3 exact_circuit.py B3/S23 [MAX_GATES] [--k0]
 
-The function searched for is the kernel's `rule_circuit`: the next state from t0 and k0 (sum
-and carry of the three rows' low bits), the high bits a1, b1 (middle row) and c1, and the
-centre x: signals 0 to 5 in that order (t0, x, k0, a1, b1, c1). Entries that no neighbourhood
-produces are don't-cares (see `EXACT`). Gates take three earlier signals and any function of
-them; gate n is signal 6 + n, the last gate is the result. For n = 1, 2, ... gates, a SAT
+The function searched for is the kernel's `rule_next`: the next state from the three rows'
+sum planes and the centre. Its signals are `SIGNALS` in src/circuit.rs, in that order: t0 (the
+sum of the three low planes, which every circuit may read), x (the centre), k0 (their carry,
+read only with --k0, since it costs an operation more), and a0, a1, b0, b1 (middle row), c0,
+c1. Entries where the centre contradicts the middle row's sum (a live centre in a row of sum 0,
+a dead one in a row of sum 3) are don't-cares. Gates take three earlier signals and any function
+of them; gate n is signal 9 + n, the last gate is the result. For n = 1, 2, ... gates, a SAT
 solver decides whether such a circuit exists (one-hot choice of each gate's inputs, its 8-entry
-table, and its value on each of the 64 entries) and prints the first found, as (inputs, table)
-with the table in PTX's order (first input weighing 4).
+table, and its value on each of the 128 entries; every gate but the last is 0 where all inputs
+are, which loses nothing since its readers can take its complement) and prints the first found,
+as (inputs, table) with the table in PTX's order (first input weighing 4).
+
+Life: 5 gates, reading t0 and not k0; no circuit of 4 exists, with k0 or without (each answer
+took a CPU minute or two).
 """
 import itertools
 import sys
 
 from pysat.solvers import Cadical153
+
+SIGNALS = ["t0", "x", "k0", "a0", "a1", "b0", "b1", "c0", "c1"]
 
 
 def rule_sets(text):
@@ -23,59 +31,58 @@ def rule_sets(text):
     return {int(c) for c in birth.lstrip("B")}, {int(c) for c in survive.lstrip("S")}
 
 
-def target(text):
-    """The next state and whether it matters, for each of the 64 entries."""
+def entries(text):
+    """(signal values, next state) for each entry that cells produce."""
     birth, survive = rule_sets(text)
-    table, care = [], []
-    for e in range(64):
-        t0, x, k0, a1, b1, c1 = [e >> i & 1 for i in range(6)]
-        # With b1 fixed, x decides the middle row's low bit where the sum allows only one.
-        if (x and not b1 and not t0 and not k0) or (not x and b1 and t0 and k0):
-            table.append(0)
-            care.append(False)
+    found = []
+    for e in range(128):
+        a0, a1, b0, b1, c0, c1, x = [e >> i & 1 for i in range(7)]
+        middle = b0 + 2 * b1
+        if (x and middle == 0) or (not x and middle == 3):
             continue
-        total = t0 + 2 * (k0 + a1 + b1 + c1)  # 3x3 sum, centre included
-        n = total - x
-        table.append(int(n in (survive if x else birth)))
-        care.append(True)
-    return table, care
+        n = a0 + 2 * a1 + middle + c0 + 2 * c1 - x
+        t0, k0 = a0 ^ b0 ^ c0, int(a0 + b0 + c0 >= 2)
+        found.append(([t0, x, k0, a0, a1, b0, b1, c0, c1], int(n in (survive if x else birth))))
+    return found
 
 
-def search(table, care, gates):
+def search(found, gates, readable):
     count = [0]
 
     def var():
         count[0] += 1
         return count[0]
 
-    clauses, choices, luts, values = [], [], [], []
+    # values[s][e]: a constant for the signals, a variable for the gates.
+    values = [[bool(signals[s]) for signals, _ in found] for s in range(len(SIGNALS))]
+    clauses, choices, luts = [], [], []
     for g in range(gates):
-        luts.append([var() for _ in range(8)])
-        values.append([var() for _ in range(64)])
-        choice = {t: var() for t in itertools.combinations(range(6 + g), 3)}
-        choices.append(choice)
+        lut = [var() for _ in range(8)]
+        value = [var() for _ in found]
+        sources = readable + list(range(len(SIGNALS), len(SIGNALS) + g))
+        choice = {t: var() for t in itertools.combinations(sources, 3)}
         clauses.append(list(choice.values()))
         clauses += [[-a, -b] for a, b in itertools.combinations(choice.values(), 2)]
         for inputs, chosen in choice.items():
-            for e in range(64):
+            for e in range(len(found)):
                 for m in range(8):
                     want = [m >> 2 & 1, m >> 1 & 1, m & 1]
                     clause, possible = [-chosen], True
                     for s, bit in zip(inputs, want):
-                        if s < 6:
-                            possible &= (e >> s & 1) == bit
+                        v = values[s][e]
+                        if isinstance(v, bool):
+                            possible &= v == bool(bit)
                         else:
-                            v = values[s - 6][e]
                             clause.append(-v if bit else v)
                     if possible:
-                        out, lut = values[g][e], luts[g][m]
-                        clauses += [clause + [-out, lut], clause + [out, -lut]]
-    for e in range(64):
-        if care[e]:
-            v = values[gates - 1][e]
-            clauses.append([v] if table[e] else [-v])
-    for g in range(gates - 1):  # every gate feeds a later one
-        clauses.append([c for h in range(g + 1, gates) for t, c in choices[h].items() if 6 + g in t])
+                        clauses += [clause + [-value[e], lut[m]], clause + [value[e], -lut[m]]]
+        if g < gates - 1:
+            clauses.append([-value[0]])  # entry 0: every signal 0
+        values.append(value)
+        choices.append(choice)
+        luts.append(lut)
+    for e, (_, next_state) in enumerate(found):
+        clauses.append([values[-1][e]] if next_state else [-values[-1][e]])
     solver = Cadical153(bootstrap_with=clauses)
     if not solver.solve():
         return None
@@ -88,15 +95,17 @@ def search(table, care, gates):
 
 
 def main():
-    rule = sys.argv[1]
-    most = int(sys.argv[2]) if len(sys.argv) > 2 else 6
-    table, care = target(rule)
+    args = [a for a in sys.argv[1:] if a != "--k0"]
+    rule = args[0]
+    most = int(args[1]) if len(args) > 1 else 6
+    readable = [s for s in range(len(SIGNALS)) if "--k0" in sys.argv or SIGNALS[s] != "k0"]
+    assert entries(rule)[0][0] == [0] * len(SIGNALS), "entry 0 has every signal 0"
     for gates in range(1, most + 1):
-        found = search(table, care, gates)
+        found = search(entries(rule), gates, readable)
         print(f"{gates} gates: {'none' if found is None else ''}", flush=True)
         if found:
             for inputs, lut in found:
-                print(f"    Gate {{ inputs: {list(inputs)}, lut: 0x{lut:02x} }},")
+                print(f"        ({list(inputs)}, 0x{lut:02x}),")
             return
 
 
