@@ -60,9 +60,12 @@ __device__ __forceinline__ Row row_of(unsigned int l, unsigned int c, unsigned i
     return {l, c, r, l ^ c ^ r, majority(l, c, r)};
 }
 
+// DEEP: in the deepest kernel (K = 16), which takes the rule's circuit for it where the host
+// has one (see `source` in src/circuit.rs).
+template <bool DEEP>
 __device__ __forceinline__ unsigned int evolve(Row a, Row b, Row c, unsigned int x)
 {
-    return rule_next(a.s0 ^ b.s0 ^ c.s0, majority(a.s0, b.s0, c.s0), a.s0, a.s1, b.s0, b.s1, c.s0,
+    return rule_next<DEEP>(a.s0 ^ b.s0 ^ c.s0, majority(a.s0, b.s0, c.s0), a.s0, a.s1, b.s0, b.s1, c.s0,
                      c.s1, a.l, a.c, a.r, b.l, x, b.r, c.l, c.c, c.r);
 }
 
@@ -222,7 +225,8 @@ __device__ __forceinline__ Cells step(Levels<K> &v, Cells loaded, const Edge &e,
             unsigned int r = __funnelshift_r(c, right, 1); // cell x+1 at bit x
             Row below = row_of(l, c, r);
             const Cells &middle = v.x[1 - P][g];
-            unsigned int live = evolve(v.rows[P][g], v.rows[1 - P][g], below, middle.plane[0]);
+            unsigned int live =
+                evolve<K == 16>(v.rows[P][g], v.rows[1 - P][g], below, middle.plane[0]);
             live = e.keep<M>(live, y - lag(g, C));
             Cells made = settle(middle, live);
             v.rows[P][g] = below;

@@ -173,10 +173,10 @@ __device__ __forceinline__ void update(Work k, const unsigned int *__restrict__ 
     for (int y = k.y0; y < k.last; y++) {
         unsigned int below;
         Row c = row_sums(from + (y + 1) * nw, k.col, below);
-        to[y * nw + k.col.i] = evolve(a, b, c, middle) & mask;
+        to[y * nw + k.col.i] = evolve<false>(a, b, c, middle) & mask;
         a = b, b = c, middle = below;
     }
-    to[k.last * nw + k.col.i] = evolve(a, b, e, middle) & mask;
+    to[k.last * nw + k.col.i] = evolve<false>(a, b, e, middle) & mask;
 }
 
 // `generations` generations of the h rows of `cells`, in place. The cluster is the whole grid

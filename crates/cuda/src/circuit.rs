@@ -55,16 +55,32 @@ type Gate = ([usize; 3], u8);
 /// state as a function of [`SIGNALS`]. Entries that no cells produce are don't-cares: a live
 /// centre makes the middle row's sum at least 1, a dead one at most 2. Life takes t0 and 5
 /// operations (no circuit of 4 computes it from these signals), where the general route takes
-/// t0, k0, u0, u1 and 4, and the circuit before this one, over t0, k0, the high planes and the
+/// t0, k0, u0, u1 and 4, and the circuit before these, over t0, k0, the high planes and the
 /// centre alone, t0, k0 and 5.
-const EXACT: &[(Rule, &[Gate])] = &[(
+///
+/// Each rule has two circuits of as many operations: one for the kernels of up to 8
+/// generations, and one for the deepest kernel (16 generations). ptxas schedules them
+/// differently, and measured on an H100 (BENCHMARKS.md, "Life in t0 and five LOP3s"):
+/// Life's circuit of depth 5 ran the depth-8 kernel 17–21% faster at 2048² and 4096². The one
+/// of depth 3 (t0 read by the last gate only) ran the depth-16 kernel 1.6% faster at 16384² and
+/// 0.4% slower at 65536².
+const EXACT: &[(Rule, [&[Gate]; 2])] = &[(
     Rule::LIFE,
-    &[
-        ([3, 7, 0], 0x7e),
-        ([4, 8, 9], 0xd6),
-        ([4, 5, 8], 0xe8),
-        ([6, 10, 11], 0xbc),
-        ([1, 0, 12], 0x54),
+    [
+        &[
+            ([3, 7, 0], 0x7e),
+            ([4, 8, 9], 0xd6),
+            ([4, 5, 8], 0xe8),
+            ([6, 10, 11], 0xbc),
+            ([1, 0, 12], 0x54),
+        ],
+        &[
+            ([4, 6, 8], 0x16),
+            ([4, 7, 8], 0x16),
+            ([3, 5, 7], 0x7e),
+            ([9, 10, 11], 0xa4),
+            ([0, 1, 12], 0xa8),
+        ],
     ],
 )];
 
@@ -361,8 +377,8 @@ struct Leaf {
 
 /// How the kernel's `rule_next` computes the next state (see the module's documentation).
 enum Route {
-    /// An exact circuit over the sums, from [`EXACT`].
-    Exact(&'static [Gate]),
+    /// Exact circuits over the sums, from [`EXACT`]: for the shallow kernels and the deepest.
+    Exact(&'static [&'static [Gate]; 2]),
     /// The sums and the centre, with the predicates of these pairs, by Shannon expansion.
     Sums(Vec<Leaf>),
     /// The rule's whole [`Circuit`] over the nine cells.
@@ -401,14 +417,14 @@ fn route(rule: Rule) -> Route {
     }
 }
 
-/// The exact circuit for `rule`, where [`EXACT`] has one.
-fn exact(rule: Rule) -> Option<&'static [Gate]> {
+/// The exact circuits for `rule`, where [`EXACT`] has them.
+fn exact(rule: Rule) -> Option<&'static [&'static [Gate]; 2]> {
     // The circuit is the cells' logic, whatever the grid's edges.
     let cells = rule.on(Topology::Torus);
     EXACT
         .iter()
         .find(|(r, _)| *r == cells)
-        .map(|(_, gates)| *gates)
+        .map(|(_, circuits)| circuits)
 }
 
 /// Whether `rule` has an exact circuit (found offline, `EXACT`) rather than the general one.
@@ -429,7 +445,9 @@ pub fn reads_sums_and_cells(rule: Rule) -> bool {
 /// gates (each one operation or two) for the predicates and the cells' route.
 pub fn operations(rule: Rule) -> u32 {
     match route(rule) {
-        Route::Exact(gates) => {
+        Route::Exact(circuits) => {
+            // The deepest kernel's circuit, which long runs use.
+            let gates = circuits[1];
             let reads = |signal| gates.iter().any(|(inputs, _)| inputs.contains(&signal));
             let made = MADE_SIGNALS.into_iter().filter(|&s| reads(s)).count();
             (gates.len() + made) as u32
@@ -462,23 +480,33 @@ const PARAMETERS: &str = "unsigned int t0, unsigned int k0, unsigned int a0, uns
     \x20   unsigned int cell4, unsigned int cell5, unsigned int cell6, unsigned int cell7,\n\
     \x20   unsigned int cell8";
 
-/// CUDA source of the rule for cuda-bitsliced's kernel: `rule_next(t0, k0, a0, a1, b0, b1, c0,
-/// c1, cell0, …, cell8)`, the next state of the centre by the rule's route (see the module).
-/// NVCC drops the inputs a route does not read, and the kernel's work for them.
+/// CUDA source of the rule for cuda-bitsliced's kernel: `rule_next<DEEP>(t0, k0, a0, a1, b0, b1,
+/// c0, c1, cell0, …, cell8)`, the next state of the centre by the rule's route (see the module),
+/// by the deepest kernel's circuit where `DEEP` and an exact route has one. NVCC drops the
+/// inputs a route does not read, and the kernel's work for them.
 pub fn source(rule: Rule) -> String {
     let mut body = String::new();
     let mut count = 0;
     let (ops, result) = match route(rule) {
-        Route::Exact(gates) => {
+        Route::Exact(circuits) => {
             body.push_str("    unsigned int x = cell4;\n");
-            let mut names: Vec<String> = SIGNALS.iter().map(|s| s.to_string()).collect();
-            for (inputs, lut) in gates {
-                let [a, b, c] = inputs.map(|i| names[i].clone());
-                let expression = format!("lop3<0x{lut:02x}>({a}, {b}, {c})");
-                names.push(statement(&mut body, &mut count, &expression));
-            }
-            let result = names.pop().expect("exact circuits have gates");
-            (operations(rule), result)
+            let mut results = circuits.map(|gates| {
+                let mut names: Vec<String> = SIGNALS.iter().map(|s| s.to_string()).collect();
+                let mut statements = String::new();
+                for (inputs, lut) in gates {
+                    let [a, b, c] = inputs.map(|i| names[i].clone());
+                    let expression = format!("lop3<0x{lut:02x}>({a}, {b}, {c})");
+                    names.push(statement(&mut statements, &mut count, &expression));
+                }
+                let result = names.pop().expect("exact circuits have gates");
+                (statements, result)
+            });
+            let (deep, deep_result) = std::mem::take(&mut results[1]);
+            body.push_str(&format!(
+                "    if constexpr (DEEP) {{\n{deep}        return {deep_result};\n    }}\n"
+            ));
+            body.push_str(&results[0].0);
+            (operations(rule), std::mem::take(&mut results[0].1))
         }
         Route::Sums(leaves) => {
             body.push_str("    unsigned int x = cell4;\n");
@@ -501,6 +529,7 @@ pub fn source(rule: Rule) -> String {
     format!(
         "{PREAMBLE}\
          // The rule {rule} in {ops} operations.\n\
+         template <bool DEEP>\n\
          __device__ __forceinline__ unsigned int rule_next({PARAMETERS})\n{{\n{body}    return {result};\n}}\n"
     )
 }
@@ -629,13 +658,17 @@ mod test {
             let k0 = (a0 as u8 + b0 as u8 + c0 as u8) >= 2;
             let x = cell(1, 1);
             match (&route, &shannon) {
-                (Route::Exact(gates), _) => {
-                    let mut signals = vec![t0, x, k0, a0, a1, b0, b1, c0, c1];
-                    for (inputs, lut) in gates.iter() {
-                        let [a, b, c] = inputs.map(|i| signals[i]);
-                        signals.push(lop3(*lut, a, b, c));
-                    }
-                    signals[signals.len() - 1]
+                (Route::Exact(circuits), _) => {
+                    let next = circuits.map(|gates| {
+                        let mut signals = vec![t0, x, k0, a0, a1, b0, b1, c0, c1];
+                        for (inputs, lut) in gates.iter() {
+                            let [a, b, c] = inputs.map(|i| signals[i]);
+                            signals.push(lop3(*lut, a, b, c));
+                        }
+                        signals[signals.len() - 1]
+                    });
+                    assert_eq!(next[0], next[1], "the two circuits of {rule} disagree");
+                    next[1]
                 }
                 (Route::Sums(leaves), Some(node)) => {
                     let u0 = a1 ^ b1 ^ c1;
@@ -754,8 +787,11 @@ mod test {
             assert_eq!(lop3(MUX, s, zero, one), if s { one } else { zero });
         }
         let text = source(Rule::LIFE);
-        assert_eq!(text.matches("lop3<0x").count(), 5, "{text}");
-        assert!(text.contains("return n4;"), "{text}");
+        assert_eq!(text.matches("lop3<0x").count(), 2 * 5, "{text}");
+        assert!(
+            text.contains("return n4;") && text.contains("return n9;"),
+            "{text}"
+        );
         let text = source(Rule::parse("B36/S23").unwrap());
         assert_eq!(text.matches("lop3<0x").count(), 2 + 5, "{text}");
     }
