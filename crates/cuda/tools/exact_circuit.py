@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Exact search for the smallest LOP3 circuit of a rule, for `EXACT` in src/circuit.rs.
 
-Usage: pip install python-sat; python3 exact_circuit.py B3/S23 [MAX_GATES] [--k0]
+Usage: pip install python-sat; python3 exact_circuit.py B3/S23 [MAX_GATES] [--k0] [--depth=D]
 
 The function searched for is the kernel's `rule_next`: the next state from the three rows'
 sum planes and the centre. Its signals are `SIGNALS` in src/circuit.rs, in that order: t0 (the
@@ -13,10 +13,12 @@ of them; gate n is signal 9 + n, the last gate is the result. For n = 1, 2, ... 
 solver decides whether such a circuit exists (one-hot choice of each gate's inputs, its 8-entry
 table, and its value on each of the 128 entries; every gate but the last is 0 where all inputs
 are, which loses nothing since its readers can take its complement) and prints the first found,
-as (inputs, table) with the table in PTX's order (first input weighing 4).
+as (inputs, table) with the table in PTX's order (first input weighing 4). With --depth=D, only
+circuits at most D operations deep from the planes (t0 and k0 one deep) are allowed.
 
 Life: 5 gates, reading t0 and not k0; no circuit of 4 exists, with k0 or without (each answer
-took a CPU minute or two).
+took a CPU minute or two). The first found is 5 deep; --depth=3 finds one 3 deep, which
+`EXACT` gives the deepest kernel.
 """
 import itertools
 import sys
@@ -46,7 +48,7 @@ def entries(text):
     return found
 
 
-def search(found, gates, readable):
+def search(found, gates, readable, depth):
     count = [0]
 
     def var():
@@ -83,6 +85,20 @@ def search(found, gates, readable):
         luts.append(lut)
     for e, (_, next_state) in enumerate(found):
         clauses.append([values[-1][e]] if next_state else [-values[-1][e]])
+    if depth is not None:
+        # deep[g][k]: gate g is at most k operations deep.
+        deep = [[var() for _ in range(depth + 1)] for _ in range(gates)]
+        for g in range(gates):
+            clauses.append([-deep[g][0]])
+            for inputs, chosen in choices[g].items():
+                for k in range(depth + 1):
+                    for s in inputs:
+                        if s >= len(SIGNALS):
+                            below = [deep[s - len(SIGNALS)][k - 1]] if k else []
+                            clauses.append([-chosen, -deep[g][k]] + below)
+                        elif SIGNALS[s] in ("t0", "k0") and k < 2:
+                            clauses.append([-chosen, -deep[g][k]])
+        clauses.append([deep[-1][depth]])
     solver = Cadical153(bootstrap_with=clauses)
     if not solver.solve():
         return None
@@ -95,13 +111,14 @@ def search(found, gates, readable):
 
 
 def main():
-    args = [a for a in sys.argv[1:] if a != "--k0"]
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    depth = next((int(a.split("=")[1]) for a in sys.argv if a.startswith("--depth=")), None)
     rule = args[0]
     most = int(args[1]) if len(args) > 1 else 6
     readable = [s for s in range(len(SIGNALS)) if "--k0" in sys.argv or SIGNALS[s] != "k0"]
     assert entries(rule)[0][0] == [0] * len(SIGNALS), "entry 0 has every signal 0"
     for gates in range(1, most + 1):
-        found = search(entries(rule), gates, readable)
+        found = search(entries(rule), gates, readable, depth)
         print(f"{gates} gates: {'none' if found is None else ''}", flush=True)
         if found:
             for inputs, lut in found:
