@@ -65,8 +65,8 @@ __device__ __forceinline__ Row row_of(unsigned int l, unsigned int c, unsigned i
 template <bool DEEP>
 __device__ __forceinline__ unsigned int evolve(Row a, Row b, Row c, unsigned int x)
 {
-    return rule_next<DEEP>(a.s0 ^ b.s0 ^ c.s0, majority(a.s0, b.s0, c.s0), a.s0, a.s1, b.s0, b.s1, c.s0,
-                     c.s1, a.l, a.c, a.r, b.l, x, b.r, c.l, c.c, c.r);
+    return rule_next<DEEP>(a.s0 ^ b.s0 ^ c.s0, majority(a.s0, b.s0, c.s0), a.s0, a.s1, b.s0,
+                           b.s1, c.s0, c.s1, a.l, a.c, a.r, b.l, x, b.r, c.l, c.c, c.r);
 }
 
 // On a bounded plane (PLANE defined) the cells past the grid's edges are dead at every

@@ -488,25 +488,16 @@ pub fn source(rule: Rule) -> String {
     let mut body = String::new();
     let mut count = 0;
     let (ops, result) = match route(rule) {
-        Route::Exact(circuits) => {
+        Route::Exact([shallow, deep]) => {
             body.push_str("    unsigned int x = cell4;\n");
-            let mut results = circuits.map(|gates| {
-                let mut names: Vec<String> = SIGNALS.iter().map(|s| s.to_string()).collect();
-                let mut statements = String::new();
-                for (inputs, lut) in gates {
-                    let [a, b, c] = inputs.map(|i| names[i].clone());
-                    let expression = format!("lop3<0x{lut:02x}>({a}, {b}, {c})");
-                    names.push(statement(&mut statements, &mut count, &expression));
-                }
-                let result = names.pop().expect("exact circuits have gates");
-                (statements, result)
-            });
-            let (deep, deep_result) = std::mem::take(&mut results[1]);
+            let (mut shallow_body, mut deep_body) = (String::new(), String::new());
+            let result = exact_statements(shallow, &mut shallow_body, &mut count);
+            let deep_result = exact_statements(deep, &mut deep_body, &mut count);
             body.push_str(&format!(
-                "    if constexpr (DEEP) {{\n{deep}        return {deep_result};\n    }}\n"
+                "    if constexpr (DEEP) {{\n{deep_body}        return {deep_result};\n    }}\n\
+                 {shallow_body}"
             ));
-            body.push_str(&results[0].0);
-            (operations(rule), std::mem::take(&mut results[0].1))
+            (operations(rule), result)
         }
         Route::Sums(leaves) => {
             body.push_str("    unsigned int x = cell4;\n");
@@ -532,6 +523,18 @@ pub fn source(rule: Rule) -> String {
          template <bool DEEP>\n\
          __device__ __forceinline__ unsigned int rule_next({PARAMETERS})\n{{\n{body}    return {result};\n}}\n"
     )
+}
+
+/// Writes a statement for each gate of an exact circuit (see [`SIGNALS`]) and returns the name
+/// of its output.
+fn exact_statements(gates: &[Gate], body: &mut String, count: &mut usize) -> String {
+    let mut names: Vec<String> = SIGNALS.iter().map(|s| s.to_string()).collect();
+    for (inputs, lut) in gates {
+        let [a, b, c] = inputs.map(|i| names[i].clone());
+        let expression = format!("lop3<0x{lut:02x}>({a}, {b}, {c})");
+        names.push(statement(body, count, &expression));
+    }
+    names.pop().expect("exact circuits have gates")
 }
 
 /// Writes a statement for each gate of `circuit` over the cells (gate `i` named
