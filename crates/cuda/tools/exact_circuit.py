@@ -2,6 +2,7 @@
 """Exact search for the smallest LOP3 circuit of a rule, for `EXACT` in src/circuit.rs.
 
 Usage: pip install python-sat; python3 exact_circuit.py B3/S23 [MAX_GATES] [--k0] [--depth=D]
+       [--enumerate=N]
 
 The function searched for is the kernel's `rule_next`: the next state from the three rows'
 sum planes and the centre. Its signals are `SIGNALS` in src/circuit.rs, in that order: t0 (the
@@ -14,11 +15,16 @@ solver decides whether such a circuit exists (one-hot choice of each gate's inpu
 table, and its value on each of the 128 entries; every gate but the last is 0 where all inputs
 are, which loses nothing since its readers can take its complement) and prints the first found,
 as (inputs, table) with the table in PTX's order (first input weighing 4). With --depth=D, only
-circuits at most D operations deep from the planes (t0 and k0 one deep) are allowed.
+circuits at most D operations deep from the planes (t0 and k0 one deep) are allowed. With
+--enumerate=N, up to N circuits of the smallest size are printed, each differing from those
+before in some gate's inputs (ptxas schedules circuits of equal size differently, so they are
+worth measuring).
 
 Life: 5 gates, reading t0 and not k0; no circuit of 4 exists, with k0 or without (each answer
-took a CPU minute or two). The first found is 5 deep; --depth=3 finds one 3 deep, which
-`EXACT` gives the deepest kernel.
+took a CPU minute or two). `EXACT` gives the kernels of up to 8 generations the first circuit
+an earlier form of this search found. The deepest kernel takes the first this one prints (a
+few minutes; python-sat 1.9.dev24), with its first two gates swapped: on an H100 it ran 3-5%
+faster than the others measured (BENCHMARKS.md, "Circuits of equal size, measured").
 """
 import itertools
 import sys
@@ -100,14 +106,13 @@ def search(found, gates, readable, depth):
                             clauses.append([-chosen, -deep[g][k]])
         clauses.append([deep[-1][depth]])
     solver = Cadical153(bootstrap_with=clauses)
-    if not solver.solve():
-        return None
-    model = {v for v in solver.get_model() if v > 0}
-    return [
-        (next(t for t, c in choices[g].items() if c in model),
-         sum(1 << m for m in range(8) if luts[g][m] in model))
-        for g in range(gates)
-    ]
+    while solver.solve():
+        model = {v for v in solver.get_model() if v > 0}
+        inputs = [next(t for t, c in choices[g].items() if c in model) for g in range(gates)]
+        yield [(inputs[g], sum(1 << m for m in range(8) if luts[g][m] in model))
+               for g in range(gates)]
+        # The next circuit differs in some gate's inputs.
+        solver.add_clause([-choices[g][inputs[g]] for g in range(gates)])
 
 
 def main():
@@ -117,13 +122,18 @@ def main():
     most = int(args[1]) if len(args) > 1 else 6
     readable = [s for s in range(len(SIGNALS)) if "--k0" in sys.argv or SIGNALS[s] != "k0"]
     assert entries(rule)[0][0] == [0] * len(SIGNALS), "entry 0 has every signal 0"
+    circuits = next((int(a.split("=")[1]) for a in sys.argv if a.startswith("--enumerate=")), 1)
     for gates in range(1, most + 1):
-        found = search(entries(rule), gates, readable, depth)
-        print(f"{gates} gates: {'none' if found is None else ''}", flush=True)
-        if found:
-            for inputs, lut in found:
-                print(f"        ({list(inputs)}, 0x{lut:02x}),")
+        found = itertools.islice(search(entries(rule), gates, readable, depth), circuits)
+        first = True
+        for circuit in found:
+            print(f"{gates} gates:" if first else "or:", flush=True)
+            for inputs, lut in circuit:
+                print(f"        ({list(inputs)}, 0x{lut:02x}),", flush=True)
+            first = False
+        if not first:
             return
+        print(f"{gates} gates: none", flush=True)
 
 
 if __name__ == "__main__":
