@@ -8,7 +8,7 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
-use super::{describe, lines, parse_error, Canvas, Header};
+use super::{describe, lines, parse_error, Canvas, Header, Target};
 use crate::error::Result;
 use crate::grid::{gather_bytes, Grid, MAX_SIDE, SPREAD, WORD_BITS};
 use crate::rule::Rule;
@@ -86,9 +86,23 @@ pub(super) fn paint(
     let lines: Vec<&[u8]> = body_lines(text, body.0, body.1)
         .map(|(_, line)| line)
         .collect();
-    let Canvas {
-        grid, left, top, ..
-    } = canvas;
+    let (grid, left, top) = match canvas.grid() {
+        Ok(grid) => grid,
+        Err(canvas) => {
+            let Target::Sink(sink) = canvas.target else {
+                unreachable!("Canvas::grid gives back only sinks")
+            };
+            let mut row = vec![0u64; canvas.width.div_ceil(WORD_BITS)];
+            for (y, line) in lines.iter().enumerate() {
+                row.fill(0);
+                draw_line(&mut row, 0, line);
+                if row.iter().any(|&w| w != 0) {
+                    sink.row(y, &row);
+                }
+            }
+            return Ok(());
+        }
+    };
     let words_per_row = grid.words_per_row();
     grid.words_mut()[top * words_per_row..]
         .par_chunks_mut(words_per_row)

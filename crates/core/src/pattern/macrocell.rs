@@ -20,7 +20,7 @@ use std::path::Path;
 
 use super::{lines, parse_error, Canvas, Header};
 use crate::error::Result;
-use crate::grid::{Grid, MAX_SIDE};
+use crate::grid::Grid;
 use crate::rule::Rule;
 
 /// The level of a two-state leaf: 8×8 cells.
@@ -174,6 +174,35 @@ fn leaf(text: &[u8]) -> std::result::Result<u64, String> {
     Ok(bits)
 }
 
+/// A node of a macrocell file, as read ([`super::PatternFile::macrocell_nodes`]). The last
+/// node of a file is its root; Golly centres a root of level k so that it spans x from
+/// −2^(k−1) to 2^(k−1) − 1 and y from −2^(k−1) + 1 to 2^(k−1) in Golly's coordinates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MacroNode {
+    /// An 8×8 two-state leaf (level 3): row r in bits 8r to 8r + 7, cell c at bit 8r + c.
+    Leaf(u64),
+    /// A 2×2 leaf of states (level 1): north-west, north-east, south-west, south-east.
+    States([u8; 4]),
+    /// A node of this level, with the indices of its quadrants (north-west, north-east,
+    /// south-west, south-east) in the file's list of nodes; index 0 is the empty node of the
+    /// level below.
+    Inner(u32, [usize; 4]),
+}
+
+/// The nodes of the file (index 0 stands for an empty node and is not a node of the file).
+pub(super) fn nodes(path: &Path, text: &[u8]) -> Result<Vec<MacroNode>> {
+    let tree = read(path, text)?;
+    Ok(tree
+        .nodes
+        .iter()
+        .map(|node| match *node {
+            Node::Leaf(bits) => MacroNode::Leaf(bits),
+            Node::States(states, _) => MacroNode::States(states),
+            Node::Inner(level, children) => MacroNode::Inner(level, children),
+        })
+        .collect())
+}
+
 /// The bounding box (left, top, right, bottom, inclusive) of each node's live cells, relative
 /// to its own top-left corner; `None` for empty nodes.
 fn boxes(tree: &Tree) -> Vec<Option<(u64, u64, u64, u64)>> {
@@ -235,21 +264,13 @@ pub(super) fn header(path: &Path, text: &[u8]) -> Result<(Header, (usize, usize)
     let half = 1i64 << (level - 1);
     let (width, height, position) = match boxes(&tree)[root] {
         None => (0, 0, None),
-        Some((l, t, r, b)) => {
-            let (w, h) = (r - l + 1, b - t + 1);
-            if w > MAX_SIDE as u64 || h > MAX_SIDE as u64 {
-                return Err(parse_error(
-                    path,
-                    1,
-                    format!("the live cells span {w}x{h}, more than {MAX_SIDE} cells on a side"),
-                ));
-            }
-            (
-                w as usize,
-                h as usize,
-                Some((l as i64 - half, t as i64 - half + 1)),
-            )
-        }
+        // Larger than any grid where the root is of a level above 30: a grid refuses it when
+        // the pattern is placed; the plane takes the nodes as they are.
+        Some((l, t, r, b)) => (
+            (r - l + 1) as usize,
+            (b - t + 1) as usize,
+            Some((l as i64 - half, t as i64 - half + 1)),
+        ),
     };
     let header = Header {
         width,

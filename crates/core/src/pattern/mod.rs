@@ -33,6 +33,8 @@ use crate::error::{Error, Result};
 use crate::grid::Grid;
 use crate::rule::Rule;
 
+pub use macrocell::MacroNode;
+
 /// The largest file accepted as a pattern (an RLE of a 65536² soup is well under this).
 pub const MAX_FILE_BYTES: u64 = 4 << 30;
 
@@ -268,13 +270,25 @@ impl PatternFile {
     /// Draws the pattern's live cells into `grid` with its top-left corner at `(left, top)`.
     /// The caller has checked that the bounding box fits.
     pub fn paint(&self, grid: &mut Grid, left: usize, top: usize) -> Result<()> {
-        let canvas = Canvas {
-            grid,
-            left,
-            top,
+        self.draw(Canvas {
+            target: Target::Grid { grid, left, top },
             width: self.header.width,
             height: self.header.height,
-        };
+        })
+    }
+
+    /// Gives the pattern's cells to `sink`, relative to the bounding box's top-left cell
+    /// (whose place in Golly's coordinates is the header's position, or the centring of
+    /// [`PatternFile::corner`]): rows or runs, in the order the file holds them.
+    pub fn paint_into(&self, sink: &mut dyn Sink) -> Result<()> {
+        self.draw(Canvas {
+            target: Target::Sink(sink),
+            width: self.header.width,
+            height: self.header.height,
+        })
+    }
+
+    fn draw(&self, canvas: Canvas<'_>) -> Result<()> {
         let (path, text) = (&self.path, &self.text);
         let corner = self.header.position.unwrap_or((0, 0));
         match self.format {
@@ -285,6 +299,13 @@ impl PatternFile {
             Format::Macrocell => macrocell::paint(path, text, canvas),
             Format::Png => unreachable!("Format::detect never gives PNG"),
         }
+    }
+
+    /// A macrocell file's nodes, in the file's order (see [`MacroNode`]); `None` for other
+    /// formats. The last node is the root, centred as Golly centres it (see
+    /// [`MacroNode`]).
+    pub fn macrocell_nodes(&self) -> Option<Result<Vec<MacroNode>>> {
+        (self.format == Format::Macrocell).then(|| macrocell::nodes(&self.path, &self.text))
     }
 
     /// The format the file was read in.
@@ -335,25 +356,67 @@ impl PatternFile {
     }
 }
 
-/// Where a reader draws: the pattern's bounding box inside a grid.
+/// Where a reader puts a pattern's cells when they are not drawn into a grid: the infinite
+/// plane, which keeps only the parts that hold cells. Coordinates are the pattern's own,
+/// relative to its bounding box's top-left cell.
+pub trait Sink {
+    /// The cell states the sink holds (2 for live and dead only).
+    fn states(&self) -> u32;
+    /// Row `y`'s live cells as words (cell x at bit x % 64 of word x / 64), to add to the
+    /// cells already there.
+    fn row(&mut self, y: usize, words: &[u64]);
+    /// Sets `len` cells from (x, y) to `state` (1 to [`Sink::states`] − 1).
+    fn run(&mut self, x: usize, y: usize, len: usize, state: u32);
+}
+
+/// Where a reader draws: the pattern's bounding box inside a grid, or a [`Sink`].
 pub(crate) struct Canvas<'a> {
-    grid: &'a mut Grid,
-    left: usize,
-    top: usize,
+    target: Target<'a>,
     width: usize,
     height: usize,
 }
 
-impl Canvas<'_> {
+/// A canvas's cells.
+enum Target<'a> {
+    /// The box's top-left cell at (left, top) of the grid.
+    Grid {
+        grid: &'a mut Grid,
+        left: usize,
+        top: usize,
+    },
+    Sink(&'a mut dyn Sink),
+}
+
+impl<'a> Canvas<'a> {
+    /// The grid drawn into and the box's top-left cell in it; `None` for a sink, which takes
+    /// rows and runs only.
+    fn grid(self) -> std::result::Result<(&'a mut Grid, usize, usize), Canvas<'a>> {
+        match self.target {
+            Target::Grid { grid, left, top } => Ok((grid, left, top)),
+            Target::Sink(_) => Err(self),
+        }
+    }
+
+    /// The cell states the canvas holds.
+    fn cell_states(&self) -> u32 {
+        match &self.target {
+            Target::Grid { grid, .. } => grid.states(),
+            Target::Sink(sink) => sink.states(),
+        }
+    }
+
     /// Sets `len` cells alive from pattern coordinates `(x, y)`, which the reader has checked
     /// to lie inside the bounding box.
     fn run(&mut self, x: usize, y: usize, len: usize) {
         debug_assert!(x + len <= self.width && y < self.height);
-        self.grid.fill_run(self.left + x, self.top + y, len);
+        match &mut self.target {
+            Target::Grid { grid, left, top } => grid.fill_run(*left + x, *top + y, len),
+            Target::Sink(sink) => sink.run(x, y, len, 1),
+        }
     }
 
     /// Sets `len` cells from pattern coordinates `(x, y)` to `state`, as [`Canvas::run`] does;
-    /// refused where the grid has no such state.
+    /// refused where the canvas has no such state.
     fn states(
         &mut self,
         x: usize,
@@ -362,7 +425,7 @@ impl Canvas<'_> {
         state: u32,
     ) -> std::result::Result<(), String> {
         debug_assert!(x + len <= self.width && y < self.height);
-        let states = self.grid.states();
+        let states = self.cell_states();
         match state {
             0 => {}
             1 => self.run(x, y, len),
@@ -371,7 +434,12 @@ impl Canvas<'_> {
                     "cell state {state} needs a Generations rule of more than {state} states; the rule here has {states}"
                 ))
             }
-            _ => (0..len).for_each(|i| self.grid.set_state(self.left + x + i, self.top + y, state)),
+            _ => match &mut self.target {
+                Target::Grid { grid, left, top } => {
+                    (0..len).for_each(|i| grid.set_state(*left + x + i, *top + y, state))
+                }
+                Target::Sink(sink) => sink.run(x, y, len, state),
+            },
         }
         Ok(())
     }
@@ -484,6 +552,86 @@ fn read_bounded_sized(
         )));
     }
     Ok(text)
+}
+
+/// What an RLE file says before its cells, for [`write_rle_runs`]: numbers as text, so that
+/// they may be of any size.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RleHead {
+    /// Golly's position of the top-left cell (`#CXRLE Pos=x,y`).
+    pub position: (String, String),
+    /// The generation (`#CXRLE Gen=`).
+    pub generation: String,
+    /// The box's columns and rows.
+    pub size: (u64, u64),
+    /// The rule, as the header's `rule =` gives it.
+    pub rule: String,
+    /// Cell states: 2 for `b`/`o` cells, more for Golly's multi-state letters.
+    pub states: u32,
+}
+
+/// A run of cells of one row: its first column, its length and its state (not 0).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Run {
+    /// The first column, from the box's left edge.
+    pub x: u64,
+    /// Cells.
+    pub len: u64,
+    /// The cells' state.
+    pub state: u8,
+}
+
+/// Writes an RLE file of the box `head` describes, from its rows that hold cells: `rows` calls
+/// its argument with each such row (its offset from the box's top, and its runs left to right),
+/// top to bottom. Lines of at most 70 characters.
+pub fn write_rle_runs(
+    out: &mut impl Write,
+    head: &RleHead,
+    rows: impl FnOnce(&mut dyn FnMut(u64, &[Run])),
+) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "#CXRLE Pos={},{} Gen={}",
+        head.position.0, head.position.1, head.generation
+    )?;
+    writeln!(
+        out,
+        "x = {}, y = {}, rule = {}",
+        head.size.0, head.size.1, head.rule
+    )?;
+    let mut line = rle::LineWriter::new(out);
+    let mut result = Ok(());
+    // The row the runs go to: the body starts on row 0, and each `$` ends one.
+    let mut current = 0u64;
+    let multi = head.states > 2;
+    let mut emit = |y: u64, runs: &[Run]| -> std::io::Result<()> {
+        if y > current {
+            line.tag((y - current) as usize, b"$")?;
+            current = y;
+        }
+        let mut x = 0;
+        for run in runs {
+            if run.x > x {
+                line.tag((run.x - x) as usize, if multi { b"." } else { b"b" })?;
+            }
+            match (multi, run.state) {
+                (false, _) => line.tag(run.len as usize, b"o")?,
+                (true, s) => {
+                    let (letters, n) = states::letters(s as u32);
+                    line.tag(run.len as usize, &letters[..n])?
+                }
+            }
+            x = run.x + run.len;
+        }
+        Ok(())
+    };
+    rows(&mut |y, runs| {
+        if result.is_ok() {
+            result = emit(y, runs);
+        }
+    });
+    result?;
+    line.finish()
 }
 
 /// Encodes `grid` in `format` into memory, as [`write()`] would write it to a file.

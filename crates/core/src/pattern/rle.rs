@@ -13,7 +13,7 @@ use std::io::{self, Write};
 use std::path::Path;
 
 use super::runs::{blocks, masks, runs, Toggles};
-use super::{describe, lines, parse_error, Canvas, Header};
+use super::{describe, lines, parse_error, Canvas, Header, Sink, Target};
 use crate::error::Result;
 use crate::grid::{fill_row_run, Grid, MAX_SIDE};
 use crate::rule::Rule;
@@ -219,6 +219,34 @@ impl Rows for PieceRows<'_> {
     }
 }
 
+/// The rows for a [`Sink`], one at a time: rows are asked for in order, so each is handed over
+/// when the next is asked for (and the last by [`SinkRows::flush`]).
+struct SinkRows<'a> {
+    sink: &'a mut dyn Sink,
+    row: Vec<u64>,
+    y: Option<usize>,
+}
+
+impl SinkRows<'_> {
+    /// Hands the row being drawn to the sink, if it holds a cell.
+    fn flush(&mut self) {
+        if let Some(y) = self.y.take() {
+            if self.row.iter().any(|&w| w != 0) {
+                self.sink.row(y, &self.row);
+                self.row.fill(0);
+            }
+        }
+    }
+}
+
+impl Rows for SinkRows<'_> {
+    fn row(&mut self, y: usize) -> Option<&mut [u64]> {
+        self.flush();
+        self.y = Some(y);
+        Some(&mut self.row)
+    }
+}
+
 /// Where the decoder stands in the body: the next cell and the file's line.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Cursor {
@@ -252,15 +280,32 @@ pub(super) fn paint(
         line_start: true,
         ..Cursor::default()
     };
-    if canvas.grid.states() > 2 {
+    if canvas.cell_states() > 2 {
         return super::states::paint(path, text, body, canvas);
     }
+    let size = (canvas.width, canvas.height);
+    let canvas = match canvas.grid() {
+        Ok(grid) => grid,
+        Err(canvas) => {
+            // A sink takes the rows one at a time, as one pass decodes them.
+            let Target::Sink(sink) = canvas.target else {
+                unreachable!("Canvas::grid gives back only sinks")
+            };
+            let mut rows = SinkRows {
+                sink,
+                row: vec![0; size.0.div_ceil(64)],
+                y: None,
+            };
+            decode(path, bytes, size, start, (0, &mut rows))?;
+            rows.flush();
+            return Ok(());
+        }
+    };
     let pieces = pieces(bytes);
     let effects: Vec<Option<Effect>> = match pieces.len() {
         0 | 1 => Vec::new(),
         _ => {
             use rayon::prelude::*;
-            let size = (canvas.width, canvas.height);
             pieces
                 .par_iter()
                 .map(|range| effect(path, &bytes[range.clone()], size))
@@ -268,23 +313,17 @@ pub(super) fn paint(
         }
     };
     if pieces.len() < 2 || effects.iter().flatten().any(|e| e.comment) {
-        let Canvas {
-            grid,
-            left,
-            top,
-            width,
-            height,
-        } = canvas;
+        let (grid, left, top) = canvas;
         let wpr = grid.words_per_row();
         let mut rows = GridRows {
             words: grid.words_mut(),
             words_per_row: wpr,
             top,
         };
-        decode(path, bytes, (width, height), start, (left, &mut rows))?;
+        decode(path, bytes, size, start, (left, &mut rows))?;
         return Ok(());
     }
-    paint_pieces(path, bytes, (&pieces, &effects), start, canvas)
+    paint_pieces(path, bytes, (&pieces, &effects), start, size, canvas)
 }
 
 /// The body cut into pieces for [`paint_pieces`]: their byte ranges, or a single piece where
@@ -409,10 +448,10 @@ fn paint_pieces(
     bytes: &[u8],
     (pieces, effects): (&[std::ops::Range<usize>], &[Option<Effect>]),
     start: Cursor,
-    canvas: Canvas<'_>,
+    size: (usize, usize),
+    (grid, left, top): (&mut Grid, usize, usize),
 ) -> Result<()> {
     use rayon::prelude::*;
-    let size = (canvas.width, canvas.height);
     // Each piece's start, up to the first that ends the pattern or does not decode on its own.
     let mut starts = vec![start];
     for effect in effects {
@@ -430,13 +469,7 @@ fn paint_pieces(
     starts.truncate(pieces.len());
     // The rows each piece draws directly: after its first, up to the next piece's first (its
     // last row), within the pattern.
-    let Canvas {
-        grid,
-        left,
-        top,
-        width: _,
-        height,
-    } = canvas;
+    let height = size.1;
     let wpr = grid.words_per_row();
     let row_of = |y: usize| (top + y.min(height)) * wpr;
     let mut rest = &mut grid.words_mut()[row_of(starts[0].y + 1)..];

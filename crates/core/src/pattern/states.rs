@@ -12,7 +12,7 @@ use crate::error::Result;
 use crate::grid::{Grid, MAX_SIDE};
 
 /// The letters of a state (1 to 255): one, or a prefix and one.
-fn letters(state: u32) -> ([u8; 2], usize) {
+pub(super) fn letters(state: u32) -> ([u8; 2], usize) {
     let (prefix, letter) = ((state - 1) / 24, (state - 1) % 24);
     let letter = b'A' + letter as u8;
     match prefix {

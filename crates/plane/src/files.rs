@@ -1,0 +1,435 @@
+//! Pattern files on the plane: a file's cells into a [`Tree`] (through core's [`Sink`], or a
+//! macrocell file's nodes taken as they are, whatever their extent), and a tree out as RLE or
+//! macrocell (written from its nodes).
+
+use std::collections::HashMap;
+use std::io::{self, Write};
+
+use gol_core::pattern::{MacroNode, PatternFile, Sink};
+use gol_core::{Error, Grid, Result};
+use num_bigint::BigUint;
+
+use crate::leaf::Leaf;
+use crate::store::{Id, Store};
+use crate::tree::{leaf_of, Full, Tree};
+
+/// The message of a store too small for the pattern itself.
+pub(crate) fn too_large(store: &Store) -> Error {
+    Error::Memory(format!(
+        "the pattern does not fit in the plane's memory cap of {}",
+        gol_core::memory::human_bytes(store.bytes())
+    ))
+}
+
+/// Leaves gathered from cells given one at a time or a row at a time, in Golly's coordinates.
+pub struct Builder<L: Leaf> {
+    leaves: HashMap<(i64, i64), [u32; 4]>,
+    /// Golly's coordinates of the pattern's (0, 0).
+    origin: (i64, i64),
+    states: u32,
+    /// The first cell given a state the leaves cannot hold.
+    bad_state: Option<u32>,
+    _leaf: std::marker::PhantomData<L>,
+}
+
+impl<L: Leaf> Builder<L> {
+    /// An empty builder for cells whose (0, 0) is Golly's `origin`, of `states` states.
+    pub fn new(origin: (i64, i64), states: u32) -> Builder<L> {
+        Builder {
+            leaves: HashMap::new(),
+            origin,
+            states,
+            bad_state: None,
+            _leaf: std::marker::PhantomData,
+        }
+    }
+
+    /// Sets the cell at (x, y) of the pattern to `state`.
+    #[inline]
+    pub fn set(&mut self, x: i64, y: i64, state: u8) {
+        let (at, (cx, cy)) = leaf_of(self.origin.0 + x, self.origin.1 + y, L::LEVEL);
+        L::set(self.leaves.entry(at).or_insert([0; 4]), cx, cy, state);
+    }
+
+    /// The tree of the cells given, in `store`, stepped by `leaf`.
+    pub fn build(self, store: Store, leaf: L) -> Result<Tree<L>> {
+        if let Some(state) = self.bad_state {
+            return Err(Error::Invalid(format!(
+                "cell state {state} needs a Generations rule of more than {state} states; the rule here has {}",
+                self.states
+            )));
+        }
+        let message = too_large(&store);
+        Tree::from_leaves(store, leaf, self.leaves).map_err(|Full| message)
+    }
+}
+
+impl<L: Leaf> Sink for Builder<L> {
+    fn states(&self) -> u32 {
+        self.states
+    }
+
+    fn row(&mut self, y: usize, words: &[u64]) {
+        for (k, &word) in words.iter().enumerate() {
+            let mut bits = word;
+            while bits != 0 {
+                let b = bits.trailing_zeros() as usize;
+                self.set((64 * k + b) as i64, y as i64, 1);
+                bits &= bits - 1;
+            }
+        }
+    }
+
+    fn run(&mut self, x: usize, y: usize, len: usize, state: u32) {
+        if state >= self.states {
+            self.bad_state.get_or_insert(state);
+            return;
+        }
+        for i in 0..len {
+            self.set((x + i) as i64, y as i64, state as u8);
+        }
+    }
+}
+
+/// The cells of `file` on the plane, placed as Golly places them (its position, or its
+/// bounding box's centre cell on the origin), in a tree of `store` stepped by `leaf`.
+pub fn read<L: Leaf>(file: &PatternFile, store: Store, leaf: L) -> Result<Tree<L>> {
+    let states = leaf.states();
+    if let Some(nodes) = file.macrocell_nodes() {
+        return macrocell(&nodes?, store, leaf);
+    }
+    let h = file.header();
+    let origin = h
+        .position
+        .unwrap_or((-((h.width / 2) as i64), -((h.height / 2) as i64)));
+    let mut builder = Builder::<L>::new(origin, states);
+    file.paint_into(&mut builder)?;
+    builder.build(store, leaf)
+}
+
+/// The cells of `grid` on the plane, its top-left cell at Golly's (x, y).
+pub fn from_grid<L: Leaf>(grid: &Grid, x: i64, y: i64, store: Store, leaf: L) -> Result<Tree<L>> {
+    let mut builder = Builder::<L>::new((x, y), leaf.states());
+    if grid.states() > 2 {
+        for (i, &state) in grid.to_states().iter().enumerate() {
+            if state != 0 {
+                let (cx, cy) = (i % grid.width(), i / grid.width());
+                builder.run(cx, cy, 1, state as u32);
+            }
+        }
+    } else {
+        for row in 0..grid.height() {
+            builder.row(row, grid.row(row));
+        }
+    }
+    builder.build(store, leaf)
+}
+
+/// A macrocell file's node as this tree takes it: a node of the store, or cells of a square
+/// below the leaves' level (side 2^level, the node's level; row-major with a stride of 8).
+#[derive(Clone, Copy)]
+enum Part {
+    Node(Id),
+    Cells([u8; 64]),
+}
+
+/// The tree of a macrocell file's `nodes` (the last is the root), node by node.
+fn macrocell<L: Leaf>(nodes: &[MacroNode], store: Store, leaf: L) -> Result<Tree<L>> {
+    let root_level = match nodes.last() {
+        Some(MacroNode::Inner(level, _)) => *level,
+        Some(MacroNode::Leaf(_)) => 3,
+        Some(MacroNode::States(_)) | None => 1,
+    };
+    if root_level <= L::LEVEL + 1 {
+        // Small enough to take cell by cell: the root of level k spans x from −2^(k−1) and y
+        // from −2^(k−1) + 1.
+        let half = 1i64 << (root_level - 1);
+        let mut builder = Builder::<L>::new((-half, -half + 1), leaf.states());
+        cells_of(nodes, nodes.len() - 1, (0, 0), &mut builder);
+        return builder.build(store, leaf);
+    }
+    let full = |_| too_large(&store);
+    let mut parts: Vec<Part> = Vec::with_capacity(nodes.len());
+    for (i, node) in nodes.iter().enumerate() {
+        let part = match *node {
+            _ if i == 0 => Part::Node(0),
+            MacroNode::Leaf(bits) => {
+                let mut cells = [0u8; 64];
+                for (c, cell) in cells.iter_mut().enumerate() {
+                    *cell = (bits >> c & 1) as u8;
+                }
+                lift(&store, Part::Cells(cells), 3, leaf.states())?
+            }
+            MacroNode::States(states) => {
+                let mut cells = [0u8; 64];
+                cells[..2].copy_from_slice(&states[..2]);
+                cells[8..10].copy_from_slice(&states[2..]);
+                lift(&store, Part::Cells(cells), 1, leaf.states())?
+            }
+            MacroNode::Inner(level, children) => {
+                let child = |q: usize| -> Result<Part> {
+                    match children[q] {
+                        0 if level - 1 >= L::LEVEL => {
+                            Ok(Part::Node(store.empty(level - 1).ok_or(Full).map_err(full)?))
+                        }
+                        0 => Ok(Part::Cells([0; 64])),
+                        c => Ok(parts[c]),
+                    }
+                };
+                let quads = [child(0)?, child(1)?, child(2)?, child(3)?];
+                if level > L::LEVEL {
+                    let ids = quads.map(|p| match p {
+                        Part::Node(id) => id,
+                        Part::Cells(..) => unreachable!("parts at the leaves' level are nodes"),
+                    });
+                    Part::Node(store.node(level, ids).ok_or(Full).map_err(full)?)
+                } else {
+                    let half = 1usize << (level - 1);
+                    let mut cells = [0u8; 64];
+                    for (q, part) in quads.iter().enumerate() {
+                        let Part::Cells(c) = part else {
+                            unreachable!("parts below the leaves' level are cells")
+                        };
+                        let (ox, oy) = ((q & 1) * half, (q >> 1) * half);
+                        for y in 0..half {
+                            for x in 0..half {
+                                cells[(oy + y) * 8 + ox + x] = c[y * 8 + x];
+                            }
+                        }
+                    }
+                    lift(&store, Part::Cells(cells), level, leaf.states())?
+                }
+            }
+        };
+        parts.push(part);
+    }
+    let Some(&Part::Node(root)) = parts.last() else {
+        unreachable!("a root above the leaves is a node")
+    };
+    Ok(Tree {
+        store,
+        leaf,
+        root,
+        level: root_level,
+    })
+}
+
+/// `part` of `level` as the tree holds it: cells at the leaves' level become a leaf, cells
+/// above it a node of leaves; refused where a cell's state is beyond `states`.
+fn lift(store: &Store, part: Part, level: u32, states: u32) -> Result<Part> {
+    let Part::Cells(cells) = part else {
+        return Ok(part);
+    };
+    if let Some(&bad) = cells.iter().find(|&&s| s as u32 >= states) {
+        return Err(Error::Invalid(format!(
+            "cell state {bad} needs a Generations rule of more than {bad} states; the rule here has {states}"
+        )));
+    }
+    let leaf_level = store.leaf_level();
+    if level < leaf_level {
+        return Ok(part);
+    }
+    let full = |_| too_large(store);
+    let leaf_at = |ox: usize, oy: usize| -> Result<Id> {
+        let side = 1usize << leaf_level;
+        let mut key = [0u32; 4];
+        for y in 0..side {
+            for x in 0..side {
+                let s = cells[(oy + y) * 8 + ox + x];
+                // Both kinds of leaves, by their level.
+                if leaf_level == 3 {
+                    crate::leaf::Bits::set(&mut key, x as u32, y as u32, s);
+                } else {
+                    <crate::leaf::States as Leaf>::set(&mut key, x as u32, y as u32, s);
+                }
+            }
+        }
+        store.node(leaf_level, key).ok_or(Full).map_err(full)
+    };
+    if level == leaf_level {
+        return Ok(Part::Node(leaf_at(0, 0)?));
+    }
+    // An 8×8 two-state leaf of the file over 4×4 leaves.
+    let half = 1usize << (level - 1);
+    let quads = [
+        leaf_at(0, 0)?,
+        leaf_at(half, 0)?,
+        leaf_at(0, half)?,
+        leaf_at(half, half)?,
+    ];
+    Ok(Part::Node(store.node(level, quads).ok_or(Full).map_err(full)?))
+}
+
+/// Gives the cells of node `i` of a macrocell file, its top-left corner at (x, y) of the
+/// builder's pattern, to `builder`.
+fn cells_of<L: Leaf>(nodes: &[MacroNode], i: usize, (x, y): (i64, i64), builder: &mut Builder<L>) {
+    if i == 0 {
+        return;
+    }
+    match nodes[i] {
+        MacroNode::Leaf(bits) => {
+            for c in 0..64 {
+                if bits >> c & 1 == 1 {
+                    builder.run((x + c % 8) as usize, (y + c / 8) as usize, 1, 1);
+                }
+            }
+        }
+        MacroNode::States(states) => {
+            for (q, &s) in states.iter().enumerate() {
+                if s != 0 {
+                    let (cx, cy) = (x + (q & 1) as i64, y + (q >> 1) as i64);
+                    builder.run(cx as usize, cy as usize, 1, s as u32);
+                }
+            }
+        }
+        MacroNode::Inner(level, children) => {
+            let half = 1i64 << (level - 1);
+            for (q, &c) in children.iter().enumerate() {
+                let (cx, cy) = (x + (q as i64 & 1) * half, y + (q as i64 >> 1) * half);
+                cells_of(nodes, c, (cx, cy), builder);
+            }
+        }
+    }
+}
+
+/// Writes `tree` as RLE: its bounding box, with `#CXRLE Pos=` and `Gen=generation`, `rule` as
+/// given.
+pub fn write_rle<L: Leaf>(
+    tree: &Tree<L>,
+    rule: &str,
+    generation: &BigUint,
+    out: &mut impl Write,
+) -> io::Result<()> {
+    let Some(bounds) = tree.bounding_box() else {
+        let head = gol_core::pattern::RleHead {
+            position: ("0".into(), "0".into()),
+            generation: generation.to_string(),
+            size: (0, 0),
+            rule: rule.into(),
+            states: tree.leaf().states(),
+        };
+        return gol_core::pattern::write_rle_runs(out, &head, |_| {});
+    };
+    let Some((width, height)) = bounds.size() else {
+        return Err(io::Error::other(format!(
+            "the pattern spans {}x{} cells, too many for an RLE file: write .mc",
+            bounds.width, bounds.height
+        )));
+    };
+    let head = gol_core::pattern::RleHead {
+        position: (bounds.x.to_string(), bounds.y.to_string()),
+        generation: generation.to_string(),
+        size: (width, height),
+        rule: rule.into(),
+        states: tree.leaf().states(),
+    };
+    gol_core::pattern::write_rle_runs(out, &head, |row| {
+        tree.runs(&bounds.x, &bounds.y, width, height, row)
+    })
+}
+
+/// Writes `tree` as a macrocell file, straight from its nodes: `#R rule`, `#G generation`,
+/// then each distinct node once, children before parents, the root last. Multi-state leaves
+/// of 4×4 cells are written as Golly's 2×2 leaves and the nodes of four of them.
+pub fn write_macrocell<L: Leaf>(
+    tree: &Tree<L>,
+    rule: &str,
+    generation: &BigUint,
+    out: &mut impl Write,
+) -> io::Result<()> {
+    writeln!(out, "[M2] (gol {})", env!("CARGO_PKG_VERSION"))?;
+    writeln!(out, "#R {rule}")?;
+    writeln!(out, "#G {generation}")?;
+    let mut writer = NodeWriter {
+        tree,
+        out,
+        numbers: HashMap::new(),
+        small: HashMap::new(),
+        count: 0,
+    };
+    let root = writer.node(tree.root, tree.level)?;
+    if root == 0 {
+        writeln!(writer.out, "{} 0 0 0 0", tree.level)?;
+    }
+    Ok(())
+}
+
+/// Writes nodes of a tree once each, numbering them as the file does (from 1).
+struct NodeWriter<'a, L: Leaf, W: Write> {
+    tree: &'a Tree<L>,
+    out: &'a mut W,
+    numbers: HashMap<Id, u64>,
+    /// Golly's 2×2 multi-state leaves written, by their states.
+    small: HashMap<[u8; 4], u64>,
+    count: u64,
+}
+
+impl<L: Leaf, W: Write> NodeWriter<'_, L, W> {
+    /// Writes node `id` of `level` (and what it needs first); its number, 0 for an empty one.
+    fn node(&mut self, id: Id, level: u32) -> io::Result<u64> {
+        let store = &self.tree.store;
+        if store.is_empty(id) {
+            return Ok(0);
+        }
+        if let Some(&n) = self.numbers.get(&id) {
+            return Ok(n);
+        }
+        let key = store.key(id);
+        let number = if level == L::LEVEL && L::LEVEL == 3 {
+            let bits = crate::leaf::Bits::word(key);
+            let last_row = (0..8).rev().find(|r| bits >> (8 * r) & 0xff != 0).unwrap_or(0);
+            let mut line = Vec::with_capacity(80);
+            for r in 0..=last_row {
+                let row = (bits >> (8 * r)) & 0xff;
+                let len = 64 - row.leading_zeros() as usize;
+                line.extend((0..len).map(|c| if row >> c & 1 == 1 { b'*' } else { b'.' }));
+                line.push(b'$');
+            }
+            line.push(b'\n');
+            self.out.write_all(&line)?;
+            self.next()
+        } else if level == L::LEVEL {
+            // Four 2×2 leaves of states, then their node of level 2.
+            let mut quads = [0u64; 4];
+            for (q, quad) in quads.iter_mut().enumerate() {
+                let (ox, oy) = (2 * (q as u32 & 1), 2 * (q as u32 >> 1));
+                let states = [(0, 0), (1, 0), (0, 1), (1, 1)]
+                    .map(|(x, y)| L::get(key, ox + x, oy + y));
+                *quad = self.small_leaf(states)?;
+            }
+            let [a, b, c, d] = quads;
+            writeln!(self.out, "2 {a} {b} {c} {d}")?;
+            self.next()
+        } else {
+            let mut children = [0u64; 4];
+            for (q, child) in children.iter_mut().enumerate() {
+                *child = self.node(key[q], level - 1)?;
+            }
+            let [a, b, c, d] = children;
+            writeln!(self.out, "{level} {a} {b} {c} {d}")?;
+            self.next()
+        };
+        self.numbers.insert(id, number);
+        Ok(number)
+    }
+
+    /// Writes Golly's 2×2 leaf of `states` once; its number, 0 for an empty one.
+    fn small_leaf(&mut self, states: [u8; 4]) -> io::Result<u64> {
+        if states == [0; 4] {
+            return Ok(0);
+        }
+        if let Some(&n) = self.small.get(&states) {
+            return Ok(n);
+        }
+        let [a, b, c, d] = states;
+        writeln!(self.out, "1 {a} {b} {c} {d}")?;
+        let n = self.next();
+        self.small.insert(states, n);
+        Ok(n)
+    }
+
+    fn next(&mut self) -> u64 {
+        self.count += 1;
+        self.count
+    }
+}

@@ -1,0 +1,316 @@
+//! HashLife (Gosper's algorithm) over the [`Store`], on every core.
+//!
+//! The *result* of a node of level k is its centre, a node of level k − 1, advanced 2^s
+//! generations, where s = min(j, k − 2) and 2^j is the step being taken: the most a node of
+//! level k can be advanced knowing nothing outside it. Results are memoised in the store, so a
+//! region met again (in space or in time) is not computed again.
+//!
+//! For a node of level k above the base, the nine overlapping nodes of level k − 1 inside it
+//! (its four children, and five made of its grandchildren) give nine results of level k − 2.
+//! Where s = k − 2, those nine form four nodes of level k − 1 whose results (another
+//! 2^(k−3) generations) are the four children of the result; where s < k − 2, the nine results
+//! are already 2^s generations on, and the four children are the centres of those four nodes.
+//! At the base (one level above the leaves) the [`Leaf`] kind steps the cells itself.
+//!
+//! Results of levels up to j + 2 are full steps and do not depend on j; those above do, and are
+//! forgotten when j changes ([`Store::forget_results_above`]).
+//!
+//! # Threads
+//!
+//! Above [`PARALLEL_LEVEL`], the nine results and then the four are computed as rayon tasks
+//! (`join`), which idle threads steal; below it, on the thread that got there. Two threads may
+//! compute the same result at once: both get the same node (the store makes it once) and both
+//! store the same id. A step that runs out of room or is asked to stop returns `None` from any
+//! depth; what it memoised stays valid.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use gol_core::{Error, Result};
+use num_bigint::BigUint;
+use num_traits::{One, Zero};
+
+use crate::leaf::Leaf;
+use crate::store::{Id, Store, MAX_LEVEL};
+use crate::tree::{Full, Tree};
+
+/// Results of nodes at this level and above are computed as parallel tasks.
+const PARALLEL_LEVEL: u32 = 9;
+
+/// One step of 2^j generations in progress: what the recursion shares.
+pub(crate) struct Stepper<'a, L: Leaf> {
+    pub(crate) store: &'a Store,
+    pub(crate) leaf: &'a L,
+    /// The step is 2^j generations.
+    pub(crate) j: u32,
+    /// Set from outside to stop the step.
+    pub(crate) stop: &'a AtomicBool,
+    /// Whether to compute results as parallel tasks at all.
+    pub(crate) parallel: bool,
+}
+
+impl<L: Leaf> Stepper<'_, L> {
+    /// The result of `id`, of level `level` (see the module documentation); `None` if the step
+    /// was stopped or the store is full.
+    pub(crate) fn result(&self, id: Id, level: u32) -> Option<Id> {
+        let memo = self.store.result(id);
+        if memo != 0 {
+            return Some(memo);
+        }
+        let store = self.store;
+        if store.is_empty(id) {
+            return store.empty(level - 1);
+        }
+        let s = self.j.min(level - 2);
+        let result = if level == L::LEVEL + 1 {
+            let quads = store.key(id).map(|leaf| store.key(leaf));
+            store.node(L::LEVEL, self.leaf.step(quads, s))?
+        } else {
+            if self.stop.load(Ordering::Relaxed) {
+                return None;
+            }
+            self.inner(id, level, s == level - 2)?
+        };
+        store.set_result(id, result);
+        Some(result)
+    }
+
+    /// The result of an inner node above the base: `full` where it advances 2^(level − 2).
+    fn inner(&self, id: Id, level: u32, full: bool) -> Option<Id> {
+        let store = self.store;
+        let [nw, ne, sw, se] = store.key(id);
+        let [_, nw_ne, nw_sw, nw_se] = store.key(nw);
+        let [ne_nw, _, ne_sw, ne_se] = store.key(ne);
+        let [sw_nw, sw_ne, _, sw_se] = store.key(sw);
+        let [se_nw, se_ne, se_sw, _] = store.key(se);
+        let l = level - 1;
+        // The nine overlapping nodes of level - 1, row by row.
+        let nine = [
+            nw,
+            store.join(l, nw_ne, ne_nw, nw_se, ne_sw)?,
+            ne,
+            store.join(l, nw_sw, nw_se, sw_nw, sw_ne)?,
+            store.join(l, nw_se, ne_sw, sw_ne, se_nw)?,
+            store.join(l, ne_sw, ne_se, se_nw, se_ne)?,
+            sw,
+            store.join(l, sw_ne, se_nw, sw_se, se_sw)?,
+            se,
+        ];
+        let r = self.many(nine, l)?;
+        let four = |a: usize, b: usize, c: usize, d: usize| [r[a], r[b], r[c], r[d]];
+        let quarters = [
+            four(0, 1, 3, 4),
+            four(1, 2, 4, 5),
+            four(3, 4, 6, 7),
+            four(4, 5, 7, 8),
+        ];
+        let children = if full {
+            let nodes = [
+                store.node(l, quarters[0])?,
+                store.node(l, quarters[1])?,
+                store.node(l, quarters[2])?,
+                store.node(l, quarters[3])?,
+            ];
+            self.many(nodes, l)?
+        } else {
+            // The centre of the node of level l made of these four of level l - 1.
+            let centre = |[a, b, c, d]: [Id; 4]| {
+                if l - 1 == L::LEVEL {
+                    let quads = [a, b, c, d].map(|leaf| store.key(leaf));
+                    return store.node(L::LEVEL, L::centre(quads));
+                }
+                store.join(
+                    l - 1,
+                    store.key(a)[3],
+                    store.key(b)[2],
+                    store.key(c)[1],
+                    store.key(d)[0],
+                )
+            };
+            [
+                centre(quarters[0])?,
+                centre(quarters[1])?,
+                centre(quarters[2])?,
+                centre(quarters[3])?,
+            ]
+        };
+        let [a, b, c, d] = children;
+        store.join(l, a, b, c, d)
+    }
+
+    /// The results of `nodes`, all of `level`: as parallel tasks at and above
+    /// [`PARALLEL_LEVEL`].
+    fn many<const N: usize>(&self, nodes: [Id; N], level: u32) -> Option<[Id; N]> {
+        let mut out = [0; N];
+        if !self.parallel || level < PARALLEL_LEVEL {
+            for (o, &n) in out.iter_mut().zip(&nodes) {
+                *o = self.result(n, level)?;
+            }
+            return Some(out);
+        }
+        self.split(&nodes, &mut out, level)?;
+        Some(out)
+    }
+
+    /// The results of `nodes` into `out`, halves as parallel tasks.
+    fn split(&self, nodes: &[Id], out: &mut [Id], level: u32) -> Option<()> {
+        match nodes.len() {
+            0 => Some(()),
+            1 => {
+                out[0] = self.result(nodes[0], level)?;
+                Some(())
+            }
+            n => {
+                let (left, right) = nodes.split_at(n / 2);
+                let (out_left, out_right) = out.split_at_mut(n / 2);
+                let (a, b) = rayon::join(
+                    || self.split(left, out_left, level),
+                    || self.split(right, out_right, level),
+                );
+                a.and(b)
+            }
+        }
+    }
+}
+
+/// Stack of each thread of a HashLife pool: a step of 2^j recurses about j levels deep.
+const STACK_BYTES: usize = 32 << 20;
+
+/// The HashLife engine: a tree, stepped by powers of two.
+pub struct HashLife<L: Leaf> {
+    pub(crate) tree: Tree<L>,
+    /// The j of the last step: results above level j + 2 are for steps of 2^j.
+    memo_step: Option<u32>,
+    pool: rayon::ThreadPool,
+    /// Garbage collections so far.
+    collections: u64,
+}
+
+/// How a step ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stepped {
+    /// Every generation asked for was taken.
+    Done,
+    /// The stop flag was set first; the state is that of the last power of two completed.
+    Stopped,
+}
+
+impl<L: Leaf> HashLife<L> {
+    /// The engine over `tree`, on `threads` threads.
+    pub fn new(tree: Tree<L>, threads: usize) -> Result<HashLife<L>> {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads.max(1))
+            .stack_size(STACK_BYTES)
+            .thread_name(|i| format!("hashlife-{i}"))
+            .build()
+            .map_err(|e| Error::Engine(format!("hashlife: cannot start its threads: {e}")))?;
+        Ok(HashLife {
+            tree,
+            memo_step: None,
+            pool,
+            collections: 0,
+        })
+    }
+
+    /// The tree now.
+    pub fn tree(&self) -> &Tree<L> {
+        &self.tree
+    }
+
+    /// Threads stepping.
+    pub fn threads(&self) -> usize {
+        self.pool.current_num_threads()
+    }
+
+    /// Garbage collections so far.
+    pub fn collections(&self) -> u64 {
+        self.collections
+    }
+
+    /// Advances `generations`, a power of two at a time (each set bit, the lowest first);
+    /// returns the generations taken and how it ended.
+    pub fn step(&mut self, generations: &BigUint, stop: &AtomicBool) -> Result<(BigUint, Stepped)> {
+        let mut done = BigUint::zero();
+        for j in 0..generations.bits() {
+            if !generations.bit(j) {
+                continue;
+            }
+            let j = u32::try_from(j)
+                .ok()
+                .filter(|&j| j + 3 <= MAX_LEVEL)
+                .ok_or_else(|| Error::Invalid(format!("{generations} generations: too many for the plane's coordinates")))?;
+            if self.step_power(j, stop)? == Stepped::Stopped {
+                return Ok((done, Stepped::Stopped));
+            }
+            done += BigUint::one() << j;
+        }
+        Ok((done, Stepped::Done))
+    }
+
+    /// Advances 2^j generations; where one step does not fit in the store even after a
+    /// collection, two of 2^(j − 1).
+    fn step_power(&mut self, j: u32, stop: &AtomicBool) -> Result<Stepped> {
+        for attempt in 0..2 {
+            match self.try_step(j, stop) {
+                Ok(Some(())) => return Ok(Stepped::Done),
+                Ok(None) => return Ok(Stepped::Stopped),
+                Err(Full) if attempt == 0 => self.collect(),
+                Err(Full) => {}
+            }
+        }
+        if j == 0 {
+            self.collect();
+            return Err(Error::Memory(format!(
+                "hashlife: one generation of this pattern needs more than the {} memory cap",
+                gol_core::memory::human_bytes(self.tree.store.bytes())
+            )));
+        }
+        for _ in 0..2 {
+            if self.step_power(j - 1, stop)? == Stepped::Stopped {
+                return Ok(Stepped::Stopped);
+            }
+        }
+        Ok(Stepped::Done)
+    }
+
+    /// One step of 2^j: `Ok(None)` if stopped, `Err(Full)` if the store filled.
+    fn try_step(&mut self, j: u32, stop: &AtomicBool) -> Result<Option<()>, Full> {
+        if self.memo_step != Some(j) {
+            if let Some(old) = self.memo_step {
+                self.tree.store.forget_results_above(old.min(j) + 2);
+            }
+            self.memo_step = Some(j);
+        }
+        // Cells move at most one cell a generation: from the centre's centre, 2^j generations
+        // (at most an eighth of the root's side) stay inside the centre, the result.
+        while self.tree.level < j + 3 || !self.tree.within(2) {
+            self.tree.expand()?;
+        }
+        let stepper = Stepper {
+            store: &self.tree.store,
+            leaf: &self.tree.leaf,
+            j,
+            stop,
+            parallel: self.pool.current_num_threads() > 1,
+        };
+        let (root, level) = (self.tree.root, self.tree.level);
+        let result = self.pool.install(|| stepper.result(root, level));
+        match result {
+            Some(root) => {
+                self.tree.root = root;
+                self.tree.level -= 1;
+                self.tree.shrink()?;
+                Ok(Some(()))
+            }
+            None if self.tree.store.is_full() => Err(Full),
+            None => Ok(None),
+        }
+    }
+
+    /// Collects the store's garbage, keeping the root.
+    pub fn collect(&mut self) {
+        let mut roots = [self.tree.root];
+        self.tree.store.collect(&mut roots);
+        self.tree.root = roots[0];
+        self.collections += 1;
+    }
+}

@@ -1,0 +1,246 @@
+//! The infinite plane of `gol`: Golly's default universe, unbounded in every direction, with
+//! exact generation counts, populations and coordinates of any size.
+//!
+//! One interface, [`Plane`], for every algorithm that runs the plane (as Golly's `lifealgo`
+//! is for its algorithms): set up from a pattern file or cells ([`Start`]), stepped by any
+//! number of generations ([`BigUint`]), read back as a population, a bounding box, the cells of
+//! a window, the populations of blocks (a zoomed-out picture), or written as RLE and macrocell.
+//! [`new`] makes one.
+//!
+//! - [`hashlife`]: Gosper's HashLife on every core, over a concurrent [`store`] of hash-consed
+//!   nodes with memoised results; for engineered and periodic patterns, astronomically far.
+//! - [`tree`]: a pattern as a quadtree in a store, and what can be read from it; the form every
+//!   algorithm reads files into and writes them from ([`files`]).
+//! - [`leaf`]: the cells at the bottom of a tree and the rule's step of them: bits for
+//!   two-state rules, bytes of states for Generations rules.
+//!
+//! Coordinates are Golly's (x right, y down); see [`tree`] for where the root lies.
+#![deny(missing_docs)]
+
+pub mod files;
+pub mod hashlife;
+pub mod leaf;
+pub mod store;
+pub mod tree;
+
+use std::io::{self, Write};
+use std::sync::atomic::AtomicBool;
+
+use gol_core::pattern::PatternFile;
+use gol_core::{Error, Grid, Result, Rule};
+use num_bigint::{BigInt, BigUint};
+
+pub use hashlife::{HashLife, Stepped};
+pub use leaf::{Bits, Leaf, States};
+pub use tree::{Rect, Tree};
+
+/// The algorithms that run the plane.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Algorithm {
+    /// Gosper's HashLife ([`hashlife`]).
+    HashLife,
+}
+
+impl Algorithm {
+    /// Every algorithm.
+    pub const ALL: [Algorithm; 1] = [Algorithm::HashLife];
+
+    /// The name given to `--engine` and reported.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Algorithm::HashLife => "hashlife",
+        }
+    }
+}
+
+impl std::fmt::Display for Algorithm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What a plane starts from.
+pub enum Start<'a> {
+    /// A pattern file, placed as Golly places it.
+    File(&'a PatternFile),
+    /// Cells, the grid's top-left cell at Golly's (x, y).
+    Grid {
+        /// The cells.
+        grid: &'a Grid,
+        /// Golly's x of the grid's left column.
+        x: i64,
+        /// Golly's y of the grid's top row.
+        y: i64,
+    },
+}
+
+/// The file formats a plane writes from its own nodes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Written {
+    /// RLE of the bounding box, with `#CXRLE Pos= Gen=`.
+    Rle,
+    /// Golly's macrocell.
+    Macrocell,
+}
+
+/// How much a plane may take.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// The memory cap, in bytes.
+    pub memory: u64,
+    /// Threads stepping.
+    pub threads: usize,
+}
+
+/// One interface for every algorithm on the plane.
+pub trait Plane: Send {
+    /// Which algorithm this is.
+    fn algorithm(&self) -> Algorithm;
+
+    /// The rule.
+    fn rule(&self) -> Rule;
+
+    /// Advances `generations`, stopping early (between two steps of a power of two) where
+    /// `stop` is set: the generations taken, and how it ended.
+    fn step(&mut self, generations: &BigUint, stop: &AtomicBool) -> Result<(BigUint, Stepped)>;
+
+    /// Cells not in state 0 (under a Generations rule, the dying ones too).
+    fn population(&self) -> BigUint;
+
+    /// Cells in state 1.
+    fn live(&self) -> BigUint;
+
+    /// The smallest rectangle holding every cell not in state 0; `None` when there is none.
+    fn bounding_box(&self) -> Option<Rect>;
+
+    /// The states of the `width` × `height` cells whose top-left cell is (x, y), row by row.
+    fn cells(&self, x: &BigInt, y: &BigInt, width: usize, height: usize) -> Vec<u8>;
+
+    /// The populations of `columns` × `rows` blocks of 2^`level` × 2^`level` cells, the first
+    /// with its top-left cell at (x, y), row by row: a zoomed-out picture.
+    fn block_populations(
+        &self,
+        x: &BigInt,
+        y: &BigInt,
+        columns: usize,
+        rows: usize,
+        level: u32,
+    ) -> Vec<u64>;
+
+    /// Writes the pattern in `format`, stamped with `generation`.
+    fn write(&self, format: Written, generation: &BigUint, out: &mut dyn Write) -> io::Result<()>;
+
+    /// How it runs here, for reports.
+    fn details(&self) -> String;
+
+    /// Bytes of memory in use.
+    fn memory_bytes(&self) -> u64;
+}
+
+/// Refuses rules the plane cannot run: B0, under which every empty cell of the unbounded
+/// plane would be born at once.
+pub fn check_rule(rule: &Rule) -> Result<()> {
+    if rule.birth_mask() & 1 != 0 {
+        return Err(Error::Rule {
+            rule: rule.to_string(),
+            reason: "B0 rules turn the whole infinite plane on at once; run them on a torus or bounded grid (--size, or a :T or :P suffix)".into(),
+        });
+    }
+    rule.check_neighbours(8)?;
+    Ok(())
+}
+
+/// A plane run by `algorithm` under `rule` from `start`.
+pub fn new(algorithm: Algorithm, start: Start<'_>, rule: Rule, options: &Options) -> Result<Box<dyn Plane>> {
+    check_rule(&rule)?;
+    match algorithm {
+        Algorithm::HashLife if rule.is_generations() => {
+            hashlife_of(start, States::new(&rule), rule, options)
+        }
+        Algorithm::HashLife => hashlife_of(start, Bits::new(&rule), rule, options),
+    }
+}
+
+fn hashlife_of<L: Leaf>(start: Start<'_>, leaf: L, rule: Rule, options: &Options) -> Result<Box<dyn Plane>> {
+    let store = store::Store::new(options.memory, L::LEVEL)?;
+    let tree = match start {
+        Start::File(file) => files::read(file, store, leaf)?,
+        Start::Grid { grid, x, y } => files::from_grid(grid, x, y, store, leaf)?,
+    };
+    Ok(Box::new(Hashed {
+        engine: HashLife::new(tree, options.threads)?,
+        rule,
+    }))
+}
+
+/// HashLife behind [`Plane`].
+struct Hashed<L: Leaf> {
+    engine: HashLife<L>,
+    rule: Rule,
+}
+
+impl<L: Leaf> Plane for Hashed<L> {
+    fn algorithm(&self) -> Algorithm {
+        Algorithm::HashLife
+    }
+
+    fn rule(&self) -> Rule {
+        self.rule
+    }
+
+    fn step(&mut self, generations: &BigUint, stop: &AtomicBool) -> Result<(BigUint, Stepped)> {
+        self.engine.step(generations, stop)
+    }
+
+    fn population(&self) -> BigUint {
+        self.engine.tree().population()
+    }
+
+    fn live(&self) -> BigUint {
+        self.engine.tree().live()
+    }
+
+    fn bounding_box(&self) -> Option<Rect> {
+        self.engine.tree().bounding_box()
+    }
+
+    fn cells(&self, x: &BigInt, y: &BigInt, width: usize, height: usize) -> Vec<u8> {
+        self.engine.tree().cells(x, y, width, height)
+    }
+
+    fn block_populations(
+        &self,
+        x: &BigInt,
+        y: &BigInt,
+        columns: usize,
+        rows: usize,
+        level: u32,
+    ) -> Vec<u64> {
+        self.engine.tree().block_populations(x, y, columns, rows, level)
+    }
+
+    fn write(&self, format: Written, generation: &BigUint, mut out: &mut dyn Write) -> io::Result<()> {
+        let rule = self.rule.to_string();
+        match format {
+            Written::Rle => files::write_rle(self.engine.tree(), &rule, generation, &mut out),
+            Written::Macrocell => {
+                files::write_macrocell(self.engine.tree(), &rule, generation, &mut out)
+            }
+        }
+    }
+
+    fn details(&self) -> String {
+        let store = self.engine.tree().store();
+        format!(
+            "{} threads, {} of nodes in use of a {} cap, {} garbage collections",
+            self.engine.threads(),
+            gol_core::memory::human_bytes(store.bytes_used()),
+            gol_core::memory::human_bytes(store.bytes()),
+            self.engine.collections()
+        )
+    }
+
+    fn memory_bytes(&self) -> u64 {
+        self.engine.tree().store().bytes_used()
+    }
+}
