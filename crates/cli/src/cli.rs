@@ -49,9 +49,10 @@ pub struct ProblemArgs {
     #[arg(long, value_name = "2|3", default_value_t = 2)]
     pub dim: u8,
 
-    /// Generations to run.
-    #[arg(long, value_name = "G", default_value_t = 1024)]
-    pub gens: u64,
+    /// Generations to run: a whole number of any size (on the infinite plane; bounded grids
+    /// and cubes count to 2^64 - 1), written out or as 2^K or 10^K.
+    #[arg(long, value_name = "G", default_value = "1024", value_parser = parse_generations)]
+    pub gens: num_bigint::BigUint,
 
     /// Seed of the random soup: glibc's srand(S), one rand() % 2 per cell in row-major order
     /// (default 0); with --density, the seed of the fast generator.
@@ -68,10 +69,21 @@ pub struct ProblemArgs {
     #[arg(long, value_name = "R")]
     pub rule: Option<String>,
 
-    /// File to start from: a 2D pattern (.rle or .cells, centred in the grid) or a 3D contest
-    /// cube (.bin).
+    /// File to start from: a 2D pattern (RLE, .cells, macrocell .mc, Life 1.06 or 1.05, any
+    /// of them .gz) or a 3D contest cube (.bin). A pattern with no size given and no bounded-grid
+    /// suffix runs on the infinite plane, placed as Golly places it.
     #[arg(long, value_name = "FILE")]
     pub input: Option<PathBuf>,
+
+    /// Run on the infinite plane: a soup of --size (or --width and --height) placed as a
+    /// pattern of that size is, or a file with its bounded-grid suffix overridden.
+    #[arg(long)]
+    pub infinite: bool,
+
+    /// Memory cap of a run on the infinite plane, such as 4G or 512M (default: half the memory
+    /// available).
+    #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
+    pub memory: Option<u64>,
 }
 
 #[derive(Args, Debug)]
@@ -89,10 +101,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 
-    /// The cells a .png or .gif shows, X,Y,W,H (2D; wraps round the torus) [default: the whole
-    /// grid].
-    #[arg(long, value_name = "X,Y,W,H", value_parser = parse_view)]
-    pub view: Option<gol_core::picture::View>,
+    /// The cells a .png or .gif shows, X,Y,W,H: on a grid from its top-left cell, wrapping
+    /// round the torus [default: the whole grid]; on the infinite plane in Golly's coordinates
+    /// [default: the bounding box].
+    #[arg(long, value_name = "X,Y,W,H")]
+    pub view: Option<String>,
 
     /// Pixels a cell of a .png or .gif [default: a small world drawn at least 512 pixels wide,
     /// a world too large for 4096 pixels as the share of live cells per pixel].
@@ -269,8 +282,53 @@ pub struct VerifyArgs {
     pub engines: Vec<gol::EngineId>,
 }
 
-fn parse_view(text: &str) -> Result<gol_core::picture::View, String> {
-    gol_core::picture::View::parse(text).map_err(|e| e.to_string())
+/// The most digits (or the highest power) a generation count may be written with.
+const MAX_GENERATION_DIGITS: usize = 100_000;
+
+/// Parses a generation count: decimal digits, or `2^K` or `10^K`.
+pub fn parse_generations(text: &str) -> Result<num_bigint::BigUint, String> {
+    let text = text.trim();
+    let bad = || {
+        format!("{text:?} is not a generation count: write a whole number, or 2^K or 10^K")
+    };
+    if let Some((base, power)) = text.split_once('^') {
+        let power: u32 = power.trim().parse().map_err(|_| bad())?;
+        let base: u32 = match base.trim() {
+            "2" => 2,
+            "10" => 10,
+            _ => return Err(bad()),
+        };
+        if power as usize > MAX_GENERATION_DIGITS {
+            return Err(format!("{text}: the power may be at most {MAX_GENERATION_DIGITS}"));
+        }
+        return Ok(num_bigint::BigUint::from(base).pow(power));
+    }
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad());
+    }
+    if text.len() > MAX_GENERATION_DIGITS {
+        return Err(format!("{} digits: a generation count has at most {MAX_GENERATION_DIGITS}", text.len()));
+    }
+    text.parse().map_err(|_| bad())
+}
+
+/// Parses a byte count: digits with an optional K, M, G or T (powers of 1024; B or iB may
+/// follow).
+fn parse_bytes(text: &str) -> Result<u64, String> {
+    let bad = || format!("{text:?} is not an amount of memory such as 4G, 512M or 1000000");
+    let upper = text.trim().to_ascii_uppercase();
+    let upper = upper.trim_end_matches('B').trim_end_matches('I');
+    let (digits, shift) = match upper.chars().last() {
+        Some('K') => (&upper[..upper.len() - 1], 10),
+        Some('M') => (&upper[..upper.len() - 1], 20),
+        Some('G') => (&upper[..upper.len() - 1], 30),
+        Some('T') => (&upper[..upper.len() - 1], 40),
+        _ => (upper, 0),
+    };
+    let n: u64 = digits.trim().parse().map_err(|_| bad())?;
+    n.checked_mul(1 << shift)
+        .filter(|&b| b > 0)
+        .ok_or_else(bad)
 }
 
 /// Parses `WxH` (or a single `N` for N×1).

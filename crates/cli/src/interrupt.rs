@@ -14,6 +14,10 @@ use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, Ordering};
 /// The first signal received; 0 for none.
 static RECEIVED: AtomicI32 = AtomicI32::new(0);
 
+/// Set by the first signal once the loop runs: what long steps on the infinite plane look at
+/// inside a step.
+pub static STOP: AtomicBool = AtomicBool::new(false);
+
 /// Whether the generation loop has started ([`looping`]).
 static LOOPING: AtomicBool = AtomicBool::new(false);
 
@@ -23,6 +27,7 @@ static TEMPORARY: AtomicPtr<libc::c_char> = AtomicPtr::new(std::ptr::null_mut())
 
 extern "C" fn on_signal(signal: libc::c_int) {
     let first = RECEIVED.swap(signal, Ordering::SeqCst) == 0;
+    STOP.store(true, Ordering::SeqCst);
     if !LOOPING.load(Ordering::SeqCst) {
         const SAID: &[u8] = b"gol: interrupted during set-up, before any generation\n";
         // SAFETY: write and _exit are async-signal-safe; the message is a static buffer.

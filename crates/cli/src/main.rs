@@ -6,6 +6,7 @@ mod cli;
 mod info;
 mod interrupt;
 mod machine;
+mod plane;
 mod plot;
 #[cfg(feature = "mpi")]
 mod ranks;

@@ -79,7 +79,7 @@ fn run_rank_in<W: Dimension>(
     }
     let halo = args.halo.unwrap_or(W::DEFAULT_HALO);
     let (slabs, problem) = W::build_slab(setup, size, rank, halo)?;
-    let total = args.problem.gens;
+    let total = crate::run::grid_generations(&args.problem.gens)?;
     if problem.done > total {
         bail!("{} is beyond --gens {total}", problem.source);
     }
@@ -169,7 +169,7 @@ fn run_rank_in<W: Dimension>(
     };
     let exchange_all = gathered(exchange_seconds);
     let state_all = gathered(state_bytes as f64);
-    let rss_all = gathered(peak_rss_bytes() as f64);
+    let rss_all = gathered(crate::machine::peak_rss_bytes() as f64);
     let stop = |message: String| -> Result<()> {
         if !interrupted {
             return Ok(());
@@ -249,8 +249,8 @@ fn run_rank_in<W: Dimension>(
     stop(crate::run::interrupted_message(
         args,
         stopped,
-        problem.done + done,
-        total,
+        &(problem.done + done),
+        &total,
     ))
 }
 
@@ -409,13 +409,3 @@ fn receive(world: &SimpleCommunicator, from: usize, words: &mut [u64]) {
     }
 }
 
-/// This process's peak resident memory.
-fn peak_rss_bytes() -> u64 {
-    // SAFETY: getrusage fills the struct it is given; a zeroed rusage is a valid value.
-    let usage = unsafe {
-        let mut usage: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
-        usage
-    };
-    usage.ru_maxrss as u64 * 1024
-}

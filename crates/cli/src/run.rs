@@ -7,7 +7,8 @@ use std::time::Instant;
 use anyhow::Result;
 use gol::output::{Animation, Format, Picture};
 use gol::{Checkpoints, Cube, Dim, Dimension, Grid, Rule, Setup, Simulation, Size, Split, Start};
-use gol_core::picture::frame_generations;
+use gol_core::picture::{frame_generations, View};
+use num_traits::ToPrimitive;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
@@ -91,6 +92,13 @@ pub fn run(args: &RunArgs) -> Result<()> {
     // From here on SIGINT and SIGTERM stop the run between chunks (an MPI run's ranks agree on
     // the round to stop after).
     interrupt::catch();
+    let on_plane = setup.on_plane()?;
+    if on_plane && crate::machine::mpi_ranks().is_some_and(|n| n > 1) {
+        anyhow::bail!("MPI ranks split bounded grids; the infinite plane runs in one process");
+    }
+    if on_plane {
+        return crate::plane::run(args, &setup);
+    }
     #[cfg(feature = "mpi")]
     if crate::ranks::launched() {
         return crate::ranks::run(args, &setup);
@@ -159,8 +167,19 @@ pub(crate) fn setup_of(
         rule: p.rule.as_deref().map(Rule::parse).transpose()?,
         engine,
         block,
-        generations: Some(p.gens),
+        generations: Some(p.gens.to_u64().unwrap_or(u64::MAX)),
+        infinite: p.infinite,
+        memory: p.memory,
         ..Setup::default()
+    })
+}
+
+/// `--gens` for a bounded grid or a cube, which count generations in 64 bits.
+pub(crate) fn grid_generations(gens: &num_bigint::BigUint) -> Result<u64> {
+    gens.to_u64().ok_or_else(|| {
+        anyhow::anyhow!(
+            "--gens {gens}: bounded grids and cubes count to 2^64 - 1 generations; only the infinite plane (--infinite) goes further"
+        )
     })
 }
 
@@ -168,7 +187,7 @@ pub(crate) fn setup_of(
 /// run starts.
 fn output_of<W: Dimension>(args: &RunArgs) -> Result<Option<(Format, Picture)>> {
     let picture = Picture {
-        view: args.view,
+        view: args.view.as_deref().map(View::parse).transpose()?,
         scale: args.scale,
         axis: args.axis,
     };
@@ -222,7 +241,7 @@ fn run_in<W: Dimension>(args: &RunArgs, setup: &Setup) -> Result<()> {
             );
         }
     }
-    let total = args.problem.gens;
+    let total = grid_generations(&args.problem.gens)?;
     if sim.generation() > total {
         anyhow::bail!("{} is beyond --gens {total}", sim.source());
     }
@@ -357,7 +376,7 @@ fn run_in<W: Dimension>(args: &RunArgs, setup: &Setup) -> Result<()> {
     match stopped_by {
         Some(signal) => Err(Interrupted {
             signal,
-            message: interrupted_message(args, signal, reached, total),
+            message: interrupted_message(args, signal, &reached, &total),
         }
         .into()),
         None => Ok(()),
@@ -367,7 +386,12 @@ fn run_in<W: Dimension>(args: &RunArgs, setup: &Setup) -> Result<()> {
 /// The message of a run that signal `signal` stopped at generation `reached` of `total`:
 /// where its final checkpoint is and how to resume (the report, with `interrupted`, went out
 /// first).
-pub(crate) fn interrupted_message(args: &RunArgs, signal: i32, reached: u64, total: u64) -> String {
+pub(crate) fn interrupted_message(
+    args: &RunArgs,
+    signal: i32,
+    reached: &dyn std::fmt::Display,
+    total: &dyn std::fmt::Display,
+) -> String {
     let by = interrupt::name(signal);
     match &args.checkpoint {
         Some(path) => format!(

@@ -23,12 +23,28 @@
 //! | 52 + n | 8 · R · ⌈W / 64⌉ | the rows, each ⌈W / 64⌉ words (see [`crate::grid`]) |
 //! | | 8 · R · P · ⌈W / 64⌉ | under a Generations rule of C states, the dying cells' ages: P = [`grid::age_planes`]`(C)` planes a row, laid out as [`Grid::ages`] |
 //! | end − 4 | 4 | CRC-32 (ISO-HDLC, as zlib) of every byte before it |
+//!
+//! # The infinite plane
+//!
+//! A checkpoint of the plane ([`write_plane`], [`open_plane`]) holds the state as Golly's
+//! macrocell text, whose `#G` line is the generation reached (the input's stamp plus the
+//! generations advanced), with the generations advanced written before it:
+//!
+//! | offset | bytes | what |
+//! | ---: | ---: | --- |
+//! | 0 | 8 | magic `GOLPLANE` |
+//! | 8 | 4 | format version, 1 |
+//! | 12 | 4 | n, the length of the next field |
+//! | 16 | n | done: the generations advanced from the starting state, in decimal (any size) |
+//! | 16 + n | | the macrocell file (`[M2]`, `#R rule`, `#G generation`, the nodes) |
+//! | end − 4 | 4 | CRC-32 of every byte before it |
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
+use num_bigint::BigUint;
 use rayon::prelude::*;
 
 use crate::engine::World;
@@ -38,6 +54,9 @@ use crate::replace::replace;
 use crate::rule::Rule;
 
 const MAGIC: &[u8; 8] = b"GOLCHKPT";
+const PLANE_MAGIC: &[u8; 8] = b"GOLPLANE";
+/// The longest decimal count of generations accepted in a plane checkpoint.
+const MAX_DONE_DIGITS: usize = 4096;
 const VERSION: u32 = 1;
 /// Bytes of the header before the rule text.
 const FIXED_BYTES: usize = 52;
@@ -517,4 +536,79 @@ mod test {
         bad[24] = 78; // one row more than the file holds
         check(&bad, "truncated or corrupted");
     }
+}
+
+/// Whether the file at `path` begins as a checkpoint of the infinite plane does.
+pub fn is_plane(path: &Path) -> bool {
+    let mut magic = [0u8; 8];
+    File::open(path)
+        .and_then(|file| file.read_exact_at(&mut magic, 0))
+        .is_ok_and(|()| &magic == PLANE_MAGIC)
+}
+
+/// A checkpoint of the infinite plane, read and checked ([`open_plane`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlaneState {
+    /// Generations advanced from the starting state.
+    pub done: BigUint,
+    /// The state as a macrocell file.
+    pub macrocell: Vec<u8>,
+}
+
+/// Writes a checkpoint of the plane to `path` atomically and durably: `done` generations
+/// advanced, the state as the macrocell text `macrocell`.
+pub fn write_plane(path: &Path, done: &BigUint, macrocell: &[u8]) -> Result<()> {
+    let done = done.to_string();
+    replace(path, true, |file, tmp| {
+        let mut out = BufWriter::with_capacity(1 << 20, file);
+        let mut hasher = crc32fast::Hasher::new();
+        let mut put = |bytes: &[u8]| -> Result<()> {
+            hasher.update(bytes);
+            out.write_all(bytes).map_err(|e| Error::io(tmp, e))
+        };
+        put(PLANE_MAGIC)?;
+        put(&VERSION.to_le_bytes())?;
+        put(&(done.len() as u32).to_le_bytes())?;
+        put(done.as_bytes())?;
+        put(macrocell)?;
+        let crc = hasher.finalize();
+        out.write_all(&crc.to_le_bytes())
+            .and_then(|()| out.flush())
+            .map_err(|e| Error::io(tmp, e))
+    })
+}
+
+/// Reads the checkpoint of the plane at `path`, refused when it is not one, is truncated or
+/// fails its CRC.
+pub fn open_plane(path: &Path) -> Result<PlaneState> {
+    let fail = |message: String| invalid(path, message);
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    if bytes.len() < 8 || &bytes[..8] != PLANE_MAGIC {
+        return Err(fail("not a gol checkpoint of the plane (no GOLPLANE magic)".into()));
+    }
+    if bytes.len() < 20 {
+        return Err(fail(format!("{} bytes: truncated", bytes.len())));
+    }
+    let (body, crc) = bytes.split_at(bytes.len() - 4);
+    let crc = u32::from_le_bytes(crc.try_into().expect("4 bytes"));
+    if crc32fast::hash(body) != crc {
+        return Err(fail("its CRC-32 does not match: truncated or corrupted".into()));
+    }
+    let version = u32::from_le_bytes(body[8..12].try_into().expect("4 bytes"));
+    if version != VERSION {
+        return Err(fail(format!(
+            "checkpoint format version {version}; this gol reads version {VERSION}"
+        )));
+    }
+    let n = u32::from_le_bytes(body[12..16].try_into().expect("4 bytes")) as usize;
+    let done = body
+        .get(16..16 + n)
+        .filter(|_| n <= MAX_DONE_DIGITS)
+        .and_then(|d| std::str::from_utf8(d).ok())
+        .filter(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+        .ok_or_else(|| fail("its generation count is not a number: corrupted".into()))?;
+    Ok(PlaneState {
+        done: done.parse().expect("decimal digits"),
+        macrocell: body[16 + n..].to_vec(),
+    })
 }

@@ -141,11 +141,13 @@ pub enum EngineId {
     CudaBitsliced,
     /// 3D: four byte cells per 32-bit word.
     CudaSwar,
+    /// The infinite plane: Gosper's HashLife on every core (`gol_plane::hashlife`).
+    Hashlife,
 }
 
 impl EngineId {
     /// Every engine id.
-    pub const ALL: [EngineId; 11] = [
+    pub const ALL: [EngineId; 12] = [
         EngineId::CpuScalar,
         EngineId::CpuTable,
         EngineId::CpuBitsliced,
@@ -157,6 +159,7 @@ impl EngineId {
         EngineId::CudaLut6,
         EngineId::CudaBitsliced,
         EngineId::CudaSwar,
+        EngineId::Hashlife,
     ];
 
     /// The name given to `--engine`.
@@ -173,6 +176,7 @@ impl EngineId {
             EngineId::CudaLut6 => "cuda-lut6",
             EngineId::CudaBitsliced => "cuda-bitsliced",
             EngineId::CudaSwar => "cuda-swar",
+            EngineId::Hashlife => "hashlife",
         }
     }
 
@@ -180,8 +184,13 @@ impl EngineId {
     pub const fn on_gpu(self) -> bool {
         !matches!(
             self,
-            EngineId::CpuScalar | EngineId::CpuTable | EngineId::CpuBitsliced
+            EngineId::CpuScalar | EngineId::CpuTable | EngineId::CpuBitsliced | EngineId::Hashlife
         )
+    }
+
+    /// Whether the engine runs the infinite plane (and no grid).
+    pub const fn on_plane(self) -> bool {
+        matches!(self, EngineId::Hashlife)
     }
 
     /// Whether the engine hands out [`RowAccess`] ([`Engine::rows`]), and so can advance one

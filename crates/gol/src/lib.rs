@@ -32,6 +32,7 @@ pub mod auto;
 pub mod dimension;
 mod error;
 pub mod output;
+pub mod plane;
 pub mod registry;
 pub mod setup;
 mod simulation;
@@ -42,6 +43,7 @@ pub use dimension::Dimension;
 pub use error::{Error, Result};
 pub use gol_core::{Cube, EngineId, Grid, Rule};
 pub use setup::{Checkpoints, Dim, Setup, Size, Source, Split, Start};
+pub use plane::{PlaneSimulation, PlaneView};
 pub use simulation::{Simulation, Timings};
 
 /// The README's Rust examples, run as doc tests so that they stay true.

@@ -155,6 +155,11 @@ impl Animation {
     /// Appends the picture of `world`.
     pub fn add<W: Dimension>(&mut self, world: &W) -> Result<()> {
         let frame = world.picture(&self.picture)?;
+        self.add_frame(frame)
+    }
+
+    /// Appends `frame` (the first frame sets the animation's size; later ones must have it).
+    pub fn add_frame(&mut self, frame: Frame) -> Result<()> {
         if self.gif.is_none() {
             let out = self
                 .out

@@ -11,6 +11,7 @@ use gol_core::pattern::PatternFile;
 use gol_core::rule::Topology;
 use gol_core::slab::Slabs;
 use gol_core::{checkpoint, cube_file, memory, seed, Cube, Grid, Rule};
+use num_traits::ToPrimitive;
 
 use crate::auto::EngineChoice;
 use crate::dimension::Dimension;
@@ -180,6 +181,12 @@ pub struct Setup {
     /// Generations the run is expected to take: what `auto` weighs the GPU's start-up
     /// against ([`crate::auto`]). 1024 where not given.
     pub generations: Option<u64>,
+    /// Whether the world is the infinite plane whatever the start says: a soup placed as a
+    /// pattern of its size is, a file's bounded-grid suffix overridden ([`Setup::on_plane`]).
+    pub infinite: bool,
+    /// The memory cap of a run on the plane, in bytes ([`crate::plane::default_memory`] where
+    /// not given).
+    pub memory: Option<u64>,
 }
 
 /// The generations `auto` assumes where [`Setup::generations`] is not given.
@@ -227,6 +234,38 @@ impl Setup {
             }
             Start::Grid(_) => soup_dim(Dim::Two, "a grid"),
             Start::Cube(_) => soup_dim(Dim::Three, "a cube"),
+        }
+    }
+
+    /// Whether the world is the infinite plane rather than a grid or a cube: where
+    /// [`Setup::infinite`] asks for it, for a pattern file (or text) that names no bounded grid
+    /// when no size is given (Golly's default universe), and for a checkpoint of the plane.
+    /// A rule with a bounded-plane suffix (`:P`) asks for a grid, whose size must be given.
+    pub fn on_plane(&self) -> Result<bool> {
+        let bounded_rule = |rule: Option<Rule>| rule.is_some_and(|r| r.topology() != Topology::Torus);
+        match &self.start {
+            Start::Checkpoint(path) => {
+                let plane = checkpoint::is_plane(path);
+                if self.infinite && !plane {
+                    invalid!(
+                        "{}: a checkpoint of a bounded grid resumes on its grid, not on the infinite plane",
+                        path.display()
+                    );
+                }
+                Ok(plane)
+            }
+            _ if self.infinite => Ok(true),
+            Start::File(path) if is_bin(path) => Ok(false),
+            Start::File(_) | Start::Pattern { .. } if self.size.is_some() => Ok(false),
+            Start::File(path) => {
+                let header = PatternFile::open(path)?.header().clone();
+                Ok(header.bounds.is_none() && !bounded_rule(self.rule.or(header.rule)))
+            }
+            Start::Pattern { name, text } => {
+                let header = PatternFile::from_bytes(name, text.clone())?.header().clone();
+                Ok(header.bounds.is_none() && !bounded_rule(self.rule.or(header.rule)))
+            }
+            _ => Ok(false),
         }
     }
 
@@ -339,7 +378,7 @@ pub enum Source {
         /// The file.
         path: PathBuf,
         /// Its generation.
-        done: u64,
+        done: num_bigint::BigUint,
     },
     /// Cells given in memory.
     Cells,
@@ -556,13 +595,20 @@ fn read_pattern(setup: &Setup, path: &Path, file: PatternFile) -> Result<Problem
         invalid!("{}: {e}", path.display());
     }
     gol_core::grid::check_size(width, height)?;
+    let Some(stamp) = header.generation.to_u64() else {
+        invalid!(
+            "{}: generation {} is beyond what a bounded grid counts (2^64 - 1); run it on the infinite plane",
+            path.display(),
+            header.generation
+        );
+    };
     Ok(Problem {
         world: file.place_with_states(width, height, rule.states())?,
         rule,
         source: Source::File {
             path: path.to_path_buf(),
         },
-        stamp: header.generation,
+        stamp,
         done: 0,
     })
 }
@@ -633,7 +679,7 @@ fn resumed<W>(world: W, path: &Path, header: &checkpoint::Header) -> Problem<W> 
         rule: header.rule,
         source: Source::Checkpoint {
             path: path.to_path_buf(),
-            done: header.done,
+            done: header.done.into(),
         },
         stamp: header.stamp,
         done: header.done,

@@ -65,7 +65,7 @@ impl<L: Leaf> Stepper<'_, L> {
             let quads = store.key(id).map(|leaf| store.key(leaf));
             store.node(L::LEVEL, self.leaf.step(quads, s))?
         } else {
-            if self.stop.load(Ordering::Relaxed) {
+            if self.stop.load(Ordering::Relaxed) || store.is_crowded() {
                 return None;
             }
             self.inner(id, level, s == level - 2)?
@@ -196,7 +196,10 @@ pub enum Stepped {
 
 impl<L: Leaf> HashLife<L> {
     /// The engine over `tree`, on `threads` threads.
-    pub fn new(tree: Tree<L>, threads: usize) -> Result<HashLife<L>> {
+    pub fn new(mut tree: Tree<L>, threads: usize) -> Result<HashLife<L>> {
+        if tree.store.is_crowded() {
+            tree.store.rehash();
+        }
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads.max(1))
             .stack_size(STACK_BYTES)
@@ -272,8 +275,21 @@ impl<L: Leaf> HashLife<L> {
         Ok(Stepped::Done)
     }
 
-    /// One step of 2^j: `Ok(None)` if stopped, `Err(Full)` if the store filled.
+    /// One step of 2^j: `Ok(None)` if stopped, `Err(Full)` if the store filled; where the
+    /// store's buckets grow crowded, they are made anew and the step goes on from what it
+    /// memoised.
     fn try_step(&mut self, j: u32, stop: &AtomicBool) -> Result<Option<()>, Full> {
+        loop {
+            match self.try_step_once(j, stop) {
+                Ok(None) if self.tree.store.is_crowded() && !stop.load(Ordering::Relaxed) => {
+                    self.tree.store.rehash()
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn try_step_once(&mut self, j: u32, stop: &AtomicBool) -> Result<Option<()>, Full> {
         if self.memo_step != Some(j) {
             if let Some(old) = self.memo_step {
                 self.tree.store.forget_results_above(old.min(j) + 2);
@@ -284,6 +300,9 @@ impl<L: Leaf> HashLife<L> {
         // (at most an eighth of the root's side) stay inside the centre, the result.
         while self.tree.level < j + 3 || !self.tree.within(2) {
             self.tree.expand()?;
+        }
+        if self.tree.store.is_crowded() {
+            self.tree.store.rehash();
         }
         let stepper = Stepper {
             store: &self.tree.store,

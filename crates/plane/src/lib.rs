@@ -5,7 +5,7 @@
 //! is for its algorithms): set up from a pattern file or cells ([`Start`]), stepped by any
 //! number of generations ([`BigUint`]), read back as a population, a bounding box, the cells of
 //! a window, the populations of blocks (a zoomed-out picture), or written as RLE and macrocell.
-//! [`new`] makes one.
+//! [`new`] makes one, by [`EngineId`].
 //!
 //! - [`hashlife`]: Gosper's HashLife on every core, over a concurrent [`store`] of hash-consed
 //!   nodes with memoised results; for engineered and periodic patterns, astronomically far.
@@ -27,37 +27,12 @@ use std::io::{self, Write};
 use std::sync::atomic::AtomicBool;
 
 use gol_core::pattern::PatternFile;
-use gol_core::{Error, Grid, Result, Rule};
+use gol_core::{EngineId, Error, Grid, Result, Rule};
 use num_bigint::{BigInt, BigUint};
 
 pub use hashlife::{HashLife, Stepped};
 pub use leaf::{Bits, Leaf, States};
 pub use tree::{Rect, Tree};
-
-/// The algorithms that run the plane.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Algorithm {
-    /// Gosper's HashLife ([`hashlife`]).
-    HashLife,
-}
-
-impl Algorithm {
-    /// Every algorithm.
-    pub const ALL: [Algorithm; 1] = [Algorithm::HashLife];
-
-    /// The name given to `--engine` and reported.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Algorithm::HashLife => "hashlife",
-        }
-    }
-}
-
-impl std::fmt::Display for Algorithm {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
 
 /// What a plane starts from.
 pub enum Start<'a> {
@@ -94,8 +69,8 @@ pub struct Options {
 
 /// One interface for every algorithm on the plane.
 pub trait Plane: Send {
-    /// Which algorithm this is.
-    fn algorithm(&self) -> Algorithm;
+    /// Which engine this is.
+    fn engine(&self) -> EngineId;
 
     /// The rule.
     fn rule(&self) -> Rule;
@@ -150,14 +125,16 @@ pub fn check_rule(rule: &Rule) -> Result<()> {
     Ok(())
 }
 
-/// A plane run by `algorithm` under `rule` from `start`.
-pub fn new(algorithm: Algorithm, start: Start<'_>, rule: Rule, options: &Options) -> Result<Box<dyn Plane>> {
+/// A plane run by `engine` (one of the plane's: [`EngineId::on_plane`]) under `rule` from
+/// `start`.
+pub fn new(engine: EngineId, start: Start<'_>, rule: Rule, options: &Options) -> Result<Box<dyn Plane>> {
     check_rule(&rule)?;
-    match algorithm {
-        Algorithm::HashLife if rule.is_generations() => {
+    match engine {
+        EngineId::Hashlife if rule.is_generations() => {
             hashlife_of(start, States::new(&rule), rule, options)
         }
-        Algorithm::HashLife => hashlife_of(start, Bits::new(&rule), rule, options),
+        EngineId::Hashlife => hashlife_of(start, Bits::new(&rule), rule, options),
+        other => Err(Error::Engine(format!("{other} does not run the infinite plane"))),
     }
 }
 
@@ -180,8 +157,8 @@ struct Hashed<L: Leaf> {
 }
 
 impl<L: Leaf> Plane for Hashed<L> {
-    fn algorithm(&self) -> Algorithm {
-        Algorithm::HashLife
+    fn engine(&self) -> EngineId {
+        EngineId::Hashlife
     }
 
     fn rule(&self) -> Rule {

@@ -18,9 +18,12 @@
 //! | 6 | the level (bits 0–15); bit 31 marks the node during garbage collection |
 //! | 7 | the number of cells not in state 0, plus one, saturating (0: not counted yet) |
 //!
-//! Node 0 is never used, so that id 0 can mean "none". The arena and the bucket heads are
-//! allocated once, zeroed, at the capacity the memory cap allows; the system maps their pages
-//! only when they are first written, so a small pattern costs little whatever the cap.
+//! Node 0 is never used, so that id 0 can mean "none". The arena is allocated once, zeroed, at
+//! the capacity the memory cap allows; the system maps its pages only when nodes are first
+//! written there, so a small pattern costs little whatever the cap. The bucket heads grow with
+//! the nodes instead (their pages are all touched at random): once the nodes outnumber the
+//! buckets [`CROWDED`] times, the store says it is crowded ([`Store::is_crowded`]), and between
+//! two steps [`Store::rehash`] makes four times as many buckets, every node and result kept.
 //!
 //! # Concurrency
 //!
@@ -72,6 +75,12 @@ pub const NODE_BYTES: u64 = (WORDS as u64 + 1) * 4;
 /// Ids a thread takes from the shared counter at once.
 const CHUNK: u64 = 256;
 
+/// Nodes a bucket holds on average before the store is crowded.
+const CROWDED: u64 = 2;
+
+/// The buckets of a fresh store.
+const FIRST_BUCKETS: usize = 1 << 14;
+
 /// The highest level a node may have: a square 2^4095 cells wide, far beyond what 10^1000
 /// generations can reach.
 pub const MAX_LEVEL: u32 = 4095;
@@ -98,6 +107,8 @@ pub struct Store {
     used: AtomicU64,
     /// Set when an id was asked for and none was left.
     full: AtomicBool,
+    /// Ids handed out above which the buckets are too few.
+    crowded_at: u64,
     epoch: u64,
     /// The empty node of each level, once made (0 before).
     empty: Box<[AtomicU32]>,
@@ -133,16 +144,16 @@ impl Store {
     /// A store of `bytes` (at least a few thousand nodes) for leaves of `leaf_level`.
     pub fn new(bytes: u64, leaf_level: u32) -> Result<Store> {
         let capacity = (bytes / NODE_BYTES).clamp(1 << 12, u32::MAX as u64 - CHUNK);
-        let buckets = (capacity as usize).next_power_of_two() / 2;
         let what = "the HashLife node store";
         let words = atomics(memory::zeroed_vec::<u32>(capacity * WORDS as u64, what)?);
-        let buckets = atomics(memory::zeroed_vec::<u32>(buckets as u64, what)?);
+        let buckets = atomics(vec![0; FIRST_BUCKETS]);
         Ok(Store {
             words,
             buckets,
             capacity,
             used: AtomicU64::new(1),
             full: AtomicBool::new(false),
+            crowded_at: FIRST_BUCKETS as u64 * CROWDED,
             epoch: fresh_epoch(),
             empty: atomics(vec![0; MAX_LEVEL as usize + 1]),
             leaf_level,
@@ -177,6 +188,48 @@ impl Store {
     /// Whether a node could not be made for want of room since the last collection.
     pub fn is_full(&self) -> bool {
         self.full.load(Ordering::Relaxed)
+    }
+
+    /// Whether the buckets are too few for the nodes: chains grow long, and a step should stop
+    /// for [`Store::rehash`].
+    #[inline]
+    pub fn is_crowded(&self) -> bool {
+        self.used.load(Ordering::Relaxed) > self.crowded_at
+    }
+
+    /// Makes enough buckets for the nodes and those of a step to come (four times as many,
+    /// as often as needed), and puts every node in its bucket again; nodes, ids and results
+    /// stay as they are.
+    pub fn rehash(&mut self) {
+        let used = self.used() as usize;
+        let mut buckets = self.buckets.len();
+        let most = (self.capacity as usize).next_power_of_two();
+        while (buckets as u64) * CROWDED < used as u64 * 2 && buckets < most {
+            buckets *= 4;
+        }
+        self.crowded_at = buckets as u64 * CROWDED;
+        self.rebuild(buckets, used);
+    }
+
+    /// Fresh buckets, `count` of them, with the nodes below `used` chained in (a node never
+    /// written, its level 0, is left out).
+    fn rebuild(&mut self, count: usize, used: usize) {
+        // Fresh zero pages, not a pass over the old ones.
+        self.buckets = atomics(vec![0; count]);
+        let heads = plain(&mut self.buckets);
+        let words = plain(&mut self.words);
+        let mask = count - 1;
+        for id in 1..used {
+            let node = &mut words[id * WORDS..(id + 1) * WORDS];
+            let level = node[META] & LEVEL;
+            if level == 0 {
+                continue;
+            }
+            let key = [node[0], node[1], node[2], node[3]];
+            let bucket = &mut heads[hash(level, key) as usize & mask];
+            node[NEXT] = *bucket;
+            *bucket = id as Id;
+        }
     }
 
     #[inline(always)]
@@ -262,8 +315,9 @@ impl Store {
         })
     }
 
-    /// Gives back `id`, the last one this thread took.
+    /// Gives back `id`, the last one this thread took (unwritten: of level 0 until taken again).
     fn give_back(&self, id: Id) {
+        self.word(id, META).store(0, Ordering::Relaxed);
         IDS.with(|ids| {
             let (epoch, next, end) = ids.get();
             if epoch == self.epoch && next == id as u64 + 1 {
@@ -459,19 +513,8 @@ impl Store {
             words.copy_within(id * WORDS..(id + 1) * WORDS, to * WORDS);
             words[to * WORDS + META] = meta & !MARK;
         }
-        // Fresh buckets (fresh zero pages, not a pass over the old ones).
         let buckets = self.buckets.len();
-        self.buckets = atomics(vec![0; buckets]);
-        let heads = plain(&mut self.buckets);
-        let mask = buckets - 1;
-        for id in 1..count as usize {
-            let node = &mut words[id * WORDS..(id + 1) * WORDS];
-            let level = node[META] & LEVEL;
-            let key = [node[0], node[1], node[2], node[3]];
-            let bucket = &mut heads[hash(level, key) as usize & mask];
-            node[NEXT] = *bucket;
-            *bucket = id as Id;
-        }
+        self.rebuild(buckets, count as usize);
         for (slot, id) in self.empty.iter_mut().zip(empties) {
             *slot.get_mut() = id;
         }

@@ -363,8 +363,10 @@ impl<L: Leaf> Tree<L> {
     }
 
     /// Calls `visit` with each node of `level` (at least the leaves') that holds a cell not in
-    /// state 0 and overlaps the `width` × `height` rectangle whose top-left cell is (x, y), and
-    /// with the node's top-left corner relative to that cell.
+    /// state 0 and overlaps the `width` × `height` rectangle whose top-left cell is (x, y): the
+    /// node, and its top-left corner's offset from that cell, in cells for a `level` up to 100
+    /// and in units of the node's side above (where (x, y) must be a block's corner,
+    /// [`block_corner`]).
     pub fn visit(
         &self,
         x: &BigInt,
@@ -408,6 +410,13 @@ impl<L: Leaf> Tree<L> {
         if outside || self.store.is_empty(id) {
             return;
         }
+        if level == target {
+            // The rectangle is narrower than 2^64 cells: one node of a level above 100
+            // overlapping it lies at offset 0 or -1 in its own units.
+            let unit = |d: &BigInt| if d.sign() == num_bigint::Sign::Minus { -1 } else { 0 };
+            visit(id, unit(&dx), unit(&dy));
+            return;
+        }
         let half = BigInt::one() << (level - 1);
         for (q, &child) in self.store.key(id).iter().enumerate() {
             let cx = if q & 1 == 1 { &dx + &half } else { dx.clone() };
@@ -416,7 +425,7 @@ impl<L: Leaf> Tree<L> {
         }
     }
 
-    /// [`Tree::visit`] from a node at `(dx, dy)` relative to the rectangle.
+    /// [`Tree::visit`] from a node at `(dx, dy)` cells from the rectangle's corner.
     #[allow(clippy::too_many_arguments)]
     fn visit_small(
         &self,
@@ -482,8 +491,10 @@ impl<L: Leaf> Tree<L> {
             .unwrap_or(u64::MAX)
     }
 
-    /// The populations of the `columns` × `rows` blocks of 2^`level` cells whose top-left
-    /// block's corner is (x, y), row by row: the picture of a zoomed-out view.
+    /// The populations of the `columns` × `rows` blocks of 2^`level` × 2^`level` cells, the
+    /// first with its top-left cell at (x, y), row by row: the picture of a zoomed-out view.
+    /// Above the leaves, blocks are nodes of the tree: (x, y) is first moved up and left to
+    /// the nearest corner of one ([`block_corner`]).
     pub fn block_populations(
         &self,
         x: &BigInt,
@@ -502,11 +513,14 @@ impl<L: Leaf> Tree<L> {
             }
             return out;
         }
-        let side = 1u64 << level;
-        let (width, height) = (columns as u64 * side, rows as u64 * side);
-        // Blocks aligned with the tree's nodes: (x, y) must lie on a multiple of the side.
-        self.visit(x, y, width, height, level, &mut |id, dx, dy| {
-            let (bx, by) = (dx / side as i128, dy / side as i128);
+        let (x, y) = block_corner(x, y, level);
+        let side = BigUint::one() << level;
+        let span = |n: usize| (BigUint::from(n) * &side).to_u64().unwrap_or(u64::MAX);
+        self.visit(&x, &y, span(columns), span(rows), level, &mut |id, dx, dy| {
+            let (bx, by) = match level <= SMALL_LEVEL {
+                true => (dx >> level, dy >> level),
+                false => (dx, dy),
+            };
             if (0..columns as i128).contains(&bx) && (0..rows as i128).contains(&by) {
                 out[by as usize * columns + bx as usize] = self.node_population(id, level);
             }
@@ -563,6 +577,13 @@ impl<L: Leaf> Tree<L> {
 /// The difference between a tree row and Golly's y: the root's top row is
 /// y = −2^(L−1) + `ROW_SHIFT` (see the module documentation).
 const ROW_SHIFT: i32 = 1;
+
+/// The top-left cell of the block of 2^`level` × 2^`level` cells of the tree's grid that holds
+/// Golly's cell (x, y): where [`Tree::block_populations`] starts.
+pub fn block_corner(x: &BigInt, y: &BigInt, level: u32) -> (BigInt, BigInt) {
+    let floor = |v: BigInt| (v >> level) << level;
+    (floor(x.clone()), floor(y - ROW_SHIFT) + ROW_SHIFT)
+}
 
 /// The leaf of the tree's grid holding Golly's cell (x, y), and the cell's place in it.
 pub fn leaf_of(x: i64, y: i64, level: u32) -> ((i64, i64), (u32, u32)) {

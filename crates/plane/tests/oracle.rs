@@ -5,7 +5,7 @@ use std::sync::atomic::AtomicBool;
 
 use gol_core::rule::Family;
 use gol_core::{cpu, Engine, Grid, Rule};
-use gol_plane::{Algorithm, Options, Plane, Start, Stepped};
+use gol_plane::{Options, Plane, Start, Stepped};
 use num_bigint::{BigInt, BigUint};
 use proptest::prelude::*;
 
@@ -29,7 +29,7 @@ fn oracle(pattern: &Grid, rule: Rule, gens: u64) -> (Grid, i64, i64) {
 
 fn plane_of(pattern: &Grid, rule: Rule, memory: u64, threads: usize) -> Box<dyn Plane> {
     let start = Start::Grid { grid: pattern, x: 0, y: 0 };
-    gol_plane::new(Algorithm::HashLife, start, rule, &Options { memory, threads }).unwrap()
+    gol_plane::new(gol_core::EngineId::Hashlife, start, rule, &Options { memory, threads }).unwrap()
 }
 
 /// Checks that `plane` holds the oracle's torus exactly, and nothing outside it.

@@ -148,7 +148,7 @@ pub(super) fn header(
         rule,
         bounds: None,
         position: Some((left, top)),
-        generation: 0,
+        generation: Default::default(),
     };
     Ok((header, (0, 1)))
 }

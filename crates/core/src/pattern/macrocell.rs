@@ -22,6 +22,7 @@ use super::{lines, parse_error, Canvas, Header};
 use crate::error::Result;
 use crate::grid::Grid;
 use crate::rule::Rule;
+use num_bigint::BigUint;
 
 /// The level of a two-state leaf: 8×8 cells.
 const LEAF_LEVEL: u32 = 3;
@@ -58,7 +59,7 @@ struct Tree {
     nodes: Vec<Node>,
     rule: Option<Rule>,
     bounds: Option<(usize, usize)>,
-    generation: u64,
+    generation: BigUint,
 }
 
 fn read(path: &Path, text: &[u8]) -> Result<Tree> {
@@ -66,7 +67,7 @@ fn read(path: &Path, text: &[u8]) -> Result<Tree> {
         nodes: vec![Node::Leaf(0)],
         rule: None,
         bounds: None,
-        generation: 0,
+        generation: BigUint::default(),
     };
     for (line, _, bytes) in lines(text, 0, 1).skip(1) {
         let trimmed = bytes.trim_ascii();
@@ -84,7 +85,7 @@ fn read(path: &Path, text: &[u8]) -> Result<Tree> {
             let gen = String::from_utf8_lossy(rest);
             tree.generation = gen.trim().parse().map_err(|_| {
                 fail(format!(
-                    "#G {}: not a generation count below 2^64",
+                    "#G {}: not a generation count (a whole number)",
                     gen.trim()
                 ))
             })?;

@@ -28,6 +28,7 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use memmap2::Mmap;
+use num_bigint::BigUint;
 
 use crate::error::{Error, Result};
 use crate::grid::Grid;
@@ -157,8 +158,9 @@ pub struct Header {
     /// module documentation): `#CXRLE Pos=x,y`, or the live cells' least x and y in Life
     /// 1.06 and 1.05. `None` where the file does not say.
     pub position: Option<(i64, i64)>,
-    /// The generation the file was saved at (`#CXRLE Gen=g`), 0 where it does not say.
-    pub generation: u64,
+    /// The generation the file was saved at (`#CXRLE Gen=g`, macrocell `#G g`), exact at any
+    /// size; 0 where it does not say.
+    pub generation: BigUint,
 }
 
 /// The bytes [`Format::detect`] looks at for plaintext rows.

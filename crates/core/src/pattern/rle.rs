@@ -16,6 +16,7 @@ use super::runs::{blocks, masks, runs, Toggles};
 use super::{describe, lines, parse_error, Canvas, Header, Sink, Target};
 use crate::error::Result;
 use crate::grid::{fill_row_run, Grid, MAX_SIDE};
+use num_bigint::BigUint;
 use crate::rule::Rule;
 
 /// The longest line written.
@@ -24,7 +25,7 @@ pub(super) const LINE_LIMIT: usize = 70;
 /// Parses everything up to the body: returns the header and the body's byte offset and line.
 pub(super) fn header(path: &Path, text: &[u8]) -> Result<(Header, (usize, usize))> {
     let mut old_rule = None;
-    let (mut position, mut generation) = (None, 0);
+    let (mut position, mut generation) = (None, BigUint::default());
     for (number, offset, line) in lines(text, 0, 1) {
         let trimmed = line.trim_ascii();
         if trimmed.is_empty() {
@@ -62,8 +63,8 @@ pub(super) fn header(path: &Path, text: &[u8]) -> Result<(Header, (usize, usize)
 
 /// Parses the rest of a `#CXRLE` line: `Pos=x,y` (the top-left cell in Golly's coordinates)
 /// and `Gen=g`, in any order, each optional.
-fn extension(text: &str) -> std::result::Result<(Option<(i64, i64)>, u64), String> {
-    let (mut position, mut generation) = (None, 0);
+fn extension(text: &str) -> std::result::Result<(Option<(i64, i64)>, BigUint), String> {
+    let (mut position, mut generation) = (None, BigUint::default());
     for item in text.split_ascii_whitespace() {
         let (key, value) = item
             .split_once('=')
@@ -83,8 +84,8 @@ fn extension(text: &str) -> std::result::Result<(Option<(i64, i64)>, u64), Strin
                 position = Some((coordinate(x)?, coordinate(y)?));
             }
             "Gen" => {
-                generation = value.parse::<u64>().map_err(|_| {
-                    format!("#CXRLE Gen={value}: not a generation count below 2^64")
+                generation = value.parse::<BigUint>().map_err(|_| {
+                    format!("#CXRLE Gen={value}: not a generation count (a whole number)")
                 })?;
             }
             // Golly may add keys of its own; they do not change the cells.
@@ -143,7 +144,7 @@ fn parse_header(line: &str) -> std::result::Result<Header, String> {
         rule,
         bounds,
         position: None,
-        generation: 0,
+        generation: Default::default(),
     })
 }
 
