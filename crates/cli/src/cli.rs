@@ -288,9 +288,8 @@ const MAX_GENERATION_DIGITS: usize = 100_000;
 /// Parses a generation count: decimal digits, or `2^K` or `10^K`.
 pub fn parse_generations(text: &str) -> Result<num_bigint::BigUint, String> {
     let text = text.trim();
-    let bad = || {
-        format!("{text:?} is not a generation count: write a whole number, or 2^K or 10^K")
-    };
+    let bad =
+        || format!("{text:?} is not a generation count: write a whole number, or 2^K or 10^K");
     if let Some((base, power)) = text.split_once('^') {
         let power: u32 = power.trim().parse().map_err(|_| bad())?;
         let base: u32 = match base.trim() {
@@ -299,7 +298,9 @@ pub fn parse_generations(text: &str) -> Result<num_bigint::BigUint, String> {
             _ => return Err(bad()),
         };
         if power as usize > MAX_GENERATION_DIGITS {
-            return Err(format!("{text}: the power may be at most {MAX_GENERATION_DIGITS}"));
+            return Err(format!(
+                "{text}: the power may be at most {MAX_GENERATION_DIGITS}"
+            ));
         }
         return Ok(num_bigint::BigUint::from(base).pow(power));
     }
@@ -307,7 +308,10 @@ pub fn parse_generations(text: &str) -> Result<num_bigint::BigUint, String> {
         return Err(bad());
     }
     if text.len() > MAX_GENERATION_DIGITS {
-        return Err(format!("{} digits: a generation count has at most {MAX_GENERATION_DIGITS}", text.len()));
+        return Err(format!(
+            "{} digits: a generation count has at most {MAX_GENERATION_DIGITS}",
+            text.len()
+        ));
     }
     text.parse().map_err(|_| bad())
 }
@@ -326,9 +330,7 @@ fn parse_bytes(text: &str) -> Result<u64, String> {
         _ => (upper, 0),
     };
     let n: u64 = digits.trim().parse().map_err(|_| bad())?;
-    n.checked_mul(1 << shift)
-        .filter(|&b| b > 0)
-        .ok_or_else(bad)
+    n.checked_mul(1 << shift).filter(|&b| b > 0).ok_or_else(bad)
 }
 
 /// Parses `WxH` (or a single `N` for N×1).

@@ -114,7 +114,8 @@ impl Frames {
     fn take(&mut self, sim: &PlaneSimulation, done: &BigUint) -> Result<()> {
         while self.next().is_some_and(|at| at <= done) {
             let start = Instant::now();
-            self.animation.add_frame(sim.picture(Some(&self.view), None)?)?;
+            self.animation
+                .add_frame(sim.picture(Some(&self.view), None)?)?;
             self.taken += 1;
             self.seconds += start.elapsed().as_secs_f64();
         }

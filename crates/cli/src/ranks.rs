@@ -408,4 +408,3 @@ fn receive(world: &SimpleCommunicator, from: usize, words: &mut [u64]) {
         source.receive_into(chunk);
     }
 }
-

@@ -8,8 +8,8 @@ use anyhow::Result;
 use gol::output::{Animation, Format, Picture};
 use gol::{Checkpoints, Cube, Dim, Dimension, Grid, Rule, Setup, Simulation, Size, Split, Start};
 use gol_core::picture::{frame_generations, View};
-use num_traits::ToPrimitive;
 use indicatif::{ProgressBar, ProgressStyle};
+use num_traits::ToPrimitive;
 use serde::Serialize;
 
 use crate::cli::{Gpus, ProblemArgs, RunArgs};

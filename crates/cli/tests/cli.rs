@@ -128,11 +128,19 @@ fn torus_size_comes_from_the_rle_and_output_round_trips() {
 }
 
 #[test]
-fn cells_input_needs_a_size_and_writes_cells_and_png() {
+fn cells_input_runs_on_the_plane_or_a_grid_and_writes_cells_and_png() {
     let dir = tempfile::tempdir().unwrap();
     let input = temp_file(&dir, "glider.cells", GLIDER_CELLS);
-    let err = error_of(&["run", "--input", &input, "--gens", "4"]);
-    assert!(err.contains("--size N or --width W --height H"), "{err}");
+    // No size: the infinite plane, the glider's centre cell on Golly's origin, then one cell
+    // down and right in four generations.
+    let json = stdout_of(&["run", "--input", &input, "--gens", "4", "--json"]);
+    let report: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(report["universe"], "infinite plane");
+    assert_eq!(report["alive"], 5);
+    assert_eq!(
+        report["bounding_box"],
+        serde_json::json!({"x": 0, "y": 0, "width": 3, "height": 3})
+    );
     let cells = dir.path().join("out.cells");
     stdout_of(&[
         "run",

@@ -584,7 +584,9 @@ pub fn open_plane(path: &Path) -> Result<PlaneState> {
     let fail = |message: String| invalid(path, message);
     let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
     if bytes.len() < 8 || &bytes[..8] != PLANE_MAGIC {
-        return Err(fail("not a gol checkpoint of the plane (no GOLPLANE magic)".into()));
+        return Err(fail(
+            "not a gol checkpoint of the plane (no GOLPLANE magic)".into(),
+        ));
     }
     if bytes.len() < 20 {
         return Err(fail(format!("{} bytes: truncated", bytes.len())));
@@ -592,7 +594,9 @@ pub fn open_plane(path: &Path) -> Result<PlaneState> {
     let (body, crc) = bytes.split_at(bytes.len() - 4);
     let crc = u32::from_le_bytes(crc.try_into().expect("4 bytes"));
     if crc32fast::hash(body) != crc {
-        return Err(fail("its CRC-32 does not match: truncated or corrupted".into()));
+        return Err(fail(
+            "its CRC-32 does not match: truncated or corrupted".into(),
+        ));
     }
     let version = u32::from_le_bytes(body[8..12].try_into().expect("4 bytes"));
     if version != VERSION {

@@ -42,8 +42,8 @@ pub use auto::EngineChoice;
 pub use dimension::Dimension;
 pub use error::{Error, Result};
 pub use gol_core::{Cube, EngineId, Grid, Rule};
-pub use setup::{Checkpoints, Dim, Setup, Size, Source, Split, Start};
 pub use plane::{PlaneSimulation, PlaneView};
+pub use setup::{Checkpoints, Dim, Setup, Size, Source, Split, Start};
 pub use simulation::{Simulation, Timings};
 
 /// The README's Rust examples, run as doc tests so that they stay true.

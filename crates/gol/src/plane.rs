@@ -166,7 +166,9 @@ impl PlaneSimulation {
             invalid!("--gpus splits bounded grids; the infinite plane runs in one process");
         }
         if setup.block.is_some() {
-            invalid!("a thread-block size applies to CUDA engines; the infinite plane runs on the CPU");
+            invalid!(
+                "a thread-block size applies to CUDA engines; the infinite plane runs on the CPU"
+            );
         }
         let resolved = resolve(setup.engine)?;
         let options = Options {
@@ -204,7 +206,10 @@ impl PlaneSimulation {
         };
         let (plane, rule, source, stamp, done) = match &setup.start {
             Start::File(path) if crate::setup::is_bin(path) => {
-                invalid!("{}: a .bin file is a 3D cube, not a pattern of the plane", path.display())
+                invalid!(
+                    "{}: a .bin file is a 3D cube, not a pattern of the plane",
+                    path.display()
+                )
             }
             Start::File(path) => {
                 let file = PatternFile::open(path)?;
@@ -231,7 +236,13 @@ impl PlaneSimulation {
                     ..setup.clone()
                 })?;
                 let plane = made(centred(&problem.world), problem.rule)?;
-                (plane, problem.rule, problem.source, BigUint::zero(), BigUint::zero())
+                (
+                    plane,
+                    problem.rule,
+                    problem.source,
+                    BigUint::zero(),
+                    BigUint::zero(),
+                )
             }
         };
         let input = start.elapsed().as_secs_f64();
@@ -272,8 +283,7 @@ impl PlaneSimulation {
             let (taken, how) = self.plane.step(&n, stop)?;
             self.generation += &taken;
             left -= &taken;
-            if every.is_some_and(|every| (&self.generation % every).is_zero()) && !taken.is_zero()
-            {
+            if every.is_some_and(|every| (&self.generation % every).is_zero()) && !taken.is_zero() {
                 self.checkpoint()?;
             }
             if how == Stepped::Stopped {
@@ -384,7 +394,10 @@ impl PlaneSimulation {
             let extra = (start - corner).to_u64().unwrap_or(0);
             (len.saturating_add(extra)).div_ceil(side).max(1) as usize
         };
-        let (columns, rows) = (span(&view.x, &x, view.width), span(&view.y, &y, view.height));
+        let (columns, rows) = (
+            span(&view.x, &x, view.width),
+            span(&view.y, &y, view.height),
+        );
         let counts = self.plane.block_populations(&x, &y, columns, rows, level);
         let cells = BigUint::one() << (2 * level);
         let pixels = counts
@@ -519,7 +532,10 @@ fn resume(
         .map_err(|e| crate::Error::Invalid(format!("{}: {e}: corrupted", path.display())))?;
     let header = file.header();
     let Some(rule) = header.rule else {
-        invalid!("{}: the checkpoint names no rule: corrupted", path.display());
+        invalid!(
+            "{}: the checkpoint names no rule: corrupted",
+            path.display()
+        );
     };
     if let Some(asked) = setup.rule {
         if asked.on(gol_core::rule::Topology::Torus) != rule {
@@ -530,7 +546,10 @@ fn resume(
         }
     }
     if header.generation < state.done {
-        invalid!("{}: its generation counts disagree: corrupted", path.display());
+        invalid!(
+            "{}: its generation counts disagree: corrupted",
+            path.display()
+        );
     }
     let stamp = &header.generation - &state.done;
     let plane = made(PlaneStart::File(&file), rule)?;

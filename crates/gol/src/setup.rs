@@ -242,7 +242,8 @@ impl Setup {
     /// when no size is given (Golly's default universe), and for a checkpoint of the plane.
     /// A rule with a bounded-plane suffix (`:P`) asks for a grid, whose size must be given.
     pub fn on_plane(&self) -> Result<bool> {
-        let bounded_rule = |rule: Option<Rule>| rule.is_some_and(|r| r.topology() != Topology::Torus);
+        let bounded_rule =
+            |rule: Option<Rule>| rule.is_some_and(|r| r.topology() != Topology::Torus);
         match &self.start {
             Start::Checkpoint(path) => {
                 let plane = checkpoint::is_plane(path);
@@ -262,7 +263,9 @@ impl Setup {
                 Ok(header.bounds.is_none() && !bounded_rule(self.rule.or(header.rule)))
             }
             Start::Pattern { name, text } => {
-                let header = PatternFile::from_bytes(name, text.clone())?.header().clone();
+                let header = PatternFile::from_bytes(name, text.clone())?
+                    .header()
+                    .clone();
                 Ok(header.bounds.is_none() && !bounded_rule(self.rule.or(header.rule)))
             }
             _ => Ok(false),

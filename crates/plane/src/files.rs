@@ -91,17 +91,16 @@ impl<L: Leaf> Sink for Builder<L> {
     }
 }
 
-/// The cells of `file` on the plane, placed as Golly places them (its position, or its
-/// bounding box's centre cell on the origin), in a tree of `store` stepped by `leaf`.
+/// The cells of `file` on the plane, placed as Golly places them on its unbounded plane: where
+/// the file gives a position (`#CXRLE Pos=`, Life 1.0x and macrocell coordinates), there; else
+/// with its top-left cell at the origin (on a bounded grid Golly centres it instead). In a tree
+/// of `store` stepped by `leaf`.
 pub fn read<L: Leaf>(file: &PatternFile, store: Store, leaf: L) -> Result<Tree<L>> {
     let states = leaf.states();
     if let Some(nodes) = file.macrocell_nodes() {
         return macrocell(&nodes?, store, leaf);
     }
-    let h = file.header();
-    let origin = h
-        .position
-        .unwrap_or((-((h.width / 2) as i64), -((h.height / 2) as i64)));
+    let origin = file.header().position.unwrap_or((0, 0));
     let mut builder = Builder::<L>::new(origin, states);
     file.paint_into(&mut builder)?;
     builder.build(store, leaf)
@@ -169,9 +168,9 @@ fn macrocell<L: Leaf>(nodes: &[MacroNode], store: Store, leaf: L) -> Result<Tree
             MacroNode::Inner(level, children) => {
                 let child = |q: usize| -> Result<Part> {
                     match children[q] {
-                        0 if level - 1 >= L::LEVEL => {
-                            Ok(Part::Node(store.empty(level - 1).ok_or(Full).map_err(full)?))
-                        }
+                        0 if level - 1 >= L::LEVEL => Ok(Part::Node(
+                            store.empty(level - 1).ok_or(Full).map_err(full)?,
+                        )),
                         0 => Ok(Part::Cells([0; 64])),
                         c => Ok(parts[c]),
                     }
@@ -257,7 +256,9 @@ fn lift(store: &Store, part: Part, level: u32, states: u32) -> Result<Part> {
         leaf_at(0, half)?,
         leaf_at(half, half)?,
     ];
-    Ok(Part::Node(store.node(level, quads).ok_or(Full).map_err(full)?))
+    Ok(Part::Node(
+        store.node(level, quads).ok_or(Full).map_err(full)?,
+    ))
 }
 
 /// Gives the cells of node `i` of a macrocell file, its top-left corner at (x, y) of the
@@ -377,7 +378,10 @@ impl<L: Leaf, W: Write> NodeWriter<'_, L, W> {
         let key = store.key(id);
         let number = if level == L::LEVEL && L::LEVEL == 3 {
             let bits = crate::leaf::Bits::word(key);
-            let last_row = (0..8).rev().find(|r| bits >> (8 * r) & 0xff != 0).unwrap_or(0);
+            let last_row = (0..8)
+                .rev()
+                .find(|r| bits >> (8 * r) & 0xff != 0)
+                .unwrap_or(0);
             let mut line = Vec::with_capacity(80);
             for r in 0..=last_row {
                 let row = (bits >> (8 * r)) & 0xff;
@@ -393,8 +397,8 @@ impl<L: Leaf, W: Write> NodeWriter<'_, L, W> {
             let mut quads = [0u64; 4];
             for (q, quad) in quads.iter_mut().enumerate() {
                 let (ox, oy) = (2 * (q as u32 & 1), 2 * (q as u32 >> 1));
-                let states = [(0, 0), (1, 0), (0, 1), (1, 1)]
-                    .map(|(x, y)| L::get(key, ox + x, oy + y));
+                let states =
+                    [(0, 0), (1, 0), (0, 1), (1, 1)].map(|(x, y)| L::get(key, ox + x, oy + y));
                 *quad = self.small_leaf(states)?;
             }
             let [a, b, c, d] = quads;

@@ -240,7 +240,11 @@ impl<L: Leaf> HashLife<L> {
             let j = u32::try_from(j)
                 .ok()
                 .filter(|&j| j + 3 <= MAX_LEVEL)
-                .ok_or_else(|| Error::Invalid(format!("{generations} generations: too many for the plane's coordinates")))?;
+                .ok_or_else(|| {
+                    Error::Invalid(format!(
+                        "{generations} generations: too many for the plane's coordinates"
+                    ))
+                })?;
             if self.step_power(j, stop)? == Stepped::Stopped {
                 return Ok((done, Stepped::Stopped));
             }

@@ -54,10 +54,7 @@ enum Logic {
     /// B3/S23, written out.
     Life,
     /// Any other two-state 2D rule: its circuit over the nine cells, interpreted.
-    Circuit {
-        gates: Vec<Gate>,
-        output: u16,
-    },
+    Circuit { gates: Vec<Gate>, output: u16 },
 }
 
 impl Bits {
@@ -369,7 +366,12 @@ impl Leaf for States {
         // of the eastern one's.
         let row = |west: u32, east: u32| west >> 16 | east << 16;
         let [nw, ne, sw, se] = quads;
-        [row(nw[2], ne[2]), row(nw[3], ne[3]), row(sw[0], se[0]), row(sw[1], se[1])]
+        [
+            row(nw[2], ne[2]),
+            row(nw[3], ne[3]),
+            row(sw[0], se[0]),
+            row(sw[1], se[1]),
+        ]
     }
 
     fn population(key: [u32; 4]) -> u64 {
@@ -433,7 +435,9 @@ mod test {
         let mut cells = [[false; 16]; 16];
         for row in cells.iter_mut() {
             for cell in row.iter_mut() {
-                *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                *seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 *cell = *seed >> 62 == 0;
             }
         }
@@ -448,9 +452,7 @@ mod test {
             seed >> 11
         };
         let rules: Vec<Rule> = std::iter::once(Rule::LIFE)
-            .chain(
-                (0..40).map(|i| Rule::random(gol_core::rule::Family::ALL[i % 4], &mut next)),
-            )
+            .chain((0..40).map(|i| Rule::random(gol_core::rule::Family::ALL[i % 4], &mut next)))
             .collect();
         let mut seed = 7;
         for rule in &rules {
@@ -485,7 +487,11 @@ mod test {
             let got = Bits::word(bits.step([leaf(0, 0), leaf(1, 0), leaf(0, 1), leaf(1, 1)], 2));
             for y in 0..8 {
                 for x in 0..8 {
-                    assert_eq!(got >> (8 * y + x) & 1 == 1, want[4 + y][4 + x], "({x}, {y})");
+                    assert_eq!(
+                        got >> (8 * y + x) & 1 == 1,
+                        want[4 + y][4 + x],
+                        "({x}, {y})"
+                    );
                 }
             }
         }

@@ -127,18 +127,30 @@ pub fn check_rule(rule: &Rule) -> Result<()> {
 
 /// A plane run by `engine` (one of the plane's: [`EngineId::on_plane`]) under `rule` from
 /// `start`.
-pub fn new(engine: EngineId, start: Start<'_>, rule: Rule, options: &Options) -> Result<Box<dyn Plane>> {
+pub fn new(
+    engine: EngineId,
+    start: Start<'_>,
+    rule: Rule,
+    options: &Options,
+) -> Result<Box<dyn Plane>> {
     check_rule(&rule)?;
     match engine {
         EngineId::Hashlife if rule.is_generations() => {
             hashlife_of(start, States::new(&rule), rule, options)
         }
         EngineId::Hashlife => hashlife_of(start, Bits::new(&rule), rule, options),
-        other => Err(Error::Engine(format!("{other} does not run the infinite plane"))),
+        other => Err(Error::Engine(format!(
+            "{other} does not run the infinite plane"
+        ))),
     }
 }
 
-fn hashlife_of<L: Leaf>(start: Start<'_>, leaf: L, rule: Rule, options: &Options) -> Result<Box<dyn Plane>> {
+fn hashlife_of<L: Leaf>(
+    start: Start<'_>,
+    leaf: L,
+    rule: Rule,
+    options: &Options,
+) -> Result<Box<dyn Plane>> {
     let store = store::Store::new(options.memory, L::LEVEL)?;
     let tree = match start {
         Start::File(file) => files::read(file, store, leaf)?,
@@ -193,10 +205,17 @@ impl<L: Leaf> Plane for Hashed<L> {
         rows: usize,
         level: u32,
     ) -> Vec<u64> {
-        self.engine.tree().block_populations(x, y, columns, rows, level)
+        self.engine
+            .tree()
+            .block_populations(x, y, columns, rows, level)
     }
 
-    fn write(&self, format: Written, generation: &BigUint, mut out: &mut dyn Write) -> io::Result<()> {
+    fn write(
+        &self,
+        format: Written,
+        generation: &BigUint,
+        mut out: &mut dyn Write,
+    ) -> io::Result<()> {
         let rule = self.rule.to_string();
         match format {
             Written::Rle => files::write_rle(self.engine.tree(), &rule, generation, &mut out),

@@ -580,7 +580,9 @@ mod test {
     #[test]
     fn collection_keeps_what_roots_reach() {
         let mut store = Store::new(1 << 20, 3).unwrap();
-        let leaves: Vec<Id> = (1..=8u32).map(|k| store.node(3, [k, 0, 0, 0]).unwrap()).collect();
+        let leaves: Vec<Id> = (1..=8u32)
+            .map(|k| store.node(3, [k, 0, 0, 0]).unwrap())
+            .collect();
         let kept = store
             .join(4, leaves[0], leaves[1], leaves[2], leaves[3])
             .unwrap();

@@ -95,7 +95,11 @@ impl<L: Leaf> Tree<L> {
         }
         let mut level = L::LEVEL;
         // Parents of one level up, until every node is one of the four around the origin.
-        while level == L::LEVEL || nodes.keys().any(|&(x, y)| !(-1..=0).contains(&x) || !(-1..=0).contains(&y)) {
+        while level == L::LEVEL
+            || nodes
+                .keys()
+                .any(|&(x, y)| !(-1..=0).contains(&x) || !(-1..=0).contains(&y))
+        {
             let empty = store.empty(level).ok_or(Full)?;
             let mut parents: HashMap<(i64, i64), [Id; 4]> = HashMap::new();
             for ((x, y), id) in nodes {
@@ -184,7 +188,13 @@ impl<L: Leaf> Tree<L> {
             let s = &self.store;
             let [nw, ne, sw, se] = s.key(self.root);
             self.root = s
-                .join(self.level - 1, s.key(nw)[3], s.key(ne)[2], s.key(sw)[1], s.key(se)[0])
+                .join(
+                    self.level - 1,
+                    s.key(nw)[3],
+                    s.key(ne)[2],
+                    s.key(sw)[1],
+                    s.key(se)[0],
+                )
                 .ok_or(Full)?;
             self.level -= 1;
         }
@@ -309,12 +319,7 @@ impl<L: Leaf> Tree<L> {
 
     /// The extent of the cells of `id` relative to its top-left corner: left, top, right and
     /// bottom (inclusive); `None` where it is empty.
-    fn extent(
-        &self,
-        id: Id,
-        level: u32,
-        memo: &mut HashMap<Id, Option<Extent>>,
-    ) -> Option<Extent> {
+    fn extent(&self, id: Id, level: u32, memo: &mut HashMap<Id, Option<Extent>>) -> Option<Extent> {
         let s = &self.store;
         if s.is_empty(id) {
             return None;
@@ -413,7 +418,13 @@ impl<L: Leaf> Tree<L> {
         if level == target {
             // The rectangle is narrower than 2^64 cells: one node of a level above 100
             // overlapping it lies at offset 0 or -1 in its own units.
-            let unit = |d: &BigInt| if d.sign() == num_bigint::Sign::Minus { -1 } else { 0 };
+            let unit = |d: &BigInt| {
+                if d.sign() == num_bigint::Sign::Minus {
+                    -1
+                } else {
+                    0
+                }
+            };
             visit(id, unit(&dx), unit(&dy));
             return;
         }
@@ -460,22 +471,29 @@ impl<L: Leaf> Tree<L> {
     pub fn cells(&self, x: &BigInt, y: &BigInt, width: usize, height: usize) -> Vec<u8> {
         let mut out = vec![0u8; width * height];
         let side = 1i128 << L::LEVEL;
-        self.visit(x, y, width as u64, height as u64, L::LEVEL, &mut |id, dx, dy| {
-            let key = self.store.key(id);
-            for cy in 0..side {
-                let row = dy + cy;
-                if row < 0 || row >= height as i128 {
-                    continue;
-                }
-                for cx in 0..side {
-                    let col = dx + cx;
-                    if col >= 0 && col < width as i128 {
-                        out[row as usize * width + col as usize] =
-                            L::get(key, cx as u32, cy as u32);
+        self.visit(
+            x,
+            y,
+            width as u64,
+            height as u64,
+            L::LEVEL,
+            &mut |id, dx, dy| {
+                let key = self.store.key(id);
+                for cy in 0..side {
+                    let row = dy + cy;
+                    if row < 0 || row >= height as i128 {
+                        continue;
+                    }
+                    for cx in 0..side {
+                        let col = dx + cx;
+                        if col >= 0 && col < width as i128 {
+                            out[row as usize * width + col as usize] =
+                                L::get(key, cx as u32, cy as u32);
+                        }
                     }
                 }
-            }
-        });
+            },
+        );
         out
     }
 
@@ -516,15 +534,22 @@ impl<L: Leaf> Tree<L> {
         let (x, y) = block_corner(x, y, level);
         let side = BigUint::one() << level;
         let span = |n: usize| (BigUint::from(n) * &side).to_u64().unwrap_or(u64::MAX);
-        self.visit(&x, &y, span(columns), span(rows), level, &mut |id, dx, dy| {
-            let (bx, by) = match level <= SMALL_LEVEL {
-                true => (dx >> level, dy >> level),
-                false => (dx, dy),
-            };
-            if (0..columns as i128).contains(&bx) && (0..rows as i128).contains(&by) {
-                out[by as usize * columns + bx as usize] = self.node_population(id, level);
-            }
-        });
+        self.visit(
+            &x,
+            &y,
+            span(columns),
+            span(rows),
+            level,
+            &mut |id, dx, dy| {
+                let (bx, by) = match level <= SMALL_LEVEL {
+                    true => (dx >> level, dy >> level),
+                    false => (dx, dy),
+                };
+                if (0..columns as i128).contains(&bx) && (0..rows as i128).contains(&by) {
+                    out[by as usize * columns + bx as usize] = self.node_population(id, level);
+                }
+            },
+        );
         out
     }
 
@@ -532,7 +557,14 @@ impl<L: Leaf> Tree<L> {
     /// cell not in state 0, top to bottom: its offset from the rectangle's top, and its runs
     /// (columns from the rectangle's left edge) left to right. The tree is read a band of
     /// leaves at a time.
-    pub fn runs(&self, x: &BigInt, y: &BigInt, width: u64, height: u64, row: &mut dyn FnMut(u64, &[Run])) {
+    pub fn runs(
+        &self,
+        x: &BigInt,
+        y: &BigInt,
+        width: u64,
+        height: u64,
+        row: &mut dyn FnMut(u64, &[Run]),
+    ) {
         let side = 1i128 << L::LEVEL;
         // Leaves by band (the offset of their top row), left to right within one.
         let mut bands: BTreeMap<i128, Vec<(i128, Id)>> = BTreeMap::new();
@@ -559,7 +591,11 @@ impl<L: Leaf> Tree<L> {
                             Some(last) if last.x + last.len == col && last.state == state => {
                                 last.len += 1
                             }
-                            _ => runs.push(Run { x: col, len: 1, state }),
+                            _ => runs.push(Run {
+                                x: col,
+                                len: 1,
+                                state,
+                            }),
                         }
                     }
                 }
@@ -589,7 +625,10 @@ pub fn block_corner(x: &BigInt, y: &BigInt, level: u32) -> (BigInt, BigInt) {
 pub fn leaf_of(x: i64, y: i64, level: u32) -> ((i64, i64), (u32, u32)) {
     let t = y - ROW_SHIFT as i64;
     let mask = (1i64 << level) - 1;
-    ((x >> level, t >> level), ((x & mask) as u32, (t & mask) as u32))
+    (
+        (x >> level, t >> level),
+        ((x & mask) as u32, (t & mask) as u32),
+    )
 }
 
 /// Left, top, right and bottom of a node's cells, relative to its top-left corner.

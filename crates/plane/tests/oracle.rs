@@ -28,8 +28,18 @@ fn oracle(pattern: &Grid, rule: Rule, gens: u64) -> (Grid, i64, i64) {
 }
 
 fn plane_of(pattern: &Grid, rule: Rule, memory: u64, threads: usize) -> Box<dyn Plane> {
-    let start = Start::Grid { grid: pattern, x: 0, y: 0 };
-    gol_plane::new(gol_core::EngineId::Hashlife, start, rule, &Options { memory, threads }).unwrap()
+    let start = Start::Grid {
+        grid: pattern,
+        x: 0,
+        y: 0,
+    };
+    gol_plane::new(
+        gol_core::EngineId::Hashlife,
+        start,
+        rule,
+        &Options { memory, threads },
+    )
+    .unwrap()
 }
 
 /// Checks that `plane` holds the oracle's torus exactly, and nothing outside it.
@@ -57,7 +67,10 @@ fn assert_matches(plane: &dyn Plane, (torus, x0, y0): &(Grid, i64, i64), what: &
             let (x, y) = b.corner().unwrap();
             let (bw, bh) = b.size().unwrap();
             assert!(
-                x >= *x0 && y >= *y0 && x + bw as i64 <= x0 + w as i64 && y + bh as i64 <= y0 + h as i64,
+                x >= *x0
+                    && y >= *y0
+                    && x + bw as i64 <= x0 + w as i64
+                    && y + bh as i64 <= y0 + h as i64,
                 "{what}: bounding box {b} outside the torus"
             );
         }
@@ -70,7 +83,11 @@ fn random_pattern(width: usize, height: usize, states: u32, bits: &[u64]) -> Gri
         for x in 0..width {
             let r = bits[(y * width + x) % bits.len()] >> ((x * 7 + y * 3) % 60);
             if r & 3 == 0 {
-                let state = if states > 2 && r & 12 == 4 { 1 + (r >> 4) as u32 % (states - 1) } else { 1 };
+                let state = if states > 2 && r & 12 == 4 {
+                    1 + (r >> 4) as u32 % (states - 1)
+                } else {
+                    1
+                };
                 grid.set_state(x, y, state);
             }
         }
@@ -81,7 +98,9 @@ fn random_pattern(width: usize, height: usize, states: u32, bits: &[u64]) -> Gri
 fn rule_from(family: usize, bits: u64, states: u32) -> Rule {
     let mut seed = bits;
     let mut next = || {
-        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         seed >> 11
     };
     let mut rule = Rule::random(Family::ALL[family % 4], &mut next);
@@ -94,7 +113,9 @@ fn rule_from(family: usize, bits: u64, states: u32) -> Rule {
 
 #[test]
 fn life_patterns_match_the_oracle_over_many_steps() {
-    let bits: Vec<u64> = (1..40u64).map(|k| k.wrapping_mul(0x9e3779b97f4a7c15)).collect();
+    let bits: Vec<u64> = (1..40u64)
+        .map(|k| k.wrapping_mul(0x9e3779b97f4a7c15))
+        .collect();
     let pattern = random_pattern(37, 29, 2, &bits);
     let stop = AtomicBool::new(false);
     let mut plane = plane_of(&pattern, Rule::LIFE, 64 << 20, 2);
@@ -103,7 +124,11 @@ fn life_patterns_match_the_oracle_over_many_steps() {
         let (taken, how) = plane.step(&BigUint::from(n), &stop).unwrap();
         assert_eq!((taken, how), (BigUint::from(n), Stepped::Done));
         done += n;
-        assert_matches(&*plane, &oracle(&pattern, Rule::LIFE, done), &format!("after {done}"));
+        assert_matches(
+            &*plane,
+            &oracle(&pattern, Rule::LIFE, done),
+            &format!("after {done}"),
+        );
     }
 }
 
@@ -138,7 +163,9 @@ proptest! {
 
 #[test]
 fn a_small_memory_cap_collects_garbage_and_stays_exact() {
-    let bits: Vec<u64> = (1..40u64).map(|k| k.wrapping_mul(0xd1b54a32d192ed03)).collect();
+    let bits: Vec<u64> = (1..40u64)
+        .map(|k| k.wrapping_mul(0xd1b54a32d192ed03))
+        .collect();
     let pattern = random_pattern(120, 120, 2, &bits);
     let stop = AtomicBool::new(false);
     // A few thousand nodes: far fewer than a few hundred generations of this soup make.
@@ -152,6 +179,9 @@ fn a_small_memory_cap_collects_garbage_and_stays_exact() {
         .and_then(|n| n.parse().ok())
         .unwrap();
     assert!(collections > 0, "{details}");
-    assert_matches(&*plane, &oracle(&pattern, Rule::LIFE, 500), "after 500 under a small cap");
+    assert_matches(
+        &*plane,
+        &oracle(&pattern, Rule::LIFE, 500),
+        "after 500 under a small cap",
+    );
 }
-

@@ -145,9 +145,7 @@ fn read(path: &Path, text: &[u8]) -> Result<Tree> {
         };
         tree.nodes.push(node);
     }
-    if tree.nodes.len() == 1 {
-        return Err(parse_error(path, 1, "the macrocell file has no nodes"));
-    }
+    // No nodes at all is an empty pattern, as Golly writes one (its "root" is node 0).
     Ok(tree)
 }
 

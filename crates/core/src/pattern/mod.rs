@@ -14,7 +14,9 @@
 //! down; a W×H grid spans x from −⌊W/2⌋ and y from −⌊H/2⌋, so grid cell (⌊W/2⌋, ⌊H/2⌋) is
 //! Golly's (0, 0). A file that gives its position (`#CXRLE Pos=x,y`, Life 1.06 and 1.05
 //! and macrocell coordinates) is drawn there; a w×h pattern that does not has its top-left cell at
-//! (−⌊w/2⌋, −⌊h/2⌋), that is its cell (⌊w/2⌋, ⌊h/2⌋) on the grid's (⌊W/2⌋, ⌊H/2⌋).
+//! (−⌊w/2⌋, −⌊h/2⌋), that is its cell (⌊w/2⌋, ⌊h/2⌋) on the grid's (⌊W/2⌋, ⌊H/2⌋). On the
+//! unbounded plane Golly does not centre it: its top-left cell is (0, 0) (the plane's readers,
+//! `gol_plane::files`, follow that).
 
 mod cells;
 mod life;

@@ -16,8 +16,8 @@ use super::runs::{blocks, masks, runs, Toggles};
 use super::{describe, lines, parse_error, Canvas, Header, Sink, Target};
 use crate::error::Result;
 use crate::grid::{fill_row_run, Grid, MAX_SIDE};
-use num_bigint::BigUint;
 use crate::rule::Rule;
+use num_bigint::BigUint;
 
 /// The longest line written.
 pub(super) const LINE_LIMIT: usize = 70;

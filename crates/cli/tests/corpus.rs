@@ -1,0 +1,293 @@
+//! Golly's own pattern collection (Debian's `golly`, `/usr/share/golly/Patterns`) against
+//! `bgolly`: every file of the folders whose rules `gol` runs, run with no options (on the
+//! infinite plane unless the file names a bounded grid), gives bgolly's population, bounding
+//! box and cells.
+//!
+//! Long: CI runs it (`.ci/run`, `cargo test -p gol-cli --test corpus -- --ignored`); the
+//! README's quick test command leaves it out.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{bgolly, gol_path};
+
+/// The collection.
+const PATTERNS: &str = "/usr/share/golly/Patterns";
+
+/// The folders whose rules and formats this test covers.
+const FOLDERS: [&str; 5] = [
+    "Life",
+    "Life-Like",
+    "Non-Totalistic",
+    "Generations",
+    "HashLife",
+];
+
+/// Files `gol` does not run yet, each with what its refusal says: notations and formats of
+/// the Golly-collection issue (MCell files, Wolfram's rules, B without S, `_` between B and S,
+/// LifeHistory, tubes, Life 1.05 blocks without coordinates), and a B0 rule, which the plane
+/// refuses.
+const REFUSED: [(&str, &str); 10] = [
+    (".mcl", "not a pattern file gol reads"),
+    ("HashLife/wolfram22.mc", "invalid rule \"w22\""),
+    ("Life-Like/persian-rugs.lif", "invalid rule \"B234\""),
+    (
+        "Life-Like/p168-knightship.rle",
+        "B0 rules turn the whole infinite plane on",
+    ),
+    (
+        "Life/Bounded-Grids/pulsars-in-tube.rle",
+        "unbounded in one direction",
+    ),
+    ("Life/Bounded-Grids/", "invalid rule \"lifehistory\""),
+    (
+        "Life/Methuselahs/acorn.lif",
+        "expected the block's x and y after #P",
+    ),
+    (
+        "Life/Methuselahs/rabbits.lif",
+        "expected the block's x and y after #P",
+    ),
+    (
+        "Non-Totalistic/Sierpinski-builder.rle",
+        "unexpected character '_'",
+    ),
+    (
+        "Non-Totalistic/horiship-guns.rle",
+        "unexpected character '_'",
+    ),
+];
+
+/// HashLife files bgolly cannot take to 2^20 generations within a few minutes, with the
+/// count they are checked at instead.
+const SLOW: [(&str, &str); 1] = [("HashLife/triple-Snark-wick-extruder.rle.gz", "65536")];
+
+/// Every file of the folders, scripts and archives aside, relative to [`PATTERNS`].
+fn corpus() -> Vec<String> {
+    let mut files = Vec::new();
+    let mut stack: Vec<PathBuf> = FOLDERS
+        .iter()
+        .map(|f| Path::new(PATTERNS).join(f))
+        .collect();
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).expect("the collection's folders") {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if !matches!(
+                path.extension().and_then(|e| e.to_str()),
+                Some("py" | "lua" | "pl" | "zip")
+            ) {
+                let name = path.strip_prefix(PATTERNS).unwrap();
+                files.push(name.to_string_lossy().into_owned());
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// What `gol run --json` said, as JSON; `Err` with its stderr where it failed.
+fn gol_json(args: &[&str]) -> Result<serde_json::Value, String> {
+    let out = Command::new(gol_path()).args(args).output().unwrap();
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+    }
+    Ok(serde_json::from_slice(&out.stdout).expect("one JSON object"))
+}
+
+/// The exact number `key` of a report, as text.
+fn number(report: &serde_json::Value, key: &str) -> String {
+    report[key].to_string()
+}
+
+/// bgolly's population after `gens` generations of `file` with algorithm `algo`, writing its
+/// final state to `out` (a macrocell file, which gives the position too).
+fn golly(bgolly: &Path, algo: &str, file: &Path, gens: &str, out: &Path) -> String {
+    let output = Command::new(bgolly)
+        .args(["-a", algo, "-m", gens, "-o"])
+        .arg(out)
+        .arg(file)
+        .output()
+        .expect("bgolly runs");
+    assert!(
+        output.status.success(),
+        "bgolly {algo} {}: {output:?}",
+        file.display()
+    );
+    let text = String::from_utf8_lossy(&output.stdout);
+    let counted = |line: &&str| {
+        line.split_once(": ").is_some_and(|(a, b)| {
+            [a, b]
+                .iter()
+                .all(|n| n.bytes().all(|c| c.is_ascii_digit() || c == b','))
+        })
+    };
+    let last = text
+        .lines()
+        .filter(counted)
+        .last()
+        .expect("bgolly prints populations");
+    let (at, population) = last.split_once(": ").expect("generation: population");
+    assert_eq!(
+        at.replace(',', ""),
+        gens,
+        "bgolly stopped early on {}",
+        file.display()
+    );
+    population.replace(',', "")
+}
+
+/// Checks one file at `gens` generations against bgolly in folder `dir`; returns what
+/// differed.
+fn check(bgolly: &Path, name: &str, gens: &str, dir: &Path) -> Result<(), String> {
+    let file = Path::new(PATTERNS).join(name);
+    let path = file.to_str().unwrap();
+    let ours_rle = dir.join("ours.rle");
+    let ours = gol_json(&[
+        "run",
+        "--input",
+        path,
+        "--gens",
+        gens,
+        "--json",
+        "--output",
+        ours_rle.to_str().unwrap(),
+    ])?;
+    // HashLife for two-state rules (bgolly's QuickLife cannot write some rules' macrocells).
+    let algo = match ours["rule"]
+        .as_str()
+        .is_some_and(|r| r.matches('/').count() == 2)
+    {
+        true => "Generations",
+        false => "HashLife",
+    };
+    let theirs_mc = dir.join("theirs.mc");
+    let population = golly(bgolly, algo, &file, gens, &theirs_mc);
+    if number(&ours, "alive") != population {
+        return Err(format!(
+            "population {} against bgolly's {population}",
+            number(&ours, "alive")
+        ));
+    }
+    if ours.get("universe").is_none() {
+        // A bounded grid: populations only (Golly's macrocell keeps the grid's own placing).
+        return Ok(());
+    }
+    // bgolly's state read back by gol and written as RLE: the same bytes as ours, position
+    // and generation included, or the cells differ.
+    let theirs_rle = dir.join("theirs.rle");
+    let theirs = gol_json(&[
+        "run",
+        "--input",
+        theirs_mc.to_str().unwrap(),
+        "--gens",
+        "0",
+        "--json",
+        "--output",
+        theirs_rle.to_str().unwrap(),
+    ])?;
+    if ours["bounding_box"] != theirs["bounding_box"] {
+        return Err(format!(
+            "bounding box {} against bgolly's {}",
+            ours["bounding_box"], theirs["bounding_box"]
+        ));
+    }
+    let (a, b) = (
+        std::fs::read(&ours_rle).unwrap(),
+        std::fs::read(&theirs_rle).unwrap(),
+    );
+    if a != b {
+        return Err("the cells differ from bgolly's".into());
+    }
+    Ok(())
+}
+
+#[test]
+#[ignore = "long: CI runs it with --ignored"]
+fn golly_collection_matches_bgolly() {
+    let Some(bgolly) = bgolly() else { return };
+    if !Path::new(PATTERNS).exists() {
+        assert!(
+            std::env::var_os("GOL_REQUIRE_GOLLY").is_none(),
+            "GOL_REQUIRE_GOLLY is set but {PATTERNS} is missing"
+        );
+        eprintln!("notice: {PATTERNS} not found; skipping");
+        return;
+    }
+    let files = corpus();
+    assert!(
+        files.len() > 200,
+        "only {} files in the collection",
+        files.len()
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let failures = std::sync::Mutex::new(Vec::new());
+    let (checked, refused) = (
+        std::sync::atomic::AtomicUsize::new(0),
+        std::sync::atomic::AtomicUsize::new(0),
+    );
+    std::thread::scope(|s| {
+        for t in 0..threads {
+            let (files, failures, bgolly, tmp) = (&files, &failures, &bgolly, tmp.path());
+            let (checked, refused) = (&checked, &refused);
+            s.spawn(move || {
+                let dir = tmp.join(t.to_string());
+                std::fs::create_dir_all(&dir).unwrap();
+                for name in files.iter().skip(t).step_by(threads) {
+                    let path = Path::new(PATTERNS).join(name);
+                    // Refused ones, with the reason expected.
+                    if let Err(e) = gol_json(&[
+                        "run",
+                        "--input",
+                        path.to_str().unwrap(),
+                        "--gens",
+                        "0",
+                        "--json",
+                    ]) {
+                        let expected = REFUSED
+                            .iter()
+                            .any(|(file, says)| name.contains(file) && e.contains(says));
+                        if expected {
+                            refused.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        } else {
+                            failures
+                                .lock()
+                                .unwrap()
+                                .push(format!("{name}: refused: {}", e.trim()));
+                        }
+                        continue;
+                    }
+                    let counts: Vec<&str> = if name.starts_with("HashLife/") {
+                        match SLOW.iter().find(|(file, _)| file == name) {
+                            Some((_, gens)) => vec!["1000", gens],
+                            None => vec!["1000", "1048576"],
+                        }
+                    } else {
+                        vec!["100", "1000"]
+                    };
+                    for gens in counts {
+                        if let Err(e) = check(bgolly, name, gens, &dir) {
+                            failures
+                                .lock()
+                                .unwrap()
+                                .push(format!("{name} at {gens}: {e}"));
+                        }
+                    }
+                    checked.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+            });
+        }
+    });
+    let failures = failures.into_inner().unwrap();
+    eprintln!(
+        "{} files checked against bgolly, {} refused as expected, {} failures",
+        checked.into_inner(),
+        refused.into_inner(),
+        failures.len()
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
