@@ -6,7 +6,9 @@
 >>> sim.population
 47026
 
-``Life`` is a 2D torus, ``Cube`` a 3D one (B6/S567 by default). ``engine="auto"`` picks the
+``Life`` is 2D: on the infinite plane (a pattern file with no size, or ``infinite=True``; HashLife,
+generations and populations as ints of any size) or a torus; ``Cube`` is a 3D torus (B6/S567 by
+default). ``engine="auto"`` picks the
 engine with the shortest whole run here (the CPU where there is no GPU); ``gol.engines()`` lists
 them all and says which can run here. Errors are exceptions: ``ValueError`` for bad arguments,
 ``gol.PatternError`` (a ``ValueError``) for malformed pattern files, ``OSError`` for files,

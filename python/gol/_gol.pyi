@@ -17,7 +17,7 @@ class PatternError(ValueError):
     line: Optional[int]
 
 class Life:
-    """A 2D Game of Life on a torus."""
+    """A 2D Game of Life: on the infinite plane, a torus, or a bounded plane."""
 
     @staticmethod
     def soup(
@@ -28,6 +28,8 @@ class Life:
         density: Optional[float] = None,
         rule: str = "B3/S23",
         engine: str = "auto",
+        infinite: bool = False,
+        memory: Optional[int] = None,
     ) -> Life: ...
     @staticmethod
     def load(
@@ -37,9 +39,18 @@ class Life:
         height: Optional[int] = None,
         rule: Optional[str] = None,
         engine: str = "auto",
+        infinite: bool = False,
+        memory: Optional[int] = None,
     ) -> Life: ...
     @staticmethod
-    def from_cells(cells: npt.ArrayLike, *, rule: str = "B3/S23", engine: str = "auto") -> Life: ...
+    def from_cells(
+        cells: npt.ArrayLike,
+        *,
+        rule: str = "B3/S23",
+        engine: str = "auto",
+        infinite: bool = False,
+        memory: Optional[int] = None,
+    ) -> Life: ...
     def step(self, generations: int = 1) -> None: ...
     @property
     def population(self) -> int: ...
@@ -50,17 +61,21 @@ class Life:
     @property
     def generation(self) -> int: ...
     @property
-    def width(self) -> int: ...
+    def width(self) -> Optional[int]: ...
     @property
-    def height(self) -> int: ...
+    def height(self) -> Optional[int]: ...
+    @property
+    def universe(self) -> str: ...
+    @property
+    def bounding_box(self) -> Optional[tuple[int, int, int, int]]: ...
     @property
     def rule(self) -> str: ...
     @property
     def engine(self) -> str: ...
     def cells(
         self,
-        x: int = 0,
-        y: int = 0,
+        x: Optional[int] = None,
+        y: Optional[int] = None,
         width: Optional[int] = None,
         height: Optional[int] = None,
     ) -> npt.NDArray[np.uint8]: ...
@@ -100,6 +115,7 @@ class Cube:
 class EngineInfo(TypedDict):
     name: str
     dims: list[int]
+    plane: bool
     available: bool
     reason: Optional[str]
 

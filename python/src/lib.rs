@@ -1,16 +1,22 @@
 //! `gol._gol`: the Python extension module under the package `gol` (`python/gol/`).
 //!
-//! Everything goes through the library's [`Simulation`]: this module converts arguments into a
-//! [`Setup`], numpy arrays into worlds and back, and the library's errors into Python
-//! exceptions. A simulation sits behind a mutex, so that `step` can run without the GIL while
-//! other Python threads (and other simulations) go on.
+//! Everything goes through the library's [`Simulation`] (or [`PlaneSimulation`] on the infinite
+//! plane): this module converts arguments into a [`Setup`], numpy arrays into worlds and back,
+//! and the library's errors into Python exceptions. A simulation sits behind a mutex, so that
+//! `step` can run without the GIL while other Python threads (and other simulations) go on.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use gol::{Dim, Dimension, EngineId, Grid, Rule, Setup, Simulation, Size, Start};
+use gol::{
+    Dim, Dimension, EngineId, Grid, PlaneSimulation, PlaneView, Rule, Setup, Simulation, Size,
+    Start,
+};
 use gol_core::EngineOptions;
+use num_bigint::{BigInt, BigUint};
+use num_traits::ToPrimitive;
 use numpy::ndarray::{Array2, Array3};
 use numpy::{IntoPyArray, PyArray2, PyArray3, PyArrayMethods, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyMemoryError, PyOSError, PyRuntimeError, PyValueError};
@@ -158,23 +164,102 @@ fn cells_u8<'py>(
     np.call_method1("ascontiguousarray", (array, "uint8"))
 }
 
-/// A 2D Game of Life on a torus, or on a bounded plane with a rule such as `"B3/S23:P"`: a soup,
+/// What a `Life` runs: a grid (a torus or a bounded plane), or the infinite plane.
+enum World {
+    Grid(Simulation<Grid>),
+    Plane(PlaneSimulation),
+}
+
+/// A 2D Game of Life: on the infinite plane (a pattern file that names no size, or anything
+/// with `infinite=True`), a torus, or a bounded plane under a rule such as `"B3/S23:P"`; a soup,
 /// a pattern file or numpy cells, advanced on any engine.
 ///
 /// Make one with `Life.soup`, `Life.load` or `Life.from_cells`; `step` advances it without
-/// holding the GIL; `cells()` returns numpy arrays (shape (height, width), 1 = alive).
+/// holding the GIL; `cells()` returns numpy arrays (shape (height, width), 1 = alive). On the
+/// plane, generations, populations and coordinates are Python ints of any size.
 #[pyclass(module = "gol", frozen)]
 struct Life {
-    sim: Mutex<Simulation<Grid>>,
+    sim: Mutex<World>,
+}
+
+/// `setup` made into a simulation (on the plane where it says so) without the GIL.
+fn life(py: Python<'_>, setup: Setup) -> PyResult<Life> {
+    let world = py.detach(|| -> gol::Result<World> {
+        Ok(match setup.on_plane()? {
+            true => World::Plane(PlaneSimulation::new(&setup)?),
+            false => World::Grid(Simulation::new(&setup)?),
+        })
+    });
+    Ok(Life {
+        sim: Mutex::new(world.map_err(error)?),
+    })
+}
+
+/// The size of `width` and `height` given together, or neither.
+fn size_of(width: Option<usize>, height: Option<usize>) -> PyResult<Option<Size>> {
+    match (width, height) {
+        (Some(width), Some(height)) => Ok(Some(Size::Rect { width, height })),
+        (None, None) => Ok(None),
+        _ => Err(PyValueError::new_err(
+            "give both width and height, or neither",
+        )),
+    }
+}
+
+impl Life {
+    fn lock(&self) -> PyResult<MutexGuard<'_, World>> {
+        self.sim
+            .lock()
+            .map_err(|_| PyRuntimeError::new_err("a step of this simulation failed midway"))
+    }
+
+    /// Advances the plane by `generations` on a thread of its own, while this one looks for
+    /// Python's signals every 50 ms: Ctrl-C stops the step inside it (the plane keeps the
+    /// state of the last power of two completed) and raises KeyboardInterrupt.
+    fn step_plane(&self, py: Python<'_>, generations: BigUint) -> PyResult<()> {
+        let stop = AtomicBool::new(false);
+        let finished = AtomicBool::new(false);
+        std::thread::scope(|s| {
+            let worker = s.spawn(|| {
+                let stepped = match &mut *self.lock()? {
+                    World::Plane(sim) => sim.step(&generations, &stop).map(drop).map_err(error),
+                    World::Grid(_) => unreachable!("step_plane is for the plane"),
+                };
+                finished.store(true, Ordering::SeqCst);
+                stepped
+            });
+            loop {
+                py.detach(|| {
+                    let until = Instant::now() + Duration::from_millis(50);
+                    while !finished.load(Ordering::SeqCst) && Instant::now() < until {
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                });
+                if finished.load(Ordering::SeqCst) {
+                    break;
+                }
+                if let Err(interrupted) = py.check_signals() {
+                    stop.store(true, Ordering::SeqCst);
+                    let _ = py.detach(|| worker.join());
+                    return Err(interrupted);
+                }
+            }
+            py.detach(|| worker.join())
+                .map_err(|_| PyRuntimeError::new_err("a step of this simulation panicked"))?
+        })
+    }
 }
 
 #[pymethods]
 impl Life {
     /// A `width` × `height` torus filled by glibc's `srand(seed)` and one `rand() % 2` per cell
     /// in row-major order (the C programs' soup: 1024², 1024 generations, seed 0 gives 47026),
-    /// or, with `density`, each cell alive with that probability from a fast generator.
+    /// or, with `density`, each cell alive with that probability from a fast generator. With
+    /// `infinite=True` the soup is placed on the infinite plane instead, its cell
+    /// (width // 2, height // 2) on the origin.
     #[staticmethod]
-    #[pyo3(signature = (width, height, *, seed=0, density=None, rule="B3/S23", engine="auto"))]
+    #[pyo3(signature = (width, height, *, seed=0, density=None, rule="B3/S23", engine="auto", infinite=false, memory=None))]
+    #[allow(clippy::too_many_arguments)]
     fn soup(
         py: Python<'_>,
         width: usize,
@@ -183,26 +268,30 @@ impl Life {
         density: Option<f64>,
         rule: &str,
         engine: &str,
+        infinite: bool,
+        memory: Option<u64>,
     ) -> PyResult<Life> {
         let setup = Setup {
             start: soup(seed, density),
             size: Some(Size::Rect { width, height }),
             rule: self::rule(Some(rule))?,
             engine: self::engine(engine)?,
+            infinite,
+            memory,
             ..Setup::default()
         };
-        Ok(Life {
-            sim: simulation(py, setup)?,
-        })
+        life(py, setup)
     }
 
     /// A pattern file (RLE, plaintext `.cells`, macrocell `.mc`, Life 1.06 or 1.05, any of them
-    /// gzip-compressed; multi-state under a Generations rule) placed as Golly places it on a
-    /// `width` × `height` grid; the size may be left out where the file's rule has a
-    /// bounded-grid suffix (`:TW,H`, `:PW,H`). `rule` overrides the file's, its topology
-    /// included.
+    /// gzip-compressed; multi-state under a Generations rule). With no size, and no
+    /// bounded-grid suffix on the file's rule, it runs on the infinite plane, placed as Golly
+    /// places it (`infinite=True` forces the plane, overriding a suffix); with `width` and
+    /// `height`, on that torus. `rule` overrides the file's, its topology included; `memory`
+    /// caps the plane's memory in bytes.
     #[staticmethod]
-    #[pyo3(signature = (path, *, width=None, height=None, rule=None, engine="auto"))]
+    #[pyo3(signature = (path, *, width=None, height=None, rule=None, engine="auto", infinite=false, memory=None))]
+    #[allow(clippy::too_many_arguments)]
     fn load(
         py: Python<'_>,
         path: PathBuf,
@@ -210,37 +299,34 @@ impl Life {
         height: Option<usize>,
         rule: Option<&str>,
         engine: &str,
+        infinite: bool,
+        memory: Option<u64>,
     ) -> PyResult<Life> {
-        let size = match (width, height) {
-            (Some(width), Some(height)) => Some(Size::Rect { width, height }),
-            (None, None) => None,
-            _ => {
-                return Err(PyValueError::new_err(
-                    "give both width and height, or neither",
-                ))
-            }
-        };
         let setup = Setup {
             start: Start::File(path),
-            size,
+            size: size_of(width, height)?,
             rule: self::rule(rule)?,
             engine: self::engine(engine)?,
+            infinite,
+            memory,
             ..Setup::default()
         };
-        Ok(Life {
-            sim: simulation(py, setup)?,
-        })
+        life(py, setup)
     }
 
     /// A torus holding a copy of `cells`: any 2D array-like of 0/1 or booleans, shape
-    /// (height, width); under a Generations rule of C states, of states 0 to C - 1.
+    /// (height, width); under a Generations rule of C states, of states 0 to C - 1. With
+    /// `infinite=True`, those cells on the infinite plane, the array's cell
+    /// (width // 2, height // 2) on the origin.
     #[staticmethod]
-    #[pyo3(signature = (cells, *, rule="B3/S23", engine="auto"))]
+    #[pyo3(signature = (cells, *, rule="B3/S23", engine="auto", infinite=false, memory=None))]
     fn from_cells(
         py: Python<'_>,
         cells: &Bound<'_, PyAny>,
         rule: &str,
         engine: &str,
+        infinite: bool,
+        memory: Option<u64>,
     ) -> PyResult<Life> {
         let rule = self::rule(Some(rule))?.expect("a rule given");
         let array = cells_u8(py, cells, 2, rule.states())?;
@@ -257,135 +343,267 @@ impl Life {
             start: Start::Grid(grid),
             rule: Some(rule),
             engine: self::engine(engine)?,
+            infinite,
+            memory,
             ..Setup::default()
         };
-        Ok(Life {
-            sim: simulation(py, setup)?,
-        })
+        life(py, setup)
     }
 
-    /// Advances `generations` generations. The GIL is released meanwhile; Ctrl-C interrupts a
-    /// long step between chunks of generations.
-    #[pyo3(signature = (generations=1))]
-    fn step(&self, py: Python<'_>, generations: u64) -> PyResult<()> {
-        step(py, &self.sim, generations)
+    /// Advances `generations` generations: any non-negative int on the infinite plane, up to
+    /// 2^64 - 1 on a grid. The GIL is released meanwhile; Ctrl-C interrupts a long step (on a
+    /// grid between chunks of generations, on the plane inside a step).
+    #[pyo3(signature = (generations=BigUint::from(1u32)))]
+    fn step(&self, py: Python<'_>, generations: BigUint) -> PyResult<()> {
+        if matches!(&*self.lock()?, World::Plane(_)) {
+            return self.step_plane(py, generations);
+        }
+        let Some(generations) = generations.to_u64() else {
+            return Err(PyValueError::new_err(format!(
+                "{generations} generations: a grid counts to 2^64 - 1; the infinite plane (infinite=True) goes further"
+            )));
+        };
+        let mut left = generations;
+        let mut chunk = generations.min(64);
+        while left > 0 {
+            let k = chunk.min(left);
+            let took = py.detach(|| -> PyResult<Duration> {
+                let start = Instant::now();
+                match &mut *self.lock()? {
+                    World::Grid(sim) => sim.step(k).map_err(error)?,
+                    World::Plane(_) => unreachable!("the plane stepped above"),
+                }
+                Ok(start.elapsed())
+            })?;
+            left -= k;
+            py.check_signals()?;
+            if took < Duration::from_millis(50) {
+                chunk = chunk.saturating_mul(2);
+            }
+        }
+        Ok(())
     }
 
-    /// Live cells now; under a Generations rule, every cell not in state 0 (Golly's
-    /// population), the dying ones included.
+    /// Cells not in state 0 now (the live ones; under a Generations rule the dying ones too,
+    /// Golly's population): an int of any size on the plane.
     #[getter]
-    fn population(&self, py: Python<'_>) -> PyResult<u64> {
-        py.detach(|| lock(&self.sim)?.population().map_err(error))
+    fn population(&self, py: Python<'_>) -> PyResult<BigUint> {
+        py.detach(|| match &*self.lock()? {
+            World::Grid(sim) => sim.population().map(BigUint::from).map_err(error),
+            World::Plane(sim) => Ok(sim.population()),
+        })
     }
 
     /// Cells in state 1 now: under a two-state rule the same as `population`.
     #[getter]
-    fn live(&self, py: Python<'_>) -> PyResult<u64> {
-        py.detach(|| {
-            let sim = lock(&self.sim)?;
-            match sim.live().map_err(error)? {
-                Some(live) => Ok(live),
-                None => sim.population().map_err(error),
-            }
+    fn live(&self, py: Python<'_>) -> PyResult<BigUint> {
+        py.detach(|| match &*self.lock()? {
+            World::Grid(sim) => match sim.live().map_err(error)? {
+                Some(live) => Ok(live.into()),
+                None => sim.population().map(BigUint::from).map_err(error),
+            },
+            World::Plane(sim) => Ok(sim.live().unwrap_or_else(|| sim.population())),
         })
     }
 
     /// Cell states of the rule: 2, or C of a Generations rule.
     #[getter]
     fn states(&self) -> PyResult<u32> {
-        Ok(lock(&self.sim)?.rule().states())
+        Ok(self.rule_now()?.states())
     }
 
-    /// Generations advanced so far.
+    /// Generations advanced so far (an int of any size on the plane).
     #[getter]
-    fn generation(&self) -> PyResult<u64> {
-        Ok(lock(&self.sim)?.generation())
+    fn generation(&self) -> PyResult<BigUint> {
+        Ok(match &*self.lock()? {
+            World::Grid(sim) => sim.generation().into(),
+            World::Plane(sim) => sim.generation().clone(),
+        })
     }
 
-    /// Cells per row.
+    /// Cells per row; None on the infinite plane.
     #[getter]
-    fn width(&self) -> PyResult<usize> {
-        Ok(lock(&self.sim)?.extent().0)
+    fn width(&self) -> PyResult<Option<usize>> {
+        Ok(match &*self.lock()? {
+            World::Grid(sim) => Some(sim.extent().0),
+            World::Plane(_) => None,
+        })
     }
 
-    /// Rows.
+    /// Rows; None on the infinite plane.
     #[getter]
-    fn height(&self) -> PyResult<usize> {
-        Ok(lock(&self.sim)?.extent().1)
+    fn height(&self) -> PyResult<Option<usize>> {
+        Ok(match &*self.lock()? {
+            World::Grid(sim) => Some(sim.extent().1),
+            World::Plane(_) => None,
+        })
+    }
+
+    /// Where the cells live: "infinite plane", "torus" or "bounded plane".
+    #[getter]
+    fn universe(&self) -> PyResult<&'static str> {
+        Ok(match &*self.lock()? {
+            World::Grid(sim) => sim.rule().topology().name(),
+            World::Plane(_) => "infinite plane",
+        })
+    }
+
+    /// On the infinite plane, the smallest rectangle holding every cell not in state 0, as
+    /// (x, y, width, height) in Golly's coordinates (ints of any size), or None when there is
+    /// none; on a grid, the whole grid (0, 0, width, height).
+    #[getter]
+    fn bounding_box(&self, py: Python<'_>) -> PyResult<Option<(BigInt, BigInt, BigUint, BigUint)>> {
+        py.detach(|| {
+            Ok(match &*self.lock()? {
+                World::Grid(sim) => {
+                    let (w, h, _) = sim.extent();
+                    Some((0.into(), 0.into(), w.into(), h.into()))
+                }
+                World::Plane(sim) => sim.bounding_box().map(|b| (b.x, b.y, b.width, b.height)),
+            })
+        })
     }
 
     /// The rule, in B/S notation.
     #[getter]
     fn rule(&self) -> PyResult<String> {
-        Ok(lock(&self.sim)?.rule().to_string())
+        Ok(self.rule_now()?.to_string())
     }
 
     /// The engine running the simulation (the one `auto` resolved to, never "auto").
     #[getter]
     fn engine(&self) -> PyResult<&'static str> {
-        Ok(lock(&self.sim)?.engine().name())
+        Ok(match &*self.lock()? {
+            World::Grid(sim) => sim.engine().name(),
+            World::Plane(sim) => sim.engine().name(),
+        })
     }
 
     /// The cells now as a numpy uint8 array of shape (height, width), 1 = alive (under a
-    /// Generations rule 2 and up the dying states); with `x`, `y`, `width`, `height`, that
-    /// window of the torus (wrapping round its edges).
-    #[pyo3(signature = (x=0, y=0, width=None, height=None))]
+    /// Generations rule 2 and up the dying states). On a grid: the whole grid, or with `x`,
+    /// `y`, `width`, `height` that window of the torus (wrapping round its edges). On the
+    /// infinite plane: the bounding box's cells, or that window in Golly's coordinates (x and y
+    /// any ints; width and height are then required).
+    #[pyo3(signature = (x=None, y=None, width=None, height=None))]
     fn cells<'py>(
         &self,
         py: Python<'py>,
-        x: usize,
-        y: usize,
+        x: Option<BigInt>,
+        y: Option<BigInt>,
         width: Option<usize>,
         height: Option<usize>,
     ) -> PyResult<Bound<'py, PyArray2<u8>>> {
-        let (rows, bytes) = py.detach(|| -> PyResult<(usize, Vec<u8>)> {
-            let sim = lock(&self.sim)?;
-            let (w, h, _) = sim.extent();
-            let grid = if (x, y, width, height) == (0, 0, None, None) {
-                sim.world()
-            } else {
-                sim.window(x, y, width.unwrap_or(w), height.unwrap_or(h))
-            }
-            .map_err(error)?;
-            Ok((grid.height(), grid.to_states()))
+        let (rows, columns, bytes) = py.detach(|| -> PyResult<(usize, usize, Vec<u8>)> {
+            let grid = match &*self.lock()? {
+                World::Grid(sim) => {
+                    let (w, h, _) = sim.extent();
+                    let at = |v: &Option<BigInt>| -> PyResult<usize> {
+                        v.as_ref().map_or(Ok(0), |v| {
+                            v.to_usize().ok_or_else(|| {
+                                PyValueError::new_err("a grid's window starts at x, y from 0")
+                            })
+                        })
+                    };
+                    let (x0, y0) = (at(&x)?, at(&y)?);
+                    if (x0, y0, width, height) == (0, 0, None, None) {
+                        sim.world()
+                    } else {
+                        sim.window(x0, y0, width.unwrap_or(w), height.unwrap_or(h))
+                    }
+                    .map_err(error)?
+                }
+                World::Plane(sim) => {
+                    let view = match (x, y, width, height) {
+                        (None, None, None, None) => match sim.bounding_box() {
+                            Some(b) => PlaneView::of(&b),
+                            None => return Ok((0, 0, Vec::new())),
+                        },
+                        (Some(x), Some(y), Some(width), Some(height)) => PlaneView {
+                            x,
+                            y,
+                            width: width as u64,
+                            height: height as u64,
+                        },
+                        _ => {
+                            return Err(PyValueError::new_err(
+                                "on the infinite plane give x, y, width and height, or none (the bounding box)",
+                            ))
+                        }
+                    };
+                    sim.window(&view).map_err(error)?
+                }
+            };
+            Ok((grid.height(), grid.width(), grid.to_states()))
         })?;
-        let columns = bytes.len() / rows;
         let array =
             Array2::from_shape_vec((rows, columns), bytes).expect("a grid's bytes fill its shape");
         Ok(array.into_pyarray(py))
     }
 
-    /// Writes the cells now to `path`, in the format its extension names: `.rle` (the whole
-    /// torus, with the rule and its `:TW,H` suffix), `.cells` or `.png` (a picture).
+    /// Writes the cells now to `path`, in the format its extension names: on a grid `.rle`
+    /// (the whole torus, with the rule and its `:TW,H` suffix), `.cells`, `.mc` or `.png`; on
+    /// the infinite plane `.rle` (the bounding box, with its position and generation), `.mc` or
+    /// `.png` (a picture of the bounding box).
     fn save(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
-        py.detach(|| lock(&self.sim)?.save(&path).map_err(error))
+        py.detach(|| match &*self.lock()? {
+            World::Grid(sim) => sim.save(&path).map_err(error),
+            World::Plane(sim) => sim.save(&path, None, None).map_err(error),
+        })
     }
 
-    /// The grid as a PNG picture, for notebooks.
+    /// The world (on the plane, its bounding box) as a PNG picture, for notebooks.
     fn _repr_png_<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         let png = py.detach(|| -> PyResult<Vec<u8>> {
-            let sim = lock(&self.sim)?;
-            let world = sim.world().map_err(error)?;
-            Ok(gol_core::pattern::encode(
-                gol_core::pattern::Format::Png,
-                &world,
-                sim.rule(),
-                sim.generation(),
-            ))
+            match &*self.lock()? {
+                World::Grid(sim) => {
+                    let world = sim.world().map_err(error)?;
+                    Ok(gol_core::pattern::encode(
+                        gol_core::pattern::Format::Png,
+                        &world,
+                        sim.rule(),
+                        sim.generation(),
+                    ))
+                }
+                World::Plane(sim) => {
+                    let frame = sim.picture(None, None).map_err(error)?;
+                    let mut png = Vec::new();
+                    gol_core::picture::write_png(&mut png, &frame)
+                        .expect("writing to memory cannot fail");
+                    Ok(png)
+                }
+            }
         })?;
         Ok(PyBytes::new(py, &png))
     }
 
     fn __repr__(&self) -> PyResult<String> {
-        let sim = lock(&self.sim)?;
-        let (w, h, _) = sim.extent();
-        Ok(format!(
-            "Life({w}x{h} {}, rule {}, generation {}, engine {})",
-            sim.rule().topology().name(),
-            sim.rule(),
-            sim.generation(),
-            sim.engine()
-        ))
+        Ok(match &*self.lock()? {
+            World::Grid(sim) => {
+                let (w, h, _) = sim.extent();
+                format!(
+                    "Life({w}x{h} {}, rule {}, generation {}, engine {})",
+                    sim.rule().topology().name(),
+                    sim.rule(),
+                    sim.generation(),
+                    sim.engine()
+                )
+            }
+            World::Plane(sim) => format!(
+                "Life(infinite plane, rule {}, generation {}, engine {})",
+                sim.rule(),
+                sim.generation(),
+                sim.engine()
+            ),
+        })
+    }
+}
+
+impl Life {
+    fn rule_now(&self) -> PyResult<Rule> {
+        Ok(match &*self.lock()? {
+            World::Grid(sim) => sim.rule(),
+            World::Plane(sim) => sim.rule(),
+        })
     }
 }
 
@@ -536,8 +754,9 @@ impl Cube {
     }
 }
 
-/// Every engine of this build: one dict per engine with its `name`, the `dims` it exists in
-/// (`[2]` or `[2, 3]`), whether it is `available` here and, where not, the `reason`.
+/// Every engine of this build: one dict per engine with its `name`, the `dims` of the grids it
+/// runs (`[2]`, `[2, 3]`, or `[]` for an engine of the infinite plane only), whether it runs the
+/// infinite `plane`, whether it is `available` here and, where not, the `reason`.
 #[pyfunction]
 fn engines(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
     let flat = gol::registry::ids::<Grid>();
@@ -550,7 +769,9 @@ fn engines(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
             .collect();
         let made = py.detach(|| {
             let options = EngineOptions::default();
-            if flat.contains(&id) {
+            if id.on_plane() {
+                Ok(())
+            } else if flat.contains(&id) {
                 gol::registry::create::<Grid>(id, &options).map(drop)
             } else {
                 gol::registry::create::<gol::Cube>(id, &options).map(drop)
@@ -559,6 +780,7 @@ fn engines(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
         let entry = PyDict::new(py);
         entry.set_item("name", id.name())?;
         entry.set_item("dims", dims)?;
+        entry.set_item("plane", id.on_plane())?;
         entry.set_item("available", made.is_ok())?;
         entry.set_item("reason", made.err().map(|e| e.to_string()))?;
         list.push(entry);

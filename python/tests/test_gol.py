@@ -193,8 +193,10 @@ def test_engines_lists_every_engine_with_its_dimensions():
     assert engines["cpu-scalar"]["dims"] == [2, 3] and engines["cpu-scalar"]["available"]
     assert engines["cpu-table"]["dims"] == [2]
     assert engines["cuda-swar"]["dims"] == [3]
+    assert engines["hashlife"]["dims"] == [] and engines["hashlife"]["plane"]
+    assert engines["hashlife"]["available"]
     for e in engines.values():
-        assert set(e) == {"name", "dims", "available", "reason"}
+        assert set(e) == {"name", "dims", "plane", "available", "reason"}
         assert (e["reason"] is None) == e["available"]
 
 
@@ -315,3 +317,78 @@ def test_generations_rules_keep_their_states(tmp_path):
         gol.Life.from_cells(a + 1, rule="345/2/4")
     with pytest.raises(ValueError, match="two states"):
         expected.save(tmp_path / "wars.cells")
+
+
+def test_a_pattern_without_a_size_runs_on_the_infinite_plane(tmp_path):
+    path = tmp_path / "glider.rle"
+    path.write_text("x = 3, y = 3\nbo$2bo$3o!\n")
+    sim = gol.Life.load(path)
+    assert (sim.universe, sim.width, sim.height, sim.engine) == ("infinite plane", None, None, "hashlife")
+    # Golly puts a file without a position at (0, 0) on its unbounded plane.
+    assert sim.bounding_box == (0, 0, 3, 3)
+    assert np.array_equal(sim.cells(), GLIDER)
+    far = 10**30
+    sim.step(far)
+    assert sim.generation == far and isinstance(sim.generation, int)
+    assert sim.population == 5 and sim.live == 5
+    x, y, w, h = sim.bounding_box
+    assert (x, y, w, h) == (far // 4, far // 4, 3, 3)
+    # Windows in Golly's coordinates, of any size.
+    assert np.array_equal(sim.cells(x, y, 3, 3), GLIDER)
+    window = sim.cells(x - 2, y - 1, 6, 4)
+    assert window.shape == (4, 6) and window.sum() == 5
+    assert np.array_equal(window[1:, 2:5], GLIDER)
+    with pytest.raises(ValueError, match="x, y, width and height"):
+        sim.cells(x, y)
+    out = tmp_path / "far.rle"
+    sim.save(out)
+    text = out.read_text()
+    assert f"#CXRLE Pos={x},{y} Gen={far}" in text
+    again = gol.Life.load(out)
+    assert again.bounding_box == (x, y, 3, 3)
+    assert "infinite plane" in repr(sim)
+
+
+def test_infinite_soups_and_cells_match_a_torus_that_nothing_reaches_the_edge_of():
+    rng = np.random.default_rng(11)
+    cells = (rng.random((31, 40)) < 0.35).astype(np.uint8)
+    plane = gol.Life.from_cells(cells, infinite=True)
+    assert plane.universe == "infinite plane"
+    gens, margin = 60, 64
+    torus = gol.Life.from_cells(np.pad(cells, margin), engine="cpu-scalar")
+    plane.step(gens)
+    torus.step(gens)
+    # The array's cell (20, 15) is on the origin: its top-left cell at (-20, -15).
+    h, w = torus.height, torus.width
+    window = plane.cells(-20 - margin, -15 - margin, w, h)
+    assert np.array_equal(window, torus.cells())
+    assert plane.population == torus.population
+    soup = gol.Life.soup(64, 48, seed=3, infinite=True)
+    grid = gol.Life.soup(64, 48, seed=3)
+    assert np.array_equal(soup.cells(-32, -24, 64, 48), grid.cells())
+
+
+def test_populations_beyond_64_bits_are_python_ints(tmp_path):
+    gun = tmp_path / "gun.rle"
+    gun.write_text(
+        "x = 36, y = 9, rule = B3/S23\n"
+        "24bo$22bobo$12b2o6b2o12b2o$11bo3bo4b2o12b2o$2o8bo5bo3b2o$2o8bo3bob2o4bobo$"
+        "10bo5bo7bo$11bo3bo$12b2o!\n"
+    )
+    sim = gol.Life.load(gun)
+    sim.step(2**100)
+    # A glider every 30 generations, none ever lost: about 5 cells for each.
+    assert sim.population > 2**64
+    assert abs(sim.population - 5 * 2**100 // 30) < 100
+    mc = tmp_path / "gun.mc"
+    sim.save(mc)
+    again = gol.Life.load(mc)
+    assert (again.population, again.bounding_box) == (sim.population, sim.bounding_box)
+    assert again.generation == 0 and sim.generation == 2**100
+
+
+def test_grids_refuse_more_generations_than_64_bits_hold():
+    with pytest.raises(ValueError, match="2\\^64"):
+        gol.Life.soup(8, 8).step(2**64)
+    with pytest.raises(ValueError, match="B0"):
+        gol.Life.soup(8, 8, rule="B03/S23", infinite=True)

@@ -127,8 +127,8 @@ fn golly(bgolly: &Path, algo: &str, file: &Path, gens: &str, out: &Path) -> Stri
     };
     let last = text
         .lines()
-        .filter(counted)
-        .last()
+        .rev()
+        .find(counted)
         .expect("bgolly prints populations");
     let (at, population) = last.split_once(": ").expect("generation: population");
     assert_eq!(

@@ -6,7 +6,7 @@
 //! interface ([`Plane`]).
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
@@ -524,7 +524,7 @@ fn centred(grid: &Grid) -> PlaneStart<'_> {
 #[allow(clippy::type_complexity)]
 fn resume(
     setup: &Setup,
-    path: &PathBuf,
+    path: &Path,
     made: &dyn Fn(PlaneStart<'_>, Rule) -> Result<Box<dyn Plane>>,
 ) -> Result<(Box<dyn Plane>, Rule, Source, BigUint, BigUint)> {
     let state = checkpoint::open_plane(path)?;
@@ -554,7 +554,7 @@ fn resume(
     let stamp = &header.generation - &state.done;
     let plane = made(PlaneStart::File(&file), rule)?;
     let source = Source::Checkpoint {
-        path: path.clone(),
+        path: path.to_path_buf(),
         done: state.done.clone(),
     };
     Ok((plane, rule, source, stamp, state.done))

@@ -1,32 +1,26 @@
 use gol_core::pattern::PatternFile;
-use gol_plane::{Options, Start};
+use gol_plane::{Bits, HashLife};
 use num_bigint::BigUint;
 use std::sync::atomic::AtomicBool;
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let file = PatternFile::open(std::path::Path::new(&args[1])).unwrap();
     let gens: BigUint = args[2].parse().unwrap();
-    let threads: usize = args.get(3).map_or(1, |t| t.parse().unwrap());
     let rule = file.header().rule.unwrap_or(gol_core::Rule::LIFE);
+    let store = gol_plane::store::Store::new(4000 << 20, 3).unwrap();
+    let tree = gol_plane::files::read(&file, store, Bits::new(&rule)).unwrap();
+    let mut hl = HashLife::new(tree, 1).unwrap();
     let t = std::time::Instant::now();
-    let mut plane = gol_plane::new(
-        gol_core::EngineId::Hashlife,
-        Start::File(&file),
-        rule,
-        &Options {
-            memory: 4000 << 20,
-            threads,
-        },
-    )
-    .unwrap();
-    let load = t.elapsed().as_secs_f64();
-    let stop = AtomicBool::new(false);
-    plane.step(&gens, &stop).unwrap();
-    let step = t.elapsed().as_secs_f64() - load;
-    println!(
-        "pop {} bbox {:?} load {load:.3} step {step:.3} {}",
-        plane.population(),
-        plane.bounding_box().map(|b| b.to_string()),
-        plane.details()
-    );
+    hl.step(&gens, &AtomicBool::new(false)).unwrap();
+    println!("step {:.3}", t.elapsed().as_secs_f64());
+    let s = hl.tree().store();
+    let mut hist = vec![0u64; 64];
+    for id in 1..s.used() as u32 {
+        hist[s.level(id).min(63) as usize] += 1;
+    }
+    for (l, n) in hist.iter().enumerate() {
+        if *n > 0 {
+            println!("level {l}: {n}");
+        }
+    }
 }

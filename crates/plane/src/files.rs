@@ -7,7 +7,8 @@ use std::io::{self, Write};
 
 use gol_core::pattern::{MacroNode, PatternFile, Sink};
 use gol_core::{Error, Grid, Result};
-use num_bigint::BigUint;
+use num_bigint::{BigInt, BigUint};
+use num_traits::ToPrimitive;
 
 use crate::leaf::Leaf;
 use crate::store::{Id, Store};
@@ -100,11 +101,33 @@ pub fn read<L: Leaf>(file: &PatternFile, store: Store, leaf: L) -> Result<Tree<L
     if let Some(nodes) = file.macrocell_nodes() {
         return macrocell(&nodes?, store, leaf);
     }
-    let origin = file.header().position.unwrap_or((0, 0));
-    let mut builder = Builder::<L>::new(origin, states);
+    let (x, y) = file.header().position.clone().unwrap_or_default();
+    let h = file.header();
+    // Near the origin, cells go straight to their leaves; far from it (a file written after
+    // very many generations), the pattern is built near the origin and then put in place.
+    let near = |v: &BigInt| v.to_i64().is_some_and(|v| v.unsigned_abs() < NEAR);
+    if near(&x) && near(&y) {
+        let mut builder = Builder::<L>::new((x.to_i64().unwrap(), y.to_i64().unwrap()), states);
+        file.paint_into(&mut builder)?;
+        return builder.build(store, leaf);
+    }
+    let side = h.width.max(h.height).max(1) as u64;
+    let level = (64 - (side - 1).leading_zeros()).max(L::LEVEL);
+    let (ax, ay) = crate::tree::block_corner(&x, &y, level);
+    // Golly's y of the anchor's row is its tree row plus one: so is the builder's.
+    let local = (
+        (&x - &ax).to_i64().unwrap(),
+        (&y - &ay).to_i64().unwrap() + 1,
+    );
+    let mut builder = Builder::<L>::new(local, states);
     file.paint_into(&mut builder)?;
-    builder.build(store, leaf)
+    let tree = builder.build(store, leaf)?;
+    let message = too_large(tree.store());
+    tree.moved(level, &ax, &ay).map_err(|Full| message)
 }
+
+/// Positions up to this far from the origin are placed directly.
+const NEAR: u64 = 1 << 60;
 
 /// The cells of `grid` on the plane, its top-left cell at Golly's (x, y).
 pub fn from_grid<L: Leaf>(grid: &Grid, x: i64, y: i64, store: Store, leaf: L) -> Result<Tree<L>> {
@@ -168,7 +191,7 @@ fn macrocell<L: Leaf>(nodes: &[MacroNode], store: Store, leaf: L) -> Result<Tree
             MacroNode::Inner(level, children) => {
                 let child = |q: usize| -> Result<Part> {
                     match children[q] {
-                        0 if level - 1 >= L::LEVEL => Ok(Part::Node(
+                        0 if level > L::LEVEL => Ok(Part::Node(
                             store.empty(level - 1).ok_or(Full).map_err(full)?,
                         )),
                         0 => Ok(Part::Cells([0; 64])),

@@ -10,7 +10,7 @@
 //! Where s = k − 2, those nine form four nodes of level k − 1 whose results (another
 //! 2^(k−3) generations) are the four children of the result; where s < k − 2, the nine results
 //! are already 2^s generations on, and the four children are the centres of those four nodes.
-//! At the base (one level above the leaves) the [`Leaf`] kind steps the cells itself.
+//! At the base (two levels above the leaves) the [`Leaf`] kind steps the cells itself.
 //!
 //! Results of levels up to j + 2 are full steps and do not depend on j; those above do, and are
 //! forgotten when j changes ([`Store::forget_results_above`]).
@@ -61,9 +61,8 @@ impl<L: Leaf> Stepper<'_, L> {
             return store.empty(level - 1);
         }
         let s = self.j.min(level - 2);
-        let result = if level == L::LEVEL + 1 {
-            let quads = store.key(id).map(|leaf| store.key(leaf));
-            store.node(L::LEVEL, self.leaf.step(quads, s))?
+        let result = if level == L::LEVEL + 2 {
+            self.base(id, s)?
         } else {
             if self.stop.load(Ordering::Relaxed) || store.is_crowded() {
                 return None;
@@ -72,6 +71,27 @@ impl<L: Leaf> Stepper<'_, L> {
         };
         store.set_result(id, result);
         Some(result)
+    }
+
+    /// The result of a node two levels above the leaves, stepped by the leaf kind itself over
+    /// its sixteen leaves, 2^`s` generations.
+    fn base(&self, id: Id, s: u32) -> Option<Id> {
+        let store = self.store;
+        let quads = store.key(id).map(|child| store.key(child));
+        // The leaves row by row: the top halves of the north quadrants, then their bottom
+        // halves, then the same of the south ones.
+        let leaves: [[u32; 4]; 16] = std::array::from_fn(|l| {
+            let (x, y) = (l % 4, l / 4);
+            store.key(quads[2 * (y / 2) + x / 2][2 * (y % 2) + x % 2])
+        });
+        let [a, b, c, d] = self.leaf.step(&leaves, s);
+        let [a, b, c, d] = [
+            store.node(L::LEVEL, a)?,
+            store.node(L::LEVEL, b)?,
+            store.node(L::LEVEL, c)?,
+            store.node(L::LEVEL, d)?,
+        ];
+        store.join(L::LEVEL + 1, a, b, c, d)
     }
 
     /// The result of an inner node above the base: `full` where it advances 2^(level − 2).
@@ -83,16 +103,25 @@ impl<L: Leaf> Stepper<'_, L> {
         let [sw_nw, sw_ne, _, sw_se] = store.key(sw);
         let [se_nw, se_ne, se_sw, _] = store.key(se);
         let l = level - 1;
-        // The nine overlapping nodes of level - 1, row by row.
+        // The nine overlapping nodes of level - 1, row by row: five of them made of
+        // grandchildren, looked up together.
+        let made = [
+            [nw_ne, ne_nw, nw_se, ne_sw],
+            [nw_sw, nw_se, sw_nw, sw_ne],
+            [nw_se, ne_sw, sw_ne, se_nw],
+            [ne_sw, ne_se, se_nw, se_ne],
+            [sw_ne, se_nw, sw_se, se_sw],
+        ];
+        store.prefetch(l, &made);
         let nine = [
             nw,
-            store.join(l, nw_ne, ne_nw, nw_se, ne_sw)?,
+            store.node(l, made[0])?,
             ne,
-            store.join(l, nw_sw, nw_se, sw_nw, sw_ne)?,
-            store.join(l, nw_se, ne_sw, sw_ne, se_nw)?,
-            store.join(l, ne_sw, ne_se, se_nw, se_ne)?,
+            store.node(l, made[1])?,
+            store.node(l, made[2])?,
+            store.node(l, made[3])?,
             sw,
-            store.join(l, sw_ne, se_nw, sw_se, se_sw)?,
+            store.node(l, made[4])?,
             se,
         ];
         let r = self.many(nine, l)?;
@@ -104,6 +133,7 @@ impl<L: Leaf> Stepper<'_, L> {
             four(4, 5, 7, 8),
         ];
         let children = if full {
+            store.prefetch(l, &quarters);
             let nodes = [
                 store.node(l, quarters[0])?,
                 store.node(l, quarters[1])?,
@@ -114,10 +144,6 @@ impl<L: Leaf> Stepper<'_, L> {
         } else {
             // The centre of the node of level l made of these four of level l - 1.
             let centre = |[a, b, c, d]: [Id; 4]| {
-                if l - 1 == L::LEVEL {
-                    let quads = [a, b, c, d].map(|leaf| store.key(leaf));
-                    return store.node(L::LEVEL, L::centre(quads));
-                }
                 store.join(
                     l - 1,
                     store.key(a)[3],

@@ -125,6 +125,93 @@ impl<L: Leaf> Tree<L> {
         })
     }
 
+    /// The tree whose cells are this one's moved by (x, y − 1) (a block's corner,
+    /// [`block_corner`]), where every cell lies in the square of side 2^(`level` + 1) whose
+    /// top-left cell is the block's corner of the origin, (0, 1).
+    pub fn moved(mut self, level: u32, x: &BigInt, y: &BigInt) -> Result<Tree<L>, Full> {
+        while self.level < level + 2 {
+            self.expand()?;
+        }
+        // The south-east quadrant, then its north-west corner down to level + 1: the square
+        // from (0, 1); its four quarters are blocks of `level`.
+        let s = &self.store;
+        let mut node = s.key(self.root)[3];
+        for _ in level + 1..self.level - 1 {
+            node = s.key(node)[0];
+        }
+        let quarters = s.key(node);
+        let empty = s.empty(L::LEVEL + 1).ok_or(Full)?;
+        self.root = empty;
+        self.level = L::LEVEL + 1;
+        let side = BigInt::one() << level;
+        for (q, &quarter) in quarters.iter().enumerate() {
+            let qx = x + if q & 1 == 1 {
+                side.clone()
+            } else {
+                BigInt::zero()
+            };
+            let qt = y - ROW_SHIFT
+                + if q >> 1 == 1 {
+                    side.clone()
+                } else {
+                    BigInt::zero()
+                };
+            self.put(quarter, level, &qx, &qt)?;
+        }
+        Ok(self)
+    }
+
+    /// Replaces the node of `level` whose top-left corner is (x, t) in the tree's own rows
+    /// (t = y − 1; both multiples of 2^`level`) by `node`, growing the root to hold it.
+    fn put(&mut self, node: Id, level: u32, x: &BigInt, t: &BigInt) -> Result<(), Full> {
+        let covers = |tree: &Tree<L>| {
+            let half = BigInt::one() << (tree.level - 1);
+            let end = |v: &BigInt| v + (BigInt::one() << level);
+            *x >= -half.clone() && *t >= -half.clone() && end(x) <= half && end(t) <= half
+        };
+        while self.level <= level || !covers(self) {
+            self.expand()?;
+        }
+        let half = BigInt::one() << (self.level - 1);
+        self.root = self.replace(
+            self.root,
+            self.level,
+            -half.clone(),
+            -half,
+            node,
+            level,
+            x,
+            t,
+        )?;
+        Ok(())
+    }
+
+    /// [`Tree::put`] below `id`, of `at`, whose top-left corner is (ix, it).
+    #[allow(clippy::too_many_arguments)]
+    fn replace(
+        &self,
+        id: Id,
+        at: u32,
+        ix: BigInt,
+        it: BigInt,
+        node: Id,
+        level: u32,
+        x: &BigInt,
+        t: &BigInt,
+    ) -> Result<Id, Full> {
+        if at == level {
+            return Ok(node);
+        }
+        let half = BigInt::one() << (at - 1);
+        let (east, south) = (*x >= &ix + &half, *t >= &it + &half);
+        let q = east as usize + 2 * south as usize;
+        let mut children = self.store.key(id);
+        let cx = if east { ix + &half } else { ix };
+        let ct = if south { it + &half } else { it };
+        children[q] = self.replace(children[q], at - 1, cx, ct, node, level, x, t)?;
+        self.store.node(at, children).ok_or(Full)
+    }
+
     /// The store holding the nodes.
     pub fn store(&self) -> &Store {
         &self.store

@@ -58,6 +58,7 @@ pub(super) fn header(path: &Path, text: &[u8]) -> Result<(Header, (usize, usize)
         rule: None,
         bounds: None,
         position: None,
+        oversized: false,
         generation: Default::default(),
     };
     Ok((header, (0, 1)))

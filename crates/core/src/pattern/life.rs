@@ -147,7 +147,8 @@ pub(super) fn header(
         height: height as usize,
         rule,
         bounds: None,
-        position: Some((left, top)),
+        position: Some((left.into(), top.into())),
+        oversized: false,
         generation: Default::default(),
     };
     Ok((header, (0, 1)))

@@ -30,8 +30,12 @@ const LEAF_LEVEL: u32 = 3;
 /// The level of a multi-state leaf: 2×2 cells.
 const STATES_LEVEL: u32 = 1;
 
-/// The deepest root read: its coordinates stay well inside `i64`.
-const MAX_LEVEL: u32 = 60;
+/// The deepest node read: a square 2^4095 cells wide, as deep as the infinite plane's trees
+/// go. Roots above level 62 are too wide for grids ([`super::Header::oversized`]).
+const MAX_LEVEL: u32 = 4095;
+
+/// The deepest root whose extent a header gives (its coordinates stay inside `i64`).
+const GRID_LEVEL: u32 = 62;
 
 /// A node as read.
 #[derive(Clone, Copy, Debug)]
@@ -260,16 +264,20 @@ pub(super) fn header(path: &Path, text: &[u8]) -> Result<(Header, (usize, usize)
     let tree = read(path, text)?;
     let root = tree.nodes.len() - 1;
     let level = tree.nodes[root].level();
-    let half = 1i64 << (level - 1);
-    let (width, height, position) = match boxes(&tree)[root] {
-        None => (0, 0, None),
-        // Larger than any grid where the root is of a level above 30: a grid refuses it when
-        // the pattern is placed; the plane takes the nodes as they are.
-        Some((l, t, r, b)) => (
-            (r - l + 1) as usize,
-            (b - t + 1) as usize,
-            Some((l as i64 - half, t as i64 - half + 1)),
-        ),
+    let oversized = level > GRID_LEVEL;
+    let half = 1i64 << (level.min(GRID_LEVEL) - 1);
+    let (width, height, position) = match oversized {
+        true => (0, 0, None),
+        false => match boxes(&tree)[root] {
+            None => (0, 0, None),
+            // Larger than any grid where the root is of a level above 30: a grid refuses it
+            // when the pattern is placed; the plane takes the nodes as they are.
+            Some((l, t, r, b)) => (
+                (r - l + 1) as usize,
+                (b - t + 1) as usize,
+                Some(((l as i64 - half).into(), (t as i64 - half + 1).into())),
+            ),
+        },
     };
     let header = Header {
         width,
@@ -277,6 +285,7 @@ pub(super) fn header(path: &Path, text: &[u8]) -> Result<(Header, (usize, usize)
         rule: tree.rule,
         bounds: tree.bounds,
         position,
+        oversized,
         generation: tree.generation,
     };
     Ok((header, (0, 1)))

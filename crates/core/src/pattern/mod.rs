@@ -30,7 +30,8 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use memmap2::Mmap;
-use num_bigint::BigUint;
+use num_bigint::{BigInt, BigUint};
+use num_traits::ToPrimitive;
 
 use crate::error::{Error, Result};
 use crate::grid::Grid;
@@ -157,9 +158,13 @@ pub struct Header {
     /// rule holds the topology.
     pub bounds: Option<(usize, usize)>,
     /// Where the file puts the bounding box's top-left cell, in Golly's coordinates (see the
-    /// module documentation): `#CXRLE Pos=x,y`, or the live cells' least x and y in Life
-    /// 1.06 and 1.05. `None` where the file does not say.
-    pub position: Option<(i64, i64)>,
+    /// module documentation), exact at any size: `#CXRLE Pos=x,y`, or the live cells' least x
+    /// and y in Life 1.06 and 1.05 and macrocell files. `None` where the file does not say.
+    pub position: Option<(BigInt, BigInt)>,
+    /// Whether the pattern spans more than any grid can hold (a macrocell file whose root is
+    /// above level 62): `width`, `height` and `position` then say nothing (0, 0 and `None`),
+    /// and only the infinite plane takes it, from its nodes.
+    pub oversized: bool,
     /// The generation the file was saved at (`#CXRLE Gen=g`, macrocell `#G g`), exact at any
     /// size; 0 where it does not say.
     pub generation: BigUint,
@@ -294,7 +299,11 @@ impl PatternFile {
 
     fn draw(&self, canvas: Canvas<'_>) -> Result<()> {
         let (path, text) = (&self.path, &self.text);
-        let corner = self.header.position.unwrap_or((0, 0));
+        // Life 1.0x positions come from coordinates read as 64-bit numbers.
+        let corner = match &self.header.position {
+            Some((x, y)) => (x.to_i64().unwrap_or(0), y.to_i64().unwrap_or(0)),
+            None => (0, 0),
+        };
         match self.format {
             Format::Rle => rle::paint(path, text, self.body, canvas),
             Format::Cells => cells::paint(path, text, self.body, canvas),
@@ -321,14 +330,23 @@ impl PatternFile {
     /// (see the module documentation); refused where the pattern does not fit.
     pub fn corner(&self, width: usize, height: usize) -> Result<(usize, usize)> {
         let h = &self.header;
-        let (x, y) = h
-            .position
-            .unwrap_or((-((h.width / 2) as i64), -((h.height / 2) as i64)));
-        let (left, top) = (x + (width / 2) as i64, y + (height / 2) as i64);
-        let fits = |start: i64, len: usize, side: usize| {
-            start >= 0 && start as u64 + len as u64 <= side as u64
+        if h.oversized {
+            return Err(Error::Invalid(format!(
+                "{}: the pattern spans more than 2^62 cells, more than any grid holds; it runs on the infinite plane (give no size)",
+                self.path.display()
+            )));
+        }
+        let (x, y) = h.position.clone().unwrap_or((
+            BigInt::from(-((h.width / 2) as i64)),
+            BigInt::from(-((h.height / 2) as i64)),
+        ));
+        let (left, top) = (&x + width / 2, &y + height / 2);
+        let fits = |start: &BigInt, len: usize, side: usize| {
+            start
+                .to_u64()
+                .is_some_and(|s| s + len as u64 <= side as u64)
         };
-        if !fits(left, h.width, width) || !fits(top, h.height, height) {
+        if !fits(&left, h.width, width) || !fits(&top, h.height, height) {
             let (x0, y0) = (-((width / 2) as i64), -((height / 2) as i64));
             return Err(Error::Invalid(format!(
                 "{}: the {}x{} pattern at ({x}, {y}) does not fit in the {width}x{height} grid, which spans ({x0}, {y0}) to ({}, {}) in Golly's coordinates",
@@ -339,7 +357,10 @@ impl PatternFile {
                 y0 + height as i64 - 1
             )));
         }
-        Ok((left as usize, top as usize))
+        Ok((
+            left.to_usize().expect("fits"),
+            top.to_usize().expect("fits"),
+        ))
     }
 
     /// The pattern on a `width`×`height` grid, placed as Golly places it

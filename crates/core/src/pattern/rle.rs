@@ -17,7 +17,7 @@ use super::{describe, lines, parse_error, Canvas, Header, Sink, Target};
 use crate::error::Result;
 use crate::grid::{fill_row_run, Grid, MAX_SIDE};
 use crate::rule::Rule;
-use num_bigint::BigUint;
+use num_bigint::{BigInt, BigUint};
 
 /// The longest line written.
 pub(super) const LINE_LIMIT: usize = 70;
@@ -63,7 +63,7 @@ pub(super) fn header(path: &Path, text: &[u8]) -> Result<(Header, (usize, usize)
 
 /// Parses the rest of a `#CXRLE` line: `Pos=x,y` (the top-left cell in Golly's coordinates)
 /// and `Gen=g`, in any order, each optional.
-fn extension(text: &str) -> std::result::Result<(Option<(i64, i64)>, BigUint), String> {
+fn extension(text: &str) -> std::result::Result<(Option<(BigInt, BigInt)>, BigUint), String> {
     let (mut position, mut generation) = (None, BigUint::default());
     for item in text.split_ascii_whitespace() {
         let (key, value) = item
@@ -71,10 +71,8 @@ fn extension(text: &str) -> std::result::Result<(Option<(i64, i64)>, BigUint), S
             .ok_or_else(|| format!("#CXRLE: expected key=value, found {item:?}"))?;
         let coordinate = |v: &str| {
             v.trim()
-                .parse::<i64>()
-                .ok()
-                .filter(|c| c.unsigned_abs() < 1 << 62)
-                .ok_or_else(|| format!("#CXRLE Pos={value}: {v:?} is not a whole number"))
+                .parse::<BigInt>()
+                .map_err(|_| format!("#CXRLE Pos={value}: {v:?} is not a whole number"))
         };
         match key {
             "Pos" => {
@@ -144,6 +142,7 @@ fn parse_header(line: &str) -> std::result::Result<Header, String> {
         rule,
         bounds,
         position: None,
+        oversized: false,
         generation: Default::default(),
     })
 }

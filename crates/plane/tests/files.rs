@@ -1,0 +1,119 @@
+//! Pattern files on the plane: what is written reads back as the same cells at the same place,
+//! near the origin or astronomically far from it, two-state and multi-state.
+
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+
+use gol_core::pattern::PatternFile;
+use gol_core::{EngineId, Grid, Rule};
+use gol_plane::{Options, Plane, Start, Written};
+use num_bigint::{BigInt, BigUint};
+use proptest::prelude::*;
+
+fn plane(start: Start<'_>, rule: Rule) -> Box<dyn Plane> {
+    let options = Options {
+        memory: 16 << 20,
+        threads: 1,
+    };
+    gol_plane::new(EngineId::Hashlife, start, rule, &options).unwrap()
+}
+
+/// `plane` written in `format` and read back.
+fn round_trip(plane: &dyn Plane, format: Written, generation: &BigUint) -> Box<dyn Plane> {
+    let mut text = Vec::new();
+    plane.write(format, generation, &mut text).unwrap();
+    let name = match format {
+        Written::Rle => "x.rle",
+        Written::Macrocell => "x.mc",
+    };
+    let file = PatternFile::from_bytes(Path::new(name), text).unwrap();
+    assert_eq!(&file.header().generation, generation);
+    self::plane(Start::File(&file), plane.rule())
+}
+
+/// The cells of `a` and `b` agree on their bounding box (and the boxes agree).
+fn same_cells(a: &dyn Plane, b: &dyn Plane) {
+    let (ba, bb) = (a.bounding_box(), b.bounding_box());
+    assert_eq!(ba, bb);
+    if let Some(bounds) = ba {
+        let (w, h) = bounds.size().unwrap();
+        let cells = |p: &dyn Plane| p.cells(&bounds.x, &bounds.y, w as usize, h as usize);
+        assert_eq!(cells(a), cells(b));
+    }
+    assert_eq!(a.population(), b.population());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(40))]
+
+    #[test]
+    fn written_files_read_back_in_place(
+        width in 1usize..70,
+        height in 1usize..70,
+        bits in proptest::collection::vec(any::<u64>(), 8),
+        states in prop_oneof![Just(2u32), 3u32..9],
+        x in -1_000_000i64..1_000_000,
+        y in -1_000_000i64..1_000_000,
+        far in any::<bool>(),
+    ) {
+        let mut grid = Grid::with_states(width, height, states).unwrap();
+        for cy in 0..height {
+            for cx in 0..width {
+                let r = bits[(cy * width + cx) % 8] >> ((cx * 5 + cy * 11) % 58);
+                if r & 3 == 0 {
+                    grid.set_state(cx, cy, if states > 2 { 1 + (r >> 2) as u32 % (states - 1) } else { 1 });
+                }
+            }
+        }
+        let rule = Rule::LIFE.with_states(states).unwrap();
+        let original = plane(Start::Grid { grid: &grid, x, y }, rule);
+        // Far away: the same RLE with its position moved by 10^40 (right and up).
+        let moved = match far {
+            false => original,
+            true if original.bounding_box().is_none() => original,
+            true => {
+                let a = original.bounding_box().unwrap();
+                let mut text = Vec::new();
+                original.write(Written::Rle, &BigUint::from(0u32), &mut text).unwrap();
+                let text = String::from_utf8(text).unwrap();
+                let offset = BigInt::from(10u32).pow(40);
+                let pos = format!("#CXRLE Pos={},{}", &a.x + &offset, &a.y - &offset);
+                let first = text.lines().next().unwrap().split(' ').take(2).collect::<Vec<_>>().join(" ");
+                let text = text.replacen(&first, &pos, 1);
+                let file = PatternFile::from_bytes(Path::new("far.rle"), text.into_bytes()).unwrap();
+                let moved = plane(Start::File(&file), rule);
+                let b = moved.bounding_box().unwrap();
+                prop_assert_eq!((&b.x - &offset, &b.y + &offset), (a.x.clone(), a.y.clone()));
+                prop_assert_eq!(moved.population(), original.population());
+                let (w, h) = a.size().unwrap();
+                let (w, h) = (w as usize, h as usize);
+                prop_assert_eq!(moved.cells(&b.x, &b.y, w, h), original.cells(&a.x, &a.y, w, h));
+                moved
+            }
+        };
+        let generation = BigUint::from(7u32).pow(30);
+        for format in [Written::Rle, Written::Macrocell] {
+            same_cells(&*moved, &*round_trip(&*moved, format, &generation));
+        }
+    }
+}
+
+#[test]
+fn stepped_planes_write_what_they_hold() {
+    let glider = Grid::from_bytes(3, 3, &[0, 1, 0, 0, 0, 1, 1, 1, 1]).unwrap();
+    let mut p = plane(
+        Start::Grid {
+            grid: &glider,
+            x: -1,
+            y: -1,
+        },
+        Rule::LIFE,
+    );
+    let far = BigUint::from(2u32).pow(200);
+    p.step(&far, &AtomicBool::new(false)).unwrap();
+    for format in [Written::Rle, Written::Macrocell] {
+        same_cells(&*p, &*round_trip(&*p, format, &far));
+    }
+    let b = p.bounding_box().unwrap();
+    assert_eq!(b.x, BigInt::from(far / 4u32) - 1);
+}
