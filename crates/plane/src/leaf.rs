@@ -1,17 +1,16 @@
 //! Leaves: the cells a node at the bottom of the quadtree holds, and the base case of HashLife,
-//! which steps the cells of sixteen leaves (a node two levels above them) directly: the nodes
-//! one level above the leaves made of overlapping leaves are never hashed, as in Golly's
-//! HashLife, and they would be the most numerous nodes of all.
+//! which steps the cells of four leaves directly.
 //!
 //! Two kinds, each bound to a rule:
 //!
 //! - [`Bits`], for two-state rules: a leaf is 8×8 cells (level 3), one bit each. Its key's word
 //!   0 holds rows 0–3 and word 1 rows 4–7, cell (x, y) at bit 8(y mod 4) + x; words 2 and 3 are
-//!   zero. Sixteen leaves make a 32×32 square, stepped up to 8 generations at once by bitwise
-//!   logic over sixteen 64-bit words, two rows of 32 cells in each (see [`Square`]).
+//!   zero. Four leaves make a 16×16 square, stepped 1, 2 or 4 generations at once by bitwise
+//!   logic over four 64-bit words, one row of 16 cells in each quarter of a word (see
+//!   [`Square`]).
 //! - [`States`], for Generations rules: a leaf is 4×4 cells (level 2), one byte each holding the
-//!   state; word `y` of the key holds row `y`, cell (x, y) in byte x. Sixteen leaves make a
-//!   16×16 square, stepped up to 4 generations cell by cell.
+//!   state; word `y` of the key holds row `y`, cell (x, y) in byte x. Four leaves make an 8×8
+//!   square, stepped 1 or 2 generations cell by cell.
 
 use gol_core::rule::circuit::{Circuit, Gate, FIRST_GATE, ONE, ZERO};
 use gol_core::Rule;
@@ -24,10 +23,13 @@ pub trait Leaf: Send + Sync + 'static {
     /// The number of cell states the leaves hold.
     fn states(&self) -> u32;
 
-    /// The cells of the sixteen leaves `leaves` (four rows of four, a square of side
-    /// 2^(LEVEL+2)), after 2^`log2` generations (at most 2^LEVEL): the four leaves at its
-    /// centre (nw, ne, sw, se).
-    fn step(&self, leaves: &[[u32; 4]; 16], log2: u32) -> [[u32; 4]; 4];
+    /// The cells of the four leaves `quads` (nw, ne, sw, se), a square of side 2^(LEVEL+1),
+    /// after 2^`log2` generations (at most a quarter of that side): the leaf at its centre.
+    fn step(&self, quads: [[u32; 4]; 4], log2: u32) -> [u32; 4];
+
+    /// The leaf at the centre of the square of four leaves `quads` (nw, ne, sw, se), as they
+    /// are.
+    fn centre(quads: [[u32; 4]; 4]) -> [u32; 4];
 
     /// Cells of leaf `key` not in state 0.
     fn population(key: [u32; 4]) -> u64;
@@ -93,49 +95,52 @@ impl Bits {
     }
 }
 
-/// A 32×32 square of cells in sixteen words: word `w` holds rows 2w and 2w + 1, cell (x, y) at
-/// bit 32(y mod 2) + x. The whole square is a 1024-bit number in which cell (x, y) is bit
-/// 32y + x.
+/// A 16×16 square of cells in four words: word `w` holds rows 4w to 4w + 3, cell (x, y) at bit
+/// 16(y mod 4) + x. The whole square is a 256-bit number in which cell (x, y) is bit 16y + x.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Square([u64; WORDS]);
+pub(crate) struct Square([u64; 4]);
 
-/// Words of a [`Square`].
-const WORDS: usize = 16;
+/// Each 16-bit row of a word without its cell x = 0 (which a shift east leaves behind).
+const NOT_WEST: u64 = 0xfffe_fffe_fffe_fffe;
+/// Each 16-bit row of a word without its cell x = 15.
+const NOT_EAST: u64 = 0x7fff_7fff_7fff_7fff;
 
-/// Each 32-bit row of a word without its cell x = 0 (which a shift east leaves behind).
-const NOT_WEST: u64 = 0xffff_fffe_ffff_fffe;
-/// Each 32-bit row of a word without its cell x = 31.
-const NOT_EAST: u64 = 0x7fff_ffff_7fff_ffff;
+/// The four bytes of `x` spread to the low bytes of four 16-bit lanes.
+#[inline]
+fn spread(x: u32) -> u64 {
+    let x = x as u64;
+    let x = (x | x << 16) & 0x0000_ffff_0000_ffff;
+    (x | x << 8) & 0x00ff_00ff_00ff_00ff
+}
+
+/// Cells 4 to 11 of each of the four 16-bit rows of `w`, as four bytes.
+#[inline]
+fn gather(w: u64) -> u32 {
+    let x = (w >> 4) & 0x00ff_00ff_00ff_00ff;
+    let x = (x | x >> 8) & 0x0000_ffff_0000_ffff;
+    (x | x >> 16) as u32
+}
 
 impl Square {
-    /// The square of sixteen 8×8 leaves, four rows of four, each as one word (cell (x, y) at
-    /// bit 8y + x).
+    /// The square of four 8×8 leaves (nw, ne, sw, se), each as one word (cell (x, y) at bit
+    /// 8y + x).
     #[inline]
-    fn of(leaves: &[u64; 16]) -> Square {
-        let mut words = [0u64; WORDS];
-        for (band, row) in leaves.chunks_exact(4).enumerate() {
-            for r in 0..8 {
-                let cells = row.iter().enumerate().fold(0u64, |acc, (c, &leaf)| {
-                    acc | (leaf >> (8 * r) & 0xff) << (8 * c)
-                });
-                words[4 * band + r / 2] |= cells << (32 * (r % 2));
-            }
-        }
-        Square(words)
+    fn of(nw: u64, ne: u64, sw: u64, se: u64) -> Square {
+        let half = |west: u64, east: u64| {
+            [
+                spread(west as u32) | spread(east as u32) << 8,
+                spread((west >> 32) as u32) | spread((east >> 32) as u32) << 8,
+            ]
+        };
+        let [a, b] = half(nw, ne);
+        let [c, d] = half(sw, se);
+        Square([a, b, c, d])
     }
 
-    /// The 16×16 cells at the square's centre (x and y from 8 to 23), as four leaves (nw, ne,
-    /// sw, se), each one word.
+    /// The 8×8 cells at the square's centre (x and y from 4 to 11), as one word.
     #[inline]
-    fn centre(&self) -> [u64; 4] {
-        std::array::from_fn(|q| {
-            let (qx, qy) = (q & 1, q >> 1);
-            (0..8).fold(0u64, |acc, r| {
-                let y = 8 + 8 * qy + r;
-                let row = self.0[y / 2] >> (32 * (y % 2));
-                acc | (row >> (8 + 8 * qx) & 0xff) << (8 * r)
-            })
-        })
+    fn centre(&self) -> u64 {
+        gather(self.0[1]) as u64 | (gather(self.0[2]) as u64) << 32
     }
 
     /// Each cell replaced by its west neighbour (x − 1).
@@ -153,19 +158,25 @@ impl Square {
     /// Each cell replaced by its north neighbour (y − 1).
     #[inline(always)]
     fn north(&self) -> Square {
-        let w = &self.0;
-        Square(std::array::from_fn(|i| {
-            w[i] << 32 | if i > 0 { w[i - 1] >> 32 } else { 0 }
-        }))
+        let w = self.0;
+        Square([
+            w[0] << 16,
+            w[1] << 16 | w[0] >> 48,
+            w[2] << 16 | w[1] >> 48,
+            w[3] << 16 | w[2] >> 48,
+        ])
     }
 
     /// Each cell replaced by its south neighbour (y + 1).
     #[inline(always)]
     fn south(&self) -> Square {
-        let w = &self.0;
-        Square(std::array::from_fn(|i| {
-            w[i] >> 32 | if i + 1 < WORDS { w[i + 1] << 32 } else { 0 }
-        }))
+        let w = self.0;
+        Square([
+            w[0] >> 16 | w[1] << 48,
+            w[1] >> 16 | w[2] << 48,
+            w[2] >> 16 | w[3] << 48,
+            w[3] >> 16,
+        ])
     }
 
     /// The nine cells of each cell's neighbourhood, as [`Circuit`] numbers them: cell 3r + c in
@@ -190,7 +201,8 @@ impl Square {
     #[inline]
     fn life(&self) -> Square {
         let cells = self.neighbourhood();
-        Square(std::array::from_fn(|i| {
+        let mut out = [0u64; 4];
+        for (i, out) in out.iter_mut().enumerate() {
             let v = |k: usize| cells[k].0[i];
             // Sums of the rows above and below (three cells) and of the row itself (two).
             let (a, b, c) = (v(0), v(1), v(2));
@@ -207,16 +219,17 @@ impl Square {
             let twos_odd = x ^ y;
             let any_pair = (top1 & bot1) | (mid1 & carry) | (x & y);
             // Totals 2 and 3: one two, no more; alive with 3, or with 2 if alive already.
-            twos_odd & !any_pair & (ones | v(4))
-        }))
+            *out = twos_odd & !any_pair & (ones | v(4));
+        }
+        Square(out)
     }
 
     /// One generation of a rule given as a circuit over the nine cells.
     #[inline]
     fn circuit(&self, gates: &[Gate], output: u16) -> Square {
-        let mut values: Vec<[u64; WORDS]> = Vec::with_capacity(FIRST_GATE as usize + gates.len());
+        let mut values: Vec<[u64; 4]> = Vec::with_capacity(FIRST_GATE as usize + gates.len());
         values.extend(self.neighbourhood().map(|s| s.0));
-        values.extend([[0; WORDS], [!0; WORDS]]);
+        values.extend([[0; 4], [!0; 4]]);
         for gate in gates {
             let v = |s: &u16| values[*s as usize];
             let each2 = |a: &u16, b: &u16, f: fn(u64, u64) -> u64| {
@@ -227,7 +240,7 @@ impl Square {
                 let (a, b, c) = (v(a), v(b), v(c));
                 std::array::from_fn(|i| f(a[i], b[i], c[i]))
             };
-            let value: [u64; WORDS] = match gate {
+            let value: [u64; 4] = match gate {
                 Gate::And(a, b) => each2(a, b, |a, b| a & b),
                 Gate::Or(a, b) => each2(a, b, |a, b| a | b),
                 Gate::Xor(a, b) => each2(a, b, |a, b| a ^ b),
@@ -240,8 +253,8 @@ impl Square {
             values.push(value);
         }
         match output {
-            ZERO => Square([0; WORDS]),
-            ONE => Square([!0; WORDS]),
+            ZERO => Square([0; 4]),
+            ONE => Square([!0; 4]),
             signal => Square(values[signal as usize]),
         }
     }
@@ -255,13 +268,19 @@ impl Leaf for Bits {
     }
 
     #[inline]
-    fn step(&self, leaves: &[[u32; 4]; 16], log2: u32) -> [[u32; 4]; 4] {
-        debug_assert!(log2 <= 3);
-        let mut square = Square::of(&leaves.map(Bits::word));
+    fn step(&self, quads: [[u32; 4]; 4], log2: u32) -> [u32; 4] {
+        debug_assert!(log2 <= 2);
+        let [nw, ne, sw, se] = quads.map(Bits::word);
+        let mut square = Square::of(nw, ne, sw, se);
         for _ in 0..1u32 << log2 {
             square = self.generation(&square);
         }
-        square.centre().map(Bits::key)
+        Bits::key(square.centre())
+    }
+
+    fn centre(quads: [[u32; 4]; 4]) -> [u32; 4] {
+        let [nw, ne, sw, se] = quads.map(Bits::word);
+        Bits::key(Square::of(nw, ne, sw, se).centre())
     }
 
     fn population(key: [u32; 4]) -> u64 {
@@ -302,13 +321,13 @@ impl Leaf for States {
         self.rule.states()
     }
 
-    fn step(&self, leaves: &[[u32; 4]; 16], log2: u32) -> [[u32; 4]; 4] {
-        debug_assert!(log2 <= 2);
-        // The 16×16 square, then each generation over the cells not yet reached by the dead
+    fn step(&self, quads: [[u32; 4]; 4], log2: u32) -> [u32; 4] {
+        debug_assert!(log2 <= 1);
+        // The 8×8 square, then each generation over the cells not yet reached by the dead
         // cells assumed past its edges.
-        let mut cells = [[0u8; 16]; 16];
-        for (l, key) in leaves.iter().enumerate() {
-            let (ox, oy) = (4 * (l % 4), 4 * (l / 4));
+        let mut cells = [[0u8; 8]; 8];
+        for (q, key) in quads.iter().enumerate() {
+            let (ox, oy) = (4 * (q & 1), 4 * (q >> 1));
             for y in 0..4 {
                 for x in 0..4 {
                     cells[oy + y][ox + x] = States::get(*key, x as u32, y as u32);
@@ -317,8 +336,8 @@ impl Leaf for States {
         }
         for g in 0..1usize << log2 {
             let mut next = cells;
-            for y in 1 + g..15 - g {
-                for x in 1 + g..15 - g {
+            for y in 1 + g..7 - g {
+                for x in 1 + g..7 - g {
                     let mut around = 0u16;
                     for r in 0..3 {
                         for c in 0..3 {
@@ -333,16 +352,26 @@ impl Leaf for States {
             }
             cells = next;
         }
-        std::array::from_fn(|q| {
-            let (ox, oy) = (4 + 4 * (q & 1), 4 + 4 * (q >> 1));
-            let mut key = [0u32; 4];
-            for y in 0..4 {
-                for x in 0..4 {
-                    States::set(&mut key, x, y, cells[oy + y as usize][ox + x as usize]);
-                }
+        let mut key = [0u32; 4];
+        for y in 0..4 {
+            for x in 0..4 {
+                States::set(&mut key, x, y, cells[2 + y as usize][2 + x as usize]);
             }
-            key
-        })
+        }
+        key
+    }
+
+    fn centre(quads: [[u32; 4]; 4]) -> [u32; 4] {
+        // Row y of the centre: the last two cells of the western quadrant's row, the first two
+        // of the eastern one's.
+        let row = |west: u32, east: u32| west >> 16 | east << 16;
+        let [nw, ne, sw, se] = quads;
+        [
+            row(nw[2], ne[2]),
+            row(nw[3], ne[3]),
+            row(sw[0], se[0]),
+            row(sw[1], se[1]),
+        ]
     }
 
     fn population(key: [u32; 4]) -> u64 {
@@ -371,17 +400,17 @@ impl Leaf for States {
 mod test {
     use super::*;
 
-    /// One generation of a 32×32 square by the definition, cells outside dead.
-    fn reference(rule: &Rule, cells: &Cells) -> Cells {
-        let mut next = [[false; 32]; 32];
-        for y in 0..32i32 {
-            for x in 0..32i32 {
+    /// One generation of a 16×16 square by the definition, cells outside dead.
+    fn reference(rule: &Rule, cells: &[[bool; 16]; 16]) -> [[bool; 16]; 16] {
+        let mut next = [[false; 16]; 16];
+        for y in 0..16i32 {
+            for x in 0..16i32 {
                 let mut around = 0u16;
                 for r in 0..3 {
                     for c in 0..3 {
                         let (nx, ny) = (x + c - 1, y + r - 1);
-                        let live = (0..32).contains(&nx)
-                            && (0..32).contains(&ny)
+                        let live = (0..16).contains(&nx)
+                            && (0..16).contains(&ny)
                             && cells[ny as usize][nx as usize];
                         around |= (live as u16) << (3 * r + c);
                     }
@@ -392,20 +421,18 @@ mod test {
         next
     }
 
-    type Cells = [[bool; 32]; 32];
-
-    fn square_of(cells: &Cells) -> Square {
-        let mut words = [0u64; WORDS];
+    fn square_of(cells: &[[bool; 16]; 16]) -> Square {
+        let mut words = [0u64; 4];
         for (y, row) in cells.iter().enumerate() {
             for (x, &alive) in row.iter().enumerate() {
-                words[y / 2] |= (alive as u64) << (32 * (y % 2) + x);
+                words[y / 4] |= (alive as u64) << (16 * (y % 4) + x);
             }
         }
         Square(words)
     }
 
-    fn random_cells(seed: &mut u64) -> Cells {
-        let mut cells = [[false; 32]; 32];
+    fn random_cells(seed: &mut u64) -> [[bool; 16]; 16] {
+        let mut cells = [[false; 16]; 16];
         for row in cells.iter_mut() {
             for cell in row.iter_mut() {
                 *seed = seed
@@ -430,7 +457,7 @@ mod test {
         let mut seed = 7;
         for rule in &rules {
             let bits = Bits::new(rule);
-            for _ in 0..10 {
+            for _ in 0..20 {
                 let cells = random_cells(&mut seed);
                 let got = bits.generation(&square_of(&cells));
                 assert_eq!(got, square_of(&reference(rule, &cells)), "{rule}");
@@ -439,36 +466,32 @@ mod test {
     }
 
     #[test]
-    fn sixteen_leaves_give_their_centre_after_up_to_eight_generations() {
+    fn four_leaves_give_their_centre_after_four_generations() {
         let mut seed = 3;
         let bits = Bits::new(&Rule::LIFE);
-        for log2 in 0..=3 {
-            for _ in 0..20 {
-                let cells = random_cells(&mut seed);
-                let mut want = cells;
-                for _ in 0..1 << log2 {
-                    want = reference(&Rule::LIFE, &want);
+        for _ in 0..50 {
+            let cells = random_cells(&mut seed);
+            let mut want = cells;
+            for _ in 0..4 {
+                want = reference(&Rule::LIFE, &want);
+            }
+            let leaf = |qx: usize, qy: usize| {
+                let mut word = 0u64;
+                for y in 0..8 {
+                    for x in 0..8 {
+                        word |= (cells[8 * qy + y][8 * qx + x] as u64) << (8 * y + x);
+                    }
                 }
-                let leaves: [[u32; 4]; 16] = std::array::from_fn(|l| {
-                    let (lx, ly) = (8 * (l % 4), 8 * (l / 4));
-                    let mut word = 0u64;
-                    for y in 0..8 {
-                        for x in 0..8 {
-                            word |= (cells[ly + y][lx + x] as u64) << (8 * y + x);
-                        }
-                    }
-                    Bits::key(word)
-                });
-                let got = bits.step(&leaves, log2);
-                for (q, key) in got.iter().enumerate() {
-                    let word = Bits::word(*key);
-                    for y in 0..8 {
-                        for x in 0..8 {
-                            let (cx, cy) = (8 + 8 * (q & 1) + x, 8 + 8 * (q >> 1) + y);
-                            let alive = word >> (8 * y + x) & 1 == 1;
-                            assert_eq!(alive, want[cy][cx], "({cx}, {cy}) after 2^{log2}");
-                        }
-                    }
+                Bits::key(word)
+            };
+            let got = Bits::word(bits.step([leaf(0, 0), leaf(1, 0), leaf(0, 1), leaf(1, 1)], 2));
+            for y in 0..8 {
+                for x in 0..8 {
+                    assert_eq!(
+                        got >> (8 * y + x) & 1 == 1,
+                        want[4 + y][4 + x],
+                        "({x}, {y})"
+                    );
                 }
             }
         }

@@ -135,7 +135,7 @@ fn atomics(values: Vec<u32>) -> Box<[AtomicU32]> {
 
 /// Asks Linux to back `memory` with huge pages (2 MiB) where it can: nodes and buckets are
 /// read at random, and with 4 KiB pages nearly every lookup also misses the TLB (broken-lines.mc,
-/// 2^22 generations, one thread: 3.4 s with small pages).
+/// 2^22 generations, one thread: 4.06–4.12 s with small pages, 3.91–3.96 s with huge ones).
 fn huge_pages(memory: &[AtomicU32]) {
     #[cfg(target_os = "linux")]
     {
