@@ -59,6 +59,10 @@ pub type Id = u32;
 /// No node.
 pub const NONE: Id = 0;
 
+/// A result word's value while one thread computes the result ([`Store::claim`]); never a
+/// node's id (ids stay below `u32::MAX - CHUNK`).
+pub const BUSY: Id = u32::MAX;
+
 /// The words of a node.
 const WORDS: usize = 8;
 /// Word of the next node in the bucket.
@@ -303,16 +307,37 @@ impl Store {
         self.word(id, META).load(Ordering::Relaxed) & LEVEL
     }
 
-    /// The memoised result of node `id`, [`NONE`] while not computed.
+    /// The memoised result of node `id`: [`NONE`] while not computed, [`BUSY`] while a
+    /// thread computes it.
     #[inline]
     pub fn result(&self, id: Id) -> Id {
-        self.word(id, RESULT).load(Ordering::Relaxed)
+        self.word(id, RESULT).load(Ordering::Acquire)
     }
 
     /// Memoises `result` as the result of node `id`.
     #[inline]
     pub fn set_result(&self, id: Id, result: Id) {
-        self.word(id, RESULT).store(result, Ordering::Relaxed);
+        self.word(id, RESULT).store(result, Ordering::Release);
+    }
+
+    /// Claims the computation of node `id`'s result for this thread: its result word goes
+    /// from [`NONE`] to [`BUSY`]; `false` where it was not [`NONE`].
+    #[inline]
+    pub fn claim(&self, id: Id) -> bool {
+        self.word(id, RESULT)
+            .compare_exchange(NONE, BUSY, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+    }
+
+    /// Gives a claim back ([`BUSY`] to [`NONE`]), unless a result was written meanwhile.
+    #[inline]
+    pub fn release(&self, id: Id) {
+        let _ = self.word(id, RESULT).compare_exchange(
+            BUSY,
+            NONE,
+            Ordering::Relaxed,
+            Ordering::Relaxed,
+        );
     }
 
     /// Forgets the results of every node above `level`.
@@ -555,7 +580,7 @@ impl Store {
         }
         let new_id = |words: &[u32], id: Id| -> Id {
             match id {
-                NONE => NONE,
+                NONE | BUSY => NONE,
                 _ if words[id as usize * WORDS + META] & MARK == 0 => NONE,
                 _ => words[id as usize * WORDS + NEXT],
             }

@@ -185,3 +185,23 @@ fn a_small_memory_cap_collects_garbage_and_stays_exact() {
         "after 500 under a small cap",
     );
 }
+
+#[test]
+fn several_threads_claim_and_help_and_stay_exact() {
+    // Large enough for the parallel levels: a 256² soup for 600 generations, whose nodes
+    // reach level 12, stepped by 4 threads (more than this machine may have: they interleave).
+    let bits: Vec<u64> = (1..64u64)
+        .map(|k| k.wrapping_mul(0xa076_1d64_78bd_642f))
+        .collect();
+    let pattern = random_pattern(256, 256, 2, &bits);
+    let stop = AtomicBool::new(false);
+    let mut plane = plane_of(&pattern, Rule::LIFE, 256 << 20, 4);
+    for n in [600u64, 255] {
+        plane.step(&BigUint::from(n), &stop).unwrap();
+    }
+    assert_matches(
+        &*plane,
+        &oracle(&pattern, Rule::LIFE, 855),
+        "four threads, 855 generations",
+    );
+}
