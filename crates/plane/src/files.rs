@@ -156,7 +156,7 @@ enum Part {
 }
 
 /// The tree of a macrocell file's `nodes` (the last is the root), node by node.
-fn macrocell<L: Leaf>(nodes: &[MacroNode], store: Store, leaf: L) -> Result<Tree<L>> {
+fn macrocell<L: Leaf>(nodes: &[MacroNode], mut store: Store, leaf: L) -> Result<Tree<L>> {
     let root_level = match nodes.last() {
         Some(MacroNode::Inner(level, _)) => *level,
         Some(MacroNode::Leaf(_)) => 3,
@@ -170,6 +170,9 @@ fn macrocell<L: Leaf>(nodes: &[MacroNode], store: Store, leaf: L) -> Result<Tree
         cells_of(nodes, nodes.len() - 1, (0, 0), &mut builder);
         return builder.build(store, leaf);
     }
+    // A file's node, and for multi-state leaves the four nodes of 8x8 cells a leaf of the
+    // file may become, and the empty nodes of each level.
+    store.reserve(4 * nodes.len() as u64 + 2 * root_level as u64, &mut [])?;
     let full = |_| too_large(&store);
     let mut parts: Vec<Part> = Vec::with_capacity(nodes.len());
     for (i, node) in nodes.iter().enumerate() {

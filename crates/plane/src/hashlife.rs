@@ -51,10 +51,22 @@ use num_traits::{One, Zero};
 
 use crate::leaf::Leaf;
 use crate::store::{Id, Store, BUSY, MAX_LEVEL, NONE};
-use crate::tree::{Full, Tree};
+use crate::tree::Tree;
 
-/// From this level up, results of nodes are computed as parallel tasks.
+/// From this level up, results of nodes are computed as parallel tasks (unless
+/// `GOL_HASHLIFE_PARALLEL_LEVEL` says otherwise, for tuning).
 const PARALLEL_LEVEL: u32 = 9;
+
+/// [`PARALLEL_LEVEL`], or `GOL_HASHLIFE_PARALLEL_LEVEL` where it is set.
+fn parallel_level() -> u32 {
+    static LEVEL: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *LEVEL.get_or_init(|| {
+        std::env::var("GOL_HASHLIFE_PARALLEL_LEVEL")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(PARALLEL_LEVEL)
+    })
+}
 
 /// One step of 2^j generations in progress: what the recursion shares.
 pub(crate) struct Stepper<'a, L: Leaf> {
@@ -127,7 +139,7 @@ impl<L: Leaf> Stepper<'_, L> {
     /// The results of `nodes`, all of `level`: as parallel tasks from [`PARALLEL_LEVEL`] up.
     fn many<const N: usize>(&self, nodes: [Id; N], level: u32, backwards: bool) -> Option<[Id; N]> {
         let mut out = [NONE; N];
-        if self.shared && level >= PARALLEL_LEVEL && !backwards {
+        if self.shared && level >= parallel_level() && !backwards {
             self.split(&nodes, &mut out, level)?;
         } else if backwards {
             for (o, &n) in out.iter_mut().zip(&nodes).rev() {
@@ -166,6 +178,8 @@ impl<L: Leaf> Stepper<'_, L> {
     fn nine(&self, id: Id, level: u32) -> Option<[Id; 9]> {
         let store = self.store;
         let [nw, ne, sw, se] = store.key(id);
+        // The children lie anywhere in the table: their four misses overlap.
+        store.prefetch_nodes(&[nw, ne, sw, se]);
         let [_, nw_ne, nw_sw, nw_se] = store.key(nw);
         let [ne_nw, _, ne_sw, ne_se] = store.key(ne);
         let [sw_nw, sw_ne, _, sw_se] = store.key(sw);
@@ -250,6 +264,14 @@ pub struct HashLife<L: Leaf> {
     collections: u64,
 }
 
+/// How one attempt at a step of a power of two ended.
+enum Attempt {
+    Done,
+    Stopped,
+    /// The table is full: collect garbage, or step less at once.
+    Full,
+}
+
 /// How a step ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stepped {
@@ -261,10 +283,7 @@ pub enum Stepped {
 
 impl<L: Leaf> HashLife<L> {
     /// The engine over `tree`, on `threads` threads.
-    pub fn new(mut tree: Tree<L>, threads: usize) -> Result<HashLife<L>> {
-        if tree.store.is_crowded() {
-            tree.store.rehash();
-        }
+    pub fn new(tree: Tree<L>, threads: usize) -> Result<HashLife<L>> {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads.max(1))
             .stack_size(STACK_BYTES)
@@ -322,19 +341,19 @@ impl<L: Leaf> HashLife<L> {
     /// collection, two of 2^(j − 1).
     fn step_power(&mut self, j: u32, stop: &AtomicBool) -> Result<Stepped> {
         for attempt in 0..2 {
-            match self.try_step(j, stop) {
-                Ok(Some(())) => return Ok(Stepped::Done),
-                Ok(None) => return Ok(Stepped::Stopped),
-                Err(Full) if attempt == 0 => self.collect(),
-                Err(Full) => {}
+            match self.try_step(j, stop)? {
+                Attempt::Done => return Ok(Stepped::Done),
+                Attempt::Stopped => return Ok(Stepped::Stopped),
+                Attempt::Full if attempt == 0 => self.collect()?,
+                Attempt::Full => {}
             }
         }
         if j == 0 {
-            self.collect();
-            return Err(Error::Memory(format!(
-                "hashlife: one generation of this pattern needs more than the {} memory cap",
-                gol_core::memory::human_bytes(self.tree.store.bytes())
-            )));
+            self.collect()?;
+            return Err(crate::store::too_small(
+                &self.tree.store,
+                "one generation of this pattern",
+            ));
         }
         for _ in 0..2 {
             if self.step_power(j - 1, stop)? == Stepped::Stopped {
@@ -344,61 +363,65 @@ impl<L: Leaf> HashLife<L> {
         Ok(Stepped::Done)
     }
 
-    /// One step of 2^j: `Ok(None)` if stopped, `Err(Full)` if the store filled; where the
-    /// store's buckets grow crowded, they are made anew and the step goes on from what it
-    /// memoised.
-    fn try_step(&mut self, j: u32, stop: &AtomicBool) -> Result<Option<()>, Full> {
-        loop {
-            match self.try_step_once(j, stop) {
-                Ok(None) if self.tree.store.is_crowded() && !stop.load(Ordering::Relaxed) => {
-                    self.tree.store.rehash()
-                }
-                other => return other,
-            }
-        }
-    }
-
-    fn try_step_once(&mut self, j: u32, stop: &AtomicBool) -> Result<Option<()>, Full> {
+    /// One step of 2^j. Where the table grows crowded on the way, the step stops, the table
+    /// grows, and the step goes on from what it memoised.
+    fn try_step(&mut self, j: u32, stop: &AtomicBool) -> Result<Attempt> {
         if self.memo_step != Some(j) {
             if let Some(old) = self.memo_step {
                 self.tree.store.forget_results_above(old.min(j) + 2);
             }
             self.memo_step = Some(j);
         }
-        // Cells move at most one cell a generation: from the centre's centre, 2^j generations
-        // (at most an eighth of the root's side) stay inside the centre, the result.
-        while self.tree.level < j + 3 || !self.tree.within(2) {
-            self.tree.expand()?;
-        }
-        if self.tree.store.is_crowded() {
-            self.tree.store.rehash();
-        }
-        let stepper = Stepper {
-            store: &self.tree.store,
-            leaf: &self.tree.leaf,
-            j,
-            stop,
-            shared: self.pool.current_num_threads() > 1,
-        };
-        let (root, level) = (self.tree.root, self.tree.level);
-        let result = self.pool.install(|| stepper.result(root, level));
-        match result {
-            Some(root) => {
-                self.tree.root = root;
-                self.tree.level -= 1;
-                self.tree.shrink()?;
-                Ok(Some(()))
+        loop {
+            if self.tree.store.is_crowded() {
+                self.grow()?;
             }
-            None if self.tree.store.is_full() => Err(Full),
-            None => Ok(None),
+            // Cells move at most one cell a generation: from the centre's centre, 2^j
+            // generations (at most an eighth of the root's side) stay inside the centre, the
+            // result.
+            while self.tree.level < j + 3 || !self.tree.within(2) {
+                if self.tree.expand().is_err() {
+                    return Ok(Attempt::Full);
+                }
+            }
+            let stepper = Stepper {
+                store: &self.tree.store,
+                leaf: &self.tree.leaf,
+                j,
+                stop,
+                shared: self.pool.current_num_threads() > 1,
+            };
+            let (root, level) = (self.tree.root, self.tree.level);
+            match self.pool.install(|| stepper.result(root, level)) {
+                Some(root) => {
+                    self.tree.root = root;
+                    self.tree.level -= 1;
+                    if self.tree.shrink().is_err() {
+                        return Ok(Attempt::Full);
+                    }
+                    return Ok(Attempt::Done);
+                }
+                None if stop.load(Ordering::Relaxed) => return Ok(Attempt::Stopped),
+                None if self.tree.store.is_crowded() => {}
+                None => return Ok(Attempt::Full),
+            }
         }
     }
 
-    /// Collects the store's garbage, keeping the root.
-    pub fn collect(&mut self) {
+    /// Moves the tree into a table four times larger (its ids change).
+    fn grow(&mut self) -> Result<()> {
         let mut roots = [self.tree.root];
-        self.tree.store.collect(&mut roots);
+        self.tree.store.grow(&mut roots)?;
+        self.tree.root = roots[0];
+        Ok(())
+    }
+
+    /// Collects the store's garbage, keeping the root.
+    pub fn collect(&mut self) -> Result<()> {
+        let mut roots = [self.tree.root];
+        self.tree.store.collect(&mut roots)?;
         self.tree.root = roots[0];
         self.collections += 1;
+        Ok(())
     }
 }

@@ -83,10 +83,14 @@ impl<L: Leaf> Tree<L> {
     /// The plane holding `leaves`, keyed by their position in leaves: the leaf at (i, j) spans
     /// x from i·2^LEVEL and y from j·2^LEVEL + 1 ([`leaf_of`]).
     pub fn from_leaves(
-        store: Store,
+        mut store: Store,
         leaf: L,
         leaves: HashMap<(i64, i64), [u32; 4]>,
     ) -> Result<Tree<L>, Full> {
+        // Every node a tree of n leaves has, and the empty ones of each level.
+        store
+            .reserve(2 * leaves.len() as u64 + 2 * MAX_LEVEL as u64, &mut [])
+            .map_err(|_| Full)?;
         let mut nodes: HashMap<(i64, i64), Id> = HashMap::with_capacity(leaves.len());
         for (at, key) in leaves {
             if key != [0; 4] {
