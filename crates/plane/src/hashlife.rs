@@ -42,8 +42,18 @@
 //!
 //! A step that runs out of room or is asked to stop returns `None` from any depth, giving its
 //! claims back; what it memoised stays valid.
+//!
+//! # Garbage within a step
+//!
+//! In the largest table the memory cap allows, a step that fills it to [`crate::store::COLLECT_AT`] does not
+//! start again: every thread stops at its next safe point and one of them sweeps the table in
+//! place, keeping what the threads hold ([`Pause`]), as Golly does. Below the largest table
+//! the step stops and the table grows instead, and the bookkeeping is off (kept on, its fences
+//! at every `join` cost two threads on puzzle.mc 3 % to 12 %).
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::cell::UnsafeCell;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex};
 
 use gol_core::{Error, Result};
 use num_bigint::BigUint;
@@ -78,12 +88,190 @@ pub(crate) struct Stepper<'a, L: Leaf> {
     pub(crate) stop: &'a AtomicBool,
     /// Whether other threads compute results too (and so whether to claim them).
     pub(crate) shared: bool,
+    /// How the threads stop together for a collection.
+    pub(crate) pause: Pause,
+}
+
+/// What the stepping threads share to collect garbage in the middle of a step.
+///
+/// Each thread keeps the ids its recursion holds on a stack of its own ([`Lane`]): the node
+/// whose result each frame computes, its nine and its quarters (the results it has obtained
+/// are those nodes' memoised results, which a collection keeps). A thread is *active* while
+/// it runs the recursion, from [`Stepper::enter`] to [`Stepper::leave`]; it leaves before a
+/// `join` (within which it may run stolen tasks, each of which enters) and enters again after.
+/// A thread that finds the table wanting a collection sets `requested`; every active thread
+/// stops at its next safe point (the start of a result's computation, its stack complete),
+/// leaving and waiting; no thread can enter while `requested` is set. A thread that leaves
+/// while `requested` is set and finds no thread active sweeps the table ([`Store::sweep`])
+/// with every stack as roots, then clears `requested` and wakes the others.
+///
+/// Each thread's flag lives in a cache line of its own: a shared count of active threads,
+/// written at every `join`, cost two threads a third of their speed in the line's traffic.
+pub(crate) struct Pause {
+    /// Whether collections can happen in this step: only in the largest table (a smaller one
+    /// grows between attempts instead), so a step in a smaller one skips all of this.
+    on: bool,
+    requested: AtomicBool,
+    sweeping: AtomicBool,
+    lock: Mutex<()>,
+    resumed: Condvar,
+    lanes: Vec<Lane>,
+    /// The root of the tree, held by the engine.
+    root: Id,
+    /// Collections made during the step.
+    pub(crate) collections: AtomicU64,
+}
+
+/// One thread's part of a [`Pause`]: whether it is active, and the ids its recursion holds.
+#[repr(align(128))]
+struct Lane {
+    active: AtomicBool,
+    held: UnsafeCell<Vec<Id>>,
+}
+
+// SAFETY: a thread reads and writes only its own lane's stack, and only while it is active;
+// the one thread that sweeps reads them all while no thread is active, and none can become
+// active before the sweep ends (`enter` stands aside while `requested` is set, which is
+// cleared only after the sweep). The SeqCst stores and loads of the `active` flags and of
+// `requested` order each thread's writes before the sweeper's reads, and the sweep before the
+// threads resume.
+unsafe impl Sync for Lane {}
+
+impl Pause {
+    /// The state for `threads` threads stepping from `root`, collecting where `on`.
+    pub(crate) fn new(threads: usize, root: Id, on: bool) -> Pause {
+        Pause {
+            on,
+            requested: AtomicBool::new(false),
+            sweeping: AtomicBool::new(false),
+            lock: Mutex::new(()),
+            resumed: Condvar::new(),
+            lanes: (0..threads.max(1))
+                .map(|_| Lane {
+                    active: AtomicBool::new(false),
+                    held: UnsafeCell::new(Vec::new()),
+                })
+                .collect(),
+            root,
+            collections: AtomicU64::new(0),
+        }
+    }
+
+    /// This thread's lane.
+    fn lane(&self) -> &Lane {
+        &self.lanes[rayon::current_thread_index().unwrap_or(0)]
+    }
+
+    /// Pushes `ids` on this thread's stack of held ids (where collections are on), returning
+    /// the stack's height before, for [`Pause::drop_to`].
+    fn hold(&self, ids: &[Id]) -> usize {
+        if !self.on {
+            return 0;
+        }
+        // SAFETY: see `Lane`: only this thread touches its own stack while active, which it
+        // is whenever it calls this.
+        let held = unsafe { &mut *self.lane().held.get() };
+        let height = held.len();
+        held.extend_from_slice(ids);
+        height
+    }
+
+    /// Drops this thread's held ids above `height`.
+    fn drop_to(&self, height: usize) {
+        if self.on {
+            // SAFETY: as in `hold`.
+            unsafe { &mut *self.lane().held.get() }.truncate(height);
+        }
+    }
 }
 
 impl<L: Leaf> Stepper<'_, L> {
     /// Whether the step must stop: asked to, or the store is full or crowded.
     fn halted(&self) -> bool {
         self.stop.load(Ordering::Relaxed) || self.store.is_crowded() || self.store.is_full()
+    }
+
+    /// This thread starts running the recursion (see [`Pause`]).
+    pub(crate) fn enter(&self) {
+        let pause = &self.pause;
+        if !pause.on {
+            return;
+        }
+        let lane = pause.lane();
+        loop {
+            lane.active.store(true, Ordering::SeqCst);
+            if !pause.requested.load(Ordering::SeqCst) {
+                return;
+            }
+            // A collection is wanted or under way: stand aside until it is done.
+            self.leave();
+            self.wait();
+        }
+    }
+
+    /// This thread stops running the recursion (see [`Pause`]); where a collection is wanted
+    /// and no thread is active any more, this one makes it.
+    pub(crate) fn leave(&self) {
+        let pause = &self.pause;
+        if !pause.on {
+            return;
+        }
+        pause.lane().active.store(false, Ordering::SeqCst);
+        if pause.requested.load(Ordering::SeqCst) {
+            self.sweep();
+        }
+    }
+
+    /// Waits while a collection is wanted or under way.
+    fn wait(&self) {
+        let pause = &self.pause;
+        let mut guard = pause.lock.lock().unwrap_or_else(|e| e.into_inner());
+        while pause.requested.load(Ordering::SeqCst) {
+            guard = pause.resumed.wait(guard).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// Stops here for a collection where one is wanted (or asks for one where the table wants
+    /// it): this thread's stack holds every id its recursion uses.
+    fn safe_point(&self) {
+        let pause = &self.pause;
+        if !pause.on {
+            return;
+        }
+        if !pause.requested.load(Ordering::Relaxed) {
+            if !self.store.wants_collection() {
+                return;
+            }
+            pause.requested.store(true, Ordering::SeqCst);
+        }
+        self.leave();
+        self.wait();
+        self.enter();
+    }
+
+    /// Sweeps the table if every thread has stopped (see [`Pause`]).
+    fn sweep(&self) {
+        let pause = &self.pause;
+        if pause
+            .lanes
+            .iter()
+            .any(|lane| lane.active.load(Ordering::SeqCst))
+            || pause.sweeping.swap(true, Ordering::SeqCst)
+        {
+            // Whichever thread stops last finds none active.
+            return;
+        }
+        let mut roots = vec![pause.root];
+        for lane in &pause.lanes {
+            // SAFETY: see `Lane`: no thread is active, so none touches its stack now.
+            roots.extend_from_slice(unsafe { &*lane.held.get() });
+        }
+        self.store.sweep(&roots);
+        pause.collections.fetch_add(1, Ordering::Relaxed);
+        let _guard = pause.lock.lock().unwrap_or_else(|e| e.into_inner());
+        pause.requested.store(false, Ordering::SeqCst);
+        pause.sweeping.store(false, Ordering::SeqCst);
+        pause.resumed.notify_all();
     }
 
     /// The result of `id`, of level `level` (see the module documentation); `None` if the step
@@ -99,7 +287,10 @@ impl<L: Leaf> Stepper<'_, L> {
         let claimed = self.shared && level > L::LEVEL + 1 && memo == NONE && store.claim(id);
         // A helper goes through the node the other way round, to meet the claimant midway.
         let helping = self.shared && level > L::LEVEL + 1 && !claimed;
-        match self.compute(id, level, helping) {
+        let height = self.pause.hold(&[id]);
+        let computed = self.compute(id, level, helping);
+        self.pause.drop_to(height);
+        match computed {
             Some(result) => {
                 store.set_result(id, result);
                 Some(result)
@@ -124,13 +315,20 @@ impl<L: Leaf> Stepper<'_, L> {
             let quads = store.key(id).map(|leaf| store.key(leaf));
             return store.node(L::LEVEL, self.leaf.step(quads, s));
         }
+        self.safe_point();
         if self.halted() {
             return None;
         }
         let l = level - 1;
-        let r = self.many(self.nine(id, level)?, l, backwards)?;
+        let nine = self.nine(id, level)?;
+        self.pause.hold(&nine);
+        let r = self.many(nine, l, backwards)?;
         let four = match s == level - 2 {
-            true => self.many(self.quarters(r, l)?, l, backwards)?,
+            true => {
+                let quarters = self.quarters(r, l)?;
+                self.pause.hold(&quarters);
+                self.many(quarters, l, backwards)?
+            }
             false => self.centres(r, l)?,
         };
         store.node(l, four)
@@ -164,10 +362,17 @@ impl<L: Leaf> Stepper<'_, L> {
             n => {
                 let (left, right) = nodes.split_at(n / 2);
                 let (out_left, out_right) = out.split_at_mut(n / 2);
-                let (a, b) = rayon::join(
-                    || self.split(left, out_left, level),
-                    || self.split(right, out_right, level),
-                );
+                // Each half enters on the thread that runs it; this one, blocked in the join,
+                // leaves meanwhile.
+                let half = |nodes: &[Id], out: &mut [Id]| {
+                    self.enter();
+                    let done = self.split(nodes, out, level);
+                    self.leave();
+                    done
+                };
+                self.leave();
+                let (a, b) = rayon::join(|| half(left, out_left), || half(right, out_right));
+                self.enter();
                 a.and(b)
             }
         }
@@ -260,8 +465,9 @@ pub struct HashLife<L: Leaf> {
     /// The j of the last step: results above level j + 2 are for steps of 2^j.
     memo_step: Option<u32>,
     pool: rayon::ThreadPool,
-    /// Garbage collections so far.
+    /// Garbage collections so far: between steps, and within them.
     collections: u64,
+    collections_within: u64,
 }
 
 /// How one attempt at a step of a power of two ended.
@@ -295,6 +501,7 @@ impl<L: Leaf> HashLife<L> {
             memo_step: None,
             pool,
             collections: 0,
+            collections_within: 0,
         })
     }
 
@@ -310,7 +517,12 @@ impl<L: Leaf> HashLife<L> {
 
     /// Garbage collections so far.
     pub fn collections(&self) -> u64 {
-        self.collections
+        self.collections + self.collections_within
+    }
+
+    /// Garbage collections so far made in the middle of a step.
+    pub fn collections_within(&self) -> u64 {
+        self.collections_within
     }
 
     /// Advances `generations`, a power of two at a time (each set bit, the lowest first);
@@ -375,6 +587,10 @@ impl<L: Leaf> HashLife<L> {
         loop {
             if self.tree.store.is_crowded() {
                 self.grow()?;
+            } else if self.tree.store.has_tombs() {
+                let mut roots = [self.tree.root];
+                self.tree.store.compact(&mut roots)?;
+                self.tree.root = roots[0];
             }
             // Cells move at most one cell a generation: from the centre's centre, 2^j
             // generations (at most an eighth of the root's side) stay inside the centre, the
@@ -384,15 +600,24 @@ impl<L: Leaf> HashLife<L> {
                     return Ok(Attempt::Full);
                 }
             }
+            let (root, level) = (self.tree.root, self.tree.level);
+            let threads = self.pool.current_num_threads();
             let stepper = Stepper {
                 store: &self.tree.store,
                 leaf: &self.tree.leaf,
                 j,
                 stop,
-                shared: self.pool.current_num_threads() > 1,
+                shared: threads > 1,
+                pause: Pause::new(threads, root, self.tree.store.is_largest()),
             };
-            let (root, level) = (self.tree.root, self.tree.level);
-            match self.pool.install(|| stepper.result(root, level)) {
+            let stepped = self.pool.install(|| {
+                stepper.enter();
+                let result = stepper.result(root, level);
+                stepper.leave();
+                result
+            });
+            self.collections_within += stepper.pause.collections.load(Ordering::Relaxed);
+            match stepped {
                 Some(root) => {
                     self.tree.root = root;
                     self.tree.level -= 1;

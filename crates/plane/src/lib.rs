@@ -228,11 +228,14 @@ impl<L: Leaf> Plane for Hashed<L> {
     fn details(&self) -> String {
         let store = self.engine.tree().store();
         format!(
-            "{} threads, {} of nodes in use of a {} cap, {} garbage collections",
+            "{} threads, {} nodes in a table of {} (memory cap {}), {} garbage collections \
+             ({} within a step)",
             self.engine.threads(),
+            store.nodes(),
             gol_core::memory::human_bytes(store.bytes_used()),
             gol_core::memory::human_bytes(store.bytes()),
-            self.engine.collections()
+            self.engine.collections(),
+            self.engine.collections_within()
         )
     }
 

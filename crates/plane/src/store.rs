@@ -17,7 +17,7 @@
 //! | word | what |
 //! | --- | --- |
 //! | 0–3 | the *key*: the children's ids (nw, ne, sw, se), or a leaf's cells |
-//! | 4 | the level (bits 0–15); 0 for an empty slot, [`WRITING`] while one is being filled; bit 31 marks the node during garbage collection |
+//! | 4 | the level (bits 0–15); 0 for an empty slot, [`WRITING`] while one is being filled, [`TOMB`] for a node collected during a step; bit 31 marks the node during garbage collection |
 //! | 5 | the memoised *result* (see [`crate::hashlife`]): [`NONE`] while not computed, [`BUSY`] while a thread computes it |
 //! | 6 | the number of cells not in state 0, plus one, saturating (0: not counted yet) |
 //! | 7 | free; a rebuild keeps the node's new slot there |
@@ -27,8 +27,14 @@
 //! cost the whole cap at once): past [`GROW_AT`] full, the store says it is crowded
 //! ([`Store::is_crowded`]); a step then stops, and [`Store::grow`] moves every node into a
 //! table four times larger (results kept, ids new), after which the step goes on from what it
-//! memoised. At the largest table the memory cap allows, the store is full past [`FULL_AT`]
-//! ([`Store::is_full`]), and [`Store::collect`] collects garbage instead.
+//! memoised. At the largest table the memory cap allows, the store asks for garbage to be
+//! collected past [`COLLECT_AT`] ([`Store::wants_collection`]): the stepping threads stop at
+//! their next safe point and one of them [`Store::sweep`]s the table in place, keeping every node
+//! reachable from the ids they hold; the nodes it drops become tombstones ([`TOMB`]), which
+//! probes pass over and new nodes reuse, so that no kept node moves. Tombstones fill the table
+//! too: past [`FULL_AT`] filled ([`Store::is_full`]), the step stops, and between steps
+//! [`Store::compact`] moves the nodes into a table without them (or [`Store::collect`] collects
+//! garbage that way).
 //!
 //! # Concurrency
 //!
@@ -77,6 +83,9 @@ const MOVED: usize = 7;
 const LEVEL: u32 = 0xffff;
 /// [`META`] of a slot being filled.
 pub const WRITING: u32 = 1 << 30;
+/// [`META`] of a slot whose node was collected during a step: a probe passes over it, a new
+/// node may take it.
+pub const TOMB: u32 = 1 << 29;
 /// The mark bit of [`META`] (garbage collection).
 const MARK: u32 = 1 << 31;
 
@@ -90,8 +99,12 @@ const FIRST_SLOTS: usize = 1 << 16;
 /// (about 1.5 probes to find a node, 2.5 to miss one).
 pub const GROW_AT: f64 = 0.5;
 
-/// Share of its slots the largest table holds before it is full.
-pub const FULL_AT: f64 = 0.75;
+/// Share of its slots the largest table holds in nodes before garbage is collected during a
+/// step.
+pub const COLLECT_AT: f64 = 0.5;
+
+/// Share of its slots the largest table has filled (nodes and tombstones) before it is full.
+pub const FULL_AT: f64 = 0.8;
 
 /// The highest level a node may have: a square 2^4095 cells wide, far beyond what 10^1000
 /// generations can reach.
@@ -108,8 +121,9 @@ fn fresh_epoch() -> u64 {
 }
 
 thread_local! {
-    /// Nodes this thread made and has not added to the shared count yet: (epoch, count).
-    static MADE: Cell<(u64, u64)> = const { Cell::new((0, 0)) };
+    /// Nodes this thread made and has not added to the shared count yet, and empty slots it
+    /// filled: (epoch, nodes, filled).
+    static MADE: Cell<(u64, u64, u64)> = const { Cell::new((0, 0, 0)) };
 }
 
 /// The table of nodes.
@@ -121,6 +135,8 @@ pub struct Store {
     most_slots: usize,
     /// Nodes in the table (those made lately by threads still counting, aside).
     count: AtomicU64,
+    /// Slots that are not empty: nodes and tombstones (likewise).
+    filled: AtomicU64,
     /// Set when a probe found no empty slot, or the largest table is past [`FULL_AT`].
     full: AtomicBool,
     epoch: u64,
@@ -234,6 +250,7 @@ impl Store {
             slots,
             most_slots,
             count: AtomicU64::new(0),
+            filled: AtomicU64::new(0),
             full: AtomicBool::new(false),
             epoch: fresh_epoch(),
             empty: atomics(vec![0; MAX_LEVEL as usize + 1]),
@@ -266,19 +283,42 @@ impl Store {
         self.slots
     }
 
+    /// Slots filled: nodes and tombstones.
+    fn filled(&self) -> u64 {
+        self.filled.load(Ordering::Relaxed)
+    }
+
     /// Whether the store has no room left for a step: a probe found no empty slot, or the
-    /// largest table is past [`FULL_AT`].
+    /// largest table is past [`FULL_AT`] filled.
     pub fn is_full(&self) -> bool {
         self.full.load(Ordering::Relaxed)
             || (self.slots() == self.most_slots
-                && self.nodes() as f64 > FULL_AT * self.slots() as f64)
+                && self.filled() as f64 > FULL_AT * self.slots() as f64)
     }
 
-    /// Whether the table is past [`GROW_AT`] and can still grow: a step should stop for
-    /// [`Store::grow`].
+    /// Whether the table is past [`GROW_AT`] filled and can still grow: a step should stop
+    /// for [`Store::grow`].
     #[inline]
     pub fn is_crowded(&self) -> bool {
-        self.slots() < self.most_slots && self.nodes() as f64 > GROW_AT * self.slots() as f64
+        self.slots() < self.most_slots && self.filled() as f64 > GROW_AT * self.slots() as f64
+    }
+
+    /// Whether the table is as large as the cap allows.
+    pub fn is_largest(&self) -> bool {
+        self.slots() == self.most_slots
+    }
+
+    /// Whether the largest table holds more than [`COLLECT_AT`] of its slots in nodes: garbage
+    /// should be collected ([`Store::sweep`]).
+    #[inline]
+    pub fn wants_collection(&self) -> bool {
+        self.slots() == self.most_slots && self.nodes() as f64 > COLLECT_AT * self.slots() as f64
+    }
+
+    /// Whether tombstones take more than a quarter of the slots: worth a [`Store::compact`]
+    /// between steps.
+    pub fn has_tombs(&self) -> bool {
+        (self.filled().saturating_sub(self.nodes())) as f64 > 0.25 * self.slots() as f64
     }
 
     #[inline(always)]
@@ -370,61 +410,73 @@ impl Store {
         home(hash(level, key), self.slots)
     }
 
-    /// Counts a node made by this thread.
+    /// Counts a node made by this thread, in an empty slot (`fresh`) or a tombstone.
     #[inline]
-    fn count_one(&self) {
+    fn count_one(&self, fresh: bool) {
         MADE.with(|made| {
-            let (epoch, n) = made.get();
-            let n = if epoch == self.epoch { n + 1 } else { 1 };
+            let (epoch, n, f) = made.get();
+            let (n, f) = match epoch == self.epoch {
+                true => (n + 1, f + fresh as u64),
+                false => (1, fresh as u64),
+            };
             if n >= COUNT_BATCH {
                 self.count.fetch_add(n, Ordering::Relaxed);
-                made.set((self.epoch, 0));
+                self.filled.fetch_add(f, Ordering::Relaxed);
+                made.set((self.epoch, 0, 0));
             } else {
-                made.set((self.epoch, n));
+                made.set((self.epoch, n, f));
             }
         });
     }
 
-    /// The node of `level` with `key` (children's ids, or a leaf's cells): found, or made;
-    /// `None` where the table has no empty slot left.
+    /// The node of `level` with `key` (children's ids, or a leaf's cells): found, or made (in
+    /// the first tombstone of its probe, else the empty slot that ends it); `None` where the
+    /// table has no empty slot left.
     #[inline]
     pub fn node(&self, level: u32, key: [u32; 4]) -> Option<Id> {
         debug_assert!((1..=MAX_LEVEL).contains(&level));
-        let mut i = self.home(level, key);
-        let mut probes = 0;
-        loop {
-            let meta = self.word(i as Id, META).load(Ordering::Acquire);
-            if meta == 0 {
-                let slot = self.word(i as Id, META);
-                if slot
-                    .compare_exchange(0, WRITING, Ordering::Acquire, Ordering::Relaxed)
-                    .is_err()
-                {
+        'probe: loop {
+            let mut i = self.home(level, key);
+            let mut tomb = None;
+            for _ in 0..self.slots {
+                let meta = self.word(i as Id, META).load(Ordering::Acquire);
+                if meta == 0 {
+                    // Not in the table: made in the first tombstone passed, or here.
+                    let (at, was) = match tomb {
+                        Some(t) => (t, TOMB),
+                        None => (i, 0),
+                    };
+                    let slot = self.word(at as Id, META);
+                    if slot
+                        .compare_exchange(was, WRITING, Ordering::Acquire, Ordering::Relaxed)
+                        .is_err()
+                    {
+                        // Another thread took it, perhaps for this very key: look again.
+                        continue 'probe;
+                    }
+                    let id = at as Id;
+                    for (w, &k) in key.iter().enumerate() {
+                        self.word(id, w).store(k, Ordering::Relaxed);
+                    }
+                    self.word(id, RESULT).store(NONE, Ordering::Relaxed);
+                    self.word(id, POPULATION).store(0, Ordering::Relaxed);
+                    slot.store(level, Ordering::Release);
+                    self.count_one(was == 0);
+                    return Some(id);
+                }
+                if meta & WRITING != 0 {
+                    std::hint::spin_loop();
                     continue;
                 }
-                let id = i as Id;
-                for (w, &k) in key.iter().enumerate() {
-                    self.word(id, w).store(k, Ordering::Relaxed);
+                if meta == TOMB {
+                    tomb.get_or_insert(i);
+                } else if meta & LEVEL == level && self.key(i as Id) == key {
+                    return Some(i as Id);
                 }
-                self.word(id, RESULT).store(NONE, Ordering::Relaxed);
-                self.word(id, POPULATION).store(0, Ordering::Relaxed);
-                slot.store(level, Ordering::Release);
-                self.count_one();
-                return Some(id);
+                i = next(i, self.slots);
             }
-            if meta & WRITING != 0 {
-                std::hint::spin_loop();
-                continue;
-            }
-            if meta & LEVEL == level && self.key(i as Id) == key {
-                return Some(i as Id);
-            }
-            probes += 1;
-            if probes >= self.slots {
-                self.full.store(true, Ordering::Relaxed);
-                return None;
-            }
-            i = next(i, self.slots);
+            self.full.store(true, Ordering::Relaxed);
+            return None;
         }
     }
 
@@ -492,6 +544,12 @@ impl Store {
         Ok(())
     }
 
+    /// Moves every node into a table of the same size without tombstones, rewriting `roots`.
+    pub fn compact(&mut self, roots: &mut [Id]) -> Result<()> {
+        let slots = self.slots();
+        self.rebuild(slots, false, roots)
+    }
+
     /// Moves every node into a table four times larger (at most the cap's), rewriting `roots`.
     pub fn grow(&mut self, roots: &mut [Id]) -> Result<()> {
         let slots = (self.slots() * 4).min(self.most_slots);
@@ -520,7 +578,7 @@ impl Store {
         let is_inner = |node: &[u32]| node[META] & LEVEL > leaf_level;
         let live = |words: &[u32], id: Id| -> bool {
             let meta = words[id as usize * WORDS + META];
-            meta != 0 && (!collect || meta & MARK != 0)
+            meta & LEVEL != 0 && (!collect || meta & MARK != 0)
         };
         if collect {
             mark(words, roots, &empties, leaf_level, old_slots / 2);
@@ -590,9 +648,93 @@ impl Store {
         self.words = atomics(new);
         self.slots = slots;
         *self.count.get_mut() = count;
+        *self.filled.get_mut() = count;
         *self.full.get_mut() = false;
         self.epoch = fresh_epoch();
         Ok(())
+    }
+}
+
+impl Store {
+    /// Collects garbage during a step, in place: keeps the nodes reachable from `roots` and
+    /// their results (and what those reach), the empty nodes, and while they fit in a quarter
+    /// of the table the memoised results of kept nodes; the other nodes become tombstones, and
+    /// results naming them are forgotten. No kept node moves. Only while no other thread uses
+    /// the store (the stepping threads all stopped at a safe point); returns the nodes kept.
+    pub fn sweep(&self, roots: &[Id]) -> u64 {
+        let leaf_level = self.leaf_level;
+        let meta = |id: Id| self.word(id, META).load(Ordering::Relaxed);
+        let is_node = |m: u32| m & LEVEL != 0;
+        let marked = |id: Id| meta(id) & MARK != 0;
+        let mut stack: Vec<Id> = Vec::new();
+        let mut kept = 0u64;
+        // Marks `from` and what it reaches by its children; appends what it marks to `list`.
+        let mut mark_from = |from: Id, list: &mut Vec<Id>, kept: &mut u64| {
+            stack.push(from);
+            while let Some(id) = stack.pop() {
+                if id == NONE || id == BUSY || !is_node(meta(id)) || marked(id) {
+                    continue;
+                }
+                self.word(id, META).fetch_or(MARK, Ordering::Relaxed);
+                *kept += 1;
+                list.push(id);
+                if meta(id) & LEVEL > leaf_level {
+                    stack.extend_from_slice(&self.key(id));
+                }
+            }
+        };
+        let mut frontier: Vec<Id> = Vec::new();
+        let empties: Vec<Id> = self
+            .empty
+            .iter()
+            .map(|e| e.load(Ordering::Relaxed))
+            .collect();
+        for &id in roots.iter().chain(&empties) {
+            mark_from(id, &mut frontier, &mut kept);
+        }
+        // The results of the ids held: the stepping threads read them once they resume.
+        for &id in roots {
+            if id != NONE && is_node(meta(id)) {
+                mark_from(self.result(id), &mut frontier, &mut kept);
+            }
+        }
+        let budget = (self.slots() / 4) as u64;
+        while kept < budget && !frontier.is_empty() {
+            let mut next = Vec::new();
+            for id in frontier {
+                mark_from(self.result(id), &mut next, &mut kept);
+                if kept >= budget {
+                    break;
+                }
+            }
+            frontier = next;
+        }
+        // Results naming dropped nodes forgotten (while the marks still tell), then the
+        // dropped nodes made tombstones.
+        for id in 1..self.slots() as Id {
+            if marked(id) {
+                let result = self.result(id);
+                if result != NONE && result != BUSY && !marked(result) {
+                    self.word(id, RESULT).store(NONE, Ordering::Relaxed);
+                }
+            }
+        }
+        for id in 1..self.slots() as Id {
+            let m = meta(id);
+            if m & MARK != 0 {
+                self.word(id, META).store(m & !MARK, Ordering::Relaxed);
+            } else if is_node(m) {
+                self.word(id, META).store(TOMB, Ordering::Relaxed);
+                self.word(id, RESULT).store(NONE, Ordering::Relaxed);
+                self.word(id, POPULATION).store(0, Ordering::Relaxed);
+            }
+        }
+        self.count.store(kept, Ordering::Relaxed);
+        // Too little garbage to be worth going on: the step stops for a smaller one.
+        if kept as f64 > 0.9 * COLLECT_AT * self.slots() as f64 {
+            self.full.store(true, Ordering::Relaxed);
+        }
+        kept
     }
 }
 
