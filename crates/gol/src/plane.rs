@@ -174,6 +174,7 @@ impl PlaneSimulation {
         let options = Options {
             memory: setup.memory.unwrap_or_else(default_memory),
             threads: rayon::current_num_threads(),
+            parallel_level: None,
         };
         let asked = setup.rule;
         if let Some(rule) = asked {

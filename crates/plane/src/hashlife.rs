@@ -63,19 +63,23 @@ use crate::leaf::Leaf;
 use crate::store::{Id, Store, BUSY, MAX_LEVEL, NONE};
 use crate::tree::Tree;
 
-/// From this level up, results of nodes are computed as parallel tasks (unless
-/// `GOL_HASHLIFE_PARALLEL_LEVEL` says otherwise, for tuning).
-const PARALLEL_LEVEL: u32 = 9;
+/// From this level up, results of nodes are computed as parallel tasks. Measured with 16
+/// threads on a 16-core host (hashlife-oddity1.mc 2^28, logarithmic-width.mc 2^28, puzzle.mc
+/// 2^32): level 12 took 3.99 s, 16.2 s, 10.3 s; level 9 4.61 s, 28.5 s, 14.5 s; level 6 was
+/// slower still (rayon's tasks cost more than such small results). Two threads here: level 12
+/// as fast as 9 or faster.
+const PARALLEL_LEVEL: u32 = 12;
 
-/// [`PARALLEL_LEVEL`], or `GOL_HASHLIFE_PARALLEL_LEVEL` where it is set.
-fn parallel_level() -> u32 {
-    static LEVEL: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    *LEVEL.get_or_init(|| {
-        std::env::var("GOL_HASHLIFE_PARALLEL_LEVEL")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(PARALLEL_LEVEL)
-    })
+/// The level from which results are parallel tasks: `asked`, or `GOL_HASHLIFE_PARALLEL_LEVEL`
+/// where it is set, or [`PARALLEL_LEVEL`].
+fn parallel_level(asked: Option<u32>) -> u32 {
+    asked
+        .or_else(|| {
+            std::env::var("GOL_HASHLIFE_PARALLEL_LEVEL")
+                .ok()
+                .and_then(|v| v.parse().ok())
+        })
+        .unwrap_or(PARALLEL_LEVEL)
 }
 
 /// One step of 2^j generations in progress: what the recursion shares.
@@ -88,6 +92,8 @@ pub(crate) struct Stepper<'a, L: Leaf> {
     pub(crate) stop: &'a AtomicBool,
     /// Whether other threads compute results too (and so whether to claim them).
     pub(crate) shared: bool,
+    /// The level from which results are parallel tasks.
+    pub(crate) parallel_level: u32,
     /// How the threads stop together for a collection.
     pub(crate) pause: Pause,
 }
@@ -127,6 +133,9 @@ pub(crate) struct Pause {
 struct Lane {
     active: AtomicBool,
     held: UnsafeCell<Vec<Id>>,
+    /// Results this thread computed above the base, and of those, as a helper.
+    computed: AtomicU64,
+    helped: AtomicU64,
 }
 
 // SAFETY: a thread reads and writes only its own lane's stack, and only while it is active;
@@ -150,11 +159,23 @@ impl Pause {
                 .map(|_| Lane {
                     active: AtomicBool::new(false),
                     held: UnsafeCell::new(Vec::new()),
+                    computed: AtomicU64::new(0),
+                    helped: AtomicU64::new(0),
                 })
                 .collect(),
             root,
             collections: AtomicU64::new(0),
         }
+    }
+
+    /// Results computed above the base in this step, and of those, by helpers.
+    pub(crate) fn work(&self) -> (u64, u64) {
+        self.lanes.iter().fold((0, 0), |(c, h), lane| {
+            (
+                c + lane.computed.load(Ordering::Relaxed),
+                h + lane.helped.load(Ordering::Relaxed),
+            )
+        })
     }
 
     /// This thread's lane.
@@ -284,9 +305,15 @@ impl<L: Leaf> Stepper<'_, L> {
             return Some(memo);
         }
         // At the base a claim costs more than the result.
-        let claimed = self.shared && level > L::LEVEL + 1 && memo == NONE && store.claim(id);
+        let above = level > L::LEVEL + 1;
+        let claimed = self.shared && above && memo == NONE && store.claim(id);
         // A helper goes through the node the other way round, to meet the claimant midway.
-        let helping = self.shared && level > L::LEVEL + 1 && !claimed;
+        let helping = self.shared && above && !claimed;
+        if above {
+            let lane = self.pause.lane();
+            lane.computed.fetch_add(1, Ordering::Relaxed);
+            lane.helped.fetch_add(helping as u64, Ordering::Relaxed);
+        }
         let height = self.pause.hold(&[id]);
         let computed = self.compute(id, level, helping);
         self.pause.drop_to(height);
@@ -337,7 +364,7 @@ impl<L: Leaf> Stepper<'_, L> {
     /// The results of `nodes`, all of `level`: as parallel tasks from [`PARALLEL_LEVEL`] up.
     fn many<const N: usize>(&self, nodes: [Id; N], level: u32, backwards: bool) -> Option<[Id; N]> {
         let mut out = [NONE; N];
-        if self.shared && level >= parallel_level() && !backwards {
+        if self.shared && level >= self.parallel_level && !backwards {
             self.split(&nodes, &mut out, level)?;
         } else if backwards {
             for (o, &n) in out.iter_mut().zip(&nodes).rev() {
@@ -465,9 +492,13 @@ pub struct HashLife<L: Leaf> {
     /// The j of the last step: results above level j + 2 are for steps of 2^j.
     memo_step: Option<u32>,
     pool: rayon::ThreadPool,
+    /// The level from which results are parallel tasks.
+    parallel_level: u32,
     /// Garbage collections so far: between steps, and within them.
     collections: u64,
     collections_within: u64,
+    /// Results computed above the base so far, and of those, by helpers.
+    work: (u64, u64),
 }
 
 /// How one attempt at a step of a power of two ended.
@@ -488,8 +519,9 @@ pub enum Stepped {
 }
 
 impl<L: Leaf> HashLife<L> {
-    /// The engine over `tree`, on `threads` threads.
-    pub fn new(tree: Tree<L>, threads: usize) -> Result<HashLife<L>> {
+    /// The engine over `tree`, on `threads` threads, results parallel from `parallel_level`
+    /// (see [`Options::parallel_level`](crate::Options::parallel_level)).
+    pub fn new(tree: Tree<L>, threads: usize, parallel_level: Option<u32>) -> Result<HashLife<L>> {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads.max(1))
             .stack_size(STACK_BYTES)
@@ -500,8 +532,10 @@ impl<L: Leaf> HashLife<L> {
             tree,
             memo_step: None,
             pool,
+            parallel_level: self::parallel_level(parallel_level),
             collections: 0,
             collections_within: 0,
+            work: (0, 0),
         })
     }
 
@@ -518,6 +552,11 @@ impl<L: Leaf> HashLife<L> {
     /// Garbage collections so far.
     pub fn collections(&self) -> u64 {
         self.collections + self.collections_within
+    }
+
+    /// Results computed above the base so far, and of those, by threads helping another.
+    pub fn work(&self) -> (u64, u64) {
+        self.work
     }
 
     /// Garbage collections so far made in the middle of a step.
@@ -608,6 +647,7 @@ impl<L: Leaf> HashLife<L> {
                 j,
                 stop,
                 shared: threads > 1,
+                parallel_level: self.parallel_level,
                 pause: Pause::new(threads, root, self.tree.store.is_largest()),
             };
             let stepped = self.pool.install(|| {
@@ -617,6 +657,8 @@ impl<L: Leaf> HashLife<L> {
                 result
             });
             self.collections_within += stepper.pause.collections.load(Ordering::Relaxed);
+            let (computed, helped) = stepper.pause.work();
+            self.work = (self.work.0 + computed, self.work.1 + helped);
             match stepped {
                 Some(root) => {
                     self.tree.root = root;

@@ -65,6 +65,9 @@ pub struct Options {
     pub memory: u64,
     /// Threads stepping.
     pub threads: usize,
+    /// Tuning: the level of the nodes from which HashLife computes results as parallel tasks
+    /// (`None`: `GOL_HASHLIFE_PARALLEL_LEVEL` where set, else the measured default).
+    pub parallel_level: Option<u32>,
 }
 
 /// One interface for every algorithm on the plane.
@@ -157,7 +160,7 @@ fn hashlife_of<L: Leaf>(
         Start::Grid { grid, x, y } => files::from_grid(grid, x, y, store, leaf)?,
     };
     Ok(Box::new(Hashed {
-        engine: HashLife::new(tree, options.threads)?,
+        engine: HashLife::new(tree, options.threads, options.parallel_level)?,
         rule,
     }))
 }
@@ -229,13 +232,15 @@ impl<L: Leaf> Plane for Hashed<L> {
         let store = self.engine.tree().store();
         format!(
             "{} threads, {} nodes in a table of {} (memory cap {}), {} garbage collections \
-             ({} within a step)",
+             ({} within a step), {} results computed ({} helping)",
             self.engine.threads(),
             store.nodes(),
             gol_core::memory::human_bytes(store.bytes_used()),
             gol_core::memory::human_bytes(store.bytes()),
             self.engine.collections(),
-            self.engine.collections_within()
+            self.engine.collections_within(),
+            self.engine.work().0,
+            self.engine.work().1
         )
     }
 

@@ -126,6 +126,17 @@ thread_local! {
     static MADE: Cell<(u64, u64, u64)> = const { Cell::new((0, 0, 0)) };
 }
 
+/// The counts every thread adds to, apart from what every lookup reads (the table's address
+/// and size, the flags): sharing their cache line, each addition would make every other
+/// thread's next lookup miss (16 threads ran slower than one).
+#[repr(align(128))]
+struct Tally {
+    /// Nodes in the table (those made lately by threads still counting, aside).
+    count: AtomicU64,
+    /// Slots that are not empty: nodes and tombstones (likewise).
+    filled: AtomicU64,
+}
+
 /// The table of nodes.
 pub struct Store {
     words: Box<[AtomicU32]>,
@@ -133,12 +144,14 @@ pub struct Store {
     slots: usize,
     /// The most slots the memory cap allows.
     most_slots: usize,
-    /// Nodes in the table (those made lately by threads still counting, aside).
-    count: AtomicU64,
-    /// Slots that are not empty: nodes and tombstones (likewise).
-    filled: AtomicU64,
+    /// What the threads count as they make nodes, in a cache line of its own.
+    tally: Tally,
     /// Set when a probe found no empty slot, or the largest table is past [`FULL_AT`].
     full: AtomicBool,
+    /// Set when the table is past [`GROW_AT`] filled and can grow.
+    crowded: AtomicBool,
+    /// Set when the largest table is past [`COLLECT_AT`] in nodes.
+    collect: AtomicBool,
     epoch: u64,
     /// The empty node of each level, once made (0 before).
     empty: Box<[AtomicU32]>,
@@ -249,9 +262,13 @@ impl Store {
             words: table(slots)?,
             slots,
             most_slots,
-            count: AtomicU64::new(0),
-            filled: AtomicU64::new(0),
+            tally: Tally {
+                count: AtomicU64::new(0),
+                filled: AtomicU64::new(0),
+            },
             full: AtomicBool::new(false),
+            crowded: AtomicBool::new(false),
+            collect: AtomicBool::new(false),
             epoch: fresh_epoch(),
             empty: atomics(vec![0; MAX_LEVEL as usize + 1]),
             leaf_level,
@@ -270,7 +287,7 @@ impl Store {
 
     /// Nodes in the store (to within a few dozen a thread).
     pub fn nodes(&self) -> u64 {
-        self.count.load(Ordering::Relaxed)
+        self.tally.count.load(Ordering::Relaxed)
     }
 
     /// Bytes of the table now.
@@ -285,22 +302,21 @@ impl Store {
 
     /// Slots filled: nodes and tombstones.
     fn filled(&self) -> u64 {
-        self.filled.load(Ordering::Relaxed)
+        self.tally.filled.load(Ordering::Relaxed)
     }
 
     /// Whether the store has no room left for a step: a probe found no empty slot, or the
     /// largest table is past [`FULL_AT`] filled.
+    #[inline]
     pub fn is_full(&self) -> bool {
         self.full.load(Ordering::Relaxed)
-            || (self.slots() == self.most_slots
-                && self.filled() as f64 > FULL_AT * self.slots() as f64)
     }
 
     /// Whether the table is past [`GROW_AT`] filled and can still grow: a step should stop
     /// for [`Store::grow`].
     #[inline]
     pub fn is_crowded(&self) -> bool {
-        self.slots() < self.most_slots && self.filled() as f64 > GROW_AT * self.slots() as f64
+        self.crowded.load(Ordering::Relaxed)
     }
 
     /// Whether the table is as large as the cap allows.
@@ -312,7 +328,25 @@ impl Store {
     /// should be collected ([`Store::sweep`]).
     #[inline]
     pub fn wants_collection(&self) -> bool {
-        self.slots() == self.most_slots && self.nodes() as f64 > COLLECT_AT * self.slots() as f64
+        self.collect.load(Ordering::Relaxed)
+    }
+
+    /// Sets the flags that the counts call for ([`Store::is_crowded`],
+    /// [`Store::wants_collection`], [`Store::is_full`]), and clears the first two where the
+    /// counts no longer call for them.
+    fn signal(&self) {
+        let (nodes, filled, slots) = (self.nodes() as f64, self.filled() as f64, self.slots as f64);
+        let largest = self.is_largest();
+        let set = |flag: &AtomicBool, on: bool| {
+            if flag.load(Ordering::Relaxed) != on {
+                flag.store(on, Ordering::Relaxed);
+            }
+        };
+        set(&self.crowded, !largest && filled > GROW_AT * slots);
+        set(&self.collect, largest && nodes > COLLECT_AT * slots);
+        if largest && filled > FULL_AT * slots {
+            set(&self.full, true);
+        }
     }
 
     /// Whether tombstones take more than a quarter of the slots: worth a [`Store::compact`]
@@ -420,8 +454,9 @@ impl Store {
                 false => (1, fresh as u64),
             };
             if n >= COUNT_BATCH {
-                self.count.fetch_add(n, Ordering::Relaxed);
-                self.filled.fetch_add(f, Ordering::Relaxed);
+                self.tally.count.fetch_add(n, Ordering::Relaxed);
+                self.tally.filled.fetch_add(f, Ordering::Relaxed);
+                self.signal();
                 made.set((self.epoch, 0, 0));
             } else {
                 made.set((self.epoch, n, f));
@@ -647,9 +682,10 @@ impl Store {
         }
         self.words = atomics(new);
         self.slots = slots;
-        *self.count.get_mut() = count;
-        *self.filled.get_mut() = count;
+        *self.tally.count.get_mut() = count;
+        *self.tally.filled.get_mut() = count;
         *self.full.get_mut() = false;
+        self.signal();
         self.epoch = fresh_epoch();
         Ok(())
     }
@@ -729,7 +765,8 @@ impl Store {
                 self.word(id, POPULATION).store(0, Ordering::Relaxed);
             }
         }
-        self.count.store(kept, Ordering::Relaxed);
+        self.tally.count.store(kept, Ordering::Relaxed);
+        self.signal();
         // Too little garbage to be worth going on: the step stops for a smaller one.
         if kept as f64 > 0.9 * COLLECT_AT * self.slots() as f64 {
             self.full.store(true, Ordering::Relaxed);

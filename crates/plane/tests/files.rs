@@ -14,6 +14,7 @@ fn plane(start: Start<'_>, rule: Rule) -> Box<dyn Plane> {
     let options = Options {
         memory: 16 << 20,
         threads: 1,
+        parallel_level: None,
     };
     gol_plane::new(EngineId::Hashlife, start, rule, &options).unwrap()
 }

@@ -28,6 +28,8 @@ fn oracle(pattern: &Grid, rule: Rule, gens: u64) -> (Grid, i64, i64) {
 }
 
 fn plane_of(pattern: &Grid, rule: Rule, memory: u64, threads: usize) -> Box<dyn Plane> {
+    // Results are parallel tasks from level 6 up, so that the small patterns here run the
+    // threads' claims and helping.
     let start = Start::Grid {
         grid: pattern,
         x: 0,
@@ -37,7 +39,11 @@ fn plane_of(pattern: &Grid, rule: Rule, memory: u64, threads: usize) -> Box<dyn 
         gol_core::EngineId::Hashlife,
         start,
         rule,
-        &Options { memory, threads },
+        &Options {
+            memory,
+            threads,
+            parallel_level: Some(6),
+        },
     )
     .unwrap()
 }
@@ -172,11 +178,11 @@ fn a_small_memory_cap_collects_garbage_and_stays_exact() {
     let mut plane = plane_of(&pattern, Rule::LIFE, 150 << 10, 2);
     plane.step(&BigUint::from(500u32), &stop).unwrap();
     let details = plane.details();
-    // "… N garbage collections (M within a step)": one step of 500 generations, so the
+    // "… N garbage collections (M within a step), …": one step of 500 generations, so the
     // collections happen in the middle of it, both threads stopped.
     let within: u64 = details
-        .rsplit('(')
-        .next()
+        .split(" garbage collections (")
+        .nth(1)
         .and_then(|last| last.split(' ').next())
         .and_then(|n| n.parse().ok())
         .unwrap();
@@ -190,8 +196,8 @@ fn a_small_memory_cap_collects_garbage_and_stays_exact() {
 
 #[test]
 fn several_threads_claim_and_help_and_stay_exact() {
-    // Large enough for the parallel levels: a 256² soup for 600 generations, whose nodes
-    // reach level 12, stepped by 4 threads (more than this machine may have: they interleave).
+    // A 256² soup for 600 generations, whose nodes reach level 12, stepped by 4 threads (more
+    // than this machine may have: they interleave), results parallel from level 6.
     let bits: Vec<u64> = (1..64u64)
         .map(|k| k.wrapping_mul(0xa076_1d64_78bd_642f))
         .collect();
@@ -206,4 +212,13 @@ fn several_threads_claim_and_help_and_stay_exact() {
         &oracle(&pattern, Rule::LIFE, 855),
         "four threads, 855 generations",
     );
+    // "… N results computed (M helping)": threads met each other's claims and helped.
+    let details = plane.details();
+    let helping: u64 = details
+        .rsplit('(')
+        .next()
+        .and_then(|last| last.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap();
+    assert!(helping > 0, "{details}");
 }
