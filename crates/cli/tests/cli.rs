@@ -131,15 +131,15 @@ fn torus_size_comes_from_the_rle_and_output_round_trips() {
 fn cells_input_runs_on_the_plane_or_a_grid_and_writes_cells_and_png() {
     let dir = tempfile::tempdir().unwrap();
     let input = temp_file(&dir, "glider.cells", GLIDER_CELLS);
-    // No size: the infinite plane, the glider's centre cell on Golly's origin, then one cell
-    // down and right in four generations.
+    // No size: the infinite plane, the glider's top-left cell on Golly's origin (as bgolly
+    // places a file without a position), then one cell down and right in four generations.
     let json = stdout_of(&["run", "--input", &input, "--gens", "4", "--json"]);
     let report: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(report["universe"], "infinite plane");
     assert_eq!(report["alive"], 5);
     assert_eq!(
         report["bounding_box"],
-        serde_json::json!({"x": 0, "y": 0, "width": 3, "height": 3})
+        serde_json::json!({"x": 1, "y": 1, "width": 3, "height": 3})
     );
     let cells = dir.path().join("out.cells");
     stdout_of(&[

@@ -258,6 +258,52 @@ fn sigint_writes_a_final_checkpoint_to_resume_from() {
 }
 
 #[test]
+fn sigint_on_the_plane_writes_a_final_checkpoint_to_resume_from() {
+    let dir = tempfile::tempdir().unwrap();
+    let checkpoint = dir.path().join("c.gol");
+    let c = checkpoint.to_str().unwrap();
+    let soup = ["--size", "256", "--infinite"];
+    let args = [
+        &soup[..],
+        &[
+            "--gens",
+            "10^30",
+            "--checkpoint",
+            c,
+            "--checkpoint-every",
+            "1000",
+            "--json",
+        ],
+    ]
+    .concat();
+    let (out, _) = interrupt(&args, Some(&checkpoint), &["INT"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    let (_, report) = alive(&out.stdout);
+    assert_eq!(report["interrupted"], true);
+    assert_eq!(report["universe"], "infinite plane");
+    let reached = report["generations"].as_u64().unwrap();
+    // Stopped where a power of two of the step ended: the final checkpoint holds that.
+    assert!(reached > 0, "{report}");
+    assert!(
+        stderr.contains(&format!("gol run --resume {c}")),
+        "{stderr}"
+    );
+    let until = (reached + 5).to_string();
+    let resumed = gol(&["run", "--resume", c, "--gens", &until, "--json"]);
+    assert!(
+        resumed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&resumed.stderr)
+    );
+    let fresh = gol(&[&["run"][..], &soup, &["--gens", &until, "--json"]].concat());
+    let (resumed, resumed_report) = alive(&resumed.stdout);
+    let (fresh, fresh_report) = alive(&fresh.stdout);
+    assert_eq!(resumed, fresh);
+    assert_eq!(resumed_report["bounding_box"], fresh_report["bounding_box"]);
+}
+
+#[test]
 fn sigterm_without_a_checkpoint_ends_promptly() {
     // On the CPU: its set-up is over within the 300 ms that `interrupt` waits (a GPU's first
     // start on a fresh machine can take seconds, and a signal is answered after set-up).

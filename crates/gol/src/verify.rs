@@ -519,7 +519,8 @@ pub fn run(options: &Options, say: &mut dyn FnMut(Line<'_>)) -> Result<()> {
         "gol verify: seed {master} (replay with --seed {master}), {cases} random cases per engine"
     )));
     for &id in &args.engines {
-        if !Cube::registry().iter().any(|s| s.id == id) {
+        let elsewhere = Cube::registry().iter().any(|s| s.id == id) || id.on_plane();
+        if !elsewhere {
             engine::find(&Grid::registry(), id)?;
         }
     }
@@ -559,11 +560,105 @@ pub fn run(options: &Options, say: &mut dyn FnMut(Line<'_>)) -> Result<()> {
         }
     }
     check(&flat, known_patterns(), cases, master, args.quick, say)?;
+    check_plane(&args.engines, cases, master, args.quick, say)?;
     let solid = candidates::<Cube>(&args.engines, say);
     check(&solid, known_solids(), cases, master, args.quick, say)?;
     say(Line::Checked(&format!(
         "gol verify: all engines agree ({:.1} s)",
         start.elapsed().as_secs_f64()
+    )));
+    Ok(())
+}
+
+/// Runs random cases on the infinite plane's engines (those of `only`, or all where it is
+/// empty): each a soup under a random rule (no B0: the plane refuses it), stepped in up to
+/// three parts on one to three threads, some under the smallest memory cap, and compared with
+/// cpu-scalar on a torus wide enough that nothing reaches its edge ([`gol_plane::check`]).
+fn check_plane(
+    only: &[EngineId],
+    cases: usize,
+    master: u64,
+    quick: bool,
+    say: &mut dyn FnMut(Line<'_>),
+) -> Result<()> {
+    let engines: Vec<EngineId> = crate::plane::ENGINES
+        .iter()
+        .copied()
+        .filter(|id| only.is_empty() || only.contains(id))
+        .collect();
+    if engines.is_empty() {
+        return Ok(());
+    }
+    let mut rng = SplitMix64::new(master ^ 0x70_6c61_6e65);
+    let rules: Vec<Rule> = (0..RULE_POOL)
+        .map(|_| loop {
+            let rule = random_rule::<Grid>(&mut rng).on(Topology::Torus);
+            if rule.birth_mask() & 1 == 0 {
+                break rule;
+            }
+        })
+        .collect();
+    let cases = cases.min(if quick { 20 } else { 60 });
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    for index in 0..cases {
+        let mut case = random_case::<Grid>(&mut rng, &rules, true);
+        case.width = case.width.min(64);
+        case.height = case.height.min(64);
+        case.gens = rng.next() % if quick { 80 } else { 300 };
+        let parts = 1 + (rng.next() % 3) as usize;
+        let mut cuts: Vec<u64> = (1..parts).map(|_| rng.next() % (case.gens + 1)).collect();
+        cuts.extend([0, case.gens]);
+        cuts.sort_unstable();
+        let threads = 1 + index % 3;
+        let small = index % 5 == 4;
+        let soup = Grid::soup(&case)?;
+        let expected = gol_plane::check::oracle(&soup, case.rule, case.gens)?;
+        for &id in &engines {
+            let options = gol_plane::Options {
+                memory: if small {
+                    gol_plane::store::Store::LEAST
+                } else {
+                    64 << 20
+                },
+                threads,
+                // Small cases reach the parallel levels only if they start low.
+                parallel_level: Some(6),
+            };
+            let start = gol_plane::Start::Grid {
+                grid: &soup,
+                x: 0,
+                y: 0,
+            };
+            let mut plane = gol_plane::new(id, start, case.rule, &options)?;
+            for pair in cuts.windows(2) {
+                plane.step(&num_bigint::BigUint::from(pair[1] - pair[0]), &stop)?;
+            }
+            if let Some(difference) = gol_plane::check::difference(&*plane, &expected) {
+                return Err(Error::Mismatch(format!(
+                    "MISMATCH: {} on the infinite plane, random case {index} ({}x{} soup of \
+                     density {} and seed {}, rule {}, {} generations in steps {cuts:?}, {threads} \
+                     threads{}): {difference}",
+                    id.name(),
+                    case.width,
+                    case.height,
+                    case.density,
+                    case.seed,
+                    case.rule,
+                    case.gens,
+                    if small {
+                        ", the smallest memory cap"
+                    } else {
+                        ""
+                    }
+                )));
+            }
+        }
+    }
+    let names: Vec<&str> = engines.iter().map(|id| id.name()).collect();
+    say(Line::Checked(&format!(
+        "infinite plane: {cases} random cases identical to cpu-scalar on a torus wider than \
+         their reach ({})",
+        names.join(", ")
     )));
     Ok(())
 }

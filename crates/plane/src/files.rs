@@ -8,7 +8,7 @@ use std::io::{self, Write};
 use gol_core::pattern::{MacroNode, PatternFile, Sink};
 use gol_core::{Error, Grid, Result};
 use num_bigint::{BigInt, BigUint};
-use num_traits::ToPrimitive;
+use num_traits::{One, ToPrimitive};
 
 use crate::leaf::Leaf;
 use crate::store::{Id, Store};
@@ -110,6 +110,17 @@ pub fn read<L: Leaf>(file: &PatternFile, store: Store, leaf: L) -> Result<Tree<L
         let mut builder = Builder::<L>::new((x.to_i64().unwrap(), y.to_i64().unwrap()), states);
         file.paint_into(&mut builder)?;
         return builder.build(store, leaf);
+    }
+    // The root's level is at most MAX_LEVEL: its corners are ±2^(MAX_LEVEL − 1), and the pattern
+    // and a margin must fit inside.
+    let reach = BigInt::one() << (crate::store::MAX_LEVEL - 3);
+    if x.magnitude() >= reach.magnitude() || y.magnitude() >= reach.magnitude() {
+        return Err(Error::Invalid(format!(
+            "the pattern's position is beyond what the plane can place: x and y must lie within \
+             ±2^{} (about 10^{})",
+            crate::store::MAX_LEVEL - 3,
+            ((crate::store::MAX_LEVEL - 3) as f64 * std::f64::consts::LOG10_2) as u32
+        )));
     }
     let side = h.width.max(h.height).max(1) as u64;
     let level = (64 - (side - 1).leading_zeros()).max(L::LEVEL);

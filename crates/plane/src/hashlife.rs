@@ -21,7 +21,7 @@
 //!
 //! # Threads
 //!
-//! From [`PARALLEL_LEVEL`] up, a node's nine results, then its four, are computed as rayon tasks
+//! From `PARALLEL_LEVEL` up, a node's nine results, then its four, are computed as rayon tasks
 //! (`join`), which idle threads steal; below, by plain recursion on one thread.
 //!
 //! The nine overlap, and so do their own nine below: left alone, threads working side by side
@@ -47,7 +47,7 @@
 //!
 //! In the largest table the memory cap allows, a step that fills it to [`crate::store::COLLECT_AT`] does not
 //! start again: every thread stops at its next safe point and one of them sweeps the table in
-//! place, keeping what the threads hold ([`Pause`]), as Golly does. Below the largest table
+//! place, keeping what the threads hold (`Pause`), as Golly does. Below the largest table
 //! the step stops and the table grows instead, and the bookkeeping is off (kept on, its fences
 //! at every `join` cost two threads on puzzle.mc 3 % to 12 %).
 

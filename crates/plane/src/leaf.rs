@@ -7,7 +7,7 @@
 //!   0 holds rows 0–3 and word 1 rows 4–7, cell (x, y) at bit 8(y mod 4) + x; words 2 and 3 are
 //!   zero. Four leaves make a 16×16 square, stepped 1, 2 or 4 generations at once by bitwise
 //!   logic over four 64-bit words, one row of 16 cells in each quarter of a word (see
-//!   [`Square`]).
+//!   `Square`).
 //! - [`States`], for Generations rules: a leaf is 4×4 cells (level 2), one byte each holding the
 //!   state; word `y` of the key holds row `y`, cell (x, y) in byte x. Four leaves make an 8×8
 //!   square, stepped 1 or 2 generations cell by cell.

@@ -17,6 +17,7 @@
 //! Coordinates are Golly's (x right, y down); see [`tree`] for where the root lies.
 #![deny(missing_docs)]
 
+pub mod check;
 pub mod files;
 pub mod hashlife;
 pub mod leaf;

@@ -81,9 +81,9 @@ const POPULATION: usize = 6;
 const MOVED: usize = 7;
 /// The level's bits of [`META`].
 const LEVEL: u32 = 0xffff;
-/// [`META`] of a slot being filled.
+/// `META` of a slot being filled.
 pub const WRITING: u32 = 1 << 30;
-/// [`META`] of a slot whose node was collected during a step: a probe passes over it, a new
+/// `META` of a slot whose node was collected during a step: a probe passes over it, a new
 /// node may take it.
 pub const TOMB: u32 = 1 << 29;
 /// The mark bit of [`META`] (garbage collection).
@@ -253,9 +253,19 @@ fn table(slots: usize) -> Result<Box<[AtomicU32]>> {
 }
 
 impl Store {
-    /// A store of at most `bytes` (at least a few thousand nodes) for leaves of `leaf_level`.
+    /// The smallest memory cap: two of the first table.
+    pub const LEAST: u64 = 2 * FIRST_SLOTS as u64 * SLOT_BYTES;
+
+    /// A store of at most `bytes` for leaves of `leaf_level`; refused below [`Store::LEAST`].
     /// The largest table takes half the cap: a rebuild holds the old table and the new.
     pub fn new(bytes: u64, leaf_level: u32) -> Result<Store> {
+        if bytes < Store::LEAST {
+            return Err(Error::Invalid(format!(
+                "a memory cap of {} is too small: HashLife needs at least {}",
+                memory::human_bytes(bytes),
+                memory::human_bytes(Store::LEAST)
+            )));
+        }
         let most_slots = (bytes / 2 / SLOT_BYTES).clamp(FIRST_SLOTS as u64, 1 << 31) as usize;
         let slots = FIRST_SLOTS;
         Ok(Store {

@@ -4,27 +4,15 @@
 use std::sync::atomic::AtomicBool;
 
 use gol_core::rule::Family;
-use gol_core::{cpu, Engine, Grid, Rule};
+use gol_core::{Grid, Rule};
+use gol_plane::check::{self, Expected};
 use gol_plane::{Options, Plane, Start, Stepped};
-use num_bigint::{BigInt, BigUint};
+use num_bigint::BigUint;
 use proptest::prelude::*;
 
-/// The torus margin for `gens` generations: light speed is one cell a generation.
-fn margin(gens: u64) -> usize {
-    gens as usize + 2
-}
-
-/// `pattern` run `gens` generations by cpu-scalar, centred on a torus `margin` wider on each
-/// side: the torus, and Golly's coordinates of its top-left cell.
-fn oracle(pattern: &Grid, rule: Rule, gens: u64) -> (Grid, i64, i64) {
-    let m = margin(gens);
-    let (w, h) = (pattern.width() + 2 * m, pattern.height() + 2 * m);
-    let mut torus = Grid::with_states(w, h, rule.states()).unwrap();
-    torus.paste(pattern, m, m).unwrap();
-    let mut engine = cpu::Scalar::default();
-    engine.load(&torus, rule).unwrap();
-    engine.step(gens).unwrap();
-    (engine.snapshot().unwrap(), -(m as i64), -(m as i64))
+/// `pattern` run `gens` generations by the oracle.
+fn oracle(pattern: &Grid, rule: Rule, gens: u64) -> Expected {
+    check::oracle(pattern, rule, gens).unwrap()
 }
 
 fn plane_of(pattern: &Grid, rule: Rule, memory: u64, threads: usize) -> Box<dyn Plane> {
@@ -49,37 +37,9 @@ fn plane_of(pattern: &Grid, rule: Rule, memory: u64, threads: usize) -> Box<dyn 
 }
 
 /// Checks that `plane` holds the oracle's torus exactly, and nothing outside it.
-fn assert_matches(plane: &dyn Plane, (torus, x0, y0): &(Grid, i64, i64), what: &str) {
-    let (w, h) = (torus.width(), torus.height());
-    let cells = plane.cells(&BigInt::from(*x0), &BigInt::from(*y0), w, h);
-    let want = torus.to_states();
-    if let Some(i) = (0..cells.len()).find(|&i| cells[i] != want[i]) {
-        panic!(
-            "{what}: cell ({}, {}) is {} on the plane, {} by the oracle",
-            x0 + (i % w) as i64,
-            y0 + (i / w) as i64,
-            cells[i],
-            want[i]
-        );
-    }
-    assert_eq!(
-        plane.population(),
-        BigUint::from(torus.population()),
-        "{what}: population"
-    );
-    match plane.bounding_box() {
-        None => assert_eq!(torus.population(), 0, "{what}"),
-        Some(b) => {
-            let (x, y) = b.corner().unwrap();
-            let (bw, bh) = b.size().unwrap();
-            assert!(
-                x >= *x0
-                    && y >= *y0
-                    && x + bw as i64 <= x0 + w as i64
-                    && y + bh as i64 <= y0 + h as i64,
-                "{what}: bounding box {b} outside the torus"
-            );
-        }
+fn assert_matches(plane: &dyn Plane, expected: &Expected, what: &str) {
+    if let Some(difference) = check::difference(plane, expected) {
+        panic!("{what}: {difference}");
     }
 }
 
@@ -174,8 +134,9 @@ fn a_small_memory_cap_collects_garbage_and_stays_exact() {
         .collect();
     let pattern = random_pattern(120, 120, 2, &bits);
     let stop = AtomicBool::new(false);
-    // A few thousand nodes: far fewer than a few hundred generations of this soup make.
-    let mut plane = plane_of(&pattern, Rule::LIFE, 150 << 10, 2);
+    // The least cap (4 MiB, 65536 nodes at most): far fewer than a few hundred generations of
+    // this soup make.
+    let mut plane = plane_of(&pattern, Rule::LIFE, 4 << 20, 2);
     plane.step(&BigUint::from(500u32), &stop).unwrap();
     let details = plane.details();
     // "… N garbage collections (M within a step), …": one step of 500 generations, so the
