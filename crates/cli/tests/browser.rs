@@ -514,3 +514,115 @@ fn the_viewer_shows_a_cube_summed_and_sliced_in_chromium() {
     screenshot(&browser, "viewer-cube-screenshot.png");
     assert_no_console_errors(&browser);
 }
+
+/// The canvas colours of the live and the dead cells (the palette's two ends).
+const LIVE: [u8; 3] = [253, 231, 37];
+const DEAD: [u8; 3] = [68, 1, 84];
+
+#[test]
+fn the_viewer_draws_the_infinite_plane_zoomed_out_and_pans_to_a_far_glider_in_chromium() {
+    let Some((chromium, chromedriver)) = browser_paths() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    // Two blocks 2^20 cells apart, the pattern file without a size: the infinite plane.
+    let wide = dir.path().join("wide.rle");
+    let gap = (1 << 20) - 4;
+    std::fs::write(
+        &wide,
+        format!("x = 1048576, y = 2, rule = B3/S23\n2o{gap}b2o$2o{gap}b2o!\n"),
+    )
+    .unwrap();
+    let (_server, url) = serve(&["--input", wide.to_str().unwrap()]);
+    let browser = Browser::start(&chromium, &chromedriver);
+    browser.call("POST", "/url", Some(&json!({"url": url})));
+    browser.wait_for(
+        "the first frames of the plane",
+        "const v = window.golViewer; return !!v && v.state.frames > 2 && v.state.plane && v.state.frame.level > 0",
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    let status = browser.script("return window.golViewer.state.status");
+    let b = &status["bounding_box"];
+    assert_eq!(b["width"], "1048576", "{status}");
+    assert_eq!(b["height"], "2", "{status}");
+    let x: i64 = b["x"].as_str().unwrap().parse().unwrap();
+    let y: i64 = b["y"].as_str().unwrap().parse().unwrap();
+    // Fitted: the whole box on a canvas about a thousand pixels wide, a pixel a block of the
+    // tree of 2^11 cells or so, from its populations.
+    let level = browser
+        .script("return window.golViewer.state.frame.level")
+        .as_u64()
+        .unwrap();
+    assert!((10..=12).contains(&level), "level {level}");
+    let colour = |cx: i64, cy: i64| {
+        browser.script(&format!(
+            "return window.golViewer.cellColour('{cx}', '{cy}')"
+        ))
+    };
+    for (cx, what) in [(x, "left"), (x + (1 << 20) - 1, "right")] {
+        let c = colour(cx, y);
+        assert!(
+            c.is_array() && c != json!(DEAD),
+            "the {what} block is not drawn: {c}"
+        );
+    }
+    assert_eq!(colour(x + (1 << 19), y), json!(DEAD), "between the blocks");
+    screenshot(&browser, "viewer-plane-wide.png");
+
+    // A glider, stepped 2^40 generations in one step: it is 2^38 cells down and right, far off
+    // the fitted view, until the page goes to it.
+    let glider = dir.path().join("glider.rle");
+    std::fs::write(
+        &glider,
+        "#CXRLE Pos=0,0\nx = 3, y = 3, rule = B3/S23\nbo$2bo$3o!\n",
+    )
+    .unwrap();
+    let text = std::fs::read_to_string(&glider).unwrap();
+    browser.script(&format!(
+        "window.golViewer.send({{type: 'load', name: 'glider.rle', text: {}}}); return null",
+        json!(text)
+    ));
+    browser.wait_for(
+        "the glider",
+        "const s = window.golViewer.state.status; return s.restarts === 1 && s.population === '5'",
+    );
+    browser.script("const s = document.getElementById('speed'); s.value = '1099511627776'; s.dispatchEvent(new Event('change')); return null");
+    browser.click("#step");
+    browser.wait_for(
+        "generation 2^40",
+        "return window.golViewer.state.status.generation === '1099511627776'",
+    );
+    let far = 1i64 << 38;
+    let status = browser.script("return window.golViewer.state.status");
+    assert_eq!(status["bounding_box"]["x"], far.to_string(), "{status}");
+    assert_eq!(status["bounding_box"]["y"], far.to_string(), "{status}");
+    std::thread::sleep(Duration::from_millis(300));
+    assert_ne!(
+        colour(far, far + 2),
+        json!(LIVE),
+        "the glider is not yet in view"
+    );
+
+    browser.script(&format!("document.getElementById('goto-x').value = '{}'; document.getElementById('goto-y').value = '{}'; return null", far + 1, far + 1));
+    browser.click("#goto");
+    browser.wait_for(
+        "a frame of the glider",
+        &format!("const f = window.golViewer.state.frame; return f.level === 0 && f.px <= {far}n && f.px + BigInt(f.width) > {}n", far + 2),
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    let live = [(1, 0), (2, 1), (0, 2), (1, 2), (2, 2)];
+    for dy in 0..3 {
+        for dx in 0..3 {
+            let want = if live.contains(&(dx, dy)) { LIVE } else { DEAD };
+            assert_eq!(
+                colour(far + dx, far + dy),
+                json!(want),
+                "cell ({dx}, {dy}) of the glider"
+            );
+        }
+    }
+    let cursor = browser.script("return document.getElementById('generation').textContent");
+    assert_eq!(cursor, "1,099,511,627,776");
+    screenshot(&browser, "viewer-plane-glider.png");
+    assert_no_console_errors(&browser);
+}

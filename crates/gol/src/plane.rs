@@ -23,6 +23,9 @@ use crate::output::{Animation, Format, Picture};
 use crate::setup::{Checkpoints, Dim, Setup, Source, Split, Start};
 use crate::simulation::Timings;
 
+/// The least pixel (of 255) of a block of a zoomed-out picture that holds any live cell.
+pub const FAINTEST: u8 = 64;
+
 /// The engines of the plane, in the order `auto` prefers them.
 pub const ENGINES: [EngineId; 1] = [EngineId::Hashlife];
 
@@ -387,7 +390,9 @@ impl PlaneSimulation {
     }
 
     /// The picture of `view` with one pixel for each block of 2^`level` × 2^`level` cells of
-    /// the tree, the share of its cells not in state 0 (the view's corner moved to a block's).
+    /// the tree, the share of its cells not in state 0 (the view's corner moved to a block's),
+    /// and no less than [`FAINTEST`] where any is: a sparse pattern zoomed out stays in sight,
+    /// as Golly draws any block with a live cell.
     pub fn blocks(&self, view: &PlaneView, level: u32) -> Frame {
         let side = 1u64 << level.min(63);
         let (x, y) = gol_plane::tree::block_corner(&view.x, &view.y, level);
@@ -403,9 +408,12 @@ impl PlaneSimulation {
         let cells = BigUint::one() << (2 * level);
         let pixels = counts
             .iter()
-            .map(|&c| {
-                let share = (BigUint::from(c) * 255u32 + &cells / 2u32) / &cells;
-                share.to_u8().unwrap_or(255)
+            .map(|&c| match c {
+                0 => 0,
+                c => {
+                    let share = (BigUint::from(c) * 255u32 + &cells / 2u32) / &cells;
+                    share.to_u8().unwrap_or(255).max(FAINTEST)
+                }
             })
             .collect();
         Frame {

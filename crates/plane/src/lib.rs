@@ -95,8 +95,9 @@ pub trait Plane: Send {
     /// The states of the `width` × `height` cells whose top-left cell is (x, y), row by row.
     fn cells(&self, x: &BigInt, y: &BigInt, width: usize, height: usize) -> Vec<u8>;
 
-    /// The populations of `columns` × `rows` blocks of 2^`level` × 2^`level` cells, the first
-    /// with its top-left cell at (x, y), row by row: a zoomed-out picture.
+    /// The populations of `columns` × `rows` blocks of 2^`level` × 2^`level` cells, row by
+    /// row: a zoomed-out picture. The first is the block of the tree's grid that holds (x, y),
+    /// its top-left cell [`tree::block_corner`].
     fn block_populations(
         &self,
         x: &BigInt,

@@ -473,6 +473,7 @@ impl<L: Leaf> Tree<L> {
         visit: &mut dyn FnMut(Id, i128, i128),
     ) {
         let level = level.max(L::LEVEL);
+        debug_assert!(level <= self.level, "a visit to nodes above the root");
         let half = BigInt::one() << (self.level - 1);
         let (dx, dy) = (-half.clone() - x, -half + ROW_SHIFT - y);
         let size = (width as i128, height as i128);
@@ -602,8 +603,8 @@ impl<L: Leaf> Tree<L> {
 
     /// The populations of the `columns` × `rows` blocks of 2^`level` × 2^`level` cells, the
     /// first with its top-left cell at (x, y), row by row: the picture of a zoomed-out view.
-    /// Above the leaves, blocks are nodes of the tree: (x, y) is first moved up and left to
-    /// the nearest corner of one ([`block_corner`]).
+    /// Blocks are squares of the tree's grid (nodes, above the leaves): (x, y) is first moved
+    /// up and left to the nearest corner of one ([`block_corner`]).
     pub fn block_populations(
         &self,
         x: &BigInt,
@@ -613,6 +614,7 @@ impl<L: Leaf> Tree<L> {
         level: u32,
     ) -> Vec<u64> {
         let mut out = vec![0u64; columns * rows];
+        let (x, y) = &block_corner(x, y, level);
         if level <= L::LEVEL {
             let side = 1usize << level;
             let cells = self.cells(x, y, columns * side, rows * side);
@@ -622,25 +624,45 @@ impl<L: Leaf> Tree<L> {
             }
             return out;
         }
-        let (x, y) = block_corner(x, y, level);
+        if level >= self.level {
+            // Blocks as large as the whole tree or larger: each quarter of the root lies within
+            // one (both are aligned to their sides), which has its population added.
+            let half = BigInt::one() << (self.level - 1);
+            for (q, &child) in self.store.key(self.root).iter().enumerate() {
+                let cx = -&half
+                    + if q & 1 == 1 {
+                        half.clone()
+                    } else {
+                        BigInt::zero()
+                    };
+                let cy = -&half
+                    + ROW_SHIFT
+                    + if q >> 1 == 1 {
+                        half.clone()
+                    } else {
+                        BigInt::zero()
+                    };
+                let (bx, by) = ((cx - x) >> level, (cy - y) >> level);
+                let (Some(bx), Some(by)) = (bx.to_usize(), by.to_usize()) else {
+                    continue;
+                };
+                if bx < columns && by < rows {
+                    out[by * columns + bx] += self.node_population(child, self.level - 1);
+                }
+            }
+            return out;
+        }
         let side = BigUint::one() << level;
         let span = |n: usize| (BigUint::from(n) * &side).to_u64().unwrap_or(u64::MAX);
-        self.visit(
-            &x,
-            &y,
-            span(columns),
-            span(rows),
-            level,
-            &mut |id, dx, dy| {
-                let (bx, by) = match level <= SMALL_LEVEL {
-                    true => (dx >> level, dy >> level),
-                    false => (dx, dy),
-                };
-                if (0..columns as i128).contains(&bx) && (0..rows as i128).contains(&by) {
-                    out[by as usize * columns + bx as usize] = self.node_population(id, level);
-                }
-            },
-        );
+        self.visit(x, y, span(columns), span(rows), level, &mut |id, dx, dy| {
+            let (bx, by) = match level <= SMALL_LEVEL {
+                true => (dx >> level, dy >> level),
+                false => (dx, dy),
+            };
+            if (0..columns as i128).contains(&bx) && (0..rows as i128).contains(&by) {
+                out[by as usize * columns + bx as usize] = self.node_population(id, level);
+            }
+        });
         out
     }
 

@@ -118,3 +118,46 @@ fn stepped_planes_write_what_they_hold() {
     let b = p.bounding_box().unwrap();
     assert_eq!(b.x, BigInt::from(far / 4u32) - 1);
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn block_populations_count_the_cells_of_each_block_at_every_level(
+        width in 1usize..40,
+        height in 1usize..40,
+        bits in proptest::collection::vec(any::<u64>(), 8),
+        x in -1000i64..1000,
+        y in -1000i64..1000,
+        vx in -3000i64..3000,
+        vy in -3000i64..3000,
+        columns in 1usize..9,
+        rows in 1usize..9,
+        level in 0u32..16,
+    ) {
+        let mut grid = Grid::new(width, height).unwrap();
+        let mut live = Vec::new();
+        for cy in 0..height {
+            for cx in 0..width {
+                if (bits[(cy * width + cx) % 8] >> ((cx * 5 + cy * 11) % 60)) & 3 == 0 {
+                    grid.set_state(cx, cy, 1);
+                    live.push((x + cx as i64, y + cy as i64));
+                }
+            }
+        }
+        let plane = plane(Start::Grid { grid: &grid, x, y }, Rule::LIFE);
+        let counts = plane.block_populations(&vx.into(), &vy.into(), columns, rows, level);
+        // Blocks lie on the tree's grid: the corner moves to the block holding (vx, vy).
+        let (bx, by) = gol_plane::tree::block_corner(&vx.into(), &vy.into(), level);
+        let (bx, by): (i64, i64) = (bx.try_into().unwrap(), by.try_into().unwrap());
+        prop_assert!(bx <= vx && vx - bx < 1 << level && by <= vy && vy - by < 1 << level);
+        let mut want = vec![0u64; columns * rows];
+        for (cx, cy) in live {
+            let (i, j) = ((cx - bx) >> level, (cy - by) >> level);
+            if (0..columns as i64).contains(&i) && (0..rows as i64).contains(&j) {
+                want[j as usize * columns + i as usize] += 1;
+            }
+        }
+        prop_assert_eq!(counts, want);
+    }
+}

@@ -3,12 +3,18 @@
 // the server, so only the viewport travels, never more pixels than the canvas has.
 //
 // Stable element ids, for people and tests: world (the canvas), play, step, speed, zoom-in,
-// zoom-out, fit, grid-lines, generation, population, gps, size, rule, engine, zoom, cursor,
-// chart, new-rule, new-width, new-height, new-seed, new-density, restart, file, error; for a
-// cube (shown only then): cube (the fieldset), axis, slice-on, slice, slice-index.
-// window.golViewer exposes the state and cellColour(x, y): the canvas colour at the centre of
-// world cell (x, y), or null where it is not on the canvas.
+// zoom-out, fit, grid-lines, goto-x, goto-y, goto, generation, population, gps, size, rule,
+// engine, zoom, cursor, chart, new-rule, new-width, new-height, new-seed, new-density, restart,
+// file, error; for a cube (shown only then): cube (the fieldset), axis, slice-on, slice,
+// slice-index. window.golViewer exposes the state, cellColour(x, y): the canvas colour at the
+// centre of world cell (x, y) (on the plane, x and y may be BigInts or decimal strings), or null
+// where it is not on the canvas, and goTo(x, y).
 "use strict";
+
+// The infinite plane: cells have Golly's coordinates, of any size. The page keeps an anchor cell
+// (ax, ay) as BigInts and the view's centre (cx, cy) as numbers relative to it, moving the anchor
+// whenever the centre strays far, so that panning is exact anywhere. Zoomed out, a pixel of a
+// frame is a block of 2^level cells each way, drawn from the quadtree's populations.
 
 // A cube is shown as a picture of side M: the live cells summed along the chosen axis, or the
 // cells of one slice across it; the page pans and zooms over it as over a grid.
@@ -31,11 +37,17 @@ const context = canvas.getContext("2d");
 const offscreen = document.createElement("canvas");
 const MAX_UPLOAD = 16 << 20;
 const MAX_ZOOM = 64;
+// The widest view of the plane the server draws, each way (view/runner.rs).
+const MAX_PLANE_VIEW = 2 ** 62;
+// How far the centre may stray from the anchor before the anchor moves.
+const REBASE = 2 ** 30;
 
 const state = {
   status: null,        // the server's last status
   frame: null,         // the last frame: {width, height, block, x, y, pixels}
-  cx: 0, cy: 0,        // the cell at the canvas's centre
+  plane: false,        // whether the world is the infinite plane
+  ax: 0n, ay: 0n,      // the anchor cell (always 0 on a grid)
+  cx: 0, cy: 0,        // the cell at the canvas's centre, relative to the anchor
   zoom: 1,             // canvas pixels a cell
   history: [],         // [generation, population]
   frames: 0,           // frames received
@@ -56,7 +68,24 @@ function showError(text) {
 function mod(a, n) { return ((a % n) + n) % n; }
 
 function world() {
+  if (state.plane) return [Infinity, Infinity];
   return state.status ? [state.status.width, state.status.height] : [1, 1];
+}
+
+// Moves the anchor to the centre's whole cells (the plane only).
+function rebase() {
+  if (!state.plane) return;
+  for (const [c, a] of [["cx", "ax"], ["cy", "ay"]]) {
+    if (Math.abs(state[c]) < REBASE) continue;
+    const whole = Math.trunc(state[c]);
+    state[a] += BigInt(whole);
+    state[c] -= whole;
+  }
+}
+
+// A count of the status (a number on a grid, a decimal string on the plane) for people.
+function count(n) {
+  return typeof n === "string" ? BigInt(n).toLocaleString() : n.toLocaleString();
 }
 
 // The cells on the canvas: the top-left cell (fractional) and how many cells it shows.
@@ -69,6 +98,18 @@ function layout() {
 // The view to ask for: the cells on the canvas, at most the world once each way.
 function viewRequest() {
   const l = layout();
+  if (state.plane) {
+    const side = (shown) => BigInt(Math.min(MAX_PLANE_VIEW, Math.ceil(shown) + 1)).toString();
+    return {
+      type: "view",
+      x: (state.ax + BigInt(Math.floor(l.left))).toString(),
+      y: (state.ay + BigInt(Math.floor(l.top))).toString(),
+      width: side(l.across),
+      height: side(l.down),
+      pixels_wide: canvas.width,
+      pixels_high: canvas.height,
+    };
+  }
   const whole = (n, left, shown) => (shown >= n ? [0, n] : [mod(Math.floor(left), n), Math.min(n, Math.ceil(shown) + 1)]);
   const [x, width] = whole(l.w, l.left, l.across);
   const [y, height] = whole(l.h, l.top, l.down);
@@ -88,6 +129,7 @@ function queueView() {
 // Where a frame's first cell lies on the canvas, in cells from the canvas's left and top.
 function origin(frame) {
   const l = layout();
+  if (state.plane) return [Number(frame.px - state.ax) - l.left, Number(frame.py - state.ay) - l.top];
   const axis = (n, start, left, shown) => {
     if (shown >= n) return start - left;
     // The frame starts at cell `start`; the canvas at `left`: the nearest copy on the torus.
@@ -182,25 +224,50 @@ function showCube(s) {
   }
 }
 
+function sizeText(s) {
+  if (s.universe !== undefined) {
+    const b = s.bounding_box;
+    return b ? `infinite plane; live cells in ${count(b.width)} × ${count(b.height)} from (${b.x}, ${b.y})` : "infinite plane, empty";
+  }
+  return s.depth === undefined ? `${s.width} × ${s.height}` : `${s.width} × ${s.height} × ${s.depth}`;
+}
+
 function showStatus(s) {
-  $("generation").textContent = s.generation.toLocaleString();
-  $("population").textContent = s.population.toLocaleString();
+  $("generation").textContent = count(s.generation);
+  $("population").textContent = count(s.population);
   $("gps").textContent = s.running ? s.generations_per_second.toFixed(1) : "paused";
-  $("size").textContent = s.depth === undefined ? `${s.width} × ${s.height}` : `${s.width} × ${s.height} × ${s.depth}`;
+  $("size").textContent = sizeText(s);
   $("rule").textContent = s.rule;
   $("engine").textContent = s.engine;
   $("play").textContent = s.running ? "Pause" : "Play";
-  $("zoom").textContent = state.zoom >= 1 ? `${state.zoom.toFixed(2)} px a cell` : `${(1 / state.zoom).toFixed(2)} cells a px`;
+  $("zoom").textContent = state.zoom >= 1 ? `${state.zoom.toFixed(2)} px a cell` : `${(1 / state.zoom).toPrecision(3)} cells a px`;
   const last = state.history[state.history.length - 1];
-  if (!last || last[0] !== s.generation) {
-    if (last && s.generation < last[0]) state.history = [];
-    state.history.push([s.generation, s.population]);
+  const generation = Number(s.generation), population = Number(s.population);
+  if (!last || last[0] !== generation) {
+    if (last && generation < last[0]) state.history = [];
+    state.history.push([generation, population]);
     if (state.history.length > 600) state.history.splice(0, state.history.length - 600);
     drawChart();
   }
 }
 
 function fit() {
+  if (state.plane) {
+    const b = state.status && state.status.bounding_box;
+    if (!b) {
+      [state.ax, state.ay, state.cx, state.cy, state.zoom] = [0n, 0n, 0, 0, 8];
+    } else {
+      const w = BigInt(b.width), h = BigInt(b.height);
+      state.ax = BigInt(b.x) + w / 2n;
+      state.ay = BigInt(b.y) + h / 2n;
+      state.cx = Number(w % 2n) / 2;
+      state.cy = Number(h % 2n) / 2;
+      const zoom = 0.95 * Math.min(canvas.width / Number(w), canvas.height / Number(h));
+      state.zoom = Math.max(leastZoom(), Math.min(MAX_ZOOM, zoom));
+    }
+    queueView();
+    return;
+  }
   const [w, h] = world();
   state.zoom = Math.min(MAX_ZOOM, Math.min(canvas.width / w, canvas.height / h));
   state.cx = w / 2;
@@ -219,15 +286,29 @@ function onMessage(event) {
   const status = JSON.parse(new TextDecoder().decode(new Uint8Array(bytes, 4, n)));
   const at = 4 + n;
   const [width, height, block, x, y] = [0, 1, 2, 3, 4].map((i) => view.getUint32(at + 4 * i, true));
-  const resized = !state.status || state.status.width !== status.width || state.status.height !== status.height;
+  const plane = status.universe !== undefined;
+  const was = state.status;
+  const resized = !was || plane !== state.plane || (plane
+    ? was.restarts !== status.restarts
+    : was.width !== status.width || was.height !== status.height);
   state.status = status;
-  state.frame = { width, height, block, x, y, pixels: new Uint8Array(bytes, at + 20, width * height) };
+  state.plane = plane;
+  const pixels = new Uint8Array(bytes, at + 20, width * height);
+  state.frame = plane
+    ? { width, height, block: 2 ** status.frame.level, level: status.frame.level,
+        px: BigInt(status.frame.x), py: BigInt(status.frame.y), pixels }
+    : { width, height, block, x, y, pixels };
   state.frames += 1;
+  if (resized) state.history = [];
   showStatus(status);
   if (resized) {
     showCube(status);
-    $("new-width").value = status.width;
-    $("new-height").value = status.height;
+    for (const o of document.querySelectorAll(".plane-only")) o.hidden = !plane;
+    if (!plane) {
+      state.ax = state.ay = 0n;
+      $("new-width").value = status.width;
+      $("new-height").value = status.height;
+    }
     $("new-rule").value = status.rule;
     fit();
   }
@@ -251,15 +332,33 @@ function resize() {
   queueView();
 }
 
-function zoomAt(px, py, factor) {
+// The least zoom: half the world on a grid; on the plane, the widest view the server draws.
+function leastZoom() {
+  if (state.plane) return Math.max(canvas.width, canvas.height) / MAX_PLANE_VIEW;
   const [w, h] = world();
-  const least = Math.min(canvas.width / w, canvas.height / h) / 2;
-  const zoom = Math.min(MAX_ZOOM, Math.max(least, state.zoom * factor));
+  return Math.min(canvas.width / w, canvas.height / h) / 2;
+}
+
+function zoomAt(px, py, factor) {
+  const zoom = Math.min(MAX_ZOOM, Math.max(leastZoom(), state.zoom * factor));
   const cellX = state.cx + (px - canvas.width / 2) / state.zoom;
   const cellY = state.cy + (py - canvas.height / 2) / state.zoom;
   state.zoom = zoom;
   state.cx = cellX - (px - canvas.width / 2) / zoom;
   state.cy = cellY - (py - canvas.height / 2) / zoom;
+  rebase();
+  queueView();
+}
+
+// Centres the view on cell (x, y): numbers, BigInts or decimal strings.
+function goTo(x, y) {
+  if (state.plane) {
+    [state.ax, state.ay, state.cx, state.cy] = [BigInt(x), BigInt(y), 0.5, 0.5];
+  } else {
+    const [w, h] = world();
+    state.cx = mod(Number(x), w) + 0.5;
+    state.cy = mod(Number(y), h) + 0.5;
+  }
   queueView();
 }
 
@@ -268,6 +367,7 @@ function cellUnder(event) {
   const [w, h] = world();
   const x = state.cx + (event.clientX - r.left - canvas.width / 2) / state.zoom;
   const y = state.cy + (event.clientY - r.top - canvas.height / 2) / state.zoom;
+  if (state.plane) return [state.ax + BigInt(Math.floor(x)), state.ay + BigInt(Math.floor(y))];
   return [mod(Math.floor(x), w), mod(Math.floor(y), h)];
 }
 
@@ -295,9 +395,13 @@ canvas.addEventListener("pointermove", (e) => {
   if (!drag) return;
   state.cx -= (e.clientX - drag.x) / state.zoom;
   state.cy -= (e.clientY - drag.y) / state.zoom;
-  const [w, h] = world();
-  state.cx = mod(state.cx, w);
-  state.cy = mod(state.cy, h);
+  if (state.plane) {
+    rebase();
+  } else {
+    const [w, h] = world();
+    state.cx = mod(state.cx, w);
+    state.cy = mod(state.cy, h);
+  }
   drag = { x: e.clientX, y: e.clientY };
   queueView();
 });
@@ -316,7 +420,15 @@ $("zoom-out").onclick = () => zoomAt(canvas.width / 2, canvas.height / 2, 0.5);
 $("fit").onclick = fit;
 $("grid-lines").onchange = draw;
 $("play").onclick = () => send({ type: state.status && state.status.running ? "pause" : "play" });
-$("step").onclick = () => send({ type: "step", generations: 1 });
+$("goto").onclick = () => {
+  try {
+    goTo(BigInt($("goto-x").value.trim() || "0"), BigInt($("goto-y").value.trim() || "0"));
+  } catch (e) {
+    showError(`go to: ${$("goto-x").value}, ${$("goto-y").value} is not a cell (two integers)`);
+  }
+};
+// A step is the generations a frame chosen (one at full speed), as Golly's step size.
+$("step").onclick = () => send({ type: "step", generations: Number($("speed").value) || 1 });
 $("speed").onchange = (e) => send({ type: "speed", generations: Number(e.target.value) });
 $("restart").onclick = () => {
   $("error").textContent = "";
@@ -355,12 +467,16 @@ window.golViewer = {
   cellColour(x, y) {
     const l = layout();
     const along = (c, left, n, shown) => (shown >= n ? c - left : mod(c - left, n));
-    const sx = (along(x, l.left, l.w, l.across) + 0.5) * state.zoom;
-    const sy = (along(y, l.top, l.h, l.down) + 0.5) * state.zoom;
+    const [sx, sy] = state.plane
+      ? [(Number(BigInt(x) - state.ax) - l.left + 0.5) * state.zoom,
+         (Number(BigInt(y) - state.ay) - l.top + 0.5) * state.zoom]
+      : [(along(x, l.left, l.w, l.across) + 0.5) * state.zoom,
+         (along(y, l.top, l.h, l.down) + 0.5) * state.zoom];
     if (sx < 0 || sy < 0 || sx >= canvas.width || sy >= canvas.height) return null;
     return Array.from(context.getImageData(Math.floor(sx), Math.floor(sy), 1, 1).data.slice(0, 3));
   },
   send,
+  goTo,
 };
 
 resize();

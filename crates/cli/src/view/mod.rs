@@ -5,19 +5,27 @@
 //! # Protocol (`/ws`)
 //!
 //! The page sends JSON text messages, `{"type": …}`:
-//! - `view`: `x`, `y` (the top-left cell, wrapped round the torus), `width`, `height` (cells)
-//!   and `pixels_wide`, `pixels_high` (the canvas): frames of that viewport follow, about 30 a
-//!   second, never more pixels than the canvas has;
+//! - `view`: `x`, `y` (the top-left cell: on a grid wrapped round the torus, on the infinite
+//!   plane Golly's coordinates), `width`, `height` (cells) and `pixels_wide`, `pixels_high` (the
+//!   canvas): frames of that viewport follow, about 30 a second, never more pixels than the
+//!   canvas has. `x`, `y`, `width` and `height` are JSON numbers or decimal strings (the plane's
+//!   coordinates have any size; a view of it is at most 2^62 cells a side);
 //! - `play`, `pause`, `step` (`generations`, default 1), `speed` (`generations` a frame, 0 for
 //!   full speed);
 //! - `restart` (`width`, `height`, `seed`, `density` or null, `rule`) and `load` (`name`, `text`:
 //!   an RLE or `.cells` file, at most [`MAX_UPLOAD`] bytes).
 //!
 //! The server answers with binary frames: a little-endian u32 n, n bytes of JSON status
-//! (generation, population, generations/s, size, rule, engine, running, speed), then u32
-//! width, height (pixels), block (cells a pixel, each way), x, y (the view's top-left cell),
+//! (generation, population, generations/s, size, rule, engine, running, speed, restarts), then
+//! u32 width, height (pixels), block (cells a pixel, each way), x, y (the view's top-left cell),
 //! then one byte a pixel: the share of live cells in its block, 0 to 255 (for a block of 1:
-//! 0 dead, 255 alive). Under a Generations rule of C states a dying cell in state s counts as
+//! 0 dead, 255 alive). On the infinite plane the status's generation and population are decimal
+//! strings (exact at any size), `universe` is `"infinite plane"` and `bounding_box` takes the
+//! place of the size (x, y, width and height in decimal, null when empty); `frame` gives the
+//! first pixel's top-left cell (`x`, `y` in decimal) and `level`, a pixel being 2^level ×
+//! 2^level cells (0: one cell, read from the plane; above, the share of live cells in a block
+//! of the quadtree, from its populations, so that a pattern of any width draws at once); the
+//! binary block, x and y are then 0. Under a Generations rule of C states a dying cell in state s counts as
 //! (C − s) / (C − 1) of a live one, so it fades from the live colour towards the dead one as
 //! in pictures (`gol_core::picture::blocks`). Errors come as JSON text `{"type": "error",
 //! "message": …}`; the server goes on serving.
@@ -38,13 +46,14 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use futures_util::{SinkExt, StreamExt};
-use gol::{Cube, Dim, Dimension, Grid, Rule, Setup, Simulation, Size, Start};
-use gol_core::picture::{Axis, Look, View};
-use serde::Deserialize;
+use gol::{Cube, Dim, Dimension, Grid, PlaneSimulation, Rule, Setup, Simulation, Size, Start};
+use gol_core::picture::{Axis, Look};
+use num_bigint::{BigInt, BigUint};
+use serde::{Deserialize, Deserializer};
 use tokio::sync::oneshot;
 
 use crate::cli::ViewArgs;
-use runner::{Command, Shown};
+use runner::{Command, Placed, Shown, Wanted};
 
 /// The page.
 const INDEX: &str = include_str!("../../assets/viewer/index.html");
@@ -70,11 +79,16 @@ struct App {
     commands: Arc<Mutex<Sender<Command>>>,
     /// The command line's setup, which restarts and uploads start from (engine, rule).
     base: Arc<Setup>,
+    /// Whether the world is the infinite plane (restarts and uploads stay on it).
+    plane: bool,
 }
 
 /// Runs `gol view` until interrupted.
 pub fn view(args: &ViewArgs) -> Result<()> {
     let setup = crate::run::setup_of(&args.problem, None, args.engine, args.block)?;
+    if setup.on_plane()? {
+        return serve(PlaneSimulation::new(&setup)?, setup, args);
+    }
     match setup.dimension()? {
         Dim::Two => serve(Simulation::<Grid>::new(&setup)?, setup, args),
         Dim::Three => serve(Simulation::<Cube>::new(&setup)?, setup, args),
@@ -82,7 +96,7 @@ pub fn view(args: &ViewArgs) -> Result<()> {
 }
 
 /// Serves viewers of `sim`, made from `setup`, until interrupted.
-fn serve<W: Shown>(sim: Simulation<W>, setup: Setup, args: &ViewArgs) -> Result<()> {
+fn serve<S: Shown>(sim: S, setup: Setup, args: &ViewArgs) -> Result<()> {
     let listener = bind(args.listen.as_deref())?;
     let address = listener.local_addr()?;
     let url = format!("http://{address}/");
@@ -95,9 +109,10 @@ fn serve<W: Shown>(sim: Simulation<W>, setup: Setup, args: &ViewArgs) -> Result<
     let (commands, received) = std::sync::mpsc::channel();
     std::thread::Builder::new()
         .name("simulation".into())
-        .spawn(move || runner::run(sim, received, Simulation::<W>::new))?;
+        .spawn(move || runner::run(sim, received))?;
     let app = App {
         commands: Arc::new(Mutex::new(commands)),
+        plane: setup.on_plane()?,
         base: Arc::new(setup),
     };
     let router = Router::new()
@@ -179,10 +194,14 @@ async fn socket(upgrade: WebSocketUpgrade, State(app): State<App>) -> Response {
 #[serde(tag = "type", rename_all = "snake_case")]
 enum Request {
     View {
-        x: usize,
-        y: usize,
-        width: usize,
-        height: usize,
+        #[serde(deserialize_with = "integer")]
+        x: BigInt,
+        #[serde(deserialize_with = "integer")]
+        y: BigInt,
+        #[serde(deserialize_with = "integer")]
+        width: BigInt,
+        #[serde(deserialize_with = "integer")]
+        height: BigInt,
         pixels_wide: usize,
         pixels_high: usize,
     },
@@ -211,11 +230,30 @@ enum Request {
     },
 }
 
-/// What a page watches: the view, the cells a pixel of its frames covers, and what a cube's
-/// picture shows (set apart from the view: a page may choose it first).
+/// An integer written as a JSON number or as a decimal string (of any size).
+fn integer<'de, D: Deserializer<'de>>(d: D) -> Result<BigInt, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Written {
+        Signed(i64),
+        Unsigned(u64),
+        Text(String),
+    }
+    match Written::deserialize(d)? {
+        Written::Signed(n) => Ok(n.into()),
+        Written::Unsigned(n) => Ok(n.into()),
+        Written::Text(text) => text.trim().parse().map_err(|_| {
+            let shown: String = text.chars().take(40).collect();
+            serde::de::Error::custom(format!("{shown:?} is not an integer"))
+        }),
+    }
+}
+
+/// What a page watches: the cells it shows, and what a cube's picture shows (set apart from the
+/// view: a page may choose it first).
 #[derive(Default)]
 struct Watch {
-    view: Option<(View, usize)>,
+    view: Option<Wanted>,
     look: Look,
 }
 
@@ -239,12 +277,12 @@ async fn client(socket: WebSocket, app: App) {
                     _ = ticker.tick() => {
                         let (watched, look) = {
                             let watch = viewport.lock().expect("not poisoned");
-                            (watch.view, watch.look)
+                            (watch.view.clone(), watch.look)
                         };
-                        let Some((view, block)) = watched else {
+                        let Some(wanted) = watched else {
                             continue;
                         };
-                        match frame(&app, view, block, look).await {
+                        match frame(&app, wanted, look).await {
                             Ok(bytes) => {
                                 failing = None;
                                 Message::Binary(bytes.into())
@@ -303,21 +341,21 @@ async fn obey(app: &App, viewport: &Viewport, text: &str) -> Result<(), String> 
             pixels_wide,
             pixels_high,
         } => {
-            let (pw, ph) = (
-                pixels_wide.clamp(1, MAX_CANVAS),
-                pixels_high.clamp(1, MAX_CANVAS),
-            );
-            if width == 0 || height == 0 {
-                return Err("a view is at least one cell each way".into());
-            }
-            let block = width.div_ceil(pw).max(height.div_ceil(ph)).max(1);
-            let view = View {
+            let side = |n: BigInt| {
+                BigUint::try_from(n)
+                    .ok()
+                    .filter(|n| *n > BigUint::ZERO)
+                    .ok_or("a view is at least one cell each way")
+            };
+            let wanted = Wanted {
                 x,
                 y,
-                width,
-                height,
+                width: side(width)?,
+                height: side(height)?,
+                pixels_wide: pixels_wide.clamp(1, MAX_CANVAS),
+                pixels_high: pixels_high.clamp(1, MAX_CANVAS),
             };
-            viewport.lock().expect("not poisoned").view = Some((view, block));
+            viewport.lock().expect("not poisoned").view = Some(wanted);
             return Ok(());
         }
         Request::Look { axis, slice } => {
@@ -347,6 +385,8 @@ async fn obey(app: &App, viewport: &Viewport, text: &str) -> Result<(), String> 
                     Dim::Three => Size::Side(width),
                 }),
                 rule: Some(Rule::parse(&rule).map_err(|e| e.to_string())?),
+                // A soup of the plane's viewer goes on the plane.
+                infinite: app.plane,
                 ..(*app.base).clone()
             };
             return restart(app, setup).await;
@@ -362,8 +402,11 @@ async fn obey(app: &App, viewport: &Viewport, text: &str) -> Result<(), String> 
             let name = PathBuf::from(name);
             let file = gol_core::pattern::PatternFile::from_bytes(&name, text.clone().into_bytes())
                 .map_err(|e| e.to_string())?;
-            // The file's bounded grid where it has one, else the grid of the command line.
+            // On the plane, the file goes on the plane (a bounded-grid suffix overridden, as
+            // --infinite does); on a grid, the file's bounded grid where it has one, else the
+            // grid of the command line.
             let size = match file.header().bounds {
+                _ if app.plane => None,
                 Some(_) => None,
                 None => Some(app.base.size.unwrap_or(Size::Side(Grid::DEFAULT_SIDE))),
             };
@@ -374,6 +417,7 @@ async fn obey(app: &App, viewport: &Viewport, text: &str) -> Result<(), String> 
                 },
                 size,
                 rule: None,
+                infinite: app.plane,
                 ..(*app.base).clone()
             };
             return restart(app, setup).await;
@@ -400,14 +444,13 @@ async fn restart(app: &App, setup: Setup) -> Result<(), String> {
         .map_err(|_| "the simulation has stopped".to_string())?
 }
 
-/// The encoded frame of `view` (see the module's notes).
-async fn frame(app: &App, view: View, block: usize, look: Look) -> Result<Vec<u8>, String> {
+/// The encoded frame of `wanted` (see the module's notes).
+async fn frame(app: &App, wanted: Wanted, look: Look) -> Result<Vec<u8>, String> {
     let (reply, answer) = oneshot::channel();
     send(
         app,
         Command::Frame {
-            view,
-            block,
+            wanted,
             look,
             reply,
         },
@@ -418,7 +461,10 @@ async fn frame(app: &App, view: View, block: usize, look: Look) -> Result<Vec<u8
     let status = serde_json::to_vec(&frame.status).map_err(|e| e.to_string())?;
     // Counting blocks takes a while on a large world: off the simulation's thread, and off the
     // threads that serve the sockets.
-    let (block, view) = (frame.block, frame.view);
+    let (block, x, y) = match &frame.placed {
+        Placed::Grid { view, block } => (*block, view.x, view.y),
+        Placed::Plane(_) => (0, 0, 0),
+    };
     let p = tokio::task::spawn_blocking(move || frame.picture())
         .await
         .map_err(|e| e.to_string())?
@@ -426,7 +472,7 @@ async fn frame(app: &App, view: View, block: usize, look: Look) -> Result<Vec<u8
     let mut bytes = Vec::with_capacity(4 + status.len() + 20 + p.pixels.len());
     bytes.extend_from_slice(&(status.len() as u32).to_le_bytes());
     bytes.extend_from_slice(&status);
-    for n in [p.width, p.height, block, view.x, view.y] {
+    for n in [p.width, p.height, block, x, y] {
         bytes.extend_from_slice(&(n as u32).to_le_bytes());
     }
     bytes.extend_from_slice(&p.pixels);
