@@ -195,6 +195,7 @@ def test_engines_lists_every_engine_with_its_dimensions():
     assert engines["cuda-swar"]["dims"] == [3]
     assert engines["hashlife"]["dims"] == [] and engines["hashlife"]["plane"]
     assert engines["hashlife"]["available"]
+    assert engines["tiles"]["dims"] == [] and engines["tiles"]["plane"] and engines["tiles"]["available"]
     for e in engines.values():
         assert set(e) == {"name", "dims", "plane", "available", "reason"}
         assert (e["reason"] is None) == e["available"]
@@ -323,13 +324,15 @@ def test_a_pattern_without_a_size_runs_on_the_infinite_plane(tmp_path):
     path = tmp_path / "glider.rle"
     path.write_text("x = 3, y = 3\nbo$2bo$3o!\n")
     sim = gol.Life.load(path)
-    assert (sim.universe, sim.width, sim.height, sim.engine) == ("infinite plane", None, None, "hashlife")
+    # auto starts on tiles and races HashLife on the pattern once a step runs long.
+    assert (sim.universe, sim.width, sim.height, sim.engine) == ("infinite plane", None, None, "tiles")
     # Golly puts a file without a position at (0, 0) on its unbounded plane.
     assert sim.bounding_box == (0, 0, 3, 3)
     assert np.array_equal(sim.cells(), GLIDER)
     far = 10**30
     sim.step(far)
     assert sim.generation == far and isinstance(sim.generation, int)
+    assert sim.engine == "hashlife"
     assert sim.population == 5 and sim.live == 5
     x, y, w, h = sim.bounding_box
     assert (x, y, w, h) == (far // 4, far // 4, 3, 3)

@@ -19,6 +19,15 @@ pub fn info() -> Result<()> {
     println!("{}", gol_cuda::shipped_report());
     list::<Grid>();
     list::<Cube>();
+    println!("Engines (the infinite plane; auto races the two on the pattern, see `gol run`):");
+    println!(
+        "  {:<14} Gosper's HashLife on every core: a hash-consed quadtree with memoised results, any number of generations [available]",
+        "hashlife"
+    );
+    println!(
+        "  {:<14} dense 64x64 bit-sliced tiles where there are cells, asleep where nothing changes, every core; two-state rules [available]",
+        "tiles"
+    );
     Ok(())
 }
 

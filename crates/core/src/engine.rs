@@ -143,11 +143,14 @@ pub enum EngineId {
     CudaSwar,
     /// The infinite plane: Gosper's HashLife on every core (`gol_plane::hashlife`).
     Hashlife,
+    /// The infinite plane: dense tiles of 64 × 64 cells where there are cells, asleep where
+    /// nothing changes, on every core (`gol_plane::tiles`).
+    Tiles,
 }
 
 impl EngineId {
     /// Every engine id.
-    pub const ALL: [EngineId; 12] = [
+    pub const ALL: [EngineId; 13] = [
         EngineId::CpuScalar,
         EngineId::CpuTable,
         EngineId::CpuBitsliced,
@@ -160,6 +163,7 @@ impl EngineId {
         EngineId::CudaBitsliced,
         EngineId::CudaSwar,
         EngineId::Hashlife,
+        EngineId::Tiles,
     ];
 
     /// The name given to `--engine`.
@@ -177,6 +181,7 @@ impl EngineId {
             EngineId::CudaBitsliced => "cuda-bitsliced",
             EngineId::CudaSwar => "cuda-swar",
             EngineId::Hashlife => "hashlife",
+            EngineId::Tiles => "tiles",
         }
     }
 
@@ -184,13 +189,17 @@ impl EngineId {
     pub const fn on_gpu(self) -> bool {
         !matches!(
             self,
-            EngineId::CpuScalar | EngineId::CpuTable | EngineId::CpuBitsliced | EngineId::Hashlife
+            EngineId::CpuScalar
+                | EngineId::CpuTable
+                | EngineId::CpuBitsliced
+                | EngineId::Hashlife
+                | EngineId::Tiles
         )
     }
 
     /// Whether the engine runs the infinite plane (and no grid).
     pub const fn on_plane(self) -> bool {
-        matches!(self, EngineId::Hashlife)
+        matches!(self, EngineId::Hashlife | EngineId::Tiles)
     }
 
     /// Whether the engine hands out [`RowAccess`] ([`Engine::rows`]), and so can advance one

@@ -182,6 +182,11 @@ pub fn resolve(
         names.join(", ")
     };
     if let EngineChoice::Named(id) = choice {
+        if id.on_plane() {
+            crate::error::invalid!(
+                "{id} runs the infinite plane only: drop the size and the grid suffix, or add --infinite"
+            );
+        }
         if !available.contains(&id) {
             crate::error::invalid!(
                 "{id} is not an engine for {dimension}; engines for {dimension}: auto, {}",

@@ -7,8 +7,11 @@
 //! a window, the populations of blocks (a zoomed-out picture), or written as RLE and macrocell.
 //! [`new`] makes one, by [`EngineId`].
 //!
+//! - [`auto`](mod@auto): tiles and HashLife raced on the pattern, the faster kept.
 //! - [`hashlife`]: Gosper's HashLife on every core, over a concurrent [`store`] of hash-consed
 //!   nodes with memoised results; for engineered and periodic patterns, astronomically far.
+//! - [`tiles`]: dense tiles of 64 × 64 cells where there are cells, asleep where nothing
+//!   changes, on every core; for chaotic patterns (two-state rules).
 //! - [`tree`]: a pattern as a quadtree in a store, and what can be read from it; the form every
 //!   algorithm reads files into and writes them from ([`files`]).
 //! - [`leaf`]: the cells at the bottom of a tree and the rule's step of them: bits for
@@ -17,11 +20,13 @@
 //! Coordinates are Golly's (x right, y down); see [`tree`] for where the root lies.
 #![deny(missing_docs)]
 
+pub mod auto;
 pub mod check;
 pub mod files;
 pub mod hashlife;
 pub mod leaf;
 pub mod store;
+pub mod tiles;
 pub mod tree;
 
 use std::io::{self, Write};
@@ -33,6 +38,7 @@ use num_bigint::{BigInt, BigUint};
 
 pub use hashlife::{HashLife, Stepped};
 pub use leaf::{Bits, Leaf, States};
+pub use tiles::Tiles;
 pub use tree::{Rect, Tree};
 
 /// What a plane starts from.
@@ -144,10 +150,29 @@ pub fn new(
             hashlife_of(start, States::new(&rule), rule, options)
         }
         EngineId::Hashlife => hashlife_of(start, Bits::new(&rule), rule, options),
+        EngineId::Tiles if rule.is_generations() => Err(Error::Engine(
+            "tiles run two-state rules; Generations rules run on hashlife".into(),
+        )),
+        EngineId::Tiles => {
+            let store = store::Store::new(options.memory, Bits::LEVEL)?;
+            let tree = tree_of(start, store, Bits::new(&rule))?;
+            Ok(Box::new(Tiles::new(
+                &tree,
+                rule,
+                options.threads,
+                options.memory,
+            )?))
+        }
         other => Err(Error::Engine(format!(
             "{other} does not run the infinite plane"
         ))),
     }
+}
+
+/// A plane under `auto` ([`auto`](mod@auto)): tiles and HashLife raced on the pattern from `start`.
+pub fn auto(start: Start<'_>, rule: Rule, options: &Options) -> Result<Box<dyn Plane>> {
+    check_rule(&rule)?;
+    Ok(Box::new(auto::Auto::new(start, rule, options)?))
 }
 
 fn hashlife_of<L: Leaf>(
@@ -157,14 +182,19 @@ fn hashlife_of<L: Leaf>(
     options: &Options,
 ) -> Result<Box<dyn Plane>> {
     let store = store::Store::new(options.memory, L::LEVEL)?;
-    let tree = match start {
-        Start::File(file) => files::read(file, store, leaf)?,
-        Start::Grid { grid, x, y } => files::from_grid(grid, x, y, store, leaf)?,
-    };
+    let tree = tree_of(start, store, leaf)?;
     Ok(Box::new(Hashed {
         engine: HashLife::new(tree, options.threads, options.parallel_level)?,
         rule,
     }))
+}
+
+/// The cells of `start` as a tree of `store`.
+fn tree_of<L: Leaf>(start: Start<'_>, store: store::Store, leaf: L) -> Result<Tree<L>> {
+    match start {
+        Start::File(file) => files::read(file, store, leaf),
+        Start::Grid { grid, x, y } => files::from_grid(grid, x, y, store, leaf),
+    }
 }
 
 /// HashLife behind [`Plane`].

@@ -16,6 +16,16 @@ fn oracle(pattern: &Grid, rule: Rule, gens: u64) -> Expected {
 }
 
 fn plane_of(pattern: &Grid, rule: Rule, memory: u64, threads: usize) -> Box<dyn Plane> {
+    plane_on(gol_core::EngineId::Hashlife, pattern, rule, memory, threads)
+}
+
+fn plane_on(
+    engine: gol_core::EngineId,
+    pattern: &Grid,
+    rule: Rule,
+    memory: u64,
+    threads: usize,
+) -> Box<dyn Plane> {
     // Results are parallel tasks from level 6 up, so that the small patterns here run the
     // threads' claims and helping.
     let start = Start::Grid {
@@ -24,7 +34,7 @@ fn plane_of(pattern: &Grid, rule: Rule, memory: u64, threads: usize) -> Box<dyn 
         y: 0,
     };
     gol_plane::new(
-        gol_core::EngineId::Hashlife,
+        engine,
         start,
         rule,
         &Options {
@@ -182,4 +192,205 @@ fn several_threads_claim_and_help_and_stay_exact() {
         .and_then(|n| n.parse().ok())
         .unwrap();
     assert!(helping > 0, "{details}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn tiles_match_the_oracle_under_any_two_state_rule(
+        family in 0usize..4,
+        rule_bits in any::<u64>(),
+        life in any::<bool>(),
+        width in 1usize..150,
+        height in 1usize..150,
+        bits in proptest::collection::vec(any::<u64>(), 4),
+        gens in 0u64..160,
+        split in 1u64..7,
+        threads in 1usize..4,
+    ) {
+        let rule = if life { Rule::LIFE } else { rule_from(family, rule_bits, 2) };
+        let pattern = random_pattern(width, height, 2, &bits);
+        let mut plane = plane_on(gol_core::EngineId::Tiles, &pattern, rule, 64 << 20, threads);
+        let stop = AtomicBool::new(false);
+        let first = gens * split / 7;
+        plane.step(&BigUint::from(first), &stop).unwrap();
+        plane.step(&BigUint::from(gens - first), &stop).unwrap();
+        assert_matches(&*plane, &oracle(&pattern, rule, gens), &format!("tiles, {rule}, {gens} generations"));
+    }
+}
+
+/// The counts of "… tile steps: C computed, S taken from two generations back, A asleep".
+fn tile_steps(details: &str) -> (u64, u64, u64) {
+    let n = |after: &str| -> u64 {
+        let tail = details.split(after).next().unwrap();
+        tail.rsplit(' ').next().unwrap().parse().unwrap()
+    };
+    (n(" computed"), n(" taken from"), n(" asleep"))
+}
+
+#[test]
+fn tiles_take_oscillating_ash_from_two_generations_back_and_stay_exact() {
+    // A 100² Life soup for 1000 generations: its ash (blinkers beside still lifes) is taken
+    // from two generations back, its gliders leave and their tiles are dropped.
+    let bits: Vec<u64> = (1..64u64)
+        .map(|k| k.wrapping_mul(0x2545_f491_4f6c_dd1d))
+        .collect();
+    let pattern = random_pattern(100, 100, 2, &bits);
+    let stop = AtomicBool::new(false);
+    let mut plane = plane_on(gol_core::EngineId::Tiles, &pattern, Rule::LIFE, 64 << 20, 2);
+    let mut done = 0;
+    for n in [1u64, 99, 900] {
+        plane.step(&BigUint::from(n), &stop).unwrap();
+        done += n;
+        assert_matches(
+            &*plane,
+            &oracle(&pattern, Rule::LIFE, done),
+            &format!("tiles after {done}"),
+        );
+    }
+    let (computed, swapped, _) = tile_steps(&plane.details());
+    assert!(computed > 0 && swapped > 0, "{}", plane.details());
+}
+
+#[test]
+fn still_lifes_on_tiles_sleep() {
+    // A block and, two tiles away, a beehive: after the first generations nothing is computed.
+    let mut pattern = Grid::new(200, 4).unwrap();
+    for (x, y) in [
+        (0, 0),
+        (1, 0),
+        (0, 1),
+        (1, 1),
+        (181, 0),
+        (182, 0),
+        (180, 1),
+        (183, 1),
+        (181, 2),
+        (182, 2),
+    ] {
+        pattern.set_state(x, y, 1);
+    }
+    let stop = AtomicBool::new(false);
+    let mut plane = plane_on(gol_core::EngineId::Tiles, &pattern, Rule::LIFE, 16 << 20, 1);
+    plane.step(&BigUint::from(3u32), &stop).unwrap();
+    let (before, _, _) = tile_steps(&plane.details());
+    plane.step(&BigUint::from(200u32), &stop).unwrap();
+    let (computed, _, asleep) = tile_steps(&plane.details());
+    assert_eq!(computed, before, "{}", plane.details());
+    assert!(asleep >= 200, "{}", plane.details());
+    assert_matches(&*plane, &oracle(&pattern, Rule::LIFE, 203), "still lifes");
+}
+
+#[test]
+fn a_glider_on_tiles_keeps_only_the_tiles_round_it() {
+    let glider = gol_core::pattern::PatternFile::from_bytes(
+        std::path::Path::new("g.rle"),
+        b"x = 3, y = 3\nbo$2bo$3o!\n".to_vec(),
+    )
+    .unwrap();
+    let mut plane = gol_plane::new(
+        gol_core::EngineId::Tiles,
+        Start::File(&glider),
+        Rule::LIFE,
+        &Options {
+            memory: 16 << 20,
+            threads: 1,
+            parallel_level: None,
+        },
+    )
+    .unwrap();
+    plane
+        .step(&BigUint::from(4000u32), &AtomicBool::new(false))
+        .unwrap();
+    let b = plane.bounding_box().unwrap();
+    assert_eq!((b.x, b.y), (1000.into(), 1000.into()));
+    assert_eq!(plane.population(), BigUint::from(5u32));
+    // Sixteen tiles' worth of travel, yet only the few round the glider remain.
+    assert!(plane.memory_bytes() < 10 * 1200, "{}", plane.details());
+}
+
+fn auto_of(pattern: &Grid, rule: Rule, threads: usize) -> Box<dyn Plane> {
+    let start = Start::Grid {
+        grid: pattern,
+        x: 0,
+        y: 0,
+    };
+    let options = Options {
+        memory: 64 << 20,
+        threads,
+        parallel_level: None,
+    };
+    gol_plane::auto(start, rule, &options).unwrap()
+}
+
+#[test]
+fn auto_races_the_engines_and_stays_exact() {
+    // A 400² soup for 20000 generations, long enough to be raced (a slice is 0.1 s): whichever
+    // engine runs each part, the cells are those of tiles alone (checked against the oracle
+    // above).
+    let bits: Vec<u64> = (1..64u64)
+        .map(|k| k.wrapping_mul(0x9fb2_1c65_1e98_df25))
+        .collect();
+    let pattern = random_pattern(400, 400, 2, &bits);
+    let stop = AtomicBool::new(false);
+    let gens = BigUint::from(20000u32);
+    let mut plane = auto_of(&pattern, Rule::LIFE, 2);
+    plane.step(&gens, &stop).unwrap();
+    let moves: u64 = plane
+        .details()
+        .split(" moves between engines")
+        .next()
+        .and_then(|head| head.rsplit('(').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap();
+    assert!(moves >= 1, "{}", plane.details());
+    let mut tiles = plane_on(gol_core::EngineId::Tiles, &pattern, Rule::LIFE, 64 << 20, 2);
+    tiles.step(&gens, &stop).unwrap();
+    assert_eq!(plane.population(), tiles.population());
+    let b = tiles.bounding_box().unwrap();
+    assert_eq!(plane.bounding_box(), Some(b.clone()));
+    let (w, h) = b.size().unwrap();
+    assert_eq!(
+        plane.cells(&b.x, &b.y, w as usize, h as usize),
+        tiles.cells(&b.x, &b.y, w as usize, h as usize)
+    );
+}
+
+#[test]
+fn auto_moves_a_long_run_onto_hashlife() {
+    // A glider for 2^40 generations: tiles would take hours; the race hands it to HashLife.
+    let mut glider = Grid::new(3, 3).unwrap();
+    for (x, y) in [(1, 0), (2, 1), (0, 2), (1, 2), (2, 2)] {
+        glider.set_state(x, y, 1);
+    }
+    let mut plane = auto_of(&glider, Rule::LIFE, 1);
+    assert_eq!(plane.engine(), gol_core::EngineId::Tiles);
+    let (taken, _) = plane
+        .step(&(BigUint::from(1u32) << 40), &AtomicBool::new(false))
+        .unwrap();
+    assert_eq!(taken, BigUint::from(1u32) << 40);
+    assert_eq!(
+        plane.engine(),
+        gol_core::EngineId::Hashlife,
+        "{}",
+        plane.details()
+    );
+    let b = plane.bounding_box().unwrap();
+    assert_eq!((b.x, b.y), ((1i64 << 38).into(), (1i64 << 38).into()));
+}
+
+#[test]
+fn auto_runs_generations_rules_on_hashlife() {
+    let rule = Rule::parse("345/2/4").unwrap();
+    let bits: Vec<u64> = (1..9u64)
+        .map(|k| k.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+        .collect();
+    let pattern = random_pattern(30, 30, 4, &bits);
+    let mut plane = auto_of(&pattern, rule, 1);
+    assert_eq!(plane.engine(), gol_core::EngineId::Hashlife);
+    plane
+        .step(&BigUint::from(40u32), &AtomicBool::new(false))
+        .unwrap();
+    assert_matches(&*plane, &oracle(&pattern, rule, 40), "auto, Generations");
 }

@@ -1,0 +1,273 @@
+//! `auto` on the plane: tiles and HashLife raced on the pattern itself.
+//!
+//! Which of the two is faster depends on the pattern and on how far it runs: tiles for chaos
+//! (soups, methuselahs), HashLife for the regular and the engineered, and for runs so long that
+//! HashLife's memory of what it computed pays. No cheap look at a pattern tells which, so the
+//! pattern runs on one for a time slice, then on the other for as long, from where the first
+//! stopped; the one that advanced more generations a second (the move from one to the other
+//! counted against the newcomer) runs three slices, and the race is run again with slices four
+//! times as long. The loser's slices are at most a quarter of the time, and a pattern whose
+//! nature changes (a soup that settles into gliders and ash) gets the engine that suits it now.
+//! Moving between them goes through a macrocell written by one and read by the other.
+//!
+//! A run that the engine it started on would finish within about one more slice is not raced.
+//! Tiles take part only where they can: two-state rules, populations up to
+//! [`tiles::MOST_CELLS`](crate::tiles::MOST_CELLS) and cells within their reach.
+
+use std::io::Write;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use gol_core::pattern::PatternFile;
+use gol_core::{EngineId, Result, Rule};
+use num_bigint::{BigInt, BigUint};
+use num_traits::{ToPrimitive, Zero};
+
+use crate::{Options, Plane, Rect, Start, Stepped, Written};
+
+/// The first time slice.
+const FIRST_SLICE: Duration = Duration::from_millis(100);
+
+/// The plane under `auto`.
+pub struct Auto {
+    plane: Box<dyn Plane>,
+    options: Options,
+    /// Whether tiles may run this pattern.
+    tiles_able: bool,
+    slice: Duration,
+    /// Generations a second each engine made in its last slice (tiles, hashlife).
+    rates: [Option<f64>; 2],
+    switches: u64,
+}
+
+impl Auto {
+    /// `start` under `rule`: on tiles first where they run it, else HashLife.
+    pub fn new(start: Start<'_>, rule: Rule, options: &Options) -> Result<Auto> {
+        let tiles = match rule.is_generations() {
+            true => None,
+            false => crate::new(EngineId::Tiles, copy(&start), rule, options).ok(),
+        };
+        let tiles_able = tiles.is_some();
+        let plane = match tiles {
+            Some(plane) => plane,
+            None => crate::new(EngineId::Hashlife, start, rule, options)?,
+        };
+        Ok(Auto {
+            plane,
+            options: *options,
+            tiles_able,
+            slice: FIRST_SLICE,
+            rates: [None, None],
+            switches: 0,
+        })
+    }
+
+    /// Moves the pattern onto `engine`; false where it cannot go.
+    fn switch(&mut self, engine: EngineId) -> Result<bool> {
+        if engine == EngineId::Tiles
+            && self.plane.population() > BigUint::from(crate::tiles::MOST_CELLS)
+        {
+            self.tiles_able = false;
+            return Ok(false);
+        }
+        let mut text = Vec::new();
+        // In memory: only running out of it fails.
+        self.plane
+            .write(Written::Macrocell, &BigUint::zero(), &mut text)
+            .map_err(|e| gol_core::Error::Memory(format!("moving between engines: {e}")))?;
+        let file = PatternFile::from_bytes(Path::new("auto.mc"), text)?;
+        match crate::new(engine, Start::File(&file), self.plane.rule(), &self.options) {
+            Ok(plane) => {
+                self.plane = plane;
+                self.switches += 1;
+                Ok(true)
+            }
+            Err(_) if engine == EngineId::Tiles => {
+                self.tiles_able = false;
+                Ok(false)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Runs the engine now for up to `slice` (or until `stop`): the generations taken, how it
+    /// ended, and whether it was `stop` that ended it.
+    fn run_for(
+        &mut self,
+        left: &BigUint,
+        slice: Duration,
+        stop: &AtomicBool,
+    ) -> Result<(BigUint, bool)> {
+        let halt = AtomicBool::new(false);
+        let done = AtomicBool::new(false);
+        let start = Instant::now();
+        let plane = &mut self.plane;
+        let (taken, _) = std::thread::scope(|scope| {
+            scope.spawn(|| {
+                while !done.load(Ordering::Relaxed) {
+                    if stop.load(Ordering::Relaxed) || start.elapsed() >= slice {
+                        halt.store(true, Ordering::Relaxed);
+                        return;
+                    }
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+            });
+            let result = plane.step(left, &halt);
+            done.store(true, Ordering::Relaxed);
+            result
+        })?;
+        Ok((taken, stop.load(Ordering::Relaxed)))
+    }
+
+    fn slot(engine: EngineId) -> usize {
+        match engine {
+            EngineId::Tiles => 0,
+            _ => 1,
+        }
+    }
+}
+
+/// Generations a second, roughly.
+fn rate(taken: &BigUint, seconds: f64) -> f64 {
+    taken.to_f64().unwrap_or(f64::MAX) / seconds.max(1e-6)
+}
+
+/// A second look at a start (a start is a borrow: both engines may read it).
+fn copy<'a>(start: &Start<'a>) -> Start<'a> {
+    match *start {
+        Start::File(file) => Start::File(file),
+        Start::Grid { grid, x, y } => Start::Grid { grid, x, y },
+    }
+}
+
+impl Plane for Auto {
+    fn engine(&self) -> EngineId {
+        self.plane.engine()
+    }
+
+    fn rule(&self) -> Rule {
+        self.plane.rule()
+    }
+
+    fn step(&mut self, generations: &BigUint, stop: &AtomicBool) -> Result<(BigUint, Stepped)> {
+        let mut taken = BigUint::zero();
+        let mut left = generations.clone();
+        while !left.is_zero() {
+            if !self.tiles_able {
+                let (more, how) = self.plane.step(&left, stop)?;
+                return Ok((taken + more, how));
+            }
+            // The engine now runs its slice.
+            let here = self.plane.engine();
+            let start = Instant::now();
+            let (more, stopped) = self.run_for(&left, self.slice, stop)?;
+            self.rates[Self::slot(here)] = Some(rate(&more, start.elapsed().as_secs_f64()));
+            left -= &more;
+            taken += more;
+            if stopped {
+                return Ok((taken, Stepped::Stopped));
+            }
+            if left.is_zero() {
+                break;
+            }
+            // Where the engine now would finish within about one more slice, the race would
+            // cost more than it could save.
+            let now = self.rates[Self::slot(here)].unwrap_or(0.0);
+            if left.to_f64().unwrap_or(f64::MAX) <= now * self.slice.as_secs_f64() {
+                let (more, how) = self.plane.step(&left, stop)?;
+                return Ok((taken + more, how));
+            }
+            // The other runs as long, from here, the move counted against it.
+            let other = match here {
+                EngineId::Tiles => EngineId::Hashlife,
+                _ => EngineId::Tiles,
+            };
+            let start = Instant::now();
+            if !self.switch(other)? {
+                continue;
+            }
+            let (more, stopped) = self.run_for(&left, self.slice, stop)?;
+            self.rates[Self::slot(other)] = Some(rate(&more, start.elapsed().as_secs_f64()));
+            left -= &more;
+            taken += more;
+            if stopped {
+                return Ok((taken, Stepped::Stopped));
+            }
+            if left.is_zero() {
+                break;
+            }
+            // The faster runs on, three slices as long; then the race again, each slice four
+            // times as long.
+            let [tiles, hashlife] = self.rates.map(|r| r.unwrap_or(0.0));
+            let best = if tiles > hashlife {
+                EngineId::Tiles
+            } else {
+                EngineId::Hashlife
+            };
+            if best != self.plane.engine() {
+                self.switch(best)?;
+            }
+            let (more, stopped) = self.run_for(&left, 3 * self.slice, stop)?;
+            left -= &more;
+            taken += more;
+            if stopped {
+                return Ok((taken, Stepped::Stopped));
+            }
+            self.slice *= 4;
+        }
+        Ok((taken, Stepped::Done))
+    }
+
+    fn population(&self) -> BigUint {
+        self.plane.population()
+    }
+
+    fn live(&self) -> BigUint {
+        self.plane.live()
+    }
+
+    fn bounding_box(&self) -> Option<Rect> {
+        self.plane.bounding_box()
+    }
+
+    fn cells(&self, x: &BigInt, y: &BigInt, width: usize, height: usize) -> Vec<u8> {
+        self.plane.cells(x, y, width, height)
+    }
+
+    fn block_populations(
+        &self,
+        x: &BigInt,
+        y: &BigInt,
+        columns: usize,
+        rows: usize,
+        level: u32,
+    ) -> Vec<u64> {
+        self.plane.block_populations(x, y, columns, rows, level)
+    }
+
+    fn write(
+        &self,
+        format: Written,
+        generation: &BigUint,
+        out: &mut dyn Write,
+    ) -> std::io::Result<()> {
+        self.plane.write(format, generation, out)
+    }
+
+    fn details(&self) -> String {
+        let speed = |r: Option<f64>| r.map_or("not run".to_string(), |r| format!("{r:.0} gens/s"));
+        format!(
+            "auto, on {} now ({} moves between engines; last slices: tiles {}, hashlife {}): {}",
+            self.plane.engine(),
+            self.switches,
+            speed(self.rates[0]),
+            speed(self.rates[1]),
+            self.plane.details()
+        )
+    }
+
+    fn memory_bytes(&self) -> u64 {
+        self.plane.memory_bytes()
+    }
+}
