@@ -154,14 +154,24 @@ pub fn new(
             "tiles run two-state rules; Generations rules run on hashlife".into(),
         )),
         EngineId::Tiles => {
-            let store = store::Store::new(options.memory, Bits::LEVEL)?;
-            let tree = tree_of(start, store, Bits::new(&rule))?;
-            Ok(Box::new(Tiles::new(
-                &tree,
-                rule,
-                options.threads,
-                options.memory,
-            )?))
+            let (threads, memory) = (options.threads, options.memory);
+            // Straight into tiles where the reader can; through a tree where only it can.
+            let direct = match start {
+                Start::Grid { grid, x, y } if grid.states() == 2 => {
+                    Some(Tiles::from_grid(grid, (x, y), rule, threads, memory)?)
+                }
+                Start::File(file) => Tiles::from_file(file, rule, threads, memory)?,
+                Start::Grid { .. } => None,
+            };
+            let tiles = match direct {
+                Some(tiles) => tiles,
+                None => {
+                    let store = store::Store::new(memory, Bits::LEVEL)?;
+                    let tree = tree_of(start, store, Bits::new(&rule))?;
+                    Tiles::new(&tree, rule, threads, memory)?
+                }
+            };
+            Ok(Box::new(tiles))
         }
         other => Err(Error::Engine(format!(
             "{other} does not run the infinite plane"

@@ -29,8 +29,9 @@ use std::collections::HashMap;
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use gol_core::pattern::{PatternFile, Sink};
 use gol_core::rule::circuit::{Circuit, Gate, Signal, FIRST_GATE, ONE};
-use gol_core::{EngineId, Error, Result, Rule};
+use gol_core::{EngineId, Error, Grid, Result, Rule};
 use num_bigint::{BigInt, BigUint};
 use num_traits::{ToPrimitive, Zero};
 use rayon::prelude::*;
@@ -265,24 +266,7 @@ impl Tiles {
     /// Tiles of the cells of `tree` under `rule` (two-state), on `threads` threads, within
     /// `memory` bytes.
     pub fn new(tree: &Tree<Bits>, rule: Rule, threads: usize, memory: u64) -> Result<Tiles> {
-        debug_assert!(!rule.is_generations(), "gol_plane::new refuses them");
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads.max(1))
-            .thread_name(|i| format!("tiles-{i}"))
-            .build()
-            .map_err(|e| Error::Engine(format!("tiles: cannot start their threads: {e}")))?;
-        let mut tiles = Tiles {
-            tiles: Vec::new(),
-            index: HashMap::new(),
-            free: Vec::new(),
-            rule,
-            program: Program::new(&Circuit::new(&rule)),
-            pool,
-            threads: threads.max(1),
-            memory,
-            isa: Vectors::detect(),
-            work: [0; 3],
-        };
+        let mut tiles = Tiles::empty(rule, threads, memory)?;
         if tree.population() > BigUint::from(MOST_CELLS) {
             return Err(Error::Memory(format!(
                 "{} cells are more than tiles are made from ({MOST_CELLS}); run it with hashlife",
@@ -302,31 +286,110 @@ impl Tiles {
         if !within(x, w) || !within(y, h) {
             return Err(far());
         }
-        let mut failed = None;
+        let mut painter = Painter::new(&mut tiles, (x, y));
         tree.runs(&bounds.x, &bounds.y, w, h, &mut |dy, runs| {
             for run in runs {
-                for cx in run.x..run.x + run.len {
-                    if let Err(e) = tiles.set(x + cx as i64, y + dy as i64) {
-                        failed.get_or_insert(e);
-                    }
-                }
+                painter.run(run.x as usize, dy as usize, run.len as usize, 1);
             }
         });
-        match failed {
-            Some(e) => Err(e),
-            None => Ok(tiles),
-        }
+        painter.finish()?;
+        Ok(tiles)
     }
 
-    /// Sets the cell at Golly's (x, y) alive (while building; the tile counts as changed).
-    fn set(&mut self, x: i64, y: i64) -> Result<()> {
-        let at = (x.div_euclid(SIDE), y.div_euclid(SIDE));
-        let i = self.tile(at)?;
-        let tile = &mut self.tiles[i as usize];
-        tile.now[y.rem_euclid(SIDE) as usize] |= 1 << x.rem_euclid(SIDE);
-        tile.changed = true;
-        tile.changed_two = true;
-        tile.fresh = true;
+    /// Tiles of `grid`'s cells (two states), its top-left cell at Golly's (x, y).
+    pub fn from_grid(
+        grid: &Grid,
+        (x, y): (i64, i64),
+        rule: Rule,
+        threads: usize,
+        memory: u64,
+    ) -> Result<Tiles> {
+        let mut tiles = Tiles::empty(rule, threads, memory)?;
+        let mut painter = Painter::new(&mut tiles, (x, y));
+        for row in 0..grid.height() {
+            painter.row(row, grid.row(row));
+        }
+        painter.finish()?;
+        tiles.check_population()?;
+        Ok(tiles)
+    }
+
+    /// Tiles of the cells of `file`, placed as Golly places them (see [`files::read`]), read
+    /// straight into tiles; `None` for what only a tree reads (a macrocell file, or a position
+    /// far from the origin).
+    pub fn from_file(
+        file: &PatternFile,
+        rule: Rule,
+        threads: usize,
+        memory: u64,
+    ) -> Result<Option<Tiles>> {
+        if file.macrocell_nodes().is_some() {
+            return Ok(None);
+        }
+        let (x, y) = file.header().position.clone().unwrap_or_default();
+        let near = |v: &BigInt| v.to_i64().filter(|v| v.unsigned_abs() < 1 << 60);
+        let (Some(x), Some(y)) = (near(&x), near(&y)) else {
+            return Ok(None);
+        };
+        let mut tiles = Tiles::empty(rule, threads, memory)?;
+        let mut painter = Painter::new(&mut tiles, (x, y));
+        file.paint_into(&mut painter)?;
+        painter.finish()?;
+        tiles.check_population()?;
+        Ok(Some(tiles))
+    }
+
+    fn check_population(&self) -> Result<()> {
+        if self.population() > BigUint::from(MOST_CELLS) {
+            return Err(Error::Memory(format!(
+                "{} cells are more than tiles are made from ({MOST_CELLS}); run it with hashlife",
+                self.population()
+            )));
+        }
+        Ok(())
+    }
+
+    /// No tiles yet.
+    fn empty(rule: Rule, threads: usize, memory: u64) -> Result<Tiles> {
+        debug_assert!(!rule.is_generations(), "gol_plane::new refuses them");
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads.max(1))
+            .thread_name(|i| format!("tiles-{i}"))
+            .build()
+            .map_err(|e| Error::Engine(format!("tiles: cannot start their threads: {e}")))?;
+        Ok(Tiles {
+            tiles: Vec::new(),
+            index: HashMap::new(),
+            free: Vec::new(),
+            rule,
+            program: Program::new(&Circuit::new(&rule)),
+            pool,
+            threads: threads.max(1),
+            memory,
+            isa: Vectors::detect(),
+            work: [0; 3],
+        })
+    }
+
+    /// Adds live cells to row y of the tiles, from `word`'s bit 0 at column x on (while
+    /// building; the tiles touched count as changed, with no known past).
+    fn paint(&mut self, x: i64, y: i64, word: u64) -> Result<()> {
+        let (tx, ty, bit) = (x.div_euclid(SIDE), y.div_euclid(SIDE), x.rem_euclid(SIDE));
+        let row = y.rem_euclid(SIDE) as usize;
+        let parts = [
+            (tx, word << bit),
+            (tx + 1, if bit == 0 { 0 } else { word >> (SIDE - bit) }),
+        ];
+        for (tx, bits) in parts {
+            if bits != 0 {
+                let i = self.tile((tx, ty))?;
+                let tile = &mut self.tiles[i as usize];
+                tile.now[row] |= bits;
+                tile.changed = true;
+                tile.changed_two = true;
+                tile.fresh = true;
+            }
+        }
         Ok(())
     }
 
@@ -620,6 +683,71 @@ impl Tiles {
     /// Tile steps computed, taken from one generation back, and slept.
     pub fn work(&self) -> [u64; 3] {
         self.work
+    }
+}
+
+/// Cells drawn into tiles from a reader or a tree, relative to an origin in Golly's coordinates.
+struct Painter<'a> {
+    tiles: &'a mut Tiles,
+    origin: (i64, i64),
+    failed: Option<Error>,
+}
+
+impl<'a> Painter<'a> {
+    fn new(tiles: &'a mut Tiles, origin: (i64, i64)) -> Painter<'a> {
+        Painter {
+            tiles,
+            origin,
+            failed: None,
+        }
+    }
+
+    fn word(&mut self, x: usize, y: usize, word: u64) {
+        if word == 0 || self.failed.is_some() {
+            return;
+        }
+        let place = |o: i64, d: usize| i64::try_from(d).ok().and_then(|d| o.checked_add(d));
+        let result = match (place(self.origin.0, x), place(self.origin.1, y)) {
+            (Some(x), Some(y)) => self.tiles.paint(x, y, word),
+            _ => Err(far()),
+        };
+        if let Err(e) = result {
+            self.failed = Some(e);
+        }
+    }
+
+    /// The first failure, if any.
+    fn finish(self) -> Result<()> {
+        self.failed.map_or(Ok(()), Err)
+    }
+}
+
+impl Sink for Painter<'_> {
+    fn states(&self) -> u32 {
+        2
+    }
+
+    fn row(&mut self, y: usize, words: &[u64]) {
+        for (k, &word) in words.iter().enumerate() {
+            self.word(64 * k, y, word);
+        }
+    }
+
+    fn run(&mut self, x: usize, y: usize, len: usize, state: u32) {
+        if state != 1 {
+            self.failed.get_or_insert(Error::Invalid(format!(
+                "cell state {state} needs a Generations rule; tiles run two-state rules"
+            )));
+            return;
+        }
+        // Up to 64 cells a word.
+        let mut at = 0;
+        while at < len {
+            let n = (len - at).min(64);
+            let word = if n == 64 { u64::MAX } else { (1 << n) - 1 };
+            self.word(x + at, y, word);
+            at += n;
+        }
     }
 }
 

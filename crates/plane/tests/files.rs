@@ -158,6 +158,43 @@ proptest! {
                 want[j as usize * columns + i as usize] += 1;
             }
         }
-        prop_assert_eq!(counts, want);
+        prop_assert_eq!(&counts, &want);
+        // Tiles count the same blocks.
+        let options = Options { memory: 16 << 20, threads: 1, parallel_level: None };
+        let tiles = gol_plane::new(EngineId::Tiles, Start::Grid { grid: &grid, x, y }, Rule::LIFE, &options).unwrap();
+        prop_assert_eq!(tiles.block_populations(&vx.into(), &vy.into(), columns, rows, level), want);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(40))]
+
+    #[test]
+    fn files_read_straight_into_tiles_in_place(
+        width in 1usize..150,
+        height in 1usize..90,
+        bits in proptest::collection::vec(any::<u64>(), 8),
+        x in -1_000_000i64..1_000_000,
+        y in -1_000_000i64..1_000_000,
+    ) {
+        let mut grid = Grid::new(width, height).unwrap();
+        for cy in 0..height {
+            for cx in 0..width {
+                if (bits[(cy * width + cx) % 8] >> ((cx * 5 + cy * 11) % 60)) & 3 == 0 {
+                    grid.set_state(cx, cy, 1);
+                }
+            }
+        }
+        let options = Options { memory: 16 << 20, threads: 1, parallel_level: None };
+        let hashed = plane(Start::Grid { grid: &grid, x, y }, Rule::LIFE);
+        let tiles = gol_plane::new(EngineId::Tiles, Start::Grid { grid: &grid, x, y }, Rule::LIFE, &options).unwrap();
+        same_cells(&*hashed, &*tiles);
+        let mut text = Vec::new();
+        hashed.write(Written::Rle, &BigUint::from(0u32), &mut text).unwrap();
+        let file = PatternFile::from_bytes(Path::new("x.rle"), text).unwrap();
+        let read = gol_plane::new(EngineId::Tiles, Start::File(&file), Rule::LIFE, &options).unwrap();
+        same_cells(&*hashed, &*read);
+        // And tiles write what they hold.
+        same_cells(&*hashed, &*round_trip(&*read, Written::Macrocell, &BigUint::from(9u32)));
     }
 }
