@@ -10,7 +10,7 @@
 //! nature changes (a soup that settles into gliders and ash) gets the engine that suits it now.
 //! Moving between them goes through a macrocell written by one and read by the other.
 //!
-//! A run that the engine it started on would finish within about one more slice is not raced.
+//! A run that the engine it started on would finish within about two more slices is not raced.
 //! Tiles take part only where they can: two-state rules, populations up to
 //! [`tiles::MOST_CELLS`](crate::tiles::MOST_CELLS) and cells within their reach.
 
@@ -27,7 +27,7 @@ use num_traits::{ToPrimitive, Zero};
 use crate::{Options, Plane, Rect, Start, Stepped, Written};
 
 /// The first time slice.
-const FIRST_SLICE: Duration = Duration::from_millis(100);
+const FIRST_SLICE: Duration = Duration::from_millis(250);
 
 /// The plane under `auto`.
 pub struct Auto {
@@ -171,10 +171,10 @@ impl Plane for Auto {
             if left.is_zero() {
                 break;
             }
-            // Where the engine now would finish within about one more slice, the race would
+            // Where the engine now would finish within about two more slices, the race would
             // cost more than it could save.
             let now = self.rates[Self::slot(here)].unwrap_or(0.0);
-            if left.to_f64().unwrap_or(f64::MAX) <= now * self.slice.as_secs_f64() {
+            if left.to_f64().unwrap_or(f64::MAX) <= 2.0 * now * self.slice.as_secs_f64() {
                 let (more, how) = self.plane.step(&left, stop)?;
                 return Ok((taken + more, how));
             }

@@ -11,15 +11,17 @@
 //! # A generation
 //!
 //! Each tile's next state is the rule's [`Circuit`] run over its rows, 64 words at a time, with
-//! the rows and edge bits of its eight neighbours (an absent neighbour is dead). Tiles whose
-//! neighbourhood did not change sleep, as QuickLife's do: where neither a tile nor any of its
-//! neighbours changed in the last generation, its next state is its state now; where none of
-//! them differs from two generations back (still lifes and period-2 oscillators), its next
-//! state is its state one generation back, taken without computing. Before a generation, a
-//! tile that changed and has live cells on an edge gets the neighbour across that edge if it is
-//! missing; after it, a tile that has been empty for three generations is dropped. So a missing
-//! tile is always dead and has been for the last two generations, which is what lets its
-//! neighbours sleep.
+//! the rows and edge bits of its eight neighbours (an absent neighbour is dead). A tile keeps
+//! its two last states, one for each parity of the generation, and flags of where (which edge,
+//! which corner, anywhere) its state now differs from one and from two generations back. Tiles
+//! whose neighbourhood did not change sleep, as QuickLife's do: where neither a tile nor the
+//! cells of its neighbours next to it changed in the last generation, its next state is its
+//! state now (both of its states already are); where none of them differs from two generations
+//! back (blinkers beside blocks), its next state is the one of one generation back, already in
+//! place at the coming parity. Either way nothing is done, and only the tiles whose own or
+//! whose neighbours' flags changed are looked at in the next generation. A missing tile is
+//! dead: it is made when a neighbour's cells next to it changed and some tile beside it has
+//! live cells next to it, and dropped once empty for three generations.
 //!
 //! Two-state rules only (B/S, isotropic non-totalistic, hexagonal, von Neumann: every rule a
 //! [`Circuit`] runs); Generations rules run on HashLife. Cells must stay within ±2^62 of the
@@ -75,15 +77,61 @@ const AROUND: [(i64, i64); 8] = [
 /// No tile.
 const NONE: u32 = u32::MAX;
 
+/// Where in a tile something is: bit k for the cells next to neighbour k of [`AROUND`] (a
+/// corner cell, a row or a column), [`ANYWHERE`] for any cell at all.
+type Edges = u16;
+
+/// Any cell of the tile.
+const ANYWHERE: Edges = 1 << 8;
+
+/// Every bit of [`Edges`].
+const EVERYWHERE: Edges = (1 << 9) - 1;
+
+/// The edges of `cells` that hold a set bit.
+fn edges(cells: &Cells) -> Edges {
+    let all = cells.iter().fold(0, |a, w| a | w);
+    if all == 0 {
+        return 0;
+    }
+    let (top, bottom) = (cells[0], cells[SIDE as usize - 1]);
+    let (left, right) = cells
+        .iter()
+        .fold((0, 0), |(l, r), w| (l | (w & 1), r | (w >> 63)));
+    // In AROUND's order: the corners' cells, the edges' rows and columns.
+    let parts = [
+        top & 1,
+        top,
+        top >> 63,
+        left,
+        right,
+        bottom & 1,
+        bottom,
+        bottom >> 63,
+    ];
+    parts
+        .iter()
+        .enumerate()
+        .fold(ANYWHERE, |e, (k, &p)| e | (((p != 0) as Edges) << k))
+}
+
+/// Where `a` and `b` differ.
+fn differences(a: &Cells, b: &Cells) -> Edges {
+    edges(&std::array::from_fn(|i| a[i] ^ b[i]))
+}
+
 /// One tile.
 struct Tile {
     at: (i64, i64),
-    now: Box<Cells>,
-    /// The state one generation back.
-    before: Box<Cells>,
-    /// Whether the state now differs from one generation back, and from two back.
-    changed: bool,
-    changed_two: bool,
+    /// The state at the last generation of each parity: now at the plane's parity, one
+    /// generation back at the other (see [`Tiles::parity`]).
+    cells: [Box<Cells>; 2],
+    /// Whether the tile is in use (not dropped).
+    alive: bool,
+    /// Whether the tile is in the list of those to look at next generation.
+    queued: bool,
+    /// Where the state now differs from one generation back, and from two back ([`Edges`]).
+    changed: Edges,
+    changed_two: Edges,
     /// Set by the pattern before its first generation: the state one back is not known.
     fresh: bool,
     /// The neighbours, in [`AROUND`]'s order ([`NONE`] where missing).
@@ -258,8 +306,12 @@ pub struct Tiles {
     threads: usize,
     memory: u64,
     isa: Vectors,
-    /// Tile steps computed, taken from one back, and slept, since the start.
-    work: [u64; 3],
+    /// Which of each tile's two states is the state now: the generation's parity.
+    parity: usize,
+    /// The tiles to look at next generation.
+    active: Vec<u32>,
+    /// Tile steps computed, and tiles there were, summed over the generations.
+    work: [u64; 2],
 }
 
 impl Tiles {
@@ -367,7 +419,9 @@ impl Tiles {
             threads: threads.max(1),
             memory,
             isa: Vectors::detect(),
-            work: [0; 3],
+            parity: 0,
+            active: Vec::new(),
+            work: [0; 2],
         })
     }
 
@@ -383,10 +437,11 @@ impl Tiles {
         for (tx, bits) in parts {
             if bits != 0 {
                 let i = self.tile((tx, ty))?;
+                let parity = self.parity;
                 let tile = &mut self.tiles[i as usize];
-                tile.now[row] |= bits;
-                tile.changed = true;
-                tile.changed_two = true;
+                tile.cells[parity][row] |= bits;
+                tile.changed = EVERYWHERE;
+                tile.changed_two = EVERYWHERE;
                 tile.fresh = true;
             }
         }
@@ -418,10 +473,11 @@ impl Tiles {
         }
         let tile = Tile {
             at,
-            now: Box::new(EMPTY),
-            before: Box::new(EMPTY),
-            changed: false,
-            changed_two: false,
+            cells: [Box::new(EMPTY), Box::new(EMPTY)],
+            alive: true,
+            queued: false,
+            changed: 0,
+            changed_two: 0,
             fresh: false,
             around,
         };
@@ -441,6 +497,7 @@ impl Tiles {
                 self.tiles[n as usize].around[7 - k] = i;
             }
         }
+        self.queue(i);
         Ok(i)
     }
 
@@ -454,44 +511,53 @@ impl Tiles {
                 self.tiles[n as usize].around[7 - k] = NONE;
             }
         }
-        self.tiles[i as usize].around = [NONE; 8];
+        let tile = &mut self.tiles[i as usize];
+        tile.around = [NONE; 8];
+        tile.alive = false;
         self.free.push(i);
     }
 
-    /// The missing neighbours of `t` across edges that have live cells.
-    fn wanted(t: &Tile, wanted: &mut Vec<(i64, i64)>) {
-        let last = SIDE as usize - 1;
-        let (top, bottom) = (t.now[0], t.now[last]);
-        let (left, right) = t
-            .now
-            .iter()
-            .fold((0, 0), |(l, r), w| (l | (w & 1), r | (w >> 63)));
-        // In AROUND's order: the corners' cells, the edges' rows and columns.
-        let edges = [
-            top & 1,
-            top,
-            top >> 63,
-            left,
-            right,
-            bottom & 1,
-            bottom,
-            bottom >> 63,
-        ];
-        for (k, &edge) in edges.iter().enumerate() {
-            if edge != 0 && t.around[k] == NONE {
-                wanted.push((t.at.0 + AROUND[k].0, t.at.1 + AROUND[k].1));
+    /// The missing tiles that may see a birth this generation: those across an edge of a
+    /// tile that changed there, with live cells next to them in some tile beside them. (A
+    /// missing tile is dead, and stays so while the cells next to it stay as they were.)
+    fn births(&self, candidates: &[u32]) -> Vec<(i64, i64)> {
+        let mut wanted = Vec::new();
+        for &i in candidates {
+            let t = &self.tiles[i as usize];
+            if t.changed == 0 {
+                continue;
+            }
+            for (k, &n) in t.around.iter().enumerate() {
+                if n != NONE || t.changed & (1 << k) == 0 {
+                    continue;
+                }
+                let at = (t.at.0 + AROUND[k].0, t.at.1 + AROUND[k].1);
+                // Live cells beside it: in a tile at direction j from it, on that tile's edge
+                // facing it (direction 7 − j).
+                let live = AROUND.iter().enumerate().any(|(j, (dx, dy))| {
+                    self.index
+                        .get(&(at.0 + dx, at.1 + dy))
+                        .is_some_and(|&x| edges(self.now(x)) & (1 << (7 - j)) != 0)
+                });
+                if live {
+                    wanted.push(at);
+                }
             }
         }
+        wanted
     }
 
     /// What each tile does this generation.
     fn mode(&self, t: &Tile) -> Mode {
-        let (mut changed, mut changed_two) = (t.changed, t.changed_two);
-        for &n in &t.around {
+        // The tile's cells, and its neighbours' cells next to it (neighbour k's edge facing it
+        // is its edge 7 − k).
+        let (mut changed, mut changed_two) =
+            (t.changed & ANYWHERE != 0, t.changed_two & ANYWHERE != 0);
+        for (k, &n) in t.around.iter().enumerate() {
             if n != NONE {
                 let n = &self.tiles[n as usize];
-                changed |= n.changed;
-                changed_two |= n.changed_two;
+                changed |= n.changed & (1 << (7 - k)) != 0;
+                changed_two |= n.changed_two & (1 << (7 - k)) != 0;
             }
         }
         match (changed, changed_two) {
@@ -536,7 +602,7 @@ impl Tiles {
         let cells = |n: u32| -> &Cells {
             match n {
                 NONE => &EMPTY,
-                n => &self.tiles[n as usize].now,
+                n => self.now(n),
             }
         };
         let a: [&Cells; 8] = std::array::from_fn(|k| cells(t.around[k]));
@@ -554,7 +620,11 @@ impl Tiles {
             p[SIDE as usize + 1] = below[0];
             p
         };
-        let (west, mid, east) = (padded(nw, w, sw), padded(n, &t.now, s), padded(ne, e, se));
+        let (west, mid, east) = (
+            padded(nw, w, sw),
+            padded(n, &t.cells[self.parity], s),
+            padded(ne, e, se),
+        );
         // Each cell's neighbour to the west (column x − 1) and to the east, at its own bit.
         let mut shifted = [mid; 3];
         for (i, (to_west, to_east)) in west.iter().zip(&east).enumerate() {
@@ -564,31 +634,38 @@ impl Tiles {
         self.program.run(&shifted, slots)
     }
 
-    /// Advances one generation.
+    /// The state now of tile `i`.
+    fn now(&self, i: u32) -> &Cells {
+        &self.tiles[i as usize].cells[self.parity]
+    }
+
+    /// Puts tile `i` on the list of those to look at next generation.
+    fn queue(&mut self, i: u32) {
+        let tile = &mut self.tiles[i as usize];
+        if tile.alive && !tile.queued {
+            tile.queued = true;
+            self.active.push(i);
+        }
+    }
+
+    /// Advances one generation. Only the tiles on the list are looked at: the others sleep
+    /// or repeat with period 2 with nothing to do (their two states are in place), and stay
+    /// so until a neighbour's flags change.
     fn generation(&mut self) -> Result<()> {
-        let mut modes: Vec<(u32, Mode)> = self
-            .index
-            .values()
+        let mut candidates = std::mem::take(&mut self.active);
+        candidates.retain(|&i| self.tiles[i as usize].alive);
+        for &i in &candidates {
+            self.tiles[i as usize].queued = false;
+        }
+        for at in self.births(&candidates) {
+            if !self.index.contains_key(&at) {
+                candidates.push(self.tile(at)?);
+            }
+        }
+        let modes: Vec<(u32, Mode)> = candidates
+            .iter()
             .map(|&i| (i, self.mode(&self.tiles[i as usize])))
             .collect();
-        // A tile that wakes may give birth across an edge where there is no tile yet: it is
-        // made (a missing tile stays dead only while its neighbours' inputs to it stay as
-        // they were; those neighbours all wake when one of them changes).
-        let mut wanted = Vec::new();
-        for &(i, mode) in &modes {
-            if mode != Mode::Sleep {
-                Self::wanted(&self.tiles[i as usize], &mut wanted);
-            }
-        }
-        let mut made = Vec::new();
-        for at in wanted {
-            if !self.index.contains_key(&at) {
-                made.push(self.tile(at)?);
-            }
-        }
-        for i in made {
-            modes.push((i, self.mode(&self.tiles[i as usize])));
-        }
         let computed: Vec<(u32, Cells)> = {
             let this = &*self;
             let step = |&(i, _): &(u32, Mode)| {
@@ -611,63 +688,83 @@ impl Tiles {
                 work.iter().map(|m| step(m)).collect()
             }
         };
-        let mut slept = 0;
+        let (now, back) = (self.parity, self.parity ^ 1);
+        // The tiles whose flags change: they and their neighbours are looked at next time.
+        let mut touched = Vec::new();
         let mut dropped = Vec::new();
         for &(i, mode) in &modes {
             let t = &mut self.tiles[i as usize];
             match mode {
+                // Both states are the state now: nothing moves.
                 Mode::Sleep => {
-                    slept += 1;
                     // Empty now, one back (unchanged) and two back: dropped.
-                    if *t.now == EMPTY && !t.changed_two {
+                    if *t.cells[now] == EMPTY && t.changed_two == 0 {
                         dropped.push(i);
                     }
-                    t.changed = false;
-                    t.changed_two = false;
+                    if (t.changed, t.changed_two) != (0, 0) {
+                        (t.changed, t.changed_two) = (0, 0);
+                        touched.push(i);
+                    }
                 }
+                // The state one back is the next: in place at the other parity. Where now and
+                // one back differ stays as it was.
                 Mode::Swap => {
-                    std::mem::swap(&mut t.now, &mut t.before);
-                    t.changed = true;
-                    t.changed_two = false;
+                    if t.changed_two != 0 {
+                        t.changed_two = 0;
+                        touched.push(i);
+                    }
                 }
                 Mode::Compute => {}
             }
         }
-        self.work[1] += modes.iter().filter(|(_, m)| *m == Mode::Swap).count() as u64;
-        self.work[2] += slept;
         self.work[0] += computed.len() as u64;
+        self.work[1] += self.index.len() as u64;
         for (i, next) in computed {
             let t = &mut self.tiles[i as usize];
-            let changed = next != *t.now;
-            let changed_two = t.fresh || next != *t.before;
+            let changed = differences(&next, &t.cells[now]);
+            let changed_two = match t.fresh {
+                true => EVERYWHERE,
+                false => differences(&next, &t.cells[back]),
+            };
             t.fresh = false;
-            std::mem::swap(&mut t.before, &mut t.now);
-            *t.now = next;
+            *t.cells[back] = next;
             t.changed = changed;
             t.changed_two = changed_two;
-            if !changed && !changed_two && next == EMPTY {
+            if changed == 0 && changed_two == 0 && next == EMPTY {
                 dropped.push(i);
             }
+            touched.push(i);
         }
+        self.parity = back;
         for i in dropped {
             self.drop_tile(i);
+        }
+        for i in touched {
+            if self.tiles[i as usize].alive {
+                self.queue(i);
+                for n in self.tiles[i as usize].around {
+                    if n != NONE {
+                        self.queue(n);
+                    }
+                }
+            }
         }
         Ok(())
     }
 
     /// The tiles that hold live cells, with their cells.
-    fn occupied(&self) -> impl Iterator<Item = &Tile> {
+    fn occupied(&self) -> impl Iterator<Item = (&Tile, &Cells)> {
         self.index
             .values()
-            .map(|&i| &self.tiles[i as usize])
-            .filter(|t| *t.now != EMPTY)
+            .map(|&i| (&self.tiles[i as usize], self.now(i)))
+            .filter(|(_, now)| **now != EMPTY)
     }
 
     /// The cells as a tree in a store of `memory` bytes (for files).
     fn tree(&self) -> Result<Tree<Bits>> {
         let mut builder = Builder::<Bits>::new((0, 0), 2);
-        for t in self.occupied() {
-            for (r, &word) in t.now.iter().enumerate() {
+        for (t, now) in self.occupied() {
+            for (r, &word) in now.iter().enumerate() {
                 let mut bits = word;
                 while bits != 0 {
                     let b = bits.trailing_zeros() as i64;
@@ -680,8 +777,8 @@ impl Tiles {
         builder.build(store, Bits::new(&self.rule))
     }
 
-    /// Tile steps computed, taken from one generation back, and slept.
-    pub fn work(&self) -> [u64; 3] {
+    /// Tile steps computed, and tiles there were, summed over the generations.
+    pub fn work(&self) -> [u64; 2] {
         self.work
     }
 }
@@ -781,7 +878,7 @@ impl Plane for Tiles {
     fn population(&self) -> BigUint {
         let n: u64 = self
             .occupied()
-            .map(|t| t.now.iter().map(|w| w.count_ones() as u64).sum::<u64>())
+            .map(|(_, now)| now.iter().map(|w| w.count_ones() as u64).sum::<u64>())
             .sum();
         BigUint::from(n)
     }
@@ -792,11 +889,11 @@ impl Plane for Tiles {
 
     fn bounding_box(&self) -> Option<Rect> {
         let mut b: Option<(i64, i64, i64, i64)> = None;
-        for t in self.occupied() {
+        for (t, now) in self.occupied() {
             let (x0, y0) = (t.at.0 * SIDE, t.at.1 * SIDE);
-            let top = t.now.iter().position(|&w| w != 0).unwrap() as i64;
-            let bottom = t.now.iter().rposition(|&w| w != 0).unwrap() as i64;
-            let all = t.now.iter().fold(0, |a, w| a | w);
+            let top = now.iter().position(|&w| w != 0).unwrap() as i64;
+            let bottom = now.iter().rposition(|&w| w != 0).unwrap() as i64;
+            let all = now.iter().fold(0, |a, w| a | w);
             let (left, right) = (all.trailing_zeros() as i64, 63 - all.leading_zeros() as i64);
             let r = (x0 + left, y0 + top, x0 + right, y0 + bottom);
             b = Some(match b {
@@ -817,9 +914,9 @@ impl Plane for Tiles {
         let (Some(x), Some(y)) = (x.to_i64(), y.to_i64()) else {
             return out;
         };
-        for t in self.occupied() {
+        for (t, now) in self.occupied() {
             let (x0, y0) = (t.at.0 * SIDE, t.at.1 * SIDE);
-            for (r, &word) in t.now.iter().enumerate() {
+            for (r, &word) in now.iter().enumerate() {
                 let cy = y0 + r as i64 - y;
                 if word == 0 || cy < 0 || cy >= height as i64 {
                     continue;
@@ -858,9 +955,9 @@ impl Plane for Tiles {
                 out[j as usize * columns + i as usize] += n;
             }
         };
-        for t in self.occupied() {
+        for (t, now) in self.occupied() {
             let (x0, y0) = ((t.at.0 * SIDE) as i128, (t.at.1 * SIDE) as i128);
-            for (r, &word) in t.now.iter().enumerate() {
+            for (r, &word) in now.iter().enumerate() {
                 let cy = y0 + r as i128;
                 if level >= 6 {
                     // The row's 64 cells lie in one block (blocks are aligned to 0 across).
@@ -895,10 +992,10 @@ impl Plane for Tiles {
     }
 
     fn details(&self) -> String {
-        let [computed, swapped, slept] = self.work;
+        let [computed, all] = self.work;
         format!(
-            "{} threads ({}), {} tiles of 64x64 cells; tile steps: {computed} computed, {swapped} \
-             taken from two generations back, {slept} asleep",
+            "{} threads ({}), {} tiles of 64x64 cells; tile steps: {computed} computed of {all} \
+             (the rest asleep or repeating with period 2)",
             self.threads,
             self.isa.name(),
             self.index.len()
