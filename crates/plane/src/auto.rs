@@ -11,8 +11,11 @@
 //! Moving between them goes through a macrocell written by one and read by the other.
 //!
 //! A run that the engine it started on would finish within about two more slices is not raced.
-//! Tiles take part only where they can: two-state rules, populations up to
-//! [`tiles::MOST_CELLS`](crate::tiles::MOST_CELLS) and cells within their reach.
+//! A macrocell file runs on HashLife, not raced: it was written for it, and moving a pattern of
+//! that kind onto tiles and back costs more than a slice. Anything else starts on tiles. Tiles
+//! take part only where they can: two-state rules, populations up to [`TILES_MOST`] and cells
+//! within their reach. In a slice HashLife takes steps of 1, 2, 4, … generations, so that its
+//! progress shows, each step reusing what the last memoised.
 
 use std::io::Write;
 use std::path::Path;
@@ -22,9 +25,13 @@ use std::time::{Duration, Instant};
 use gol_core::pattern::PatternFile;
 use gol_core::{EngineId, Result, Rule};
 use num_bigint::{BigInt, BigUint};
-use num_traits::{ToPrimitive, Zero};
+use num_traits::{One, ToPrimitive, Zero};
 
 use crate::{Options, Plane, Rect, Start, Stepped, Written};
+
+/// The largest population `auto` moves onto tiles: beyond it, making them would cost more
+/// than a slice.
+pub const TILES_MOST: u64 = 8_000_000;
 
 /// The first time slice.
 const FIRST_SLICE: Duration = Duration::from_millis(250);
@@ -42,13 +49,15 @@ pub struct Auto {
 }
 
 impl Auto {
-    /// `start` under `rule`: on tiles first where they run it, else HashLife.
+    /// `start` under `rule`: on HashLife for a macrocell file (written for it) or a
+    /// Generations rule, else on tiles where they run it.
     pub fn new(start: Start<'_>, rule: Rule, options: &Options) -> Result<Auto> {
-        let tiles = match rule.is_generations() {
+        let engineered = matches!(start, Start::File(file) if file.macrocell_nodes().is_some());
+        let tiles = match rule.is_generations() || engineered {
             true => None,
             false => crate::new(EngineId::Tiles, copy(&start), rule, options).ok(),
         };
-        let tiles_able = tiles.is_some();
+        let tiles_able = !rule.is_generations() && !engineered;
         let plane = match tiles {
             Some(plane) => plane,
             None => crate::new(EngineId::Hashlife, start, rule, options)?,
@@ -65,9 +74,7 @@ impl Auto {
 
     /// Moves the pattern onto `engine`; false where it cannot go.
     fn switch(&mut self, engine: EngineId) -> Result<bool> {
-        if engine == EngineId::Tiles
-            && self.plane.population() > BigUint::from(crate::tiles::MOST_CELLS)
-        {
+        if engine == EngineId::Tiles && self.plane.population() > BigUint::from(TILES_MOST) {
             self.tiles_able = false;
             return Ok(false);
         }
@@ -113,7 +120,30 @@ impl Auto {
                     std::thread::sleep(Duration::from_millis(5));
                 }
             });
-            let result = plane.step(left, &halt);
+            let result = match plane.engine() {
+                // Steps that double, each reusing what the last memoised.
+                EngineId::Hashlife => {
+                    let mut taken = BigUint::zero();
+                    let mut step = BigUint::one();
+                    let mut how = Stepped::Done;
+                    while &taken < left && how == Stepped::Done {
+                        let n = (left - &taken).min(step.clone());
+                        match plane.step(&n, &halt) {
+                            Ok((more, ended)) => {
+                                taken += more;
+                                how = ended;
+                            }
+                            Err(e) => {
+                                done.store(true, Ordering::Relaxed);
+                                return Err(e);
+                            }
+                        }
+                        step <<= 1;
+                    }
+                    Ok((taken, how))
+                }
+                _ => plane.step(left, &halt),
+            };
             done.store(true, Ordering::Relaxed);
             result
         })?;
