@@ -150,12 +150,39 @@ impl Auto {
         Ok((taken, stop.load(Ordering::Relaxed)))
     }
 
+    /// Runs the engine now for `slice` of what `run` has left, noting its rate from `start`:
+    /// how the step ended, once it has.
+    fn slice(
+        &mut self,
+        run: &mut Run,
+        slice: Duration,
+        start: Instant,
+        stop: &AtomicBool,
+    ) -> Result<Option<Stepped>> {
+        let here = self.plane.engine();
+        let (more, stopped) = self.run_for(&run.left, slice, stop)?;
+        self.rates[Self::slot(here)] = Some(rate(&more, start.elapsed().as_secs_f64()));
+        run.left -= &more;
+        run.taken += more;
+        Ok(match (stopped, run.left.is_zero()) {
+            (true, _) => Some(Stepped::Stopped),
+            (false, true) => Some(Stepped::Done),
+            (false, false) => None,
+        })
+    }
+
     fn slot(engine: EngineId) -> usize {
         match engine {
             EngineId::Tiles => 0,
             _ => 1,
         }
     }
+}
+
+/// A step under way: the generations taken and those left.
+struct Run {
+    taken: BigUint,
+    left: BigUint,
 }
 
 /// Generations a second, roughly.
@@ -181,32 +208,26 @@ impl Plane for Auto {
     }
 
     fn step(&mut self, generations: &BigUint, stop: &AtomicBool) -> Result<(BigUint, Stepped)> {
-        let mut taken = BigUint::zero();
-        let mut left = generations.clone();
-        while !left.is_zero() {
+        let mut run = Run {
+            taken: BigUint::zero(),
+            left: generations.clone(),
+        };
+        loop {
             if !self.tiles_able {
-                let (more, how) = self.plane.step(&left, stop)?;
-                return Ok((taken + more, how));
+                let (more, how) = self.plane.step(&run.left, stop)?;
+                return Ok((run.taken + more, how));
             }
             // The engine now runs its slice.
             let here = self.plane.engine();
-            let start = Instant::now();
-            let (more, stopped) = self.run_for(&left, self.slice, stop)?;
-            self.rates[Self::slot(here)] = Some(rate(&more, start.elapsed().as_secs_f64()));
-            left -= &more;
-            taken += more;
-            if stopped {
-                return Ok((taken, Stepped::Stopped));
-            }
-            if left.is_zero() {
-                break;
+            if let Some(how) = self.slice(&mut run, self.slice, Instant::now(), stop)? {
+                return Ok((run.taken, how));
             }
             // Where the engine now would finish within about two more slices, the race would
             // cost more than it could save.
             let now = self.rates[Self::slot(here)].unwrap_or(0.0);
-            if left.to_f64().unwrap_or(f64::MAX) <= 2.0 * now * self.slice.as_secs_f64() {
-                let (more, how) = self.plane.step(&left, stop)?;
-                return Ok((taken + more, how));
+            if run.left.to_f64().unwrap_or(f64::MAX) <= 2.0 * now * self.slice.as_secs_f64() {
+                let (more, how) = self.plane.step(&run.left, stop)?;
+                return Ok((run.taken + more, how));
             }
             // The other runs as long, from here, the move counted against it.
             let other = match here {
@@ -217,15 +238,8 @@ impl Plane for Auto {
             if !self.switch(other)? {
                 continue;
             }
-            let (more, stopped) = self.run_for(&left, self.slice, stop)?;
-            self.rates[Self::slot(other)] = Some(rate(&more, start.elapsed().as_secs_f64()));
-            left -= &more;
-            taken += more;
-            if stopped {
-                return Ok((taken, Stepped::Stopped));
-            }
-            if left.is_zero() {
-                break;
+            if let Some(how) = self.slice(&mut run, self.slice, start, stop)? {
+                return Ok((run.taken, how));
             }
             // The faster runs on, three slices as long; then the race again, each slice four
             // times as long.
@@ -238,15 +252,11 @@ impl Plane for Auto {
             if best != self.plane.engine() {
                 self.switch(best)?;
             }
-            let (more, stopped) = self.run_for(&left, 3 * self.slice, stop)?;
-            left -= &more;
-            taken += more;
-            if stopped {
-                return Ok((taken, Stepped::Stopped));
+            if let Some(how) = self.slice(&mut run, 3 * self.slice, Instant::now(), stop)? {
+                return Ok((run.taken, how));
             }
             self.slice *= 4;
         }
-        Ok((taken, Stepped::Done))
     }
 
     fn population(&self) -> BigUint {

@@ -10,7 +10,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-use gol::{Cube, Grid, PlaneSimulation, PlaneView, Setup, Simulation};
+use gol::{Cube, Dimension, Grid, PlaneSimulation, PlaneView, Setup, Simulation};
 use gol_core::picture::{self, Look, View};
 use num_bigint::{BigInt, BigUint};
 use num_traits::ToPrimitive;
@@ -188,6 +188,21 @@ pub trait Shown: Sized + Send + 'static {
     fn names(&self) -> (String, String);
 }
 
+/// The generation, population and size of a grid or a cube.
+fn bounded_state<W: Dimension>(sim: &Simulation<W>) -> gol::Result<(Count, Count, World)> {
+    let (width, height, depth) = sim.extent();
+    let world = World::Grid {
+        width,
+        height,
+        depth,
+    };
+    Ok((
+        Count::Word(sim.generation()),
+        Count::Word(sim.population()?),
+        world,
+    ))
+}
+
 impl Shown for Simulation<Grid> {
     fn make(setup: &Setup) -> gol::Result<Self> {
         Simulation::new(setup)
@@ -198,17 +213,7 @@ impl Shown for Simulation<Grid> {
     }
 
     fn state(&self) -> gol::Result<(Count, Count, World)> {
-        let (width, height, depth) = self.extent();
-        let world = World::Grid {
-            width,
-            height,
-            depth,
-        };
-        Ok((
-            Count::Word(self.generation()),
-            Count::Word(self.population()?),
-            world,
-        ))
+        bounded_state(self)
     }
 
     fn frame_cells(&self, wanted: &Wanted, _: Look) -> Result<(Cells, Placed), String> {
@@ -249,17 +254,7 @@ impl Shown for Simulation<Cube> {
     }
 
     fn state(&self) -> gol::Result<(Count, Count, World)> {
-        let (width, height, depth) = self.extent();
-        let world = World::Grid {
-            width,
-            height,
-            depth,
-        };
-        Ok((
-            Count::Word(self.generation()),
-            Count::Word(self.population()?),
-            world,
-        ))
+        bounded_state(self)
     }
 
     fn frame_cells(&self, wanted: &Wanted, look: Look) -> Result<(Cells, Placed), String> {
