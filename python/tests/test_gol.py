@@ -371,6 +371,20 @@ def test_infinite_soups_and_cells_match_a_torus_that_nothing_reaches_the_edge_of
     assert np.array_equal(soup.cells(-32, -24, 64, 48), grid.cells())
 
 
+def test_tiles_hashlife_and_auto_agree_on_the_plane():
+    rng = np.random.default_rng(5)
+    cells = (rng.random((90, 130)) < 0.4).astype(np.uint8)
+    runs = {}
+    for engine in ["tiles", "hashlife", "auto"]:
+        sim = gol.Life.from_cells(cells, rule="B36/S23", engine=engine, infinite=True)
+        sim.step(700)
+        x, y, w, h = sim.bounding_box
+        runs[engine] = (sim.population, sim.bounding_box, sim.cells(x, y, w, h).tobytes())
+    assert runs["tiles"] == runs["hashlife"] == runs["auto"]
+    with pytest.raises(ValueError, match="two-state"):
+        gol.Life.soup(16, 16, rule="345/2/4", engine="tiles", infinite=True)
+
+
 def test_populations_beyond_64_bits_are_python_ints(tmp_path):
     gun = tmp_path / "gun.rle"
     gun.write_text(

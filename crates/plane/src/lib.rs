@@ -150,9 +150,9 @@ pub fn new(
             hashlife_of(start, States::new(&rule), rule, options)
         }
         EngineId::Hashlife => hashlife_of(start, Bits::new(&rule), rule, options),
-        EngineId::Tiles if rule.is_generations() => Err(Error::Engine(
-            "tiles run two-state rules; Generations rules run on hashlife".into(),
-        )),
+        EngineId::Tiles if rule.is_generations() => Err(Error::Invalid(format!(
+            "rule {rule}: tiles run two-state rules; Generations rules run on hashlife"
+        ))),
         EngineId::Tiles => {
             let (threads, memory) = (options.threads, options.memory);
             // Straight into tiles where the reader can; through a tree where only it can.
