@@ -320,10 +320,7 @@ impl Tiles {
     pub fn new(tree: &Tree<Bits>, rule: Rule, threads: usize, memory: u64) -> Result<Tiles> {
         let mut tiles = Tiles::empty(rule, threads, memory)?;
         if tree.population() > BigUint::from(MOST_CELLS) {
-            return Err(Error::Memory(format!(
-                "{} cells are more than tiles are made from ({MOST_CELLS}); run it with hashlife",
-                tree.population()
-            )));
+            return Err(too_many(&tree.population()));
         }
         let Some(bounds) = tree.bounding_box() else {
             return Ok(tiles);
@@ -393,10 +390,7 @@ impl Tiles {
 
     fn check_population(&self) -> Result<()> {
         if self.population() > BigUint::from(MOST_CELLS) {
-            return Err(Error::Memory(format!(
-                "{} cells are more than tiles are made from ({MOST_CELLS}); run it with hashlife",
-                self.population()
-            )));
+            return Err(too_many(&self.population()));
         }
         Ok(())
     }
@@ -846,6 +840,12 @@ impl Sink for Painter<'_> {
             at += n;
         }
     }
+}
+
+fn too_many(population: &BigUint) -> Error {
+    Error::Memory(format!(
+        "{population} cells are more than tiles are made from ({MOST_CELLS}); run it with hashlife"
+    ))
 }
 
 fn far() -> Error {
