@@ -158,11 +158,28 @@ fn bad_input_on_the_plane_is_refused_with_one_line() {
             vec!["run", "--input", &glider, "--memory", "lots"],
             "invalid value",
         ),
+        // Too small for one step: HashLife's nodes of a 2048² soup; under auto, the tiles of
+        // an 8192² one and then HashLife's nodes.
         (
             vec![
                 "run",
                 "--size",
                 "2048",
+                "--infinite",
+                "--engine",
+                "hashlife",
+                "--memory",
+                "4M",
+                "--gens",
+                "1",
+            ],
+            "memory cap",
+        ),
+        (
+            vec![
+                "run",
+                "--size",
+                "8192",
                 "--infinite",
                 "--memory",
                 "4M",

@@ -142,7 +142,8 @@ impl Auto {
                     }
                     Ok((taken, how))
                 }
-                _ => plane.step(left, &halt),
+                // Tiles take counts below 2^60, more than a slice ever runs.
+                _ => plane.step(&left.clone().min(BigUint::one() << 59), &halt),
             };
             done.store(true, Ordering::Relaxed);
             result
@@ -208,6 +209,7 @@ impl Plane for Auto {
     }
 
     fn step(&mut self, generations: &BigUint, stop: &AtomicBool) -> Result<(BigUint, Stepped)> {
+        crate::hashlife::check_generations(generations)?;
         let mut run = Run {
             taken: BigUint::zero(),
             left: generations.clone(),

@@ -518,6 +518,28 @@ pub enum Stepped {
     Stopped,
 }
 
+/// Refuses, before any step, a generation count whose largest power of two needs a node above
+/// [`MAX_LEVEL`]: coordinates the plane cannot hold.
+pub fn check_generations(generations: &BigUint) -> Result<()> {
+    if generations.bits() + 2 > MAX_LEVEL as u64 {
+        return Err(Error::Invalid(format!(
+            "{} generations: too many for the plane's coordinates (at most 2^{} - 1)",
+            short(generations),
+            MAX_LEVEL - 2
+        )));
+    }
+    Ok(())
+}
+
+/// A number for a message: written out up to 40 digits, else as its number of digits.
+pub(crate) fn short(n: &BigUint) -> String {
+    let text = n.to_string();
+    match text.len() {
+        0..=40 => text,
+        digits => format!("a {digits}-digit number of"),
+    }
+}
+
 impl<L: Leaf> HashLife<L> {
     /// The engine over `tree`, on `threads` threads, results parallel from `parallel_level`
     /// (see [`Options::parallel_level`](crate::Options::parallel_level)).
@@ -567,19 +589,13 @@ impl<L: Leaf> HashLife<L> {
     /// Advances `generations`, a power of two at a time (each set bit, the lowest first);
     /// returns the generations taken and how it ended.
     pub fn step(&mut self, generations: &BigUint, stop: &AtomicBool) -> Result<(BigUint, Stepped)> {
+        check_generations(generations)?;
         let mut done = BigUint::zero();
         for j in 0..generations.bits() {
             if !generations.bit(j) {
                 continue;
             }
-            let j = u32::try_from(j)
-                .ok()
-                .filter(|&j| j + 3 <= MAX_LEVEL)
-                .ok_or_else(|| {
-                    Error::Invalid(format!(
-                        "{generations} generations: too many for the plane's coordinates"
-                    ))
-                })?;
+            let j = j as u32;
             if self.step_power(j, stop)? == Stepped::Stopped {
                 return Ok((done, Stepped::Stopped));
             }

@@ -136,6 +136,19 @@ pub fn check_rule(rule: &Rule) -> Result<()> {
     Ok(())
 }
 
+/// Refuses a memory cap below [`store::Store::LEAST`], whatever the engine: `auto` may move
+/// any pattern onto HashLife, and files are written through a tree.
+fn check_memory(options: &Options) -> Result<()> {
+    if options.memory < store::Store::LEAST {
+        return Err(Error::Invalid(format!(
+            "a memory cap of {} is too small: the infinite plane needs at least {}",
+            gol_core::memory::human_bytes(options.memory),
+            gol_core::memory::human_bytes(store::Store::LEAST)
+        )));
+    }
+    Ok(())
+}
+
 /// A plane run by `engine` (one of the plane's: [`EngineId::on_plane`]) under `rule` from
 /// `start`.
 pub fn new(
@@ -145,6 +158,7 @@ pub fn new(
     options: &Options,
 ) -> Result<Box<dyn Plane>> {
     check_rule(&rule)?;
+    check_memory(options)?;
     match engine {
         EngineId::Hashlife if rule.is_generations() => {
             hashlife_of(start, States::new(&rule), rule, options)
@@ -182,6 +196,7 @@ pub fn new(
 /// A plane under `auto` ([`auto`](mod@auto)): tiles and HashLife raced on the pattern from `start`.
 pub fn auto(start: Start<'_>, rule: Rule, options: &Options) -> Result<Box<dyn Plane>> {
     check_rule(&rule)?;
+    check_memory(options)?;
     Ok(Box::new(auto::Auto::new(start, rule, options)?))
 }
 

@@ -767,7 +767,7 @@ impl Tiles {
                 }
             }
         }
-        let store = Store::new(self.memory.max(Store::LEAST), Bits::LEVEL)?;
+        let store = Store::new(self.memory, Bits::LEVEL)?;
         builder.build(store, Bits::new(&self.rule))
     }
 
@@ -864,6 +864,13 @@ impl Plane for Tiles {
     }
 
     fn step(&mut self, generations: &BigUint, stop: &AtomicBool) -> Result<(BigUint, Stepped)> {
+        // Cells move at most one a generation: more than this could leave the tiles' reach.
+        if generations.bits() > 60 {
+            return Err(Error::Invalid(format!(
+                "{} generations: more than tiles run (below 2^60, one at a time); run it with hashlife",
+                crate::hashlife::short(generations)
+            )));
+        }
         let mut taken = BigUint::zero();
         while &taken < generations {
             if stop.load(Ordering::Relaxed) {

@@ -327,7 +327,7 @@ fn auto_of(pattern: &Grid, rule: Rule, threads: usize) -> Box<dyn Plane> {
 
 #[test]
 fn auto_races_the_engines_and_stays_exact() {
-    // A 400² soup for 20000 generations, long enough to be raced (a slice is 0.1 s): whichever
+    // A 400² soup for 100000 generations, long enough to be raced (a slice is 0.25 s): whichever
     // engine runs each part, the cells are those of tiles alone (checked against the oracle
     // above).
     let bits: Vec<u64> = (1..64u64)
@@ -335,7 +335,7 @@ fn auto_races_the_engines_and_stays_exact() {
         .collect();
     let pattern = random_pattern(400, 400, 2, &bits);
     let stop = AtomicBool::new(false);
-    let gens = BigUint::from(20000u32);
+    let gens = BigUint::from(100_000u32);
     let mut plane = auto_of(&pattern, Rule::LIFE, 2);
     plane.step(&gens, &stop).unwrap();
     let moves: u64 = plane
