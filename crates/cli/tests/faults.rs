@@ -220,25 +220,12 @@ fn stop_and_resume(size: &str, extra: &[&str]) {
         extra,
     ]
     .concat();
-    let (out, _) = interrupt(&args, Some(&checkpoint), &["INT"]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(130), "{stderr}");
-    let (_, report) = alive(&out.stdout);
-    assert_eq!(report["interrupted"], true);
+    let report = stopped(&args, &checkpoint);
     let reached = report["generations"].as_u64().unwrap();
     assert!(reached > 0 && reached < 1_000_000_000, "{report}");
-    assert!(
-        stderr.contains(&format!("gol run --resume {c}")),
-        "{stderr}"
-    );
     // The checkpoint holds generation `reached`: resuming for 5 more is a fresh run of reached + 5.
     let until = (reached + 5).to_string();
-    let resumed = gol(&["run", "--resume", c, "--gens", &until, "--json"]);
-    assert!(
-        resumed.status.success(),
-        "{}",
-        String::from_utf8_lossy(&resumed.stderr)
-    );
+    let resumed = resumed(c, &until);
     let fresh = gol(&[
         "run",
         "--size",
@@ -250,6 +237,33 @@ fn stop_and_resume(size: &str, extra: &[&str]) {
         "cpu-bitsliced",
     ]);
     assert_eq!(alive(&resumed.stdout).0, alive(&fresh.stdout).0);
+}
+
+/// `gol run ARGS` stopped by SIGINT: exit 130, a report that says so and a suggested resume
+/// from `checkpoint`; the report.
+fn stopped(args: &[&str], checkpoint: &Path) -> serde_json::Value {
+    let (out, _) = interrupt(args, Some(checkpoint), &["INT"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    let (_, report) = alive(&out.stdout);
+    assert_eq!(report["interrupted"], true);
+    let c = checkpoint.to_str().unwrap();
+    assert!(
+        stderr.contains(&format!("gol run --resume {c}")),
+        "{stderr}"
+    );
+    report
+}
+
+/// The checkpoint `c` resumed until generation `until`, which succeeds.
+fn resumed(c: &str, until: &str) -> Output {
+    let resumed = gol(&["run", "--resume", c, "--gens", until, "--json"]);
+    assert!(
+        resumed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&resumed.stderr)
+    );
+    resumed
 }
 
 #[test]
@@ -276,26 +290,13 @@ fn sigint_on_the_plane_writes_a_final_checkpoint_to_resume_from() {
         ],
     ]
     .concat();
-    let (out, _) = interrupt(&args, Some(&checkpoint), &["INT"]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(130), "{stderr}");
-    let (_, report) = alive(&out.stdout);
-    assert_eq!(report["interrupted"], true);
+    let report = stopped(&args, &checkpoint);
     assert_eq!(report["universe"], "infinite plane");
     let reached = report["generations"].as_u64().unwrap();
     // Stopped where a power of two of the step ended: the final checkpoint holds that.
     assert!(reached > 0, "{report}");
-    assert!(
-        stderr.contains(&format!("gol run --resume {c}")),
-        "{stderr}"
-    );
     let until = (reached + 5).to_string();
-    let resumed = gol(&["run", "--resume", c, "--gens", &until, "--json"]);
-    assert!(
-        resumed.status.success(),
-        "{}",
-        String::from_utf8_lossy(&resumed.stderr)
-    );
+    let resumed = resumed(c, &until);
     let fresh = gol(&[&["run"][..], &soup, &["--gens", &until, "--json"]].concat());
     let (resumed, resumed_report) = alive(&resumed.stdout);
     let (fresh, fresh_report) = alive(&fresh.stdout);
