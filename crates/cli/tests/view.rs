@@ -9,11 +9,13 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{gol_path, stdout_of};
+use tungstenite::client::IntoClientRequest;
 use tungstenite::{Message, WebSocket};
 
 /// A `gol view` process, killed when dropped.
 struct Server {
     child: Child,
+    /// The URL it printed, with its token.
     url: String,
 }
 
@@ -36,15 +38,25 @@ impl Server {
     }
 
     fn address(&self) -> &str {
-        self.url.trim_start_matches("http://").trim_end_matches('/')
+        let rest = self.url.trim_start_matches("http://");
+        &rest[..rest.find('/').unwrap()]
     }
 
-    /// GET `path`: the status code and the body.
+    fn token(&self) -> &str {
+        self.url.split_once("?token=").unwrap().1
+    }
+
+    /// GET `path` with the server's own address as Host: the status code and the body.
     fn get(&self, path: &str) -> (u16, String) {
+        self.get_as(path, self.address())
+    }
+
+    /// GET `path` with `host` as Host.
+    fn get_as(&self, path: &str, host: &str) -> (u16, String) {
         let mut stream = TcpStream::connect(self.address()).unwrap();
         write!(
             stream,
-            "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+            "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
         )
         .unwrap();
         let mut text = String::new();
@@ -57,14 +69,33 @@ impl Server {
         (code, body)
     }
 
-    fn socket(&self) -> WebSocket<tungstenite::stream::MaybeTlsStream<TcpStream>> {
-        let (socket, _) = tungstenite::connect(format!("ws://{}/ws", self.address())).unwrap();
+    fn socket(&self) -> Socket {
+        self.socket_with(&format!("token={}", self.token()), None)
+            .unwrap()
+    }
+
+    /// A socket opened with `query` and, where given, an `Origin`; the status code of a
+    /// refusal.
+    fn socket_with(&self, query: &str, origin: Option<&str>) -> Result<Socket, u16> {
+        let mut request = format!("ws://{}/ws?{query}", self.address())
+            .into_client_request()
+            .unwrap();
+        if let Some(origin) = origin {
+            request
+                .headers_mut()
+                .insert("Origin", origin.parse().unwrap());
+        }
+        let socket = match tungstenite::connect(request) {
+            Ok((socket, _)) => socket,
+            Err(tungstenite::Error::Http(response)) => return Err(response.status().as_u16()),
+            Err(e) => panic!("{e}"),
+        };
         if let tungstenite::stream::MaybeTlsStream::Plain(stream) = socket.get_ref() {
             stream
                 .set_read_timeout(Some(Duration::from_secs(20)))
                 .unwrap();
         }
-        socket
+        Ok(socket)
     }
 }
 
@@ -107,6 +138,7 @@ fn send(socket: &mut Socket, json: serde_json::Value) {
 }
 
 /// The next frame for which `wanted` holds, skipping others; errors (text) are returned too.
+#[track_caller]
 fn next(socket: &mut Socket, wanted: impl Fn(&Frame) -> bool) -> Result<Frame, String> {
     let deadline = Instant::now() + Duration::from_secs(20);
     while Instant::now() < deadline {
@@ -151,7 +183,7 @@ fn alive_after(gens: u32) -> u64 {
 #[test]
 fn the_page_is_served_and_nothing_else() {
     let server = Server::start(&["--size", "16", "--listen", "127.0.0.1:0"]);
-    let (code, body) = server.get("/");
+    let (code, body) = server.get(&format!("/?token={}", server.token()));
     assert_eq!(code, 200);
     assert!(body.contains("<canvas id=\"world\""), "{body}");
     assert_eq!(server.get("/viewer.js").0, 200);
@@ -354,6 +386,326 @@ fn an_oversized_message_closes_only_its_connection() {
     fresh.send(Message::text(text)).unwrap();
     let err = next(&mut fresh, |_| false).unwrap_err();
     assert!(err.contains("more than"), "{err}");
+}
+
+#[test]
+fn only_its_own_page_may_talk_to_it() {
+    let server = Server::start(&["--size", "16", "--listen", "127.0.0.1:0"]);
+    let (address, token) = (server.address().to_string(), server.token().to_string());
+    let port = address.rsplit_once(':').unwrap().1;
+    assert_eq!(token.len(), 32, "128 random bits in hex: {}", server.url);
+    let page = format!("/?token={token}");
+    // Host: this server's address, or localhost, with its port; a DNS name (which another site
+    // could point at 127.0.0.1) or another port is refused, on every path.
+    for host in [
+        address.clone(),
+        format!("localhost:{port}"),
+        format!("[::1]:{port}"),
+    ] {
+        assert_eq!(server.get_as(&page, &host).0, 200, "{host}");
+    }
+    for host in [
+        format!("attacker.example:{port}"),
+        format!("localhost.attacker.example:{port}"),
+        "127.0.0.1:1".to_string(),
+        "127.0.0.1".to_string(),
+        String::new(),
+    ] {
+        let (code, body) = server.get_as(&page, &host);
+        assert_eq!(code, 403, "{host:?}");
+        assert!(body.contains("its own address"), "{body}");
+        assert_eq!(server.get_as("/viewer.js", &host).0, 403, "{host:?}");
+    }
+    // The page and the socket need the token.
+    for path in [
+        "/",
+        "/?token=",
+        "/?token=0123",
+        &format!("/?token={}", "0".repeat(32)),
+    ] {
+        let (code, body) = server.get(path);
+        assert_eq!(code, 403, "{path}");
+        assert!(body.contains("token"), "{body}");
+    }
+    assert_eq!(server.socket_with("", None).unwrap_err(), 403);
+    assert_eq!(server.socket_with("token=nope", None).unwrap_err(), 403);
+    // A browser's socket from another site's page: refused; from the page's own origin: served.
+    let query = format!("token={token}");
+    for origin in [
+        "http://attacker.example",
+        "null",
+        &format!("http://attacker.example:{port}"),
+    ] {
+        assert_eq!(
+            server.socket_with(&query, Some(origin)).unwrap_err(),
+            403,
+            "{origin}"
+        );
+    }
+    let mut own = server
+        .socket_with(&query, Some(&format!("http://{address}")))
+        .unwrap();
+    view(&mut own, 16, 16);
+    assert!(next(&mut own, |_| true).is_ok());
+}
+
+#[test]
+fn a_bind_beyond_the_loopback_warns_and_names_may_be_resolved() {
+    let mut child = Command::new(gol_path())
+        .args(["view", "--size", "8", "--listen", "0.0.0.0:0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut warning = String::new();
+    BufReader::new(child.stderr.take().unwrap())
+        .read_line(&mut warning)
+        .unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(
+        warning.contains("warning") && warning.contains("token"),
+        "{warning}"
+    );
+    // A name resolves; nonsense is refused saying what is expected.
+    let server = Server::start(&["--size", "8", "--listen", "localhost:0"]);
+    assert!(server.get(&format!("/?token={}", server.token())).0 == 200);
+    let out = Command::new(gol_path())
+        .args(["view", "--size", "8", "--listen", "nowhere"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("such as 127.0.0.1:8191 or localhost:0"),
+        "{err}"
+    );
+}
+
+#[test]
+fn oversized_requests_are_refused_once_and_long_steps_can_be_stopped() {
+    let server = Server::start(&["--size", "512", "--seed", "1", "--listen", "127.0.0.1:0"]);
+    let mut socket = server.socket();
+    view(&mut socket, 512, 64);
+    next(&mut socket, |_| true).unwrap();
+    for (request, said) in [
+        (
+            serde_json::json!({"type": "step", "generations": 1_000_000_000_000_000_000u64}),
+            "a step is at most 2^40",
+        ),
+        (
+            serde_json::json!({"type": "speed", "generations": 1u64 << 41}),
+            "a speed is at most 2^40",
+        ),
+    ] {
+        send(&mut socket, request.clone());
+        let err = next(&mut socket, |_| false).unwrap_err();
+        assert!(err.contains(said), "{request}: {err}");
+        // Once: the next message is a frame, not the error again.
+        assert!(next(&mut socket, |_| true).is_ok(), "{request}");
+        view(&mut socket, 512, 64);
+    }
+    // Views larger than the world, or starting outside it, show the world once each way, its
+    // corner wrapped round the torus.
+    for (x, width, height, pixels) in [
+        (
+            serde_json::json!(0),
+            5_000_000_000u64,
+            5_000_000_000u64,
+            (100, 100),
+        ),
+        (serde_json::json!(0), u64::MAX, 1, (100, 100)),
+        (
+            serde_json::json!("-1000000000000000000000000"),
+            600,
+            512,
+            (1, 1),
+        ),
+    ] {
+        send(
+            &mut socket,
+            serde_json::json!({"type": "view", "x": x, "y": 0, "width": width, "height": height,
+                               "pixels_wide": pixels.0, "pixels_high": pixels.1}),
+        );
+        let want = 512usize.div_ceil(pixels.0);
+        let frame = next(&mut socket, |f| f.block as usize == want).unwrap();
+        assert_eq!(frame.width as usize, 512usize.div_ceil(want), "{x} {width}");
+    }
+    // A canvas of 8192² pixels gets a frame of at most 2^24 pixels showing the whole view.
+    send(
+        &mut socket,
+        serde_json::json!({"type": "view", "x": 0, "y": 0, "width": 512, "height": 512,
+                           "pixels_wide": 100_000, "pixels_high": 100_000}),
+    );
+    let big = next(&mut socket, |f| f.block == 1).unwrap();
+    assert_eq!((big.width, big.height), (512, 512));
+
+    // The longest step a message may ask for runs in chunks: frames keep coming, and a pause
+    // stops it within a second.
+    view(&mut socket, 512, 64);
+    send(
+        &mut socket,
+        serde_json::json!({"type": "step", "generations": 1u64 << 40}),
+    );
+    let started = Instant::now();
+    let moving = next(&mut socket, |f| {
+        f.status["generation"].as_u64().unwrap() > 100
+    })
+    .unwrap();
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert_eq!(moving.status["running"], false);
+    send(&mut socket, serde_json::json!({"type": "pause"}));
+    let paused = Instant::now();
+    let mut last = next(&mut socket, |_| true).unwrap();
+    let mut same = 0;
+    while same < 10 {
+        let frame = next(&mut socket, |_| true).unwrap();
+        if frame.status["generation"] == last.status["generation"] {
+            same += 1;
+        } else {
+            assert!(paused.elapsed() < Duration::from_secs(1), "still stepping");
+            same = 0;
+        }
+        last = frame;
+    }
+    // A new step replaces one under way.
+    send(
+        &mut socket,
+        serde_json::json!({"type": "step", "generations": 1u64 << 40}),
+    );
+    send(
+        &mut socket,
+        serde_json::json!({"type": "step", "generations": 3}),
+    );
+    let at = last.status["generation"].as_u64().unwrap();
+    let settled = next(&mut socket, |f| {
+        f.status["generation"].as_u64().unwrap() >= at + 3
+    })
+    .unwrap();
+    let mut seen = settled.status["generation"].as_u64().unwrap();
+    for _ in 0..20 {
+        let now = next(&mut socket, |_| true).unwrap().status["generation"]
+            .as_u64()
+            .unwrap();
+        assert!(now == seen, "stepping on: {seen} then {now}");
+        seen = now;
+    }
+}
+
+#[test]
+fn a_long_step_on_the_plane_lets_frames_through_and_stops_on_pause() {
+    // A soup of Life without Death on the plane, growing without end and chaotic at its edge:
+    // 2^40 generations of it take far longer than the test.
+    let server = Server::start(&[
+        "--size",
+        "256",
+        "--density",
+        "0.3",
+        "--seed",
+        "3",
+        "--rule",
+        "B3/S012345678",
+        "--infinite",
+        "--listen",
+        "127.0.0.1:0",
+    ]);
+    let mut socket = server.socket();
+    send(
+        &mut socket,
+        serde_json::json!({"type": "view", "x": -128, "y": -128, "width": 256, "height": 256,
+                           "pixels_wide": 256, "pixels_high": 256}),
+    );
+    next(&mut socket, |_| true).unwrap();
+    send(
+        &mut socket,
+        serde_json::json!({"type": "step", "generations": 1u64 << 40}),
+    );
+    let generation = |f: &Frame| {
+        f.status["generation"]
+            .as_str()
+            .unwrap()
+            .parse::<u64>()
+            .unwrap()
+    };
+    let start = Instant::now();
+    let mut last = Instant::now();
+    let mut moved = false;
+    while start.elapsed() < Duration::from_secs(4) {
+        let frame = next(&mut socket, |_| true).unwrap();
+        assert!(
+            last.elapsed() < Duration::from_millis(1500),
+            "a frame waited {:?}",
+            last.elapsed()
+        );
+        last = Instant::now();
+        moved |= generation(&frame) > 0;
+    }
+    assert!(moved, "the step advances between frames");
+    send(&mut socket, serde_json::json!({"type": "pause"}));
+    let paused = Instant::now();
+    let mut at = generation(&next(&mut socket, |_| true).unwrap());
+    let mut same = 0;
+    while same < 10 {
+        let now = generation(&next(&mut socket, |_| true).unwrap());
+        if now == at {
+            same += 1;
+        } else {
+            assert!(paused.elapsed() < Duration::from_secs(1), "still stepping");
+            (at, same) = (now, 0);
+        }
+    }
+    assert!(at < 1 << 40, "stopped short of the whole step: {at}");
+}
+
+#[test]
+fn a_client_that_does_not_read_holds_up_no_one_and_sockets_are_bounded() {
+    let server = Server::start(&["--size", "2048", "--seed", "2", "--listen", "127.0.0.1:0"]);
+    // A client asks for whole-world frames of 2048² pixels and never reads them.
+    let mut greedy = server.socket();
+    send(
+        &mut greedy,
+        serde_json::json!({"type": "view", "x": 0, "y": 0, "width": 2048, "height": 2048,
+                           "pixels_wide": 2048, "pixels_high": 2048}),
+    );
+    send(
+        &mut greedy,
+        serde_json::json!({"type": "speed", "generations": 0}),
+    );
+    send(&mut greedy, serde_json::json!({"type": "play"}));
+    // Another keeps getting frames, each within a second, while the first's pile up unread.
+    let mut polite = server.socket();
+    view(&mut polite, 64, 64);
+    let mut last = Instant::now();
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(12) {
+        next(&mut polite, |_| true).unwrap();
+        assert!(
+            last.elapsed() < Duration::from_secs(1),
+            "a frame took {:?}",
+            last.elapsed()
+        );
+        last = Instant::now();
+    }
+    // By now the slow reader has been dropped: reading what is left ends in a closed socket.
+    let closed = (0..10_000).any(|_| greedy.read().is_err());
+    assert!(closed, "the slow reader's socket is closed");
+
+    // At most 16 sockets at once; one more is refused until one closes.
+    let mut many: Vec<Socket> = (0..15).map(|_| server.socket()).collect();
+    let query = format!("token={}", server.token());
+    assert_eq!(server.socket_with(&query, None).unwrap_err(), 503);
+    drop(polite);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let again = loop {
+        match server.socket_with(&query, None) {
+            Ok(socket) => break socket,
+            Err(503) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(50)),
+            Err(code) => panic!("{code}"),
+        }
+    };
+    many.push(again);
+    view(many.last_mut().unwrap(), 8, 8);
+    assert!(next(many.last_mut().unwrap(), |_| true).is_ok());
 }
 
 /// Frames a second and generations a second of `gol view` at full speed, with a 1920×1080

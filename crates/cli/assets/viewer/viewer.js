@@ -316,7 +316,9 @@ function onMessage(event) {
 }
 
 function connect() {
-  socket = new WebSocket(`ws://${location.host}/ws`);
+  // The token of the URL gol view printed: the server answers no socket without it.
+  const token = new URLSearchParams(location.search).get("token") || "";
+  socket = new WebSocket(`ws://${location.host}/ws?token=${encodeURIComponent(token)}`);
   socket.binaryType = "arraybuffer";
   socket.onopen = () => {
     send(look());

@@ -2,16 +2,28 @@
 //! page embedded in the binary (`crates/cli/assets/viewer/`) and streams each viewer the frames
 //! of its viewport, taken by the simulation's own thread ([`runner`]) between steps.
 //!
-//! # Protocol (`/ws`)
+//! # Who may talk to it
+//!
+//! Only the page it serves, to the person who started it: every request must name the served
+//! address in `Host` (`localhost` or an IP address, with the port served; a DNS name that an
+//! attacker's page could rebind to this machine is refused), the page and the socket need the
+//! random token printed in the URL at start-up (as Jupyter does), and a WebSocket upgrade whose
+//! `Origin` is not the page's own is refused. At most [`MAX_CLIENTS`] sockets at once; a client
+//! that does not take a frame within [`SLOW_READER`] is dropped. A bind other than the loopback
+//! prints a warning.
+//!
+//! # Protocol (`/ws?token=…`)
 //!
 //! The page sends JSON text messages, `{"type": …}`:
 //! - `view`: `x`, `y` (the top-left cell: on a grid wrapped round the torus, on the infinite
 //!   plane Golly's coordinates), `width`, `height` (cells) and `pixels_wide`, `pixels_high` (the
 //!   canvas): frames of that viewport follow, about 30 a second, never more pixels than the
-//!   canvas has. `x`, `y`, `width` and `height` are JSON numbers or decimal strings (the plane's
-//!   coordinates have any size; a view of it is at most 2^62 cells a side);
+//!   canvas has (nor than [`MAX_PIXELS`]: a larger canvas gets a frame scaled down). `x`, `y`,
+//!   `width` and `height` are JSON numbers or decimal strings (the plane's coordinates have any
+//!   size; a view of it is at most 2^62 cells a side; a view of a grid lies within it);
 //! - `play`, `pause`, `step` (`generations`, default 1), `speed` (`generations` a frame, 0 for
-//!   full speed);
+//!   full speed); steps and speeds are at most [`runner::MOST_GENERATIONS`]. A step is made in
+//!   chunks with frames between them, and `pause` or another `step` ends it;
 //! - `restart` (`width`, `height`, `seed`, `density` or null, `rule`) and `load` (`name`, `text`:
 //!   an RLE or `.cells` file, at most [`MAX_UPLOAD`] bytes).
 //!
@@ -33,15 +45,18 @@
 mod runner;
 
 use std::io::Write;
-use std::net::{SocketAddr, TcpListener};
+use std::net::{IpAddr, SocketAddr, TcpListener, ToSocketAddrs};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::extract::State;
-use axum::http::{header, StatusCode};
+use axum::http::{header, HeaderMap, StatusCode, Uri};
+use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
@@ -53,7 +68,7 @@ use serde::{Deserialize, Deserializer};
 use tokio::sync::oneshot;
 
 use crate::cli::ViewArgs;
-use runner::{Command, Placed, Shown, Wanted};
+use runner::{Command, Interrupt, Placed, Shown, Wanted};
 
 /// The page.
 const INDEX: &str = include_str!("../../assets/viewer/index.html");
@@ -73,7 +88,17 @@ const MAX_MESSAGE: usize = MAX_UPLOAD + (1 << 20);
 /// The largest canvas a frame is made for, each way, in pixels.
 const MAX_CANVAS: usize = 8192;
 
-/// What every connection shares: the way to the simulation, and how to make a setup's.
+/// The most pixels a frame has (a 4096² canvas; a larger one gets a frame scaled down).
+pub const MAX_PIXELS: usize = 1 << 24;
+
+/// The most sockets open at once; more are refused (503).
+pub const MAX_CLIENTS: usize = 16;
+
+/// How long a client may leave a frame untaken before it is dropped.
+pub const SLOW_READER: Duration = Duration::from_secs(10);
+
+/// What every connection shares: the way to the simulation, how to make a setup's, and who may
+/// connect.
 #[derive(Clone)]
 struct App {
     commands: Arc<Mutex<Sender<Command>>>,
@@ -81,6 +106,14 @@ struct App {
     base: Arc<Setup>,
     /// Whether the world is the infinite plane (restarts and uploads stay on it).
     plane: bool,
+    /// The port served, which `Host` must name.
+    port: u16,
+    /// The token the page and the socket must give.
+    token: Arc<str>,
+    /// Sockets open now.
+    clients: Arc<AtomicUsize>,
+    /// How a step under way is stopped.
+    interrupt: Arc<Interrupt>,
 }
 
 /// Runs `gol view` until interrupted.
@@ -99,7 +132,14 @@ pub fn view(args: &ViewArgs) -> Result<()> {
 fn serve<S: Shown>(sim: S, setup: Setup, args: &ViewArgs) -> Result<()> {
     let listener = bind(args.listen.as_deref())?;
     let address = listener.local_addr()?;
-    let url = format!("http://{address}/");
+    let token = token()?;
+    let url = format!("http://{address}/?token={token}");
+    if !address.ip().is_loopback() {
+        eprintln!(
+            "gol view: warning: serving on {address}, which other machines may reach: anyone \
+             who has the token in the URL can watch and drive this viewer"
+        );
+    }
     println!("{url}");
     std::io::stdout().flush()?;
     if args.open {
@@ -107,19 +147,26 @@ fn serve<S: Shown>(sim: S, setup: Setup, args: &ViewArgs) -> Result<()> {
     }
 
     let (commands, received) = std::sync::mpsc::channel();
+    let interrupt = Arc::<Interrupt>::default();
+    let stopper = interrupt.clone();
     std::thread::Builder::new()
         .name("simulation".into())
-        .spawn(move || runner::run(sim, received))?;
+        .spawn(move || runner::run(sim, received, stopper))?;
     let app = App {
         commands: Arc::new(Mutex::new(commands)),
         plane: setup.on_plane()?,
         base: Arc::new(setup),
+        port: address.port(),
+        token: token.into(),
+        clients: Arc::default(),
+        interrupt,
     };
     let router = Router::new()
         .route("/", get(index))
         .route("/viewer.js", get(script))
         .route("/ws", get(socket))
         .fallback(|| async { (StatusCode::NOT_FOUND, "not found") })
+        .layer(axum::middleware::from_fn_with_state(app.clone(), own_host))
         .with_state(app);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -133,13 +180,20 @@ fn serve<S: Shown>(sim: S, setup: Setup, args: &ViewArgs) -> Result<()> {
     })
 }
 
-/// The listener: `--listen` as given (port 0: any free port), else 127.0.0.1 from [`PORT`] on,
-/// the first port free.
+/// The listener: `--listen` as given (a name such as `localhost` resolved; port 0: any free
+/// port), else 127.0.0.1 from [`PORT`] on, the first port free.
 fn bind(listen: Option<&str>) -> Result<TcpListener> {
     if let Some(text) = listen {
         let address: SocketAddr = text
-            .parse()
-            .with_context(|| format!("--listen {text:?}: expected ADDRESS:PORT"))?;
+            .to_socket_addrs()
+            .with_context(|| {
+                format!(
+                    "--listen {text:?}: expected an address or host name and a port, such as \
+                     127.0.0.1:8191 or localhost:0"
+                )
+            })?
+            .next()
+            .with_context(|| format!("--listen {text:?}: the name has no address"))?;
         return TcpListener::bind(address).with_context(|| format!("listening on {address}"));
     }
     for port in PORT..PORT + PORTS {
@@ -170,7 +224,86 @@ fn open_browser(url: &str) {
     }
 }
 
-async fn index() -> Response {
+/// A fresh random token: 128 bits from the system, in hex.
+fn token() -> Result<String> {
+    let mut bytes = [0u8; 16];
+    std::io::Read::read_exact(
+        &mut std::fs::File::open("/dev/urandom").context("reading /dev/urandom for a token")?,
+        &mut bytes,
+    )
+    .context("reading /dev/urandom for a token")?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Whether `host`, a `Host` header, names this server: `localhost` or an IP address (a name that
+/// DNS could point anywhere is refused: it is how a page of another site reaches a server on
+/// the loopback), with the port served (80 when none is written).
+fn own_host_name(host: &str, port: u16) -> bool {
+    let (name, written) = match host.strip_prefix('[') {
+        Some(rest) => match rest.split_once(']') {
+            Some((v6, after)) => (v6, after),
+            None => return false,
+        },
+        None => match host.rfind(':') {
+            Some(at) => (&host[..at], &host[at..]),
+            None => (host, ""),
+        },
+    };
+    let given = match written.strip_prefix(':') {
+        Some(digits) => digits.parse().ok(),
+        None if written.is_empty() => Some(80),
+        None => None,
+    };
+    given == Some(port)
+        && (name.eq_ignore_ascii_case("localhost") || name.parse::<IpAddr>().is_ok())
+}
+
+/// Refuses every request whose `Host` is not this server's ([`own_host_name`]).
+async fn own_host(State(app): State<App>, request: axum::extract::Request, next: Next) -> Response {
+    let host = request
+        .headers()
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok());
+    match host {
+        Some(host) if own_host_name(host, app.port) => next.run(request).await,
+        _ => (
+            StatusCode::FORBIDDEN,
+            "gol view answers only requests for its own address (Host: localhost or an IP address, and its port)\n",
+        )
+            .into_response(),
+    }
+}
+
+/// Whether the query of `uri` carries the token.
+fn has_token(uri: &Uri, token: &str) -> bool {
+    let given = uri
+        .query()
+        .unwrap_or("")
+        .split('&')
+        .find_map(|pair| pair.strip_prefix("token="));
+    // Compared in time that does not depend on where they differ.
+    given.is_some_and(|given| {
+        given.len() == token.len()
+            && given
+                .bytes()
+                .zip(token.bytes())
+                .fold(0, |or, (a, b)| or | (a ^ b))
+                == 0
+    })
+}
+
+fn without_token() -> Response {
+    (
+        StatusCode::FORBIDDEN,
+        "this viewer needs the token of the URL that `gol view` printed when it started\n",
+    )
+        .into_response()
+}
+
+async fn index(State(app): State<App>, uri: Uri) -> Response {
+    if !has_token(&uri, &app.token) {
+        return without_token();
+    }
     ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], INDEX).into_response()
 }
 
@@ -182,11 +315,58 @@ async fn script() -> Response {
         .into_response()
 }
 
-async fn socket(upgrade: WebSocketUpgrade, State(app): State<App>) -> Response {
+async fn socket(
+    upgrade: WebSocketUpgrade,
+    State(app): State<App>,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    if !has_token(&uri, &app.token) {
+        return without_token();
+    }
+    // A browser always sends the page's origin: it must be this server's own (the Host was
+    // checked). A client without one is not a browser, and has the token.
+    let text = |name| {
+        headers
+            .get(name)
+            .and_then(|v: &header::HeaderValue| v.to_str().ok())
+    };
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        let own = text(header::HOST).map(|host| format!("http://{host}"));
+        if origin.to_str().ok().map(str::to_ascii_lowercase) != own.map(|o| o.to_ascii_lowercase())
+        {
+            return (
+                StatusCode::FORBIDDEN,
+                "gol view answers only its own page (the socket's Origin is another site's)\n",
+            )
+                .into_response();
+        }
+    }
+    if app.clients.fetch_add(1, Ordering::SeqCst) >= MAX_CLIENTS {
+        app.clients.fetch_sub(1, Ordering::SeqCst);
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("gol view serves at most {MAX_CLIENTS} sockets at once\n"),
+        )
+            .into_response();
+    }
+    let leaving = Leaving(app.clients.clone());
     upgrade
         .max_message_size(MAX_MESSAGE)
         .max_frame_size(MAX_MESSAGE)
-        .on_upgrade(move |socket| client(socket, app))
+        .on_upgrade(move |socket| async move {
+            client(socket, app).await;
+            drop(leaving);
+        })
+}
+
+/// Counts a socket out when its connection ends (or its upgrade fails).
+struct Leaving(Arc<AtomicUsize>);
+
+impl Drop for Leaving {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// A message from the page.
@@ -300,13 +480,24 @@ async fn client(socket: WebSocket, app: App) {
                         None => return,
                     },
                 };
-                if sink.send(message).await.is_err() {
-                    return;
+                // A client that leaves a frame untaken this long is gone, or wants the server's
+                // memory: no frame waits behind it.
+                match tokio::time::timeout(SLOW_READER, sink.send(message)).await {
+                    Ok(Ok(())) => {}
+                    _ => return,
                 }
             }
         })
     };
-    while let Some(Ok(message)) = stream.next().await {
+    loop {
+        let message = tokio::select! {
+            message = stream.next() => match message {
+                Some(Ok(message)) => message,
+                _ => break,
+            },
+            // The frames' task ended: the client is too slow or gone.
+            _ = replies.closed() => break,
+        };
         let answer = match message {
             Message::Text(text) => obey(&app, &viewport, &text).await.err(),
             Message::Close(_) => break,
@@ -347,13 +538,14 @@ async fn obey(app: &App, viewport: &Viewport, text: &str) -> Result<(), String> 
                     .filter(|n| *n > BigUint::ZERO)
                     .ok_or("a view is at least one cell each way")
             };
+            let (pixels_wide, pixels_high) = canvas(pixels_wide, pixels_high);
             let wanted = Wanted {
                 x,
                 y,
                 width: side(width)?,
                 height: side(height)?,
-                pixels_wide: pixels_wide.clamp(1, MAX_CANVAS),
-                pixels_high: pixels_high.clamp(1, MAX_CANVAS),
+                pixels_wide,
+                pixels_high,
             };
             viewport.lock().expect("not poisoned").view = Some(wanted);
             return Ok(());
@@ -365,8 +557,8 @@ async fn obey(app: &App, viewport: &Viewport, text: &str) -> Result<(), String> 
         }
         Request::Play => Command::Play,
         Request::Pause => Command::Pause,
-        Request::Step { generations } => Command::Step(generations.unwrap_or(1)),
-        Request::Speed { generations } => Command::Speed(generations),
+        Request::Step { generations } => Command::Step(most(generations.unwrap_or(1), "step")?),
+        Request::Speed { generations } => Command::Speed(most(generations, "speed")?),
         Request::Restart {
             width,
             height,
@@ -426,7 +618,35 @@ async fn obey(app: &App, viewport: &Viewport, text: &str) -> Result<(), String> 
     send(app, command)
 }
 
+/// The canvas a frame is made for: at most [`MAX_CANVAS`] each way and [`MAX_PIXELS`] in all,
+/// scaled down as a whole (the page stretches a smaller frame over its canvas).
+fn canvas(wide: usize, high: usize) -> (usize, usize) {
+    let (wide, high) = (wide.clamp(1, MAX_CANVAS), high.clamp(1, MAX_CANVAS));
+    if wide * high <= MAX_PIXELS {
+        return (wide, high);
+    }
+    let scale = (MAX_PIXELS as f64 / (wide * high) as f64).sqrt();
+    let shrunk = |n: usize| ((n as f64 * scale) as usize).max(1);
+    (shrunk(wide), shrunk(high))
+}
+
+/// `generations` of a step or a speed, refused above [`runner::MOST_GENERATIONS`].
+fn most(generations: u64, what: &str) -> Result<u64, String> {
+    if generations > runner::MOST_GENERATIONS {
+        return Err(format!(
+            "a {what} is at most 2^{} generations",
+            runner::MOST_GENERATIONS.trailing_zeros()
+        ));
+    }
+    Ok(generations)
+}
+
 fn send(app: &App, command: Command) -> Result<(), String> {
+    match command {
+        Command::Pause | Command::Step(_) | Command::Restart(..) => app.interrupt.stop(),
+        Command::Frame { .. } => app.interrupt.stop_if_long(),
+        Command::Play | Command::Speed(_) => {}
+    }
     app.commands
         .lock()
         .expect("not poisoned")
@@ -455,9 +675,16 @@ async fn frame(app: &App, wanted: Wanted, look: Look) -> Result<Vec<u8>, String>
             reply,
         },
     )?;
-    let frame = answer
-        .await
-        .map_err(|_| "the simulation has stopped".to_string())??;
+    // A step under way on the plane is asked to stop once it has taken a chunk's longest, so
+    // the frame waits no longer than that.
+    let mut answer = answer;
+    let frame = loop {
+        tokio::select! {
+            got = &mut answer => break got,
+            _ = tokio::time::sleep(runner::LONGEST_CHUNK / 5) => app.interrupt.stop_if_long(),
+        }
+    };
+    let frame = frame.map_err(|_| "the simulation has stopped".to_string())??;
     let status = serde_json::to_vec(&frame.status).map_err(|e| e.to_string())?;
     // Counting blocks takes a while on a large world: off the simulation's thread, and off the
     // threads that serve the sockets.

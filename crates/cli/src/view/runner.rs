@@ -4,10 +4,18 @@
 //! Pacing: at a speed of k generations a frame the world advances k generations each tick of
 //! [`TICK`] (about 30 a second, the pace viewers ask for frames at); at full speed it advances
 //! in chunks that grow until each takes [`CHUNK`], with frames taken between chunks, so a frame
-//! never waits for more than one chunk.
+//! never waits for more than one chunk. A step, and a tick's k generations, are made in chunks
+//! too, which grow while they take less than [`CHUNK`] or cost less than twice the time for
+//! twice the generations, up to [`LONGEST_CHUNK`]: commands and frames are served between
+//! chunks, `pause` or a new step ends a step, and no request holds the simulation's thread for
+//! longer than a chunk. On the plane a step is one call instead (HashLife's cost does not grow
+//! with the generations, and `auto` chooses its engine from a call's length), which
+//! [`Interrupt`] stops where it has got to: at once for `pause`, a new step or a restart, and
+//! once it has taken [`LONGEST_CHUNK`] for a frame; the rest of it goes on after the frame.
 
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use gol::{Cube, Dimension, Grid, PlaneSimulation, PlaneView, Setup, Simulation};
@@ -23,6 +31,13 @@ pub const TICK: Duration = Duration::from_millis(33);
 
 /// The time a chunk of generations aims at, at full speed: a frame waits at most this long.
 const CHUNK: Duration = Duration::from_millis(10);
+
+/// The longest a chunk grows to where doubling it costs less than doubling its time; a chunk
+/// that took longer is halved.
+pub const LONGEST_CHUNK: Duration = Duration::from_millis(250);
+
+/// The most generations a step or a tick may ask for: 2^40.
+pub const MOST_GENERATIONS: u64 = 1 << 40;
 
 /// What a viewer asks of the simulation.
 pub enum Command {
@@ -59,21 +74,26 @@ pub struct Wanted {
 }
 
 impl Wanted {
-    /// The view on a grid, and the cells a pixel of its frame covers each way.
-    fn on_grid(&self) -> Result<(View, usize), String> {
-        let small = |n: &BigInt| {
-            n.to_usize()
-                .ok_or("a grid's view starts at 0 and fits a usize")
+    /// The view on a grid of `extent` (width, height; a cube's picture is side × side), and
+    /// the cells a pixel of its frame covers each way: its top-left cell wrapped round the
+    /// torus, and at most the grid once each way (a view asked for a larger world before a
+    /// restart, or a view of any size a page sends, shows the whole grid).
+    fn on_grid(&self, (w, h): (usize, usize)) -> Result<(View, usize), String> {
+        let wrapped = |n: &BigInt, side: usize| {
+            let side = BigInt::from(side);
+            (((n % &side) + &side) % side)
+                .to_usize()
+                .expect("below a usize")
         };
-        let side = |n: &BigUint| n.to_usize().ok_or("a grid's view fits a usize");
-        let (width, height) = (side(&self.width)?, side(&self.height)?);
+        let side = |n: &BigUint, most: usize| n.to_usize().map_or(most, |n| n.min(most));
+        let (width, height) = (side(&self.width, w), side(&self.height, h));
         let block = width
             .div_ceil(self.pixels_wide)
             .max(height.div_ceil(self.pixels_high))
             .max(1);
         let view = View {
-            x: small(&self.x)?,
-            y: small(&self.y)?,
+            x: wrapped(&self.x, w),
+            y: wrapped(&self.y, h),
             width,
             height,
         };
@@ -101,6 +121,37 @@ impl Wanted {
             height,
         };
         Ok((view, level))
+    }
+}
+
+/// How the server stops a step under way on the simulation's thread (on the plane, where a step
+/// is one call): a request that ends it (pause, a new step, a restart) at once, and a frame once
+/// the step has taken [`LONGEST_CHUNK`].
+#[derive(Default)]
+pub struct Interrupt {
+    stop: AtomicBool,
+    /// When the step under way began, in microseconds after `epoch`; 0 for none.
+    since: AtomicU64,
+    epoch: std::sync::OnceLock<Instant>,
+}
+
+impl Interrupt {
+    fn now(&self) -> u64 {
+        self.epoch.get_or_init(Instant::now).elapsed().as_micros() as u64 + 1
+    }
+
+    /// Ends the step under way, if any.
+    pub fn stop(&self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+
+    /// Ends the step under way if it has taken [`LONGEST_CHUNK`], so that a frame waits no
+    /// longer.
+    pub fn stop_if_long(&self) {
+        let since = self.since.load(Ordering::Relaxed);
+        if since != 0 && self.now() - since >= LONGEST_CHUNK.as_micros() as u64 {
+            self.stop();
+        }
     }
 }
 
@@ -174,8 +225,14 @@ pub trait Shown: Sized + Send + 'static {
     /// The world of `setup` (a restart or an upload).
     fn make(setup: &Setup) -> gol::Result<Self>;
 
-    /// Advances `generations`.
-    fn advance(&mut self, generations: u64) -> gol::Result<()>;
+    /// Whether a step is made in one call that [`Interrupt`] stops, rather than in chunks: on
+    /// the plane, where HashLife's cost does not grow with the generations and `auto` chooses
+    /// its engine from a call's length.
+    const WHOLE_STEPS: bool = false;
+
+    /// Advances `generations`, or fewer where `stop` is set and the world can stop early: the
+    /// generations made.
+    fn advance(&mut self, generations: u64, stop: &AtomicBool) -> gol::Result<u64>;
 
     /// The generation and the population, and what the world is, for the status.
     fn state(&self) -> gol::Result<(Count, Count, World)>;
@@ -208,8 +265,9 @@ impl Shown for Simulation<Grid> {
         Simulation::new(setup)
     }
 
-    fn advance(&mut self, generations: u64) -> gol::Result<()> {
-        self.step(generations)
+    fn advance(&mut self, generations: u64, _: &AtomicBool) -> gol::Result<u64> {
+        self.step(generations)?;
+        Ok(generations)
     }
 
     fn state(&self) -> gol::Result<(Count, Count, World)> {
@@ -217,7 +275,8 @@ impl Shown for Simulation<Grid> {
     }
 
     fn frame_cells(&self, wanted: &Wanted, _: Look) -> Result<(Cells, Placed), String> {
-        let (view, block) = wanted.on_grid()?;
+        let (width, height, _) = self.extent();
+        let (view, block) = wanted.on_grid((width, height))?;
         let cells = if block == 1 {
             // A window no larger than the canvas.
             let window = self
@@ -249,8 +308,9 @@ impl Shown for Simulation<Cube> {
         Simulation::new(setup)
     }
 
-    fn advance(&mut self, generations: u64) -> gol::Result<()> {
-        self.step(generations)
+    fn advance(&mut self, generations: u64, _: &AtomicBool) -> gol::Result<u64> {
+        self.step(generations)?;
+        Ok(generations)
     }
 
     fn state(&self) -> gol::Result<(Count, Count, World)> {
@@ -258,8 +318,8 @@ impl Shown for Simulation<Cube> {
     }
 
     fn frame_cells(&self, wanted: &Wanted, look: Look) -> Result<(Cells, Placed), String> {
-        let (view, block) = wanted.on_grid()?;
         let (side, _, _) = self.extent();
+        let (view, block) = wanted.on_grid((side, side))?;
         look.check(side).map_err(|e| e.to_string())?;
         let cells = if self.engine().on_gpu() {
             Cells::Counts {
@@ -285,9 +345,14 @@ impl Shown for PlaneSimulation {
         PlaneSimulation::new(setup)
     }
 
-    fn advance(&mut self, generations: u64) -> gol::Result<()> {
-        self.step(&BigUint::from(generations), &AtomicBool::new(false))?;
-        Ok(())
+    const WHOLE_STEPS: bool = true;
+
+    fn advance(&mut self, generations: u64, stop: &AtomicBool) -> gol::Result<u64> {
+        let before = self.generation().clone();
+        self.step(&BigUint::from(generations), stop)?;
+        Ok((self.generation() - before)
+            .to_u64()
+            .expect("at most what was asked"))
     }
 
     fn state(&self) -> gol::Result<(Count, Count, World)> {
@@ -400,8 +465,12 @@ struct Runner<S: Shown> {
     sim: S,
     running: bool,
     speed: u64,
-    /// Generations of the next chunk at full speed.
+    /// Generations of the next chunk.
     chunk: u64,
+    /// The generations and time of the last chunk.
+    last: (u64, Duration),
+    /// Generations of a step, or of this tick, still to make.
+    owed: u64,
     /// The generation, the population and the world, as of the last advance.
     state: (Count, Count, World),
     restarts: u64,
@@ -418,6 +487,8 @@ impl<S: Shown> Runner<S> {
             running: false,
             speed: 1,
             chunk: 1,
+            last: (0, Duration::ZERO),
+            owed: 0,
             restarts,
             since: (0, Instant::now()),
             rate: 0.0,
@@ -441,22 +512,67 @@ impl<S: Shown> Runner<S> {
         }
     }
 
-    fn advance(&mut self, generations: u64) -> Result<(), String> {
-        self.sim.advance(generations).map_err(|e| e.to_string())?;
+    /// Advances one chunk: of what is owed (all of it, on a world of [`Shown::WHOLE_STEPS`]),
+    /// else (at full speed) a whole chunk. An error stops the run.
+    fn work(&mut self, interrupt: &Interrupt) {
+        let owing = self.owed > 0;
+        let generations = match owing {
+            true if S::WHOLE_STEPS => self.owed,
+            true => self.owed.min(self.chunk),
+            false => self.chunk,
+        };
+        let start = Instant::now();
+        interrupt.since.store(interrupt.now(), Ordering::Relaxed);
+        let made = self.advance(generations, &interrupt.stop);
+        interrupt.since.store(0, Ordering::Relaxed);
+        let made = match made {
+            Ok(made) => made,
+            Err(e) => {
+                eprintln!("gol view: {e}");
+                (self.running, self.owed) = (false, 0);
+                return;
+            }
+        };
+        self.owed -= made.min(self.owed);
+        let took = start.elapsed();
+        if generations == self.chunk {
+            let (was, was_took) = self.last;
+            // Twice the generations for less than 1.5 times the time: HashLife's steps.
+            let sublinear =
+                owing && generations > was && took.as_secs_f64() < 1.5 * was_took.as_secs_f64();
+            if took < CHUNK || (sublinear && took < LONGEST_CHUNK) {
+                self.chunk = self.chunk.saturating_mul(2).min(MOST_GENERATIONS);
+            } else if took > LONGEST_CHUNK {
+                self.chunk = (self.chunk / 2).max(1);
+            }
+            self.last = (generations, took);
+        }
+    }
+
+    fn advance(&mut self, generations: u64, stop: &AtomicBool) -> Result<u64, String> {
+        let made = self
+            .sim
+            .advance(generations, stop)
+            .map_err(|e| e.to_string())?;
         self.state = self.sim.state().map_err(|e| e.to_string())?;
         let (done, start) = &mut self.since;
-        *done += generations;
+        *done += made;
         let elapsed = start.elapsed().as_secs_f64();
         if elapsed >= 0.5 {
             self.rate = *done as f64 / elapsed;
             *done = 0;
             *start = Instant::now();
         }
-        Ok(())
+        Ok(made)
     }
 
     fn frame(&self, wanted: &Wanted, look: Look) -> Result<Frame, String> {
-        let (cells, placed) = self.sim.frame_cells(wanted, look)?;
+        // A frame only reads the world: a panic in making it (a defect) is an error for its
+        // page, and the simulation goes on.
+        let (cells, placed) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            self.sim.frame_cells(wanted, look)
+        }))
+        .map_err(|_| "internal error: this frame could not be made".to_string())??;
         let status = self.status(match &placed {
             Placed::Plane(corner) => Some(corner.clone()),
             Placed::Grid { .. } => None,
@@ -473,15 +589,11 @@ impl<S: Shown> Runner<S> {
         match command {
             Command::Play => self.running = true,
             Command::Pause => {
-                self.running = false;
+                (self.running, self.owed) = (false, 0);
                 self.rate = 0.0;
             }
-            Command::Step(n) => {
-                self.running = false;
-                if let Err(e) = self.advance(n) {
-                    eprintln!("gol view: {e}");
-                }
-            }
+            // Made in chunks by the loop; a step still being made is replaced.
+            Command::Step(n) => (self.running, self.owed) = (false, n),
             Command::Speed(k) => {
                 self.speed = k;
                 self.chunk = 1;
@@ -489,9 +601,9 @@ impl<S: Shown> Runner<S> {
             Command::Restart(setup, reply) => {
                 let made = S::make(&setup).and_then(|sim| Runner::new(sim, self.restarts + 1));
                 let answer = made.map_err(|e| e.to_string()).map(|runner| {
-                    let (running, speed) = (self.running, self.speed);
+                    let (running, speed, chunk) = (self.running, self.speed, self.chunk);
                     *self = runner;
-                    (self.running, self.speed) = (running, speed);
+                    (self.running, self.speed, self.chunk) = (running, speed, chunk);
                 });
                 let _ = reply.send(answer);
             }
@@ -507,51 +619,42 @@ impl<S: Shown> Runner<S> {
 }
 
 /// Runs the simulation `sim` until every sender of `commands` is gone.
-pub fn run<S: Shown>(sim: S, commands: Receiver<Command>) {
+pub fn run<S: Shown>(sim: S, commands: Receiver<Command>, interrupt: Arc<Interrupt>) {
     let mut runner = match Runner::new(sim, 0) {
         Ok(runner) => runner,
         Err(e) => return eprintln!("gol view: {e}"),
     };
     let mut next_tick = Instant::now();
     loop {
-        // Commands first; when there is nothing to run, wait for one (or for the next tick).
-        let wait = if !runner.running {
-            Duration::from_millis(100)
-        } else if runner.speed == 0 {
+        // Commands first; when there is nothing to make, wait for one (or for the next tick).
+        let busy = runner.owed > 0 || (runner.running && runner.speed == 0);
+        let wait = if busy {
             Duration::ZERO
+        } else if !runner.running {
+            Duration::from_millis(100)
         } else {
             next_tick.saturating_duration_since(Instant::now())
         };
+        // A stop asked for before the commands are read is for them: they are obeyed now.
+        interrupt.stop.store(false, Ordering::Relaxed);
         match commands.recv_timeout(wait) {
             Ok(command) => {
                 runner.obey(command);
                 while let Ok(command) = commands.try_recv() {
                     runner.obey(command);
                 }
-                if runner.running && runner.speed > 0 && Instant::now() < next_tick {
-                    continue;
-                }
             }
             Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => return,
         }
-        if !runner.running {
-            continue;
+        // A tick's generations are owed once the last tick's are made (a slow world skips
+        // ticks rather than falling behind).
+        if runner.running && runner.speed > 0 && runner.owed == 0 && Instant::now() >= next_tick {
+            next_tick = next_tick.max(Instant::now() - TICK) + TICK;
+            runner.owed = runner.speed;
         }
-        let generations = match runner.speed {
-            0 => runner.chunk,
-            k => {
-                next_tick = next_tick.max(Instant::now() - TICK) + TICK;
-                k
-            }
-        };
-        let start = Instant::now();
-        if let Err(e) = runner.advance(generations) {
-            eprintln!("gol view: {e}");
-            runner.running = false;
-        }
-        if runner.speed == 0 && start.elapsed() < CHUNK {
-            runner.chunk = runner.chunk.saturating_mul(2);
+        if runner.owed > 0 || (runner.running && runner.speed == 0) {
+            runner.work(&interrupt);
         }
     }
 }
