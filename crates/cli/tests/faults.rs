@@ -88,6 +88,40 @@ fn a_memory_limit_is_honoured() {
 }
 
 #[test]
+fn tall_worlds_are_refused_at_once_with_their_whole_cost() {
+    // A grid one cell wide costs a word a row in each buffer and its lists of rows: counted
+    // together before anything is made (before: cpu-scalar was killed by the OOM killer, and
+    // cpu-bitsliced spent 8 GB and 20 s before refusing).
+    for (limit, height) in [
+        ("ulimit -v 4000000", "200000000"),
+        ("ulimit -v 30000000", "1073741824"),
+    ] {
+        for engine in ["cpu-scalar", "cpu-table", "cpu-bitsliced", "auto"] {
+            let start = std::time::Instant::now();
+            let args = [
+                "run", "--width", "1", "--height", height, "--gens", "1", "--engine", engine,
+            ];
+            let e = refused(&limited(limit, &args));
+            assert!(
+                start.elapsed() < std::time::Duration::from_secs(1),
+                "{engine}: {:?}",
+                start.elapsed()
+            );
+            let shown = if engine == "auto" {
+                "cpu-bitsliced"
+            } else {
+                engine
+            };
+            assert!(
+                e.contains(&format!("a 1x{height} grid on {shown} needs"))
+                    && e.contains("available"),
+                "{engine}: {e}"
+            );
+        }
+    }
+}
+
+#[test]
 fn outputs_are_checked_before_the_run() {
     let dir = tempfile::tempdir().unwrap();
     let output = dir.path().join("no/such/folder/x.rle");

@@ -55,21 +55,61 @@ fn address_space_left() -> Option<u64> {
     Some(limit.rlim_cur.saturating_sub(used))
 }
 
-/// What the memory limit of the process's cgroup leaves above its present use (cgroup v2's
-/// `memory.max` and `memory.current`, or v1's `limit_in_bytes` and `usage_in_bytes`); `None`
-/// without a limit.
+/// What the memory limits of the process's own cgroup and of those above it leave above their
+/// present use, the least of them ([`cgroup_left_in`] on `/proc/self/cgroup` and
+/// `/sys/fs/cgroup`); `None` without a limit.
 fn cgroup_left() -> Option<u64> {
-    let read =
-        |path: &str| -> Option<u64> { std::fs::read_to_string(path).ok()?.trim().parse().ok() };
-    let (limit, used) = match read("/sys/fs/cgroup/memory.max") {
-        Some(limit) => (limit, read("/sys/fs/cgroup/memory.current")?),
-        None => (
-            read("/sys/fs/cgroup/memory/memory.limit_in_bytes")?,
-            read("/sys/fs/cgroup/memory/memory.usage_in_bytes")?,
-        ),
+    let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    cgroup_left_in(std::path::Path::new("/sys/fs/cgroup"), &own)
+}
+
+/// What the memory limits leave above present use, the least of them, for a process whose
+/// `/proc/self/cgroup` reads `own`, with the cgroup file systems mounted at `root`: cgroup
+/// v2's `memory.max` and `memory.current` (the line `0::PATH`, under `root`), or v1's
+/// `memory.limit_in_bytes` and `memory.usage_in_bytes` (the line naming the `memory`
+/// controller, under `root/memory`), in the process's own cgroup and each above it up to the
+/// mount (inside a container the mount is often the container's own cgroup, and the path
+/// named does not exist under it: then the levels that do exist are read).
+fn cgroup_left_in(root: &std::path::Path, own: &str) -> Option<u64> {
+    let read = |path: std::path::PathBuf| -> Option<u64> {
+        std::fs::read_to_string(path).ok()?.trim().parse().ok()
     };
-    // v1 writes a huge number for no limit; v2 writes "max", which does not parse.
-    (limit < 1 << 60).then(|| limit.saturating_sub(used))
+    let mut least: Option<u64> = None;
+    for line in own.lines() {
+        let mut fields = line.splitn(3, ':');
+        let (Some(_), Some(controllers), Some(path)) =
+            (fields.next(), fields.next(), fields.next())
+        else {
+            continue;
+        };
+        let (base, limit_file, usage_file) = if controllers.is_empty() {
+            (root.to_path_buf(), "memory.max", "memory.current")
+        } else if controllers.split(',').any(|c| c == "memory") {
+            (
+                root.join("memory"),
+                "memory.limit_in_bytes",
+                "memory.usage_in_bytes",
+            )
+        } else {
+            continue;
+        };
+        let mut dir = base.join(path.trim_start_matches('/'));
+        loop {
+            // v1 writes a huge number for no limit; v2 writes "max", which does not parse.
+            if let (Some(limit), Some(used)) =
+                (read(dir.join(limit_file)), read(dir.join(usage_file)))
+            {
+                if limit < 1 << 60 {
+                    let left = limit.saturating_sub(used);
+                    least = Some(least.map_or(left, |l| l.min(left)));
+                }
+            }
+            if dir == base || !dir.pop() {
+                break;
+            }
+        }
+    }
+    least
 }
 
 /// Maps every page of `buf`, a fresh zeroed allocation, into the process from all cores before
@@ -168,6 +208,37 @@ pub fn indices(count: usize, what: &str) -> Result<Vec<usize>> {
 #[cfg(test)]
 mod test {
     use super::*;
+
+    #[test]
+    fn cgroup_limits_are_read_from_the_process_own_group_and_those_above() {
+        let root = tempfile::tempdir().unwrap();
+        let write = |path: &str, text: &str| {
+            let path = root.path().join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        // v2: the own group allows 1000 with 400 used; its parent 5000 with 4700 used.
+        write("a/b/memory.max", "1000\n");
+        write("a/b/memory.current", "400\n");
+        write("a/memory.max", "5000\n");
+        write("a/memory.current", "4700\n");
+        write("memory.max", "max\n");
+        write("memory.current", "9999\n");
+        assert_eq!(cgroup_left_in(root.path(), "0::/a/b\n"), Some(300));
+        write("a/memory.max", "max\n");
+        assert_eq!(cgroup_left_in(root.path(), "0::/a/b\n"), Some(600));
+        // A path that is not under the mount (a container's own view): the mount's own.
+        write("memory.max", "2000\n");
+        assert_eq!(cgroup_left_in(root.path(), "0::/elsewhere/c\n"), Some(0));
+        // v1, the memory controller's line among others; no limit is a huge number.
+        write("memory/x/memory.limit_in_bytes", "800\n");
+        write("memory/x/memory.usage_in_bytes", "100\n");
+        write("memory/memory.limit_in_bytes", "9223372036854771712\n");
+        write("memory/memory.usage_in_bytes", "5\n");
+        let v1 = "5:cpu,cpuacct:/x\n4:memory:/x\n1:name=systemd:/\n";
+        assert_eq!(cgroup_left_in(root.path(), v1), Some(700));
+        assert_eq!(cgroup_left_in(root.path(), "4:memory:/y\n"), None);
+    }
 
     #[test]
     fn formats_sizes() {

@@ -282,27 +282,22 @@ impl Setup {
         Ok(self.rule)
     }
 
-    /// The cells of the world where they are known without reading or making it (all but a
-    /// pattern file with no size given).
-    pub(crate) fn cells_ahead<W: Dimension>(&self) -> Option<u64> {
+    /// The width, height and (in 3D) depth of the world where they are known without reading
+    /// or making it (all but a pattern file with no size given).
+    pub(crate) fn extent_ahead<W: Dimension>(&self) -> Option<(usize, usize, Option<usize>)> {
         if W::AXES == 3 {
-            return self.cube_side_ahead().map(|m| (m as u64).pow(3));
+            return self.cube_side_ahead().map(|m| (m, m, Some(m)));
         }
+        let flat = |(w, h): (usize, usize)| (w, h, None);
         match &self.start {
-            Start::Grid(grid) => Some(grid.cells()),
-            Start::Cube(cube) => Some(cube.cells()),
+            Start::Grid(grid) => Some(flat((grid.width(), grid.height()))),
+            Start::Cube(cube) => Some((cube.side(), cube.side(), Some(cube.side()))),
             Start::Checkpoint(path) => {
                 let header = checkpoint::open(path).ok()?.header;
-                Some(header.width as u64 * header.rows as u64)
+                Some(flat((header.width as usize, header.rows as usize)))
             }
-            Start::File(_) | Start::Pattern { .. } => self.size.map(|s| {
-                let (w, h) = s.sides();
-                w as u64 * h as u64
-            }),
-            _ => {
-                let (w, h) = self.soup_size();
-                Some(w as u64 * h as u64)
-            }
+            Start::File(_) | Start::Pattern { .. } => self.size.map(|s| flat(s.sides())),
+            _ => Some(flat(self.soup_size())),
         }
     }
 

@@ -90,8 +90,10 @@ impl<W: Dimension> Simulation<W> {
             slabs: gpus.is_some(),
             gpu_options: setup.block.is_some() || gpus.is_some(),
         };
-        let make = |cells| -> Result<(Box<dyn Engine<W>>, Resolved)> {
+        let make = |extent| -> Result<(Box<dyn Engine<W>>, Resolved)> {
+            let cells = cells_of(extent);
             let resolved = auto::resolve(setup.engine, &ids, &work(cells), &machine)?;
+            check_run_memory(resolved.id, extent, setup)?;
             let options = EngineOptions {
                 block: setup.block,
                 device: 0,
@@ -108,19 +110,25 @@ impl<W: Dimension> Simulation<W> {
             };
             Ok((engine, resolved))
         };
+        // A world that does not fit is refused before any of it is made.
+        let ahead = setup.extent_ahead::<W>();
+        if let Some(extent) = ahead {
+            let resolved = auto::resolve(setup.engine, &ids, &work(cells_of(extent)), &machine)?;
+            check_run_memory(resolved.id, extent, setup)?;
+        }
         let (problem, made, input) = std::thread::scope(|scope| -> Result<_> {
             let reader = scope.spawn(|| (W::build(setup), start.elapsed().as_secs_f64()));
             let joined = || reader.join().expect("building a world does not panic");
-            match setup.cells_ahead::<W>() {
-                Some(cells) => {
-                    let made = make(cells);
+            match ahead {
+                Some(extent) => {
+                    let made = make(extent);
                     let (problem, input) = joined();
                     Ok((problem?, made, input))
                 }
                 None => {
                     let (problem, input) = joined();
                     let problem: Problem<W> = problem?;
-                    let made = make(problem.world.cells());
+                    let made = make(problem.world.extent());
                     Ok((problem, made, input))
                 }
             }
@@ -397,6 +405,29 @@ impl Simulation<Cube> {
         }
         Ok(picture::cube_counts(&self.world()?, look)?)
     }
+}
+
+/// The cells of a world of `extent`.
+fn cells_of((width, height, depth): (usize, usize, Option<usize>)) -> u64 {
+    width as u64 * height as u64 * depth.unwrap_or(1) as u64
+}
+
+/// Refuses a run whose memory, all of it counted at once ([`EngineId::run_bytes`]: the world,
+/// the engine's own buffers, the lists of rows and the copy read back), is more than the
+/// memory available, naming the total and its parts.
+fn check_run_memory(
+    id: EngineId,
+    extent: (usize, usize, Option<usize>),
+    setup: &Setup,
+) -> Result<()> {
+    let states = setup.rule.map_or(2, |rule| rule.states());
+    let (width, height, depth) = extent;
+    let what = match depth {
+        Some(_) => format!("a {width}³ cube on {id}"),
+        None => format!("a {width}x{height} grid on {id}"),
+    };
+    gol_core::memory::check(id.run_bytes(extent, states), &what)?;
+    Ok(())
 }
 
 #[cfg(test)]
