@@ -89,6 +89,16 @@ pub(crate) struct Report {
 
 pub fn run(args: &RunArgs) -> Result<()> {
     let setup = setup(args)?;
+    // Input, output and checkpoint are three files, links followed.
+    let files: Vec<(&str, &std::path::Path)> = [
+        ("--input", &args.problem.input),
+        ("--output", &args.output),
+        ("--checkpoint", &args.checkpoint),
+    ]
+    .into_iter()
+    .filter_map(|(flag, path)| Some((flag, path.as_deref()?)))
+    .collect();
+    gol::output::check_distinct(&files)?;
     // From here on SIGINT and SIGTERM stop the run between chunks (an MPI run's ranks agree on
     // the round to stop after).
     interrupt::catch();
@@ -231,6 +241,17 @@ fn run_in<W: Dimension>(args: &RunArgs, setup: &Setup) -> Result<()> {
         None => None,
     };
     let mut sim = Simulation::<W>::new(setup)?;
+    // A view beyond the world is refused now, not after the run.
+    if let Some((
+        _,
+        Picture {
+            view: Some(view), ..
+        },
+    )) = &output
+    {
+        let (width, height, _) = sim.extent();
+        view.check_within(width, height)?;
+    }
     if let (Some((Format::Cells, _)), Some(path)) = (&output, &args.output) {
         if sim.rule().is_generations() {
             anyhow::bail!(

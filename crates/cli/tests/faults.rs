@@ -122,6 +122,102 @@ fn tall_worlds_are_refused_at_once_with_their_whole_cost() {
 }
 
 #[test]
+fn outputs_keep_their_mode_and_links_and_read_only_or_clashing_files_are_refused_first() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let at = |name: &str| dir.path().join(name);
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", "--size", "16", "--gens", "2"];
+        args.extend_from_slice(extra);
+        gol(&args)
+    };
+    let text = |name: &str| at(name).to_str().unwrap().to_string();
+    // A mode-600 output stays 600; a symlinked output is written through, the link kept.
+    let private = text("private.rle");
+    assert!(run(&["--output", &private]).status.success());
+    std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o600)).unwrap();
+    assert!(run(&["--output", &private]).status.success());
+    let mode = std::fs::metadata(&private).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    let (real, link) = (text("real.gol"), text("link.gol"));
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    assert!(run(&["--checkpoint", &link]).status.success());
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(
+        std::fs::metadata(&real).unwrap().len() > 0,
+        "the checkpoint is the link's target"
+    );
+    // A read-only output is refused before the run (no report), on a grid and on the plane.
+    let fixed = text("fixed.rle");
+    std::fs::write(&fixed, "kept").unwrap();
+    std::fs::set_permissions(&fixed, std::fs::Permissions::from_mode(0o444)).unwrap();
+    for extra in [
+        &["--output", &fixed][..],
+        &["--output", &fixed, "--infinite"],
+    ] {
+        let out = run(extra);
+        let e = refused(&out);
+        assert!(e.contains("read-only"), "{e}");
+        assert!(out.stdout.is_empty(), "refused before the run");
+    }
+    assert_eq!(std::fs::read_to_string(&fixed).unwrap(), "kept");
+    // Input, output and checkpoint naming one file, directly or through a link: refused.
+    let pattern = text("p.rle");
+    std::fs::write(&pattern, "x = 3, y = 3\nbo$2bo$3o!\n").unwrap();
+    let alias = text("alias.rle");
+    std::os::unix::fs::symlink(&pattern, &alias).unwrap();
+    let same = text("same.rle");
+    for (args, flags) in [
+        (
+            vec![
+                "run",
+                "--input",
+                &pattern,
+                "--checkpoint",
+                &pattern,
+                "--gens",
+                "2",
+            ],
+            ("--input", "--checkpoint"),
+        ),
+        (
+            vec![
+                "run", "--input", &pattern, "--output", &alias, "--gens", "2",
+            ],
+            ("--input", "--output"),
+        ),
+        (
+            vec![
+                "run",
+                "--size",
+                "8",
+                "--checkpoint",
+                &same,
+                "--output",
+                &same,
+                "--gens",
+                "2",
+            ],
+            ("--output", "--checkpoint"),
+        ),
+    ] {
+        let e = refused(&gol(&args));
+        assert!(
+            e.contains(flags.0) && e.contains(flags.1) && e.contains("same file"),
+            "{e}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(&pattern).unwrap(),
+        "x = 3, y = 3\nbo$2bo$3o!\n"
+    );
+    assert!(!std::path::Path::new(&same).exists());
+}
+
+#[test]
 fn outputs_are_checked_before_the_run() {
     let dir = tempfile::tempdir().unwrap();
     let output = dir.path().join("no/such/folder/x.rle");

@@ -84,6 +84,19 @@ impl View {
         }
     }
 
+    /// Refuses a view that does not lie on a `width` × `height` grid: it starts on one of its
+    /// cells and shows each at most once each way (it may wrap round the torus).
+    pub fn check_within(&self, width: usize, height: usize) -> Result<()> {
+        if self.x >= width || self.y >= height || self.width > width || self.height > height {
+            return Err(Error::Invalid(format!(
+                "view {},{},{},{}: a view of a {width}x{height} grid starts on one of its cells \
+                 and is at most {width}x{height} cells",
+                self.x, self.y, self.width, self.height
+            )));
+        }
+        Ok(())
+    }
+
     /// Parses `X,Y,W,H`.
     pub fn parse(text: &str) -> Result<View> {
         let numbers: Vec<usize> = text

@@ -1,6 +1,10 @@
 //! Replacing a file all at once: written beside its target under a temporary name, then renamed
 //! over it, so that readers (and a run killed half-way) see the old file or the new one, never a
 //! part of one.
+//!
+//! What is replaced keeps what it was: a symbolic link is written through (its target is
+//! replaced and the link stays), the new file takes the old one's mode and, where the process
+//! may set it, its owner and group, and a read-only file is refused rather than replaced.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -33,8 +37,20 @@ pub struct Staged {
 }
 
 impl Staged {
-    /// Creates the temporary file for `path`, empty.
+    /// Creates the temporary file for `path` (for a symbolic link, its target's), empty, with
+    /// the mode and owner of the file it will replace; a read-only file is refused.
     pub fn create(path: &Path) -> Result<Staged> {
+        let path = &written_path(path);
+        let old = std::fs::metadata(path).ok();
+        if old.as_ref().is_some_and(|m| m.permissions().readonly()) {
+            return Err(Error::io(
+                path,
+                std::io::Error::new(
+                    std::io::ErrorKind::PermissionDenied,
+                    "the file is read-only, and gol does not replace read-only files",
+                ),
+            ));
+        }
         let tmp = temporary_name(path);
         // Readable too, so that a writer may map it (a `.bin` cube is unpacked into its map).
         let file = File::options()
@@ -44,6 +60,9 @@ impl Staged {
             .truncate(true)
             .open(&tmp)
             .map_err(|e| Error::io(path, e))?;
+        if let Some(old) = old {
+            keep_owner_and_mode(&file, &old).map_err(|e| Error::io(&tmp, e))?;
+        }
         Ok(Staged {
             file,
             tmp,
@@ -136,11 +155,40 @@ fn exchange(a: &Path, b: &Path) -> std::io::Result<()> {
     }
 }
 
-/// The name under which this process writes `path` before putting it in place: `path` with
-/// `.tmp<pid>` appended, unique to this process, in the same folder (a rename within one file
-/// system is atomic).
+/// Gives `file` the mode of `old`, and its owner and group where the process may (a user
+/// cannot give a file away; root can).
+fn keep_owner_and_mode(file: &File, old: &std::fs::Metadata) -> std::io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    use std::os::unix::io::AsRawFd;
+    let mine = file.metadata()?;
+    if (mine.uid(), mine.gid()) != (old.uid(), old.gid()) {
+        // SAFETY: fchown on a descriptor this File owns, open for the call; a refusal (EPERM)
+        // leaves the file as it was, and is not an error here.
+        let _ = unsafe { libc::fchown(file.as_raw_fd(), old.uid(), old.gid()) };
+    }
+    file.set_permissions(old.permissions())
+}
+
+/// Where a write to `path` goes: through every symbolic link to its target (which need not
+/// exist yet), else `path` itself.
+pub fn written_path(path: &Path) -> PathBuf {
+    let mut at = path.to_path_buf();
+    // As the kernel does, at most 40 links.
+    for _ in 0..40 {
+        match std::fs::read_link(&at) {
+            // A relative target is relative to the link's folder.
+            Ok(target) => at = at.parent().map_or(target.clone(), |dir| dir.join(&target)),
+            Err(_) => break,
+        }
+    }
+    at
+}
+
+/// The name under which this process writes `path` before putting it in place: the file
+/// written ([`written_path`]) with `.tmp<pid>` appended, unique to this process, in the same
+/// folder (a rename within one file system is atomic).
 pub fn temporary_name(path: &Path) -> PathBuf {
-    let mut tmp = path.as_os_str().to_owned();
+    let mut tmp = written_path(path).into_os_string();
     tmp.push(format!(".tmp{}", std::process::id()));
     PathBuf::from(tmp)
 }
@@ -178,6 +226,68 @@ mod test {
         put(&path, "3").unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "3");
         assert_eq!(names_in(dir.path()), ["out.bin"]);
+    }
+
+    #[test]
+    fn a_replaced_file_keeps_its_mode_and_links_and_read_only_files_are_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        // A private file stays private.
+        let private = dir.path().join("private.rle");
+        put(&private, "a").unwrap();
+        std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o600)).unwrap();
+        put(&private, "b").unwrap();
+        assert_eq!(
+            (
+                mode(&private),
+                std::fs::read_to_string(&private).unwrap().as_str()
+            ),
+            (0o600, "b")
+        );
+        // A link is written through: its target is replaced, the link stays a link.
+        let real = dir.path().join("real.rle");
+        put(&real, "r").unwrap();
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o640)).unwrap();
+        let link = dir.path().join("link.rle");
+        std::os::unix::fs::symlink("real.rle", &link).unwrap();
+        put(&link, "through the link").unwrap();
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(std::fs::read_to_string(&real).unwrap(), "through the link");
+        assert_eq!(mode(&real), 0o640);
+        // A link to a file not yet made makes the file.
+        let dangling = dir.path().join("dangling.rle");
+        std::os::unix::fs::symlink(dir.path().join("new.rle"), &dangling).unwrap();
+        put(&dangling, "n").unwrap();
+        assert!(std::fs::symlink_metadata(&dangling)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("new.rle")).unwrap(),
+            "n"
+        );
+        // A read-only file is refused, even for root, and left as it was.
+        let fixed = dir.path().join("fixed.rle");
+        put(&fixed, "keep").unwrap();
+        std::fs::set_permissions(&fixed, std::fs::Permissions::from_mode(0o444)).unwrap();
+        let e = put(&fixed, "lost").unwrap_err().to_string();
+        assert!(e.contains("fixed.rle") && e.contains("read-only"), "{e}");
+        assert_eq!(std::fs::read_to_string(&fixed).unwrap(), "keep");
+        assert_eq!(
+            names_in(dir.path()),
+            [
+                "dangling.rle",
+                "fixed.rle",
+                "link.rle",
+                "new.rle",
+                "private.rle",
+                "real.rle"
+            ]
+        );
     }
 
     #[test]

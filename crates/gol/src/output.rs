@@ -120,6 +120,45 @@ pub fn probe(path: &Path) -> Result<()> {
     Ok(Staged::create(path).map(drop)?)
 }
 
+/// Refuses files that name the same file, links followed (a run's input, output and
+/// checkpoint: `--checkpoint` over `--input` would overwrite the pattern, `--output` over
+/// `--checkpoint` lose the checkpoint): each is given with the name the user knows it by.
+pub fn check_distinct(files: &[(&str, &Path)]) -> Result<()> {
+    // The file a name comes to: links followed, the folder made absolute (the file itself
+    // need not exist yet).
+    let identity = |path: &Path| -> PathBuf {
+        let written = gol_core::replace::written_path(path);
+        if let Ok(full) = std::fs::canonicalize(&written) {
+            return full;
+        }
+        let dir = match written.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => dir,
+            _ => Path::new("."),
+        };
+        let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+        written
+            .file_name()
+            .map_or(dir.clone(), |name| dir.join(name))
+    };
+    let named: Vec<(&str, &Path, PathBuf)> = files
+        .iter()
+        .map(|&(flag, path)| (flag, path, identity(path)))
+        .collect();
+    for (i, (a, a_path, a_is)) in named.iter().enumerate() {
+        for (b, b_path, b_is) in &named[i + 1..] {
+            if a_is == b_is {
+                invalid!(
+                    "{a} {} and {b} {} are the same file ({}): give each its own",
+                    a_path.display(),
+                    b_path.display(),
+                    a_is.display()
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
 /// A GIF animation written frame by frame as a run goes.
 pub struct Animation {
     path: PathBuf,
