@@ -8,7 +8,7 @@ use clap::{Args, Parser, Subcommand};
 #[derive(Parser, Debug)]
 #[command(name = "gol", version, about, long_about = None)]
 pub struct Cli {
-    /// Worker threads for the CPU engines (default: one per core).
+    /// Worker threads for the CPU engines, at most 4 for each CPU (default: one per core).
     #[arg(long, global = true, value_name = "N")]
     pub threads: Option<usize>,
 

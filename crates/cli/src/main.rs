@@ -92,14 +92,25 @@ fn one_queue_is_enough(cli: &Cli) -> bool {
     matches!(&cli.command, Command::Run(args) if args.gpus.is_none())
 }
 
+/// The most worker threads `--threads` may ask for, for each CPU the process may use: more
+/// only divide the same cores finer (100000 threads ran for ten minutes).
+const MOST_THREADS_PER_CPU: usize = 4;
+
 fn execute(cli: &Cli) -> anyhow::Result<()> {
     if let Some(threads) = cli.threads {
-        if threads == 0 {
-            anyhow::bail!("--threads must be at least 1");
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let most = MOST_THREADS_PER_CPU * cpus;
+        if threads == 0 || threads > most {
+            anyhow::bail!(
+                "--threads {threads}: give 1 to {most} ({MOST_THREADS_PER_CPU} for each of the {cpus} CPUs here)"
+            );
         }
         rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
-            .build_global()?;
+            .build_global()
+            .map_err(|e| {
+                anyhow::anyhow!("could not start {threads} worker threads (--threads): {e}")
+            })?;
     }
     match &cli.command {
         Command::Run(args) => run::run(args),

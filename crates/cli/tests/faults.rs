@@ -218,6 +218,21 @@ fn outputs_keep_their_mode_and_links_and_read_only_or_clashing_files_are_refused
 }
 
 #[test]
+fn thread_counts_are_bounded() {
+    let cpus = std::thread::available_parallelism().unwrap().get();
+    for n in ["0", "100000", &(4 * cpus + 1).to_string()] {
+        let e = refused(&gol(&["--threads", n, "run", "--size", "8", "--gens", "1"]));
+        assert!(e.contains(&format!("give 1 to {}", 4 * cpus)), "{n}: {e}");
+    }
+    let most = (4 * cpus).to_string();
+    assert!(
+        gol(&["--threads", &most, "run", "--size", "8", "--gens", "1"])
+            .status
+            .success()
+    );
+}
+
+#[test]
 fn outputs_are_checked_before_the_run() {
     let dir = tempfile::tempdir().unwrap();
     let output = dir.path().join("no/such/folder/x.rle");
