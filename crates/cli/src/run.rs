@@ -267,6 +267,7 @@ fn run_in<W: Dimension>(args: &RunArgs, setup: &Setup) -> Result<()> {
         anyhow::bail!("{} is beyond --gens {total}", sim.source());
     }
     let gens = total - sim.generation();
+    sim.check_steps(gens)?;
     // An animation takes its frames as the run goes: the loop stops at each frame's generation.
     let mut frames = match (&output, &args.output) {
         (Some((Format::Gif, picture)), Some(path)) => Some(Frames {

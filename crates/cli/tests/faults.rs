@@ -233,6 +233,64 @@ fn thread_counts_are_bounded() {
 }
 
 #[test]
+fn generation_stamps_never_wrap() {
+    let dir = tempfile::tempdir().unwrap();
+    let rle = dir.path().join("late.rle");
+    std::fs::write(
+        &rle,
+        "#CXRLE Pos=0,0 Gen=18446744073709551615\nx = 3, y = 3, rule = B3/S23:T8,8\nbo$2bo$3o!\n",
+    )
+    .unwrap();
+    // A .bin cube of side 4 stamped 2^64 - 2.
+    let bin = dir.path().join("late.bin");
+    let header = [4u64.to_le_bytes(), (u64::MAX - 1).to_le_bytes()].concat();
+    std::fs::write(&bin, [header, vec![0u8; 64]].concat()).unwrap();
+    let out = dir.path().join("out.rle");
+    let (rle, bin, out) = (
+        rle.to_str().unwrap(),
+        bin.to_str().unwrap(),
+        out.to_str().unwrap(),
+    );
+    for args in [
+        vec!["run", "--input", rle, "--gens", "4", "--output", out],
+        vec!["run", "--input", bin, "--gens", "4"],
+    ] {
+        let e = refused(&gol(&args));
+        assert!(
+            e.contains("pass 2^64 - 1") && e.contains("--infinite"),
+            "{e}"
+        );
+    }
+    assert!(!Path::new(out).exists(), "refused before the run");
+    // Up to the last count it runs; on the plane the stamp is exact past 2^64.
+    assert!(gol(&["run", "--input", bin, "--gens", "1"])
+        .status
+        .success());
+    assert!(gol(&[
+        "run",
+        "--input",
+        rle,
+        "--gens",
+        "4",
+        "--output",
+        out,
+        "--infinite"
+    ])
+    .status
+    .success());
+    let written = std::fs::read_to_string(out).unwrap();
+    assert!(
+        written.starts_with("#CXRLE")
+            && written
+                .lines()
+                .next()
+                .unwrap()
+                .ends_with("Gen=18446744073709551619"),
+        "{written}"
+    );
+}
+
+#[test]
 fn outputs_are_checked_before_the_run() {
     let dir = tempfile::tempdir().unwrap();
     let output = dir.path().join("no/such/folder/x.rle");

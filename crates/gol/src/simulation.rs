@@ -190,6 +190,7 @@ impl<W: Dimension> Simulation<W> {
     /// Advances `generations` generations, writing the checkpoints that fall due on the way
     /// ([`Checkpoints::every`]).
     pub fn step(&mut self, generations: u64) -> Result<()> {
+        self.check_steps(generations)?;
         let start = Instant::now();
         let before = self.timings.checkpointing;
         let mut left = generations;
@@ -275,6 +276,23 @@ impl<W: Dimension> Simulation<W> {
     pub fn save_with(&self, path: &Path, picture: &Picture) -> Result<()> {
         self.world()?
             .write(path, self.rule, self.stamp + self.generation, picture)
+    }
+
+    /// Refuses `generations` more where the generation or the stamp would pass 2^64 − 1, what
+    /// a bounded world counts (they would wrap round; the infinite plane counts exactly).
+    pub fn check_steps(&self, generations: u64) -> Result<()> {
+        let end = self
+            .stamp
+            .checked_add(self.generation)
+            .and_then(|g| g.checked_add(generations));
+        if end.is_none() {
+            invalid!(
+                "generation {} (stamped {}) and {generations} more pass 2^64 - 1, which a bounded world counts to; the infinite plane (--infinite) counts exactly",
+                self.generation,
+                self.stamp(),
+            );
+        }
+        Ok(())
     }
 
     /// The generation stamp [`Simulation::save`] writes to a `.bin` file now.
