@@ -325,11 +325,7 @@ fn print_report(r: &Report, args: &RunArgs, bounds: Option<&Rect>) {
     }
     if let Some(path) = &args.output {
         let frames = r.frames.map_or(String::new(), |n| format!(", {n} frames"));
-        println!(
-            "Output written to {}{frames} (sec.): {:.6}",
-            path.display(),
-            r.output_seconds
-        );
+        crate::run::print_output(path, r.interrupted, &frames, r.output_seconds);
     }
     println!("Total time (sec.): {:.6}", r.total_seconds);
 }

@@ -415,15 +415,88 @@ pub(crate) fn interrupted_message(
     total: &dyn std::fmt::Display,
 ) -> String {
     let by = interrupt::name(signal);
+    let output = match &args.output {
+        Some(path) => format!("; {} was not written", path.display()),
+        None => String::new(),
+    };
     match &args.checkpoint {
         Some(path) => format!(
-            "interrupted by {by} at generation {reached} of {total}; checkpoint written to {}; resume with: gol run --resume {} --gens {total}",
+            "interrupted by {by} at generation {reached} of {total}{output}; checkpoint written to {}; resume with: {}",
             path.display(),
-            path.display()
+            resume_command(std::env::args().skip(1), path)
         ),
         None => format!(
-            "interrupted by {by} at generation {reached} of {total} (--checkpoint FILE keeps the state to resume from)"
+            "interrupted by {by} at generation {reached} of {total}{output} (--checkpoint FILE keeps the state to resume from)"
         ),
+    }
+}
+
+/// The command that resumes a run of `args` (its command line after `gol`) from `checkpoint`:
+/// the same options (output, pictures, checkpoints, engine, threads, `--gens`, …) less those
+/// that make the world, which the checkpoint holds, with `--resume`; quoted for a POSIX shell.
+fn resume_command(args: impl Iterator<Item = String>, checkpoint: &std::path::Path) -> String {
+    const WORLD: [&str; 9] = [
+        "--input",
+        "--size",
+        "--width",
+        "--height",
+        "--density",
+        "--seed",
+        "--rule",
+        "--dim",
+        "--resume",
+    ];
+    let mut words = vec!["gol".to_string()];
+    let mut args = args;
+    while let Some(arg) = args.next() {
+        let (name, joined) = match arg.split_once('=') {
+            Some((name, _)) => (name, true),
+            None => (arg.as_str(), false),
+        };
+        if WORLD.contains(&name) {
+            if !joined {
+                args.next();
+            }
+            continue;
+        }
+        words.push(arg);
+    }
+    let after_run = words
+        .iter()
+        .position(|w| w == "run")
+        .map_or(words.len(), |i| i + 1);
+    let path = checkpoint.to_string_lossy().into_owned();
+    words.splice(after_run..after_run, ["--resume".to_string(), path]);
+    words
+        .iter()
+        .map(|w| quoted(w))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `word` as a POSIX shell reads it back: as it is where it is plain, else in single quotes.
+fn quoted(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./=:,+^@%".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+/// The report's line on the output at `path`: written (with `detail`), or not, after an
+/// interrupt (an interrupted run writes no output: it would not be the state asked for).
+pub(crate) fn print_output(path: &std::path::Path, interrupted: bool, detail: &str, seconds: f64) {
+    if interrupted {
+        println!(
+            "Output not written to {}: the run was interrupted before its last generation",
+            path.display()
+        );
+    } else {
+        println!(
+            "Output written to {}{detail} (sec.): {seconds:.6}",
+            path.display()
+        );
     }
 }
 
@@ -536,11 +609,7 @@ pub(crate) fn print_report(r: &Report, args: &RunArgs) {
             (Some(t), None) => format!(", generation stamp {t}"),
             (None, None) => String::new(),
         };
-        println!(
-            "Output written to {}{stamp} (sec.): {:.6}",
-            path.display(),
-            r.output_seconds
-        );
+        print_output(path, r.interrupted, &stamp, r.output_seconds);
     }
     println!("Total time (sec.): {:.6}", r.total_seconds);
 }

@@ -470,6 +470,91 @@ fn resumed(c: &str, until: &str) -> Output {
 }
 
 #[test]
+fn an_interrupted_run_says_what_it_did_not_write_and_its_resume_command_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    // Names with a space and a quote: the command must quote them.
+    let checkpoint = dir.path().join("my run's c.gol");
+    let output = dir.path().join("final state.rle");
+    let (c, o) = (checkpoint.to_str().unwrap(), output.to_str().unwrap());
+    let soup = ["--size", "1024", "--seed", "5"];
+    let args = [
+        &soup[..],
+        &[
+            "--gens",
+            "1000000000",
+            "--checkpoint",
+            c,
+            "--checkpoint-every",
+            "1000",
+        ],
+        &["--output", o, "--engine", "cpu-bitsliced"],
+    ]
+    .concat();
+    let (out, _) = interrupt(&args, Some(&checkpoint), &["INT"]);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(
+        stdout.contains(&format!(
+            "Output not written to {o}: the run was interrupted"
+        )),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("Output written"), "{stdout}");
+    assert!(stderr.contains(&format!("{o} was not written")), "{stderr}");
+    assert!(!output.exists());
+    // The command carries the output, the checkpoints and the engine; the world is the
+    // checkpoint's. Run through the shell, a few generations past the stop, it writes the output.
+    let command = stderr
+        .trim()
+        .split_once("resume with: ")
+        .unwrap()
+        .1
+        .to_string();
+    for kept in [
+        "--checkpoint-every 1000",
+        "--engine cpu-bitsliced",
+        "--output",
+        "--checkpoint",
+        "--resume",
+    ] {
+        assert!(command.contains(kept), "{kept}: {command}");
+    }
+    assert!(
+        !command.contains("--size") && !command.contains("--seed"),
+        "{command}"
+    );
+    let reached: u64 = stderr
+        .split_once("at generation ")
+        .and_then(|(_, rest)| rest.split_whitespace().next())
+        .unwrap()
+        .parse()
+        .unwrap();
+    let until = (reached + 5).to_string();
+    let command = command
+        .replacen("gol ", &format!("'{}' ", gol_path().display()), 1)
+        .replace("--gens 1000000000", &format!("--gens {until}"));
+    let resumed = Command::new("sh").arg("-c").arg(&command).output().unwrap();
+    assert!(
+        resumed.status.success(),
+        "{command}: {}",
+        String::from_utf8_lossy(&resumed.stderr)
+    );
+    let fresh = gol(&[&["run"][..], &soup, &["--gens", &until, "--json"]].concat());
+    let written = std::fs::read_to_string(&output).unwrap();
+    let cells: usize = written
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.starts_with('x'))
+        .collect::<String>()
+        .len();
+    assert!(cells > 0, "{written}");
+    assert!(String::from_utf8_lossy(&resumed.stdout)
+        .contains(&format!("Total alive cells: {}", alive(&fresh.stdout).0)));
+}
+
+#[test]
 fn sigint_writes_a_final_checkpoint_to_resume_from() {
     stop_and_resume("1024", &[]);
 }
