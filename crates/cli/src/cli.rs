@@ -95,9 +95,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "NAME", default_value = "auto")]
     pub engine: gol::EngineChoice,
 
-    /// Write the final state: in 2D .rle (whole torus), .cells (whole grid) or .png (a
-    /// picture); in 3D a .bin cube stamped with the input's stamp plus --gens, or a .png of its
-    /// projection; .gif: an animation of the run (--frames, --every). Checked before the run.
+    /// Write the final state: in 2D .rle, .mc (macrocell) or .cells (the whole grid; not on the
+    /// infinite plane), each also .gz-compressed (x.rle.gz), or .png (a picture); in 3D a .bin
+    /// cube stamped with the input's stamp plus --gens, or a .png of its projection; .gif: an
+    /// animation of the run (--frames, --every). Checked before the run; a read-only file is
+    /// refused, a link is written through, and the file replaced keeps its mode.
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 

@@ -132,6 +132,15 @@ fn one_line(e: &anyhow::Error) -> String {
             line = format!("{line}: {cause}");
         }
     }
+    // Messages quote at most 80 characters of input each; this bounds any that does not.
+    const MOST: usize = 2000;
+    if let Some((at, _)) = line.char_indices().nth(MOST) {
+        line = format!(
+            "{}… (message cut; {} bytes in all)",
+            &line[..at],
+            line.len()
+        );
+    }
     line
 }
 

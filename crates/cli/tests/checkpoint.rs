@@ -158,7 +158,10 @@ fn bad_checkpoints_and_mismatches_are_refused() {
     let err = error_of(&["run", "--resume", path, "--gens", "10"]);
     assert!(err.contains("generation 20 is beyond --gens 10"), "{err}");
     let err = error_of(&["run", "--resume", path, "--gens", "30", "--rule", "B2/S"]);
-    assert!(err.contains("runs rule B3/S23, not --rule B2/S"), "{err}");
+    assert!(
+        err.contains("runs rule B3/S23, not the rule asked for, B2/S"),
+        "{err}"
+    );
     let err = error_of(&["run", "--resume", path, "--gens", "30", "--size", "70"]);
     assert!(err.contains("holds a 70x30 world"), "{err}");
     let err = error_of(&["run", "--resume", path, "--gens", "30", "--seed", "1"]);

@@ -39,9 +39,9 @@ const REFUSED: [(&str, &str); 10] = [
     ),
     (
         "Life/Bounded-Grids/pulsars-in-tube.rle",
-        "unbounded in one direction",
+        "infinitely wide (a tube)",
     ),
-    ("Life/Bounded-Grids/", "invalid rule \"lifehistory\""),
+    ("Life/Bounded-Grids/", "invalid rule \"LifeHistory\""),
     (
         "Life/Methuselahs/acorn.lif",
         "expected the block's x and y after #P",

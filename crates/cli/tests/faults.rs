@@ -291,6 +291,132 @@ fn generation_stamps_never_wrap() {
 }
 
 #[test]
+fn gzip_bombs_of_every_format_are_refused_within_bounded_memory() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    // Each: a header of its format, then one gzip member of 64 MiB of filler repeated 20
+    // times (a gzip stream may be many members): under 2 MB on disk, 1.3 GiB inflated.
+    let filler = |byte: u8| {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        gz.write_all(&vec![byte; 64 << 20]).unwrap();
+        gz.finish().unwrap()
+    };
+    for (name, head, byte) in [
+        ("bomb.rle", "x = 3, y = 3\n", b'b'),
+        ("bomb.cells", "!Name: bomb\n", b'.'),
+        ("bomb.lif", "#Life 1.06\n", b' '),
+        ("bomb.mc", "[M2] (bomb)\n", b'#'),
+    ] {
+        let mut first = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        first.write_all(head.as_bytes()).unwrap();
+        let mut bytes = first.finish().unwrap();
+        let member = filler(byte);
+        for _ in 0..20 {
+            bytes.extend_from_slice(&member);
+        }
+        assert!(bytes.len() < 2 << 20, "{name}: {} bytes", bytes.len());
+        let path = dir.path().join(format!("{name}.gz"));
+        std::fs::write(&path, &bytes).unwrap();
+        // 3 GB of address space: enough for the 1 GiB the reader may inflate, not for the
+        // doubling past it that took 12 GB.
+        let e = refused(&limited(
+            "ulimit -v 3000000",
+            &["run", "--input", path.to_str().unwrap(), "--gens", "1"],
+        ));
+        assert!(
+            e.contains("bytes a pattern file may have once decompressed"),
+            "{name}: {e}"
+        );
+        assert!(e.len() < 300, "{name}: a message of {} bytes", e.len());
+    }
+}
+
+#[test]
+fn messages_quote_little_of_the_input_and_say_what_is_true() {
+    let dir = tempfile::tempdir().unwrap();
+    let long = "9".repeat(1_000_000);
+    let refusal = |name: &str, text: String| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        refused(&gol(&[
+            "run",
+            "--input",
+            path.to_str().unwrap(),
+            "--gens",
+            "1",
+        ]))
+    };
+    // A megabyte of input in a message is cut to 80 characters and says so.
+    for (name, text) in [
+        ("a.rle", format!("#CXRLE {long}\nx = 3, y = 3\nbo!\n")),
+        ("b.rle", format!("x = 3, y = {long}\nbo!\n")),
+        (
+            "c.rle",
+            format!("x = 3, y = 3, rule = B3/S23:Q{long}\nbo!\n"),
+        ),
+        ("d.lif", format!("#Life 1.06\n0 {long}x\n")),
+    ] {
+        let e = refusal(name, text);
+        assert!(e.len() < 400 && e.contains("(cut; "), "{name}: {e}");
+    }
+    let e = refused(&gol(&[
+        "run",
+        "--size",
+        "8",
+        "--rule",
+        &format!("B3/S2{}x", "3".repeat(100_000)),
+    ]));
+    assert!(e.len() < 400 && e.contains("(cut; "), "{e}");
+    // A number too large is not "not a whole number".
+    let e = refusal("big.lif", "#Life 1.06\n0 99999999999999999999\n".into());
+    assert!(e.contains("is beyond ±2^62"), "{e}");
+    // The rule as the file writes it, and a tube named for what it is.
+    let e = refusal(
+        "tube.rle",
+        "x = 3, y = 3, rule = B3/S23:T0,68\nbo!\n".into(),
+    );
+    assert!(
+        e.contains("\"B3/S23:T0,68\"") && e.contains("infinitely wide (a tube)"),
+        "{e}"
+    );
+    // A macrocell without its [M2] line is refused, not read without its first line.
+    let e = refusal("headless.mc", "#R B3/S23\n$$*$\n".into());
+    assert!(e.contains("[M2]"), "{e}");
+    // A byte-order mark is skipped; :T0,0 is Golly's unbounded plane.
+    for (name, text) in [
+        ("bom.rle", "\u{feff}x = 3, y = 3\nbo$2bo$3o!\n"),
+        (
+            "plane.rle",
+            "x = 3, y = 3, rule = B3/S23:T0,0\nbo$2bo$3o!\n",
+        ),
+    ] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        let out = gol(&[
+            "run",
+            "--input",
+            path.to_str().unwrap(),
+            "--gens",
+            "4",
+            "--json",
+        ]);
+        assert!(
+            out.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let (alive, report) = alive(&out.stdout);
+        assert_eq!(alive, 5, "{name}");
+        if name == "plane.rle" {
+            assert_eq!(report["universe"], "infinite plane");
+        }
+    }
+    // --listen's message says what it takes.
+    let e = refused(&gol(&["view", "--size", "8", "--listen", "nowhere"]));
+    assert!(e.contains("localhost:0"), "{e}");
+}
+
+#[test]
 fn outputs_are_checked_before_the_run() {
     let dir = tempfile::tempdir().unwrap();
     let output = dir.path().join("no/such/folder/x.rle");

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// A rule string that is not valid B/S notation, or a count the dimension cannot have.
-    #[error("invalid rule {rule:?}: {reason}")]
+    #[error("invalid rule {}: {reason}", quoted(rule))]
     Rule {
         /// The rule as given.
         rule: String,
@@ -40,7 +40,7 @@ pub enum Error {
     #[error("{0}")]
     Engine(String),
     /// An engine name that no registry has.
-    #[error("unknown engine {name:?}; engines: auto, {}", known.join(", "))]
+    #[error("unknown engine {}; engines: auto, {}", quoted(name), known.join(", "))]
     UnknownEngine {
         /// The name as given.
         name: String,
@@ -59,6 +59,20 @@ pub enum Error {
         /// The operating system's error.
         source: std::io::Error,
     },
+}
+
+/// The most characters of input a message quotes ([`quoted`]).
+pub const MOST_QUOTED: usize = 80;
+
+/// `text`, input quoted in a message: in double quotes with escapes, cut to [`MOST_QUOTED`]
+/// characters and marked as cut, with its whole length, where longer (a 4 GB line of a
+/// decompressed file must not become a 4 GB message).
+pub fn quoted(text: &str) -> String {
+    if text.chars().nth(MOST_QUOTED).is_none() {
+        return format!("{text:?}");
+    }
+    let cut: String = text.chars().take(MOST_QUOTED).collect();
+    format!("{cut:?}… (cut; {} bytes in all)", text.len())
 }
 
 /// Result with the core [`Error`].

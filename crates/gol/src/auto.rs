@@ -184,7 +184,7 @@ pub fn resolve(
     if let EngineChoice::Named(id) = choice {
         if id.on_plane() {
             crate::error::invalid!(
-                "{id} runs the infinite plane only: drop the size and the grid suffix, or add --infinite"
+                "{id} runs the infinite plane only: drop the size and the grid suffix, or put the world on the infinite plane"
             );
         }
         if !available.contains(&id) {

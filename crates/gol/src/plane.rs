@@ -166,7 +166,7 @@ impl PlaneSimulation {
     pub fn new(setup: &Setup) -> Result<PlaneSimulation> {
         let start = Instant::now();
         if setup.dim == Dim::Three {
-            invalid!("the infinite plane is 2D; a 3D run needs a cube (--size)");
+            invalid!("the infinite plane is 2D; a 3D run needs a cube of a given side");
         }
         if setup.split != Split::None {
             invalid!("--gpus splits bounded grids; the infinite plane runs in one process");
@@ -201,7 +201,7 @@ impl PlaneSimulation {
         let from_file = |path: &Path, file: &PatternFile| -> Result<(Box<dyn Plane>, Rule)> {
             if setup.size.is_some() {
                 invalid!(
-                    "{}: --infinite places the pattern on the plane; a size makes a bounded grid (give one or the other)",
+                    "{}: the infinite plane takes the pattern where it lies; a size makes a bounded grid (give one or the other)",
                     path.display()
                 );
             }
@@ -555,7 +555,7 @@ fn resume(
     if let Some(asked) = setup.rule {
         if asked.on(gol_core::rule::Topology::Torus) != rule {
             invalid!(
-                "{}: the checkpoint runs rule {rule}, not --rule {asked}",
+                "{}: the checkpoint runs rule {rule}, not the rule asked for, {asked}",
                 path.display()
             );
         }

@@ -650,7 +650,7 @@ fn resumable<W: Dimension>(setup: &Setup, path: &Path) -> Result<checkpoint::Ope
     if let Some(rule) = setup.rule_for::<W>()? {
         if rule != header.rule {
             invalid!(
-                "{}: the checkpoint runs rule {}, not --rule {rule}",
+                "{}: the checkpoint runs rule {}, not the rule asked for, {rule}",
                 path.display(),
                 header.rule
             );

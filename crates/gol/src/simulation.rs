@@ -287,7 +287,7 @@ impl<W: Dimension> Simulation<W> {
             .and_then(|g| g.checked_add(generations));
         if end.is_none() {
             invalid!(
-                "generation {} (stamped {}) and {generations} more pass 2^64 - 1, which a bounded world counts to; the infinite plane (--infinite) counts exactly",
+                "generation {} (stamped {}) and {generations} more pass 2^64 - 1, which a bounded world counts to; the infinite plane counts exactly",
                 self.generation,
                 self.stamp(),
             );

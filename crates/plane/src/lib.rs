@@ -129,7 +129,7 @@ pub fn check_rule(rule: &Rule) -> Result<()> {
     if rule.birth_mask() & 1 != 0 {
         return Err(Error::Rule {
             rule: rule.to_string(),
-            reason: "B0 rules turn the whole infinite plane on at once; run them on a torus or bounded grid (--size, or a :T or :P suffix)".into(),
+            reason: "B0 rules turn the whole infinite plane on at once; run them on a torus or bounded grid (a size, or a :T or :P suffix)".into(),
         });
     }
     rule.check_neighbours(8)?;

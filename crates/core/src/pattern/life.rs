@@ -13,7 +13,7 @@
 use std::path::Path;
 
 use super::{describe, lines, parse_error, Canvas, Header};
-use crate::error::Result;
+use crate::error::{quoted, Result};
 use crate::grid::MAX_SIDE;
 use crate::rule::Rule;
 
@@ -39,15 +39,17 @@ fn cells(
     let mut block: Option<(i64, i64)> = None;
     let number = |line: usize, word: Option<&str>, what: &str| -> Result<i64> {
         let word = word.ok_or_else(|| parse_error(path, line, format!("expected {what}")))?;
+        let digits = word.strip_prefix(['-', '+']).unwrap_or(word);
+        let whole = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
         word.parse::<i64>()
             .ok()
             .filter(|v| v.unsigned_abs() < 1 << 62)
             .ok_or_else(|| {
-                parse_error(
-                    path,
-                    line,
-                    format!("{word:?} is not a whole number ({what})"),
-                )
+                let why = match whole {
+                    true => "is beyond ±2^62, the most a Life 1.0x file's cell may be",
+                    false => "is not a whole number",
+                };
+                parse_error(path, line, format!("{} {why} ({what})", quoted(word)))
             })
     };
     for (line, _, bytes) in lines(text, 0, 1).skip(1) {
@@ -69,7 +71,7 @@ fn cells(
                     return Err(parse_error(
                         path,
                         line,
-                        format!("unexpected {extra:?} after the cell's x and y"),
+                        format!("unexpected {} after the cell's x and y", quoted(extra)),
                     ));
                 }
                 cell(line, x, y)?;

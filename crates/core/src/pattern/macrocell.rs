@@ -67,6 +67,17 @@ struct Tree {
 }
 
 fn read(path: &Path, text: &[u8]) -> Result<Tree> {
+    // The first line is the format's own; a file without it would lose its first line.
+    let first = lines(text, 0, 1)
+        .next()
+        .map(|(_, _, line)| line.trim_ascii());
+    if !first.is_some_and(|line| line.starts_with(b"[M2]")) {
+        return Err(parse_error(
+            path,
+            1,
+            "a macrocell file begins with its [M2] line, which this one lacks",
+        ));
+    }
     let mut tree = Tree {
         nodes: vec![Node::Leaf(0)],
         rule: None,

@@ -42,6 +42,12 @@ pub use macrocell::MacroNode;
 /// The largest file accepted as a pattern (an RLE of a 65536² soup is well under this).
 pub const MAX_FILE_BYTES: u64 = 4 << 30;
 
+/// The most a gzip-compressed pattern file may inflate to, in bytes: 1 GiB, counted as it
+/// streams, so that a file of a few megabytes that inflates to terabytes (a "gzip bomb") is
+/// refused having used about this much memory. The largest compressed pattern Golly ships
+/// inflates to 0.7 MB.
+pub const MAX_INFLATED_BYTES: u64 = 1 << 30;
+
 /// The file formats `gol` knows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
@@ -249,9 +255,14 @@ impl PatternFile {
     fn from_text(path: &Path, text: Text) -> Result<PatternFile> {
         let text = if text.starts_with(&GZIP_MAGIC) {
             let inflated = flate2::read::MultiGzDecoder::new(&text[..]);
-            Text::Read(read_bounded(path, inflated, MAX_FILE_BYTES)?)
+            Text::Read(read_bounded(path, inflated, MAX_INFLATED_BYTES)?)
         } else {
             text
+        };
+        // A UTF-8 byte-order mark, which some editors write, is not part of the pattern.
+        let text = match text.strip_prefix(&UTF8_BOM) {
+            Some(rest) => Text::Read(rest.to_vec()),
+            None => text,
         };
         let format = Format::detect(path, &text)?;
         let (header, body) = match format {
@@ -524,6 +535,9 @@ pub fn write(path: &Path, grid: &Grid, rule: Rule, generation: u64) -> Result<()
 /// The first bytes of a gzip stream.
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
+/// A UTF-8 byte-order mark.
+const UTF8_BOM: [u8; 3] = [0xef, 0xbb, 0xbf];
+
 /// All of `reader` (the file `path`, or its inflated contents), refused past `limit` bytes and
 /// read into memory allocated fallibly, so that neither a large file under a memory limit nor
 /// a small archive that inflates without end can abort the process.
@@ -551,13 +565,17 @@ fn read_bounded_sized(
     let first = expected.min(limit) as usize + 1;
     text.try_reserve_exact(first).map_err(|_| no_memory(0))?;
     let mut reader = reader.take(limit + 1);
-    loop {
+    while text.len() as u64 <= limit {
         if text.capacity() - text.len() < CHUNK {
-            // The vector is about to grow (to about twice its size): within the memory
-            // available, which an overcommitting system would not refuse by itself.
-            let grown = (text.len() + CHUNK).max(2 * text.capacity()) as u64;
-            crate::memory::check(grown, &format!("reading {}", path.display()))?;
-            text.try_reserve(CHUNK).map_err(|_| no_memory(text.len()))?;
+            // The vector grows to about twice its size, never past the limit and one byte:
+            // within the memory available, which an overcommitting system would not refuse by
+            // itself.
+            let grown = (text.len() + CHUNK)
+                .max(2 * text.capacity())
+                .min(limit as usize + 1);
+            crate::memory::check(grown as u64, &format!("reading {}", path.display()))?;
+            text.try_reserve_exact(grown - text.len())
+                .map_err(|_| no_memory(text.len()))?;
         }
         // Into the buffer's spare room, which `read_to_end` leaves unzeroed.
         let room = (text.capacity() - text.len()) as u64;
@@ -572,8 +590,13 @@ fn read_bounded_sized(
     }
     if text.len() as u64 > limit {
         return Err(Error::Invalid(format!(
-            "{}: more than the {limit} bytes a pattern file may have",
-            path.display()
+            "{}: more than the {limit} bytes a pattern file may have{}",
+            path.display(),
+            if limit == MAX_INFLATED_BYTES {
+                " once decompressed"
+            } else {
+                ""
+            }
         )));
     }
     Ok(text)

@@ -14,7 +14,7 @@ use std::path::Path;
 
 use super::runs::{blocks, masks, runs, Toggles};
 use super::{describe, lines, parse_error, Canvas, Header, Sink, Target};
-use crate::error::Result;
+use crate::error::{quoted, Result};
 use crate::grid::{fill_row_run, Grid, MAX_SIDE};
 use crate::rule::Rule;
 use num_bigint::{BigInt, BigUint};
@@ -68,11 +68,11 @@ fn extension(text: &str) -> std::result::Result<(Option<(BigInt, BigInt)>, BigUi
     for item in text.split_ascii_whitespace() {
         let (key, value) = item
             .split_once('=')
-            .ok_or_else(|| format!("#CXRLE: expected key=value, found {item:?}"))?;
+            .ok_or_else(|| format!("#CXRLE: expected key=value, found {}", quoted(item)))?;
         let coordinate = |v: &str| {
             v.trim()
                 .parse::<BigInt>()
-                .map_err(|_| format!("#CXRLE Pos={value}: {v:?} is not a whole number"))
+                .map_err(|_| format!("#CXRLE Pos: {} is not a whole number", quoted(v)))
         };
         match key {
             "Pos" => {
@@ -96,10 +96,12 @@ fn extension(text: &str) -> std::result::Result<(Option<(BigInt, BigInt)>, BigUi
 /// Parses `x = W, y = H[, rule = R[:Tw,h]]`.
 fn parse_header(line: &str) -> std::result::Result<Header, String> {
     let lower = line.to_ascii_lowercase();
-    // The rule may itself hold commas (":T10,20", "S5-7,10"), so it is split off first.
+    // The rule may itself hold commas (":T10,20", "S5-7,10"), so it is split off first; it is
+    // taken from the line as written (lowercasing keeps every byte where it was), so that
+    // messages quote what the file says.
     let (sizes, rule_text) = match lower.find("rule") {
         Some(at) => {
-            let rest = lower[at + 4..].trim_start();
+            let rest = line[at + 4..].trim_start();
             let value = rest
                 .strip_prefix('=')
                 .ok_or("expected '=' after 'rule' in the header")?;
@@ -114,15 +116,15 @@ fn parse_header(line: &str) -> std::result::Result<Header, String> {
     for item in sizes.split(',') {
         let (key, value) = item.split_once('=').ok_or_else(|| {
             format!(
-                "expected 'key = value' in the header, found {:?}",
-                item.trim()
+                "expected 'key = value' in the header, found {}",
+                quoted(item.trim())
             )
         })?;
         let (key, value) = (key.trim(), value.trim());
         let slot = match key {
             "x" => &mut width,
             "y" => &mut height,
-            _ => return Err(format!("unknown header key {key:?}")),
+            _ => return Err(format!("unknown header key {}", quoted(key))),
         };
         *slot = Some(parse_side(key, value)?);
     }
@@ -149,12 +151,13 @@ fn parse_header(line: &str) -> std::result::Result<Header, String> {
 
 fn parse_side(key: &str, value: &str) -> std::result::Result<usize, String> {
     if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(format!("{key} = {value:?} is not a whole number"));
+        return Err(format!("{key} = {} is not a whole number", quoted(value)));
     }
     match value.parse::<usize>() {
         Ok(n) if n <= MAX_SIDE => Ok(n),
         _ => Err(format!(
-            "{key} = {value} is larger than the largest side, {MAX_SIDE}"
+            "{key} = {} is larger than the largest side, {MAX_SIDE}",
+            quoted(value)
         )),
     }
 }

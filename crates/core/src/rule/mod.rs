@@ -217,7 +217,7 @@ impl Rule {
             return Err(Error::Rule {
                 rule: text.trim().to_string(),
                 reason: format!(
-                    "the size {w}x{h} belongs to the grid, not the rule: write :{} and give the size (such as --size or --width and --height)",
+                    "the size {w}x{h} belongs to the grid, not the rule: write :{} and give the grid its size apart from the rule",
                     rule.topology.letter()
                 ),
             });
@@ -774,16 +774,22 @@ fn parse_counts(list: &str) -> std::result::Result<u32, String> {
         for item in list.split(',').filter(|i| !i.is_empty()) {
             let number = |s: &str| -> std::result::Result<u32, String> {
                 if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
-                    return Err(format!("{item:?} is not a count or a range such as 5-7"));
+                    return Err(format!(
+                        "{} is not a count or a range such as 5-7",
+                        crate::error::quoted(item)
+                    ));
                 }
                 s.parse::<u32>()
-                    .map_err(|_| format!("count {s} is too large"))
+                    .map_err(|_| format!("count {} is too large", crate::error::quoted(s)))
             };
             match item.split_once('-') {
                 Some((lo, hi)) => {
                     let (lo, hi) = (number(lo)?, number(hi)?);
                     if lo > hi {
-                        return Err(format!("range {item} runs backwards"));
+                        return Err(format!(
+                            "range {} runs backwards",
+                            crate::error::quoted(item)
+                        ));
                     }
                     for n in lo..=hi.min(MAX_COUNT + 1) {
                         add(n)?;

@@ -53,7 +53,12 @@ pub fn parse_suffix(suffix: &str) -> Result<(Topology, Option<(usize, usize)>), 
                 'k' => "a Klein bottle (:K)",
                 's' => "a sphere (:S)",
                 'c' => "a cross-surface (:C)",
-                _ => return Err(format!("unknown bounded-grid suffix :{suffix}")),
+                _ => {
+                    return Err(format!(
+                        "unknown bounded-grid suffix {}",
+                        crate::error::quoted(&format!(":{suffix}"))
+                    ))
+                }
             };
             return Err(format!(
                 "the rule asks for {kind}; only a torus (:TW,H) or a bounded plane (:PW,H) is supported"
@@ -64,7 +69,8 @@ pub fn parse_suffix(suffix: &str) -> Result<(Topology, Option<(usize, usize)>), 
     let dims = chars.as_str().trim();
     if dims.contains(['+', '-', '*']) {
         return Err(format!(
-            "the rule asks for a shifted or twisted grid (:{suffix}); only a plain torus (:TW,H) or a bounded plane (:PW,H) is supported"
+            "the rule asks for a shifted or twisted grid ({}); only a plain torus (:TW,H) or a bounded plane (:PW,H) is supported",
+            crate::error::quoted(&format!(":{suffix}"))
         ));
     }
     if dims.is_empty() {
@@ -75,10 +81,14 @@ pub fn parse_suffix(suffix: &str) -> Result<(Topology, Option<(usize, usize)>), 
         None => (dims, dims),
     };
     let (w, h) = (parse_side("width", w)?, parse_side("height", h)?);
+    // Golly's :T0,0 is unbounded both ways: the plane, with no size.
+    if (w, h) == (0, 0) {
+        return Ok((topology, None));
+    }
     if w == 0 || h == 0 {
+        let way = if w == 0 { "wide" } else { "high" };
         return Err(format!(
-            "the grid :{suffix} is unbounded in one direction; give both sides, such as :{}100,100",
-            topology.letter()
+            "the grid :{suffix} is infinitely {way} (a tube), which gol does not run; give both sides a size, or 0,0 for the infinite plane"
         ));
     }
     Ok((topology, Some((w, h))))
@@ -88,13 +98,15 @@ pub fn parse_suffix(suffix: &str) -> Result<(Topology, Option<(usize, usize)>), 
 fn parse_side(what: &str, value: &str) -> Result<usize, String> {
     if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
         return Err(format!(
-            "the bounded grid's {what} {value:?} is not a whole number"
+            "the bounded grid's {what} {} is not a whole number",
+            crate::error::quoted(value)
         ));
     }
     match value.parse::<usize>() {
         Ok(n) if n <= MAX_SIDE => Ok(n),
         _ => Err(format!(
-            "the bounded grid's {what} {value} is larger than the largest side, {MAX_SIDE}"
+            "the bounded grid's {what} {} is larger than the largest side, {MAX_SIDE}",
+            crate::error::quoted(value)
         )),
     }
 }
@@ -116,6 +128,12 @@ mod test {
     }
 
     #[test]
+    fn zero_by_zero_is_golly_s_unbounded_plane() {
+        assert_eq!(parse_suffix("T0,0"), Ok((Topology::Torus, None)));
+        assert_eq!(parse_suffix("p0,0"), Ok((Topology::Plane, None)));
+    }
+
+    #[test]
     fn refuses_what_it_cannot_run() {
         for (suffix, says) in [
             ("K10,10", "Klein bottle"),
@@ -123,7 +141,8 @@ mod test {
             ("C10,10", "cross-surface"),
             ("T10+1,10", "shifted"),
             ("P10*,10", "twisted"),
-            ("T0,10", "unbounded"),
+            ("T0,10", "infinitely wide (a tube)"),
+            ("T10,0", "infinitely high (a tube)"),
             ("Px,10", "not a whole number"),
             ("Q3", "unknown"),
             ("", "empty"),
