@@ -218,6 +218,30 @@ fn outputs_keep_their_mode_and_links_and_read_only_or_clashing_files_are_refused
 }
 
 #[test]
+fn a_view_beyond_the_grid_is_refused_before_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    for output in ["v.png", "v.gif"] {
+        let path = dir.path().join(output);
+        let out = gol(&[
+            "run",
+            "--size",
+            "64",
+            "--gens",
+            "1000",
+            "--view",
+            "0,0,18446744073709551615,1",
+            "--output",
+            path.to_str().unwrap(),
+        ]);
+        let e = refused(&out);
+        assert!(e.contains("at most 64x64 cells"), "{e}");
+        assert!(out.stdout.is_empty(), "refused before the run");
+    }
+    // Nothing is left behind, not even a .gif's temporary file.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
 fn thread_counts_are_bounded() {
     let cpus = std::thread::available_parallelism().unwrap().get();
     for n in ["0", "100000", &(4 * cpus + 1).to_string()] {
@@ -257,7 +281,7 @@ fn generation_stamps_never_wrap() {
     ] {
         let e = refused(&gol(&args));
         assert!(
-            e.contains("pass 2^64 - 1") && e.contains("--infinite"),
+            e.contains("pass 2^64 - 1") && e.contains("the infinite plane counts exactly"),
             "{e}"
         );
     }

@@ -531,6 +531,14 @@ fn oversized_requests_are_refused_once_and_long_steps_can_be_stopped() {
         let frame = next(&mut socket, |f| f.block as usize == want).unwrap();
         assert_eq!(frame.width as usize, 512usize.div_ceil(want), "{x} {width}");
     }
+    // An upload naming a torus of 2^30 rows passes the memory check of gol run: refused.
+    send(
+        &mut socket,
+        serde_json::json!({"type": "load", "name": "tall.rle",
+                           "text": "x = 1, y = 1, rule = B3/S23:T1,1073741824\no!\n"}),
+    );
+    let err = next(&mut socket, |_| false).unwrap_err();
+    assert!(err.contains("needs") && err.contains("available"), "{err}");
     // A canvas of 8192² pixels gets a frame of at most 2^24 pixels showing the whole view.
     send(
         &mut socket,

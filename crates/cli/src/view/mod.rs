@@ -22,7 +22,7 @@
 //!   `width` and `height` are JSON numbers or decimal strings (the plane's coordinates have any
 //!   size; a view of it is at most 2^62 cells a side; a view of a grid lies within it);
 //! - `play`, `pause`, `step` (`generations`, default 1), `speed` (`generations` a frame, 0 for
-//!   full speed); steps and speeds are at most [`runner::MOST_GENERATIONS`]. A step is made in
+//!   full speed); steps and speeds are at most [`request::MOST_GENERATIONS`]. A step is made in
 //!   chunks with frames between them, and `pause` or another `step` ends it;
 //! - `restart` (`width`, `height`, `seed`, `density` or null, `rule`) and `load` (`name`, `text`:
 //!   an RLE or `.cells` file, at most [`MAX_UPLOAD`] bytes).
@@ -42,6 +42,7 @@
 //! in pictures (`gol_core::picture::blocks`). Errors come as JSON text `{"type": "error",
 //! "message": …}`; the server goes on serving.
 
+mod request;
 mod runner;
 
 use std::io::Write;
@@ -64,10 +65,10 @@ use futures_util::{SinkExt, StreamExt};
 use gol::{Cube, Dim, Dimension, Grid, PlaneSimulation, Rule, Setup, Simulation, Size, Start};
 use gol_core::picture::{Axis, Look};
 use num_bigint::{BigInt, BigUint};
-use serde::{Deserialize, Deserializer};
 use tokio::sync::oneshot;
 
 use crate::cli::ViewArgs;
+use request::{canvas, most, Request};
 use runner::{Command, Interrupt, Placed, Shown, Wanted};
 
 /// The page.
@@ -84,12 +85,6 @@ pub const MAX_UPLOAD: usize = 16 << 20;
 
 /// The largest message a page may send; a larger one closes its connection.
 const MAX_MESSAGE: usize = MAX_UPLOAD + (1 << 20);
-
-/// The largest canvas a frame is made for, each way, in pixels.
-const MAX_CANVAS: usize = 8192;
-
-/// The most pixels a frame has (a 4096² canvas; a larger one gets a frame scaled down).
-pub const MAX_PIXELS: usize = 1 << 24;
 
 /// The most sockets open at once; more are refused (503).
 pub const MAX_CLIENTS: usize = 16;
@@ -369,66 +364,6 @@ impl Drop for Leaving {
     }
 }
 
-/// A message from the page.
-#[derive(Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-enum Request {
-    View {
-        #[serde(deserialize_with = "integer")]
-        x: BigInt,
-        #[serde(deserialize_with = "integer")]
-        y: BigInt,
-        #[serde(deserialize_with = "integer")]
-        width: BigInt,
-        #[serde(deserialize_with = "integer")]
-        height: BigInt,
-        pixels_wide: usize,
-        pixels_high: usize,
-    },
-    Play,
-    Pause,
-    Step {
-        generations: Option<u64>,
-    },
-    Speed {
-        generations: u64,
-    },
-    Restart {
-        width: usize,
-        height: usize,
-        seed: u32,
-        density: Option<f64>,
-        rule: String,
-    },
-    Load {
-        name: String,
-        text: String,
-    },
-    Look {
-        axis: String,
-        slice: Option<usize>,
-    },
-}
-
-/// An integer written as a JSON number or as a decimal string (of any size).
-fn integer<'de, D: Deserializer<'de>>(d: D) -> Result<BigInt, D::Error> {
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum Written {
-        Signed(i64),
-        Unsigned(u64),
-        Text(String),
-    }
-    match Written::deserialize(d)? {
-        Written::Signed(n) => Ok(n.into()),
-        Written::Unsigned(n) => Ok(n.into()),
-        Written::Text(text) => text.trim().parse().map_err(|_| {
-            let shown: String = text.chars().take(40).collect();
-            serde::de::Error::custom(format!("{shown:?} is not an integer"))
-        }),
-    }
-}
-
 /// What a page watches: the cells it shows, and what a cube's picture shows (set apart from the
 /// view: a page may choose it first).
 #[derive(Default)]
@@ -522,7 +457,7 @@ fn error_message(text: &str) -> Message {
 
 /// Carries out one request of a page; an error is for the page to show.
 async fn obey(app: &App, viewport: &Viewport, text: &str) -> Result<(), String> {
-    let request: Request = serde_json::from_str(text).map_err(|e| format!("bad request: {e}"))?;
+    let request = Request::parse(text)?;
     let command = match request {
         Request::View {
             x,
@@ -616,29 +551,6 @@ async fn obey(app: &App, viewport: &Viewport, text: &str) -> Result<(), String> 
         }
     };
     send(app, command)
-}
-
-/// The canvas a frame is made for: at most [`MAX_CANVAS`] each way and [`MAX_PIXELS`] in all,
-/// scaled down as a whole (the page stretches a smaller frame over its canvas).
-fn canvas(wide: usize, high: usize) -> (usize, usize) {
-    let (wide, high) = (wide.clamp(1, MAX_CANVAS), high.clamp(1, MAX_CANVAS));
-    if wide * high <= MAX_PIXELS {
-        return (wide, high);
-    }
-    let scale = (MAX_PIXELS as f64 / (wide * high) as f64).sqrt();
-    let shrunk = |n: usize| ((n as f64 * scale) as usize).max(1);
-    (shrunk(wide), shrunk(high))
-}
-
-/// `generations` of a step or a speed, refused above [`runner::MOST_GENERATIONS`].
-fn most(generations: u64, what: &str) -> Result<u64, String> {
-    if generations > runner::MOST_GENERATIONS {
-        return Err(format!(
-            "a {what} is at most 2^{} generations",
-            runner::MOST_GENERATIONS.trailing_zeros()
-        ));
-    }
-    Ok(generations)
 }
 
 fn send(app: &App, command: Command) -> Result<(), String> {

@@ -36,9 +36,6 @@ const CHUNK: Duration = Duration::from_millis(10);
 /// that took longer is halved.
 pub const LONGEST_CHUNK: Duration = Duration::from_millis(250);
 
-/// The most generations a step or a tick may ask for: 2^40.
-pub const MOST_GENERATIONS: u64 = 1 << 40;
-
 /// What a viewer asks of the simulation.
 pub enum Command {
     /// Run.
@@ -541,7 +538,10 @@ impl<S: Shown> Runner<S> {
             let sublinear =
                 owing && generations > was && took.as_secs_f64() < 1.5 * was_took.as_secs_f64();
             if took < CHUNK || (sublinear && took < LONGEST_CHUNK) {
-                self.chunk = self.chunk.saturating_mul(2).min(MOST_GENERATIONS);
+                self.chunk = self
+                    .chunk
+                    .saturating_mul(2)
+                    .min(super::request::MOST_GENERATIONS);
             } else if took > LONGEST_CHUNK {
                 self.chunk = (self.chunk / 2).max(1);
             }
