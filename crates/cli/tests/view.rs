@@ -531,14 +531,40 @@ fn oversized_requests_are_refused_once_and_long_steps_can_be_stopped() {
         let frame = next(&mut socket, |f| f.block as usize == want).unwrap();
         assert_eq!(frame.width as usize, 512usize.div_ceil(want), "{x} {width}");
     }
-    // An upload naming a torus of 2^30 rows passes the memory check of gol run: refused.
+    // An upload naming a torus of 2^60 cells meets the memory check of gol run: refused.
     send(
         &mut socket,
-        serde_json::json!({"type": "load", "name": "tall.rle",
-                           "text": "x = 1, y = 1, rule = B3/S23:T1,1073741824\no!\n"}),
+        serde_json::json!({"type": "load", "name": "huge.rle",
+                           "text": "x = 1, y = 1, rule = B3/S23:T1073741824,1073741824\no!\n"}),
     );
     let err = next(&mut socket, |_| false).unwrap_err();
     assert!(err.contains("needs") && err.contains("available"), "{err}");
+    // A world that takes a while to make is made aside: frames of the old one go on, each
+    // within a second, until the new one is in place.
+    send(
+        &mut socket,
+        serde_json::json!({"type": "restart", "width": 8192, "height": 8192, "seed": 1,
+                           "density": null, "rule": "B3/S23"}),
+    );
+    let mut last = Instant::now();
+    loop {
+        let frame = next(&mut socket, |_| true).unwrap();
+        assert!(
+            last.elapsed() < Duration::from_secs(1),
+            "a frame waited {:?}",
+            last.elapsed()
+        );
+        last = Instant::now();
+        if frame.status["width"] == 8192 {
+            break;
+        }
+    }
+    send(
+        &mut socket,
+        serde_json::json!({"type": "restart", "width": 512, "height": 512, "seed": 1,
+                           "density": null, "rule": "B3/S23"}),
+    );
+    next(&mut socket, |f| f.status["width"] == 512).unwrap();
     // A canvas of 8192² pixels gets a frame of at most 2^24 pixels showing the whole view.
     send(
         &mut socket,

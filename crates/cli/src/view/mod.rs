@@ -25,7 +25,9 @@
 //!   full speed); steps and speeds are at most [`request::MOST_GENERATIONS`]. A step is made in
 //!   chunks with frames between them, and `pause` or another `step` ends it;
 //! - `restart` (`width`, `height`, `seed`, `density` or null, `rule`) and `load` (`name`, `text`:
-//!   an RLE or `.cells` file, at most [`MAX_UPLOAD`] bytes).
+//!   an RLE or `.cells` file, at most [`MAX_UPLOAD`] bytes), whose world passes `gol run`'s
+//!   memory check and is made on a thread of its own: frames of the old world go on until it is
+//!   in place.
 //!
 //! The server answers with binary frames: a little-endian u32 n, n bytes of JSON status
 //! (generation, population, generations/s, size, rule, engine, running, speed, restarts), then

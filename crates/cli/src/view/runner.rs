@@ -492,6 +492,13 @@ impl<S: Shown> Runner<S> {
         })
     }
 
+    /// Takes the world of `made`, a restart's, keeping how this one was running.
+    fn replace(&mut self, made: Runner<S>) {
+        let (running, speed, chunk) = (self.running, self.speed, self.chunk);
+        *self = made;
+        (self.running, self.speed, self.chunk) = (running, speed, chunk);
+    }
+
     fn status(&self, frame: Option<PlaneFrame>) -> Status {
         let (generation, population, world) = self.state.clone();
         let (rule, engine) = self.sim.names();
@@ -598,14 +605,9 @@ impl<S: Shown> Runner<S> {
                 self.speed = k;
                 self.chunk = 1;
             }
-            Command::Restart(setup, reply) => {
-                let made = S::make(&setup).and_then(|sim| Runner::new(sim, self.restarts + 1));
-                let answer = made.map_err(|e| e.to_string()).map(|runner| {
-                    let (running, speed, chunk) = (self.running, self.speed, self.chunk);
-                    *self = runner;
-                    (self.running, self.speed, self.chunk) = (running, speed, chunk);
-                });
-                let _ = reply.send(answer);
+            // Made on a thread of its own by the loop ([`Making`]).
+            Command::Restart(_, reply) => {
+                let _ = reply.send(Err("internal error: a restart reached the runner".into()));
             }
             Command::Frame {
                 wanted,
@@ -618,6 +620,50 @@ impl<S: Shown> Runner<S> {
     }
 }
 
+/// A restart's world being made on a thread of its own (a large soup or file takes seconds),
+/// while the old world goes on serving frames; the reply waits for it.
+struct Making<S> {
+    thread: std::thread::JoinHandle<gol::Result<S>>,
+    reply: oneshot::Sender<Result<(), String>>,
+}
+
+/// Obeys `command`: a restart begins making its world (one still being made is replaced, its
+/// page told so), anything else goes to the runner.
+fn take<S: Shown>(runner: &mut Runner<S>, making: &mut Option<Making<S>>, command: Command) {
+    let Command::Restart(setup, reply) = command else {
+        return runner.obey(command);
+    };
+    if let Some(old) = making.take() {
+        let _ = old.reply.send(Err("replaced by a newer restart".into()));
+    }
+    let started = std::thread::Builder::new()
+        .name("restart".into())
+        .spawn(move || S::make(&setup));
+    match started {
+        Ok(thread) => *making = Some(Making { thread, reply }),
+        Err(e) => {
+            let _ = reply.send(Err(format!("could not start making the world: {e}")));
+        }
+    }
+}
+
+/// Puts the world a restart made in place, once it is made, and answers its page.
+fn finish<S: Shown>(runner: &mut Runner<S>, making: &mut Option<Making<S>>) {
+    if !making.as_ref().is_some_and(|m| m.thread.is_finished()) {
+        return;
+    }
+    let Some(Making { thread, reply }) = making.take() else {
+        return;
+    };
+    let made = match thread.join() {
+        Ok(made) => made
+            .and_then(|sim| Runner::new(sim, runner.restarts + 1))
+            .map_err(|e| e.to_string()),
+        Err(_) => Err("internal error: making the world failed".to_string()),
+    };
+    let _ = reply.send(made.map(|made| runner.replace(made)));
+}
+
 /// Runs the simulation `sim` until every sender of `commands` is gone.
 pub fn run<S: Shown>(sim: S, commands: Receiver<Command>, interrupt: Arc<Interrupt>) {
     let mut runner = match Runner::new(sim, 0) {
@@ -625,6 +671,7 @@ pub fn run<S: Shown>(sim: S, commands: Receiver<Command>, interrupt: Arc<Interru
         Err(e) => return eprintln!("gol view: {e}"),
     };
     let mut next_tick = Instant::now();
+    let mut making = None;
     loop {
         // Commands first; when there is nothing to make, wait for one (or for the next tick).
         let busy = runner.owed > 0 || (runner.running && runner.speed == 0);
@@ -635,13 +682,18 @@ pub fn run<S: Shown>(sim: S, commands: Receiver<Command>, interrupt: Arc<Interru
         } else {
             next_tick.saturating_duration_since(Instant::now())
         };
+        // A world being made is looked for every 20 ms.
+        let wait = match making {
+            Some(_) => wait.min(Duration::from_millis(20)),
+            None => wait,
+        };
         // A stop asked for before the commands are read is for them: they are obeyed now.
         interrupt.stop.store(false, Ordering::Relaxed);
         match commands.recv_timeout(wait) {
             Ok(command) => {
-                runner.obey(command);
+                take(&mut runner, &mut making, command);
                 while let Ok(command) = commands.try_recv() {
-                    runner.obey(command);
+                    take(&mut runner, &mut making, command);
                 }
             }
             Err(RecvTimeoutError::Timeout) => {}
@@ -653,6 +705,7 @@ pub fn run<S: Shown>(sim: S, commands: Receiver<Command>, interrupt: Arc<Interru
             next_tick = next_tick.max(Instant::now() - TICK) + TICK;
             runner.owed = runner.speed;
         }
+        finish(&mut runner, &mut making);
         if runner.owed > 0 || (runner.running && runner.speed == 0) {
             runner.work(&interrupt);
         }
