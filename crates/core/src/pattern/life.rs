@@ -4,7 +4,8 @@
 //!   possibly negative). Lines starting with `#` are comments.
 //! - **Life 1.05**: a `#Life 1.05` line; `#D` description lines; `#N` (Conway's rules) or
 //!   `#R s/b` (a rule in survival/birth digits); then blocks, each a `#P x y` line giving the
-//!   position of its top-left cell and rows of `.` (dead) and `*` (alive) below it.
+//!   position of its top-left cell and rows of `.` (dead) and `*` (alive) below it. A bare
+//!   `#P`, and rows before any `#P`, are at 0 0, as Golly reads them.
 //!
 //! Both give absolute coordinates, in Golly's system (x to the right, y down): the bounding box
 //! of the live cells becomes the pattern, and its top-left corner its position
@@ -35,8 +36,9 @@ fn cells(
     mut cell: impl FnMut(usize, i64, i64) -> Result<()>,
 ) -> Result<Option<Rule>> {
     let mut rule = None;
-    // Life 1.05: where the next row of the current block goes.
-    let mut block: Option<(i64, i64)> = None;
+    // Life 1.05: where the next row of the current block goes (rows before any #P start at
+    // 0 0, as Golly places them).
+    let mut block: (i64, i64) = (0, 0);
     let number = |line: usize, word: Option<&str>, what: &str| -> Result<i64> {
         let word = word.ok_or_else(|| parse_error(path, line, format!("expected {what}")))?;
         let digits = word.strip_prefix(['-', '+']).unwrap_or(word);
@@ -78,10 +80,15 @@ fn cells(
             }
             Version::V105 => {
                 if let Some(rest) = text.strip_prefix("#P") {
-                    let mut words = rest.split_ascii_whitespace();
-                    let x = number(line, words.next(), "the block's x and y after #P")?;
-                    let y = number(line, words.next(), "the block's x and y after #P")?;
-                    block = Some((x, y));
+                    // A bare #P is a block at 0 0, as Golly reads it.
+                    let mut words = rest.split_ascii_whitespace().peekable();
+                    block = match words.peek() {
+                        None => (0, 0),
+                        Some(_) => (
+                            number(line, words.next(), "the block's x and y after #P")?,
+                            number(line, words.next(), "the block's x and y after #P")?,
+                        ),
+                    };
                 } else if text.starts_with("#N") {
                     rule = Some(Rule::LIFE);
                 } else if let Some(rest) = text.strip_prefix("#R") {
@@ -92,13 +99,7 @@ fn cells(
                 } else if text.starts_with('#') {
                     continue;
                 } else {
-                    let Some((x0, y)) = block.as_mut() else {
-                        return Err(parse_error(
-                            path,
-                            line,
-                            "a row of cells before any #P x y line",
-                        ));
-                    };
+                    let (x0, y) = &mut block;
                     for (dx, &b) in trimmed.iter().enumerate() {
                         match b {
                             b'*' => cell(line, *x0 + dx as i64, *y)?,

@@ -413,11 +413,25 @@ fn reads_life_106_and_105_at_their_coordinates() {
     assert_eq!(file.format(), Format::Life105);
     assert_eq!(file.header().rule, Some(Rule::parse("B36/S23").unwrap()));
     assert_eq!(file.place(8, 7).unwrap(), grid);
+    // A bare #P, and rows before any #P, are at 0 0, as Golly reads them (acorn.lif).
+    for text in [
+        "#Life 1.05\n#P\n.*\n..*\n***\n",
+        "#Life 1.05\n.*\n..*\n***\n",
+    ] {
+        let file = open(Format::Rle, text).unwrap();
+        assert_eq!(
+            file.header().position,
+            Some((0.into(), 0.into())),
+            "{text:?}"
+        );
+        assert_eq!((file.header().width, file.header().height), (3, 3));
+    }
     for (text, line, says) in [
         ("#Life 1.06\n0 0\n1 x\n", 3, "not a whole number"),
         ("#Life 1.06\n0 0 0\n", 2, "unexpected"),
         ("#Life 1.06\n5\n", 2, "expected x and y"),
-        ("#Life 1.05\n*.\n", 2, "before any #P"),
+        ("#Life 1.06\n5 99999999999999999999\n", 2, "beyond ±2^62"),
+        ("#Life 1.05\n#P 3\n*\n", 2, "expected the block's x and y"),
         ("#Life 1.05\n#P 0 0\n*o\n", 3, "expected '.' or '*'"),
         ("#Life 1.05\n#R 2x/3\n", 2, "invalid rule"),
         ("#Life 1.06\n-9000000000 0\n9000000000 0\n", 1, "more than"),

@@ -691,15 +691,16 @@ fn split_states(text: &str) -> std::result::Result<(String, u32), String> {
 /// Splits `b…/s…`, `s…/b…` or `b…s…` (lower case, no whitespace) into the birth and survival
 /// lists.
 fn split_letters(text: &str) -> std::result::Result<(&str, &str), String> {
-    let (first, second) = match text.split_once('/') {
+    // `/` or `_` between the parts (Golly reads both), or none; a part alone has the other
+    // empty, as Golly reads B234 (B234/S).
+    let (first, second) = match text.split_once(['/', '_']) {
         Some((a, b)) => (a, b),
-        None => {
-            let at = text[1..]
-                .find(['b', 's'])
-                .map(|i| i + 1)
-                .ok_or("expected both a B and an S part, such as B3/S23")?;
-            (&text[..at], &text[at..])
-        }
+        None => match text.get(1..).and_then(|rest| rest.find(['b', 's'])) {
+            Some(at) => (&text[..at + 1], &text[at + 1..]),
+            None if text.starts_with('b') => (text, "s"),
+            None if text.starts_with('s') => ("b", text),
+            None => return Err("expected a B and an S part, such as B3/S23".into()),
+        },
     };
     let tag = |part: &str| part.chars().next();
     let (b, s) = match (tag(first), tag(second)) {
@@ -934,6 +935,19 @@ mod test {
         }
         let highlife = Rule::parse("b36/s23").unwrap();
         assert_eq!(counts(highlife.birth_mask()), vec![3, 6]);
+        // `_` between the parts, and a part alone, as Golly reads them.
+        for (text, same) in [
+            ("B3_S23", "B3/S23"),
+            ("b2cek3i_s12cei", "B2cek3i/S12cei"),
+            ("B234", "B234/S"),
+            ("S23", "B/S23"),
+        ] {
+            assert_eq!(
+                Rule::parse(text).unwrap(),
+                Rule::parse(same).unwrap(),
+                "{text}"
+            );
+        }
         let seeds = Rule::parse("B2/S").unwrap();
         assert_eq!(
             (counts(seeds.birth_mask()), seeds.survive_mask()),
@@ -1019,7 +1033,7 @@ mod test {
     #[test]
     fn refuses_bad_rules() {
         for text in [
-            "", "B3", "S23", "B3/S2x", "B3/B3", "X3/S23", "B27,/S", "B5-3/S", "B3/S1--2", "hello",
+            "", "B3/S2x", "B3/B3", "X3/S23", "B27,/S", "B5-3/S", "B3/S1--2", "hello",
         ] {
             let err = Rule::parse(text).unwrap_err().to_string();
             assert!(err.starts_with("invalid rule"), "{text}: {err}");
