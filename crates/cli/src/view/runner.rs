@@ -75,7 +75,7 @@ impl Wanted {
     /// the cells a pixel of its frame covers each way: its top-left cell wrapped round the
     /// torus, and at most the grid once each way (a view asked for a larger world before a
     /// restart, or a view of any size a page sends, shows the whole grid).
-    fn on_grid(&self, (w, h): (usize, usize)) -> Result<(View, usize), String> {
+    fn on_grid(&self, (w, h): (usize, usize)) -> (View, usize) {
         let wrapped = |n: &BigInt, side: usize| {
             let side = BigInt::from(side);
             (((n % &side) + &side) % side)
@@ -94,7 +94,7 @@ impl Wanted {
             width,
             height,
         };
-        Ok((view, block))
+        (view, block)
     }
 
     /// The view on the plane, and the level of the blocks a pixel of its frame shows (0: a
@@ -273,7 +273,7 @@ impl Shown for Simulation<Grid> {
 
     fn frame_cells(&self, wanted: &Wanted, _: Look) -> Result<(Cells, Placed), String> {
         let (width, height, _) = self.extent();
-        let (view, block) = wanted.on_grid((width, height))?;
+        let (view, block) = wanted.on_grid((width, height));
         let cells = if block == 1 {
             // A window no larger than the canvas.
             let window = self
@@ -316,7 +316,7 @@ impl Shown for Simulation<Cube> {
 
     fn frame_cells(&self, wanted: &Wanted, look: Look) -> Result<(Cells, Placed), String> {
         let (side, _, _) = self.extent();
-        let (view, block) = wanted.on_grid((side, side))?;
+        let (view, block) = wanted.on_grid((side, side));
         look.check(side).map_err(|e| e.to_string())?;
         let cells = if self.engine().on_gpu() {
             Cells::Counts {
@@ -591,8 +591,8 @@ impl<S: Shown> Runner<S> {
         })
     }
 
-    /// Obeys one command.
-    fn obey(&mut self, command: Command) {
+    /// Obeys one command; a restart begins making its world in `making`.
+    fn obey(&mut self, command: Command, making: &mut Option<Making<S>>) {
         match command {
             Command::Play => self.running = true,
             Command::Pause => {
@@ -605,9 +605,21 @@ impl<S: Shown> Runner<S> {
                 self.speed = k;
                 self.chunk = 1;
             }
-            // Made on a thread of its own by the loop ([`Making`]).
-            Command::Restart(_, reply) => {
-                let _ = reply.send(Err("internal error: a restart reached the runner".into()));
+            // Made on a thread of its own ([`Making`]); one still being made is replaced, its
+            // page told so.
+            Command::Restart(setup, reply) => {
+                if let Some(old) = making.take() {
+                    let _ = old.reply.send(Err("replaced by a newer restart".into()));
+                }
+                let started = std::thread::Builder::new()
+                    .name("restart".into())
+                    .spawn(move || S::make(&setup));
+                match started {
+                    Ok(thread) => *making = Some(Making { thread, reply }),
+                    Err(e) => {
+                        let _ = reply.send(Err(format!("could not start making the world: {e}")));
+                    }
+                }
             }
             Command::Frame {
                 wanted,
@@ -625,26 +637,6 @@ impl<S: Shown> Runner<S> {
 struct Making<S> {
     thread: std::thread::JoinHandle<gol::Result<S>>,
     reply: oneshot::Sender<Result<(), String>>,
-}
-
-/// Obeys `command`: a restart begins making its world (one still being made is replaced, its
-/// page told so), anything else goes to the runner.
-fn take<S: Shown>(runner: &mut Runner<S>, making: &mut Option<Making<S>>, command: Command) {
-    let Command::Restart(setup, reply) = command else {
-        return runner.obey(command);
-    };
-    if let Some(old) = making.take() {
-        let _ = old.reply.send(Err("replaced by a newer restart".into()));
-    }
-    let started = std::thread::Builder::new()
-        .name("restart".into())
-        .spawn(move || S::make(&setup));
-    match started {
-        Ok(thread) => *making = Some(Making { thread, reply }),
-        Err(e) => {
-            let _ = reply.send(Err(format!("could not start making the world: {e}")));
-        }
-    }
 }
 
 /// Puts the world a restart made in place, once it is made, and answers its page.
@@ -691,9 +683,9 @@ pub fn run<S: Shown>(sim: S, commands: Receiver<Command>, interrupt: Arc<Interru
         interrupt.stop.store(false, Ordering::Relaxed);
         match commands.recv_timeout(wait) {
             Ok(command) => {
-                take(&mut runner, &mut making, command);
+                runner.obey(command, &mut making);
                 while let Ok(command) = commands.try_recv() {
-                    take(&mut runner, &mut making, command);
+                    runner.obey(command, &mut making);
                 }
             }
             Err(RecvTimeoutError::Timeout) => {}
