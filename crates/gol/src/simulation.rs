@@ -90,10 +90,14 @@ impl<W: Dimension> Simulation<W> {
             slabs: gpus.is_some(),
             gpu_options: setup.block.is_some() || gpus.is_some(),
         };
-        let make = |extent| -> Result<(Box<dyn Engine<W>>, Resolved)> {
-            let cells = cells_of(extent);
-            let resolved = auto::resolve(setup.engine, &ids, &work(cells), &machine)?;
+        // The engine for a world of `extent`, and the run's memory checked for it (before any
+        // of the world is made where the extent is known ahead).
+        let plan = |extent| -> Result<Resolved> {
+            let resolved = auto::resolve(setup.engine, &ids, &work(cells_of(extent)), &machine)?;
             check_run_memory(resolved.id, extent, setup)?;
+            Ok(resolved)
+        };
+        let make = |resolved: Resolved| -> Result<(Box<dyn Engine<W>>, Resolved)> {
             let options = EngineOptions {
                 block: setup.block,
                 device: 0,
@@ -110,25 +114,20 @@ impl<W: Dimension> Simulation<W> {
             };
             Ok((engine, resolved))
         };
-        // A world that does not fit is refused before any of it is made.
-        let ahead = setup.extent_ahead::<W>();
-        if let Some(extent) = ahead {
-            let resolved = auto::resolve(setup.engine, &ids, &work(cells_of(extent)), &machine)?;
-            check_run_memory(resolved.id, extent, setup)?;
-        }
+        let planned = setup.extent_ahead::<W>().map(plan).transpose()?;
         let (problem, made, input) = std::thread::scope(|scope| -> Result<_> {
             let reader = scope.spawn(|| (W::build(setup), start.elapsed().as_secs_f64()));
             let joined = || reader.join().expect("building a world does not panic");
-            match ahead {
-                Some(extent) => {
-                    let made = make(extent);
+            match planned {
+                Some(resolved) => {
+                    let made = make(resolved);
                     let (problem, input) = joined();
                     Ok((problem?, made, input))
                 }
                 None => {
                     let (problem, input) = joined();
                     let problem: Problem<W> = problem?;
-                    let made = make(problem.world.extent());
+                    let made = plan(problem.world.extent()).and_then(make);
                     Ok((problem, made, input))
                 }
             }
@@ -432,7 +431,7 @@ fn cells_of((width, height, depth): (usize, usize, Option<usize>)) -> u64 {
 
 /// Refuses a run whose memory, all of it counted at once ([`EngineId::run_bytes`]: the world,
 /// the engine's own buffers, the lists of rows and the copy read back), is more than the
-/// memory available, naming the total and its parts.
+/// memory available, naming the total.
 fn check_run_memory(
     id: EngineId,
     extent: (usize, usize, Option<usize>),
