@@ -32,12 +32,12 @@ pub const ENGINES: &[EngineSpec] = &[
     },
     EngineSpec {
         id: EngineId::CpuTable,
-        description: "byte cells with ghost cells, next state from a states[2][9] table (Kurnosov's seminar's variant)",
+        description: "byte cells with ghost cells, next state from a states[2][9] table (the variant of M. Kurnosov's CUDA seminar, Seminar 18)",
         create: |o| cpu_engine(o, Table::default()),
     },
     EngineSpec {
         id: EngineId::CpuScalar,
-        description: "byte cells with ghost cells, the seminar's sequential C program: the oracle",
+        description: "byte cells with ghost cells, the sequential C program of M. Kurnosov's CUDA seminar (Seminar 18, docs/lineage.md): the oracle",
         create: |o| cpu_engine(o, Scalar::default()),
     },
 ];
