@@ -361,6 +361,8 @@ fn the_viewer_draws_steps_and_reports_errors_in_chromium() {
     ]);
     let alive = serde_json::from_str::<Value>(&report).unwrap()["alive"].clone();
     assert_eq!(population.as_str().unwrap(), alive.to_string());
+    // The README's picture (docs/viewer.png): the glider after four steps.
+    screenshot(&browser, "viewer-screenshot.png");
 
     // A malformed upload: an error on the page, and the frames go on.
     browser.script("window.golViewer.send({type: 'load', name: 'broken.rle', text: 'x = 3, y = 3\\nbo$2bo$3q!'}); return null");
@@ -377,7 +379,7 @@ fn the_viewer_draws_steps_and_reports_errors_in_chromium() {
         &format!("return window.golViewer.state.frames > {frames}"),
     );
 
-    screenshot(&browser, "viewer-screenshot.png");
+    screenshot(&browser, "viewer-error.png");
     assert_no_console_errors(&browser);
 }
 
