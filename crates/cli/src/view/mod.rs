@@ -556,10 +556,13 @@ async fn obey(app: &App, viewport: &Viewport, text: &str) -> Result<(), String> 
 }
 
 fn send(app: &App, command: Command) -> Result<(), String> {
-    match command {
-        Command::Pause | Command::Step(_) | Command::Restart(..) => app.interrupt.stop(),
-        Command::Frame { .. } => app.interrupt.stop_if_long(),
-        Command::Play | Command::Speed(_) => {}
+    // Requests that end a step under way stop it at once (a frame waiting on one stops it
+    // after a while: see `frame`).
+    if matches!(
+        command,
+        Command::Pause | Command::Step(_) | Command::Restart(..)
+    ) {
+        app.interrupt.stop();
     }
     app.commands
         .lock()
