@@ -253,7 +253,7 @@ fn run_in<W: Dimension>(args: &RunArgs, setup: &Setup) -> Result<()> {
         view.check_within(width, height)?;
     }
     if let (Some((Format::Cells, _)), Some(path)) = (&output, &args.output) {
-        if sim.rule().is_generations() {
+        if sim.rule().is_multi_state() {
             anyhow::bail!(
                 "{}: a .cells file holds two states; write the {} states of rule {} as .rle or .mc",
                 path.display(),

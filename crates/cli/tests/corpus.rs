@@ -16,21 +16,32 @@ use common::{bgolly, gol_path};
 /// The collection.
 const PATTERNS: &str = "/usr/share/golly/Patterns";
 
+/// Golly's rules, which bgolly is pointed at (RuleLoader's rule tables).
+const RULES: &str = "/usr/share/golly/Rules/";
+
 /// The folders whose rules and formats this test covers.
-const FOLDERS: [&str; 5] = [
+const FOLDERS: [&str; 12] = [
     "Life",
     "Life-Like",
     "Non-Totalistic",
     "Generations",
     "HashLife",
+    "Loops",
+    "Margolus",
+    "Other-Rules",
+    "Patersons-Worms",
+    "Self-Rep",
+    "Turmites",
+    "WireWorld",
 ];
 
 /// Files `gol` does not run yet, each with what its refusal says: notations and formats of
-/// the Golly-collection issue (MCell files, Wolfram's rules, LifeHistory, tubes), and a B0
-/// rule, which the plane refuses.
-const REFUSED: [(&str, &str); 5] = [
+/// the Golly-collection issue (MCell files, Wolfram's rules, Golly's JvN algorithm, the
+/// grids other than tori and bounded planes, tubes), and a B0 rule, which the plane refuses.
+const REFUSED: [(&str, &str); 6] = [
     (".mcl", "not a pattern file gol reads"),
     ("HashLife/wolfram22.mc", "invalid rule \"w22\""),
+    ("Self-Rep/JvN/", "no rule table"),
     (
         "Life-Like/p168-knightship.rle",
         "B0 rules turn the whole infinite plane on",
@@ -39,7 +50,10 @@ const REFUSED: [(&str, &str); 5] = [
         "Life/Bounded-Grids/pulsars-in-tube.rle",
         "infinitely wide (a tube)",
     ),
-    ("Life/Bounded-Grids/", "invalid rule \"LifeHistory\""),
+    (
+        "Life/Bounded-Grids/",
+        "or a bounded plane (:PW,H) is supported",
+    ),
 ];
 
 /// HashLife files bgolly cannot take to 2^20 generations within a few minutes, with the
@@ -89,7 +103,7 @@ fn number(report: &serde_json::Value, key: &str) -> String {
 /// final state to `out` (a macrocell file, which gives the position too).
 fn golly(bgolly: &Path, algo: &str, file: &Path, gens: &str, out: &Path) -> String {
     let output = Command::new(bgolly)
-        .args(["-a", algo, "-m", gens, "-o"])
+        .args(["-a", algo, "-s", RULES, "-m", gens, "-o"])
         .arg(out)
         .arg(file)
         .output()
@@ -138,13 +152,21 @@ fn check(bgolly: &Path, name: &str, gens: &str, dir: &Path) -> Result<(), String
         "--output",
         ours_rle.to_str().unwrap(),
     ])?;
-    // HashLife for two-state rules (bgolly's QuickLife cannot write some rules' macrocells).
-    let algo = match ours["rule"]
-        .as_str()
-        .is_some_and(|r| r.matches('/').count() == 2)
-    {
-        true => "Generations",
-        false => "HashLife",
+    // HashLife for two-state rules (bgolly's QuickLife cannot write some rules' macrocells),
+    // RuleLoader for rule tables (named by a file of Golly's rules).
+    let rule = ours["rule"].as_str().unwrap_or("");
+    let table = rule.split(':').next().is_some_and(|name| {
+        std::fs::read_dir(RULES).is_ok_and(|entries| {
+            entries.filter_map(|e| e.ok()).any(|e| {
+                e.file_name().to_string_lossy().to_ascii_lowercase()
+                    == format!("{name}.rule").to_ascii_lowercase()
+            })
+        })
+    });
+    let algo = match (table, rule.matches('/').count()) {
+        (true, _) => "RuleLoader",
+        (false, 2) => "Generations",
+        (false, _) => "HashLife",
     };
     let theirs_mc = dir.join("theirs.mc");
     let population = golly(bgolly, algo, &file, gens, &theirs_mc);

@@ -152,7 +152,7 @@ pub fn write<W: World>(path: &Path, world: &W, rule: Rule, stamp: u64, done: u64
     }
     write_with(path, &Header::of(world, rule, stamp, done), |sink| {
         sink.put(rows.words())?;
-        if rule.is_generations() {
+        if rule.is_multi_state() {
             match rows.states() {
                 2 => sink.put(&vec![
                     0;
@@ -400,7 +400,7 @@ impl Opened {
         let h = &self.header;
         h.check_dimension::<W>(&self.path)?;
         let data = self.read_rows(&(0..h.data_rows()).collect::<Vec<_>>())?;
-        if !h.rule.is_generations() {
+        if !h.rule.is_multi_state() {
             return W::from_rows(data);
         }
         let mut grid = Grid::with_states(h.width, h.rows, h.rule.states())?;

@@ -203,6 +203,16 @@ pub fn resolve(
         .filter_map(|&id| Some((id, estimate(id, work, machine)?)))
         .collect();
     estimates.sort_by(|a, b| a.1.total_cmp(&b.1));
+    // An engine never chosen by estimate (the oracle) where it is the only one left: the
+    // only one that runs the rule.
+    if let ([only], true) = (available, estimates.is_empty()) {
+        if !only.on_gpu() {
+            return Ok(Resolved {
+                id: *only,
+                reason: "auto: the only engine here that runs the rule (one CPU thread)".into(),
+            });
+        }
+    }
     let Some(&(id, best)) = estimates.first() else {
         crate::error::invalid!(
             "no {dimension} engine can take this run here{}; {dimension} engines: {}",

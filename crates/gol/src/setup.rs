@@ -301,6 +301,19 @@ impl Setup {
         }
     }
 
+    /// The rule where it is known without reading the input (a pattern file may name it),
+    /// `Err` where it is not.
+    pub(crate) fn rule_ahead<W: Dimension>(&self) -> std::result::Result<Rule, ()> {
+        match (&self.rule, &self.start) {
+            (Some(rule), _) => Ok(*rule),
+            (None, Start::File(_) | Start::Pattern { .. }) if W::AXES == 2 => Err(()),
+            (None, Start::Checkpoint(path)) => {
+                checkpoint::open(path).map(|c| c.header.rule).map_err(|_| ())
+            }
+            (None, _) => Ok(W::DEFAULT_RULE),
+        }
+    }
+
     /// The side of a cube where it is known without reading or making the cube: a `.bin`
     /// file's or a checkpoint's header, a cube given, or a random cube's side.
     pub(crate) fn cube_side_ahead(&self) -> Option<usize> {
@@ -492,9 +505,9 @@ pub(crate) fn grid_slab(
 /// Refuses to split a world run under `rule` into slabs: its dying states (Generations rules)
 /// do not travel with the rows that slabs exchange.
 pub(crate) fn check_splittable(rule: Rule) -> Result<()> {
-    if rule.is_generations() {
+    if rule.is_multi_state() || rule.rule_table().is_some() {
         invalid!(
-            "rule {rule}: Generations rules do not run split into slabs (--gpus, MPI ranks) yet; run them in one process"
+            "rule {rule}: Generations rules and rule tables do not run split into slabs (--gpus, MPI ranks) yet; run them in one process"
         );
     }
     Ok(())

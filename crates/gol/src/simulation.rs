@@ -90,9 +90,21 @@ impl<W: Dimension> Simulation<W> {
             slabs: gpus.is_some(),
             gpu_options: setup.block.is_some() || gpus.is_some(),
         };
-        // The engine for a world of `extent`, and the run's memory checked for it (before any
-        // of the world is made where the extent is known ahead).
-        let plan = |extent| -> Result<Resolved> {
+        // The engines `auto` chooses among under `rule`: those that run it (an engine named
+        // refuses a rule it does not run in its own words when loaded).
+        let running = |rule: Rule| -> Vec<EngineId> {
+            ids.iter()
+                .copied()
+                .filter(|&id| {
+                    setup.engine != EngineChoice::Auto
+                        || rule.check_engine(id, W::NEIGHBOURS).is_ok()
+                })
+                .collect()
+        };
+        // The engine for a world of `extent` under `rule`, and the run's memory checked for it
+        // (before any of the world is made where both are known ahead).
+        let plan = |extent, rule: Rule| -> Result<Resolved> {
+            let ids = running(rule);
             let resolved = auto::resolve(setup.engine, &ids, &work(cells_of(extent)), &machine)?;
             check_run_memory(resolved.id, extent, setup)?;
             Ok(resolved)
@@ -114,7 +126,10 @@ impl<W: Dimension> Simulation<W> {
             };
             Ok((engine, resolved))
         };
-        let planned = setup.extent_ahead::<W>().map(plan).transpose()?;
+        let planned = match (setup.extent_ahead::<W>(), setup.rule_ahead::<W>()) {
+            (Some(extent), Ok(rule)) => Some(plan(extent, rule)?),
+            _ => None,
+        };
         let (problem, made, input) = std::thread::scope(|scope| -> Result<_> {
             let reader = scope.spawn(|| (W::build(setup), start.elapsed().as_secs_f64()));
             let joined = || reader.join().expect("building a world does not panic");
@@ -127,7 +142,7 @@ impl<W: Dimension> Simulation<W> {
                 None => {
                     let (problem, input) = joined();
                     let problem: Problem<W> = problem?;
-                    let made = plan(problem.world.extent()).and_then(make);
+                    let made = plan(problem.world.extent(), problem.rule).and_then(make);
                     Ok((problem, made, input))
                 }
             }
@@ -147,8 +162,12 @@ impl<W: Dimension> Simulation<W> {
                 if setup.engine == EngineChoice::Auto && gpus.is_none() && machine.gpus > 0 =>
             {
                 let cpu = Machine { gpus: 0, ..machine };
-                let chosen =
-                    auto::resolve(EngineChoice::Auto, &ids, &work(problem.world.cells()), &cpu)?;
+                let chosen = auto::resolve(
+                    EngineChoice::Auto,
+                    &running(problem.rule),
+                    &work(problem.world.cells()),
+                    &cpu,
+                )?;
                 let mut engine = registry::create::<W>(chosen.id, &EngineOptions::default())?;
                 engine.load(&problem.world, problem.rule)?;
                 let reason = format!(

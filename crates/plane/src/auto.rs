@@ -49,15 +49,15 @@ pub struct Auto {
 }
 
 impl Auto {
-    /// `start` under `rule`: on HashLife for a macrocell file (written for it) or a
-    /// Generations rule, else on tiles where they run it.
+    /// `start` under `rule`: on HashLife for a macrocell file (written for it), a Generations
+    /// rule or a rule table, else on tiles where they run it.
     pub fn new(start: Start<'_>, rule: Rule, options: &Options) -> Result<Auto> {
         let engineered = matches!(start, Start::File(file) if file.macrocell_nodes().is_some());
-        let tiles = match rule.is_generations() || engineered {
+        let tiles = match crate::in_bytes(&rule) || engineered {
             true => None,
             false => crate::new(EngineId::Tiles, copy(&start), rule, options).ok(),
         };
-        let tiles_able = !rule.is_generations() && !engineered;
+        let tiles_able = !crate::in_bytes(&rule) && !engineered;
         let plane = match tiles {
             Some(plane) => plane,
             None => crate::new(EngineId::Hashlife, start, rule, options)?,

@@ -8,7 +8,7 @@
 //!   zero. Four leaves make a 16×16 square, stepped 1, 2 or 4 generations at once by bitwise
 //!   logic over four 64-bit words, one row of 16 cells in each quarter of a word (see
 //!   `Square`).
-//! - [`States`], for Generations rules: a leaf is 4×4 cells (level 2), one byte each holding the
+//! - [`States`], for Generations rules and rule tables: a leaf is 4×4 cells (level 2), one byte each holding the
 //!   state; word `y` of the key holds row `y`, cell (x, y) in byte x. Four leaves make an 8×8
 //!   square, stepped 1 or 2 generations cell by cell.
 
@@ -308,7 +308,7 @@ pub struct States {
 }
 
 impl States {
-    /// Leaves stepped under `rule`, a Generations rule.
+    /// Leaves stepped under `rule`, a Generations rule or a rule table.
     pub fn new(rule: &Rule) -> States {
         States { rule: *rule }
     }
@@ -338,16 +338,9 @@ impl Leaf for States {
             let mut next = cells;
             for y in 1 + g..7 - g {
                 for x in 1 + g..7 - g {
-                    let mut around = 0u16;
-                    for r in 0..3 {
-                        for c in 0..3 {
-                            let live = cells[y + r - 1][x + c - 1] == 1;
-                            around |= (live as u16) << (3 * r + c);
-                        }
-                    }
-                    next[y][x] = self
-                        .rule
-                        .next_state(cells[y][x], self.rule.next_cells(around));
+                    let around: [[u8; 3]; 3] =
+                        std::array::from_fn(|r| [0, 1, 2].map(|c| cells[y + r - 1][x + c - 1]));
+                    next[y][x] = self.rule.next_of(&around);
                 }
             }
             cells = next;

@@ -126,7 +126,7 @@ pub trait Plane: Send {
 /// Refuses rules the plane cannot run: B0, under which every empty cell of the unbounded
 /// plane would be born at once.
 pub fn check_rule(rule: &Rule) -> Result<()> {
-    if rule.birth_mask() & 1 != 0 {
+    if rule.next_of(&[[0; 3]; 3]) != 0 {
         return Err(Error::Rule {
             rule: rule.to_string(),
             reason: "B0 rules turn the whole infinite plane on at once; run them on a torus or bounded grid (a size, or a :T or :P suffix)".into(),
@@ -134,6 +134,12 @@ pub fn check_rule(rule: &Rule) -> Result<()> {
     }
     rule.check_neighbours(8)?;
     Ok(())
+}
+
+/// Whether the plane's cells under `rule` are bytes of states ([`States`]): under Generations
+/// rules and rule tables, which tiles do not run.
+pub fn in_bytes(rule: &Rule) -> bool {
+    rule.is_multi_state() || rule.rule_table().is_some()
 }
 
 /// Refuses a memory cap below [`store::Store::LEAST`], whatever the engine: `auto` may move
@@ -160,12 +166,12 @@ pub fn new(
     check_rule(&rule)?;
     check_memory(options)?;
     match engine {
-        EngineId::Hashlife if rule.is_generations() => {
+        EngineId::Hashlife if in_bytes(&rule) => {
             hashlife_of(start, States::new(&rule), rule, options)
         }
         EngineId::Hashlife => hashlife_of(start, Bits::new(&rule), rule, options),
-        EngineId::Tiles if rule.is_generations() => Err(Error::Invalid(format!(
-            "rule {rule}: tiles run two-state rules; Generations rules run on hashlife"
+        EngineId::Tiles if in_bytes(&rule) => Err(Error::Invalid(format!(
+            "rule {rule}: tiles run two-state B/S rules; Generations rules and rule tables run on hashlife"
         ))),
         EngineId::Tiles => {
             let (threads, memory) = (options.threads, options.memory);

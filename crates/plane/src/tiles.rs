@@ -397,7 +397,7 @@ impl Tiles {
 
     /// No tiles yet.
     fn empty(rule: Rule, threads: usize, memory: u64) -> Result<Tiles> {
-        debug_assert!(!rule.is_generations(), "gol_plane::new refuses them");
+        debug_assert!(!crate::in_bytes(&rule), "gol_plane::new refuses them");
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads.max(1))
             .thread_name(|i| format!("tiles-{i}"))

@@ -1,7 +1,7 @@
 //! Byte cells with ghost rows and columns: the layout of the sequential C programs in docs/lineage.md.
 //!
 //! The W×H torus is stored as a (W+2)×(H+2) array of bytes (1 alive, 0 dead; under a
-//! Generations rule 2 and up for the dying states), row-major. Row 0
+//! Generations rule 2 and up for the dying states, under a rule table its states), row-major. Row 0
 //! and row H+1, column 0 and column W+1 are ghosts: before each generation the left ghost column
 //! gets a copy of column W and the right one of column 1, then the top ghost row (corners
 //! included) a copy of row H and the bottom one of row 1. Each interior cell then reads its
@@ -173,6 +173,24 @@ impl GhostCells {
                     }
                 }
                 n[y * stride + x] = update(cells, c[y * stride + x]);
+            }
+        }
+        std::mem::swap(&mut self.cells, &mut self.next);
+    }
+
+    /// Advances one generation: `update(around)` gives each cell's next state from the states
+    /// of its 3×3 neighbourhood (rows top to bottom, the cell itself at the centre).
+    pub fn step_states(&mut self, update: impl Fn(&[[u8; 3]; 3]) -> u8) {
+        self.refresh_ghosts();
+        let stride = self.width + 2;
+        let (c, n) = (&self.cells, &mut self.next);
+        for y in 1..=self.height {
+            for x in 1..=self.width {
+                let around: [[u8; 3]; 3] = std::array::from_fn(|r| {
+                    let row = (y + r - 1) * stride + x - 1;
+                    [c[row], c[row + 1], c[row + 2]]
+                });
+                n[y * stride + x] = update(&around);
             }
         }
         std::mem::swap(&mut self.cells, &mut self.next);

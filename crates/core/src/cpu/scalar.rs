@@ -7,7 +7,8 @@ use crate::rule::{Family, Rule};
 /// Byte cells with ghost rows and columns; each cell's fate decided by testing the rule's birth
 /// or survival set, as the seminar's first program does with its chain of `if`s. Rules of the
 /// other 2D families ([`crate::rule::Family`]) are decided from each cell's whole neighbourhood
-/// by [`Rule::next_cells`], and Generations rules by it and [`Rule::next_state`].
+/// by [`Rule::next_cells`], and Generations rules and rule tables by [`Rule::next_of`] over
+/// the states of the neighbourhood.
 pub type Scalar = GhostEngine<SetTest>;
 
 /// The update of `cpu-scalar`: a branch on the state, then a test of the matching count set.
@@ -27,10 +28,8 @@ impl CellUpdate for SetTest {
 
     fn advance(&self, cells: &mut GhostCells) {
         let rule = &self.0;
-        if rule.is_generations() {
-            cells.step_neighbourhoods(|around, state| {
-                rule.next_state(state, rule.next_cells(around))
-            });
+        if rule.is_multi_state() || rule.rule_table().is_some() {
+            cells.step_states(|around| rule.next_of(around));
         } else if rule.family() == Family::OuterTotalistic {
             cells.step(|state, neighbours| self.next(state, neighbours));
         } else {

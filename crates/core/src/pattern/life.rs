@@ -92,8 +92,9 @@ fn cells(
                 } else if text.starts_with("#N") {
                     rule = Some(Rule::LIFE);
                 } else if let Some(rest) = text.strip_prefix("#R") {
+                    let near = super::folder_of(path);
                     rule = Some(
-                        Rule::parse(rest.trim())
+                        Rule::parse_in(rest.trim(), Some(&near))
                             .map_err(|e| parse_error(path, line, e.to_string()))?,
                     );
                 } else if text.starts_with('#') {

@@ -481,6 +481,15 @@ impl<'a> Canvas<'a> {
     }
 }
 
+/// The folder of pattern file `path`, where a rule table it names may lie (`.` for a bare
+/// file name).
+pub(crate) fn folder_of(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(folder) if !folder.as_os_str().is_empty() => folder.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
 /// A parse error at `line` of `path`.
 pub(crate) fn parse_error(path: &Path, line: usize, message: impl Into<String>) -> Error {
     Error::Parse {

@@ -42,12 +42,16 @@ pub(super) fn header(path: &Path, text: &[u8]) -> Result<(Header, (usize, usize)
         }
         let line_text = std::str::from_utf8(trimmed)
             .map_err(|_| parse_error(path, number, "the header is not text"))?;
-        let mut header = parse_header(line_text).map_err(|m| parse_error(path, number, m))?;
+        let near = super::folder_of(path);
+        let mut header =
+            parse_header(line_text, Some(&near)).map_err(|m| parse_error(path, number, m))?;
         if header.rule.is_none() {
             if let Some((line, rule)) = old_rule {
                 let rule = String::from_utf8_lossy(&rule).into_owned();
-                header.rule =
-                    Some(Rule::parse(&rule).map_err(|e| parse_error(path, line, e.to_string()))?);
+                header.rule = Some(
+                    Rule::parse_in(&rule, Some(&near))
+                        .map_err(|e| parse_error(path, line, e.to_string()))?,
+                );
             }
         }
         header.position = position;
@@ -93,8 +97,9 @@ fn extension(text: &str) -> std::result::Result<(Option<(BigInt, BigInt)>, BigUi
     Ok((position, generation))
 }
 
-/// Parses `x = W, y = H[, rule = R[:Tw,h]]`.
-fn parse_header(line: &str) -> std::result::Result<Header, String> {
+/// Parses `x = W, y = H[, rule = R[:Tw,h]]`; a rule table it names is looked for in `near`
+/// too.
+fn parse_header(line: &str, near: Option<&Path>) -> std::result::Result<Header, String> {
     let lower = line.to_ascii_lowercase();
     // The rule may itself hold commas (":T10,20", "S5-7,10"), so it is split off first; it is
     // taken from the line as written (lowercasing keeps every byte where it was), so that
@@ -133,7 +138,7 @@ fn parse_header(line: &str) -> std::result::Result<Header, String> {
     };
     let (rule, bounds) = match rule_text {
         Some(text) => {
-            let (rule, bounds) = parse_rule(text)?;
+            let (rule, bounds) = parse_rule(text, near)?;
             (Some(rule), bounds)
         }
         None => (None, None),
@@ -162,11 +167,13 @@ fn parse_side(key: &str, value: &str) -> std::result::Result<usize, String> {
     }
 }
 
-/// Parses a rule with an optional Golly bounded-grid suffix: the rule and the suffix's size.
+/// Parses a rule with an optional Golly bounded-grid suffix: the rule and the suffix's size. A
+/// rule table it names is looked for in `near` too.
 pub(super) fn parse_rule(
     text: &str,
+    near: Option<&Path>,
 ) -> std::result::Result<(Rule, Option<(usize, usize)>), String> {
-    Rule::parse_sized(text).map_err(|e| e.to_string())
+    Rule::parse_sized_in(text, near).map_err(|e| e.to_string())
 }
 
 /// Where [`decode`] draws: the words of each row of the grid, the pattern's cell `x` at cell

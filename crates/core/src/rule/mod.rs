@@ -25,13 +25,17 @@
 
 pub mod circuit;
 pub mod hensel;
+pub mod table;
 pub mod topology;
 
 use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::path::Path;
 use std::str::FromStr;
 
 use crate::engine::EngineId;
 use crate::error::{Error, Result};
+pub use table::RuleTable;
 pub use topology::Topology;
 
 /// The cells of the 3×3 square whose live cells a rule counts (bit `3r + c` the cell in row
@@ -105,6 +109,33 @@ pub struct Rule {
     /// (state 1) that do not survive pass through the dying states 2 to `C - 1` and then die,
     /// and whose dying cells neither count as neighbours nor can be born.
     states: u16,
+    /// A rule table ([`table`]): the next state is its function of the neighbourhood, and the
+    /// fields above other than `topology` and `states` are unused.
+    table: Option<TableRef>,
+}
+
+/// A rule table kept for the whole process ([`table::intern`]), so compared by identity.
+#[derive(Clone, Copy)]
+struct TableRef(&'static RuleTable);
+
+impl PartialEq for TableRef {
+    fn eq(&self, other: &TableRef) -> bool {
+        std::ptr::eq(self.0, other.0)
+    }
+}
+
+impl Eq for TableRef {}
+
+impl Hash for TableRef {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        std::ptr::hash(self.0, state)
+    }
+}
+
+impl fmt::Debug for TableRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
 }
 
 impl Rule {
@@ -116,6 +147,7 @@ impl Rule {
         letters: None,
         topology: Topology::Torus,
         states: 2,
+        table: None,
     };
 
     /// B6/S567: the 3D default.
@@ -126,6 +158,7 @@ impl Rule {
         letters: None,
         topology: Topology::Torus,
         states: 2,
+        table: None,
     };
 
     /// Builds a rule from bit masks (bit `k` set: count `k` is in the set).
@@ -139,6 +172,7 @@ impl Rule {
             letters: None,
             topology: Topology::Torus,
             states: 2,
+            table: None,
         };
         if (birth | survive) >> (MAX_COUNT + 1) != 0 {
             return Err(Error::Rule {
@@ -212,7 +246,13 @@ impl Rule {
     /// Parses B/S notation (see the module documentation). A bounded-grid suffix may name the
     /// topology but not a size, which belongs to the grid ([`Rule::parse_sized`] keeps it).
     pub fn parse(text: &str) -> Result<Rule> {
-        let (rule, size) = Rule::parse_sized(text)?;
+        Rule::parse_in(text, None)
+    }
+
+    /// [`Rule::parse`] for a pattern file in folder `near`, where a rule table it names is also
+    /// looked for ([`table::find`]).
+    pub fn parse_in(text: &str, near: Option<&Path>) -> Result<Rule> {
+        let (rule, size) = Rule::parse_sized_in(text, near)?;
         if let Some((w, h)) = size {
             return Err(Error::Rule {
                 rule: text.trim().to_string(),
@@ -228,11 +268,20 @@ impl Rule {
     /// Parses a rule with Golly's optional bounded-grid suffix (`B3/S23:P64,48`), as pattern
     /// files give it: the rule, with the suffix's topology, and the suffix's size if it has one.
     pub fn parse_sized(text: &str) -> Result<(Rule, Option<(usize, usize)>)> {
+        Rule::parse_sized_in(text, None)
+    }
+
+    /// [`Rule::parse_sized`] for a pattern file in folder `near`, where a rule table it names
+    /// is also looked for ([`table::find`]).
+    pub fn parse_sized_in(
+        text: &str,
+        near: Option<&Path>,
+    ) -> Result<(Rule, Option<(usize, usize)>)> {
         let (rule, suffix) = match text.split_once(':') {
             Some((rule, suffix)) => (rule, Some(suffix)),
             None => (text, None),
         };
-        let rule = Rule::parse_counts(rule)?;
+        let rule = Rule::parse_named(rule, near)?;
         let Some(suffix) = suffix else {
             return Ok((rule, None));
         };
@@ -241,6 +290,54 @@ impl Rule {
             reason,
         })?;
         Ok((rule.on(topology), size))
+    }
+
+    /// Parses B/S notation or a rule table's name ([`table::find`], in `near` too) without a
+    /// bounded-grid suffix.
+    fn parse_named(text: &str, near: Option<&Path>) -> Result<Rule> {
+        let notation = match Rule::parse_counts(text) {
+            Err(Error::Rule { reason, .. }) => reason,
+            parsed => return parsed,
+        };
+        let name = text.trim();
+        if !table::is_name(name) {
+            return Err(Error::Rule {
+                rule: text.to_string(),
+                reason: notation,
+            });
+        }
+        if let Some(found) = table::find(name, near)? {
+            return Ok(Rule::from_table(found));
+        }
+        let folders: Vec<String> = table::folders(near)
+            .iter()
+            .map(|f| f.display().to_string())
+            .collect();
+        Err(Error::Rule {
+            rule: text.to_string(),
+            reason: format!(
+                "no rule table {name}.rule in {} (--rules DIR adds a folder), and not B/S notation: {notation}",
+                folders.join(", ")
+            ),
+        })
+    }
+
+    /// The rule of a rule table, on a torus.
+    pub fn from_table(table: &'static RuleTable) -> Rule {
+        Rule {
+            birth: 0,
+            survive: 0,
+            neighbourhood: Neighbourhood::Moore,
+            letters: None,
+            topology: Topology::Torus,
+            states: table.states() as u16,
+            table: Some(TableRef(table)),
+        }
+    }
+
+    /// The rule table the rule is, if it is one.
+    pub fn rule_table(&self) -> Option<&'static RuleTable> {
+        self.table.map(|t| t.0)
     }
 
     /// Parses B/S notation without a bounded-grid suffix.
@@ -352,6 +449,7 @@ impl Rule {
                 letters: None,
                 topology: Topology::Torus,
                 states: 2,
+                table: None,
             };
         };
         let mask = |sets: &[u16; 9]| {
@@ -371,6 +469,7 @@ impl Rule {
             letters: partial.then_some(sets),
             topology: Topology::Torus,
             states: 2,
+            table: None,
         }
     }
 
@@ -379,9 +478,34 @@ impl Rule {
         self.states as u32
     }
 
-    /// Whether the rule is a Generations rule (more than two states).
+    /// Whether the rule is a Generations rule (more than two states, not a rule table).
     pub const fn is_generations(&self) -> bool {
+        self.states > 2 && self.table.is_none()
+    }
+
+    /// Whether cells have more than two states (a Generations rule, or a rule table of more).
+    pub const fn is_multi_state(&self) -> bool {
         self.states > 2
+    }
+
+    /// The next state of the cell at the centre of `around` (states of a 3×3 square, rows top
+    /// to bottom): the rule on any neighbourhood, for every family.
+    #[inline]
+    pub fn next_of(&self, around: &[[u8; 3]; 3]) -> u8 {
+        if let Some(table) = self.table {
+            return table.0.next(around);
+        }
+        let mut cells = 0u16;
+        for (r, row) in around.iter().enumerate() {
+            for (c, &state) in row.iter().enumerate() {
+                cells |= ((state == 1) as u16) << (3 * r + c);
+            }
+        }
+        let lives = self.next_cells(cells);
+        match self.is_generations() {
+            true => self.next_state(around[1][1], lives),
+            false => lives as u8,
+        }
     }
 
     /// The same births and survivals with `states` cell states (2 to [`MAX_STATES`]): a
@@ -506,6 +630,12 @@ impl Rule {
     /// Checks that every count the rule mentions can occur with `neighbours` neighbours
     /// (8 in 2D, 26 in 3D).
     pub fn check_neighbours(&self, neighbours: u32) -> Result<()> {
+        if neighbours != 8 && self.table.is_some() {
+            return Err(Error::Rule {
+                rule: self.to_string(),
+                reason: format!("rule tables are 2D rules; cells here have {neighbours} neighbours"),
+            });
+        }
         if neighbours != 8 && self.topology != Topology::Torus {
             return Err(Error::Rule {
                 rule: self.to_string(),
@@ -551,6 +681,14 @@ impl Rule {
     /// families only on the engines of [`Family::ENGINES`]. The refusal names those.
     pub fn check_engine(&self, engine: EngineId, neighbours: u32) -> Result<()> {
         self.check_neighbours(neighbours)?;
+        if self.table.is_some() && !TABLE_ENGINES.contains(&engine) {
+            return Err(Error::Rule {
+                rule: self.to_string(),
+                reason: format!(
+                    "{engine} does not run rule tables; they run on cpu-scalar (grids) and hashlife (the infinite plane)"
+                ),
+            });
+        }
         let family = self.family();
         if family != Family::OuterTotalistic && !Family::ENGINES.contains(&engine) {
             let names: Vec<&str> = Family::ENGINES.iter().map(|id| id.name()).collect();
@@ -594,6 +732,9 @@ impl Rule {
         })
     }
 }
+
+/// The engines that run rule tables: the oracle on grids, HashLife on the infinite plane.
+pub const TABLE_ENGINES: [EngineId; 2] = [EngineId::CpuScalar, EngineId::Hashlife];
 
 /// The engines that run Generations rules: the oracle, and the bit-sliced engines, which keep
 /// the dying states as extra bit planes.
@@ -884,6 +1025,14 @@ fn write_letters(f: &mut fmt::Formatter<'_>, sets: &[u16; 9]) -> fmt::Result {
 /// Writes B/S notation (a Generations rule in Golly's `S/B/C`, as Golly writes it).
 impl fmt::Display for Rule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let topology = |f: &mut fmt::Formatter<'_>| match self.topology {
+            Topology::Torus => Ok(()),
+            topology => write!(f, ":{}", topology.letter()),
+        };
+        if let Some(table) = self.table {
+            f.write_str(table.0.name())?;
+            return topology(f);
+        }
         let birth = |f: &mut fmt::Formatter<'_>| match &self.letters {
             Some([birth, _]) => write_letters(f, birth),
             None => write_counts(f, self.birth),
@@ -904,10 +1053,7 @@ impl fmt::Display for Rule {
             survive(f)?;
         }
         f.write_str(self.neighbourhood.suffix())?;
-        match self.topology {
-            Topology::Torus => Ok(()),
-            topology => write!(f, ":{}", topology.letter()),
-        }
+        topology(f)
     }
 }
 

@@ -1,0 +1,943 @@
+//! Rule tables: Golly's `.rule` files, which its RuleLoader algorithm runs. A rule of up to 256
+//! cell states whose next state is any function of a cell's neighbourhood, given as a
+//! transition table (`@TABLE`) or a decision tree (`@TREE`).
+//!
+//! # The tree
+//!
+//! Both forms become one [`RuleTable`]: a decision tree over the cell's neighbourhood in
+//! Golly's tree order, north-west, north-east, south-west, south-east, north, west, east,
+//! south, centre for the eight-neighbour trees (Moore, and hexagonal tables, whose north-east
+//! and south-west cells no branch reads) and north, west, east, south, centre for the
+//! four-neighbour ones (von Neumann, and one-dimensional tables, whose north and south no
+//! branch reads). A node of the tree is `states` consecutive words of [`RuleTable`]'s `nodes`,
+//! one per value of its variable: the offset of the child for that value, or, in a node of the
+//! last variable (the centre), the next state itself. A cell's next state so takes nine (or
+//! five) loads.
+//!
+//! # Tables
+//!
+//! A `@TABLE` (Golly's `.table` format) names `n_states`, a `neighborhood` (`Moore`,
+//! `vonNeumann`, `hexagonal`, `oneDimensional`) and `symmetries`, then variables
+//! (`var a={0,1,2}`, which may name earlier variables) and transitions: the centre, the
+//! neighbours in the table's order (Moore: N, NE, E, SE, S, SW, W, NW; von Neumann: N, E, S,
+//! W; hexagonal: N, E, SE, S, W, NW; one-dimensional: W, E) and the new centre, as states or
+//! variables, comma-separated (digits run together where there are at most ten states and no
+//! variables). A variable that appears more than once in a transition takes the same state at
+//! each place (it is *bound*), and only a bound variable may be the output. The first
+//! transition that matches a neighbourhood, in any of the orientations its symmetries allow,
+//! gives the next state; a neighbourhood no transition matches keeps its centre. [`RuleTable`]
+//! builds its tree by splitting the transitions by the value of each variable in turn,
+//! sharing the nodes of equal sub-tables.
+//!
+//! # Finding a rule
+//!
+//! A rule named in a pattern file or on the command line (`Codd`) is the file `Codd.rule`,
+//! looked for without regard to case in the folders given by [`set_folders`] (`--rules`), then
+//! the pattern file's own folder, then Golly's Rules folder where Golly is installed
+//! ([`GOLLY_RULES`]). Each table read is kept for the rest of the process, once, so that a
+//! [`crate::Rule`] can name it by a shared reference.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, RwLock};
+
+use crate::error::{quoted, Error, Result};
+
+/// The most cell states a rule table may have (Golly's limit).
+pub const MAX_STATES: u32 = 256;
+
+/// Where Golly keeps its rules, where it is installed (Debian's `golly` package and a build
+/// installed under `/usr/local`).
+pub const GOLLY_RULES: [&str; 2] = ["/usr/share/golly/Rules", "/usr/local/share/golly/Rules"];
+
+/// The largest `.rule` file read: Golly's largest is 0.3 MB.
+const MAX_FILE_BYTES: u64 = 64 << 20;
+
+/// The most transitions a table may expand to (bound variables and symmetries multiplied
+/// out) before it is refused as too large to build.
+const MAX_EXPANDED: usize = 1 << 22;
+
+/// The most words a rule's tree may take.
+const MAX_TREE_WORDS: usize = 1 << 26;
+
+/// A rule table, read and built into its decision tree (see the module documentation).
+#[derive(PartialEq, Eq)]
+pub struct RuleTable {
+    /// The name of its `@RULE` line.
+    name: String,
+    states: u32,
+    /// Eight-neighbour tree (true) or four-neighbour one.
+    eight: bool,
+    /// The nodes, `states` words each (see the module documentation).
+    nodes: Vec<u32>,
+    /// The root node's offset.
+    root: u32,
+}
+
+impl fmt::Debug for RuleTable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "RuleTable({}, {} states, {} tree words)",
+            self.name,
+            self.states,
+            self.nodes.len()
+        )
+    }
+}
+
+impl RuleTable {
+    /// The rule's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Its number of cell states.
+    pub fn states(&self) -> u32 {
+        self.states
+    }
+
+    /// The next state of the cell at the centre of `around` (rows top to bottom, cells west to
+    /// east); every state below [`RuleTable::states`].
+    #[inline]
+    pub fn next(&self, around: &[[u8; 3]; 3]) -> u8 {
+        let n = &self.nodes;
+        let at = |node: u32, state: u8| n[node as usize + state as usize];
+        let [[nw, no, ne], [w, c, e], [sw, s, se]] = *around;
+        let mut node = self.root;
+        if self.eight {
+            for v in [nw, ne, sw, se] {
+                node = at(node, v);
+            }
+        }
+        for v in [no, w, e, s] {
+            node = at(node, v);
+        }
+        at(node, c) as u8
+    }
+
+    /// Reads a `.rule` file's text: its `@RULE` name, and its `@TABLE` or `@TREE` (whichever
+    /// comes first). `path` names it in messages.
+    pub fn parse(text: &str, path: &Path) -> Result<RuleTable> {
+        let fail = |line: usize, message: String| Error::Parse {
+            path: path.to_path_buf(),
+            line,
+            message,
+        };
+        let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l));
+        let name = loop {
+            let Some((n, line)) = lines.next() else {
+                return Err(fail(1, "a .rule file starts with @RULE and the rule's name".into()));
+            };
+            let line = line.trim_start_matches('\u{feff}').trim();
+            if line.is_empty() {
+                continue;
+            }
+            match line.strip_prefix("@RULE") {
+                Some(name) if !name.trim().is_empty() => break name.trim().to_string(),
+                _ => {
+                    return Err(fail(
+                        n,
+                        format!("expected @RULE and the rule's name, found {}", quoted(line)),
+                    ))
+                }
+            }
+        };
+        for (n, line) in lines.by_ref() {
+            match line.trim() {
+                "@TABLE" => return build_table(name, lines, &fail),
+                "@TREE" => return read_tree(name, lines, &fail),
+                other if other.starts_with("@TABLE") || other.starts_with("@TREE") => {
+                    return Err(fail(n, format!("unexpected text after {}", quoted(other))))
+                }
+                _ => {}
+            }
+        }
+        Err(Error::Invalid(format!(
+            "{}: rule {name} has neither a @TABLE nor a @TREE section, so there is nothing to run",
+            path.display()
+        )))
+    }
+}
+
+/// A set of states, bit `s` for state `s`.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+struct States([u64; 4]);
+
+impl States {
+    const NONE: States = States([0; 4]);
+
+    fn one(state: u32) -> States {
+        let mut set = States::NONE;
+        set.0[state as usize / 64] |= 1 << (state % 64);
+        set
+    }
+
+    fn all(states: u32) -> States {
+        let mut set = States::NONE;
+        for s in 0..states {
+            set = set.or(States::one(s));
+        }
+        set
+    }
+
+    fn or(self, other: States) -> States {
+        States(std::array::from_fn(|i| self.0[i] | other.0[i]))
+    }
+
+    fn has(&self, state: u32) -> bool {
+        self.0[state as usize / 64] >> (state % 64) & 1 == 1
+    }
+
+    fn iter(self) -> impl Iterator<Item = u32> {
+        (0..256).filter(move |&s| self.has(s))
+    }
+}
+
+/// A table's neighbourhood: its inputs (the centre first, then the neighbours in the table's
+/// order) and where each goes in the tree's order.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Neighbourhood {
+    Moore,
+    VonNeumann,
+    Hexagonal,
+    OneDimensional,
+}
+
+impl Neighbourhood {
+    fn parse(text: &str) -> Option<Neighbourhood> {
+        Some(match text {
+            "Moore" => Neighbourhood::Moore,
+            "vonNeumann" => Neighbourhood::VonNeumann,
+            "hexagonal" => Neighbourhood::Hexagonal,
+            "oneDimensional" => Neighbourhood::OneDimensional,
+            _ => return None,
+        })
+    }
+
+    /// The tree variable of each of the table's inputs (the centre first).
+    fn tree_places(self) -> &'static [usize] {
+        match self {
+            // C, N, NE, E, SE, S, SW, W, NW → nw 0, ne 1, sw 2, se 3, n 4, w 5, e 6, s 7, c 8.
+            Neighbourhood::Moore => &[8, 4, 1, 6, 3, 7, 2, 5, 0],
+            // C, N, E, SE, S, W, NW.
+            Neighbourhood::Hexagonal => &[8, 4, 6, 3, 7, 5, 0],
+            // C, N, E, S, W → n 0, w 1, e 2, s 3, c 4.
+            Neighbourhood::VonNeumann => &[4, 0, 2, 3, 1],
+            // C, W, E.
+            Neighbourhood::OneDimensional => &[4, 1, 2],
+        }
+    }
+
+    fn eight(self) -> bool {
+        matches!(self, Neighbourhood::Moore | Neighbourhood::Hexagonal)
+    }
+
+    /// The orders of the neighbours that `symmetries` makes equivalent, each as the place of
+    /// every neighbour (0 is the first after the centre); `None` where the neighbourhood has
+    /// no such symmetry. `permute` is not among them (it is every order).
+    fn orders(self, symmetries: &str) -> Option<Vec<Vec<usize>>> {
+        let n = self.tree_places().len() - 1;
+        // Rotations by `step` places of the ring of neighbours, `turns` of them.
+        let rotations = |step: usize, turns: usize| -> Vec<Vec<usize>> {
+            (0..turns)
+                .map(|t| (0..n).map(|i| (i + t * step) % n).collect())
+                .collect()
+        };
+        // The mirror image that swaps east and west.
+        let mirror: Vec<usize> = match self {
+            // N NE E SE S SW W NW → N NW W SW S SE E NE.
+            Neighbourhood::Moore => vec![0, 7, 6, 5, 4, 3, 2, 1],
+            // N E S W → N W S E.
+            Neighbourhood::VonNeumann => vec![0, 3, 2, 1],
+            // N E SE S W NW → the hexagon mirrored across its N–S axis: N NW W S SE E.
+            Neighbourhood::Hexagonal => vec![0, 5, 4, 3, 2, 1],
+            // W E → E W.
+            Neighbourhood::OneDimensional => vec![1, 0],
+        };
+        let with_mirror = |orders: Vec<Vec<usize>>| -> Vec<Vec<usize>> {
+            let mirrored: Vec<Vec<usize>> = orders
+                .iter()
+                .map(|o| mirror.iter().map(|&m| o[m]).collect())
+                .collect();
+            orders.into_iter().chain(mirrored).collect()
+        };
+        use Neighbourhood::*;
+        Some(match (self, symmetries) {
+            (_, "none") => rotations(1, 1),
+            (Moore, "rotate4") => rotations(2, 4),
+            (Moore, "rotate8") => rotations(1, 8),
+            (Moore, "rotate4reflect") => with_mirror(rotations(2, 4)),
+            (Moore, "rotate8reflect") => with_mirror(rotations(1, 8)),
+            (VonNeumann, "rotate4") => rotations(1, 4),
+            (VonNeumann, "rotate4reflect") => with_mirror(rotations(1, 4)),
+            (Hexagonal, "rotate2") => rotations(3, 2),
+            (Hexagonal, "rotate3") => rotations(2, 3),
+            (Hexagonal, "rotate6") => rotations(1, 6),
+            (Hexagonal, "rotate6reflect") => with_mirror(rotations(1, 6)),
+            (Moore | VonNeumann | Hexagonal, "reflect_horizontal" | "reflect")
+            | (OneDimensional, "reflect") => with_mirror(rotations(1, 1)),
+            _ => return None,
+        })
+    }
+}
+
+/// One transition with its variables bound: the states each input may take (in the tree's
+/// order of variables) and the next state.
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct Transition {
+    inputs: Vec<States>,
+    output: u32,
+}
+
+/// Builds the tree of a `@TABLE` section, whose lines `lines` gives (numbered).
+fn build_table<'a>(
+    name: String,
+    lines: impl Iterator<Item = (usize, &'a str)>,
+    fail: &dyn Fn(usize, String) -> Error,
+) -> Result<RuleTable> {
+    let mut states: Option<u32> = None;
+    let mut neighbourhood: Option<Neighbourhood> = None;
+    let mut symmetries: Option<String> = None;
+    let mut variables: HashMap<String, States> = HashMap::new();
+    let mut transitions: Vec<Transition> = Vec::new();
+    let mut last = 0;
+    for (n, raw) in lines {
+        last = n;
+        let line = raw.split('#').next().unwrap_or("").trim();
+        if line.starts_with('@') {
+            break;
+        }
+        if line.is_empty() {
+            continue;
+        }
+        if let Some((key, value)) = line.split_once(':') {
+            let value = value.trim();
+            match key.trim() {
+                "n_states" => {
+                    let count = value.parse::<u32>().ok().filter(|c| (2..=MAX_STATES).contains(c));
+                    states = Some(count.ok_or_else(|| {
+                        fail(n, format!("n_states must be 2 to {MAX_STATES}, not {}", quoted(value)))
+                    })?);
+                }
+                "neighborhood" => {
+                    neighbourhood = Some(Neighbourhood::parse(value).ok_or_else(|| {
+                        fail(n, format!("unknown neighborhood {}: Golly's are Moore, vonNeumann, hexagonal and oneDimensional", quoted(value)))
+                    })?);
+                }
+                "symmetries" => symmetries = Some(value.to_string()),
+                other => {
+                    return Err(fail(
+                        n,
+                        format!("unknown descriptor {}", quoted(other)),
+                    ))
+                }
+            }
+            continue;
+        }
+        let (Some(count), Some(hood), Some(symmetry)) = (states, neighbourhood, &symmetries)
+        else {
+            return Err(fail(
+                n,
+                "n_states, neighborhood and symmetries come before the first variable or transition".into(),
+            ));
+        };
+        if hood.orders(symmetry).is_none() && symmetry != "permute" {
+            return Err(fail(
+                n,
+                format!("the {hood:?} neighbourhood has no symmetries {}", quoted(symmetry)),
+            ));
+        }
+        if let Some(rest) = line.strip_prefix("var ") {
+            let (var, values) = rest
+                .split_once('=')
+                .ok_or_else(|| fail(n, format!("expected var NAME={{...}}, found {}", quoted(line))))?;
+            let var = var.trim();
+            let values = values.trim();
+            let inner = values
+                .strip_prefix('{')
+                .and_then(|v| v.strip_suffix('}'))
+                .ok_or_else(|| fail(n, format!("a variable's states go in braces: {}", quoted(line))))?;
+            let mut set = States::NONE;
+            for token in inner.split(',').map(str::trim).filter(|t| !t.is_empty()) {
+                set = set.or(value_of(token, count, &variables).map_err(|r| fail(n, r))?);
+            }
+            if set == States::NONE {
+                return Err(fail(n, format!("variable {var} has no states")));
+            }
+            variables.insert(var.to_string(), set);
+            continue;
+        }
+        let inputs = hood.tree_places().len();
+        let tokens: Vec<&str> = if count <= 10
+            && variables.is_empty()
+            && !line.contains(',')
+            && line.len() > inputs
+            && line.as_bytes()[..=inputs].iter().all(u8::is_ascii_digit)
+        {
+            (0..=inputs).map(|i| &line[i..i + 1]).collect()
+        } else {
+            line.split([',', ' ', '\t'])
+                .map(str::trim)
+                .filter(|t| !t.is_empty())
+                .collect()
+        };
+        if tokens.len() != inputs + 1 {
+            return Err(fail(
+                n,
+                format!(
+                    "a transition of the {hood:?} neighbourhood has {} entries, not {}: {}",
+                    inputs + 1,
+                    tokens.len(),
+                    quoted(line)
+                ),
+            ));
+        }
+        expand(&tokens, hood, count, &variables, &mut transitions).map_err(|r| fail(n, r))?;
+        if transitions.len() > MAX_EXPANDED {
+            return Err(fail(n, format!("the table expands to over {MAX_EXPANDED} transitions")));
+        }
+    }
+    let (Some(count), Some(hood), Some(symmetry)) = (states, neighbourhood, symmetries) else {
+        return Err(fail(last, "the @TABLE names no n_states, neighborhood or symmetries".into()));
+    };
+    let transitions = symmetric(transitions, hood, &symmetry);
+    if transitions.len() > MAX_EXPANDED {
+        return Err(fail(
+            last,
+            format!("the table's symmetries expand it to over {MAX_EXPANDED} transitions"),
+        ));
+    }
+    let (nodes, root) = Builder::new(count, hood.eight(), &transitions)
+        .build()
+        .map_err(|r| fail(last, r))?;
+    Ok(RuleTable {
+        name,
+        states: count,
+        eight: hood.eight(),
+        nodes,
+        root,
+    })
+}
+
+/// The states a transition's or variable's token stands for: a state, or a variable's states.
+fn value_of(token: &str, states: u32, variables: &HashMap<String, States>) -> std::result::Result<States, String> {
+    if let Some(set) = variables.get(token) {
+        return Ok(*set);
+    }
+    match token.parse::<u32>() {
+        Ok(s) if s < states => Ok(States::one(s)),
+        Ok(s) => Err(format!("state {s} is out of range: the rule has {states} states")),
+        Err(_) => Err(format!("{} is neither a state nor a variable defined above", quoted(token))),
+    }
+}
+
+/// Adds the transitions of one line `tokens` (inputs in the table's order, then the output):
+/// one for each combination of the states of its bound variables.
+fn expand(
+    tokens: &[&str],
+    hood: Neighbourhood,
+    states: u32,
+    variables: &HashMap<String, States>,
+    out: &mut Vec<Transition>,
+) -> std::result::Result<(), String> {
+    let mut bound: Vec<&str> = Vec::new();
+    for t in tokens {
+        if variables.contains_key(*t) && tokens.iter().filter(|u| *u == t).count() > 1 && !bound.contains(t) {
+            bound.push(t);
+        }
+    }
+    let output = tokens[tokens.len() - 1];
+    if variables.contains_key(output) && !bound.contains(&output) {
+        return Err(format!(
+            "the output {} is a variable that appears nowhere else in the transition, so it has no one state",
+            quoted(output)
+        ));
+    }
+    let choices: Vec<Vec<u32>> = bound.iter().map(|v| variables[*v].iter().collect()).collect();
+    let combinations: usize = choices.iter().map(Vec::len).product();
+    if out.len() + combinations > MAX_EXPANDED {
+        return Err(format!("the table expands to over {MAX_EXPANDED} transitions"));
+    }
+    let places = hood.tree_places();
+    let width = if hood.eight() { 9 } else { 5 };
+    let mut pick = vec![0usize; bound.len()];
+    loop {
+        let state_of = |t: &str| -> std::result::Result<States, String> {
+            match bound.iter().position(|b| *b == t) {
+                Some(i) => Ok(States::one(choices[i][pick[i]])),
+                None => value_of(t, states, variables),
+            }
+        };
+        let mut inputs = vec![States::all(states); width];
+        for (i, t) in tokens[..tokens.len() - 1].iter().enumerate() {
+            inputs[places[i]] = state_of(t)?;
+        }
+        let output = state_of(output)?.iter().next().expect("one state");
+        out.push(Transition { inputs, output });
+        // The next combination, the first variable fastest.
+        let Some(i) = (0..pick.len()).find(|&i| pick[i] + 1 < choices[i].len()) else {
+            break;
+        };
+        pick[i] += 1;
+        pick[..i].fill(0);
+    }
+    Ok(())
+}
+
+/// Every orientation of each transition that `symmetries` allows, in the order of the
+/// transitions (orientations of one transition share its output, so their order does not
+/// matter), each distinct one once.
+fn symmetric(transitions: Vec<Transition>, hood: Neighbourhood, symmetries: &str) -> Vec<Transition> {
+    let places = hood.tree_places();
+    let neighbours = &places[1..];
+    let mut out = Vec::with_capacity(transitions.len());
+    let mut seen = std::collections::HashSet::new();
+    for t in transitions {
+        seen.clear();
+        let ring: Vec<States> = neighbours.iter().map(|&p| t.inputs[p]).collect();
+        let mut emit = |ring: &[States], out: &mut Vec<Transition>| {
+            let mut inputs = t.inputs.clone();
+            for (&place, &set) in neighbours.iter().zip(ring) {
+                inputs[place] = set;
+            }
+            let turned = Transition { inputs, output: t.output };
+            if seen.insert(turned.clone()) {
+                out.push(turned);
+            }
+        };
+        match hood.orders(symmetries) {
+            Some(orders) => {
+                for order in orders {
+                    let turned: Vec<States> = order.iter().map(|&i| ring[i]).collect();
+                    emit(&turned, &mut out);
+                }
+            }
+            None => {
+                // permute: every distinct order of the neighbours' sets.
+                let mut ring = ring;
+                ring.sort();
+                loop {
+                    emit(&ring, &mut out);
+                    if !next_permutation(&mut ring) {
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Rearranges `items` into the next order in lexicographic order; false (and sorted) after the
+/// last.
+fn next_permutation<T: Ord>(items: &mut [T]) -> bool {
+    let Some(i) = (1..items.len()).rev().find(|&i| items[i - 1] < items[i]) else {
+        items.reverse();
+        return false;
+    };
+    let j = (i..items.len()).rev().find(|&j| items[i - 1] < items[j]).expect("a larger item");
+    items.swap(i - 1, j);
+    items[i..].reverse();
+    true
+}
+
+/// Builds a tree from transitions (see the module documentation).
+struct Builder<'a> {
+    states: u32,
+    variables: usize,
+    transitions: &'a [Transition],
+    /// For each transition, the last variable whose input is not every state: past it, the
+    /// transition matches whatever the cells are.
+    last_open: Vec<usize>,
+    nodes: Vec<u32>,
+    /// Nodes made, by their words, so that equal nodes are one.
+    made: HashMap<Vec<u32>, u32>,
+    /// Sub-tables built, by variable and the transitions left.
+    built: HashMap<(usize, Vec<u32>), u32>,
+}
+
+impl<'a> Builder<'a> {
+    fn new(states: u32, eight: bool, transitions: &'a [Transition]) -> Builder<'a> {
+        let variables = if eight { 9 } else { 5 };
+        let all = States::all(states);
+        let last_open = transitions
+            .iter()
+            .map(|t| (0..variables).rev().find(|&v| t.inputs[v] != all).unwrap_or(0))
+            .collect();
+        Builder {
+            states,
+            variables,
+            transitions,
+            last_open,
+            nodes: Vec::new(),
+            made: HashMap::new(),
+            built: HashMap::new(),
+        }
+    }
+
+    /// The whole tree: its nodes and the root's offset.
+    fn build(mut self) -> std::result::Result<(Vec<u32>, u32), String> {
+        let all: Vec<u32> = (0..self.transitions.len() as u32).collect();
+        let root = self.node(0, all)?;
+        Ok((self.nodes, root))
+    }
+
+    /// The node of variable `v` for the transitions `left` (indices, in order), which match
+    /// every variable before `v`.
+    fn node(&mut self, v: usize, left: Vec<u32>) -> std::result::Result<u32, String> {
+        // A transition that matches whatever comes after `v` hides those after it.
+        let left = match left.iter().position(|&t| self.last_open[t as usize] < v) {
+            Some(first) => left[..=first].to_vec(),
+            None => left,
+        };
+        let key = (v, left);
+        if let Some(&node) = self.built.get(&key) {
+            return Ok(node);
+        }
+        let left = &key.1;
+        let mut words = Vec::with_capacity(self.states as usize);
+        for state in 0..self.states {
+            let matching = left
+                .iter()
+                .copied()
+                .filter(|&t| self.transitions[t as usize].inputs[v].has(state));
+            if v + 1 == self.variables {
+                // The centre, last: the first match's output, or the centre unchanged.
+                let mut matching = matching;
+                words.push(matching.next().map_or(state, |t| self.transitions[t as usize].output));
+            } else {
+                let next: Vec<u32> = matching.collect();
+                words.push(self.node(v + 1, next)?);
+            }
+        }
+        let node = match self.made.get(&words) {
+            Some(&node) => node,
+            None => {
+                let node = self.nodes.len() as u32;
+                if self.nodes.len() + words.len() > MAX_TREE_WORDS {
+                    return Err("the rule's tree would take over 256 MiB".into());
+                }
+                self.nodes.extend_from_slice(&words);
+                self.made.insert(words, node);
+                node
+            }
+        };
+        self.built.insert(key, node);
+        Ok(node)
+    }
+}
+
+/// Reads a `@TREE` section, whose lines `lines` gives (numbered).
+fn read_tree<'a>(
+    name: String,
+    lines: impl Iterator<Item = (usize, &'a str)>,
+    fail: &dyn Fn(usize, String) -> Error,
+) -> Result<RuleTable> {
+    let (mut states, mut neighbours, mut count) = (None, None, None);
+    let mut nodes: Vec<u32> = Vec::new();
+    // Each node's depth and offset.
+    let mut made: Vec<(u32, u32)> = Vec::new();
+    let mut last = 0;
+    for (n, raw) in lines {
+        last = n;
+        let line = raw.trim();
+        if line.starts_with('@') {
+            break;
+        }
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if let Some((key, value)) = line.split_once('=') {
+            let value: u32 = value
+                .trim()
+                .parse()
+                .map_err(|_| fail(n, format!("{} is not a number", quoted(value.trim()))))?;
+            match key.trim() {
+                "num_states" if (2..=MAX_STATES).contains(&value) => states = Some(value),
+                "num_neighbors" if value == 4 || value == 8 => neighbours = Some(value),
+                "num_nodes" => count = Some(value),
+                other => return Err(fail(n, format!("unexpected {}", quoted(&format!("{other}={value}"))))),
+            }
+            continue;
+        }
+        let (Some(s), Some(k), Some(total)) = (states, neighbours, count) else {
+            return Err(fail(n, "num_states, num_neighbors and num_nodes come before the first node".into()));
+        };
+        let numbers: Vec<u32> = line
+            .split_whitespace()
+            .map(|t| t.parse::<u32>().map_err(|_| fail(n, format!("{} is not a number", quoted(t)))))
+            .collect::<Result<_>>()?;
+        if numbers.len() != s as usize + 1 {
+            return Err(fail(n, format!("a node has {} numbers (its depth and one per state), not {}", s + 1, numbers.len())));
+        }
+        if made.len() as u32 >= total {
+            return Err(fail(n, format!("more nodes than num_nodes={total}")));
+        }
+        let depth = numbers[0];
+        if !(1..=k + 1).contains(&depth) {
+            return Err(fail(n, format!("a node's depth is 1 to {}, not {depth}", k + 1)));
+        }
+        let offset = nodes.len() as u32;
+        for &value in &numbers[1..] {
+            nodes.push(if depth == 1 {
+                if value >= s {
+                    return Err(fail(n, format!("state {value} is out of range: the rule has {s} states")));
+                }
+                value
+            } else {
+                match made.get(value as usize) {
+                    Some(&(d, at)) if d + 1 == depth => at,
+                    Some(&(d, _)) => return Err(fail(n, format!("node {value} has depth {d}, not {}", depth - 1))),
+                    None => return Err(fail(n, format!("node {value} is not defined above"))),
+                }
+            });
+        }
+        made.push((depth, offset));
+    }
+    let (Some(s), Some(k), Some(total)) = (states, neighbours, count) else {
+        return Err(fail(last, "the @TREE names no num_states, num_neighbors or num_nodes".into()));
+    };
+    if made.len() as u32 != total {
+        return Err(fail(last, format!("num_nodes={total}, but the tree has {} nodes", made.len())));
+    }
+    match made.last() {
+        Some(&(depth, root)) if depth == k + 1 => Ok(RuleTable {
+            name,
+            states: s,
+            eight: k == 8,
+            nodes,
+            root,
+        }),
+        _ => Err(fail(last, format!("the last node, the root, must have depth {}", k + 1))),
+    }
+}
+
+/// Folders given by the user (`--rules`), searched first.
+static FOLDERS: RwLock<Vec<PathBuf>> = RwLock::new(Vec::new());
+
+/// Every table read in this process, once each.
+static TABLES: Mutex<Vec<&'static RuleTable>> = Mutex::new(Vec::new());
+
+/// Sets the folders searched for rules before a pattern's own folder and Golly's
+/// ([`find`]).
+pub fn set_folders(folders: Vec<PathBuf>) {
+    *FOLDERS.write().unwrap_or_else(|e| e.into_inner()) = folders;
+}
+
+/// Whether `name` could be a rule table's name: letters, digits, `-` and `_`, starting with a
+/// letter (as Golly advises).
+pub fn is_name(name: &str) -> bool {
+    name.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+/// The folders searched for a rule, in order: [`set_folders`]'s, `near` (a pattern file's
+/// folder), and Golly's.
+pub fn folders(near: Option<&Path>) -> Vec<PathBuf> {
+    let mut all = FOLDERS.read().unwrap_or_else(|e| e.into_inner()).clone();
+    all.extend(near.map(Path::to_path_buf));
+    all.extend(GOLLY_RULES.iter().map(PathBuf::from));
+    all
+}
+
+/// The table of rule `name` (matched without regard to case to `NAME.rule`) from the first of
+/// [`folders`]`(near)` that has it, read once per process; `Ok(None)` where none has it.
+pub fn find(name: &str, near: Option<&Path>) -> Result<Option<&'static RuleTable>> {
+    let wanted = format!("{name}.rule").to_ascii_lowercase();
+    for folder in folders(near) {
+        let Ok(entries) = std::fs::read_dir(&folder) else {
+            continue;
+        };
+        let mut matches: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|f| f.to_str())
+                    .is_some_and(|f| f.to_ascii_lowercase() == wanted)
+            })
+            .collect();
+        // The exact spelling first, where two files differ only in case.
+        matches.sort_by_key(|p| p.file_name().and_then(|f| f.to_str()) != Some(&format!("{name}.rule")));
+        if let Some(path) = matches.first() {
+            return read(path).map(Some);
+        }
+    }
+    Ok(None)
+}
+
+/// The table of the `.rule` file at `path`, read once per process.
+pub fn read(path: &Path) -> Result<&'static RuleTable> {
+    let size = std::fs::metadata(path).map_err(|e| Error::io(path, e))?.len();
+    if size > MAX_FILE_BYTES {
+        return Err(Error::Invalid(format!(
+            "{}: a .rule file of {size} bytes is beyond the {MAX_FILE_BYTES} bytes read",
+            path.display()
+        )));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    Ok(intern(RuleTable::parse(&text, path)?))
+}
+
+/// The one kept copy of `table`.
+pub fn intern(table: RuleTable) -> &'static RuleTable {
+    let mut tables = TABLES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(&kept) = tables.iter().find(|&&t| *t == table) {
+        return kept;
+    }
+    let kept: &'static RuleTable = Box::leak(Box::new(table));
+    tables.push(kept);
+    kept
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    fn parse(text: &str) -> Result<RuleTable> {
+        RuleTable::parse(text, Path::new("test.rule"))
+    }
+
+    /// The next state of `around` by the definition: the first transition of `lines` (given
+    /// as (centre, N, E, S, W, output) with `None` for "any state") matching in some rotation.
+    fn by_definition(lines: &[[Option<u8>; 6]], around: [u8; 5]) -> u8 {
+        for line in lines {
+            for turn in 0..4 {
+                let ok = (0..5).all(|i| {
+                    let place = if i == 0 { 0 } else { 1 + (i - 1 + turn) % 4 };
+                    line[place].is_none_or(|s| s == around[i])
+                });
+                if ok {
+                    return line[5].expect("literal output");
+                }
+            }
+        }
+        around[0]
+    }
+
+    #[test]
+    fn a_von_neumann_table_with_variables_and_rotations_runs_as_defined() {
+        let text = "@RULE Test\n@TABLE\nn_states:3\nneighborhood:vonNeumann\nsymmetries:rotate4\nvar a={0,1,2}\nvar b={0,1,2}\n# a comment\n0,1,a,0,b,2\n1,2,0,0,0,0 # trailing\n2,a,b,a,b,1\n";
+        let table = parse(text).unwrap();
+        assert_eq!(table.states(), 3);
+        let lines = [
+            [Some(0), Some(1), None, Some(0), None, Some(2)],
+            [Some(1), Some(2), Some(0), Some(0), Some(0), Some(0)],
+        ];
+        for code in 0..3u32.pow(5) {
+            let v: [u8; 5] = std::array::from_fn(|i| (code / 3u32.pow(i as u32) % 3) as u8);
+            let [c, n, e, s, w] = v;
+            let around = [[0, n, 0], [w, c, e], [0, s, 0]];
+            // Line 3 binds a and b: N = S and E = W (in any rotation that is the same).
+            let expect = match by_definition(&lines, v) {
+                keep if keep == c && c == 2 && n == s && e == w => 1,
+                other => other,
+            };
+            assert_eq!(table.next(&around), expect, "{v:?}");
+        }
+    }
+
+    #[test]
+    fn bound_outputs_permute_and_digit_rows_are_read() {
+        // Moore, permute: a live cell survives with exactly two live neighbours anywhere.
+        let text = "@RULE P\n@TABLE\nn_states:2\nneighborhood:Moore\nsymmetries:permute\n111000000 1\n1,0,0,0,0,0,0,0,0,0\n";
+        let t = parse(&text.replace("111000000 1", "1110000001")).unwrap();
+        for bits in 0..512u32 {
+            let c = |i: u32| (bits >> i & 1) as u8;
+            let around = [[c(0), c(1), c(2)], [c(3), c(4), c(5)], [c(6), c(7), c(8)]];
+            let neighbours = (bits & !(1 << 4)).count_ones();
+            let expect = match (c(4), neighbours) {
+                (1, 2) => 1,
+                (1, 0) => 0,
+                (state, _) => state,
+            };
+            assert_eq!(t.next(&around), expect, "{bits:09b}");
+        }
+        let bound = "@RULE B\n@TABLE\nn_states:4\nneighborhood:oneDimensional\nsymmetries:none\nvar a={1,2,3}\n0,a,a,a\n";
+        let t = parse(bound).unwrap();
+        assert_eq!(t.next(&[[0, 0, 0], [2, 0, 2], [0, 0, 0]]), 2);
+        assert_eq!(t.next(&[[0, 0, 0], [2, 0, 3], [0, 0, 0]]), 0);
+        // An output variable that appears once has no one state.
+        let loose = bound.replace("0,a,a,a", "0,a,0,1\n1,0,0,a");
+        let err = parse(&loose).unwrap_err().to_string();
+        assert!(err.contains(":8:") && err.contains("no one state"), "{err}");
+    }
+
+    /// A four-neighbour tree (n, w, e, s, c) of two states whose centre becomes its north
+    /// cell, with its nodes' lines replaced by `nodes` where given.
+    fn north(count: &str, nodes: Option<&str>) -> String {
+        let nodes = nodes.unwrap_or("1 0 0\n1 1 1\n2 0 0\n2 1 1\n3 2 2\n3 3 3\n4 4 4\n4 5 5\n5 6 7\n");
+        format!("@RULE T\n@TREE\n# header\nnum_states=2\nnum_neighbors=4\nnum_nodes={count}\n{nodes}")
+    }
+
+    #[test]
+    fn trees_are_read_and_checked() {
+        let t = parse(&north("9", None)).unwrap();
+        for n in 0..2 {
+            for c in 0..2 {
+                assert_eq!(t.next(&[[1, n, 1], [0, c, 1], [1, 0, 1]]), n);
+            }
+        }
+        for (tree, says) in [
+            (north("10", None), "num_nodes=10, but the tree has 9 nodes"),
+            (north("5", Some("1 0 0\n1 1 1\n2 0 0\n3 2 2\n4 3 3\n")), "the root, must have depth 5"),
+            (north("2", Some("1 0 0\n5 0 0\n")), "node 0 has depth 1, not 4"),
+            (north("2", Some("1 0 0\n2 0 3\n")), "node 3 is not defined above"),
+            (north("1", Some("1 0 2\n")), "state 2 is out of range"),
+            (north("1", Some("1 0\n")), "a node has 3 numbers"),
+        ] {
+            let err = parse(&tree).unwrap_err().to_string();
+            assert!(err.contains(says), "{tree:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn bad_tables_get_one_line_naming_the_place() {
+        for (text, says) in [
+            ("@RULE X\n@TABLE\nn_states:300\n", "n_states must be 2 to 256"),
+            ("@RULE X\n@TABLE\nn_states:2\nneighborhood:Square\n", "unknown neighborhood"),
+            ("@RULE X\n@TABLE\nn_states:2\nneighborhood:vonNeumann\nsymmetries:rotate8\n0,0,0,0,0,1\n", "no symmetries"),
+            ("@RULE X\n@TABLE\nn_states:2\nneighborhood:vonNeumann\nsymmetries:none\n0,0,0,0,1\n", "has 6 entries, not 5"),
+            ("@RULE X\n@TABLE\nn_states:2\nneighborhood:vonNeumann\nsymmetries:none\n0,0,0,0,q,1\n", "neither a state nor a variable"),
+            ("@RULE X\n@TABLE\nn_states:2\nneighborhood:vonNeumann\nsymmetries:none\n0,0,0,0,2,1\n", "state 2 is out of range"),
+            ("@RULE X\nno sections\n", "neither a @TABLE nor a @TREE"),
+            ("x = 1\n", "expected @RULE"),
+        ] {
+            let err = parse(text).unwrap_err().to_string();
+            assert!(err.contains(says) && !err.contains('\n') && err.contains("test.rule"), "{text:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn permutations_are_each_distinct_order_once() {
+        let mut items = vec![1, 1, 2, 3];
+        let mut seen = vec![items.clone()];
+        while next_permutation(&mut items) {
+            seen.push(items.clone());
+        }
+        assert_eq!(seen.len(), 12);
+        assert_eq!(items, vec![1, 1, 2, 3]);
+    }
+
+    #[test]
+    fn every_rule_golly_ships_is_read() {
+        let Ok(entries) = std::fs::read_dir(GOLLY_RULES[0]) else {
+            eprintln!("skipped: Golly's rules are not installed at {}", GOLLY_RULES[0]);
+            return;
+        };
+        let mut read = 0;
+        for path in entries.map(|e| e.unwrap().path()) {
+            if path.extension().is_some_and(|e| e == "rule") {
+                let start = std::time::Instant::now();
+                let table = super::read(&path).unwrap_or_else(|e| panic!("{e}"));
+                let name = path.file_stem().unwrap().to_str().unwrap();
+                assert_eq!(table.name(), name);
+                eprintln!("{name}: {} states, {} words, {:?}", table.states(), table.nodes.len(), start.elapsed());
+                read += 1;
+            }
+        }
+        assert!(read >= 50, "{read} rules");
+    }
+}
