@@ -12,6 +12,11 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "N")]
     pub threads: Option<usize>,
 
+    /// A folder of Golly rule files (NAME.rule), searched for rule tables before the pattern
+    /// file's own folder and Golly's Rules folder; may be given more than once.
+    #[arg(long = "rules", global = true, value_name = "DIR")]
+    pub rules: Vec<PathBuf>,
+
     #[command(subcommand)]
     pub command: Command,
 }

@@ -112,6 +112,12 @@ fn execute(cli: &Cli) -> anyhow::Result<()> {
                 anyhow::anyhow!("could not start {threads} worker threads (--threads): {e}")
             })?;
     }
+    for folder in &cli.rules {
+        if !folder.is_dir() {
+            anyhow::bail!("--rules {}: not a folder", folder.display());
+        }
+    }
+    gol::rule_table::set_folders(cli.rules.clone());
     match &cli.command {
         Command::Run(args) => run::run(args),
         Command::Bench(args) => bench::bench(args),

@@ -36,4 +36,4 @@ pub use cube::Cube;
 pub use engine::{Engine, EngineId, EngineOptions, EngineSpec, RowAccess, World};
 pub use error::{Error, Result};
 pub use grid::Grid;
-pub use rule::Rule;
+pub use rule::{Rule, RuleTable};

@@ -41,6 +41,7 @@ pub mod verify;
 pub use auto::EngineChoice;
 pub use dimension::Dimension;
 pub use error::{Error, Result};
+pub use gol_core::rule::table as rule_table;
 pub use gol_core::{Cube, EngineId, Grid, Rule};
 pub use plane::{PlaneSimulation, PlaneView};
 pub use setup::{Checkpoints, Dim, Setup, Size, Source, Split, Start};

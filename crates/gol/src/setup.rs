@@ -307,9 +307,9 @@ impl Setup {
         match (&self.rule, &self.start) {
             (Some(rule), _) => Ok(*rule),
             (None, Start::File(_) | Start::Pattern { .. }) if W::AXES == 2 => Err(()),
-            (None, Start::Checkpoint(path)) => {
-                checkpoint::open(path).map(|c| c.header.rule).map_err(|_| ())
-            }
+            (None, Start::Checkpoint(path)) => checkpoint::open(path)
+                .map(|c| c.header.rule)
+                .map_err(|_| ()),
             (None, _) => Ok(W::DEFAULT_RULE),
         }
     }

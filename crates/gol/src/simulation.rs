@@ -90,21 +90,27 @@ impl<W: Dimension> Simulation<W> {
             slabs: gpus.is_some(),
             gpu_options: setup.block.is_some() || gpus.is_some(),
         };
-        // The engines `auto` chooses among under `rule`: those that run it (an engine named
-        // refuses a rule it does not run in its own words when loaded).
-        let running = |rule: Rule| -> Vec<EngineId> {
-            ids.iter()
+        // The engines `auto` chooses among under `rule`: those that run it, or the rule's
+        // refusal where none does (an engine named refuses a rule it does not run in its own
+        // words when loaded).
+        let running = |rule: Rule| -> Result<Vec<EngineId>> {
+            if setup.engine != EngineChoice::Auto {
+                return Ok(ids.clone());
+            }
+            let able: Vec<EngineId> = ids
+                .iter()
                 .copied()
-                .filter(|&id| {
-                    setup.engine != EngineChoice::Auto
-                        || rule.check_engine(id, W::NEIGHBOURS).is_ok()
-                })
-                .collect()
+                .filter(|&id| rule.check_engine(id, W::NEIGHBOURS).is_ok())
+                .collect();
+            match (able.is_empty(), ids.first()) {
+                (true, Some(&first)) => Err(rule.check_engine(first, W::NEIGHBOURS).unwrap_err())?,
+                _ => Ok(able),
+            }
         };
         // The engine for a world of `extent` under `rule`, and the run's memory checked for it
         // (before any of the world is made where both are known ahead).
         let plan = |extent, rule: Rule| -> Result<Resolved> {
-            let ids = running(rule);
+            let ids = running(rule)?;
             let resolved = auto::resolve(setup.engine, &ids, &work(cells_of(extent)), &machine)?;
             check_run_memory(resolved.id, extent, setup)?;
             Ok(resolved)
@@ -164,7 +170,7 @@ impl<W: Dimension> Simulation<W> {
                 let cpu = Machine { gpus: 0, ..machine };
                 let chosen = auto::resolve(
                     EngineChoice::Auto,
-                    &running(problem.rule),
+                    &running(problem.rule)?,
                     &work(problem.world.cells()),
                     &cpu,
                 )?;

@@ -7,7 +7,7 @@ use gol_core::cpu::{Bitsliced, Bitsliced3d, Isa};
 use gol_core::engine::{self, Engine};
 use gol_core::rule::{Family, Topology, GENERATIONS_ENGINES};
 use gol_core::seed::{density_soup, glibc_soup, SplitMix64};
-use gol_core::{Cube, EngineOptions, Grid, Rule};
+use gol_core::{Cube, EngineOptions, Grid, Rule, RuleTable};
 
 use crate::error::{Error, Result};
 use crate::{registry, Dimension, EngineId};
@@ -590,7 +590,7 @@ fn check_plane(
         return Ok(());
     }
     let mut rng = SplitMix64::new(master ^ 0x70_6c61_6e65);
-    let rules: Vec<Rule> = (0..RULE_POOL)
+    let mut rules: Vec<Rule> = (0..RULE_POOL)
         .map(|_| loop {
             let rule = random_rule::<Grid>(&mut rng).on(Topology::Torus);
             if rule.birth_mask() & 1 == 0 {
@@ -598,6 +598,12 @@ fn check_plane(
             }
         })
         .collect();
+    // Rule tables of 2 to 7 states, Moore and von Neumann (HashLife runs them on the plane).
+    for eight in [true, false] {
+        let states = 2 + (rng.next() % 6) as u32;
+        let table = RuleTable::random(states, eight, &mut || rng.next());
+        rules.push(Rule::from_table(gol_core::rule::table::intern(table)));
+    }
     let cases = cases.min(if quick { 20 } else { 60 });
     let stop = std::sync::atomic::AtomicBool::new(false);
     for index in 0..cases {
@@ -614,8 +620,9 @@ fn check_plane(
         let soup = Grid::soup(&case)?;
         let expected = gol_plane::check::oracle(&soup, case.rule, case.gens)?;
         for &id in &engines {
-            if id == EngineId::Tiles && case.rule.is_generations() {
-                // Tiles run two-state rules; Generations rules run on HashLife.
+            if id == EngineId::Tiles && gol_plane::in_bytes(&case.rule) {
+                // Tiles run two-state B/S rules; Generations rules and rule tables run on
+                // HashLife.
                 continue;
             }
             let options = gol_plane::Options {
@@ -660,8 +667,9 @@ fn check_plane(
     }
     let names: Vec<&str> = engines.iter().map(|id| id.name()).collect();
     say(Line::Checked(&format!(
-        "infinite plane: {cases} random cases identical to cpu-scalar on a torus wider than \
-         their reach ({}; tiles on the two-state ones)",
+        "infinite plane: {cases} random cases (B/S and Generations rules, rule tables) \
+         identical to cpu-scalar on a torus wider than their reach ({}; tiles on the two-state \
+         B/S ones)",
         names.join(", ")
     )));
     Ok(())

@@ -4,7 +4,7 @@
 use std::sync::atomic::AtomicBool;
 
 use gol_core::rule::Family;
-use gol_core::{Grid, Rule};
+use gol_core::{Grid, Rule, RuleTable};
 use gol_plane::check::{self, Expected};
 use gol_plane::{Options, Plane, Start, Stepped};
 use num_bigint::BigUint;
@@ -134,6 +134,38 @@ proptest! {
         plane.step(&BigUint::from(first), &stop).unwrap();
         plane.step(&BigUint::from(gens - first), &stop).unwrap();
         assert_matches(&*plane, &oracle(&pattern, rule, gens), &format!("{rule}, {gens} generations"));
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    #[test]
+    fn any_rule_table_matches_the_oracle(
+        rule_bits in any::<u64>(),
+        eight in any::<bool>(),
+        states in 2u32..9,
+        width in 1usize..30,
+        height in 1usize..30,
+        bits in proptest::collection::vec(any::<u64>(), 4),
+        gens in 0u64..60,
+        split in 1u64..7,
+        threads in 1usize..4,
+    ) {
+        let mut seed = rule_bits;
+        let mut next = || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            seed >> 11
+        };
+        let table = gol_core::rule::table::intern(RuleTable::random(states, eight, &mut next));
+        let rule = Rule::from_table(table);
+        let pattern = random_pattern(width, height, states, &bits);
+        let mut plane = plane_of(&pattern, rule, 32 << 20, threads);
+        let stop = AtomicBool::new(false);
+        let first = gens * split / 7;
+        plane.step(&BigUint::from(first), &stop).unwrap();
+        plane.step(&BigUint::from(gens - first), &stop).unwrap();
+        assert_matches(&*plane, &oracle(&pattern, rule, gens), &format!("{table:?}, {gens} generations"));
     }
 }
 

@@ -92,8 +92,8 @@ fn read(path: &Path, text: &[u8]) -> Result<Tree> {
         }
         if let Some(rest) = trimmed.strip_prefix(b"#R") {
             let rule = String::from_utf8_lossy(rest);
-            let (rule, bounds) = super::rle::parse_rule(rule.trim(), Some(&super::folder_of(path)))
-                .map_err(fail)?;
+            let (rule, bounds) =
+                super::rle::parse_rule(rule.trim(), Some(&super::folder_of(path))).map_err(fail)?;
             (tree.rule, tree.bounds) = (Some(rule), bounds);
             continue;
         }

@@ -633,7 +633,9 @@ impl Rule {
         if neighbours != 8 && self.table.is_some() {
             return Err(Error::Rule {
                 rule: self.to_string(),
-                reason: format!("rule tables are 2D rules; cells here have {neighbours} neighbours"),
+                reason: format!(
+                    "rule tables are 2D rules; cells here have {neighbours} neighbours"
+                ),
             });
         }
         if neighbours != 8 && self.topology != Topology::Torus {

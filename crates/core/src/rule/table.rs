@@ -117,6 +117,45 @@ impl RuleTable {
         at(node, c) as u8
     }
 
+    /// A random table of `states` states (for tests and `gol verify`), its choices drawn from
+    /// `next`: a few transitions of the Moore (or, for `eight` false, von Neumann)
+    /// neighbourhood without symmetries, each input any set of states, after one that keeps
+    /// an empty neighbourhood empty (so that it runs on the infinite plane).
+    pub fn random(states: u32, eight: bool, next: &mut dyn FnMut() -> u64) -> RuleTable {
+        let states = states.clamp(2, MAX_STATES);
+        let variables = if eight { 9 } else { 5 };
+        let set = |next: &mut dyn FnMut() -> u64| {
+            let mut set = States::NONE;
+            while set == States::NONE {
+                for s in 0..states {
+                    if next() % 3 != 0 {
+                        set = set.or(States::one(s));
+                    }
+                }
+            }
+            set
+        };
+        let mut transitions = vec![Transition {
+            inputs: vec![States::one(0); variables],
+            output: 0,
+        }];
+        for _ in 0..1 + next() % 12 {
+            let inputs = (0..variables).map(|_| set(next)).collect();
+            let output = (next() % states as u64) as u32;
+            transitions.push(Transition { inputs, output });
+        }
+        let (nodes, root) = Builder::new(states, eight, &transitions)
+            .build()
+            .expect("a few transitions make a small tree");
+        RuleTable {
+            name: format!("Random{}", next() % 1_000_000),
+            states,
+            eight,
+            nodes,
+            root,
+        }
+    }
+
     /// Reads a `.rule` file's text: its `@RULE` name, and its `@TABLE` or `@TREE` (whichever
     /// comes first). `path` names it in messages.
     pub fn parse(text: &str, path: &Path) -> Result<RuleTable> {
@@ -128,7 +167,10 @@ impl RuleTable {
         let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l));
         let name = loop {
             let Some((n, line)) = lines.next() else {
-                return Err(fail(1, "a .rule file starts with @RULE and the rule's name".into()));
+                return Err(fail(
+                    1,
+                    "a .rule file starts with @RULE and the rule's name".into(),
+                ));
             };
             let line = line.trim_start_matches('\u{feff}').trim();
             if line.is_empty() {
@@ -316,9 +358,15 @@ fn build_table<'a>(
             let value = value.trim();
             match key.trim() {
                 "n_states" => {
-                    let count = value.parse::<u32>().ok().filter(|c| (2..=MAX_STATES).contains(c));
+                    let count = value
+                        .parse::<u32>()
+                        .ok()
+                        .filter(|c| (2..=MAX_STATES).contains(c));
                     states = Some(count.ok_or_else(|| {
-                        fail(n, format!("n_states must be 2 to {MAX_STATES}, not {}", quoted(value)))
+                        fail(
+                            n,
+                            format!("n_states must be 2 to {MAX_STATES}, not {}", quoted(value)),
+                        )
                     })?);
                 }
                 "neighborhood" => {
@@ -327,17 +375,11 @@ fn build_table<'a>(
                     })?);
                 }
                 "symmetries" => symmetries = Some(value.to_string()),
-                other => {
-                    return Err(fail(
-                        n,
-                        format!("unknown descriptor {}", quoted(other)),
-                    ))
-                }
+                other => return Err(fail(n, format!("unknown descriptor {}", quoted(other)))),
             }
             continue;
         }
-        let (Some(count), Some(hood), Some(symmetry)) = (states, neighbourhood, &symmetries)
-        else {
+        let (Some(count), Some(hood), Some(symmetry)) = (states, neighbourhood, &symmetries) else {
             return Err(fail(
                 n,
                 "n_states, neighborhood and symmetries come before the first variable or transition".into(),
@@ -346,19 +388,30 @@ fn build_table<'a>(
         if hood.orders(symmetry).is_none() && symmetry != "permute" {
             return Err(fail(
                 n,
-                format!("the {hood:?} neighbourhood has no symmetries {}", quoted(symmetry)),
+                format!(
+                    "the {hood:?} neighbourhood has no symmetries {}",
+                    quoted(symmetry)
+                ),
             ));
         }
         if let Some(rest) = line.strip_prefix("var ") {
-            let (var, values) = rest
-                .split_once('=')
-                .ok_or_else(|| fail(n, format!("expected var NAME={{...}}, found {}", quoted(line))))?;
+            let (var, values) = rest.split_once('=').ok_or_else(|| {
+                fail(
+                    n,
+                    format!("expected var NAME={{...}}, found {}", quoted(line)),
+                )
+            })?;
             let var = var.trim();
             let values = values.trim();
             let inner = values
                 .strip_prefix('{')
                 .and_then(|v| v.strip_suffix('}'))
-                .ok_or_else(|| fail(n, format!("a variable's states go in braces: {}", quoted(line))))?;
+                .ok_or_else(|| {
+                    fail(
+                        n,
+                        format!("a variable's states go in braces: {}", quoted(line)),
+                    )
+                })?;
             let mut set = States::NONE;
             for token in inner.split(',').map(str::trim).filter(|t| !t.is_empty()) {
                 set = set.or(value_of(token, count, &variables).map_err(|r| fail(n, r))?);
@@ -396,11 +449,17 @@ fn build_table<'a>(
         }
         expand(&tokens, hood, count, &variables, &mut transitions).map_err(|r| fail(n, r))?;
         if transitions.len() > MAX_EXPANDED {
-            return Err(fail(n, format!("the table expands to over {MAX_EXPANDED} transitions")));
+            return Err(fail(
+                n,
+                format!("the table expands to over {MAX_EXPANDED} transitions"),
+            ));
         }
     }
     let (Some(count), Some(hood), Some(symmetry)) = (states, neighbourhood, symmetries) else {
-        return Err(fail(last, "the @TABLE names no n_states, neighborhood or symmetries".into()));
+        return Err(fail(
+            last,
+            "the @TABLE names no n_states, neighborhood or symmetries".into(),
+        ));
     };
     let transitions = symmetric(transitions, hood, &symmetry);
     if transitions.len() > MAX_EXPANDED {
@@ -422,14 +481,23 @@ fn build_table<'a>(
 }
 
 /// The states a transition's or variable's token stands for: a state, or a variable's states.
-fn value_of(token: &str, states: u32, variables: &HashMap<String, States>) -> std::result::Result<States, String> {
+fn value_of(
+    token: &str,
+    states: u32,
+    variables: &HashMap<String, States>,
+) -> std::result::Result<States, String> {
     if let Some(set) = variables.get(token) {
         return Ok(*set);
     }
     match token.parse::<u32>() {
         Ok(s) if s < states => Ok(States::one(s)),
-        Ok(s) => Err(format!("state {s} is out of range: the rule has {states} states")),
-        Err(_) => Err(format!("{} is neither a state nor a variable defined above", quoted(token))),
+        Ok(s) => Err(format!(
+            "state {s} is out of range: the rule has {states} states"
+        )),
+        Err(_) => Err(format!(
+            "{} is neither a state nor a variable defined above",
+            quoted(token)
+        )),
     }
 }
 
@@ -444,7 +512,10 @@ fn expand(
 ) -> std::result::Result<(), String> {
     let mut bound: Vec<&str> = Vec::new();
     for t in tokens {
-        if variables.contains_key(*t) && tokens.iter().filter(|u| *u == t).count() > 1 && !bound.contains(t) {
+        if variables.contains_key(*t)
+            && tokens.iter().filter(|u| *u == t).count() > 1
+            && !bound.contains(t)
+        {
             bound.push(t);
         }
     }
@@ -455,10 +526,15 @@ fn expand(
             quoted(output)
         ));
     }
-    let choices: Vec<Vec<u32>> = bound.iter().map(|v| variables[*v].iter().collect()).collect();
+    let choices: Vec<Vec<u32>> = bound
+        .iter()
+        .map(|v| variables[*v].iter().collect())
+        .collect();
     let combinations: usize = choices.iter().map(Vec::len).product();
     if out.len() + combinations > MAX_EXPANDED {
-        return Err(format!("the table expands to over {MAX_EXPANDED} transitions"));
+        return Err(format!(
+            "the table expands to over {MAX_EXPANDED} transitions"
+        ));
     }
     let places = hood.tree_places();
     let width = if hood.eight() { 9 } else { 5 };
@@ -489,7 +565,11 @@ fn expand(
 /// Every orientation of each transition that `symmetries` allows, in the order of the
 /// transitions (orientations of one transition share its output, so their order does not
 /// matter), each distinct one once.
-fn symmetric(transitions: Vec<Transition>, hood: Neighbourhood, symmetries: &str) -> Vec<Transition> {
+fn symmetric(
+    transitions: Vec<Transition>,
+    hood: Neighbourhood,
+    symmetries: &str,
+) -> Vec<Transition> {
     let places = hood.tree_places();
     let neighbours = &places[1..];
     let mut out = Vec::with_capacity(transitions.len());
@@ -502,7 +582,10 @@ fn symmetric(transitions: Vec<Transition>, hood: Neighbourhood, symmetries: &str
             for (&place, &set) in neighbours.iter().zip(ring) {
                 inputs[place] = set;
             }
-            let turned = Transition { inputs, output: t.output };
+            let turned = Transition {
+                inputs,
+                output: t.output,
+            };
             if seen.insert(turned.clone()) {
                 out.push(turned);
             }
@@ -537,7 +620,10 @@ fn next_permutation<T: Ord>(items: &mut [T]) -> bool {
         items.reverse();
         return false;
     };
-    let j = (i..items.len()).rev().find(|&j| items[i - 1] < items[j]).expect("a larger item");
+    let j = (i..items.len())
+        .rev()
+        .find(|&j| items[i - 1] < items[j])
+        .expect("a larger item");
     items.swap(i - 1, j);
     items[i..].reverse();
     true
@@ -564,7 +650,12 @@ impl<'a> Builder<'a> {
         let all = States::all(states);
         let last_open = transitions
             .iter()
-            .map(|t| (0..variables).rev().find(|&v| t.inputs[v] != all).unwrap_or(0))
+            .map(|t| {
+                (0..variables)
+                    .rev()
+                    .find(|&v| t.inputs[v] != all)
+                    .unwrap_or(0)
+            })
             .collect();
         Builder {
             states,
@@ -606,7 +697,11 @@ impl<'a> Builder<'a> {
             if v + 1 == self.variables {
                 // The centre, last: the first match's output, or the centre unchanged.
                 let mut matching = matching;
-                words.push(matching.next().map_or(state, |t| self.transitions[t as usize].output));
+                words.push(
+                    matching
+                        .next()
+                        .map_or(state, |t| self.transitions[t as usize].output),
+                );
             } else {
                 let next: Vec<u32> = matching.collect();
                 words.push(self.node(v + 1, next)?);
@@ -658,38 +753,67 @@ fn read_tree<'a>(
                 "num_states" if (2..=MAX_STATES).contains(&value) => states = Some(value),
                 "num_neighbors" if value == 4 || value == 8 => neighbours = Some(value),
                 "num_nodes" => count = Some(value),
-                other => return Err(fail(n, format!("unexpected {}", quoted(&format!("{other}={value}"))))),
+                other => {
+                    return Err(fail(
+                        n,
+                        format!("unexpected {}", quoted(&format!("{other}={value}"))),
+                    ))
+                }
             }
             continue;
         }
         let (Some(s), Some(k), Some(total)) = (states, neighbours, count) else {
-            return Err(fail(n, "num_states, num_neighbors and num_nodes come before the first node".into()));
+            return Err(fail(
+                n,
+                "num_states, num_neighbors and num_nodes come before the first node".into(),
+            ));
         };
         let numbers: Vec<u32> = line
             .split_whitespace()
-            .map(|t| t.parse::<u32>().map_err(|_| fail(n, format!("{} is not a number", quoted(t)))))
+            .map(|t| {
+                t.parse::<u32>()
+                    .map_err(|_| fail(n, format!("{} is not a number", quoted(t))))
+            })
             .collect::<Result<_>>()?;
         if numbers.len() != s as usize + 1 {
-            return Err(fail(n, format!("a node has {} numbers (its depth and one per state), not {}", s + 1, numbers.len())));
+            return Err(fail(
+                n,
+                format!(
+                    "a node has {} numbers (its depth and one per state), not {}",
+                    s + 1,
+                    numbers.len()
+                ),
+            ));
         }
         if made.len() as u32 >= total {
             return Err(fail(n, format!("more nodes than num_nodes={total}")));
         }
         let depth = numbers[0];
         if !(1..=k + 1).contains(&depth) {
-            return Err(fail(n, format!("a node's depth is 1 to {}, not {depth}", k + 1)));
+            return Err(fail(
+                n,
+                format!("a node's depth is 1 to {}, not {depth}", k + 1),
+            ));
         }
         let offset = nodes.len() as u32;
         for &value in &numbers[1..] {
             nodes.push(if depth == 1 {
                 if value >= s {
-                    return Err(fail(n, format!("state {value} is out of range: the rule has {s} states")));
+                    return Err(fail(
+                        n,
+                        format!("state {value} is out of range: the rule has {s} states"),
+                    ));
                 }
                 value
             } else {
                 match made.get(value as usize) {
                     Some(&(d, at)) if d + 1 == depth => at,
-                    Some(&(d, _)) => return Err(fail(n, format!("node {value} has depth {d}, not {}", depth - 1))),
+                    Some(&(d, _)) => {
+                        return Err(fail(
+                            n,
+                            format!("node {value} has depth {d}, not {}", depth - 1),
+                        ))
+                    }
                     None => return Err(fail(n, format!("node {value} is not defined above"))),
                 }
             });
@@ -697,10 +821,16 @@ fn read_tree<'a>(
         made.push((depth, offset));
     }
     let (Some(s), Some(k), Some(total)) = (states, neighbours, count) else {
-        return Err(fail(last, "the @TREE names no num_states, num_neighbors or num_nodes".into()));
+        return Err(fail(
+            last,
+            "the @TREE names no num_states, num_neighbors or num_nodes".into(),
+        ));
     };
     if made.len() as u32 != total {
-        return Err(fail(last, format!("num_nodes={total}, but the tree has {} nodes", made.len())));
+        return Err(fail(
+            last,
+            format!("num_nodes={total}, but the tree has {} nodes", made.len()),
+        ));
     }
     match made.last() {
         Some(&(depth, root)) if depth == k + 1 => Ok(RuleTable {
@@ -710,7 +840,10 @@ fn read_tree<'a>(
             nodes,
             root,
         }),
-        _ => Err(fail(last, format!("the last node, the root, must have depth {}", k + 1))),
+        _ => Err(fail(
+            last,
+            format!("the last node, the root, must have depth {}", k + 1),
+        )),
     }
 }
 
@@ -730,7 +863,9 @@ pub fn set_folders(folders: Vec<PathBuf>) {
 /// letter (as Golly advises).
 pub fn is_name(name: &str) -> bool {
     name.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
 }
 
 /// The folders searched for a rule, in order: [`set_folders`]'s, `near` (a pattern file's
@@ -760,7 +895,9 @@ pub fn find(name: &str, near: Option<&Path>) -> Result<Option<&'static RuleTable
             })
             .collect();
         // The exact spelling first, where two files differ only in case.
-        matches.sort_by_key(|p| p.file_name().and_then(|f| f.to_str()) != Some(&format!("{name}.rule")));
+        matches.sort_by_key(|p| {
+            p.file_name().and_then(|f| f.to_str()) != Some(&format!("{name}.rule"))
+        });
         if let Some(path) = matches.first() {
             return read(path).map(Some);
         }
@@ -770,7 +907,9 @@ pub fn find(name: &str, near: Option<&Path>) -> Result<Option<&'static RuleTable
 
 /// The table of the `.rule` file at `path`, read once per process.
 pub fn read(path: &Path) -> Result<&'static RuleTable> {
-    let size = std::fs::metadata(path).map_err(|e| Error::io(path, e))?.len();
+    let size = std::fs::metadata(path)
+        .map_err(|e| Error::io(path, e))?
+        .len();
     if size > MAX_FILE_BYTES {
         return Err(Error::Invalid(format!(
             "{}: a .rule file of {size} bytes is beyond the {MAX_FILE_BYTES} bytes read",
@@ -868,8 +1007,11 @@ mod test {
     /// A four-neighbour tree (n, w, e, s, c) of two states whose centre becomes its north
     /// cell, with its nodes' lines replaced by `nodes` where given.
     fn north(count: &str, nodes: Option<&str>) -> String {
-        let nodes = nodes.unwrap_or("1 0 0\n1 1 1\n2 0 0\n2 1 1\n3 2 2\n3 3 3\n4 4 4\n4 5 5\n5 6 7\n");
-        format!("@RULE T\n@TREE\n# header\nnum_states=2\nnum_neighbors=4\nnum_nodes={count}\n{nodes}")
+        let nodes =
+            nodes.unwrap_or("1 0 0\n1 1 1\n2 0 0\n2 1 1\n3 2 2\n3 3 3\n4 4 4\n4 5 5\n5 6 7\n");
+        format!(
+            "@RULE T\n@TREE\n# header\nnum_states=2\nnum_neighbors=4\nnum_nodes={count}\n{nodes}"
+        )
     }
 
     #[test]
@@ -882,9 +1024,18 @@ mod test {
         }
         for (tree, says) in [
             (north("10", None), "num_nodes=10, but the tree has 9 nodes"),
-            (north("5", Some("1 0 0\n1 1 1\n2 0 0\n3 2 2\n4 3 3\n")), "the root, must have depth 5"),
-            (north("2", Some("1 0 0\n5 0 0\n")), "node 0 has depth 1, not 4"),
-            (north("2", Some("1 0 0\n2 0 3\n")), "node 3 is not defined above"),
+            (
+                north("5", Some("1 0 0\n1 1 1\n2 0 0\n3 2 2\n4 3 3\n")),
+                "the root, must have depth 5",
+            ),
+            (
+                north("2", Some("1 0 0\n5 0 0\n")),
+                "node 0 has depth 1, not 4",
+            ),
+            (
+                north("2", Some("1 0 0\n2 0 3\n")),
+                "node 3 is not defined above",
+            ),
             (north("1", Some("1 0 2\n")), "state 2 is out of range"),
             (north("1", Some("1 0\n")), "a node has 3 numbers"),
         ] {
@@ -924,7 +1075,10 @@ mod test {
     #[test]
     fn every_rule_golly_ships_is_read() {
         let Ok(entries) = std::fs::read_dir(GOLLY_RULES[0]) else {
-            eprintln!("skipped: Golly's rules are not installed at {}", GOLLY_RULES[0]);
+            eprintln!(
+                "skipped: Golly's rules are not installed at {}",
+                GOLLY_RULES[0]
+            );
             return;
         };
         let mut read = 0;
@@ -934,7 +1088,12 @@ mod test {
                 let table = super::read(&path).unwrap_or_else(|e| panic!("{e}"));
                 let name = path.file_stem().unwrap().to_str().unwrap();
                 assert_eq!(table.name(), name);
-                eprintln!("{name}: {} states, {} words, {:?}", table.states(), table.nodes.len(), start.elapsed());
+                eprintln!(
+                    "{name}: {} states, {} words, {:?}",
+                    table.states(),
+                    table.nodes.len(),
+                    start.elapsed()
+                );
                 read += 1;
             }
         }
