@@ -35,11 +35,10 @@ const FOLDERS: [&str; 12] = [
     "WireWorld",
 ];
 
-/// Files `gol` does not run yet, each with what its refusal says: notations and formats of
-/// the Golly-collection issue (MCell files, Wolfram's rules, Golly's JvN algorithm, the
-/// grids other than tori and bounded planes, tubes), and a B0 rule, which the plane refuses.
-const REFUSED: [(&str, &str); 6] = [
-    (".mcl", "not a pattern file gol reads"),
+/// Files `gol` does not run yet, each with what its refusal says: notations of the
+/// Golly-collection issue (Wolfram's rules, Golly's JvN algorithm, the grids other than tori
+/// and bounded planes, tubes), and a B0 rule, which the plane refuses.
+const REFUSED: [(&str, &str); 5] = [
     ("HashLife/wolfram22.mc", "invalid rule \"w22\""),
     ("Self-Rep/JvN/", "no rule table"),
     (

@@ -331,6 +331,25 @@ fn rules_are_found_where_golly_finds_them_and_refused_in_one_line() {
         "--json",
     ]);
     assert!(report.contains("\"alive\":4"), "{report}");
+    // An MCell file names Golly's rule on its #GOLLY line; its board is a bounded plane.
+    let mcell = patterns.join("start.mcl");
+    std::fs::write(
+        &mcell,
+        "#MCell 4.00\r\n#GAME Rules table\r\n#GOLLY Wires\r\n#BOARD 60x40\r\n#WRAP 0\r\n#L .2C$AB\r\n",
+    )
+    .unwrap();
+    let report = stdout_of(&[
+        "run",
+        "--input",
+        mcell.to_str().unwrap(),
+        "--gens",
+        "2",
+        "--json",
+    ]);
+    assert!(
+        report.contains("\"rule\":\"Wires:P\"") && report.contains("\"width\":60"),
+        "{report}"
+    );
     // --rule names a table too.
     let report = stdout_of(&[
         "--rules",

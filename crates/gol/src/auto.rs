@@ -153,10 +153,7 @@ fn costs(id: EngineId, axes: u32) -> Option<Costs> {
 /// automatically.
 pub fn estimate(id: EngineId, work: &Workload, machine: &Machine) -> Option<f64> {
     let c = costs(id, work.axes)?;
-    if (id.on_gpu() && machine.gpus == 0)
-        || (work.slabs && !id.gives_rows())
-        || (work.gpu_options && !id.on_gpu())
-    {
+    if !can_take(id, work, machine) {
         return None;
     }
     let updates = work.cells as f64 * work.generations as f64;
@@ -166,6 +163,14 @@ pub fn estimate(id: EngineId, work: &Workload, machine: &Machine) -> Option<f64>
     } else {
         updates / (c.rate * machine.threads.max(1) as f64) + gens * c.per_generation
     })
+}
+
+/// Whether `id` can take `work` here: no GPU engine without a GPU, no engine without row
+/// access for slabs, no GPU options on a CPU engine.
+fn can_take(id: EngineId, work: &Workload, machine: &Machine) -> bool {
+    !((id.on_gpu() && machine.gpus == 0)
+        || (work.slabs && !id.gives_rows())
+        || (work.gpu_options && !id.on_gpu()))
 }
 
 /// Resolves `choice` among the engines `available` (one dimension's registry): a named engine
@@ -206,7 +211,7 @@ pub fn resolve(
     // An engine never chosen by estimate (the oracle) where it is the only one left: the
     // only one that runs the rule.
     if let ([only], true) = (available, estimates.is_empty()) {
-        if !only.on_gpu() {
+        if can_take(*only, work, machine) {
             return Ok(Resolved {
                 id: *only,
                 reason: "auto: the only engine here that runs the rule (one CPU thread)".into(),
@@ -330,6 +335,12 @@ mod test {
         assert_eq!(pick(&slabs, no_gpu), EngineId::CpuBitsliced);
         let only_bytes = [EngineId::CpuScalar];
         assert!(resolve(EngineChoice::Auto, &only_bytes, &slabs, &no_gpu).is_err());
+        // The oracle, never chosen by estimate, where it is the only engine of a rule.
+        let only = resolve(EngineChoice::Auto, &only_bytes, &work(64, 1), &no_gpu).unwrap();
+        assert_eq!(only.id, EngineId::CpuScalar);
+        assert!(only
+            .reason
+            .contains("the only engine here that runs the rule"));
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! Pattern files: reading RLE (with Golly's `#CXRLE` extension), plaintext `.cells`, Golly's
-//! macrocell `.mc`, Life 1.06 and Life 1.05, any of them gzip-compressed; writing RLE, `.cells`,
+//! macrocell `.mc`, Life 1.06, Life 1.05 and MCell `.mcl` ([`mcell`]), any of them gzip-compressed; writing RLE, `.cells`,
 //! macrocell and PNG.
 //!
 //! Reading happens in two steps so that a large pattern goes straight into the final grid:
@@ -21,6 +21,7 @@
 mod cells;
 mod life;
 mod macrocell;
+mod mcell;
 mod rle;
 mod rle_body;
 mod runs;
@@ -66,7 +67,7 @@ pub enum Format {
 }
 
 /// The formats a pattern may be read in, for messages.
-const READABLE: &str = "RLE (a header such as x = 3, y = 3), plaintext .cells (! comments, rows of . and O), Golly's macrocell (an [M2] first line), Life 1.06 or Life 1.05 (a #Life 1.06 or #Life 1.05 first line), any of them gzip-compressed";
+const READABLE: &str = "RLE (a header such as x = 3, y = 3), plaintext .cells (! comments, rows of . and O), Golly's macrocell (an [M2] first line), Life 1.06 or Life 1.05 (a #Life 1.06 or #Life 1.05 first line), MCell (an #MCell first line), any of them gzip-compressed";
 
 /// Whether `path` names a gzip-compressed file (`….gz`, any case): an output written so, and
 /// the extension looked through for the format.
@@ -263,6 +264,11 @@ impl PatternFile {
         let text = match text.strip_prefix(&UTF8_BOM) {
             Some(rest) => Text::Read(rest.to_vec()),
             None => text,
+        };
+        // An MCell file is read as the RLE it stands for.
+        let text = match mcell::is_mcell(&text) {
+            true => Text::Read(mcell::to_rle(path, &text)?),
+            false => text,
         };
         let format = Format::detect(path, &text)?;
         let (header, body) = match format {

@@ -301,9 +301,15 @@ impl Rule {
         };
         let name = text.trim();
         if !table::is_name(name) {
+            // Golly's Larger than Life notation, R…,C…,M…,S…,B…,N….
+            let lower = name.to_ascii_lowercase();
+            let larger = lower.starts_with('r') && lower.contains(",c") && lower.contains(",n");
             return Err(Error::Rule {
                 rule: text.to_string(),
-                reason: notation,
+                reason: match larger {
+                    true => "a Larger than Life rule, which gol does not run yet".into(),
+                    false => notation,
+                },
             });
         }
         if let Some(found) = table::find(name, near)? {
