@@ -20,12 +20,13 @@ const PATTERNS: &str = "/usr/share/golly/Patterns";
 const RULES: &str = "/usr/share/golly/Rules/";
 
 /// The folders whose rules and formats this test covers.
-const FOLDERS: [&str; 12] = [
+const FOLDERS: [&str; 13] = [
     "Life",
     "Life-Like",
     "Non-Totalistic",
     "Generations",
     "HashLife",
+    "Larger-than-Life",
     "Loops",
     "Margolus",
     "Other-Rules",
@@ -152,7 +153,8 @@ fn check(bgolly: &Path, name: &str, gens: &str, dir: &Path) -> Result<(), String
         ours_rle.to_str().unwrap(),
     ])?;
     // HashLife for two-state rules (bgolly's QuickLife cannot write some rules' macrocells),
-    // RuleLoader for rule tables (named by a file of Golly's rules).
+    // RuleLoader for rule tables (named by a file of Golly's rules), Larger than Life for
+    // its rules.
     let rule = ours["rule"].as_str().unwrap_or("");
     let table = rule.split(':').next().is_some_and(|name| {
         std::fs::read_dir(RULES).is_ok_and(|entries| {
@@ -162,12 +164,19 @@ fn check(bgolly: &Path, name: &str, gens: &str, dir: &Path) -> Result<(), String
             })
         })
     });
-    let algo = match (table, rule.matches('/').count()) {
-        (true, _) => "RuleLoader",
-        (false, 2) => "Generations",
-        (false, _) => "HashLife",
+    let larger = rule.starts_with('R') && rule.contains("..");
+    let algo = match (table, larger, rule.matches('/').count()) {
+        (true, _, _) => "RuleLoader",
+        (_, true, _) => "Larger than Life",
+        (_, _, 2) => "Generations",
+        _ => "HashLife",
     };
-    let theirs_mc = dir.join("theirs.mc");
+    // bgolly's Larger than Life writes RLE without a position, and no macrocell.
+    let theirs_mc = dir.join(if larger {
+        "theirs-ltl.rle"
+    } else {
+        "theirs.mc"
+    });
     let population = golly(bgolly, algo, &file, gens, &theirs_mc);
     if number(&ours, "alive") != population {
         return Err(format!(
@@ -178,6 +187,12 @@ fn check(bgolly: &Path, name: &str, gens: &str, dir: &Path) -> Result<(), String
     if ours.get("universe").is_none() {
         // A bounded grid: populations only (Golly's macrocell keeps the grid's own placing).
         return Ok(());
+    }
+    if larger {
+        return match common::same_cells_anywhere(&ours_rle, &theirs_mc, dir) {
+            true => Ok(()),
+            false => Err("the cells differ from bgolly's".into()),
+        };
     }
     // bgolly's state read back by gol and written as RLE: the same bytes as ours, position
     // and generation included, or the cells differ.

@@ -146,11 +146,14 @@ pub enum EngineId {
     /// The infinite plane: dense tiles of 64 × 64 cells where there are cells, asleep where
     /// nothing changes, on every core (`gol_plane::tiles`).
     Tiles,
+    /// The infinite plane: one dense window of byte cells that grows and shrinks with the
+    /// pattern, for Larger than Life rules (`gol_plane::window`).
+    Window,
 }
 
 impl EngineId {
     /// Every engine id.
-    pub const ALL: [EngineId; 13] = [
+    pub const ALL: [EngineId; 14] = [
         EngineId::CpuScalar,
         EngineId::CpuTable,
         EngineId::CpuBitsliced,
@@ -164,6 +167,7 @@ impl EngineId {
         EngineId::CudaSwar,
         EngineId::Hashlife,
         EngineId::Tiles,
+        EngineId::Window,
     ];
 
     /// The name given to `--engine`.
@@ -182,6 +186,7 @@ impl EngineId {
             EngineId::CudaSwar => "cuda-swar",
             EngineId::Hashlife => "hashlife",
             EngineId::Tiles => "tiles",
+            EngineId::Window => "window",
         }
     }
 
@@ -194,12 +199,16 @@ impl EngineId {
                 | EngineId::CpuBitsliced
                 | EngineId::Hashlife
                 | EngineId::Tiles
+                | EngineId::Window
         )
     }
 
     /// Whether the engine runs the infinite plane (and no grid).
     pub const fn on_plane(self) -> bool {
-        matches!(self, EngineId::Hashlife | EngineId::Tiles)
+        matches!(
+            self,
+            EngineId::Hashlife | EngineId::Tiles | EngineId::Window
+        )
     }
 
     /// Whether the engine hands out [`RowAccess`] ([`Engine::rows`]), and so can advance one
@@ -232,7 +241,7 @@ impl EngineId {
             EngineId::CpuScalar | EngineId::CpuTable => {
                 (2 * (width as u64 + 2)).saturating_mul(rows + 2)
             }
-            EngineId::Hashlife | EngineId::Tiles => 0,
+            EngineId::Hashlife | EngineId::Tiles | EngineId::Window => 0,
             _ => world,
         };
         world

@@ -26,8 +26,9 @@ use crate::simulation::Timings;
 /// The least pixel (of 255) of a block of a zoomed-out picture that holds any live cell.
 pub const FAINTEST: u8 = 64;
 
-/// The engines of the plane (`auto` races the two on the pattern: `gol_plane::auto`).
-pub const ENGINES: [EngineId; 2] = [EngineId::Hashlife, EngineId::Tiles];
+/// The engines of the plane (`auto` races the first two on the pattern and takes the window
+/// for Larger than Life rules: `gol_plane::auto`).
+pub const ENGINES: [EngineId; 3] = [EngineId::Hashlife, EngineId::Tiles, EngineId::Window];
 
 /// A rectangle of the plane in Golly's coordinates: the cells a picture or a window shows.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -147,7 +148,8 @@ fn resolve(choice: EngineChoice) -> Result<Resolved> {
         EngineChoice::Auto => Ok(Resolved {
             id: EngineId::Tiles,
             reason: "auto: tiles and hashlife raced on the pattern in time slices from 0.25 s, \
-                     the faster kept (tiles for two-state rules only)"
+                     the faster kept (tiles for two-state B/S rules only; Larger than Life \
+                     rules on window)"
                 .into(),
         }),
         EngineChoice::Named(id) if id.on_plane() => Ok(Resolved {

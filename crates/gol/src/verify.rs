@@ -598,11 +598,14 @@ fn check_plane(
             }
         })
         .collect();
-    // Rule tables of 2 to 7 states, Moore and von Neumann (HashLife runs them on the plane).
+    // Rule tables of 2 to 7 states, Moore and von Neumann (HashLife runs them on the plane),
+    // and Larger than Life rules of ranges 1 to 3 (the window runs them).
     for eight in [true, false] {
         let states = 2 + (rng.next() % 6) as u32;
         let table = RuleTable::random(states, eight, &mut || rng.next());
         rules.push(Rule::from_table(gol_core::rule::table::intern(table)));
+        let (larger, states) = gol_core::rule::Larger::random(3, &mut || rng.next());
+        rules.push(Rule::from_larger(larger, states));
     }
     let cases = cases.min(if quick { 20 } else { 60 });
     let stop = std::sync::atomic::AtomicBool::new(false);
@@ -620,9 +623,9 @@ fn check_plane(
         let soup = Grid::soup(&case)?;
         let expected = gol_plane::check::oracle(&soup, case.rule, case.gens)?;
         for &id in &engines {
-            if id == EngineId::Tiles && gol_plane::in_bytes(&case.rule) {
-                // Tiles run two-state B/S rules; Generations rules and rule tables run on
-                // HashLife.
+            if !gol_plane::runs(id, &case.rule) {
+                // Tiles run two-state B/S rules, the window Larger than Life rules, HashLife
+                // the others.
                 continue;
             }
             let options = gol_plane::Options {
@@ -667,9 +670,9 @@ fn check_plane(
     }
     let names: Vec<&str> = engines.iter().map(|id| id.name()).collect();
     say(Line::Checked(&format!(
-        "infinite plane: {cases} random cases (B/S and Generations rules, rule tables) \
-         identical to cpu-scalar on a torus wider than their reach ({}; tiles on the two-state \
-         B/S ones)",
+        "infinite plane: {cases} random cases (B/S and Generations rules, rule tables, Larger \
+         than Life) identical to cpu-scalar on a torus wider than their reach ({}: each on \
+         the rules it runs)",
         names.join(", ")
     )));
     Ok(())

@@ -1,5 +1,6 @@
 //! The plane's oracle: `cpu-scalar` on a torus wide enough that nothing reaches its edge in
-//! the generations run (light speed is one cell a generation) gives the plane's cells exactly.
+//! the generations run (light speed is one cell a generation, r under a Larger than Life rule
+//! of range r) gives the plane's cells exactly.
 //! Used by `gol verify` and by this crate's tests.
 
 use gol_core::{cpu, Engine, Grid, Result, Rule};
@@ -19,9 +20,11 @@ pub struct Expected {
 }
 
 /// `pattern` (its top-left cell at Golly's origin) run `gens` generations under `rule` by
-/// cpu-scalar, on a torus `gens + 2` cells wider on each side.
+/// cpu-scalar, on a torus wider on each side than the rule reaches in them (`gens` times its
+/// range, plus 2).
 pub fn oracle(pattern: &Grid, rule: Rule, gens: u64) -> Result<Expected> {
-    let margin = gens as usize + 2;
+    let range = rule.larger().map_or(1, |l| l.range as usize);
+    let margin = gens as usize * range + 2;
     let (w, h) = (pattern.width() + 2 * margin, pattern.height() + 2 * margin);
     let mut torus = Grid::with_states(w, h, rule.states())?;
     torus.paste(pattern, margin, margin)?;

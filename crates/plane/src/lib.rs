@@ -12,6 +12,7 @@
 //!   nodes with memoised results; for engineered and periodic patterns, astronomically far.
 //! - [`tiles`]: dense tiles of 64 × 64 cells where there are cells, asleep where nothing
 //!   changes, on every core; for chaotic patterns (two-state rules).
+//! - [`window`]: one dense window that grows with the pattern, for Larger than Life rules.
 //! - [`tree`]: a pattern as a quadtree in a store, and what can be read from it; the form every
 //!   algorithm reads files into and writes them from ([`files`]).
 //! - [`leaf`]: the cells at the bottom of a tree and the rule's step of them: bits for
@@ -28,6 +29,7 @@ pub mod leaf;
 pub mod store;
 pub mod tiles;
 pub mod tree;
+pub mod window;
 
 use std::io::{self, Write};
 use std::sync::atomic::AtomicBool;
@@ -40,6 +42,7 @@ pub use hashlife::{HashLife, Stepped};
 pub use leaf::{Bits, Leaf, States};
 pub use tiles::Tiles;
 pub use tree::{Rect, Tree};
+pub use window::Window;
 
 /// What a plane starts from.
 pub enum Start<'a> {
@@ -126,7 +129,11 @@ pub trait Plane: Send {
 /// Refuses rules the plane cannot run: B0, under which every empty cell of the unbounded
 /// plane would be born at once.
 pub fn check_rule(rule: &Rule) -> Result<()> {
-    if rule.next_of(&[[0; 3]; 3]) != 0 {
+    let b0 = match rule.larger() {
+        Some(larger) => larger.birth.0 == 0,
+        None => rule.next_of(&[[0; 3]; 3]) != 0,
+    };
+    if b0 {
         return Err(Error::Rule {
             rule: rule.to_string(),
             reason: "B0 rules turn the whole infinite plane on at once; run them on a torus or bounded grid (a size, or a :T or :P suffix)".into(),
@@ -134,6 +141,17 @@ pub fn check_rule(rule: &Rule) -> Result<()> {
     }
     rule.check_neighbours(8)?;
     Ok(())
+}
+
+/// Whether `engine` (one of the plane's) runs `rule`: the window Larger than Life rules and
+/// only them, HashLife every other rule, tiles the two-state B/S rules.
+pub fn runs(engine: EngineId, rule: &Rule) -> bool {
+    match engine {
+        EngineId::Window => rule.larger().is_some(),
+        EngineId::Hashlife => rule.larger().is_none(),
+        EngineId::Tiles => rule.larger().is_none() && !in_bytes(rule),
+        _ => false,
+    }
 }
 
 /// Whether the plane's cells under `rule` are bytes of states ([`States`]): under Generations
@@ -165,6 +183,11 @@ pub fn new(
 ) -> Result<Box<dyn Plane>> {
     check_rule(&rule)?;
     check_memory(options)?;
+    if rule.larger().is_some() && engine != EngineId::Window {
+        return Err(Error::Invalid(format!(
+            "rule {rule}: {engine} does not run Larger than Life rules; on the infinite plane they run on window"
+        )));
+    }
     match engine {
         EngineId::Hashlife if in_bytes(&rule) => {
             hashlife_of(start, States::new(&rule), rule, options)
@@ -193,6 +216,16 @@ pub fn new(
             };
             Ok(Box::new(tiles))
         }
+        EngineId::Window => {
+            let store = store::Store::new(options.memory, States::LEVEL)?;
+            let tree = tree_of(start, store, States::new(&rule))?;
+            Ok(Box::new(Window::new(
+                &tree,
+                rule,
+                options.threads,
+                options.memory,
+            )?))
+        }
         other => Err(Error::Engine(format!(
             "{other} does not run the infinite plane"
         ))),
@@ -201,6 +234,9 @@ pub fn new(
 
 /// A plane under `auto` ([`auto`](mod@auto)): tiles and HashLife raced on the pattern from `start`.
 pub fn auto(start: Start<'_>, rule: Rule, options: &Options) -> Result<Box<dyn Plane>> {
+    if rule.larger().is_some() {
+        return new(EngineId::Window, start, rule, options);
+    }
     check_rule(&rule)?;
     check_memory(options)?;
     Ok(Box::new(auto::Auto::new(start, rule, options)?))

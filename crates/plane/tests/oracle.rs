@@ -169,6 +169,36 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    #[test]
+    fn any_larger_than_life_rule_on_the_window_matches_the_oracle(
+        rule_bits in any::<u64>(),
+        width in 1usize..30,
+        height in 1usize..30,
+        bits in proptest::collection::vec(any::<u64>(), 4),
+        gens in 0u64..30,
+        split in 1u64..7,
+        threads in 1usize..4,
+    ) {
+        let mut seed = rule_bits;
+        let mut next = || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            seed >> 11
+        };
+        let (larger, states) = gol_core::rule::Larger::random(4, &mut next);
+        let rule = Rule::from_larger(larger, states);
+        let pattern = random_pattern(width, height, 2, &bits);
+        let mut plane = plane_on(gol_core::EngineId::Window, &pattern, rule, 32 << 20, threads);
+        let stop = AtomicBool::new(false);
+        let first = gens * split / 7;
+        plane.step(&BigUint::from(first), &stop).unwrap();
+        plane.step(&BigUint::from(gens - first), &stop).unwrap();
+        assert_matches(&*plane, &oracle(&pattern, rule, gens), &format!("{rule}, {gens} generations"));
+    }
+}
+
 #[test]
 fn a_small_memory_cap_collects_garbage_and_stays_exact() {
     let bits: Vec<u64> = (1..40u64)

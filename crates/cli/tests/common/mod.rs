@@ -182,3 +182,33 @@ pub fn png_indices(path: &Path) -> (u32, u32, Vec<u8>, Vec<u8>) {
     pixels.truncate(info.buffer_size());
     (info.width, info.height, palette, pixels)
 }
+
+/// Whether the RLE files `ours` and `theirs` hold the same cells wherever each puts them
+/// (bgolly's Larger than Life algorithm writes no position): each without its `#CXRLE` line,
+/// read by gol onto the plane and written again (to files in `dir`), gives the same bytes.
+pub fn same_cells_anywhere(ours: &Path, theirs: &Path, dir: &Path) -> bool {
+    let again = |from: &Path, name: &str| {
+        let text = std::fs::read_to_string(from).unwrap();
+        let bare: String = text
+            .lines()
+            .filter(|l| !l.starts_with("#CXRLE"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let (bare_path, out) = (
+            dir.join(format!("{name}-bare.rle")),
+            dir.join(format!("{name}-again.rle")),
+        );
+        std::fs::write(&bare_path, bare).unwrap();
+        stdout_of(&[
+            "run",
+            "--input",
+            bare_path.to_str().unwrap(),
+            "--gens",
+            "0",
+            "--output",
+            out.to_str().unwrap(),
+        ]);
+        std::fs::read(out).unwrap()
+    };
+    again(ours, "ours") == again(theirs, "theirs")
+}

@@ -13,7 +13,7 @@ use crate::engine::{Engine, EngineId};
 use crate::error::{Error, Result};
 use crate::grid::{check_size, Grid};
 use crate::memory;
-use crate::rule::{Rule, Topology};
+use crate::rule::{Larger, Rule, Topology};
 
 /// How a ghost-cell engine turns a cell's state and live-neighbour count into its next state.
 pub trait CellUpdate: Send + Sized {
@@ -194,6 +194,22 @@ impl GhostCells {
             }
         }
         std::mem::swap(&mut self.cells, &mut self.next);
+    }
+
+    /// Advances one generation under the Larger than Life rule `larger` of `states` states,
+    /// whose neighbourhoods reach past the ghosts: the interior is stepped on its own, wrapped
+    /// on a torus.
+    pub fn step_larger(&mut self, larger: &Larger, states: u32) {
+        let (w, h, stride) = (self.width, self.height, self.width + 2);
+        let interior: Vec<u8> = (1..=h)
+            .flat_map(|y| self.cells[y * stride + 1..][..w].iter().copied())
+            .collect();
+        let mut next = vec![0u8; w * h];
+        let wrap = self.topology == Topology::Torus;
+        crate::rule::larger::step(larger, states, &interior, w, h, wrap, &mut next);
+        for (y, row) in next.chunks(w).enumerate() {
+            self.cells[(y + 1) * stride + 1..][..w].copy_from_slice(row);
+        }
     }
 
     /// The interior as a bit-packed grid.

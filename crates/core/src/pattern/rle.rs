@@ -601,7 +601,9 @@ fn decode(
                     return Err(fail(line, format!("run count is larger than {MAX_SIDE}")));
                 }
             }
-            b'b' | b'.' | b'o' => {
+            // Golly reads `.` as `b` and `A` as `o` in two-state patterns (MCell files write
+            // them so).
+            b'b' | b'.' | b'o' | b'A' => {
                 let n = if counted { count } else { 1 };
                 (count, counted) = (0, false);
                 if x + n > width {
@@ -610,7 +612,7 @@ fn decode(
                         format!("row {} is wider than the header's x = {width}", y + 1),
                     ));
                 }
-                if byte == b'o' && n > 0 {
+                if (byte == b'o' || byte == b'A') && n > 0 {
                     if y >= height {
                         return Err(fail(
                             line,
@@ -657,7 +659,7 @@ fn decode(
                 return Err(fail(
                     line,
                     format!(
-                        "cell '{}' is not a two-state cell (b, o and $ are; multi-state cells need a Generations rule)",
+                        "cell '{}' is not a two-state cell (b or ., o or A, and $ are; multi-state cells need a rule of more states)",
                         byte as char
                     ),
                 ))

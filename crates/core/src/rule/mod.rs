@@ -25,6 +25,7 @@
 
 pub mod circuit;
 pub mod hensel;
+pub mod larger;
 pub mod table;
 pub mod topology;
 
@@ -35,6 +36,7 @@ use std::str::FromStr;
 
 use crate::engine::EngineId;
 use crate::error::{Error, Result};
+pub use larger::Larger;
 pub use table::RuleTable;
 pub use topology::Topology;
 
@@ -112,6 +114,9 @@ pub struct Rule {
     /// A rule table ([`table`]): the next state is its function of the neighbourhood, and the
     /// fields above other than `topology` and `states` are unused.
     table: Option<TableRef>,
+    /// A Larger than Life rule ([`larger`]): its neighbourhood and counts; `states` its number
+    /// of states, and the fields above other than `topology` unused.
+    larger: Option<Larger>,
 }
 
 /// A rule table kept for the whole process ([`table::intern`]), so compared by identity.
@@ -148,6 +153,7 @@ impl Rule {
         topology: Topology::Torus,
         states: 2,
         table: None,
+        larger: None,
     };
 
     /// B6/S567: the 3D default.
@@ -159,6 +165,7 @@ impl Rule {
         topology: Topology::Torus,
         states: 2,
         table: None,
+        larger: None,
     };
 
     /// Builds a rule from bit masks (bit `k` set: count `k` is in the set).
@@ -173,6 +180,7 @@ impl Rule {
             topology: Topology::Torus,
             states: 2,
             table: None,
+            larger: None,
         };
         if (birth | survive) >> (MAX_COUNT + 1) != 0 {
             return Err(Error::Rule {
@@ -295,21 +303,30 @@ impl Rule {
     /// Parses B/S notation or a rule table's name ([`table::find`], in `near` too) without a
     /// bounded-grid suffix.
     fn parse_named(text: &str, near: Option<&Path>) -> Result<Rule> {
+        let compact: String = text
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .map(|c| c.to_ascii_lowercase())
+            .collect();
+        match Larger::parse(&compact) {
+            Some(Ok((larger, states))) => return Ok(Rule::from_larger(larger, states)),
+            Some(Err(reason)) => {
+                return Err(Error::Rule {
+                    rule: text.to_string(),
+                    reason,
+                })
+            }
+            None => {}
+        }
         let notation = match Rule::parse_counts(text) {
             Err(Error::Rule { reason, .. }) => reason,
             parsed => return parsed,
         };
         let name = text.trim();
         if !table::is_name(name) {
-            // Golly's Larger than Life notation, R…,C…,M…,S…,B…,N….
-            let lower = name.to_ascii_lowercase();
-            let larger = lower.starts_with('r') && lower.contains(",c") && lower.contains(",n");
             return Err(Error::Rule {
                 rule: text.to_string(),
-                reason: match larger {
-                    true => "a Larger than Life rule, which gol does not run yet".into(),
-                    false => notation,
-                },
+                reason: notation,
             });
         }
         if let Some(found) = table::find(name, near)? {
@@ -338,7 +355,27 @@ impl Rule {
             topology: Topology::Torus,
             states: table.states() as u16,
             table: Some(TableRef(table)),
+            larger: None,
         }
+    }
+
+    /// The Larger than Life rule `larger` of `states` states (2 to 256), on a torus.
+    pub fn from_larger(larger: Larger, states: u32) -> Rule {
+        Rule {
+            birth: 0,
+            survive: 0,
+            neighbourhood: Neighbourhood::Moore,
+            letters: None,
+            topology: Topology::Torus,
+            states: states.clamp(2, MAX_STATES) as u16,
+            table: None,
+            larger: Some(larger),
+        }
+    }
+
+    /// The Larger than Life rule this is, if it is one.
+    pub fn larger(&self) -> Option<Larger> {
+        self.larger
     }
 
     /// The rule table the rule is, if it is one.
@@ -456,6 +493,7 @@ impl Rule {
                 topology: Topology::Torus,
                 states: 2,
                 table: None,
+                larger: None,
             };
         };
         let mask = |sets: &[u16; 9]| {
@@ -476,6 +514,7 @@ impl Rule {
             topology: Topology::Torus,
             states: 2,
             table: None,
+            larger: None,
         }
     }
 
@@ -486,7 +525,7 @@ impl Rule {
 
     /// Whether the rule is a Generations rule (more than two states, not a rule table).
     pub const fn is_generations(&self) -> bool {
-        self.states > 2 && self.table.is_none()
+        self.states > 2 && self.table.is_none() && self.larger.is_none()
     }
 
     /// Whether cells have more than two states (a Generations rule, or a rule table of more).
@@ -495,9 +534,14 @@ impl Rule {
     }
 
     /// The next state of the cell at the centre of `around` (states of a 3×3 square, rows top
-    /// to bottom): the rule on any neighbourhood, for every family.
+    /// to bottom): the rule on any neighbourhood, for every family but Larger than Life
+    /// ([`larger::step`]).
     #[inline]
     pub fn next_of(&self, around: &[[u8; 3]; 3]) -> u8 {
+        debug_assert!(
+            self.larger.is_none(),
+            "a Larger than Life rule reaches beyond 3x3"
+        );
         if let Some(table) = self.table {
             return table.0.next(around);
         }
@@ -636,12 +680,14 @@ impl Rule {
     /// Checks that every count the rule mentions can occur with `neighbours` neighbours
     /// (8 in 2D, 26 in 3D).
     pub fn check_neighbours(&self, neighbours: u32) -> Result<()> {
-        if neighbours != 8 && self.table.is_some() {
+        if neighbours != 8 && (self.table.is_some() || self.larger.is_some()) {
+            let what = match self.table {
+                Some(_) => "rule tables",
+                None => "Larger than Life rules",
+            };
             return Err(Error::Rule {
                 rule: self.to_string(),
-                reason: format!(
-                    "rule tables are 2D rules; cells here have {neighbours} neighbours"
-                ),
+                reason: format!("{what} are 2D rules; cells here have {neighbours} neighbours"),
             });
         }
         if neighbours != 8 && self.topology != Topology::Torus {
@@ -689,6 +735,14 @@ impl Rule {
     /// families only on the engines of [`Family::ENGINES`]. The refusal names those.
     pub fn check_engine(&self, engine: EngineId, neighbours: u32) -> Result<()> {
         self.check_neighbours(neighbours)?;
+        if self.larger.is_some() && !LARGER_ENGINES.contains(&engine) {
+            return Err(Error::Rule {
+                rule: self.to_string(),
+                reason: format!(
+                    "{engine} does not run Larger than Life rules; they run on cpu-scalar (grids) and window (the infinite plane)"
+                ),
+            });
+        }
         if self.table.is_some() && !TABLE_ENGINES.contains(&engine) {
             return Err(Error::Rule {
                 rule: self.to_string(),
@@ -740,6 +794,10 @@ impl Rule {
         })
     }
 }
+
+/// The engines that run Larger than Life rules: the oracle on grids, the growing window on
+/// the infinite plane.
+pub const LARGER_ENGINES: [EngineId; 2] = [EngineId::CpuScalar, EngineId::Window];
 
 /// The engines that run rule tables: the oracle on grids, HashLife on the infinite plane.
 pub const TABLE_ENGINES: [EngineId; 2] = [EngineId::CpuScalar, EngineId::Hashlife];
@@ -1039,6 +1097,10 @@ impl fmt::Display for Rule {
         };
         if let Some(table) = self.table {
             f.write_str(table.0.name())?;
+            return topology(f);
+        }
+        if let Some(larger) = &self.larger {
+            larger.write(f, self.states())?;
             return topology(f);
         }
         let birth = |f: &mut fmt::Formatter<'_>| match &self.letters {
