@@ -66,7 +66,7 @@ fn core_error(e: gol_core::Error) -> PyErr {
     }
 }
 
-/// A rule from its text (B/S notation).
+/// A rule from its text (any of Golly's notations, or a rule table's name).
 fn rule(text: Option<&str>) -> PyResult<Option<Rule>> {
     text.map(Rule::parse).transpose().map_err(core_error)
 }
@@ -803,12 +803,28 @@ fn verify(py: Python<'_>, quick: bool, seed: Option<u64>) -> PyResult<()> {
         .map_err(error)
 }
 
+/// Sets the folders searched first for Golly rule files (NAME.rule), before a pattern file's
+/// own folder and Golly's Rules folder, as `gol --rules DIR` does; raises ValueError for one
+/// that is not a folder.
+#[pyfunction]
+fn rule_folders(folders: Vec<std::path::PathBuf>) -> PyResult<()> {
+    if let Some(bad) = folders.iter().find(|f| !f.is_dir()) {
+        return Err(PyValueError::new_err(format!(
+            "{}: not a folder",
+            bad.display()
+        )));
+    }
+    gol::rule_table::set_folders(folders);
+    Ok(())
+}
+
 #[pymodule]
 fn _gol(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Life>()?;
     m.add_class::<Cube>()?;
     m.add_function(wrap_pyfunction!(engines, m)?)?;
     m.add_function(wrap_pyfunction!(verify, m)?)?;
+    m.add_function(wrap_pyfunction!(rule_folders, m)?)?;
     m.add("PatternError", m.py().get_type::<PatternError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

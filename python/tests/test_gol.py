@@ -196,6 +196,7 @@ def test_engines_lists_every_engine_with_its_dimensions():
     assert engines["hashlife"]["dims"] == [] and engines["hashlife"]["plane"]
     assert engines["hashlife"]["available"]
     assert engines["tiles"]["dims"] == [] and engines["tiles"]["plane"] and engines["tiles"]["available"]
+    assert engines["window"]["plane"] and engines["window"]["available"]
     for e in engines.values():
         assert set(e) == {"name", "dims", "plane", "available", "reason"}
         assert (e["reason"] is None) == e["available"]
@@ -409,3 +410,72 @@ def test_grids_refuse_more_generations_than_64_bits_hold():
         gol.Life.soup(8, 8).step(2**64)
     with pytest.raises(ValueError, match="B0"):
         gol.Life.soup(8, 8, rule="B03/S23", infinite=True)
+
+
+# A rule table of our own: a live cell (1) fades (2) then empties; an empty cell with a live
+# orthogonal neighbour comes alive (von Neumann, rotations of one transition, unbound
+# variables).
+FLOW = """@RULE Flow
+@TABLE
+n_states:3
+neighborhood:vonNeumann
+symmetries:rotate4
+var a={0,1,2}
+var b={0,1,2}
+var c={0,1,2}
+var d={0,1,2}
+1,a,b,c,d,2
+2,a,b,c,d,0
+0,1,b,c,d,1
+"""
+
+
+def flow(cells, gens):
+    """The Flow rule on a torus, by its definition."""
+    for _ in range(gens):
+        lit = cells == 1
+        near = np.roll(lit, 1, 0) | np.roll(lit, -1, 0) | np.roll(lit, 1, 1) | np.roll(lit, -1, 1)
+        cells = np.where(cells == 1, 2, np.where(cells == 2, 0, np.where(near, 1, 0))).astype(np.uint8)
+    return cells
+
+
+def test_rule_tables_run_from_the_folders_given_on_grids_and_the_plane(tmp_path):
+    a = np.random.default_rng(3).integers(0, 3, size=(23, 37), dtype=np.uint8)
+    with pytest.raises(ValueError, match="no rule table Flow.rule"):
+        gol.Life.from_cells(a, rule="Flow")
+    (tmp_path / "Flow.rule").write_text(FLOW)
+    with pytest.raises(ValueError, match="not a folder"):
+        gol.rule_folders([str(tmp_path / "nowhere")])
+    gol.rule_folders([tmp_path])
+    try:
+        torus = gol.Life.from_cells(a, rule="Flow")
+        assert (torus.engine, torus.states, torus.rule) == ("cpu-scalar", 3, "Flow")
+        torus.step(9)
+        assert np.array_equal(torus.cells(), flow(a, 9))
+        # On the plane (HashLife), a torus that nothing reaches the edge of.
+        margin, gens = 20, 15
+        plane = gol.Life.from_cells(a, rule="Flow", infinite=True)
+        assert plane.engine == "hashlife"
+        big = np.pad(a, margin)
+        plane.step(gens)
+        h, w = big.shape
+        assert np.array_equal(plane.cells(-18 - margin, -11 - margin, w, h), flow(big, gens))
+    finally:
+        gol.rule_folders([])
+
+
+def test_larger_than_life_runs_on_tori_and_on_the_window():
+    rule = "R2,C3,M1,S4..8,B4..6,NN"
+    cells = (np.random.default_rng(8).random((30, 26)) < 0.4).astype(np.uint8)
+    gens, reach = 12, 2
+    margin = gens * reach + 2
+    plane = gol.Life.from_cells(cells, rule=rule, infinite=True)
+    torus = gol.Life.from_cells(np.pad(cells, margin), rule=rule)
+    assert (plane.engine, torus.engine, plane.rule, torus.states) == ("window", "cpu-scalar", rule, 3)
+    plane.step(gens)
+    torus.step(gens)
+    h, w = torus.height, torus.width
+    assert np.array_equal(plane.cells(-13 - margin, -15 - margin, w, h), torus.cells())
+    assert plane.population == torus.population > 0
+    with pytest.raises(ValueError, match="does not run Larger than Life"):
+        gol.Life.from_cells(cells, rule=rule, engine="hashlife", infinite=True)

@@ -360,7 +360,7 @@ fn generations_runs_refuse_what_they_cannot_do() {
         "B3/S23",
     ]);
     assert!(
-        err.contains("brain.rle:2") && err.contains("need a Generations rule"),
+        err.contains("brain.rle:2") && err.contains("cell 'B' is not a two-state cell"),
         "{err}"
     );
     // A state the rule does not have.

@@ -67,6 +67,19 @@ fn reads_multi_line_bodies_and_row_counts() {
 }
 
 #[test]
+fn two_state_rle_reads_dots_and_a_as_golly_does() {
+    let dotted = open(Format::Rle, "x = 3, y = 2\n.A.$A2.!")
+        .unwrap()
+        .place(3, 2)
+        .unwrap();
+    let plain = open(Format::Rle, "x = 3, y = 2\nbob$o2b!")
+        .unwrap()
+        .place(3, 2)
+        .unwrap();
+    assert!(dotted == plain && plain.population() == 2);
+}
+
+#[test]
 fn refuses_malformed_rle_with_line_numbers() {
     let cases = [
         ("", "no RLE header"),
@@ -85,7 +98,7 @@ fn refuses_malformed_rle_with_line_numbers() {
         ("x = 2, y = 1\n3o!", "wider than"),
         ("x = 2, y = 1\no$o!", "more rows"),
         ("x = 2, y = 1\n99999999999999999999o!", "run count"),
-        ("x = 2, y = 1\nA!", "not a two-state cell"),
+        ("x = 2, y = 1\nB!", "not a two-state cell"),
         ("x = 2, y = 1\n\u{1}!", "unexpected byte"),
         ("x = 2, y = 1\no%!", "unexpected character '%'"),
         ("x = 2, y = 1\n2", "ends inside a run"),
