@@ -330,6 +330,21 @@ fn cells_of<L: Leaf>(nodes: &[MacroNode], i: usize, (x, y): (i64, i64), builder:
     }
 }
 
+/// Writes `tree` under `rule` in `format`, stamped with `generation`.
+pub fn write_as<L: Leaf>(
+    tree: &Tree<L>,
+    format: crate::Written,
+    rule: &gol_core::Rule,
+    generation: &BigUint,
+    mut out: &mut dyn Write,
+) -> io::Result<()> {
+    let rule = rule.to_string();
+    match format {
+        crate::Written::Rle => write_rle(tree, &rule, generation, &mut out),
+        crate::Written::Macrocell => write_macrocell(tree, &rule, generation, &mut out),
+    }
+}
+
 /// Writes `tree` as RLE: its bounding box, with `#CXRLE Pos=` and `Gen=generation`, `rule` as
 /// given.
 pub fn write_rle<L: Leaf>(

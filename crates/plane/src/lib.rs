@@ -143,6 +143,31 @@ pub fn check_rule(rule: &Rule) -> Result<()> {
     Ok(())
 }
 
+/// Runs `generation` once a generation, `generations` times (below 2^60; `more` says why not
+/// beyond), stopping early where `stop` is set: the generations taken, and how it ended.
+fn one_at_a_time(
+    generations: &BigUint,
+    stop: &AtomicBool,
+    more: &str,
+    mut generation: impl FnMut() -> Result<()>,
+) -> Result<(BigUint, Stepped)> {
+    if generations.bits() > 60 {
+        return Err(Error::Invalid(format!(
+            "{} generations: {more}",
+            hashlife::short(generations)
+        )));
+    }
+    let mut taken = BigUint::from(0u32);
+    while &taken < generations {
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            return Ok((taken, Stepped::Stopped));
+        }
+        generation()?;
+        taken += 1u32;
+    }
+    Ok((taken, Stepped::Done))
+}
+
 /// Whether `engine` (one of the plane's) runs `rule`: the window Larger than Life rules and
 /// only them, HashLife every other rule, tiles the two-state B/S rules.
 pub fn runs(engine: EngineId, rule: &Rule) -> bool {
@@ -312,19 +337,8 @@ impl<L: Leaf> Plane for Hashed<L> {
             .block_populations(x, y, columns, rows, level)
     }
 
-    fn write(
-        &self,
-        format: Written,
-        generation: &BigUint,
-        mut out: &mut dyn Write,
-    ) -> io::Result<()> {
-        let rule = self.rule.to_string();
-        match format {
-            Written::Rle => files::write_rle(self.engine.tree(), &rule, generation, &mut out),
-            Written::Macrocell => {
-                files::write_macrocell(self.engine.tree(), &rule, generation, &mut out)
-            }
-        }
+    fn write(&self, format: Written, generation: &BigUint, out: &mut dyn Write) -> io::Result<()> {
+        files::write_as(self.engine.tree(), format, &self.rule, generation, out)
     }
 
     fn details(&self) -> String {

@@ -29,19 +29,19 @@
 
 use std::collections::HashMap;
 use std::io::{self, Write};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 
 use gol_core::pattern::{PatternFile, Sink};
 use gol_core::rule::circuit::{Circuit, Gate, Signal, FIRST_GATE, ONE};
 use gol_core::{EngineId, Error, Grid, Result, Rule};
 use num_bigint::{BigInt, BigUint};
-use num_traits::{ToPrimitive, Zero};
+use num_traits::ToPrimitive;
 use rayon::prelude::*;
 
 use crate::files::{self, Builder};
 use crate::leaf::{Bits, Leaf};
 use crate::store::Store;
-use crate::tree::{block_corner, Rect, Tree};
+use crate::tree::{BlockCounts, Rect, Tree};
 use crate::{Plane, Stepped, Written};
 
 /// Cells a tile each way.
@@ -865,21 +865,12 @@ impl Plane for Tiles {
 
     fn step(&mut self, generations: &BigUint, stop: &AtomicBool) -> Result<(BigUint, Stepped)> {
         // Cells move at most one a generation: more than this could leave the tiles' reach.
-        if generations.bits() > 60 {
-            return Err(Error::Invalid(format!(
-                "{} generations: more than tiles run (below 2^60, one at a time); run it with hashlife",
-                crate::hashlife::short(generations)
-            )));
-        }
-        let mut taken = BigUint::zero();
-        while &taken < generations {
-            if stop.load(Ordering::Relaxed) {
-                return Ok((taken, Stepped::Stopped));
-            }
-            self.generation()?;
-            taken += 1u32;
-        }
-        Ok((taken, Stepped::Done))
+        crate::one_at_a_time(
+            generations,
+            stop,
+            "more than tiles run (below 2^60, one at a time); run it with hashlife",
+            || self.generation(),
+        )
     }
 
     fn population(&self) -> BigUint {
@@ -950,18 +941,7 @@ impl Plane for Tiles {
         rows: usize,
         level: u32,
     ) -> Vec<u64> {
-        let mut out = vec![0u64; columns * rows];
-        let (bx, by) = block_corner(x, y, level);
-        let (Some(bx), Some(by)) = (bx.to_i128(), by.to_i128()) else {
-            return out;
-        };
-        let level = level.min(126);
-        let mut add = |cx: i128, cy: i128, n: u64| {
-            let (i, j) = ((cx - bx) >> level, (cy - by) >> level);
-            if (0..columns as i128).contains(&i) && (0..rows as i128).contains(&j) {
-                out[j as usize * columns + i as usize] += n;
-            }
-        };
+        let mut counts = BlockCounts::new(x, y, columns, rows, level);
         for (t, now) in self.occupied() {
             let (x0, y0) = ((t.at.0 * SIDE) as i128, (t.at.1 * SIDE) as i128);
             for (r, &word) in now.iter().enumerate() {
@@ -969,33 +949,24 @@ impl Plane for Tiles {
                 if level >= 6 {
                     // The row's 64 cells lie in one block (blocks are aligned to 0 across).
                     if word != 0 {
-                        add(x0, cy, word.count_ones() as u64);
+                        counts.add(x0, cy, word.count_ones() as u64);
                     }
                     continue;
                 }
                 let mut bits = word;
                 while bits != 0 {
                     let b = bits.trailing_zeros() as i128;
-                    add(x0 + b, cy, 1);
+                    counts.add(x0 + b, cy, 1);
                     bits &= bits - 1;
                 }
             }
         }
-        out
+        counts.done()
     }
 
-    fn write(
-        &self,
-        format: Written,
-        generation: &BigUint,
-        mut out: &mut dyn Write,
-    ) -> io::Result<()> {
+    fn write(&self, format: Written, generation: &BigUint, out: &mut dyn Write) -> io::Result<()> {
         let tree = self.tree().map_err(io::Error::other)?;
-        let rule = self.rule.to_string();
-        match format {
-            Written::Rle => files::write_rle(&tree, &rule, generation, &mut out),
-            Written::Macrocell => files::write_macrocell(&tree, &rule, generation, &mut out),
-        }
+        files::write_as(&tree, format, &self.rule, generation, out)
     }
 
     fn details(&self) -> String {

@@ -734,6 +734,48 @@ pub fn block_corner(x: &BigInt, y: &BigInt, level: u32) -> (BigInt, BigInt) {
     (floor(x.clone()), floor(y - ROW_SHIFT) + ROW_SHIFT)
 }
 
+/// The populations of `columns` × `rows` blocks of 2^`level` × 2^`level` cells being counted
+/// cell by cell, the first block the one of the tree's grid that holds (x, y) (as
+/// [`crate::Plane::block_populations`] gives them).
+pub(crate) struct BlockCounts {
+    counts: Vec<u64>,
+    /// The first block's top-left cell; `None` beyond what cells can reach.
+    corner: Option<(i128, i128)>,
+    level: u32,
+    columns: usize,
+    rows: usize,
+}
+
+impl BlockCounts {
+    /// No cells counted yet.
+    pub(crate) fn new(x: &BigInt, y: &BigInt, columns: usize, rows: usize, level: u32) -> Self {
+        let (bx, by) = block_corner(x, y, level);
+        BlockCounts {
+            counts: vec![0; columns * rows],
+            corner: bx.to_i128().zip(by.to_i128()),
+            level: level.min(126),
+            columns,
+            rows,
+        }
+    }
+
+    /// Counts `n` cells at Golly's (x, y) (cells of one block).
+    pub(crate) fn add(&mut self, x: i128, y: i128, n: u64) {
+        let Some((bx, by)) = self.corner else {
+            return;
+        };
+        let (i, j) = ((x - bx) >> self.level, (y - by) >> self.level);
+        if (0..self.columns as i128).contains(&i) && (0..self.rows as i128).contains(&j) {
+            self.counts[j as usize * self.columns + i as usize] += n;
+        }
+    }
+
+    /// The counts, row by row.
+    pub(crate) fn done(self) -> Vec<u64> {
+        self.counts
+    }
+}
+
 /// The leaf of the tree's grid holding Golly's cell (x, y), and the cell's place in it.
 pub fn leaf_of(x: i64, y: i64, level: u32) -> ((i64, i64), (u32, u32)) {
     let t = y - ROW_SHIFT as i64;

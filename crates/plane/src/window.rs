@@ -5,21 +5,21 @@
 //!
 //! Cells are born only within the range r of a live cell (the plane refuses B0), so a window
 //! that holds every live cell at least r + 1 cells from its edge holds the next generation
-//! too; cells outside it are empty. The window keeps a margin of r plus some room
-//! ([`SLACK`]), so that it is re-made only now and then.
+//! too; cells outside it are empty. The window keeps a margin of r plus some room (a
+//! sixteenth of the pattern's side), so that it is re-made only now and then.
 
 use std::io::{self, Write};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 
 use gol_core::rule::larger::{self, Larger};
 use gol_core::{EngineId, Error, Result, Rule};
 use num_bigint::{BigInt, BigUint};
-use num_traits::{ToPrimitive, Zero};
+use num_traits::ToPrimitive;
 
 use crate::files::{self, Builder};
 use crate::leaf::{Leaf, States};
 use crate::store::Store;
-use crate::tree::{block_corner, Rect, Tree};
+use crate::tree::{BlockCounts, Rect, Tree};
 use crate::{Plane, Written};
 
 /// Room added past the margin when the window is re-made, as a share of the pattern's side
@@ -247,21 +247,12 @@ impl Plane for Window {
         generations: &BigUint,
         stop: &AtomicBool,
     ) -> Result<(BigUint, crate::Stepped)> {
-        if generations.bits() > 60 {
-            return Err(Error::Invalid(format!(
-                "{} generations: more than the window runs (below 2^60, one at a time)",
-                crate::hashlife::short(generations)
-            )));
-        }
-        let mut taken = BigUint::zero();
-        while &taken < generations {
-            if stop.load(Ordering::Relaxed) {
-                return Ok((taken, crate::Stepped::Stopped));
-            }
-            self.generation()?;
-            taken += 1u32;
-        }
-        Ok((taken, crate::Stepped::Done))
+        crate::one_at_a_time(
+            generations,
+            stop,
+            "more than the window runs (below 2^60, one at a time)",
+            || self.generation(),
+        )
     }
 
     fn population(&self) -> BigUint {
@@ -306,33 +297,14 @@ impl Plane for Window {
         rows: usize,
         level: u32,
     ) -> Vec<u64> {
-        let mut out = vec![0u64; columns * rows];
-        let (bx, by) = block_corner(x, y, level);
-        let (Some(bx), Some(by)) = (bx.to_i128(), by.to_i128()) else {
-            return out;
-        };
-        let level = level.min(126);
-        self.each(|cx, cy, _| {
-            let (i, j) = ((cx as i128 - bx) >> level, (cy as i128 - by) >> level);
-            if (0..columns as i128).contains(&i) && (0..rows as i128).contains(&j) {
-                out[j as usize * columns + i as usize] += 1;
-            }
-        });
-        out
+        let mut counts = BlockCounts::new(x, y, columns, rows, level);
+        self.each(|cx, cy, _| counts.add(cx as i128, cy as i128, 1));
+        counts.done()
     }
 
-    fn write(
-        &self,
-        format: Written,
-        generation: &BigUint,
-        mut out: &mut dyn Write,
-    ) -> io::Result<()> {
+    fn write(&self, format: Written, generation: &BigUint, out: &mut dyn Write) -> io::Result<()> {
         let tree = self.tree().map_err(io::Error::other)?;
-        let rule = self.rule.to_string();
-        match format {
-            Written::Rle => files::write_rle(&tree, &rule, generation, &mut out),
-            Written::Macrocell => files::write_macrocell(&tree, &rule, generation, &mut out),
-        }
+        files::write_as(&tree, format, &self.rule, generation, out)
     }
 
     fn details(&self) -> String {

@@ -71,14 +71,32 @@ fn random_pattern(width: usize, height: usize, states: u32, bits: &[u64]) -> Gri
     grid
 }
 
-fn rule_from(family: usize, bits: u64, states: u32) -> Rule {
-    let mut seed = bits;
-    let mut next = || {
+/// A stream of pseudo-random numbers from `seed` (a linear congruential generator).
+fn numbers(mut seed: u64) -> impl FnMut() -> u64 {
+    move || {
         seed = seed
             .wrapping_mul(6364136223846793005)
             .wrapping_add(1442695040888963407);
         seed >> 11
-    };
+    }
+}
+
+/// Steps `plane` `gens` generations in two steps, split at `split` sevenths, and checks it
+/// against the oracle's run of `pattern` under `rule`.
+fn step_in_two_and_check(plane: &mut dyn Plane, pattern: &Grid, rule: Rule, gens: u64, split: u64) {
+    let stop = AtomicBool::new(false);
+    let first = gens * split / 7;
+    plane.step(&BigUint::from(first), &stop).unwrap();
+    plane.step(&BigUint::from(gens - first), &stop).unwrap();
+    assert_matches(
+        plane,
+        &oracle(pattern, rule, gens),
+        &format!("{rule}, {gens} generations"),
+    );
+}
+
+fn rule_from(family: usize, bits: u64, states: u32) -> Rule {
+    let mut next = numbers(bits);
     let mut rule = Rule::random(Family::ALL[family % 4], &mut next);
     // No B0 on the plane.
     while rule.birth_mask() & 1 != 0 {
@@ -128,12 +146,8 @@ proptest! {
         let rule = rule_from(family, rule_bits, states);
         let pattern = random_pattern(width, height, states, &bits);
         let mut plane = plane_of(&pattern, rule, 32 << 20, threads);
-        let stop = AtomicBool::new(false);
         // In two steps, split where the case says.
-        let first = gens * split / 7;
-        plane.step(&BigUint::from(first), &stop).unwrap();
-        plane.step(&BigUint::from(gens - first), &stop).unwrap();
-        assert_matches(&*plane, &oracle(&pattern, rule, gens), &format!("{rule}, {gens} generations"));
+        step_in_two_and_check(&mut *plane, &pattern, rule, gens, split);
     }
 }
 
@@ -152,20 +166,11 @@ proptest! {
         split in 1u64..7,
         threads in 1usize..4,
     ) {
-        let mut seed = rule_bits;
-        let mut next = || {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            seed >> 11
-        };
-        let table = gol_core::rule::table::intern(RuleTable::random(states, eight, &mut next));
-        let rule = Rule::from_table(table);
+        let table = RuleTable::random(states, eight, &mut numbers(rule_bits));
+        let rule = Rule::from_table(gol_core::rule::table::intern(table));
         let pattern = random_pattern(width, height, states, &bits);
         let mut plane = plane_of(&pattern, rule, 32 << 20, threads);
-        let stop = AtomicBool::new(false);
-        let first = gens * split / 7;
-        plane.step(&BigUint::from(first), &stop).unwrap();
-        plane.step(&BigUint::from(gens - first), &stop).unwrap();
-        assert_matches(&*plane, &oracle(&pattern, rule, gens), &format!("{table:?}, {gens} generations"));
+        step_in_two_and_check(&mut *plane, &pattern, rule, gens, split);
     }
 }
 
@@ -182,20 +187,11 @@ proptest! {
         split in 1u64..7,
         threads in 1usize..4,
     ) {
-        let mut seed = rule_bits;
-        let mut next = || {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            seed >> 11
-        };
-        let (larger, states) = gol_core::rule::Larger::random(4, &mut next);
+        let (larger, states) = gol_core::rule::Larger::random(4, &mut numbers(rule_bits));
         let rule = Rule::from_larger(larger, states);
         let pattern = random_pattern(width, height, 2, &bits);
         let mut plane = plane_on(gol_core::EngineId::Window, &pattern, rule, 32 << 20, threads);
-        let stop = AtomicBool::new(false);
-        let first = gens * split / 7;
-        plane.step(&BigUint::from(first), &stop).unwrap();
-        plane.step(&BigUint::from(gens - first), &stop).unwrap();
-        assert_matches(&*plane, &oracle(&pattern, rule, gens), &format!("{rule}, {gens} generations"));
+        step_in_two_and_check(&mut *plane, &pattern, rule, gens, split);
     }
 }
 

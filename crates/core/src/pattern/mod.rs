@@ -1,5 +1,5 @@
 //! Pattern files: reading RLE (with Golly's `#CXRLE` extension), plaintext `.cells`, Golly's
-//! macrocell `.mc`, Life 1.06, Life 1.05 and MCell `.mcl` ([`mcell`]), any of them gzip-compressed; writing RLE, `.cells`,
+//! macrocell `.mc`, Life 1.06, Life 1.05 and MCell `.mcl` (`mcell.rs`), any of them gzip-compressed; writing RLE, `.cells`,
 //! macrocell and PNG.
 //!
 //! Reading happens in two steps so that a large pattern goes straight into the final grid:

@@ -134,14 +134,7 @@ impl Larger {
     pub fn random(most_range: u32, next: &mut dyn FnMut() -> u64) -> (Larger, u32) {
         let range = 1 + (next() % most_range.clamp(1, MAX_RANGE) as u64) as u32;
         let shape = [Shape::Moore, Shape::VonNeumann, Shape::Circular][(next() % 3) as usize];
-        let size = Larger {
-            range,
-            middle: true,
-            survive: (0, 0),
-            birth: (0, 0),
-            shape,
-        }
-        .size() as u64;
+        let size = Larger::size_of(range, shape) as u64;
         let mut share =
             |from: u64, spread: u64| ((size * (from + next() % spread) / 100).max(1)) as u32;
         let (s_low, s_more, b_low, b_more) =
@@ -187,8 +180,20 @@ impl Larger {
 
     /// The cells of the neighbourhood, the centre included.
     pub fn size(&self) -> u32 {
-        (0..=self.range)
-            .map(|dy| (2 * self.reach(dy) + 1) * if dy == 0 { 1 } else { 2 })
+        Larger::size_of(self.range, self.shape)
+    }
+
+    /// The cells of the `shape` neighbourhood of range `range`, the centre included.
+    pub fn size_of(range: u32, shape: Shape) -> u32 {
+        let rule = Larger {
+            range,
+            middle: true,
+            survive: (0, 0),
+            birth: (0, 0),
+            shape,
+        };
+        (0..=range)
+            .map(|dy| (2 * rule.reach(dy) + 1) * if dy == 0 { 1 } else { 2 })
             .sum()
     }
 
@@ -424,14 +429,7 @@ mod test {
         for case in 0..56 {
             let shape = [Shape::Moore, Shape::VonNeumann, Shape::Circular][case % 3];
             let range = 1 + (next() % if case < 40 { 4 } else { 40 }) as u32;
-            let size = Larger {
-                range,
-                middle: true,
-                survive: (0, 0),
-                birth: (0, 0),
-                shape,
-            }
-            .size();
+            let size = Larger::size_of(range, shape);
             let pick = |next: &mut dyn FnMut() -> u64| {
                 let a = (next() % (size as u64 + 1)) as u32;
                 (a, (a + (next() % 6) as u32).min(size))
