@@ -55,8 +55,13 @@ pub const GOLLY_RULES: [&str; 2] = ["/usr/share/golly/Rules", "/usr/local/share/
 const MAX_FILE_BYTES: u64 = 64 << 20;
 
 /// The most transitions a table may expand to (bound variables and symmetries multiplied
-/// out) before it is refused as too large to build.
-const MAX_EXPANDED: usize = 1 << 22;
+/// out) before it is refused as too large to build: Golly's largest, Tempesti.rule, expands to
+/// 3066.
+const MAX_EXPANDED: usize = 1 << 17;
+
+/// The most transitions the tree's builder may look at in all (about a second's work) before
+/// the table is refused as too large to build.
+const MAX_BUILD_WORK: u64 = 1 << 30;
 
 /// The most words a rule's tree may take.
 const MAX_TREE_WORDS: usize = 1 << 26;
@@ -461,13 +466,12 @@ fn build_table<'a>(
             "the @TABLE names no n_states, neighborhood or symmetries".into(),
         ));
     };
-    let transitions = symmetric(transitions, hood, &symmetry);
-    if transitions.len() > MAX_EXPANDED {
-        return Err(fail(
+    let transitions = symmetric(transitions, hood, &symmetry).ok_or_else(|| {
+        fail(
             last,
             format!("the table's symmetries expand it to over {MAX_EXPANDED} transitions"),
-        ));
-    }
+        )
+    })?;
     let (nodes, root) = Builder::new(count, hood.eight(), &transitions)
         .build()
         .map_err(|r| fail(last, r))?;
@@ -564,12 +568,12 @@ fn expand(
 
 /// Every orientation of each transition that `symmetries` allows, in the order of the
 /// transitions (orientations of one transition share its output, so their order does not
-/// matter), each distinct one once.
+/// matter), each distinct one once; `None` past [`MAX_EXPANDED`].
 fn symmetric(
     transitions: Vec<Transition>,
     hood: Neighbourhood,
     symmetries: &str,
-) -> Vec<Transition> {
+) -> Option<Vec<Transition>> {
     let places = hood.tree_places();
     let neighbours = &places[1..];
     let mut out = Vec::with_capacity(transitions.len());
@@ -603,14 +607,17 @@ fn symmetric(
                 ring.sort();
                 loop {
                     emit(&ring, &mut out);
-                    if !next_permutation(&mut ring) {
+                    if out.len() > MAX_EXPANDED || !next_permutation(&mut ring) {
                         break;
                     }
                 }
             }
         }
+        if out.len() > MAX_EXPANDED {
+            return None;
+        }
     }
-    out
+    Some(out)
 }
 
 /// Rearranges `items` into the next order in lexicographic order; false (and sorted) after the
@@ -642,6 +649,8 @@ struct Builder<'a> {
     made: HashMap<Vec<u32>, u32>,
     /// Sub-tables built, by variable and the transitions left.
     built: HashMap<(usize, Vec<u32>), u32>,
+    /// Transitions looked at so far ([`MAX_BUILD_WORK`]).
+    work: u64,
 }
 
 impl<'a> Builder<'a> {
@@ -665,6 +674,7 @@ impl<'a> Builder<'a> {
             nodes: Vec::new(),
             made: HashMap::new(),
             built: HashMap::new(),
+            work: 0,
         }
     }
 
@@ -688,6 +698,10 @@ impl<'a> Builder<'a> {
             return Ok(node);
         }
         let left = &key.1;
+        self.work += left.len() as u64 * self.states as u64;
+        if self.work > MAX_BUILD_WORK {
+            return Err("the table is too large to build into a tree".into());
+        }
         let mut words = Vec::with_capacity(self.states as usize);
         for state in 0..self.states {
             let matching = left
@@ -1046,6 +1060,13 @@ mod test {
 
     #[test]
     fn bad_tables_get_one_line_naming_the_place() {
+        // Four transitions of eight distinct neighbours: 4 × 8! orders under permute.
+        let permuted = format!(
+            "@RULE X\n@TABLE\nn_states:9\nneighborhood:Moore\nsymmetries:permute\n{}",
+            (0..4)
+                .map(|c| format!("{c},1,2,3,4,5,6,7,8,0\n"))
+                .collect::<String>()
+        );
         for (text, says) in [
             ("@RULE X\n@TABLE\nn_states:300\n", "n_states must be 2 to 256"),
             ("@RULE X\n@TABLE\nn_states:2\nneighborhood:Square\n", "unknown neighborhood"),
@@ -1054,6 +1075,7 @@ mod test {
             ("@RULE X\n@TABLE\nn_states:2\nneighborhood:vonNeumann\nsymmetries:none\n0,0,0,0,q,1\n", "neither a state nor a variable"),
             ("@RULE X\n@TABLE\nn_states:2\nneighborhood:vonNeumann\nsymmetries:none\n0,0,0,0,2,1\n", "state 2 is out of range"),
             ("@RULE X\nno sections\n", "neither a @TABLE nor a @TREE"),
+            (&permuted, "expand it to over"),
             ("x = 1\n", "expected @RULE"),
         ] {
             let err = parse(text).unwrap_err().to_string();
