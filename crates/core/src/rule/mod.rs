@@ -345,31 +345,34 @@ impl Rule {
         })
     }
 
+    /// No births and no survivals on a torus: what rule tables and Larger than Life rules
+    /// leave of the B/S fields, which they do not use.
+    const NO_COUNTS: Rule = Rule {
+        birth: 0,
+        survive: 0,
+        neighbourhood: Neighbourhood::Moore,
+        letters: None,
+        topology: Topology::Torus,
+        states: 2,
+        table: None,
+        larger: None,
+    };
+
     /// The rule of a rule table, on a torus.
     pub fn from_table(table: &'static RuleTable) -> Rule {
         Rule {
-            birth: 0,
-            survive: 0,
-            neighbourhood: Neighbourhood::Moore,
-            letters: None,
-            topology: Topology::Torus,
             states: table.states() as u16,
             table: Some(TableRef(table)),
-            larger: None,
+            ..Rule::NO_COUNTS
         }
     }
 
     /// The Larger than Life rule `larger` of `states` states (2 to 256), on a torus.
     pub fn from_larger(larger: Larger, states: u32) -> Rule {
         Rule {
-            birth: 0,
-            survive: 0,
-            neighbourhood: Neighbourhood::Moore,
-            letters: None,
-            topology: Topology::Torus,
             states: states.clamp(2, MAX_STATES) as u16,
-            table: None,
             larger: Some(larger),
+            ..Rule::NO_COUNTS
         }
     }
 
