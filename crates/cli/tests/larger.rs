@@ -133,7 +133,7 @@ fn golly_agrees_on_random_rules_on_the_plane_and_on_tori() {
             &gens.to_string(),
             "--json",
         ]);
-        assert!(ours.contains("\"engine\":\"cpu-scalar\""), "{ours}");
+        assert!(ours.contains("\"engine\":\"cpu-states\""), "{ours}");
         let population = golly(&bgolly, &path("torus.rle"), gens, &path("torus-out.rle"));
         assert_eq!(
             alive(&ours),

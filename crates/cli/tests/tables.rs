@@ -203,7 +203,7 @@ fn a_rule_of_our_own_as_a_table_and_as_a_tree_runs_as_defined_on_tori_and_the_pl
                 std::fs::write(&expected, stamp + &rle(&reference, width, height, &rule)).unwrap();
                 let (ours, again) = (dir.path().join("ours.rle"), dir.path().join("again.rle"));
                 let report = run_to(&rules, &start, gens, &ours, &[]);
-                let engine = if wrap { "cpu-scalar" } else { "hashlife" };
+                let engine = if wrap { "cpu-states" } else { "hashlife" };
                 assert!(
                     report.contains(&format!("\"engine\":\"{engine}\"")),
                     "{report}"
@@ -364,7 +364,7 @@ fn rules_are_found_where_golly_finds_them_and_refused_in_one_line() {
         "--json",
     ]);
     assert!(
-        report.contains("\"engine\":\"cpu-scalar\"") && report.contains("\"rule\":\"Wires\""),
+        report.contains("\"engine\":\"cpu-states\"") && report.contains("\"rule\":\"Wires\""),
         "{report}"
     );
     // Engines and worlds that do not run tables say so.

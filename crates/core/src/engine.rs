@@ -125,6 +125,12 @@ pub enum EngineId {
     CpuTable,
     /// 64 cells per word, bit-sliced counts, SIMD chosen at run time, all cores.
     CpuBitsliced,
+    /// Byte cells of up to 256 states on every core: rule tables by flat lookup, Larger than
+    /// Life by running sums (`cpu::states`).
+    CpuStates,
+    /// Byte cells of up to 256 states on the GPU: rule tables and Larger than Life
+    /// (`gol_cuda::states`).
+    CudaStates,
     /// Byte cells in global memory, one thread per cell.
     CudaGlobal,
     /// As [`EngineId::CudaGlobal`], the rule table in `__constant__` memory.
@@ -153,10 +159,12 @@ pub enum EngineId {
 
 impl EngineId {
     /// Every engine id.
-    pub const ALL: [EngineId; 14] = [
+    pub const ALL: [EngineId; 16] = [
         EngineId::CpuScalar,
         EngineId::CpuTable,
         EngineId::CpuBitsliced,
+        EngineId::CpuStates,
+        EngineId::CudaStates,
         EngineId::CudaGlobal,
         EngineId::CudaConstant,
         EngineId::CudaShared,
@@ -176,6 +184,8 @@ impl EngineId {
             EngineId::CpuScalar => "cpu-scalar",
             EngineId::CpuTable => "cpu-table",
             EngineId::CpuBitsliced => "cpu-bitsliced",
+            EngineId::CpuStates => "cpu-states",
+            EngineId::CudaStates => "cuda-states",
             EngineId::CudaGlobal => "cuda-global",
             EngineId::CudaConstant => "cuda-constant",
             EngineId::CudaShared => "cuda-shared",
@@ -197,6 +207,7 @@ impl EngineId {
             EngineId::CpuScalar
                 | EngineId::CpuTable
                 | EngineId::CpuBitsliced
+                | EngineId::CpuStates
                 | EngineId::Hashlife
                 | EngineId::Tiles
                 | EngineId::Window
@@ -223,8 +234,8 @@ impl EngineId {
     /// dying states' planes, once as made and once read back for the report and outputs; 16
     /// bytes a row for the lists of rows that soups and readers work through (a 1×3·10⁸ soup
     /// on cpu-scalar peaked at 31 bytes a row in all); and the engine's
-    /// own buffers: two more worlds for the bit-sliced CPU engines, two bytes a cell with ghost
-    /// cells for the byte-cell CPU engines, one world as a GPU engine's staging copy, none for
+    /// own buffers: two more worlds for the bit-sliced CPU engines, two bytes a cell (with ghost
+    /// cells for the seminar's) for the byte-cell CPU engines, one world as a GPU engine's staging copy, none for
     /// the plane's engines (their memory is `--memory`'s).
     pub fn run_bytes(
         self,
@@ -241,6 +252,7 @@ impl EngineId {
             EngineId::CpuScalar | EngineId::CpuTable => {
                 (2 * (width as u64 + 2)).saturating_mul(rows + 2)
             }
+            EngineId::CpuStates => (2 * width as u64).saturating_mul(rows),
             EngineId::Hashlife | EngineId::Tiles | EngineId::Window => 0,
             _ => world,
         };

@@ -44,6 +44,9 @@ proptest! {
         let grid = density_soup(width, height, density, seed).unwrap();
         let expected = oracle(&grid, rule, gens);
         for spec in cpu::ENGINES.iter().filter(|s| s.id != EngineId::CpuScalar) {
+            if spec.id == EngineId::CpuStates {
+                continue;
+            }
             let got = evolve(spec, &grid, rule, gens).unwrap();
             prop_assert_eq!(expected.first_difference(&got), None, "{}", spec.name());
         }
@@ -216,6 +219,12 @@ fn only_the_oracle_and_bit_sliced_engines_take_other_families() {
                 err.contains("run on cpu-scalar, cpu-bitsliced, cuda-bitsliced"),
                 "{err}"
             );
+        } else if spec.id == EngineId::CpuStates {
+            let err = result.unwrap_err().to_string();
+            assert!(
+                err.contains("cpu-states runs only rule tables and Larger than Life rules"),
+                "{err}"
+            );
         } else {
             result.unwrap();
         }
@@ -239,4 +248,81 @@ fn a_bounded_plane_kills_what_crosses_its_edge() {
         (2, true, true)
     );
     assert_eq!(oracle(&grid, plane, 2).population(), 0);
+}
+
+/// A random rule table (2 to 9 states, Moore or von Neumann; a few of them too large for a
+/// flat lookup) or Larger than Life rule (ranges 1 to 20, any shape, 2 to 5 states), from
+/// `bits`.
+fn states_rule(bits: u64, topology: Topology) -> Rule {
+    let mut rng = SplitMix64::new(bits);
+    let rule = if rng.next() % 2 == 0 {
+        let eight = rng.next() % 2 == 0;
+        let states = 2 + (rng.next() % 8) as u32;
+        let table = gol_core::rule::RuleTable::random(states, eight, &mut || rng.next());
+        Rule::from_table(gol_core::rule::table::intern(table))
+    } else {
+        let (larger, states) = gol_core::rule::Larger::random(20, &mut || rng.next());
+        Rule::from_larger(larger, states)
+    };
+    rule.on(topology)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// cpu-states (flat lookups, trees, running sums and row sums) against the oracle.
+    #[test]
+    fn rule_tables_and_larger_than_life_on_cpu_states_match_the_oracle(
+        width in side(),
+        height in side(),
+        bits in any::<u64>(),
+        gens in 0u64..24,
+        density in 0.05f64..0.95,
+        seed in any::<u64>(),
+        topology in topology(),
+    ) {
+        let rule = states_rule(bits, topology);
+        let mut grid = Grid::with_states(width, height, rule.states()).unwrap();
+        let mut rng = SplitMix64::new(seed);
+        for y in 0..height {
+            for x in 0..width {
+                if (rng.next() % 1000) as f64 / 1000.0 < density {
+                    grid.set_state(x, y, 1 + (rng.next() % (rule.states() as u64 - 1)) as u32);
+                }
+            }
+        }
+        let expected = oracle(&grid, rule, gens);
+        let got = evolve(find(cpu::ENGINES, EngineId::CpuStates).unwrap(), &grid, rule, gens).unwrap();
+        prop_assert_eq!(expected.first_difference(&got), None, "{}", rule);
+    }
+}
+
+#[test]
+fn ranges_past_127_count_in_32_bits_on_cpu_states() {
+    // (2r + 1)² ≥ 2^16 from r = 128: the running sums move from u16 to u32.
+    for (range, width, height) in [(127, 300, 290), (128, 300, 290), (140, 61, 300)] {
+        let size = (2 * range + 1) * (2 * range + 1);
+        let text = format!(
+            "R{range},C3,M1,S{}..{},B{}..{},NM",
+            size / 4,
+            size / 2,
+            size / 4,
+            size / 3
+        );
+        for topology in [Topology::Torus, Topology::Plane] {
+            let rule = Rule::parse(&text).unwrap().on(topology);
+            let grid = density_soup(width, height, 0.4, range as u64).unwrap();
+            let expected = oracle(&grid, rule, 3);
+            // Nothing is left on the narrow plane, whose neighbourhoods reach past its edges.
+            assert!(expected.population() > 0 || width < range, "{text}");
+            let got = evolve(
+                find(cpu::ENGINES, EngineId::CpuStates).unwrap(),
+                &grid,
+                rule,
+                3,
+            )
+            .unwrap();
+            assert_eq!(expected.first_difference(&got), None, "{text} {topology:?}");
+        }
+    }
 }

@@ -185,6 +185,7 @@ pub fn all() -> impl Iterator<Item = &'static KernelSpec> {
         .chain(&crate::bytes::KERNELS)
         .chain(&crate::texture::KERNELS)
         .chain(&crate::lut::KERNELS)
+        .chain(&crate::states::KERNELS)
 }
 
 /// Every 3D engine's kernel, as its backend describes it.

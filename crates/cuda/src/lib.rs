@@ -35,6 +35,7 @@ pub mod nvrtc;
 pub mod peer;
 pub mod pinned;
 pub mod source;
+pub mod states;
 pub mod texture;
 
 pub use error::CudaError;
@@ -70,6 +71,11 @@ pub const ENGINES: &[EngineSpec] = &[
         description:
             "32 cells per word, 4x3-window lookup table in shared memory (2 cells per lookup)",
         create: |o| create::<lut::LutCells>(EngineId::CudaLut, o),
+    },
+    EngineSpec {
+        id: EngineId::CudaStates,
+        description: "byte cells of up to 256 states: rule tables by flat lookup in shared memory, Larger than Life by row and running column sums",
+        create: |o| create::<states::StateCells>(EngineId::CudaStates, o),
     },
     EngineSpec {
         id: EngineId::CudaShared,

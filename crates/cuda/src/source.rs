@@ -33,6 +33,8 @@ pub const DEPENDENT: &str = include_str!("../kernels/dependent.cu");
 pub const BITSLICED: &str = include_str!("../kernels/bitsliced.cu");
 /// cuda-bitsliced's kernel for small grids, which keeps the grid in one cluster's shared memory.
 pub const RESIDENT: &str = include_str!("../kernels/resident.cu");
+/// cuda-states' kernels: rule tables and Larger than Life.
+pub const STATES: &str = include_str!("../kernels/states.cu");
 /// `before` and `after` on one axis of the 3D torus, pasted in front of every 3D kernel.
 pub const CUBE_WRAP: &str = include_str!("../kernels/cube_wrap.cu");
 /// The 3D byte-cell kernels of cuda-global and cuda-shared.

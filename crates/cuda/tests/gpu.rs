@@ -45,6 +45,14 @@ fn run(id: EngineId, options: &EngineOptions, grid: &Grid, rule: Rule, gens: u64
     end
 }
 
+/// The CUDA engines of two-state rules: all but cuda-states, which runs only rule tables and
+/// Larger than Life rules.
+fn life_engines() -> impl Iterator<Item = &'static gol_core::EngineSpec> {
+    gol_cuda::ENGINES
+        .iter()
+        .filter(|s| !gol_core::rule::STATES_ENGINES.contains(&s.id))
+}
+
 #[test]
 fn every_engine_matches_the_oracle_on_awkward_sizes_and_rules() {
     if !have_gpu() {
@@ -88,7 +96,7 @@ fn every_engine_matches_the_oracle_on_awkward_sizes_and_rules() {
         let grid = density_soup(w, h, 0.45, i as u64).unwrap();
         let gens = 5 + i as u64 * 3;
         let expected = evolve(oracle, &grid, rule, gens).unwrap();
-        for spec in gol_cuda::ENGINES {
+        for spec in life_engines() {
             let got = run(spec.id, &EngineOptions::default(), &grid, rule, gens);
             assert_eq!(
                 expected.first_difference(&got),
@@ -234,7 +242,7 @@ fn other_block_sizes_give_the_same_states() {
             block: Some(block),
             ..Default::default()
         };
-        for spec in gol_cuda::ENGINES {
+        for spec in life_engines() {
             if gol_cuda::kernels::spec(spec.id).fixed_block {
                 let err = (spec.create)(&options).err().expect("fixed").to_string();
                 assert!(err.contains("does not apply"), "{err}");
@@ -266,7 +274,7 @@ fn seminar_case_gives_47026_on_every_engine() {
         return;
     }
     let grid = glibc_soup(1024, 1024, 0).unwrap();
-    for spec in gol_cuda::ENGINES {
+    for spec in life_engines() {
         let end = run(spec.id, &EngineOptions::default(), &grid, Rule::LIFE, 1024);
         assert_eq!(end.population(), 47026, "{}", spec.name());
     }
@@ -283,7 +291,7 @@ fn wide_and_tall_grids_match() {
     for (w, h) in [(20_000, 3), (3, 1_100_000)] {
         let grid = density_soup(w, h, 0.5, 9).unwrap();
         let expected = evolve(oracle, &grid, Rule::LIFE, 7).unwrap();
-        for spec in gol_cuda::ENGINES {
+        for spec in life_engines() {
             let mut engine = (spec.create)(&EngineOptions::default()).unwrap();
             if spec.id == EngineId::CudaTexture && h > 65_536 {
                 let err = engine.load(&grid, Rule::LIFE).unwrap_err().to_string();
@@ -351,7 +359,7 @@ fn graph_replays_and_direct_generations_mix() {
         115,
     )
     .unwrap();
-    for spec in gol_cuda::ENGINES {
+    for spec in life_engines() {
         let mut engine = (spec.create)(&EngineOptions::default()).unwrap();
         engine.load(&grid, rule).unwrap();
         engine.step(75).unwrap();
@@ -1080,4 +1088,99 @@ fn a_damaged_or_unwritable_kernel_cache_is_survived() {
         "GOL_CACHE_DIR",
         under_a_file.to_str().unwrap(),
     );
+}
+
+/// A soup of `states` states: a cell is alive with probability about `density`, in a random
+/// state from 1 up.
+fn random_states_soup(width: usize, height: usize, states: u32, density: f64, seed: u64) -> Grid {
+    let mut rng = gol_core::seed::SplitMix64::new(seed);
+    let mut grid = Grid::with_states(width, height, states).unwrap();
+    for y in 0..height {
+        for x in 0..width {
+            if (rng.next() % 1000) as f64 / 1000.0 < density {
+                grid.set_state(x, y, 1 + (rng.next() % (states as u64 - 1)) as u32);
+            }
+        }
+    }
+    grid
+}
+
+#[test]
+fn cuda_states_matches_the_oracle_on_tables_and_larger_than_life() {
+    if !have_gpu() {
+        return;
+    }
+    let oracle = find(cpu::ENGINES, EngineId::CpuScalar).unwrap();
+    let mut rng = gol_core::seed::SplitMix64::new(43);
+    // Tables: 4 states Moore (a flat lookup of 2 bits an entry in shared memory), 5 states
+    // Moore (4 bits an entry, 1 MB: global memory), 9 states von Neumann (shared), 7 states
+    // Moore (no flat lookup: the tree), 2 and 3 states; Larger than Life: every shape, ranges
+    // 1 to 20 and 140 (sums past 2^16).
+    let mut rules = Vec::new();
+    for (states, eight) in [
+        (4, true),
+        (5, true),
+        (9, false),
+        (7, true),
+        (2, true),
+        (3, false),
+    ] {
+        let table = gol_core::rule::RuleTable::random(states, eight, &mut || rng.next());
+        rules.push(Rule::from_table(gol_core::rule::table::intern(table)));
+    }
+    for _ in 0..6 {
+        let (larger, states) = gol_core::rule::Larger::random(20, &mut || rng.next());
+        rules.push(Rule::from_larger(larger, states));
+    }
+    rules.push(Rule::parse("R140,C3,M1,S20000..40000,B20000..27000,NM").unwrap());
+    rules.push(Rule::parse("R60,C0,M0,S3000..5000,B3000..4000,NC").unwrap());
+    let sizes = [
+        (1, 1),
+        (2, 3),
+        (3, 1),
+        (5, 7),
+        (33, 17),
+        (64, 2),
+        (257, 129),
+        (300, 301),
+    ];
+    for (i, rule) in rules.iter().enumerate() {
+        for (k, &(w, h)) in sizes.iter().enumerate() {
+            let topology = [Topology::Torus, Topology::Plane][(i + k) % 2];
+            let rule = rule.on(topology);
+            let grid = random_states_soup(w, h, rule.states(), 0.4, (i * 31 + k) as u64);
+            let gens = 1 + (i + k) as u64 % 9;
+            let expected = evolve(oracle, &grid, rule, gens).unwrap();
+            let got = run(
+                EngineId::CudaStates,
+                &EngineOptions::default(),
+                &grid,
+                rule,
+                gens,
+            );
+            assert_eq!(
+                expected.first_difference(&got),
+                None,
+                "cuda-states on {w}x{h} {rule} {gens} gens"
+            );
+        }
+        // Long rows (many segments of row sums) and many rows (the launch's limit along y).
+        for (w, h) in [(20_000, 3), (3, 200_000)] {
+            let rule = rule.on(Topology::Torus);
+            let grid = random_states_soup(w, h, rule.states(), 0.4, i as u64);
+            let expected = evolve(oracle, &grid, rule, 2).unwrap();
+            let got = run(
+                EngineId::CudaStates,
+                &EngineOptions::default(),
+                &grid,
+                rule,
+                2,
+            );
+            assert_eq!(
+                expected.first_difference(&got),
+                None,
+                "cuda-states on {w}x{h} {rule}"
+            );
+        }
+    }
 }

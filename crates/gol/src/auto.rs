@@ -131,6 +131,20 @@ fn costs(id: EngineId, axes: u32) -> Option<Costs> {
             per_generation: 2e-5,
             start: 0.0,
         }),
+        // 2 threads: 2.1e9 on a WireWorld soup of 4096² (a flat lookup), 3.4e9 on a Larger
+        // than Life soup of 2048² at range 5 and 2.0e9 at range 100 (running sums).
+        (EngineId::CpuStates, 2) => Some(Costs {
+            rate: 1e9,
+            per_generation: 1e-5,
+            start: 0.0,
+        }),
+        // Measured on the H200: see BENCHMARKS.md (rule tables and Larger than Life); the
+        // module is compiled once for every rule.
+        (EngineId::CudaStates, 2) => Some(Costs {
+            rate: 2e11,
+            per_generation: 2e-5,
+            start: 0.4,
+        }),
         // H100: 3.5e13 at 65536², 2.75e13 at 16384²; 1024² × 1024 loops in 0.69 ms. A warm
         // process with a cached kernel spends 0.23–0.33 s in all on a 0.7 ms loop.
         (EngineId::CudaBitsliced, 2) => Some(Costs {

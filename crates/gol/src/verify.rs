@@ -139,6 +139,9 @@ fn random_side(rng: &mut SplitMix64, max: usize) -> usize {
 /// 2D on a bounded plane one time in four, and in 2D a Generations rule of 3 to 8 states one
 /// time in five.
 fn random_rule<W: Dimension>(rng: &mut SplitMix64) -> Rule {
+    if W::AXES == 2 && rng.next() % 6 == 0 {
+        return random_states_rule(rng);
+    }
     let rule = if rng.next() % 4 == 0 {
         W::DEFAULT_RULE
     } else if W::AXES == 2 && rng.next() % 3 == 0 {
@@ -160,6 +163,23 @@ fn random_rule<W: Dimension>(rng: &mut SplitMix64) -> Rule {
         return rule.on(Topology::Plane);
     }
     rule
+}
+
+/// A random rule table (2 to 7 states, Moore or von Neumann) or Larger than Life rule (ranges
+/// 1 to 8), on a bounded plane one time in four: the rules of cpu-states and the oracle.
+fn random_states_rule(rng: &mut SplitMix64) -> Rule {
+    let rule = if rng.next() % 2 == 0 {
+        let (states, eight) = (2 + (rng.next() % 6) as u32, rng.next() % 2 == 0);
+        let table = RuleTable::random(states, eight, &mut || rng.next());
+        Rule::from_table(gol_core::rule::table::intern(table))
+    } else {
+        let (larger, states) = gol_core::rule::Larger::random(8, &mut || rng.next());
+        Rule::from_larger(larger, states)
+    };
+    match rng.next() % 4 {
+        0 => rule.on(Topology::Plane),
+        _ => rule,
+    }
 }
 
 /// Distinct random rules per run and dimension: each case draws its rule from this pool, so
@@ -540,6 +560,7 @@ pub fn run(options: &Options, say: &mut dyn FnMut(Line<'_>)) -> Result<()> {
         let engines: Vec<&Candidate<Grid>> = flat
             .iter()
             .filter(|c| !(known.fast_only && c.slow))
+            .filter(|c| Rule::LIFE.check_engine(c.id, 8).is_ok())
             .collect();
         for c in &engines {
             let end = evolve(c, &grid, Rule::LIFE, known.gens)?;
@@ -694,6 +715,9 @@ fn check<W: Checked>(
     let dimension = W::DIMENSION;
     for pattern in patterns {
         for c in candidates {
+            if pattern.rule.check_engine(c.id, W::NEIGHBOURS).is_err() {
+                continue;
+            }
             let end = evolve(c, &pattern.start, pattern.rule, pattern.gens)?;
             compare(&c.label, pattern.name, &pattern.end, &end)?;
         }

@@ -10,6 +10,7 @@ mod jit;
 mod program;
 mod scalar;
 mod scalar3d;
+mod states;
 mod table;
 
 pub use bitsliced::{Bitsliced, Isa, STRIP_WORDS};
@@ -17,6 +18,7 @@ pub use bitsliced3d::Bitsliced3d;
 pub use ghost::{CellUpdate, GhostCells, GhostEngine};
 pub use scalar::{Scalar, SetTest};
 pub use scalar3d::Scalar3d;
+pub use states::{States, MOST_FLAT};
 pub use table::{StateTable, Table};
 
 use crate::cube::Cube;
@@ -29,6 +31,11 @@ pub const ENGINES: &[EngineSpec] = &[
         id: EngineId::CpuBitsliced,
         description: "64 cells per word, bit-sliced counts, SIMD chosen at run time, all cores",
         create: |o| cpu_engine(o, Bitsliced::default()),
+    },
+    EngineSpec {
+        id: EngineId::CpuStates,
+        description: "byte cells of up to 256 states, all cores, SIMD chosen at run time: rule tables by one flat lookup a cell, Larger than Life by running sums",
+        create: |o| cpu_engine(o, States::default()),
     },
     EngineSpec {
         id: EngineId::CpuTable,

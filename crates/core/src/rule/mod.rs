@@ -742,7 +742,7 @@ impl Rule {
             return Err(Error::Rule {
                 rule: self.to_string(),
                 reason: format!(
-                    "{engine} does not run Larger than Life rules; they run on cpu-scalar (grids) and window (the infinite plane)"
+                    "{engine} does not run Larger than Life rules; they run on cpu-states, cuda-states and cpu-scalar (grids) and window (the infinite plane)"
                 ),
             });
         }
@@ -750,7 +750,15 @@ impl Rule {
             return Err(Error::Rule {
                 rule: self.to_string(),
                 reason: format!(
-                    "{engine} does not run rule tables; they run on cpu-scalar (grids) and hashlife (the infinite plane)"
+                    "{engine} does not run rule tables; they run on cpu-states, cuda-states and cpu-scalar (grids) and hashlife (the infinite plane)"
+                ),
+            });
+        }
+        if STATES_ENGINES.contains(&engine) && self.table.is_none() && self.larger.is_none() {
+            return Err(Error::Rule {
+                rule: self.to_string(),
+                reason: format!(
+                    "{engine} runs only rule tables and Larger than Life rules; this rule runs on cpu-bitsliced"
                 ),
             });
         }
@@ -798,12 +806,26 @@ impl Rule {
     }
 }
 
-/// The engines that run Larger than Life rules: the oracle on grids, the growing window on
-/// the infinite plane.
-pub const LARGER_ENGINES: [EngineId; 2] = [EngineId::CpuScalar, EngineId::Window];
+/// The engines that run only rule tables and Larger than Life rules.
+pub const STATES_ENGINES: [EngineId; 2] = [EngineId::CpuStates, EngineId::CudaStates];
 
-/// The engines that run rule tables: the oracle on grids, HashLife on the infinite plane.
-pub const TABLE_ENGINES: [EngineId; 2] = [EngineId::CpuScalar, EngineId::Hashlife];
+/// The engines that run Larger than Life rules: the fast engines and the oracle on grids, the
+/// growing window on the infinite plane.
+pub const LARGER_ENGINES: [EngineId; 4] = [
+    EngineId::CpuStates,
+    EngineId::CudaStates,
+    EngineId::CpuScalar,
+    EngineId::Window,
+];
+
+/// The engines that run rule tables: the fast engines and the oracle on grids, HashLife on the
+/// infinite plane.
+pub const TABLE_ENGINES: [EngineId; 4] = [
+    EngineId::CpuStates,
+    EngineId::CudaStates,
+    EngineId::CpuScalar,
+    EngineId::Hashlife,
+];
 
 /// The engines that run Generations rules: the oracle, and the bit-sliced engines, which keep
 /// the dying states as extra bit planes.

@@ -42,6 +42,8 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, RwLock};
 
+use rayon::prelude::*;
+
 use crate::error::{quoted, Error, Result};
 
 /// The most cell states a rule table may have (Golly's limit).
@@ -120,6 +122,72 @@ impl RuleTable {
             node = at(node, v);
         }
         at(node, c) as u8
+    }
+
+    /// The decision tree (see the module documentation): its nodes, the root's offset and
+    /// whether it reads eight neighbours (else four).
+    pub fn tree(&self) -> (&[u32], u32, bool) {
+        (&self.nodes, self.root, self.eight)
+    }
+
+    /// The cells of the 3×3 neighbourhood (row, column) that some branch of the tree reads,
+    /// in row-major order: a cell whose every node gives one child for all its values is left
+    /// out (the corners of a four-neighbour tree, the north-east and south-west cells of a
+    /// hexagonal table).
+    pub fn reads(&self) -> Vec<(usize, usize)> {
+        let order: &[(usize, usize)] = if self.eight {
+            &EIGHT_ORDER
+        } else {
+            &FOUR_ORDER
+        };
+        let states = self.states as usize;
+        let mut level = vec![self.root];
+        let mut read = Vec::new();
+        for (depth, &cell) in order.iter().enumerate() {
+            let children = |&node: &u32| &self.nodes[node as usize..][..states];
+            if level
+                .iter()
+                .any(|node| children(node).iter().any(|&c| c != children(node)[0]))
+            {
+                read.push(cell);
+            }
+            if depth + 1 < order.len() {
+                let mut next: Vec<u32> = level.iter().flat_map(children).copied().collect();
+                next.sort_unstable();
+                next.dedup();
+                level = next;
+            }
+        }
+        read.sort_unstable();
+        read
+    }
+
+    /// The table as one flat lookup ([`Flat`]), or `None` where it would take more than
+    /// `most` entries (states to the power of the cells read).
+    pub fn flat(&self, most: usize) -> Option<Flat> {
+        let reads = self.reads();
+        let states = self.states as usize;
+        let mut entries = 1usize;
+        let mut cells = Vec::with_capacity(reads.len());
+        for &cell in &reads {
+            cells.push((cell, entries as u32));
+            entries = entries.checked_mul(states).filter(|&e| e <= most)?;
+        }
+        let mut next = vec![0u8; entries];
+        next.par_chunks_mut(1 << 12)
+            .enumerate()
+            .for_each(|(chunk, out)| {
+                for (i, state) in out.iter_mut().enumerate() {
+                    let mut rest = (chunk << 12) + i;
+                    let mut around = [[0u8; 3]; 3];
+                    for &((row, column), _) in &cells {
+                        around[row][column] = (rest % states) as u8;
+                        rest /= states;
+                    }
+                    *state = self.next(&around);
+                }
+            });
+        Some(Flat { cells, next })
     }
 
     /// A random table of `states` states (for tests and `gol verify`), its choices drawn from
@@ -206,6 +274,34 @@ impl RuleTable {
             path.display()
         )))
     }
+}
+
+/// The neighbourhood's cells in the order an eight-neighbour tree reads them: north-west,
+/// north-east, south-west, south-east, north, west, east, south, centre (row, column).
+const EIGHT_ORDER: [(usize, usize); 9] = [
+    (0, 0),
+    (0, 2),
+    (2, 0),
+    (2, 2),
+    (0, 1),
+    (1, 0),
+    (1, 2),
+    (2, 1),
+    (1, 1),
+];
+
+/// The order a four-neighbour tree reads them: north, west, east, south, centre.
+const FOUR_ORDER: [(usize, usize); 5] = [(0, 1), (1, 0), (1, 2), (2, 1), (1, 1)];
+
+/// A rule table as one flat lookup, for the fast engines: the next state of a neighbourhood
+/// is `next[Σ state(cell) × weight]` over `cells`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Flat {
+    /// The cells read (row and column in the 3×3 neighbourhood, row-major) and the weight
+    /// of each one's state in the index: 1, S, S², … for S states.
+    pub cells: Vec<((usize, usize), u32)>,
+    /// The next state at each index.
+    pub next: Vec<u8>,
 }
 
 /// A set of states, bit `s` for state `s`.

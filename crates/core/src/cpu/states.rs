@@ -1,0 +1,473 @@
+//! `cpu-states`: byte cells of up to 256 states on every core, for the rules whose cells need
+//! more than a live-neighbour count: rule tables ([`crate::rule::table`]) and Larger than Life
+//! ([`crate::rule::larger`]).
+//!
+//! The W×H grid is W·H bytes, row-major, one state a byte, without ghost cells; a generation
+//! is cut into bands of rows, one rayon task each, every band's inner loops compiled for the
+//! widest instruction set the CPU has ([`Isa`]).
+//!
+//! - **Rule tables.** A band copies each row it reads once, with one cell of the wrapped row
+//!   (a torus) or an empty cell (a bounded plane) at each end. A row's next states are then
+//!   looked up in the table's flat form ([`RuleTable::flat`]): the index `Σ state × weight`
+//!   over the cells the table reads is summed over the whole row one cell position at a time
+//!   (vectorised), then each cell takes one load. A table whose flat form would pass
+//!   [`MOST_FLAT`] entries (many states on eight neighbours: LifeHistory, JvN-like tables)
+//!   walks its tree per cell instead ([`RuleTable::next`]).
+//! - **Larger than Life, the square neighbourhood.** Running sums: a band keeps, for each
+//!   column extended by r cells either side (wrapped, or empty), the sum of the 2r + 1 rows
+//!   around its current row; a row's counts are differences of the prefix sums of those
+//!   column sums, and moving down a row adds the row that enters and takes away the row
+//!   that leaves. A cell costs the same at any range. The diamond and the disc go through
+//!   [`crate::rule::larger::step`] (row prefix sums, O(r) a cell).
+
+use rayon::prelude::*;
+
+use super::bitsliced::{dispatch, Isa, Kernel};
+use crate::engine::{Engine, EngineId};
+use crate::error::{Error, Result};
+use crate::grid::{check_size, Grid};
+use crate::memory;
+use crate::rule::larger::{self, Shape};
+use crate::rule::table::Flat;
+use crate::rule::{Larger, Rule, RuleTable, Topology};
+
+/// The most entries a rule table's flat lookup may take (4 MiB): beyond it, lookups would
+/// miss the caches as often as the tree's loads do.
+pub const MOST_FLAT: usize = 1 << 22;
+
+/// The `cpu-states` engine (see the module documentation).
+#[derive(Default)]
+pub struct States {
+    state: Option<Loaded>,
+}
+
+/// How a generation is computed.
+enum Update {
+    Flat(Flat),
+    Tree(&'static RuleTable),
+    Larger(Larger),
+}
+
+struct Loaded {
+    width: usize,
+    height: usize,
+    wrap: bool,
+    states: u32,
+    update: Update,
+    isa: Isa,
+    cells: Vec<u8>,
+    next: Vec<u8>,
+}
+
+impl States {
+    fn loaded(&self) -> Result<&Loaded> {
+        self.state
+            .as_ref()
+            .ok_or_else(|| Error::Engine("cpu-states: no grid loaded".into()))
+    }
+}
+
+impl Engine for States {
+    fn id(&self) -> EngineId {
+        EngineId::CpuStates
+    }
+
+    fn load(&mut self, grid: &Grid, rule: Rule) -> Result<()> {
+        rule.check_engine(EngineId::CpuStates, 8)?;
+        rule.check_states(grid.states())?;
+        let update = match (rule.rule_table(), rule.larger()) {
+            (Some(table), _) => match table.flat(MOST_FLAT) {
+                Some(flat) => Update::Flat(flat),
+                None => Update::Tree(table),
+            },
+            (None, Some(larger)) => Update::Larger(larger),
+            (None, None) => unreachable!("check_engine refuses other rules on cpu-states"),
+        };
+        let (width, height) = (grid.width(), grid.height());
+        check_size(width, height)?;
+        let len = width as u64 * height as u64;
+        let what = format!("a {width}x{height} grid on cpu-states (two byte arrays)");
+        memory::check(2 * len, &what)?;
+        self.state = None;
+        let mut cells = grid.to_bytes_in(width, 0, len as usize);
+        grid.add_ages(&mut cells, width, 0);
+        let next = memory::zeroed_vec::<u8>(len, &what)?;
+        self.state = Some(Loaded {
+            width,
+            height,
+            wrap: rule.topology() == Topology::Torus,
+            states: rule.states(),
+            update,
+            isa: Isa::detect(),
+            cells,
+            next,
+        });
+        Ok(())
+    }
+
+    fn step(&mut self, generations: u64) -> Result<()> {
+        self.loaded()?;
+        if let Some(world) = self.state.as_mut() {
+            for _ in 0..generations {
+                world.generation();
+            }
+        }
+        Ok(())
+    }
+
+    fn snapshot(&self) -> Result<Grid> {
+        let world = self.loaded()?;
+        let (w, h) = (world.width, world.height);
+        if world.states > 2 {
+            return Grid::from_states_in(w, h, world.states, &world.cells, w, 0);
+        }
+        Grid::from_bytes_in(w, h, &world.cells, w, 0)
+    }
+
+    fn population(&self) -> Result<u64> {
+        let world = self.loaded()?;
+        Ok(world
+            .cells
+            .par_chunks(1 << 16)
+            .map(|chunk| chunk.iter().filter(|&&c| c != 0).count() as u64)
+            .sum())
+    }
+
+    fn details(&self) -> String {
+        let how = match self.state.as_ref().map(|w| &w.update) {
+            Some(Update::Flat(flat)) => format!(
+                "flat lookup of {} entries over {} cells",
+                flat.next.len(),
+                flat.cells.len()
+            ),
+            Some(Update::Tree(_)) => "the rule's tree walked per cell".into(),
+            Some(Update::Larger(l)) if l.shape == Shape::Moore => "running sums".into(),
+            Some(Update::Larger(_)) => "row prefix sums".into(),
+            None => String::new(),
+        };
+        format!(
+            "{how}, {}, {} threads",
+            Isa::detect().name(),
+            rayon::current_num_threads()
+        )
+    }
+}
+
+impl Loaded {
+    /// One generation from `cells` into `next`, then swapped.
+    fn generation(&mut self) {
+        let (w, h) = (self.width, self.height);
+        let threads = rayon::current_num_threads();
+        let grid = Source {
+            cells: &self.cells,
+            width: w,
+            height: h,
+            wrap: self.wrap,
+        };
+        match &self.update {
+            Update::Larger(rule) if rule.shape != Shape::Moore => larger::step(
+                rule,
+                self.states,
+                &self.cells,
+                w,
+                h,
+                self.wrap,
+                &mut self.next,
+            ),
+            update => {
+                // Bands several to a thread balance the load; a running-sum band starts with
+                // 2r + 1 rows of sums, so it is cut no thinner than 8r rows where it can be,
+                // and into no more bands than threads where that is too thin.
+                let least = match update {
+                    Update::Larger(rule) => 8 * rule.range as usize,
+                    _ => 16,
+                };
+                let bands = (1..=4)
+                    .rev()
+                    .find(|k| h.div_ceil(threads * k) >= least)
+                    .unwrap_or(1);
+                let rows = h.div_ceil(threads * bands).max(16).min(h);
+                let (isa, states) = (self.isa, self.states);
+                self.next
+                    .par_chunks_mut(rows * w)
+                    .enumerate()
+                    .for_each(|(band, out)| {
+                        let top = band * rows;
+                        match update {
+                            Update::Flat(flat) => dispatch(
+                                isa,
+                                FlatBand {
+                                    grid,
+                                    flat,
+                                    out,
+                                    top,
+                                },
+                            ),
+                            Update::Tree(table) => tree_band(grid, table, out, top),
+                            Update::Larger(rule) if rule.size() < 1 << 16 => dispatch(
+                                isa,
+                                SquareBand::<u16> {
+                                    grid,
+                                    rule,
+                                    states,
+                                    out,
+                                    top,
+                                    count: std::marker::PhantomData,
+                                },
+                            ),
+                            Update::Larger(rule) => dispatch(
+                                isa,
+                                SquareBand::<u32> {
+                                    grid,
+                                    rule,
+                                    states,
+                                    out,
+                                    top,
+                                    count: std::marker::PhantomData,
+                                },
+                            ),
+                        }
+                    });
+            }
+        }
+        std::mem::swap(&mut self.cells, &mut self.next);
+    }
+}
+
+/// The grid a generation reads.
+#[derive(Clone, Copy)]
+struct Source<'a> {
+    cells: &'a [u8],
+    width: usize,
+    height: usize,
+    wrap: bool,
+}
+
+impl Source<'_> {
+    /// Row `y` (any integer): wrapped on a torus, `None` outside a bounded plane.
+    fn row(&self, y: isize) -> Option<&[u8]> {
+        let h = self.height as isize;
+        let y = match (0..h).contains(&y) {
+            true => y,
+            false if self.wrap => y.rem_euclid(h),
+            false => return None,
+        };
+        Some(&self.cells[y as usize * self.width..][..self.width])
+    }
+
+    /// Copies row `y` into `line` (W + 2 cells) with one cell of wrap or emptiness at each end.
+    fn padded(&self, y: isize, line: &mut [u8]) {
+        let w = self.width;
+        match self.row(y) {
+            Some(row) => {
+                line[1..=w].copy_from_slice(row);
+                (line[0], line[w + 1]) = match self.wrap {
+                    true => (row[w - 1], row[0]),
+                    false => (0, 0),
+                };
+            }
+            None => line.fill(0),
+        }
+    }
+}
+
+/// Rows `top..` of a rule table's generation through its flat lookup.
+struct FlatBand<'a> {
+    grid: Source<'a>,
+    flat: &'a Flat,
+    out: &'a mut [u8],
+    top: usize,
+}
+
+impl Kernel for FlatBand<'_> {
+    #[inline(always)]
+    fn run(self) {
+        let FlatBand {
+            grid,
+            flat,
+            out,
+            top,
+        } = self;
+        let w = grid.width;
+        let mut lines = vec![0u8; 3 * (w + 2)];
+        let mut index = vec![0u32; w];
+        for (y, out) in (top..).zip(out.chunks_mut(w)) {
+            for (k, line) in lines.chunks_mut(w + 2).enumerate() {
+                grid.padded(y as isize + k as isize - 1, line);
+            }
+            index.fill(0);
+            for &((row, column), weight) in &flat.cells {
+                let cells = &lines[row * (w + 2) + column..][..w];
+                for (i, &state) in index.iter_mut().zip(cells) {
+                    *i += state as u32 * weight;
+                }
+            }
+            for (cell, &i) in out.iter_mut().zip(&index) {
+                *cell = flat.next[i as usize];
+            }
+        }
+    }
+}
+
+/// Rows `top..` of a rule table's generation by its tree, cell by cell.
+fn tree_band(grid: Source, table: &RuleTable, out: &mut [u8], top: usize) {
+    let w = grid.width;
+    let mut lines = vec![0u8; 3 * (w + 2)];
+    for (y, out) in (top..).zip(out.chunks_mut(w)) {
+        for (k, line) in lines.chunks_mut(w + 2).enumerate() {
+            grid.padded(y as isize + k as isize - 1, line);
+        }
+        let (up, rest) = lines.split_at(w + 2);
+        let (mid, down) = rest.split_at(w + 2);
+        for (x, cell) in out.iter_mut().enumerate() {
+            let around = [
+                [up[x], up[x + 1], up[x + 2]],
+                [mid[x], mid[x + 1], mid[x + 2]],
+                [down[x], down[x + 1], down[x + 2]],
+            ];
+            *cell = table.next(&around);
+        }
+    }
+}
+
+/// Rows `top..` of a square Larger than Life generation by running sums, counted in `T`.
+struct SquareBand<'a, T> {
+    grid: Source<'a>,
+    rule: &'a Larger,
+    states: u32,
+    out: &'a mut [u8],
+    top: usize,
+    count: std::marker::PhantomData<T>,
+}
+
+impl<T: Count> Kernel for SquareBand<'_, T> {
+    #[inline(always)]
+    fn run(self) {
+        let SquareBand {
+            grid,
+            rule,
+            states,
+            out,
+            top,
+            ..
+        } = self;
+        let (w, r) = (grid.width, rule.range as usize);
+        let span = w + 2 * r;
+        // columns[i]: live cells of column i − r (wrapped, or empty) in the 2r + 1 rows
+        // around the current row.
+        let mut columns = vec![T::ZERO; span];
+        let top = top as isize;
+        for dy in -(r as isize)..=r as isize {
+            add_columns(&grid, top + dy, r, &mut columns, T::ONE);
+        }
+        // A row's counts: the sums of 2r + 1 consecutive column sums, made by doubling (the
+        // sums of 1, 2, 4, … columns, each from the one before) and adding up the powers of
+        // two that make 2r + 1, a few vectorised passes over the row at any range.
+        let window = 2 * r + 1;
+        let (mut power, mut spare) = (vec![T::ZERO; span], vec![T::ZERO; span]);
+        let mut counts = vec![T::ZERO; w];
+        let bound = |(low, high): (u32, u32)| (T::of(low), T::of(high));
+        let (birth, survive) = (bound(rule.birth), bound(rule.survive));
+        let oldest = (states - 1) as u8;
+        let rows = out.len() / w;
+        for (k, out) in out.chunks_mut(w).enumerate() {
+            let y = top + k as isize;
+            counts.fill(T::ZERO);
+            let (mut width, mut offset, mut len) = (1, 0, span);
+            while width <= window {
+                let sums = if width == 1 { &columns } else { &power };
+                if window & width != 0 {
+                    for (c, &p) in counts.iter_mut().zip(&sums[offset..][..w]) {
+                        *c = c.plus(p);
+                    }
+                    offset += width;
+                }
+                if 2 * width <= window {
+                    len -= width;
+                    for ((s, &a), &b) in spare[..len]
+                        .iter_mut()
+                        .zip(&sums[..len])
+                        .zip(&sums[width..][..len])
+                    {
+                        *s = a.plus(b);
+                    }
+                    std::mem::swap(&mut power, &mut spare);
+                }
+                width *= 2;
+            }
+            let row = grid.row(y).expect("a band's rows are inside the grid");
+            for ((cell, &state), &count) in out.iter_mut().zip(row).zip(&counts) {
+                let live = state == 1;
+                let count = count.minus(T::of((!rule.middle & live) as u32));
+                let born = (birth.0 <= count) & (count <= birth.1);
+                let lives = live & (survive.0 <= count) & (count <= survive.1);
+                let decayed = if state < oldest { state + 1 } else { 0 };
+                let other = if state == 0 { born as u8 } else { decayed };
+                *cell = if lives { 1 } else { other };
+            }
+            if k + 1 < rows {
+                add_columns(&grid, y + r as isize + 1, r, &mut columns, T::ONE);
+                add_columns(&grid, y - r as isize, r, &mut columns, T::MINUS_ONE);
+            }
+        }
+    }
+}
+
+/// The integer a band counts in: `u16` where the neighbourhood has fewer than 2^16 cells,
+/// else `u32`; sums wrap, and every count read is exact.
+trait Count: Copy + Ord + Send + Sync {
+    const ZERO: Self;
+    const ONE: Self;
+    const MINUS_ONE: Self;
+    /// `value`, or the largest `Self` where it does not fit (a bound past every count).
+    fn of(value: u32) -> Self;
+    fn plus(self, other: Self) -> Self;
+    fn minus(self, other: Self) -> Self;
+    fn times(self, other: Self) -> Self;
+}
+
+macro_rules! count {
+    ($t:ty) => {
+        impl Count for $t {
+            const ZERO: Self = 0;
+            const ONE: Self = 1;
+            const MINUS_ONE: Self = <$t>::MAX;
+            #[inline(always)]
+            fn of(value: u32) -> Self {
+                value.min(<$t>::MAX as u32) as $t
+            }
+            #[inline(always)]
+            fn plus(self, other: Self) -> Self {
+                self.wrapping_add(other)
+            }
+            #[inline(always)]
+            fn minus(self, other: Self) -> Self {
+                self.wrapping_sub(other)
+            }
+            #[inline(always)]
+            fn times(self, other: Self) -> Self {
+                self.wrapping_mul(other)
+            }
+        }
+    };
+}
+count!(u16);
+count!(u32);
+
+/// Adds `sign` (1, or −1 as its wrapped value) times the live cells of row `y` to the column
+/// sums `columns` (column i for the grid's column i − r: wrapped, or empty past the edges).
+#[inline(always)]
+fn add_columns<T: Count>(grid: &Source, y: isize, r: usize, columns: &mut [T], sign: T) {
+    let Some(row) = grid.row(y) else { return };
+    let w = grid.width;
+    let live = |cell: u8| T::of((cell == 1) as u32);
+    for (sum, &cell) in columns[r..][..w].iter_mut().zip(row) {
+        *sum = sum.plus(sign.times(live(cell)));
+    }
+    if grid.wrap {
+        for i in (0..r).chain(r + w..w + 2 * r) {
+            let x = (i as isize - r as isize).rem_euclid(w as isize) as usize;
+            columns[i] = columns[i].plus(sign.times(live(row[x])));
+        }
+    }
+}
