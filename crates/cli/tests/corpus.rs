@@ -37,10 +37,9 @@ const FOLDERS: [&str; 13] = [
 ];
 
 /// Files `gol` does not run yet, each with what its refusal says: notations of the
-/// Golly-collection issue (Wolfram's rules, Golly's JvN algorithm, the grids other than tori
-/// and bounded planes, tubes), and a B0 rule, which the plane refuses.
-const REFUSED: [(&str, &str); 5] = [
-    ("HashLife/wolfram22.mc", "invalid rule \"w22\""),
+/// Golly-collection issue (Golly's JvN algorithm, the grids other than tori and bounded
+/// planes, tubes), and a B0 rule, which the plane refuses.
+const REFUSED: [(&str, &str); 4] = [
     ("Self-Rep/JvN/", "no rule table"),
     (
         "Life-Like/p168-knightship.rle",

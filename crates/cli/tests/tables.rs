@@ -11,7 +11,7 @@ use std::process::Command;
 
 use gol_core::seed::SplitMix64;
 
-use common::{bgolly, error_of, stdout_of};
+use common::{bgolly, error_of, golly_agrees, stdout_of};
 
 /// Golly's rules, where Debian's `golly` puts them.
 const GOLLY_RULES: &str = "/usr/share/golly/Rules/";
@@ -402,4 +402,40 @@ fn rules_are_found_where_golly_finds_them_and_refused_in_one_line() {
     std::fs::write(&start, rle(&[1], 1, 1, "Fill")).unwrap();
     let err = error_of(&["--rules", rules.to_str().unwrap(), "run", "--input", input]);
     assert!(err.contains("turn the whole infinite plane on"), "{err}");
+}
+
+#[test]
+fn wolfram_rules_run_as_golly_runs_them() {
+    // Each generation's row is drawn below the last: random soups on tori against bgolly's
+    // QuickLife, cell for cell.
+    if let Some(bgolly) = bgolly() {
+        let tmp = tempfile::tempdir().unwrap();
+        for (i, number) in [30u32, 110, 22, 90, 254, 0].into_iter().enumerate() {
+            let rule = format!("W{number}");
+            let seed = i.to_string();
+            let problem: Vec<String> = [
+                "--width",
+                "61",
+                "--height",
+                "47",
+                "--rule",
+                &rule,
+                "--density",
+                "0.1",
+                "--seed",
+                &seed,
+            ]
+            .map(String::from)
+            .to_vec();
+            golly_agrees(&bgolly, &tmp.path().join(&seed), &problem, 40, "start.rle");
+        }
+    }
+    let report = stdout_of(&[
+        "run", "--rule", "w110", "--size", "8", "--gens", "1", "--json",
+    ]);
+    assert!(report.contains("\"rule\":\"W110\""), "{report}");
+    for bad in ["W31", "W256"] {
+        let err = error_of(&["run", "--rule", bad, "--size", "8"]);
+        assert!(err.contains("the even numbers 0 to 254"), "{err}");
+    }
 }

@@ -318,6 +318,18 @@ impl Rule {
             }
             None => {}
         }
+        if let Some(digits) = compact.strip_prefix('w') {
+            if !digits.is_empty() && digits.len() <= 3 && digits.bytes().all(|b| b.is_ascii_digit())
+            {
+                let table = table::wolfram(digits.parse().expect("three digits")).map_err(|e| {
+                    Error::Rule {
+                        rule: text.to_string(),
+                        reason: e.to_string(),
+                    }
+                })?;
+                return Ok(Rule::from_table(table));
+            }
+        }
         let notation = match Rule::parse_counts(text) {
             Err(Error::Rule { reason, .. }) => reason,
             parsed => return parsed,

@@ -1030,6 +1030,31 @@ pub fn read(path: &Path) -> Result<&'static RuleTable> {
     Ok(intern(RuleTable::parse(&text, path)?))
 }
 
+/// Wolfram's elementary one-dimensional rule `number` (even, 0 to 254) as Golly runs it on
+/// the plane: each generation's row is drawn below the one before, so an empty cell comes
+/// alive where the three cells above it (north-west, north, north-east, read as the bits 4, 2
+/// and 1 of a pattern) make a pattern whose bit is set in `number`, and a live cell stays.
+/// Made as a two-state `@TABLE` named `W<number>` (every rule-table engine runs it).
+pub fn wolfram(number: u32) -> Result<&'static RuleTable> {
+    if number > 254 || number % 2 == 1 {
+        return Err(Error::Invalid(format!(
+            "Wolfram's rules are the even numbers 0 to 254 (an odd one turns the empty plane on, as B0 does, which Golly does not run either)"
+        )));
+    }
+    // Moore order: centre, N, NE, E, SE, S, SW, W, NW, then the new centre; a..h any state.
+    let mut text =
+        format!("@RULE W{number}\n@TABLE\nn_states:2\nneighborhood:Moore\nsymmetries:none\n");
+    for v in ["a", "b", "c", "d", "e", "f", "g", "h"] {
+        text.push_str(&format!("var {v}={{0,1}}\n"));
+    }
+    text.push_str("1,a,b,c,d,e,f,g,h,1\n");
+    for pattern in (1..8).filter(|p| number >> p & 1 == 1) {
+        let (nw, n, ne) = (pattern >> 2, pattern >> 1 & 1, pattern & 1);
+        text.push_str(&format!("0,{n},{ne},a,b,c,d,e,{nw},1\n"));
+    }
+    RuleTable::parse(&text, Path::new(&format!("W{number}"))).map(intern)
+}
+
 /// The one kept copy of `table`.
 pub fn intern(table: RuleTable) -> &'static RuleTable {
     let mut tables = TABLES.lock().unwrap_or_else(|e| e.into_inner());
