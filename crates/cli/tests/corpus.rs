@@ -37,10 +37,10 @@ const FOLDERS: [&str; 13] = [
 ];
 
 /// Files `gol` does not run yet, each with what its refusal says: notations of the
-/// Golly-collection issue (Golly's JvN algorithm, the grids other than tori and bounded
+/// Golly-collection issue (Golly's Hutton32 rule, the grids other than tori and bounded
 /// planes, tubes), and a B0 rule, which the plane refuses.
 const REFUSED: [(&str, &str); 4] = [
-    ("Self-Rep/JvN/", "no rule table"),
+    ("Self-Rep/JvN/", "Golly's Hutton32 is not run yet"),
     (
         "Life-Like/p168-knightship.rle",
         "B0 rules turn the whole infinite plane on",
@@ -152,8 +152,8 @@ fn check(bgolly: &Path, name: &str, gens: &str, dir: &Path) -> Result<(), String
         ours_rle.to_str().unwrap(),
     ])?;
     // HashLife for two-state rules (bgolly's QuickLife cannot write some rules' macrocells),
-    // RuleLoader for rule tables (named by a file of Golly's rules), Larger than Life for
-    // its rules.
+    // RuleLoader for rule tables (named by a file of Golly's rules), JvN and Larger than Life
+    // for theirs.
     let rule = ours["rule"].as_str().unwrap_or("");
     let table = rule.split(':').next().is_some_and(|name| {
         std::fs::read_dir(RULES).is_ok_and(|entries| {
@@ -164,7 +164,9 @@ fn check(bgolly: &Path, name: &str, gens: &str, dir: &Path) -> Result<(), String
         })
     });
     let larger = rule.starts_with('R') && rule.contains("..");
+    let jvn = ["JvN29", "Nobili32", "Hutton32"].contains(&rule.split(':').next().unwrap_or(""));
     let algo = match (table, larger, rule.matches('/').count()) {
+        _ if jvn => "JvN",
         (true, _, _) => "RuleLoader",
         (_, true, _) => "Larger than Life",
         (_, _, 2) => "Generations",
@@ -176,7 +178,16 @@ fn check(bgolly: &Path, name: &str, gens: &str, dir: &Path) -> Result<(), String
     } else {
         "theirs.mc"
     });
-    let population = golly(bgolly, algo, &file, gens, &theirs_mc);
+    // bgolly runs to a generation, not for a count: the file's own generation (a macrocell's
+    // `#G`, as in `Self-Rep/JvN/sphinx-midpoint.mc.gz`) plus `gens`, which ours records.
+    let written = std::fs::read_to_string(&ours_rle).unwrap_or_default();
+    let until = written
+        .lines()
+        .find_map(|line| line.strip_prefix("#CXRLE"))
+        .and_then(|line| line.split_whitespace().find_map(|w| w.strip_prefix("Gen=")))
+        .unwrap_or(gens)
+        .to_string();
+    let population = golly(bgolly, algo, &file, &until, &theirs_mc);
     if number(&ours, "alive") != population {
         return Err(format!(
             "population {} against bgolly's {population}",

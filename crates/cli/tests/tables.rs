@@ -145,10 +145,15 @@ fn rle(cells: &[u8], width: usize, height: usize, rule: &str) -> String {
     let mut text = format!("x = {width}, y = {height}, rule = {rule}\n");
     for row in cells.chunks(width) {
         for &state in row {
-            text.push(match state {
-                0 => '.',
-                s => (b'A' + s - 1) as char,
-            });
+            // Golly's letters: '.', 'A' to 'X' for 1 to 24, then 'pA' to 'pX', 'qA', ….
+            match state {
+                0 => text.push('.'),
+                s @ 1..=24 => text.push((b'A' + s - 1) as char),
+                s => {
+                    text.push((b'p' + (s - 25) / 24) as char);
+                    text.push((b'A' + (s - 25) % 24) as char);
+                }
+            }
         }
         text.push_str("$\n");
     }
@@ -244,8 +249,13 @@ fn golly_agrees_on_its_own_rules_from_random_soups() {
     }
     let dir = tempfile::tempdir().unwrap();
     let mut rng = SplitMix64::new(7);
-    // Tables of each neighbourhood and symmetry Golly ships, and trees.
+    // Tables of each neighbourhood and symmetry Golly ships, and trees; then von Neumann's
+    // and Nobili's rules, which bgolly runs with its JvN algorithm and gol as tables of its
+    // own (random soups of them are mostly sensitized cells turning into transmission and
+    // confluent states, and the signals those pass).
     for (rule, states, gens) in [
+        ("JvN29", 29, 40),
+        ("Nobili32", 32, 40),
         ("WireWorld", 4, 60),
         ("Codd", 8, 40),
         ("Langtons-Loops", 8, 40),
@@ -270,8 +280,9 @@ fn golly_agrees_on_its_own_rules_from_random_soups() {
             !report.contains("\"alive\":0,"),
             "{rule}: the soup died out: {report}"
         );
+        let algo = if states >= 29 { "JvN" } else { "RuleLoader" };
         let out = Command::new(&bgolly)
-            .args(["-a", "RuleLoader", "-s", GOLLY_RULES])
+            .args(["-a", algo, "-s", GOLLY_RULES])
             .args(["-m", &gens.to_string(), "-o"])
             .arg(&theirs_mc)
             .arg(&start)

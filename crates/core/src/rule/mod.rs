@@ -25,6 +25,7 @@
 
 pub mod circuit;
 pub mod hensel;
+pub mod jvn;
 pub mod larger;
 pub mod table;
 pub mod topology;
@@ -318,6 +319,9 @@ impl Rule {
             }
             None => {}
         }
+        if let Some(table) = jvn::table(&compact) {
+            return Ok(Rule::from_table(table));
+        }
         if let Some(digits) = compact.strip_prefix('w') {
             if !digits.is_empty() && digits.len() <= 3 && digits.bytes().all(|b| b.is_ascii_digit())
             {
@@ -348,6 +352,15 @@ impl Rule {
             .iter()
             .map(|f| f.display().to_string())
             .collect();
+        if ["hutton32", "modjvn-32"].contains(&compact.as_str()) {
+            return Err(Error::Rule {
+                rule: text.to_string(),
+                reason: format!(
+                    "Golly's Hutton32 is not run yet (JvN29 and Nobili32 are); a Hutton32.rule table in {} would be",
+                    folders.join(", ")
+                ),
+            });
+        }
         Err(Error::Rule {
             rule: text.to_string(),
             reason: format!(

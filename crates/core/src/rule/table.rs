@@ -124,6 +124,49 @@ impl RuleTable {
         at(node, c) as u8
     }
 
+    /// The four-neighbour table named `name` of `states` states whose next state is
+    /// `next([north, west, east, south], centre)`: its tree built from every neighbourhood,
+    /// equal nodes shared (for rules given as a program, such as [`super::jvn`]'s).
+    pub fn from_function(name: &str, states: u32, next: impl Fn([u8; 4], u8) -> u8) -> RuleTable {
+        let n = states as u8;
+        let mut nodes: Vec<u32> = Vec::new();
+        let mut shared: HashMap<Vec<u32>, u32> = HashMap::new();
+        let mut node = |children: Vec<u32>| -> u32 {
+            *shared.entry(children).or_insert_with_key(|children| {
+                let at = nodes.len() as u32;
+                nodes.extend_from_slice(children);
+                at
+            })
+        };
+        let mut norths = Vec::with_capacity(states as usize);
+        for north in 0..n {
+            let mut wests = Vec::with_capacity(states as usize);
+            for west in 0..n {
+                let mut easts = Vec::with_capacity(states as usize);
+                for east in 0..n {
+                    let souths = (0..n)
+                        .map(|south| {
+                            let centres =
+                                (0..n).map(|c| next([north, west, east, south], c) as u32);
+                            node(centres.collect())
+                        })
+                        .collect();
+                    easts.push(node(souths));
+                }
+                wests.push(node(easts));
+            }
+            norths.push(node(wests));
+        }
+        let root = node(norths);
+        RuleTable {
+            name: name.to_string(),
+            states,
+            eight: false,
+            nodes,
+            root,
+        }
+    }
+
     /// The decision tree (see the module documentation): its nodes, the root's offset and
     /// whether it reads eight neighbours (else four).
     pub fn tree(&self) -> (&[u32], u32, bool) {
@@ -1037,9 +1080,9 @@ pub fn read(path: &Path) -> Result<&'static RuleTable> {
 /// Made as a two-state `@TABLE` named `W<number>` (every rule-table engine runs it).
 pub fn wolfram(number: u32) -> Result<&'static RuleTable> {
     if number > 254 || number % 2 == 1 {
-        return Err(Error::Invalid(format!(
-            "Wolfram's rules are the even numbers 0 to 254 (an odd one turns the empty plane on, as B0 does, which Golly does not run either)"
-        )));
+        return Err(Error::Invalid(
+            "Wolfram's rules are the even numbers 0 to 254 (an odd one turns the empty plane on, as B0 does, which Golly does not run either)".into(),
+        ));
     }
     // Moore order: centre, N, NE, E, SE, S, SW, W, NW, then the new centre; a..h any state.
     let mut text =
