@@ -36,10 +36,9 @@ const FOLDERS: [&str; 13] = [
     "WireWorld",
 ];
 
-/// Files `gol` does not run yet, each with what its refusal says: notations of the
-/// Golly-collection issue (Golly's Hutton32 rule, the grids other than tori and bounded
-/// planes, tubes), and a B0 rule, which the plane refuses.
-const REFUSED: [(&str, &str); 4] = [
+/// Files `gol` does not run yet, each with what its refusal says: Golly's Hutton32 rule and
+/// tubes (of the Golly-collection issue), and a B0 rule, which the plane refuses.
+const REFUSED: [(&str, &str); 3] = [
     ("Self-Rep/JvN/", "Golly's Hutton32 is not run yet"),
     (
         "Life-Like/p168-knightship.rle",
@@ -48,10 +47,6 @@ const REFUSED: [(&str, &str); 4] = [
     (
         "Life/Bounded-Grids/pulsars-in-tube.rle",
         "infinitely wide (a tube)",
-    ),
-    (
-        "Life/Bounded-Grids/",
-        "or a bounded plane (:PW,H) is supported",
     ),
 ];
 

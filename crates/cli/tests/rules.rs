@@ -232,3 +232,61 @@ fn engines_that_cannot_run_a_family_say_which_can() {
     assert_eq!(alive(&scalar), alive(&fast));
     assert!(fast.contains("rule B2-a/S12"), "{fast}");
 }
+
+#[test]
+fn golly_s_other_bounded_grids_run_as_golly_runs_them() {
+    // Shifted tori, Klein bottles (with and without a shift), the cross-surface and the
+    // sphere, under Life and a rule that spreads, against bgolly's QuickLife cell for cell.
+    if let Some(bgolly) = common::bgolly() {
+        let tmp = tempfile::tempdir().unwrap();
+        let grids = [
+            ("T30+7,20", 30, 20),
+            ("T30,20-3", 30, 20),
+            ("K30*,20", 30, 20),
+            ("K30,20*+1", 30, 20),
+            ("K16*+1,21", 16, 21),
+            ("C25,18", 25, 18),
+            ("S23", 23, 23),
+        ];
+        for (i, (suffix, w, h)) in grids.iter().enumerate() {
+            for rule in ["B3/S23", "B36/S23"] {
+                let seed = i.to_string();
+                let (w, h) = (w.to_string(), h.to_string());
+                let rule = format!("{rule}:{suffix}");
+                let problem: Vec<String> = [
+                    "--width",
+                    &w,
+                    "--height",
+                    &h,
+                    "--rule",
+                    &rule,
+                    "--density",
+                    "0.35",
+                    "--seed",
+                    &seed,
+                ]
+                .map(String::from)
+                .to_vec();
+                let dir = tmp.path().join(format!("{i}-{}", rule.len()));
+                common::golly_agrees(&bgolly, &dir, &problem, 60, "start.rle");
+            }
+        }
+    }
+    // Engines without these grids refuse in one line; a size other than the grid's too.
+    let err = common::error_of(&[
+        "run",
+        "--rule",
+        "B3/S23:K30*,20",
+        "--width",
+        "30",
+        "--height",
+        "20",
+        "--engine",
+        "cpu-bitsliced",
+    ]);
+    assert!(err.contains("does not run a Klein bottle"), "{err}");
+    let err = common::error_of(&["run", "--rule", "B3/S23:S20", "--size", "30"]);
+    assert!(err.contains("the sphere is 20x20, the grid 30x30"), "{err}");
+    let err = common::error_of(&["run", "--rule", "B3/S23:K31*+1,20", "--size", "30"]);
+    assert!(err.contains("only where their side is even"), "{err}");
+}

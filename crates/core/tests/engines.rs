@@ -326,3 +326,52 @@ fn ranges_past_127_count_in_32_bits_on_cpu_states() {
         }
     }
 }
+
+/// Golly's other bounded grids of `width` × `height` (a sphere takes the width for both).
+fn surfaces(width: usize, height: usize) -> Vec<Topology> {
+    let even = |n: usize| if n % 2 == 0 { "+1" } else { "" };
+    [
+        format!("T{width}+3,{height}"),
+        format!("T{width},{height}-2"),
+        format!("K{width}*{},{height}", even(width)),
+        format!("K{width},{height}*{}", even(height)),
+        format!("C{width},{height}"),
+        format!("S{width}"),
+    ]
+    .iter()
+    .map(|s| gol_core::rule::topology::parse_suffix(s).unwrap().0)
+    .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// cpu-states on Golly's other grids against the oracle's ghost cells.
+    #[test]
+    fn rule_tables_on_every_surface_match_the_oracle(
+        width in 1usize..40,
+        height in 1usize..40,
+        bits in any::<u64>(),
+        gens in 0u64..20,
+        seed in any::<u64>(),
+    ) {
+        let mut rng = SplitMix64::new(bits);
+        let (states, eight) = (2 + (rng.next() % 8) as u32, rng.next() % 2 == 0);
+        let table = gol_core::rule::RuleTable::random(states, eight, &mut || rng.next());
+        let rule = Rule::from_table(gol_core::rule::table::intern(table));
+        for topology in surfaces(width, height) {
+            let side = topology.size().unwrap();
+            let rule = rule.on(topology);
+            let mut grid = Grid::with_states(side.0, side.1, states).unwrap();
+            let mut cells = SplitMix64::new(seed);
+            for y in 0..side.1 {
+                for x in 0..side.0 {
+                    grid.set_state(x, y, (cells.next() % states as u64) as u32);
+                }
+            }
+            let expected = oracle(&grid, rule, gens);
+            let got = evolve(find(cpu::ENGINES, EngineId::CpuStates).unwrap(), &grid, rule, gens).unwrap();
+            prop_assert_eq!(expected.first_difference(&got), None, "{}", rule);
+        }
+    }
+}

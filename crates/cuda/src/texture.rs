@@ -88,8 +88,9 @@ impl CellArray {
         resource.res.array.hArray = array;
         let texture_desc = sys::CUDA_TEXTURE_DESC {
             addressMode: [match topology {
-                Topology::Torus => CUaddress_mode::CU_TR_ADDRESS_MODE_WRAP,
                 Topology::Plane => CUaddress_mode::CU_TR_ADDRESS_MODE_BORDER,
+                // Only tori reach here: the other grids are refused (Rule::check_engine).
+                _ => CUaddress_mode::CU_TR_ADDRESS_MODE_WRAP,
             }; 3],
             filterMode: CUfilter_mode::CU_TR_FILTER_MODE_POINT,
             flags: sys::CU_TRSF_NORMALIZED_COORDINATES | sys::CU_TRSF_READ_AS_INTEGER,

@@ -601,7 +601,15 @@ fn read_pattern(setup: &Setup, path: &Path, file: PatternFile) -> Result<Problem
             path.display()
         );
     };
-    let rule = rule_given.or(header.rule).unwrap_or(Grid::DEFAULT_RULE);
+    let mut rule = rule_given.or(header.rule).unwrap_or(Grid::DEFAULT_RULE);
+    if let Topology::Surface(surface) = rule.topology() {
+        if (surface.width, surface.height) != (width, height) {
+            match surface.resized(width, height) {
+                Ok(resized) => rule = rule.on(Topology::Surface(resized)),
+                Err(why) => invalid!("{}: {why}", path.display()),
+            }
+        }
+    }
     if let Err(e) = rule.check_neighbours(8) {
         invalid!("{}: {e}", path.display());
     }

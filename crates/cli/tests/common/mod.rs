@@ -149,10 +149,20 @@ pub fn golly_cells(theirs: &Path, again: &Path) -> Vec<String> {
     if size("x") == "0" {
         return Vec::new();
     }
+    // Only the cells: the rule's grid suffix (whose size is Golly's whole grid) is dropped.
+    let plain = again.with_extension("plain.rle");
+    let unsuffixed: Vec<String> = text
+        .lines()
+        .map(|line| match (line.starts_with('x'), line.split_once(':')) {
+            (true, Some((head, _))) => head.to_string(),
+            _ => line.to_string(),
+        })
+        .collect();
+    std::fs::write(&plain, unsuffixed.join("\n")).unwrap();
     stdout_of(&[
         "run",
         "--input",
-        theirs.to_str().unwrap(),
+        plain.to_str().unwrap(),
         "--width",
         &size("x"),
         "--height",

@@ -7,7 +7,8 @@
 //! included) a copy of row H and the bottom one of row 1. Each interior cell then reads its
 //! eight neighbours without any wrap-around arithmetic. On narrow grids the ghosts alias interior
 //! cells, which counts neighbours with multiplicity, exactly as the torus semantics ask. On a
-//! bounded plane ([`Topology::Plane`]) the ghosts stay zero: the dead cells past the edges.
+//! bounded plane ([`Topology::Plane`]) the ghosts stay zero: the dead cells past the edges. On
+//! Golly's other grids ([`Topology::Surface`]) each ghost copies the cell its border names.
 
 use crate::engine::{Engine, EngineId};
 use crate::error::{Error, Result};
@@ -59,6 +60,7 @@ impl<U: CellUpdate> Engine for GhostEngine<U> {
     fn load(&mut self, grid: &Grid, rule: Rule) -> Result<()> {
         rule.check_engine(U::ID, 8)?;
         rule.check_states(grid.states())?;
+        rule.check_grid(grid.width(), grid.height())?;
         self.state = None;
         self.state = Some((GhostCells::new(grid, rule, U::ID.name())?, U::new(rule)));
         Ok(())
@@ -120,11 +122,26 @@ impl GhostCells {
     /// Refreshes the ghost columns, then the ghost rows (corners included), on a torus; on a
     /// bounded plane they stay zero (neither buffer's ghosts are ever written).
     fn refresh_ghosts(&mut self) {
-        if self.topology == Topology::Plane {
+        let (w, h, stride) = (self.width, self.height, self.width + 2);
+        let surface = match self.topology {
+            Topology::Plane => return,
+            Topology::Torus => None,
+            Topology::Surface(surface) => Some(surface),
+        };
+        let c = &mut self.cells;
+        if let Some(surface) = surface {
+            // Each ghost copies the cell Golly's border for this grid names.
+            let at = |(x, y): (usize, usize)| (y + 1) * stride + x + 1;
+            let (wi, hi) = (w as isize, h as isize);
+            let ghosts = (-1..=wi)
+                .flat_map(|x| [(x, -1), (x, hi)])
+                .chain((0..hi).flat_map(|y| [(-1, y), (wi, y)]));
+            for (x, y) in ghosts {
+                let ghost = ((y + 1) as usize) * stride + (x + 1) as usize;
+                c[ghost] = c[at(surface.outside(x, y))];
+            }
             return;
         }
-        let (w, h, stride) = (self.width, self.height, self.width + 2);
-        let c = &mut self.cells;
         for y in 1..=h {
             c[y * stride] = c[y * stride + w];
             c[y * stride + w + 1] = c[y * stride + 1];

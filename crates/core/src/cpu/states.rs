@@ -51,7 +51,7 @@ enum Update {
 struct Loaded {
     width: usize,
     height: usize,
-    wrap: bool,
+    edges: Topology,
     states: u32,
     update: Update,
     isa: Isa,
@@ -75,6 +75,7 @@ impl Engine for States {
     fn load(&mut self, grid: &Grid, rule: Rule) -> Result<()> {
         rule.check_engine(EngineId::CpuStates, 8)?;
         rule.check_states(grid.states())?;
+        rule.check_grid(grid.width(), grid.height())?;
         let update = match (rule.rule_table(), rule.larger()) {
             (Some(table), _) => match table.flat(MOST_FLAT) {
                 Some(flat) => Update::Flat(flat),
@@ -95,7 +96,7 @@ impl Engine for States {
         self.state = Some(Loaded {
             width,
             height,
-            wrap: rule.topology() == Topology::Torus,
+            edges: rule.topology(),
             states: rule.states(),
             update,
             isa: Isa::detect(),
@@ -162,7 +163,7 @@ impl Loaded {
             cells: &self.cells,
             width: w,
             height: h,
-            wrap: self.wrap,
+            edges: self.edges,
         };
         match &self.update {
             Update::Larger(rule) if rule.shape != Shape::Moore => larger::step(
@@ -171,7 +172,7 @@ impl Loaded {
                 &self.cells,
                 w,
                 h,
-                self.wrap,
+                grid.wraps(),
                 &mut self.next,
             ),
             update => {
@@ -240,28 +241,48 @@ struct Source<'a> {
     cells: &'a [u8],
     width: usize,
     height: usize,
-    wrap: bool,
+    edges: Topology,
 }
 
 impl Source<'_> {
-    /// Row `y` (any integer): wrapped on a torus, `None` outside a bounded plane.
+    /// Whether the grid wraps as a plain torus.
+    fn wraps(&self) -> bool {
+        self.edges == Topology::Torus
+    }
+
+    /// Row `y` (any integer): wrapped on a torus, `None` outside a bounded plane (and outside
+    /// Golly's other grids, whose borders [`Source::padded`] reads).
     fn row(&self, y: isize) -> Option<&[u8]> {
         let h = self.height as isize;
         let y = match (0..h).contains(&y) {
             true => y,
-            false if self.wrap => y.rem_euclid(h),
+            false if self.wraps() => y.rem_euclid(h),
             false => return None,
         };
         Some(&self.cells[y as usize * self.width..][..self.width])
     }
 
-    /// Copies row `y` into `line` (W + 2 cells) with one cell of wrap or emptiness at each end.
+    /// Copies row `y` (−1 to H) into `line` (W + 2 cells) with the ghost cell at each end:
+    /// wrapped, empty, or as Golly's border for the grid says
+    /// ([`crate::rule::topology::Surface::outside`]).
     fn padded(&self, y: isize, line: &mut [u8]) {
         let w = self.width;
+        if let Topology::Surface(surface) = self.edges {
+            let cell = |x: isize| {
+                let (x, y) = surface.outside(x, y);
+                self.cells[y * w + x]
+            };
+            match self.row(y) {
+                Some(row) => line[1..=w].copy_from_slice(row),
+                None => (0..w).for_each(|x| line[x + 1] = cell(x as isize)),
+            }
+            (line[0], line[w + 1]) = (cell(-1), cell(w as isize));
+            return;
+        }
         match self.row(y) {
             Some(row) => {
                 line[1..=w].copy_from_slice(row);
-                (line[0], line[w + 1]) = match self.wrap {
+                (line[0], line[w + 1]) = match self.wraps() {
                     true => (row[w - 1], row[0]),
                     false => (0, 0),
                 };
@@ -464,7 +485,7 @@ fn add_columns<T: Count>(grid: &Source, y: isize, r: usize, columns: &mut [T], s
     for (sum, &cell) in columns[r..][..w].iter_mut().zip(row) {
         *sum = sum.plus(sign.times(live(cell)));
     }
-    if grid.wrap {
+    if grid.wraps() {
         for i in (0..r).chain(r + w..w + 2 * r) {
             let x = (i as isize - r as isize).rem_euclid(w as isize) as usize;
             columns[i] = columns[i].plus(sign.times(live(row[x])));

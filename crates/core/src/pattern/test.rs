@@ -93,7 +93,7 @@ fn refuses_malformed_rle_with_line_numbers() {
         ("x = 2, y = 1, z = 3\n!", "unknown header key"),
         ("x = 2, y = 1, rule = B3/S2Q\n!", "invalid rule"),
         ("x = 2, y = 1, rule = B3/S23:K10,10\n!", "Klein bottle"),
-        ("x = 2, y = 1, rule = B3/S23:T10+1,10\n!", "shifted"),
+        ("x = 2, y = 1, rule = B3/S23:T10+1,10-1\n!", "not both"),
         ("x = 2, y = 1, rule = B3/S23:T0,10\n!", "(a tube)"),
         ("x = 2, y = 1\n3o!", "wider than"),
         ("x = 2, y = 1\no$o!", "more rows"),

@@ -262,7 +262,7 @@ impl Rule {
     /// looked for ([`table::find`]).
     pub fn parse_in(text: &str, near: Option<&Path>) -> Result<Rule> {
         let (rule, size) = Rule::parse_sized_in(text, near)?;
-        if let Some((w, h)) = size {
+        if let (Some((w, h)), None) = (size, rule.topology.size()) {
             return Err(Error::Rule {
                 rule: text.trim().to_string(),
                 reason: format!(
@@ -650,6 +650,9 @@ impl Rule {
     /// The rule with Golly's bounded-grid suffix for a `width` × `height` grid, as pattern
     /// files write it: `B3/S23:T64,48`, `B3/S23:P64,48`.
     pub fn sized(&self, width: usize, height: usize) -> String {
+        if let Topology::Surface(surface) = self.topology {
+            return format!("{}:{}", self.on(Topology::Torus), surface.suffix());
+        }
         format!(
             "{}:{}{width},{height}",
             self.on(Topology::Torus),
@@ -779,6 +782,19 @@ impl Rule {
                 ),
             });
         }
+        if let Topology::Surface(_) = self.topology {
+            let runs = engine == EngineId::CpuScalar
+                || (engine == EngineId::CpuStates && self.table.is_some());
+            if self.larger.is_some() || !runs {
+                return Err(Error::Rule {
+                    rule: self.to_string(),
+                    reason: format!(
+                        "{engine} does not run a {}; Golly's grids other than tori and bounded planes run on cpu-scalar, and rule tables on them on cpu-states too (not Larger than Life rules)",
+                        self.topology.name()
+                    ),
+                });
+            }
+        }
         if STATES_ENGINES.contains(&engine) && self.table.is_none() && self.larger.is_none() {
             return Err(Error::Rule {
                 rule: self.to_string(),
@@ -814,6 +830,23 @@ impl Rule {
 }
 
 impl Rule {
+    /// Refuses a `width` × `height` grid under a topology that carries its own size (one of
+    /// Golly's other bounded grids) of another size.
+    pub fn check_grid(&self, width: usize, height: usize) -> Result<()> {
+        match self.topology.size() {
+            Some(size) if size != (width, height) => Err(Error::Rule {
+                rule: self.to_string(),
+                reason: format!(
+                    "the {} is {}x{}, the grid {width}x{height}",
+                    self.topology.name(),
+                    size.0,
+                    size.1
+                ),
+            }),
+            _ => Ok(()),
+        }
+    }
+
     /// Refuses to run a grid of `states` cell states ([`crate::Grid::states`]) under the rule:
     /// a grid of dying cells needs a Generations rule of the same number of states (a
     /// two-state grid runs under any rule).
@@ -1143,6 +1176,7 @@ impl fmt::Display for Rule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let topology = |f: &mut fmt::Formatter<'_>| match self.topology {
             Topology::Torus => Ok(()),
+            Topology::Surface(surface) => write!(f, ":{}", surface.suffix()),
             topology => write!(f, ":{}", topology.letter()),
         };
         if let Some(table) = self.table {
