@@ -12,10 +12,11 @@
 // read-only cache (table_global). Tables too large for a flat lookup walk their tree
 // (table_tree): `states` words a node, children's offsets, the centre's level giving states.
 //
-// Larger than Life: ltl_rows writes each row's sums of live cells (state 1) over the 2r + 1
-// cells centred on each column (wrapped on a torus, empty past a bounded plane's edges) as
-// u16, from a prefix sum of a segment of the row in shared memory; ltl_square then walks
-// strips of rows down each column, keeping the running sum of 2r + 1 row sums (the square's
+// Larger than Life: ltl_rows8 (ltl_rows) writes each row's sums of live cells (state 1) over
+// the 2r + 1 cells centred on each column (wrapped on a torus, empty past a bounded plane's
+// edges) as u8 up to range 127 (u16 above), from a prefix sum of a segment of the row in
+// shared memory; ltl_square8 (ltl_square, and ltl_square4_8 and ltl_square4 four columns a
+// thread) then walks strips of rows down each column, keeping the running sum of 2r + 1 row sums (the square's
 // count, O(1) a cell at any range). The diamond and the disc: ltl_prefix writes each row's
 // prefix sums (u32, the row extended by r each side), one block a row, and ltl_shaped adds
 // 2r + 1 differences of them per cell, one for each row of the neighbourhood (O(r) a cell).
@@ -207,12 +208,13 @@ __device__ __forceinline__ unsigned int block_exclusive_scan(unsigned int value,
 }
 
 // Blocks along x take segments of `segment` columns, blocks along y rows (grid-stride): the
-// sums of the 2r + 1 live cells centred on each column, as u16. The segment's live cells are
-// loaded side by side (coalesced) into shared memory, each thread then scans its own run of
-// them, and one block-wide scan joins the runs.
-extern "C" __global__ void ltl_rows(const unsigned char* __restrict__ cells,
-                                    unsigned short* __restrict__ sums, int w, int h, int r,
-                                    int wrap, int segment) {
+// sums of the 2r + 1 live cells centred on each column, as S (u8 up to range 127, else u16).
+// The segment's live cells are loaded side by side (coalesced) into shared memory, each
+// thread then scans its own run of them, and one block-wide scan joins the runs.
+template <typename S>
+__device__ __forceinline__ void row_sums_of(const unsigned char* __restrict__ cells,
+                                            S* __restrict__ sums, int w, int h, int r, int wrap,
+                                            int segment) {
     extern __shared__ unsigned int prefix[];
     __shared__ unsigned int warp_sums[32];
     __shared__ unsigned int total;
@@ -245,11 +247,23 @@ extern "C" __global__ void ltl_rows(const unsigned char* __restrict__ cells,
             if (threadIdx.x == 0) prefix[span] = total;
             __syncthreads();
             for (int i = threadIdx.x; i < segment && first + i < w; i += blockDim.x) {
-                sums[(size_t)y * w + first + i] = (unsigned short)(prefix[i + 2 * r + 1] - prefix[i]);
+                sums[(size_t)y * w + first + i] = (S)(prefix[i + 2 * r + 1] - prefix[i]);
             }
             __syncthreads();
         }
     }
+}
+
+extern "C" __global__ void ltl_rows(const unsigned char* __restrict__ cells,
+                                    unsigned short* __restrict__ sums, int w, int h, int r,
+                                    int wrap, int segment) {
+    row_sums_of(cells, sums, w, h, r, wrap, segment);
+}
+
+extern "C" __global__ void ltl_rows8(const unsigned char* __restrict__ cells,
+                                     unsigned char* __restrict__ sums, int w, int h, int r,
+                                     int wrap, int segment) {
+    row_sums_of(cells, sums, w, h, r, wrap, segment);
 }
 
 struct Larger {
@@ -267,10 +281,11 @@ __device__ __forceinline__ unsigned char larger_next(Larger rule, unsigned char 
 }
 
 // A thread per column, walking a strip of `strip` rows (blockIdx.y the strip).
-extern "C" __global__ void ltl_square(const unsigned char* __restrict__ cells,
-                                      const unsigned short* __restrict__ sums,
-                                      unsigned char* __restrict__ next, int w, int h, int wrap,
-                                      Larger rule, int strip) {
+template <typename S>
+__device__ __forceinline__ void square_of(const unsigned char* __restrict__ cells,
+                                          const S* __restrict__ sums,
+                                          unsigned char* __restrict__ next, int w, int h,
+                                          int wrap, Larger rule, int strip) {
     const int x = blockIdx.x * blockDim.x + threadIdx.x;
     if (x >= w) return;
     const int top = blockIdx.y * strip;
@@ -293,12 +308,42 @@ extern "C" __global__ void ltl_square(const unsigned char* __restrict__ cells,
     }
 }
 
-// As ltl_square for widths that are multiples of four: a thread per four columns, their
-// cells read and written as one word and their row sums as two.
-extern "C" __global__ void ltl_square4(const unsigned char* __restrict__ cells,
-                                       const unsigned short* __restrict__ sums,
+extern "C" __global__ void ltl_square(const unsigned char* __restrict__ cells,
+                                      const unsigned short* __restrict__ sums,
+                                      unsigned char* __restrict__ next, int w, int h, int wrap,
+                                      Larger rule, int strip) {
+    square_of(cells, sums, next, w, h, wrap, rule, strip);
+}
+
+extern "C" __global__ void ltl_square8(const unsigned char* __restrict__ cells,
+                                       const unsigned char* __restrict__ sums,
                                        unsigned char* __restrict__ next, int w, int h, int wrap,
                                        Larger rule, int strip) {
+    square_of(cells, sums, next, w, h, wrap, rule, strip);
+}
+
+// Four row sums of S at `at`, aligned: two words of u16, one of u8.
+__device__ __forceinline__ void four_sums(const unsigned short* sums, unsigned int* out) {
+    const uint2 pair = __ldg((const uint2*)sums);
+    out[0] = pair.x & 0xffffu;
+    out[1] = pair.x >> 16;
+    out[2] = pair.y & 0xffffu;
+    out[3] = pair.y >> 16;
+}
+
+__device__ __forceinline__ void four_sums(const unsigned char* sums, unsigned int* out) {
+    const unsigned int word = __ldg((const unsigned int*)sums);
+#pragma unroll
+    for (int k = 0; k < 4; k++) out[k] = (word >> (8 * k)) & 0xffu;
+}
+
+// As ltl_square for widths that are multiples of four: a thread per four columns, their
+// cells read and written as one word and their row sums as one or two.
+template <typename S>
+__device__ __forceinline__ void square4_of(const unsigned char* __restrict__ cells,
+                                           const S* __restrict__ sums,
+                                           unsigned char* __restrict__ next, int w, int h,
+                                           int wrap, Larger rule, int strip) {
     const int x = 4 * (blockIdx.x * blockDim.x + threadIdx.x);
     if (x >= w) return;
     const int top = blockIdx.y * strip;
@@ -312,11 +357,7 @@ extern "C" __global__ void ltl_square4(const unsigned char* __restrict__ cells,
             }
             y = wrapped(y, h);
         }
-        const uint2 pair = __ldg((const uint2*)(sums + (size_t)y * w + x));
-        out[0] = pair.x & 0xffffu;
-        out[1] = pair.x >> 16;
-        out[2] = pair.y & 0xffffu;
-        out[3] = pair.y >> 16;
+        four_sums(sums + (size_t)y * w + x, out);
     };
     unsigned int count[4] = {0, 0, 0, 0}, in[4], out[4];
     for (long long y = (long long)top - r; y <= (long long)top + r; y++) {
@@ -338,6 +379,20 @@ extern "C" __global__ void ltl_square4(const unsigned char* __restrict__ cells,
 #pragma unroll
         for (int k = 0; k < 4; k++) count[k] += in[k] - out[k];
     }
+}
+
+extern "C" __global__ void ltl_square4(const unsigned char* __restrict__ cells,
+                                       const unsigned short* __restrict__ sums,
+                                       unsigned char* __restrict__ next, int w, int h, int wrap,
+                                       Larger rule, int strip) {
+    square4_of(cells, sums, next, w, h, wrap, rule, strip);
+}
+
+extern "C" __global__ void ltl_square4_8(const unsigned char* __restrict__ cells,
+                                         const unsigned char* __restrict__ sums,
+                                         unsigned char* __restrict__ next, int w, int h,
+                                         int wrap, Larger rule, int strip) {
+    square4_of(cells, sums, next, w, h, wrap, rule, strip);
 }
 
 // One block per row (blockIdx.x): prefix[i] over the row extended by r each side (span

@@ -96,10 +96,12 @@ enum Work {
         eight: i32,
     },
     Square {
+        /// ltl_rows8 or ltl_rows, as the row sums are bytes or not.
         rows: CudaFunction,
-        /// ltl_square4 where the width is a multiple of four, else ltl_square.
+        /// ltl_square4_8 or ltl_square4 where the width is a multiple of four, else
+        /// ltl_square8 or ltl_square.
         square: CudaFunction,
-        sums: CudaSlice<u16>,
+        sums: RowSums,
         rule: LargerArgs,
     },
     Shaped {
@@ -109,6 +111,13 @@ enum Work {
         reach: CudaSlice<i32>,
         rule: LargerArgs,
     },
+}
+
+/// Each row's sums of the 2r + 1 live cells centred on each column: bytes up to range 127,
+/// halving their traffic, else 16-bit words.
+enum RowSums {
+    Bytes(CudaSlice<u8>),
+    Words(CudaSlice<u16>),
 }
 
 /// Byte cells on the device and the rule's kernels and tables.
@@ -225,14 +234,20 @@ impl Backend for StateCells {
             },
             (None, Some(larger)) if larger.shape == Shape::Moore => {
                 gpu.check_memory(4 * len as u64, &what)?;
+                let bytes = 2 * larger.range < 255;
+                let (rows, square) = match (bytes, width % 4 == 0) {
+                    (true, true) => ("ltl_rows8", "ltl_square4_8"),
+                    (true, false) => ("ltl_rows8", "ltl_square8"),
+                    (false, true) => ("ltl_rows", "ltl_square4"),
+                    (false, false) => ("ltl_rows", "ltl_square"),
+                };
                 Work::Square {
-                    rows: module.load_function("ltl_rows")?,
-                    square: module.load_function(if width % 4 == 0 {
-                        "ltl_square4"
-                    } else {
-                        "ltl_square"
-                    })?,
-                    sums: stream.alloc_zeros::<u16>(len)?,
+                    rows: module.load_function(rows)?,
+                    square: module.load_function(square)?,
+                    sums: match bytes {
+                        true => RowSums::Bytes(stream.alloc_zeros::<u8>(len)?),
+                        false => RowSums::Words(stream.alloc_zeros::<u16>(len)?),
+                    },
                     rule: larger_args(larger),
                 }
             }
@@ -380,34 +395,36 @@ impl Backend for StateCells {
                     shared_mem_bytes: 0,
                 };
                 let strip = strip as i32;
-                // SAFETY: ltl_rows takes (const uchar* cells, ushort* sums, int w, int h,
-                // int r, int wrap, int segment) with (segment + 2r + 1) words of shared
-                // memory; ltl_square and ltl_square4 (const uchar* cells, const ushort* sums,
-                // uchar* next, int w, int h, int wrap, Larger, int strip), ltl_square4 only
-                // where w is a multiple of four (its words aligned); every buffer holds w·h
-                // cells.
+                let mut by_rows = stream.launch_builder(rows);
+                by_rows.arg(&self.cells);
+                let mut squares = stream.launch_builder(square);
+                squares.arg(&self.cells);
+                match sums {
+                    RowSums::Bytes(sums) => (by_rows.arg(sums), squares.arg(sums)),
+                    RowSums::Words(sums) => (by_rows.arg(sums), squares.arg(sums)),
+                };
+                by_rows
+                    .arg(&w)
+                    .arg(&h)
+                    .arg(&rule.r)
+                    .arg(&wrap)
+                    .arg(&SEGMENT);
+                squares
+                    .arg(&mut self.next)
+                    .arg(&w)
+                    .arg(&h)
+                    .arg(&wrap)
+                    .arg(rule)
+                    .arg(&strip);
+                // SAFETY: ltl_rows8 and ltl_rows take (const uchar* cells, uchar* or ushort*
+                // sums, int w, int h, int r, int wrap, int segment) with (segment + 2r + 1)
+                // words of shared memory; the square kernels (const uchar* cells, const uchar*
+                // or ushort* sums as the rows kernel wrote them, uchar* next, int w, int h,
+                // int wrap, Larger, int strip), the four-column ones only where w is a
+                // multiple of four (their words aligned); every buffer holds w·h cells.
                 unsafe {
-                    stream
-                        .launch_builder(rows)
-                        .arg(&self.cells)
-                        .arg(sums)
-                        .arg(&w)
-                        .arg(&h)
-                        .arg(&rule.r)
-                        .arg(&wrap)
-                        .arg(&SEGMENT)
-                        .launch(row_cfg)?;
-                    stream
-                        .launch_builder(square)
-                        .arg(&self.cells)
-                        .arg(sums)
-                        .arg(&mut self.next)
-                        .arg(&w)
-                        .arg(&h)
-                        .arg(&wrap)
-                        .arg(rule)
-                        .arg(&strip)
-                        .launch(square_cfg)?;
+                    by_rows.launch(row_cfg)?;
+                    squares.launch(square_cfg)?;
                 }
             }
             Work::Shaped {

@@ -205,6 +205,17 @@ impl Loaded {
                                 },
                             ),
                             Update::Tree(table) => tree_band(grid, table, out, top),
+                            Update::Larger(rule) if rule.size() < 1 << 8 => dispatch(
+                                isa,
+                                SquareBand::<u8> {
+                                    grid,
+                                    rule,
+                                    states,
+                                    out,
+                                    top,
+                                    count: std::marker::PhantomData,
+                                },
+                            ),
                             Update::Larger(rule) if rule.size() < 1 << 16 => dispatch(
                                 isa,
                                 SquareBand::<u16> {
@@ -434,8 +445,9 @@ impl<T: Count> Kernel for SquareBand<'_, T> {
     }
 }
 
-/// The integer a band counts in: `u16` where the neighbourhood has fewer than 2^16 cells,
-/// else `u32`; sums wrap, and every count read is exact.
+/// The integer a band counts in: `u8` where the neighbourhood has fewer than 2^8 cells (up to
+/// range 7), `u16` below 2^16 cells, else `u32` (the narrower, the more cells a vector
+/// instruction takes); sums wrap, and every count read is exact.
 trait Count: Copy + Ord + Send + Sync {
     const ZERO: Self;
     const ONE: Self;
@@ -472,6 +484,7 @@ macro_rules! count {
         }
     };
 }
+count!(u8);
 count!(u16);
 count!(u32);
 

@@ -24,7 +24,7 @@
 //!
 //! - U and the sensitized states: each generation doubles the inner value and adds 1 where an
 //!   excited input (of either kind) arrives; the values 9 to 17 it reaches become the
-//!   transmission and confluent states that [`SENSITIZED_ENDS`] lists.
+//!   transmission and confluent states that `SENSITIZED_ENDS` lists.
 //! - Transmission states: an excited special input kills an ordinary one and an excited
 //!   ordinary input a special one (back to U); otherwise the cell is excited next when an
 //!   input of its own kind not pointing head to head, or a confluent neighbour, excites it.
