@@ -33,6 +33,8 @@
 //!   `Nobili32` a confluent state with inputs and outputs on both axes becomes a crossing,
 //!   passing each axis's excitation straight through.
 
+use std::sync::OnceLock;
+
 use super::table::{intern, RuleTable};
 
 /// Golly's direction numbering inside a state: east, north, west, south.
@@ -209,13 +211,17 @@ pub fn table(name: &str) -> Option<&'static RuleTable> {
         "nobili32" | "jvn-32" => ("Nobili32", 32, true),
         _ => return None,
     };
-    let mut outer = [0u8; 256];
-    for (state, &inner) in INNER.iter().enumerate() {
-        outer[inner as usize] = state as u8;
-    }
-    let inner = |s: u8| INNER[s as usize];
-    let table = RuleTable::from_function(canonical, states, |[n, w, e, s], c| {
-        outer[next_inner(inner(c), [inner(n), inner(w), inner(e), inner(s)], nobili) as usize]
-    });
-    Some(intern(table))
+    // Made once per process: a table takes about half a second to make.
+    static MADE: [OnceLock<&'static RuleTable>; 2] = [OnceLock::new(), OnceLock::new()];
+    Some(MADE[nobili as usize].get_or_init(|| {
+        let mut outer = [0u8; 256];
+        for (state, &inner) in INNER.iter().enumerate() {
+            outer[inner as usize] = state as u8;
+        }
+        let inner = |s: u8| INNER[s as usize];
+        let table = RuleTable::from_function(canonical, states, |[n, w, e, s], c| {
+            outer[next_inner(inner(c), [inner(n), inner(w), inner(e), inner(s)], nobili) as usize]
+        });
+        intern(table)
+    }))
 }
