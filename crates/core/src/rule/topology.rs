@@ -312,7 +312,17 @@ pub fn parse_suffix(suffix: &str) -> Result<(Topology, Option<(usize, usize)>), 
     let topology = match letter {
         Some('t') | Some('p') if dims.contains(['+', '-', '*']) => {
             let topology = parse_surface(letter.unwrap_or('t'), dims, suffix)?;
-            return Ok((topology, topology.size()));
+            return Ok(match topology {
+                // A shift of 0 (`:T60-0,60`): the plain torus.
+                Topology::Surface(s)
+                    if s.kind == Kind::ShiftedTorus
+                        && s.shift_rows == 0
+                        && s.shift_columns == 0 =>
+                {
+                    (Topology::Torus, Some((s.width, s.height)))
+                }
+                _ => (topology, topology.size()),
+            });
         }
         Some('t') => Topology::Torus,
         Some('p') => Topology::Plane,
@@ -386,6 +396,11 @@ mod test {
         assert_eq!(parse_suffix("P 5 , 6"), Ok((Topology::Plane, Some((5, 6)))));
         assert_eq!(parse_suffix("P"), Ok((Topology::Plane, None)));
         assert_eq!(parse_suffix("T"), Ok((Topology::Torus, None)));
+        // Found by fuzzing: a shift of 0 is no shift.
+        assert_eq!(
+            parse_suffix("t060-0"),
+            Ok((Topology::Torus, Some((60, 60))))
+        );
     }
 
     /// Golly's help's border diagrams (`Help/bounded.html`), each a 4×3 grid (3×4, 3×3) of
