@@ -52,9 +52,9 @@ const REFUSED: [(&str, &str); 3] = [
 
 /// HashLife files checked below 2^20 generations, with the count they are checked at: one
 /// bgolly cannot take to 2^20 within a few minutes, and `wolfram22.mc`, which runs to 2^20 in
-/// a blink on both (4,649,045,870 cells, equal), but the
-/// comparison writes both worlds as RLE: a Sierpinski triangle a million rows tall, 3^20 runs,
-/// gigabytes of text. It is compared at 2^12 (3^12 runs).
+/// a blink on both (4,649,045,870 cells, equal) but whose comparison would write both worlds
+/// as RLE: a Sierpinski triangle a million rows tall, 3^20 runs, gigabytes of text. It is
+/// compared at 2^12 (3^12 runs).
 const SLOW: [(&str, &str); 2] = [
     ("HashLife/triple-Snark-wick-extruder.rle.gz", "65536"),
     ("HashLife/wolfram22.mc", "4096"),
