@@ -394,13 +394,13 @@ fn messages_quote_little_of_the_input_and_say_what_is_true() {
     // A number too large is not "not a whole number".
     let e = refusal("big.lif", "#Life 1.06\n0 99999999999999999999\n".into());
     assert!(e.contains("is beyond ±2^62"), "{e}");
-    // The rule as the file writes it, and a tube named for what it is.
+    // The rule as the file writes it, and a strip named for what it is.
     let e = refusal(
-        "tube.rle",
-        "x = 3, y = 3, rule = B3/S23:T0,68\nbo!\n".into(),
+        "strip.rle",
+        "x = 3, y = 3, rule = B0/S23:P0,68\nbo!\n".into(),
     );
     assert!(
-        e.contains("\"B3/S23:T0,68\"") && e.contains("infinitely wide (a tube)"),
+        e.contains("\"B0/S23:P0,68\"") && e.contains("B0 rules on a strip"),
         "{e}"
     );
     // A macrocell without its [M2] line is refused, not read without its first line.

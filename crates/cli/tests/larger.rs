@@ -157,7 +157,7 @@ fn engines_and_worlds_that_do_not_run_them_say_so() {
         ),
         (
             &["--infinite", "--size", "16", "--engine", "hashlife"],
-            "on the infinite plane they run on window",
+            "hashlife does not run Larger than Life rules on the infinite plane; window does",
         ),
         (
             &["--dim", "3", "--size", "16"],

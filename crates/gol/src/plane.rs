@@ -12,6 +12,7 @@ use std::time::Instant;
 
 use gol_core::pattern::PatternFile;
 use gol_core::picture::{self, Frame, View, MAX_PIXELS};
+use gol_core::rule::Topology;
 use gol_core::{checkpoint, EngineId, Grid, Rule};
 use gol_plane::{Options, Plane, Rect, Start as PlaneStart, Stepped, Written};
 use num_bigint::{BigInt, BigUint};
@@ -27,7 +28,7 @@ use crate::simulation::Timings;
 pub const FAINTEST: u8 = 64;
 
 /// The engines of the plane (`auto` races the first two on the pattern and takes the window
-/// for Larger than Life rules: `gol_plane::auto`).
+/// for what only it runs: `gol_plane::auto`).
 pub const ENGINES: [EngineId; 3] = [EngineId::Hashlife, EngineId::Tiles, EngineId::Window];
 
 /// A rectangle of the plane in Golly's coordinates: the cells a picture or a window shows.
@@ -149,7 +150,7 @@ fn resolve(choice: EngineChoice) -> Result<Resolved> {
             id: EngineId::Tiles,
             reason: "auto: tiles and hashlife raced on the pattern in time slices from 0.25 s, \
                      the faster kept (tiles for two-state B/S rules only; Larger than Life \
-                     rules on window)"
+                     rules, tubes, strips and B0 rules on window)"
                 .into(),
         }),
         EngineChoice::Named(id) if id.on_plane() => Ok(Resolved {
@@ -186,15 +187,20 @@ impl PlaneSimulation {
         };
         let asked = setup.rule;
         if let Some(rule) = asked {
-            if rule.topology() != gol_core::rule::Topology::Torus {
+            if !matches!(rule.topology(), Topology::Torus | Topology::Strip(_)) {
                 invalid!(
                     "rule {rule}: a bounded-grid suffix does not apply on the infinite plane; drop it, or give a size"
                 );
             }
         }
+        // A tube or a strip runs as one, unless --infinite asks for the whole plane; a bounded
+        // grid's suffix is overridden.
+        let unbounded = |rule: Rule| match rule.topology() {
+            Topology::Strip(_) if !setup.infinite => rule,
+            _ => rule.on(Topology::Torus),
+        };
         let made = |start: PlaneStart<'_>, rule: Rule| -> Result<Box<dyn Plane>> {
-            // The plane has no topology of its own: a file's suffix is overridden.
-            let rule = rule.on(gol_core::rule::Topology::Torus);
+            let rule = unbounded(rule);
             Ok(match setup.engine {
                 EngineChoice::Auto => gol_plane::auto(start, rule, &options)?,
                 EngineChoice::Named(id) => gol_plane::new(id, start, rule, &options)?,
@@ -207,8 +213,7 @@ impl PlaneSimulation {
                     path.display()
                 );
             }
-            let rule = asked.or(file.header().rule).unwrap_or(Rule::LIFE);
-            let rule = rule.on(gol_core::rule::Topology::Torus);
+            let rule = unbounded(asked.or(file.header().rule).unwrap_or(Rule::LIFE));
             let plane = made(PlaneStart::File(file), rule)
                 .map_err(|e| crate::Error::Invalid(format!("{}: {e}", path.display())))?;
             Ok((plane, rule))
@@ -244,7 +249,7 @@ impl PlaneSimulation {
             }
             Start::Glibc { .. } | Start::Density { .. } => {
                 let problem = crate::setup::grid(&Setup {
-                    rule: asked.map(|r| r.on(gol_core::rule::Topology::Torus)),
+                    rule: asked.map(|r| r.on(Topology::Torus)),
                     ..setup.clone()
                 })?;
                 let plane = made(centred(&problem.world), problem.rule)?;
@@ -555,7 +560,7 @@ fn resume(
         );
     };
     if let Some(asked) = setup.rule {
-        if asked.on(gol_core::rule::Topology::Torus) != rule {
+        if asked.on(Topology::Torus) != rule {
             invalid!(
                 "{}: the checkpoint runs rule {rule}, not the rule asked for, {asked}",
                 path.display()

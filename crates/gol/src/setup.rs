@@ -240,10 +240,12 @@ impl Setup {
     /// Whether the world is the infinite plane rather than a grid or a cube: where
     /// [`Setup::infinite`] asks for it, for a pattern file (or text) that names no bounded grid
     /// when no size is given (Golly's default universe), and for a checkpoint of the plane.
-    /// A rule with a bounded-plane suffix (`:P`) asks for a grid, whose size must be given.
+    /// A rule with a bounded-plane suffix (`:P`) asks for a grid, whose size must be given;
+    /// Golly's tubes and strips (`:T0,20`) are the plane's.
     pub fn on_plane(&self) -> Result<bool> {
-        let bounded_rule =
-            |rule: Option<Rule>| rule.is_some_and(|r| r.topology() != Topology::Torus);
+        let bounded_rule = |rule: Option<Rule>| {
+            rule.is_some_and(|r| !matches!(r.topology(), Topology::Torus | Topology::Strip(_)))
+        };
         match &self.start {
             Start::Checkpoint(path) => {
                 let plane = checkpoint::is_plane(path);
@@ -602,6 +604,14 @@ fn read_pattern(setup: &Setup, path: &Path, file: PatternFile) -> Result<Problem
         );
     };
     let mut rule = rule_given.or(header.rule).unwrap_or(Grid::DEFAULT_RULE);
+    // A size given for a tube makes it a torus, for a strip a bounded plane.
+    if let Topology::Strip(strip) = rule.topology() {
+        rule = rule.on(if strip.wrap {
+            Topology::Torus
+        } else {
+            Topology::Plane
+        });
+    }
     if let Topology::Surface(surface) = rule.topology() {
         if (surface.width, surface.height) != (width, height) {
             match surface.resized(width, height) {

@@ -645,8 +645,8 @@ fn check_plane(
         let expected = gol_plane::check::oracle(&soup, case.rule, case.gens)?;
         for &id in &engines {
             if !gol_plane::runs(id, &case.rule) {
-                // Tiles run two-state B/S rules, the window Larger than Life rules, HashLife
-                // the others.
+                // Tiles run two-state B/S rules, HashLife all but Larger than Life rules,
+                // the window every rule.
                 continue;
             }
             let options = gol_plane::Options {

@@ -22,20 +22,39 @@ pub struct Expected {
 /// `pattern` (its top-left cell at Golly's origin) run `gens` generations under `rule` by
 /// cpu-scalar, on a torus wider on each side than the rule reaches in them (`gens` times its
 /// range, plus 2).
+///
+/// Under a two-state B0 rule the torus runs the real cells, its background changing with the
+/// plane's, and the cells are compared as the plane keeps them: complemented where the
+/// background is alive (in odd generations without the top S count; always with it, where
+/// Golly takes the pattern as complemented from the start).
 pub fn oracle(pattern: &Grid, rule: Rule, gens: u64) -> Result<Expected> {
     let range = rule.larger().map_or(1, |l| l.range as usize);
     let margin = gens as usize * range + 2;
     let (w, h) = (pattern.width() + 2 * margin, pattern.height() + 2 * margin);
     let mut torus = Grid::with_states(w, h, rule.states())?;
     torus.paste(pattern, margin, margin)?;
+    let always = rule.births_on_nothing() && rule.survives_in_everything();
+    if always {
+        torus = complement(&torus)?;
+    }
     let mut engine = cpu::Scalar::default();
     engine.load(&torus, rule)?;
     engine.step(gens)?;
+    let mut torus = engine.snapshot()?;
+    if always || (rule.births_on_nothing() && gens % 2 == 1) {
+        torus = complement(&torus)?;
+    }
     Ok(Expected {
-        torus: engine.snapshot()?,
+        torus,
         x: -(margin as i64),
         y: -(margin as i64),
     })
+}
+
+/// Every cell of a two-state grid flipped.
+fn complement(grid: &Grid) -> Result<Grid> {
+    let flipped: Vec<u8> = grid.to_states().iter().map(|&s| 1 - s).collect();
+    Grid::from_states(grid.width(), grid.height(), 2, &flipped)
 }
 
 /// The first way `plane` differs from `expected` (a cell, the population, or a live cell

@@ -12,7 +12,8 @@
 //!   nodes with memoised results; for engineered and periodic patterns, astronomically far.
 //! - [`tiles`]: dense tiles of 64 × 64 cells where there are cells, asleep where nothing
 //!   changes, on every core; for chaotic patterns (two-state rules).
-//! - [`window`]: one dense window that grows with the pattern, for Larger than Life rules.
+//! - [`window`]: one dense window that grows with the pattern, run by a grid engine: for Larger
+//!   than Life rules, Golly's tubes and strips, and B0 rules (kept complemented, as Golly does).
 //! - [`tree`]: a pattern as a quadtree in a store, and what can be read from it; the form every
 //!   algorithm reads files into and writes them from ([`files`]).
 //! - [`leaf`]: the cells at the bottom of a tree and the rule's step of them: bits for
@@ -35,6 +36,7 @@ use std::io::{self, Write};
 use std::sync::atomic::AtomicBool;
 
 use gol_core::pattern::PatternFile;
+use gol_core::rule::Topology;
 use gol_core::{EngineId, Error, Grid, Result, Rule};
 use num_bigint::{BigInt, BigUint};
 
@@ -126,21 +128,44 @@ pub trait Plane: Send {
     fn memory_bytes(&self) -> u64;
 }
 
-/// Refuses rules the plane cannot run: B0, under which every empty cell of the unbounded
-/// plane would be born at once.
-pub fn check_rule(rule: &Rule) -> Result<()> {
+/// Refuses what `engine` cannot run on the plane: B0 rules other than two-state ones of B/S
+/// notation (under which every empty cell of the unbounded plane would be born at once, with
+/// no complement to keep instead), and, on engines other than the window, B0 rules, tubes and
+/// strips, and Larger than Life rules.
+pub fn check_rule(engine: EngineId, rule: &Rule) -> Result<()> {
+    rule.check_neighbours(8)?;
     let b0 = match rule.larger() {
         Some(larger) => larger.birth.0 == 0,
         None => rule.next_of(&[[0; 3]; 3]) != 0,
     };
-    if b0 {
-        return Err(Error::Rule {
+    let refuse = |reason: String| {
+        Err(Error::Rule {
             rule: rule.to_string(),
-            reason: "B0 rules turn the whole infinite plane on at once; run them on a torus or bounded grid (a size, or a :T or :P suffix)".into(),
-        });
+            reason,
+        })
+    };
+    if b0 && !rule.births_on_nothing() {
+        return refuse("B0 rules turn the whole infinite plane on at once, and only two-state rules of B/S notation are run complemented (as Golly does); run it on a torus or bounded grid (a size, or a :T or :P suffix)".into());
     }
-    rule.check_neighbours(8)?;
-    Ok(())
+    if engine == EngineId::Window {
+        return Ok(());
+    }
+    let what = if rule.larger().is_some() {
+        "Larger than Life rules"
+    } else if b0 {
+        "B0 rules (emulated as Golly does, by keeping the cells complemented while the background is alive)"
+    } else if let Topology::Strip(strip) = rule.topology() {
+        if strip.wrap {
+            "tubes"
+        } else {
+            "strips"
+        }
+    } else {
+        return Ok(());
+    };
+    refuse(format!(
+        "{engine} does not run {what} on the infinite plane; window does"
+    ))
 }
 
 /// Runs `generation` once a generation, `generations` times (below 2^60; `more` says why not
@@ -168,15 +193,16 @@ fn one_at_a_time(
     Ok((taken, Stepped::Done))
 }
 
-/// Whether `engine` (one of the plane's) runs `rule`: the window Larger than Life rules and
-/// only them, HashLife every other rule, tiles the two-state B/S rules.
+/// Whether `engine` (one of the plane's) runs `rule`: the window every rule the plane runs,
+/// HashLife all but Larger than Life rules, B0 rules, tubes and strips, tiles those of them
+/// with two states.
 pub fn runs(engine: EngineId, rule: &Rule) -> bool {
-    match engine {
-        EngineId::Window => rule.larger().is_some(),
-        EngineId::Hashlife => rule.larger().is_none(),
-        EngineId::Tiles => rule.larger().is_none() && !in_bytes(rule),
-        _ => false,
-    }
+    check_rule(engine, rule).is_ok()
+        && match engine {
+            EngineId::Window | EngineId::Hashlife => true,
+            EngineId::Tiles => !in_bytes(rule),
+            _ => false,
+        }
 }
 
 /// Whether the plane's cells under `rule` are bytes of states ([`States`]): under Generations
@@ -206,13 +232,8 @@ pub fn new(
     rule: Rule,
     options: &Options,
 ) -> Result<Box<dyn Plane>> {
-    check_rule(&rule)?;
+    check_rule(engine, &rule)?;
     check_memory(options)?;
-    if rule.larger().is_some() && engine != EngineId::Window {
-        return Err(Error::Invalid(format!(
-            "rule {rule}: {engine} does not run Larger than Life rules; on the infinite plane they run on window"
-        )));
-    }
     match engine {
         EngineId::Hashlife if in_bytes(&rule) => {
             hashlife_of(start, States::new(&rule), rule, options)
@@ -243,10 +264,15 @@ pub fn new(
         }
         EngineId::Window => {
             let store = store::Store::new(options.memory, States::LEVEL)?;
+            let generation = match start {
+                Start::File(file) => file.header().generation.clone(),
+                Start::Grid { .. } => BigUint::from(0u32),
+            };
             let tree = tree_of(start, store, States::new(&rule))?;
             Ok(Box::new(Window::new(
                 &tree,
                 rule,
+                &generation,
                 options.threads,
                 options.memory,
             )?))
@@ -257,12 +283,12 @@ pub fn new(
     }
 }
 
-/// A plane under `auto` ([`auto`](mod@auto)): tiles and HashLife raced on the pattern from `start`.
+/// A plane under `auto` ([`auto`](mod@auto)): tiles and HashLife raced on the pattern from
+/// `start`, or the window for what only it runs.
 pub fn auto(start: Start<'_>, rule: Rule, options: &Options) -> Result<Box<dyn Plane>> {
-    if rule.larger().is_some() {
+    if check_rule(EngineId::Hashlife, &rule).is_err() {
         return new(EngineId::Window, start, rule, options);
     }
-    check_rule(&rule)?;
     check_memory(options)?;
     Ok(Box::new(auto::Auto::new(start, rule, options)?))
 }

@@ -1,18 +1,33 @@
-//! A dense window on the plane for Larger than Life rules, as Golly runs them unbounded: one
-//! grid of byte cells (states) that grows when the pattern nears its edge and shrinks when the
-//! pattern leaves most of it empty, each generation counted with prefix sums
-//! ([`gol_core::rule::larger::step`]) on every core.
+//! A dense window on the plane: one grid of byte cells (states) that grows when the pattern
+//! nears its edge and shrinks when the pattern leaves most of it empty, stepped by the fastest
+//! of `gol`'s CPU grid engines that runs the rule (the first of [`gol_core::cpu::ENGINES`] to
+//! take it) on every core. It runs what HashLife and tiles do not:
 //!
-//! Cells are born only within the range r of a live cell (the plane refuses B0), so a window
-//! that holds every live cell at least r + 1 cells from its edge holds the next generation
-//! too; cells outside it are empty. The window keeps a margin of r plus some room (a
-//! sixteenth of the pattern's side), so that it is re-made only now and then.
+//! - Larger than Life rules, as Golly runs them unbounded;
+//! - Golly's tubes and strips ([`Strip`]): the window spans the bounded side and grows along the
+//!   infinite one; the engine runs a torus for a tube (its bounded side wraps) and a bounded
+//!   plane for a strip (dead beyond its bounded side);
+//! - two-state B0 rules, as Golly emulates them: whenever the background is alive the cells are
+//!   kept complemented, and each generation runs the rule seen through the complements
+//!   ([`Rule::complemented`]), which has no B0. Without the top S count (S8) the background
+//!   alternates, so the cells are kept complemented in odd generations; with it Golly takes
+//!   the background as alive from the start, the cells complemented always. Populations,
+//!   bounding boxes, cells and files are those of the cells as kept, as Golly reports and
+//!   writes them.
+//!
+//! Cells are born only within the rule's reach r (1, or a Larger than Life rule's range) of a
+//! live cell, so where m dead cells lie between the pattern and the window's edge along each
+//! infinite side, m / r generations run before the window is looked at again: the pattern
+//! never comes within r of that edge, so the engine's border (a wrap or dead cells) is never
+//! seen. The window is re-made (a copy) where the pattern has come within r of such an edge, or
+//! leaves most of it empty, with room of r plus some slack (a sixteenth of the pattern's side).
 
 use std::io::{self, Write};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 
-use gol_core::rule::larger::{self, Larger};
-use gol_core::{EngineId, Error, Result, Rule};
+use gol_core::rule::topology::Strip;
+use gol_core::rule::Topology;
+use gol_core::{cpu, Engine, EngineId, EngineOptions, Error, Grid, Result, Rule};
 use num_bigint::{BigInt, BigUint};
 use num_traits::ToPrimitive;
 
@@ -20,11 +35,11 @@ use crate::files::{self, Builder};
 use crate::leaf::{Leaf, States};
 use crate::store::Store;
 use crate::tree::{BlockCounts, Rect, Tree};
-use crate::{Plane, Written};
+use crate::{Plane, Stepped, Written};
 
 /// Room added past the margin when the window is re-made, as a share of the pattern's side
-/// (at least [`LEAST_SLACK`] cells): the less room, the less each generation counts and the
-/// more often the window is re-made (a copy of the cells). R500-alien-bug.rle, 100
+/// (at least [`LEAST_SLACK`] cells): the less room, the fewer cells each generation steps and
+/// the more often the window is re-made (a copy of the cells). R500-alien-bug.rle, 100
 /// generations, dev-2c-z4: 6.6 s with a quarter of the side, 3.6 s with a sixteenth.
 const SLACK: usize = 16;
 
@@ -34,21 +49,36 @@ const LEAST_SLACK: usize = 32;
 /// How far from the origin cells may go: coordinates stay in `i64` with room to spare.
 const FARTHEST: i64 = 1 << 62;
 
+/// Bytes a cell of the window takes at most: its byte here, the engine's two generations of
+/// bytes (ghost cells aside), and the snapshot read back.
+const CELL_BYTES: u64 = 4;
+
 /// The pattern in its window.
 pub struct Window {
+    /// The rule, as given (a tube's or a strip's included).
     rule: Rule,
-    larger: Larger,
+    /// How far a cell's neighbourhood reaches.
+    reach: usize,
+    /// The tube or strip, if the plane is one.
+    strip: Option<Strip>,
+    /// Whether the rule has B0 (the background turns alive).
+    b0: bool,
+    /// Whether the cells are kept complemented (under a B0 rule, while the background is
+    /// alive).
+    inverted: bool,
     /// Golly's (x, y) of the window's top-left cell.
     corner: (i64, i64),
     width: usize,
     height: usize,
+    /// The cells, as kept, row by row.
     cells: Vec<u8>,
-    /// The next generation's cells, as large as `cells`.
-    next: Vec<u8>,
     /// Cells not in state 0, and their smallest rectangle in window coordinates (x0, y0, x1,
     /// y1 inclusive).
     occupied: u64,
     bounds: Option<(usize, usize, usize, usize)>,
+    engine: Box<dyn Engine>,
+    /// The rule the engine holds `cells` under, or `None` where `cells` were re-made since.
+    loaded: Option<Rule>,
     pool: rayon::ThreadPool,
     threads: usize,
     memory: u64,
@@ -57,52 +87,128 @@ pub struct Window {
 }
 
 impl Window {
-    /// The cells of `tree` under `rule` (a Larger than Life rule), stepped on `threads`
-    /// threads in at most `memory` bytes.
-    pub fn new(tree: &Tree<States>, rule: Rule, threads: usize, memory: u64) -> Result<Window> {
-        let Some(larger) = rule.larger() else {
-            return Err(Error::Invalid(format!(
-                "rule {rule}: the window runs Larger than Life rules; other rules run on hashlife or tiles"
-            )));
+    /// The cells of `tree` under `rule` (any 2D rule `gol` runs; on a tube or a strip where its
+    /// topology is one), stepped on `threads` threads in at most `memory` bytes. `generation`
+    /// is the generation the cells are of (a file's stamp): under a B0 rule without the top S
+    /// count, whether they are kept complemented follows from it, as the window writes them.
+    pub fn new(
+        tree: &Tree<States>,
+        rule: Rule,
+        generation: &BigUint,
+        threads: usize,
+        memory: u64,
+    ) -> Result<Window> {
+        let strip = match rule.topology() {
+            Topology::Strip(strip) => Some(strip),
+            Topology::Torus => None,
+            other => {
+                return Err(Error::Invalid(format!(
+                    "rule {rule}: a {} is a bounded grid, not the infinite plane",
+                    other.name()
+                )))
+            }
         };
+        let b0 = rule.births_on_nothing();
+        // With the top S count too, Golly takes the cells as complemented from the start (the
+        // background alive for ever): the rule run is the complemented one, which has no B0.
+        let inverted = b0 && (rule.survives_in_everything() || generation.bit(0));
+        if b0 && strip.is_some_and(|s| !s.wrap) {
+            return Err(Error::Rule {
+                rule: rule.to_string(),
+                reason: "B0 rules on a strip (dead cells past its sides) are not run; on a tube or the plane they are".into(),
+            });
+        }
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads.max(1))
             .build()
             .map_err(|e| Error::Engine(format!("could not start {threads} threads: {e}")))?;
         let mut window = Window {
             rule,
-            larger,
+            reach: rule.larger().map_or(1, |l| l.range as usize),
+            strip,
+            b0,
+            inverted,
             corner: (0, 0),
             width: 0,
             height: 0,
             cells: Vec::new(),
-            next: Vec::new(),
             occupied: 0,
             bounds: None,
+            engine: Box::new(cpu::Scalar::default()),
+            loaded: None,
             pool,
             threads: threads.max(1),
             memory,
             remade: 0,
         };
+        let stepping = window.stepping().1;
+        let spec = cpu::ENGINES
+            .iter()
+            .find(|spec| stepping.check_engine(spec.id, 8).is_ok())
+            .ok_or_else(|| Error::Rule {
+                rule: rule.to_string(),
+                reason: "no CPU engine runs it".into(),
+            })?;
+        window.engine = (spec.create)(&EngineOptions::default())?;
         if let Some(b) = tree.bounding_box() {
-            let (Some((x, y)), Some((w, h))) = (b.corner(), b.size()) else {
+            let (Some((mut x, mut y)), Some((w, h))) = (b.corner(), b.size()) else {
                 return Err(far());
             };
-            let (w, h) = (w as usize, h as usize);
+            let (mut w, mut h) = (w as usize, h as usize);
+            if let Some(strip) = strip {
+                let (first, side) = (-((strip.side() / 2) as i64), strip.side());
+                let (at, len) = if strip.bounded_rows() { (y, h) } else { (x, w) };
+                if at < first || at + len as i64 > first + side as i64 {
+                    let axis = if strip.bounded_rows() { "y" } else { "x" };
+                    return Err(Error::Invalid(format!(
+                        "the pattern's cells reach {axis} = {at} .. {}, outside the {}'s {side} cells ({first} .. {})",
+                        at + len as i64 - 1,
+                        Topology::Strip(strip).name(),
+                        first + side as i64 - 1
+                    )));
+                }
+                if strip.bounded_rows() {
+                    (y, h) = (first, side);
+                } else {
+                    (x, w) = (first, side);
+                }
+            }
             window.check_size(w, h)?;
             let cells = tree.cells(&BigInt::from(x), &BigInt::from(y), w, h);
             (window.corner, window.width, window.height) = ((x, y), w, h);
             window.cells = cells;
-            window.next = vec![0; w * h];
             window.measure();
             window.fit()?;
         }
         Ok(window)
     }
 
-    /// Refuses a window of `width` × `height` cells beyond the memory cap (two copies).
+    /// The background's state after this generation (kept complemented or not), and the rule
+    /// the engine runs this generation: on a torus for a tube, on a bounded plane otherwise,
+    /// seen through complements under a B0 rule.
+    fn stepping(&self) -> (bool, Rule) {
+        let edges = match self.strip {
+            Some(strip) if strip.wrap => Topology::Torus,
+            _ => Topology::Plane,
+        };
+        if !self.b0 {
+            return (false, self.rule.on(edges));
+        }
+        let next = if self.inverted {
+            self.rule.survives_in_everything()
+        } else {
+            true
+        };
+        let rule = self
+            .rule
+            .complemented(self.inverted, next)
+            .expect("B0 is found only in rules of B/S notation");
+        (next, rule.on(edges))
+    }
+
+    /// Refuses a window of `width` × `height` cells beyond the memory cap.
     fn check_size(&self, width: usize, height: usize) -> Result<()> {
-        let bytes = 2 * width as u64 * height as u64;
+        let bytes = CELL_BYTES * width as u64 * height as u64;
         if bytes > self.memory {
             return Err(Error::Memory(format!(
                 "a window of {width}x{height} cells for {} needs {}, beyond the memory cap of {}",
@@ -137,27 +243,60 @@ impl Window {
             .reduce(|p, q| (p.0.min(q.0), p.1.min(q.1), p.2.max(q.2), p.3.max(q.3)));
     }
 
-    /// Re-makes the window round the pattern where it has come within the range of an edge,
-    /// or leaves most of the window empty.
+    /// Whether the window's columns (rather than rows) grow: the plane's both do; a strip's
+    /// infinite side does.
+    fn grows(&self, columns: bool) -> bool {
+        self.strip.map_or(true, |s| s.bounded_rows() == columns)
+    }
+
+    /// The fewest dead cells between the pattern and the window's edge along a side that
+    /// grows.
+    fn margin(&self, (x0, y0, x1, y1): (usize, usize, usize, usize)) -> usize {
+        let mut least = usize::MAX;
+        if self.grows(true) {
+            least = least.min(x0).min(self.width - 1 - x1);
+        }
+        if self.grows(false) {
+            least = least.min(y0).min(self.height - 1 - y1);
+        }
+        least
+    }
+
+    /// Re-makes the window round the pattern where it has come within the reach of an edge
+    /// that grows, or leaves most of the window empty.
     fn fit(&mut self) -> Result<()> {
-        let Some((x0, y0, x1, y1)) = self.bounds else {
+        let Some(bounds) = self.bounds else {
             return Ok(());
         };
-        let r = self.larger.range as usize;
-        let near = x0 <= r || y0 <= r || x1 + r + 1 >= self.width || y1 + r + 1 >= self.height;
-        let (pw, ph) = (x1 - x0 + 1, y1 - y0 + 1);
-        let room = |side: usize| r + 1 + (side / SLACK).max(LEAST_SLACK);
-        let (mx, my) = (room(pw), room(ph));
-        let loose = (self.width as u64 * self.height as u64)
-            > 4 * (pw + 2 * mx) as u64 * (ph + 2 * my) as u64;
+        let (x0, y0, x1, y1) = bounds;
+        let r = self.reach;
+        let near = self.margin(bounds) <= r;
+        let room = |side: usize, grows: bool| match grows {
+            true => r + 1 + (side / SLACK).max(LEAST_SLACK),
+            false => 0,
+        };
+        // Along a bounded side the window spans the whole side.
+        let (from_x, to_x) = if self.grows(true) {
+            (x0, x1)
+        } else {
+            (0, self.width - 1)
+        };
+        let (from_y, to_y) = if self.grows(false) {
+            (y0, y1)
+        } else {
+            (0, self.height - 1)
+        };
+        let (pw, ph) = (to_x - from_x + 1, to_y - from_y + 1);
+        let (mx, my) = (room(pw, self.grows(true)), room(ph, self.grows(false)));
+        let (w, h) = (pw + 2 * mx, ph + 2 * my);
+        let loose = (self.width as u64 * self.height as u64) > 4 * w as u64 * h as u64;
         if !near && !loose {
             return Ok(());
         }
-        let (w, h) = (pw + 2 * mx, ph + 2 * my);
         self.check_size(w, h)?;
         let corner = (
-            self.corner.0 + x0 as i64 - mx as i64,
-            self.corner.1 + y0 as i64 - my as i64,
+            self.corner.0 + from_x as i64 - mx as i64,
+            self.corner.1 + from_y as i64 - my as i64,
         );
         let far_corner = (corner.0 + w as i64, corner.1 + h as i64);
         if [corner.0, corner.1, far_corner.0, far_corner.1]
@@ -167,46 +306,62 @@ impl Window {
             return Err(far());
         }
         let mut cells = vec![0u8; w * h];
-        for y in y0..=y1 {
-            let from = &self.cells[y * self.width + x0..][..pw];
-            cells[(y - y0 + my) * w + mx..][..pw].copy_from_slice(from);
+        for y in from_y..=to_y {
+            let from = &self.cells[y * self.width + from_x..][..pw];
+            cells[(y - from_y + my) * w + mx..][..pw].copy_from_slice(from);
         }
         (self.corner, self.width, self.height) = (corner, w, h);
         self.cells = cells;
-        self.next = vec![0; w * h];
-        self.bounds = Some((mx, my, mx + pw - 1, my + ph - 1));
+        self.bounds = Some((
+            x0 - from_x + mx,
+            y0 - from_y + my,
+            x1 - from_x + mx,
+            y1 - from_y + my,
+        ));
+        self.loaded = None;
         self.remade += 1;
         Ok(())
     }
 
-    /// One generation.
-    fn generation(&mut self) -> Result<()> {
-        if self.bounds.is_none() {
-            return Ok(());
+    /// Runs at least one and at most `most` generations: as many as the room round the
+    /// pattern allows (one at a time under a B0 rule, whose rule changes with the
+    /// background). The generations run.
+    fn advance(&mut self, most: u64) -> Result<u64> {
+        let Some(bounds) = self.bounds else {
+            // Nothing stays nothing; under a B0 rule without the top S count the background
+            // goes on alternating.
+            if self.b0 && !self.rule.survives_in_everything() {
+                self.inverted ^= most % 2 == 1;
+            }
+            return Ok(most);
+        };
+        let (next, stepping) = self.stepping();
+        let generations = if self.b0 {
+            1
+        } else {
+            ((self.margin(bounds) / self.reach) as u64).clamp(1, most)
+        };
+        if self.loaded != Some(stepping) {
+            let grid = Grid::from_states(self.width, self.height, stepping.states(), &self.cells)?;
+            self.engine.load(&grid, stepping)?;
+            self.loaded = Some(stepping);
         }
-        let (larger, states) = (self.larger, self.rule.states());
-        let (w, h) = (self.width, self.height);
-        let (cells, next) = (&self.cells, &mut self.next);
-        self.pool
-            .install(|| larger::step(&larger, states, cells, w, h, false, next));
-        std::mem::swap(&mut self.cells, &mut self.next);
+        let engine = &mut self.engine;
+        let grid = self.pool.install(|| -> Result<Grid> {
+            engine.step(generations)?;
+            engine.snapshot()
+        })?;
+        self.cells = grid.to_states();
+        self.inverted = next;
         self.measure();
-        self.fit()
+        self.fit()?;
+        Ok(generations)
     }
 
     /// The occupied cells as a tree (for writing files).
     fn tree(&self) -> Result<Tree<States>> {
-        let mut builder = Builder::<States>::new(self.corner, self.rule.states());
-        if let Some((x0, y0, x1, y1)) = self.bounds {
-            for y in y0..=y1 {
-                for x in x0..=x1 {
-                    let state = self.cells[y * self.width + x];
-                    if state != 0 {
-                        builder.set(self.corner.0 + x as i64, self.corner.1 + y as i64, state);
-                    }
-                }
-            }
-        }
+        let mut builder = Builder::<States>::new((0, 0), self.rule.states());
+        self.each(|x, y, state| builder.set(x, y, state));
         let store = Store::new(self.memory, States::LEVEL)?;
         builder.build(store, States::new(&self.rule))
     }
@@ -242,17 +397,22 @@ impl Plane for Window {
         self.rule
     }
 
-    fn step(
-        &mut self,
-        generations: &BigUint,
-        stop: &AtomicBool,
-    ) -> Result<(BigUint, crate::Stepped)> {
-        crate::one_at_a_time(
-            generations,
-            stop,
-            "more than the window runs (below 2^60, one at a time)",
-            || self.generation(),
-        )
+    fn step(&mut self, generations: &BigUint, stop: &AtomicBool) -> Result<(BigUint, Stepped)> {
+        let Some(mut left) = generations.to_u64().filter(|&n| n < 1 << 60) else {
+            return Err(Error::Invalid(format!(
+                "{} generations: more than the window runs (below 2^60)",
+                crate::hashlife::short(generations)
+            )));
+        };
+        let mut taken = 0u64;
+        while left > 0 {
+            if stop.load(Ordering::Relaxed) {
+                return Ok((BigUint::from(taken), Stepped::Stopped));
+            }
+            let ran = self.advance(left)?;
+            (taken, left) = (taken + ran, left - ran);
+        }
+        Ok((BigUint::from(taken), Stepped::Done))
     }
 
     fn population(&self) -> BigUint {
@@ -308,13 +468,34 @@ impl Plane for Window {
     }
 
     fn details(&self) -> String {
-        format!(
-            "{} threads, a window of {}x{} cells (range {}), re-made {} times",
-            self.threads, self.width, self.height, self.larger.range, self.remade
-        )
+        let mut text = format!(
+            "{} threads, a window of {}x{} cells (reach {}) stepped by {}, re-made {} times",
+            self.threads,
+            self.width,
+            self.height,
+            self.reach,
+            self.engine.name(),
+            self.remade
+        );
+        if let Some(strip) = self.strip {
+            text.push_str(&format!(
+                ", on a {} :{}",
+                Topology::Strip(strip).name(),
+                strip.suffix()
+            ));
+        }
+        if self.b0 {
+            let kept = if self.inverted {
+                "complemented"
+            } else {
+                "as they are"
+            };
+            text.push_str(&format!(", B0 emulated (cells now kept {kept})"));
+        }
+        text
     }
 
     fn memory_bytes(&self) -> u64 {
-        2 * self.cells.len() as u64
+        CELL_BYTES * self.cells.len() as u64
     }
 }

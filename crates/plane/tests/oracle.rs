@@ -195,6 +195,37 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// The window runs every rule the plane does, B0 rules (kept complemented as Golly keeps
+    /// them) and tubes aside, which `crates/cli/tests/strips.rs` checks against bgolly.
+    #[test]
+    fn any_rule_on_the_window_matches_the_oracle_b0_included(
+        family in 0usize..4,
+        rule_bits in any::<u64>(),
+        generations_rule in any::<bool>(),
+        b0 in any::<bool>(),
+        states in 3u32..7,
+        width in 1usize..30,
+        height in 1usize..30,
+        bits in proptest::collection::vec(any::<u64>(), 4),
+        gens in 0u64..60,
+        split in 1u64..7,
+        threads in 1usize..4,
+    ) {
+        let states = if generations_rule && !b0 { states } else { 2 };
+        let mut rule = rule_from(family, rule_bits, states);
+        if b0 && !rule.births_on_nothing() {
+            rule = Rule::parse(&rule.to_string().replacen('B', "B0", 1)).unwrap();
+        }
+        prop_assert_eq!(rule.births_on_nothing(), b0);
+        let pattern = random_pattern(width, height, states, &bits);
+        let mut plane = plane_on(gol_core::EngineId::Window, &pattern, rule, 32 << 20, threads);
+        step_in_two_and_check(&mut *plane, &pattern, rule, gens, split);
+    }
+}
+
 #[test]
 fn a_small_memory_cap_collects_garbage_and_stays_exact() {
     let bits: Vec<u64> = (1..40u64)

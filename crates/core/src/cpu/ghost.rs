@@ -127,6 +127,7 @@ impl GhostCells {
             Topology::Plane => return,
             Topology::Torus => None,
             Topology::Surface(surface) => Some(surface),
+            Topology::Strip(_) => unreachable!("check_engine refuses strips on grid engines"),
         };
         let c = &mut self.cells;
         if let Some(surface) = surface {

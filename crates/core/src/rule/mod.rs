@@ -678,6 +678,69 @@ impl Rule {
         }
     }
 
+    /// Whether a two-state rule of B/S notation gives birth on 0 live neighbours (B0): a dead
+    /// background turns alive.
+    pub fn births_on_nothing(&self) -> bool {
+        self.is_complementable() && self.next_cells(0)
+    }
+
+    /// Whether a two-state rule of B/S notation keeps a live cell whose every neighbour is
+    /// alive (S8, S6 on the hexagonal grid, S4 on von Neumann's): a live background stays so.
+    pub fn survives_in_everything(&self) -> bool {
+        self.is_complementable() && self.next_cells(0x1ff)
+    }
+
+    /// Whether the rule is two-state, of B/S notation: what [`Rule::complemented`] turns.
+    fn is_complementable(&self) -> bool {
+        !self.is_multi_state() && self.table.is_none() && self.larger.is_none()
+    }
+
+    /// For Golly's emulation of B0 rules on an unbounded grid, where the cells are kept
+    /// complemented whenever the background is alive: the two-state rule that takes cells kept
+    /// complemented or not (`invert_now`) to the next generation's, kept complemented or not
+    /// (`invert_next`). It is `x ↦ ¬? R(¬? x)`, a rule of the same family and neighbourhood
+    /// (on the same topology) that has no B0 whenever `invert_next` is the background's next
+    /// state. `None` for Generations rules, rule tables and Larger than Life rules.
+    pub fn complemented(&self, invert_now: bool, invert_next: bool) -> Option<Rule> {
+        if !self.is_complementable() {
+            return None;
+        }
+        let mask = self.neighbourhood.mask() | 1 << 4;
+        let next = |cells: u16| {
+            let seen = if invert_now { !cells & mask } else { cells };
+            self.next_cells(seen) != invert_next
+        };
+        let rule = match self.letters {
+            None => {
+                let size = self.neighbourhood.size();
+                // A cell and `n` live neighbours kept complemented is a cell of the other
+                // state with `size - n` of them.
+                let set = |alive: bool| {
+                    (0..=size).fold(0u32, |m, n| {
+                        let real = if invert_now { size - n } else { n };
+                        let value = self.next(alive != invert_now, real) != invert_next;
+                        m | (value as u32) << n
+                    })
+                };
+                Rule::outer_totalistic(self.neighbourhood, set(false), set(true))
+                    .expect("counts within the neighbourhood")
+            }
+            Some(_) => {
+                let mut sets = [[0u16; 9]; 2];
+                for around in (0..512u16).filter(|c| c & 1 << 4 == 0) {
+                    let count = around.count_ones() as usize;
+                    for alive in [false, true] {
+                        if next(around | (alive as u16) << 4) {
+                            sets[alive as usize][count] |= 1 << hensel::letter_index(around);
+                        }
+                    }
+                }
+                Rule::isotropic(sets[0], sets[1])
+            }
+        };
+        Some(rule.on(self.topology))
+    }
+
     /// Bit `k` set: a dead cell with `k` live neighbours is born.
     pub const fn birth_mask(&self) -> u32 {
         self.birth
@@ -781,6 +844,17 @@ impl Rule {
                     "{engine} does not run rule tables; they run on cpu-states, cuda-states and cpu-scalar (grids) and hashlife (the infinite plane)"
                 ),
             });
+        }
+        if let Topology::Strip(_) = self.topology {
+            if !engine.on_plane() {
+                return Err(Error::Rule {
+                    rule: self.to_string(),
+                    reason: format!(
+                        "a {} is infinite one way: no grid holds it, and {engine} runs grids; it runs on the infinite plane (window)",
+                        self.topology.name()
+                    ),
+                });
+            }
         }
         if let Topology::Surface(_) = self.topology {
             let runs = engine == EngineId::CpuScalar
@@ -1177,6 +1251,7 @@ impl fmt::Display for Rule {
         let topology = |f: &mut fmt::Formatter<'_>| match self.topology {
             Topology::Torus => Ok(()),
             Topology::Surface(surface) => write!(f, ":{}", surface.suffix()),
+            Topology::Strip(strip) => write!(f, ":{}", strip.suffix()),
             topology => write!(f, ":{}", topology.letter()),
         };
         if let Some(table) = self.table {
@@ -1217,6 +1292,44 @@ mod test {
 
     fn counts(mask: u32) -> Vec<u32> {
         (0..=MAX_COUNT).filter(|n| mask >> n & 1 != 0).collect()
+    }
+
+    /// `complemented(a, b)` is `x ↦ b ⊕ R(a ⊕ x)` on every neighbourhood, for random rules
+    /// of every family, and has no B0 where `b` is the background's next state.
+    #[test]
+    fn complemented_rules_are_the_rule_seen_through_complements() {
+        let mut random = crate::seed::SplitMix64::new(43);
+        for family in Family::ALL {
+            for _ in 0..200 {
+                let rule = Rule::random(family, &mut || random.next());
+                let mask = rule.neighbourhood().mask() | 1 << 4;
+                for (now, next) in [(false, true), (true, false), (true, true), (false, false)] {
+                    let turned = rule.complemented(now, next).unwrap();
+                    assert_eq!(turned.family(), family, "{rule} -> {turned}");
+                    for cells in 0..512u16 {
+                        let cells = cells & mask;
+                        let seen = if now { !cells & mask } else { cells };
+                        assert_eq!(
+                            turned.next_cells(cells),
+                            rule.next_cells(seen) != next,
+                            "{rule} ({now}, {next}) -> {turned} at {cells:#011b}"
+                        );
+                    }
+                    let background = if now {
+                        rule.survives_in_everything()
+                    } else {
+                        rule.births_on_nothing()
+                    };
+                    if background == next {
+                        assert!(!turned.births_on_nothing(), "{rule} -> {turned}");
+                    }
+                }
+            }
+        }
+        assert_eq!(
+            Rule::parse("23/3/3").unwrap().complemented(true, true),
+            None
+        );
     }
 
     #[test]

@@ -14,7 +14,10 @@
 //! A rule carries its [`Topology`]; the size of a torus or a plane belongs to the grid. Every
 //! 2D engine runs those two; split runs ([`crate::slab`]) take only tori. [`parse_suffix`]
 //! reads the suffix with or without the size (`B3/S23:P` is a bounded plane of whatever size
-//! the grid has). Golly's tubes and strips (a side of 0) are refused.
+//! the grid has).
+//! - Golly's grids infinite in one direction ([`Strip`]): a tube (`:T0,20`, `:T30,0`), whose
+//!   bounded sides are joined, and a strip (`:P0,20`, `:P30,0`), past whose bounded sides cells
+//!   are dead. No grid holds them: they run on the infinite plane's window engine.
 
 use crate::grid::MAX_SIDE;
 
@@ -28,6 +31,44 @@ pub enum Topology {
     Plane,
     /// One of Golly's other bounded grids, with its size.
     Surface(Surface),
+    /// A tube or a strip: bounded one way, infinite the other.
+    Strip(Strip),
+}
+
+/// A grid bounded one way and infinite the other, as Golly's `:T0,20` (a tube, 20 rows
+/// joined top to bottom, infinitely wide), `:T30,0`, `:P0,20` (a strip: 20 rows, cells above
+/// and below dead) and `:P30,0`. The bounded side's cells lie at Golly's coordinates
+/// −⌊n/2⌋ .. n − 1 − ⌊n/2⌋, as a bounded grid's do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Strip {
+    /// Whether the bounded sides are joined (a tube) rather than dead beyond (a strip).
+    pub wrap: bool,
+    /// The width; 0 where the grid is infinitely wide.
+    pub width: usize,
+    /// The height; 0 where the grid is infinitely high.
+    pub height: usize,
+}
+
+impl Strip {
+    /// Whether the bounded side is the height (`:T0,20`) rather than the width.
+    pub const fn bounded_rows(&self) -> bool {
+        self.width == 0
+    }
+
+    /// The bounded side's length.
+    pub const fn side(&self) -> usize {
+        if self.width == 0 {
+            self.height
+        } else {
+            self.width
+        }
+    }
+
+    /// Golly's suffix for it (without the `:`): `T0,20`.
+    pub fn suffix(&self) -> String {
+        let letter = if self.wrap { 'T' } else { 'P' };
+        format!("{letter}{},{}", self.width, self.height)
+    }
 }
 
 /// Which of Golly's other bounded grids a [`Surface`] is.
@@ -165,6 +206,8 @@ impl Topology {
                 Kind::Cross => "cross-surface",
                 Kind::Sphere => "sphere",
             },
+            Topology::Strip(s) if s.wrap => "tube",
+            Topology::Strip(_) => "strip",
         }
     }
 
@@ -179,6 +222,8 @@ impl Topology {
                 Kind::Cross => 'C',
                 Kind::Sphere => 'S',
             },
+            Topology::Strip(s) if s.wrap => 'T',
+            Topology::Strip(_) => 'P',
         }
     }
 
@@ -357,10 +402,12 @@ pub fn parse_suffix(suffix: &str) -> Result<(Topology, Option<(usize, usize)>), 
         return Ok((topology, None));
     }
     if w == 0 || h == 0 {
-        let way = if w == 0 { "wide" } else { "high" };
-        return Err(format!(
-            "the grid :{suffix} is infinitely {way} (a tube), which gol does not run; give both sides a size, or 0,0 for the infinite plane"
-        ));
+        let strip = Strip {
+            wrap: topology == Topology::Torus,
+            width: w,
+            height: h,
+        };
+        return Ok((Topology::Strip(strip), None));
     }
     Ok((topology, Some((w, h))))
 }
@@ -447,6 +494,27 @@ mod test {
     }
 
     #[test]
+    fn a_side_of_0_is_a_tube_or_a_strip() {
+        for (suffix, wrap, width, height, name) in [
+            ("T0,68", true, 0, 68, "tube"),
+            ("t30,0", true, 30, 0, "tube"),
+            ("P0,5", false, 0, 5, "strip"),
+            ("P7,0", false, 7, 0, "strip"),
+        ] {
+            let strip = Strip {
+                wrap,
+                width,
+                height,
+            };
+            assert_eq!(parse_suffix(suffix), Ok((Topology::Strip(strip), None)));
+            assert_eq!(Topology::Strip(strip).name(), name);
+            assert_eq!(strip.suffix(), suffix.to_ascii_uppercase());
+            assert_eq!(strip.side(), width.max(height));
+            assert_eq!(strip.bounded_rows(), width == 0);
+        }
+    }
+
+    #[test]
     fn refuses_what_it_cannot_run() {
         for (suffix, says) in [
             ("K10,10", "one pair of edges twisted"),
@@ -458,8 +526,6 @@ mod test {
             ("P10*,10", "twisted"),
             ("K", "needs its size"),
             ("K0*,10", "a side of 0"),
-            ("T0,10", "infinitely wide (a tube)"),
-            ("T10,0", "infinitely high (a tube)"),
             ("Px,10", "not a whole number"),
             ("Q3", "unknown"),
             ("", "empty"),
