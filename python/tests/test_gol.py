@@ -482,6 +482,13 @@ def test_rule_tables_run_from_the_folders_given_on_grids_and_the_plane(tmp_path)
         plane.step(gens)
         h, w = big.shape
         assert np.array_equal(plane.cells(-18 - margin, -11 - margin, w, h), flow(big, gens))
+        # A table's @COLORS colour its pictures, on a grid and on the plane: the PNG's
+        # palette holds them at the states' indices.
+        (tmp_path / "Flow.rule").write_text(FLOW + "@COLORS\n1 255 128 0\n2 0 0 255\n")
+        for shown in [gol.Life.from_cells(a, rule="Flow"), gol.Life.from_cells(a, rule="Flow", infinite=True)]:
+            png = shown._repr_png_()
+            at = png.index(b"PLTE")
+            assert png[at + 4 + 3 : at + 4 + 9] == bytes([255, 128, 0, 0, 0, 255])
     finally:
         gol.rule_folders([])
 

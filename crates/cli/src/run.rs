@@ -200,6 +200,7 @@ fn output_of<W: Dimension>(args: &RunArgs) -> Result<Option<(Format, Picture)>> 
         view: args.view.as_deref().map(View::parse).transpose()?,
         scale: args.scale,
         axis: args.axis,
+        colours: None,
     };
     let Some(path) = &args.output else {
         if args.view.is_some()
@@ -241,6 +242,10 @@ fn run_in<W: Dimension>(args: &RunArgs, setup: &Setup) -> Result<()> {
         None => None,
     };
     let mut sim = Simulation::<W>::new(setup)?;
+    let output = output.map(|(format, picture)| {
+        let colours = sim.rule().colours();
+        (format, Picture { colours, ..picture })
+    });
     // A view beyond the world is refused now, not after the run.
     if let Some((
         _,

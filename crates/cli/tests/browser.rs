@@ -452,6 +452,64 @@ fn the_viewer_fades_dying_cells_as_pictures_do_in_chromium() {
 }
 
 #[test]
+fn the_viewer_shows_a_rule_table_s_colours_in_chromium() {
+    let Some((chromium, chromedriver)) = browser_paths() else {
+        return;
+    };
+    // A rule table whose states stay as they are, coloured by its @COLORS: the canvas shows
+    // each cell in the colour a still picture gives it.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("Still.rule"),
+        "@RULE Still\n@TABLE\nn_states:3\nneighborhood:vonNeumann\nsymmetries:none\n\
+         @COLORS\n0 20 20 20\n1 255 128 0\n2 0 0 255\n",
+    )
+    .unwrap();
+    let start = dir.path().join("start.rle");
+    std::fs::write(&start, "x = 4, y = 3, rule = Still\nA.B$2BAB$3.A!\n").unwrap();
+    let rules = dir.path().to_str().unwrap();
+    let png = dir.path().join("still.png");
+    stdout_of(&[
+        "run",
+        "--rules",
+        rules,
+        "--input",
+        start.to_str().unwrap(),
+        "--size",
+        "16",
+        "--gens",
+        "0",
+        "--scale",
+        "1",
+        "--output",
+        png.to_str().unwrap(),
+    ]);
+    let (_, _, palette, pixels) = png_indices(&png);
+    let want: Vec<Value> = pixels
+        .iter()
+        .map(|&i| json!(palette[3 * i as usize..][..3]))
+        .collect();
+    let coloured = want.iter().filter(|c| **c == json!([255, 128, 0])).count();
+    assert_eq!(coloured, 3, "the picture's own colours");
+    let (_server, url) = serve(&[
+        "--rules",
+        rules,
+        "--input",
+        start.to_str().unwrap(),
+        "--size",
+        "16",
+    ]);
+    let browser = Browser::start(&chromium, &chromedriver);
+    browser.open_viewer(&url, 16);
+    browser.step_to(1);
+    let got = colours(&browser, 16);
+    for (i, (got, want)) in got.iter().zip(&want).enumerate() {
+        assert_eq!(got, want, "cell ({}, {})", i % 16, i / 16);
+    }
+    assert_no_console_errors(&browser);
+}
+
+#[test]
 fn the_viewer_shows_a_cube_summed_and_sliced_in_chromium() {
     let Some((chromium, chromedriver)) = browser_paths() else {
         return;

@@ -213,3 +213,87 @@ fn outputs_are_checked_before_the_run() {
     ]);
     assert!(err.contains("a view applies to 2D"), "{err}");
 }
+
+#[test]
+fn a_rule_table_s_colours_colour_its_pictures() {
+    let dir = tempfile::tempdir().unwrap();
+    // Three states that do nothing (every cell stays as it is), states 1 and 2 coloured.
+    std::fs::write(
+        dir.path().join("Still.rule"),
+        "@RULE Still\n@TABLE\nn_states:3\nneighborhood:vonNeumann\nsymmetries:none\n\
+         @COLORS\n1 255 128 0 orange\n2 0 0 255\n",
+    )
+    .unwrap();
+    let rules = dir.path().to_str().unwrap();
+    let start = dir.path().join("start.rle");
+    std::fs::write(&start, "x = 3, y = 2, rule = Still\nA.B$2B!\n").unwrap();
+    let cells = [1u8, 0, 2, 2, 2, 0];
+    let (png, gif) = (dir.path().join("s.png"), dir.path().join("s.gif"));
+    for (torus, what) in [(true, "torus"), (false, "plane")] {
+        // A GIF of the plane frames a wider view than the pattern: a torus's only.
+        let outs: &[&std::path::PathBuf] = if torus { &[&png, &gif] } else { &[&png] };
+        for out in outs {
+            let mut args = vec!["run", "--rules", rules, "--input", start.to_str().unwrap()];
+            if torus {
+                args.extend(["--width", "3", "--height", "2"]);
+            }
+            args.extend([
+                "--gens",
+                "2",
+                "--scale",
+                "1",
+                "--output",
+                out.to_str().unwrap(),
+            ]);
+            stdout_of(&args);
+        }
+        // Each pixel is its cell's state, and the palette has the file's colours for 1 and
+        // 2 (state 0, left to the default, is the dark end of the common palette).
+        let (w, h, palette, indices) = png_indices(&png);
+        assert_eq!((w, h), (3, 2), "{what}");
+        assert_eq!(indices, cells, "{what}");
+        assert_eq!(&palette[3..9], &[255, 128, 0, 0, 0, 255], "{what}");
+        assert_eq!(&palette[..3], &[68, 1, 84], "{what}");
+        if torus {
+            let frames = gif_frames(&gif);
+            assert!(
+                frames.iter().all(|f| f.2 == cells),
+                "{what}: the GIF's frames"
+            );
+        }
+    }
+    // Without colours, states fade as under Generations rules.
+    std::fs::write(
+        dir.path().join("Plain.rule"),
+        "@RULE Plain\n@TABLE\nn_states:3\nneighborhood:vonNeumann\nsymmetries:none\n",
+    )
+    .unwrap();
+    std::fs::write(&start, "x = 3, y = 2, rule = Plain\nA.B$2B!\n").unwrap();
+    let args = [
+        "run",
+        "--rules",
+        rules,
+        "--input",
+        start.to_str().unwrap(),
+        "--width",
+        "3",
+        "--height",
+        "2",
+    ];
+    stdout_of(
+        &[
+            &args[..],
+            &[
+                "--gens",
+                "0",
+                "--scale",
+                "1",
+                "--output",
+                png.to_str().unwrap(),
+            ],
+        ]
+        .concat(),
+    );
+    let (_, _, _, indices) = png_indices(&png);
+    assert_eq!(indices, [255, 0, 128, 128, 128, 0]);
+}

@@ -249,13 +249,14 @@ fn golly_agrees_on_its_own_rules_from_random_soups() {
     }
     let dir = tempfile::tempdir().unwrap();
     let mut rng = SplitMix64::new(7);
-    // Tables of each neighbourhood and symmetry Golly ships, and trees; then von Neumann's
-    // and Nobili's rules, which bgolly runs with its JvN algorithm and gol as tables of its
-    // own (random soups of them are mostly sensitized cells turning into transmission and
+    // Tables of each neighbourhood and symmetry Golly ships, and trees; then von Neumann's,
+    // Nobili's and Hutton's rules, which bgolly runs with its JvN algorithm and gol as tables
+    // of its own (random soups of them are mostly sensitized cells turning into transmission and
     // confluent states, and the signals those pass).
     for (rule, states, gens) in [
         ("JvN29", 29, 40),
         ("Nobili32", 32, 40),
+        ("Hutton32", 32, 40),
         ("WireWorld", 4, 60),
         ("Codd", 8, 40),
         ("Langtons-Loops", 8, 40),

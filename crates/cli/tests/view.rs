@@ -321,6 +321,68 @@ fn dying_cells_fade_under_generations_rules() {
 }
 
 #[test]
+fn a_rule_table_s_colours_reach_the_page() {
+    let dir = tempfile::tempdir().unwrap();
+    // Three states that stay as they are, states 1 and 2 coloured.
+    std::fs::write(
+        dir.path().join("Still.rule"),
+        "@RULE Still\n@TABLE\nn_states:3\nneighborhood:vonNeumann\nsymmetries:none\n\
+         @COLORS\n1 255 128 0\n2 0 0 255\n",
+    )
+    .unwrap();
+    let start = dir.path().join("start.rle");
+    std::fs::write(&start, "x = 3, y = 2, rule = Still\nA.B$2B!\n").unwrap();
+    let server = Server::start(&[
+        "--rules",
+        dir.path().to_str().unwrap(),
+        "--input",
+        start.to_str().unwrap(),
+        "--size",
+        "8",
+        "--listen",
+        "127.0.0.1:0",
+    ]);
+    let mut socket = server.socket();
+    // One cell a pixel: each pixel the cell's state, and the status carries the palette.
+    view(&mut socket, 8, 64);
+    let frame = next(&mut socket, |f| {
+        f.block == 1 && f.status.get("palette").is_some()
+    })
+    .unwrap();
+    let palette: Vec<u64> = frame.status["palette"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    assert_eq!(palette.len(), 768);
+    assert_eq!(&palette[3..9], &[255, 128, 0, 0, 0, 255]);
+    let mut states = frame.pixels.clone();
+    states.sort_unstable();
+    assert_eq!(
+        &states[states.len() - 4..],
+        &[1, 2, 2, 2],
+        "the pattern's states"
+    );
+    assert_eq!(states.iter().filter(|&&p| p == 0).count(), 60);
+    // Zoomed out: each block the mean of its cells' fades in the common palette, as under
+    // Generations rules; a block with no cells is dark.
+    view(&mut socket, 8, 2);
+    let small = next(&mut socket, |f| f.block == 4).unwrap();
+    assert!(small.status.get("palette").is_none(), "{:?}", small.status);
+    for (i, &pixel) in small.pixels.iter().enumerate() {
+        let (bx, by) = (i % 2 * 4, i / 2 * 4);
+        let weight: u32 = (0..16)
+            .map(|j| match frame.pixels[(by + j / 4) * 8 + bx + j % 4] {
+                0 => 0,
+                state => 3 - state as u32,
+            })
+            .sum();
+        assert_eq!(pixel as u32, (weight * 255 + 16) / 32, "block {i}");
+    }
+}
+
+#[test]
 fn several_viewers_watch_at_once_and_bad_requests_get_errors() {
     let server = Server::start(&["--size", "32", "--listen", "127.0.0.1:0"]);
     let mut a = server.socket();

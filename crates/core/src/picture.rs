@@ -144,14 +144,39 @@ impl std::str::FromStr for Axis {
 }
 
 /// A picture: one palette index a pixel, row by row.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Frame {
     /// Pixels across.
     pub width: usize,
     /// Pixels down.
     pub height: usize,
-    /// Indices into [`PALETTE`], row-major.
+    /// Indices into [`PALETTE`] (or `palette`), row-major.
     pub pixels: Vec<u8>,
+    /// The frame's own palette, 256 RGB triples flat, where a pixel is a cell's state under a
+    /// rule that gives its states colours ([`StateColours`]); `None` for [`PALETTE`].
+    pub palette: Option<Vec<u8>>,
+}
+
+/// The colours a rule gives its states (a rule table's `@COLORS`), by state; `None` for a
+/// state left to the default (the fade of [`PALETTE`] that other multi-state rules take).
+pub type StateColours = [Option<[u8; 3]>];
+
+/// The 256-entry palette of a picture whose pixels are states of `states` under `colours`.
+fn state_palette(colours: &StateColours, states: u32) -> Vec<u8> {
+    (0..256u32)
+        .flat_map(|s| {
+            let fade = match s {
+                0 => 0,
+                s if s < states => share(u64::from(states - s), u64::from(states - 1)),
+                _ => 0,
+            };
+            colours
+                .get(s as usize)
+                .copied()
+                .flatten()
+                .unwrap_or(PALETTE[fade as usize])
+        })
+        .collect()
 }
 
 /// How cells become pixels: `scale` pixels a cell, or blocks of `block` × `block` cells a pixel.
@@ -218,6 +243,7 @@ fn scaled(width: usize, height: usize, cells: &[u8], scale: usize) -> Frame {
         width: pw,
         height: ph,
         pixels,
+        palette: None,
     }
 }
 
@@ -235,17 +261,31 @@ fn state_index(grid: &Grid, x: usize, y: usize) -> u8 {
 }
 
 /// The picture of `view` of `grid`, `scale` pixels a cell (or the default; see the module's
-/// notes).
-pub fn grid(grid: &Grid, view: &View, scale: Option<u32>) -> Result<Frame> {
+/// notes). Where the rule gives its states `colours`, a picture of whole cells shows them
+/// (a zoomed-out one still shows the share of cells not in state 0).
+pub fn grid(
+    grid: &Grid,
+    view: &View,
+    scale: Option<u32>,
+    colours: Option<&StateColours>,
+) -> Result<Frame> {
     let (w, h) = (grid.width(), grid.height());
     match shape(view.width, view.height, scale)? {
         Shape::Scaled(s) => {
             let mut cells = Vec::with_capacity(view.width * view.height);
             for dy in 0..view.height {
                 let y = (view.y + dy) % h;
-                cells.extend((0..view.width).map(|dx| state_index(grid, (view.x + dx) % w, y)));
+                cells.extend((0..view.width).map(|dx| {
+                    let x = (view.x + dx) % w;
+                    match colours {
+                        Some(_) => grid.state(x, y) as u8,
+                        None => state_index(grid, x, y),
+                    }
+                }));
             }
-            Ok(scaled(view.width, view.height, &cells, s))
+            let mut frame = scaled(view.width, view.height, &cells, s);
+            frame.palette = colours.map(|c| state_palette(c, grid.states()));
+            Ok(frame)
         }
         Shape::Blocks(block) => Ok(blocks(grid, view, block)),
     }
@@ -332,6 +372,7 @@ pub fn blocks(grid: &Grid, view: &View, block: usize) -> Frame {
         width: pw,
         height: ph,
         pixels,
+        palette: None,
     }
 }
 
@@ -600,6 +641,7 @@ pub fn shrink(image: &[u8], width: usize, view: &View, block: usize) -> Frame {
         width: pw,
         height: ph,
         pixels,
+        palette: None,
     }
 }
 
@@ -625,7 +667,7 @@ pub fn write_png(out: &mut impl Write, frame: &Frame) -> io::Result<()> {
     let mut encoder = png::Encoder::new(out, frame.width as u32, frame.height as u32);
     encoder.set_color(png::ColorType::Indexed);
     encoder.set_depth(png::BitDepth::Eight);
-    encoder.set_palette(palette_rgb());
+    encoder.set_palette(frame.palette.clone().unwrap_or_else(palette_rgb));
     let mut writer = encoder.write_header().map_err(io::Error::other)?;
     writer
         .write_image_data(&frame.pixels)
@@ -671,6 +713,7 @@ impl<W: Write> Gif<W> {
             height: self.height as u16,
             delay: self.delay,
             buffer: std::borrow::Cow::Borrowed(&frame.pixels),
+            palette: frame.palette.clone(),
             ..gif::Frame::default()
         };
         gif_frame.make_lzw_pre_encoded();
@@ -737,7 +780,7 @@ mod test {
         for (x, state) in [1, 2, 4, 0].into_iter().enumerate() {
             g.set_state(x, 0, state);
         }
-        let frame = grid(&g, &View::whole(4, 1), Some(1)).unwrap();
+        let frame = grid(&g, &View::whole(4, 1), Some(1), None).unwrap();
         assert_eq!(frame.pixels, [255, 191, 64, 0]);
     }
 
@@ -745,7 +788,7 @@ mod test {
     fn small_views_are_scaled_up_and_wrap() {
         let mut g = Grid::new(8, 4).unwrap();
         g.set(7, 3, true);
-        let f = grid(&g, &View::whole(8, 4), None).unwrap();
+        let f = grid(&g, &View::whole(8, 4), None, None).unwrap();
         assert_eq!((f.width, f.height), (512, 256)); // 64 pixels a cell
         assert_eq!(f.pixels[255 * 512 + 511], 255);
         assert_eq!(f.pixels[0], 0);
@@ -756,9 +799,9 @@ mod test {
             width: 2,
             height: 2,
         };
-        let f = grid(&g, &corner, Some(1)).unwrap();
+        let f = grid(&g, &corner, Some(1), None).unwrap();
         assert_eq!(f.pixels, vec![255, 0, 0, 0]);
-        assert!(grid(&g, &View::whole(8, 4), Some(1024)).is_err());
+        assert!(grid(&g, &View::whole(8, 4), Some(1024), None).is_err());
     }
 
     #[test]
@@ -768,7 +811,7 @@ mod test {
         for x in 0..3 {
             big.set(x, 0, true);
         }
-        let f = grid(&big, &View::whole(8193, 4), None).unwrap();
+        let f = grid(&big, &View::whole(8193, 4), None, None).unwrap();
         assert_eq!((f.width, f.height), (2731, 2));
         assert_eq!(f.pixels[0], 85);
         assert_eq!(f.pixels[1], 0);
@@ -868,7 +911,11 @@ mod test {
             // One pixel a cell: the same index as a still picture's.
             let view = View::whole(131, 45);
             let one = blocks(&g, &view, 1);
-            assert_eq!(one, grid(&g, &view, Some(1)).unwrap(), "{states} states");
+            assert_eq!(
+                one,
+                grid(&g, &view, Some(1), None).unwrap(),
+                "{states} states"
+            );
             assert!(one.pixels.iter().any(|&p| p != 0 && p != 255));
         }
     }

@@ -401,6 +401,7 @@ impl BitCells {
             width,
             height,
             pixels: stream.clone_dtoh(&pixels)?,
+            palette: None,
         })
     }
 

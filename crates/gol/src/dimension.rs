@@ -136,7 +136,7 @@ impl Dimension for Grid {
         let view = p
             .view
             .unwrap_or_else(|| View::whole(self.width(), self.height()));
-        Ok(picture::grid(self, &view, p.scale)?)
+        Ok(picture::grid(self, &view, p.scale, p.colours)?)
     }
 
     fn build(setup: &Setup) -> Result<Problem<Grid>> {

@@ -95,6 +95,8 @@ pub struct Picture {
     pub scale: Option<u32>,
     /// The axis a cube's picture sums along.
     pub axis: Axis,
+    /// The colours the rule gives its states, shown where a picture shows whole cells.
+    pub colours: Option<&'static gol_core::picture::StateColours>,
 }
 
 impl Picture {

@@ -389,6 +389,7 @@ impl PlaneSimulation {
                 &grid,
                 &View::whole(grid.width(), grid.height()),
                 scale,
+                self.rule.colours(),
             )?);
         }
         if scale.is_some() {
@@ -433,6 +434,7 @@ impl PlaneSimulation {
             width: columns,
             height: rows,
             pixels,
+            palette: None,
         }
     }
 

@@ -152,9 +152,9 @@ function draw() {
   const image = new ImageData(f.width, f.height);
   for (let i = 0; i < f.pixels.length; i++) {
     const p = f.pixels[i] * 3;
-    image.data[i * 4] = PALETTE[p];
-    image.data[i * 4 + 1] = PALETTE[p + 1];
-    image.data[i * 4 + 2] = PALETTE[p + 2];
+    image.data[i * 4] = f.palette[p];
+    image.data[i * 4 + 1] = f.palette[p + 1];
+    image.data[i * 4 + 2] = f.palette[p + 2];
     image.data[i * 4 + 3] = 255;
   }
   offscreen.getContext("2d").putImageData(image, 0, 0);
@@ -294,10 +294,12 @@ function onMessage(event) {
   state.status = status;
   state.plane = plane;
   const pixels = new Uint8Array(bytes, at + 20, width * height);
+  // A frame of whole cells under a rule that colours its states: pixels are states.
+  const palette = status.palette ? Uint8Array.from(status.palette) : PALETTE;
   state.frame = plane
     ? { width, height, block: 2 ** status.frame.level, level: status.frame.level,
-        px: BigInt(status.frame.x), py: BigInt(status.frame.y), pixels }
-    : { width, height, block, x, y, pixels };
+        px: BigInt(status.frame.x), py: BigInt(status.frame.y), pixels, palette }
+    : { width, height, block, x, y, pixels, palette };
   state.frames += 1;
   if (resized) state.history = [];
   showStatus(status);

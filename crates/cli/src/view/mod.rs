@@ -39,7 +39,9 @@
 //! first pixel's top-left cell (`x`, `y` in decimal) and `level`, a pixel being 2^level ×
 //! 2^level cells (0: one cell, read from the plane; above, the share of live cells in a block
 //! of the quadtree, from its populations, so that a pattern of any width draws at once); the
-//! binary block, x and y are then 0. Under a Generations rule of C states a dying cell in state s counts as
+//! binary block, x and y are then 0. Where the rule gives its states colours (a rule table's
+//! `@COLORS`) and a pixel is one cell, a pixel is the cell's state instead and the status
+//! carries `palette`, the colours of the 256 values as 768 bytes (RGB). Under a Generations rule of C states a dying cell in state s counts as
 //! (C − s) / (C − 1) of a live one, so it fades from the live colour towards the dead one as
 //! in pictures (`gol_core::picture::blocks`). Errors come as JSON text `{"type": "error",
 //! "message": …}`; the server goes on serving.
@@ -602,7 +604,7 @@ async fn frame(app: &App, wanted: Wanted, look: Look) -> Result<Vec<u8>, String>
         }
     };
     let frame = frame.map_err(|_| "the simulation has stopped".to_string())??;
-    let status = serde_json::to_vec(&frame.status).map_err(|e| e.to_string())?;
+    let mut status = frame.status.clone();
     // Counting blocks takes a while on a large world: off the simulation's thread, and off the
     // threads that serve the sockets.
     let (block, x, y) = match &frame.placed {
@@ -613,6 +615,8 @@ async fn frame(app: &App, wanted: Wanted, look: Look) -> Result<Vec<u8>, String>
         .await
         .map_err(|e| e.to_string())?
         .map_err(|e| e.to_string())?;
+    status.palette = p.palette.clone();
+    let status = serde_json::to_vec(&status).map_err(|e| e.to_string())?;
     let mut bytes = Vec::with_capacity(4 + status.len() + 20 + p.pixels.len());
     bytes.extend_from_slice(&(status.len() as u32).to_le_bytes());
     bytes.extend_from_slice(&status);

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use gol::{Cube, Dimension, Grid, PlaneSimulation, PlaneView, Setup, Simulation};
-use gol_core::picture::{self, Look, View};
+use gol_core::picture::{self, Look, StateColours, View};
 use num_bigint::{BigInt, BigUint};
 use num_traits::ToPrimitive;
 use serde::Serialize;
@@ -191,6 +191,8 @@ pub struct PlaneFrame {
 /// the simulation's thread ([`Frame::picture`]).
 pub struct Frame {
     cells: Cells,
+    /// The colours the rule gives its states: a frame of whole cells shows them.
+    colours: Option<&'static StateColours>,
     pub placed: Placed,
     pub status: Status,
 }
@@ -207,6 +209,9 @@ impl Frame {
             |counts: &[u32], side| picture::shrink(&picture::relative(counts), side, &view, block);
         Ok(match self.cells {
             Cells::Made(frame) => frame,
+            Cells::Grid { cells, within } if block == 1 && self.colours.is_some() => {
+                picture::grid(&cells, &within, Some(1), self.colours)?
+            }
             Cells::Grid { cells, within } => picture::blocks(&cells, &within, block),
             Cells::Cube { cube, look } => {
                 projected(&picture::cube_counts(&cube, look)?, cube.side())
@@ -240,6 +245,11 @@ pub trait Shown: Sized + Send + 'static {
 
     /// The rule and the engine, for the status.
     fn names(&self) -> (String, String);
+
+    /// The colours the rule gives its states, if it gives any.
+    fn colours(&self) -> Option<&'static StateColours> {
+        None
+    }
 }
 
 /// The generation, population and size of a grid or a cube.
@@ -298,6 +308,10 @@ impl Shown for Simulation<Grid> {
     fn names(&self) -> (String, String) {
         (self.rule().to_string(), self.engine().to_string())
     }
+
+    fn colours(&self) -> Option<&'static StateColours> {
+        self.rule().colours()
+    }
 }
 
 impl Shown for Simulation<Cube> {
@@ -334,6 +348,10 @@ impl Shown for Simulation<Cube> {
 
     fn names(&self) -> (String, String) {
         (self.rule().to_string(), self.engine().to_string())
+    }
+
+    fn colours(&self) -> Option<&'static StateColours> {
+        self.rule().colours()
     }
 }
 
@@ -398,6 +416,10 @@ impl Shown for PlaneSimulation {
     fn names(&self) -> (String, String) {
         (self.rule().to_string(), self.engine().to_string())
     }
+
+    fn colours(&self) -> Option<&'static StateColours> {
+        self.rule().colours()
+    }
 }
 
 /// A count in the status: a JSON number on a grid, a decimal string on the plane, exact at any
@@ -456,6 +478,10 @@ pub struct Status {
     /// themselves.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub frame: Option<PlaneFrame>,
+    /// The frame's own palette (256 RGB triples, flat) where its pixels are states under a
+    /// rule that colours them; absent for the shares of live cells in the common palette.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub palette: Option<Vec<u8>>,
 }
 
 struct Runner<S: Shown> {
@@ -513,6 +539,7 @@ impl<S: Shown> Runner<S> {
             speed: self.speed,
             restarts: self.restarts,
             frame,
+            palette: None,
         }
     }
 
@@ -586,6 +613,7 @@ impl<S: Shown> Runner<S> {
         });
         Ok(Frame {
             cells,
+            colours: self.sim.colours(),
             placed,
             status,
         })

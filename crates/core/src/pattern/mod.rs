@@ -727,6 +727,7 @@ fn encode_into(
                 grid,
                 &crate::picture::View::whole(grid.width(), grid.height()),
                 None,
+                rule.colours(),
             )
             .map_err(std::io::Error::other)?,
         ),

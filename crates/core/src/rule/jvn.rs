@@ -203,22 +203,31 @@ fn next_inner(centre: u8, [n, w, e, s]: [u8; 4], nobili: bool) -> u8 {
     }
 }
 
-/// The rule named `name` (case aside; Golly's older names `JvN-29` and `JvN-32` too) if it is
-/// one of this module's, made once per process.
+/// The rule named `name` (case aside; Golly's older names `JvN-29`, `JvN-32` and
+/// `modJvN-32` too) if it is one of Golly's JvN family (this module's two, and
+/// Hutton32, in `rule/hutton.rs`), made once per process.
 pub fn table(name: &str) -> Option<&'static RuleTable> {
-    let (canonical, states, nobili) = match name.to_ascii_lowercase().as_str() {
-        "jvn29" | "jvn-29" => ("JvN29", 29u32, false),
-        "nobili32" | "jvn-32" => ("Nobili32", 32, true),
+    let (canonical, states, which) = match name.to_ascii_lowercase().as_str() {
+        "jvn29" | "jvn-29" => ("JvN29", 29u32, 0),
+        "nobili32" | "jvn-32" => ("Nobili32", 32, 1),
+        "hutton32" | "modjvn-32" => ("Hutton32", 32, 2),
         _ => return None,
     };
     // Made once per process: a table takes about half a second to make.
-    static MADE: [OnceLock<&'static RuleTable>; 2] = [OnceLock::new(), OnceLock::new()];
-    Some(MADE[nobili as usize].get_or_init(|| {
+    static MADE: [OnceLock<&'static RuleTable>; 3] =
+        [OnceLock::new(), OnceLock::new(), OnceLock::new()];
+    Some(MADE[which].get_or_init(|| {
+        if which == 2 {
+            return intern(RuleTable::from_function(canonical, states, |around, c| {
+                super::hutton::next(c, around)
+            }));
+        }
         let mut outer = [0u8; 256];
         for (state, &inner) in INNER.iter().enumerate() {
             outer[inner as usize] = state as u8;
         }
         let inner = |s: u8| INNER[s as usize];
+        let nobili = which == 1;
         let table = RuleTable::from_function(canonical, states, |[n, w, e, s], c| {
             outer[next_inner(inner(c), [inner(n), inner(w), inner(e), inner(s)], nobili) as usize]
         });

@@ -25,6 +25,7 @@
 
 pub mod circuit;
 pub mod hensel;
+mod hutton;
 pub mod jvn;
 pub mod larger;
 pub mod table;
@@ -352,15 +353,6 @@ impl Rule {
             .iter()
             .map(|f| f.display().to_string())
             .collect();
-        if ["hutton32", "modjvn-32"].contains(&compact.as_str()) {
-            return Err(Error::Rule {
-                rule: text.to_string(),
-                reason: format!(
-                    "Golly's Hutton32 is not run yet (JvN29 and Nobili32 are); a Hutton32.rule table in {} would be",
-                    folders.join(", ")
-                ),
-            });
-        }
         Err(Error::Rule {
             rule: text.to_string(),
             reason: format!(
@@ -676,6 +668,11 @@ impl Rule {
                 sets[alive as usize][count as usize] >> hensel::letter_index(around) & 1 == 1
             }
         }
+    }
+
+    /// The colours the rule gives its states (a rule table's `@COLORS`), if it gives any.
+    pub fn colours(&self) -> Option<&'static crate::picture::StateColours> {
+        self.rule_table().and_then(RuleTable::colours)
     }
 
     /// Whether a two-state rule of B/S notation gives birth on 0 live neighbours (B0): a dead

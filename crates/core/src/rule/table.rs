@@ -80,6 +80,9 @@ pub struct RuleTable {
     nodes: Vec<u32>,
     /// The root node's offset.
     root: u32,
+    /// The colours its `@COLORS` section gives, by state (`None` for the states it leaves
+    /// alone); empty where it has none.
+    colours: Vec<Option<[u8; 3]>>,
 }
 
 impl fmt::Debug for RuleTable {
@@ -103,6 +106,12 @@ impl RuleTable {
     /// Its number of cell states.
     pub fn states(&self) -> u32 {
         self.states
+    }
+
+    /// The colour its `@COLORS` section gives each state, `None` for a state it leaves to the
+    /// default; `None` where the file has no `@COLORS`.
+    pub fn colours(&self) -> Option<&[Option<[u8; 3]>]> {
+        (!self.colours.is_empty()).then_some(&self.colours[..])
     }
 
     /// The next state of the cell at the centre of `around` (rows top to bottom, cells west to
@@ -164,6 +173,7 @@ impl RuleTable {
             eight: false,
             nodes,
             root,
+            colours: Vec::new(),
         }
     }
 
@@ -269,6 +279,7 @@ impl RuleTable {
             eight,
             nodes,
             root,
+            colours: Vec::new(),
         }
     }
 
@@ -302,10 +313,15 @@ impl RuleTable {
                 }
             }
         };
+        let colours = |table: Result<RuleTable>| {
+            let mut table = table?;
+            table.colours = read_colours(text, table.states, &fail)?;
+            Ok(table)
+        };
         for (n, line) in lines.by_ref() {
             match line.trim() {
-                "@TABLE" => return build_table(name, lines, &fail),
-                "@TREE" => return read_tree(name, lines, &fail),
+                "@TABLE" => return colours(build_table(name, lines, &fail)),
+                "@TREE" => return colours(read_tree(name, lines, &fail)),
                 other if other.starts_with("@TABLE") || other.starts_with("@TREE") => {
                     return Err(fail(n, format!("unexpected text after {}", quoted(other))))
                 }
@@ -317,6 +333,76 @@ impl RuleTable {
             path.display()
         )))
     }
+}
+
+/// The colours of a `.rule` file's `@COLORS` section, by state, as Golly reads them: lines of
+/// `state r g b`, or `r1 g1 b1 r2 g2 b2`, a gradient over the live states (1 to `states` − 1);
+/// text after the numbers, blank lines and `#` lines ignored, states the rule does not have
+/// ignored. Empty where there is no such section.
+fn read_colours(
+    text: &str,
+    states: u32,
+    fail: &dyn Fn(usize, String) -> Error,
+) -> Result<Vec<Option<[u8; 3]>>> {
+    let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l.trim()));
+    if !lines.by_ref().any(|(_, l)| l == "@COLORS") {
+        return Ok(Vec::new());
+    }
+    let mut colours = vec![None; states as usize];
+    for (n, line) in lines {
+        if line.starts_with('@') {
+            break;
+        }
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let numbers: Vec<u32> = line
+            .split_whitespace()
+            .map_while(|word| word.parse::<u32>().ok())
+            .collect();
+        let colour = |at: usize| -> Result<[u8; 3]> {
+            let mut rgb = [0u8; 3];
+            for (k, value) in numbers[at..at + 3].iter().enumerate() {
+                rgb[k] = u8::try_from(*value).map_err(|_| {
+                    fail(
+                        n,
+                        format!("colour value {value} is above 255 in {}", quoted(line)),
+                    )
+                })?;
+            }
+            Ok(rgb)
+        };
+        match numbers.len() {
+            4 | 5 => {
+                let rgb = colour(1)?;
+                if let Some(slot) = colours.get_mut(numbers[0] as usize) {
+                    *slot = Some(rgb);
+                }
+            }
+            6.. => {
+                let (from, to) = (colour(0)?, colour(3)?);
+                // State 1 takes the first colour, the last state the second.
+                let span = states.saturating_sub(2).max(1);
+                for state in 1..states {
+                    let t = state - 1;
+                    colours[state as usize] = Some(std::array::from_fn(|k| {
+                        let (a, b) = (u32::from(from[k]), u32::from(to[k]));
+                        ((a * (span - t) + b * t + span / 2) / span) as u8
+                    }));
+                }
+            }
+            _ => {
+                return Err(fail(
+                    n,
+                    format!(
+                        "a @COLORS line is a state and its red, green and blue (0 255 0 0), or two colours of a gradient, not {}",
+                        quoted(line)
+                    ),
+                ))
+            }
+        }
+    }
+    Ok(colours)
 }
 
 /// The neighbourhood's cells in the order an eight-neighbour tree reads them: north-west,
@@ -620,6 +706,7 @@ fn build_table<'a>(
         eight: hood.eight(),
         nodes,
         root,
+        colours: Vec::new(),
     })
 }
 
@@ -992,6 +1079,7 @@ fn read_tree<'a>(
             eight: k == 8,
             nodes,
             root,
+            colours: Vec::new(),
         }),
         _ => Err(fail(
             last,
@@ -1284,5 +1372,40 @@ mod test {
             }
         }
         assert!(read >= 50, "{read} rules");
+    }
+
+    #[test]
+    fn colors_are_read_as_golly_reads_them() {
+        let table = |colours: &str| {
+            let text = format!(
+                "@RULE C\n@TABLE\nn_states:5\nneighborhood:vonNeumann\nsymmetries:none\n0,1,0,0,0,1\n{colours}"
+            );
+            RuleTable::parse(&text, Path::new("c.rule"))
+        };
+        assert_eq!(table("").unwrap().colours(), None);
+        // State lines (text after the numbers ignored, states the rule lacks ignored), a
+        // section after it, then a gradient over the live states.
+        let t = table(
+            "@COLORS\n# dark\n0 48 48 48 dark gray\n\n3 255 128 0\n9 1 2 3\n@ICONS\n1 9 9 9\n",
+        )
+        .unwrap();
+        let c = t.colours().unwrap();
+        assert_eq!(
+            c,
+            &[Some([48, 48, 48]), None, None, Some([255, 128, 0]), None]
+        );
+        let t = table("@COLORS\n0 0 255  255 0 0 blue to red\n").unwrap();
+        let c = t.colours().unwrap();
+        assert_eq!(c[0], None);
+        assert_eq!(c[1], Some([0, 0, 255]));
+        assert_eq!(c[4], Some([255, 0, 0]));
+        assert_eq!(c[2], Some([85, 0, 170]));
+        for (bad, says) in [
+            ("@COLORS\n1 2 3\n", "a @COLORS line is a state"),
+            ("@COLORS\n1 256 0 0\n", "above 255"),
+        ] {
+            let e = table(bad).unwrap_err().to_string();
+            assert!(e.contains(says) && e.contains("c.rule:8"), "{bad:?}: {e}");
+        }
     }
 }
