@@ -236,7 +236,8 @@ fn engines_that_cannot_run_a_family_say_which_can() {
 #[test]
 fn golly_s_other_bounded_grids_run_as_golly_runs_them() {
     // Shifted tori, Klein bottles (with and without a shift), the cross-surface and the
-    // sphere, under Life and a rule that spreads, against bgolly's QuickLife cell for cell.
+    // sphere, under Life and a rule that spreads, against bgolly's QuickLife cell for cell, on
+    // cpu-bitsliced (a ring of ghost cells) and cpu-scalar (the oracle's ghost cells) in turn.
     if let Some(bgolly) = common::bgolly() {
         let tmp = tempfile::tempdir().unwrap();
         let grids = [
@@ -253,6 +254,7 @@ fn golly_s_other_bounded_grids_run_as_golly_runs_them() {
                 let seed = i.to_string();
                 let (w, h) = (w.to_string(), h.to_string());
                 let rule = format!("{rule}:{suffix}");
+                let engine = ["cpu-bitsliced", "cpu-scalar"][(i + rule.len()) % 2];
                 let problem: Vec<String> = [
                     "--width",
                     &w,
@@ -264,6 +266,8 @@ fn golly_s_other_bounded_grids_run_as_golly_runs_them() {
                     "0.35",
                     "--seed",
                     &seed,
+                    "--engine",
+                    engine,
                 ]
                 .map(String::from)
                 .to_vec();
@@ -282,9 +286,21 @@ fn golly_s_other_bounded_grids_run_as_golly_runs_them() {
         "--height",
         "20",
         "--engine",
-        "cpu-bitsliced",
+        "cpu-table",
     ]);
     assert!(err.contains("does not run a Klein bottle"), "{err}");
+    let err = common::error_of(&[
+        "run",
+        "--rule",
+        "23/3/4:C30,20",
+        "--width",
+        "30",
+        "--height",
+        "20",
+        "--engine",
+        "cpu-bitsliced",
+    ]);
+    assert!(err.contains("does not run a cross-surface"), "{err}");
     let err = common::error_of(&["run", "--rule", "B3/S23:S20", "--size", "30"]);
     assert!(err.contains("the sphere is 20x20, the grid 30x30"), "{err}");
     let err = common::error_of(&["run", "--rule", "B3/S23:K31*+1,20", "--size", "30"]);

@@ -375,3 +375,32 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// cpu-bitsliced on Golly's other grids (a ring of ghost cells round the grid) against
+    /// the oracle, under two-state rules of every family; widths past a word or two.
+    #[test]
+    fn two_state_rules_on_every_surface_match_the_oracle_on_cpu_bitsliced(
+        width in 1usize..140,
+        height in 1usize..40,
+        family in 0usize..4,
+        bits in any::<u64>(),
+        gens in 0u64..20,
+        seed in any::<u64>(),
+    ) {
+        let mut rng = SplitMix64::new(bits);
+        let rule = Rule::random(gol_core::rule::Family::ALL[family], &mut || rng.next());
+        for topology in surfaces(width, height) {
+            let side = topology.size().unwrap();
+            let rule = rule.on(topology);
+            let grid = density_soup(side.0, side.1, 0.4, seed).unwrap();
+            let expected = oracle(&grid, rule, gens);
+            let engine = find(cpu::ENGINES, EngineId::CpuBitsliced).unwrap();
+            let got = evolve(engine, &grid, rule, gens).unwrap();
+            prop_assert_eq!(expected.first_difference(&got), None, "{}", rule);
+            prop_assert_eq!(expected.population(), got.population(), "{}", rule);
+        }
+    }
+}

@@ -42,6 +42,7 @@ use crate::error::{Error, Result};
 use crate::grid::{age_planes, check_size, Grid};
 use crate::memory;
 use crate::rule::circuit::Circuit;
+use crate::rule::topology::Surface;
 use crate::rule::{Family, Rule, Topology};
 
 use super::blocks::Blocks;
@@ -61,7 +62,8 @@ pub enum Isa {
     Portable,
     /// 256-bit AVX2.
     Avx2,
-    /// 512-bit AVX-512 (F and VL, with three-input logic instructions).
+    /// 512-bit AVX-512 (F and VL, with three-input logic instructions; BW, for the byte and
+    /// word lanes of `cpu-states`).
     Avx512,
 }
 
@@ -79,7 +81,10 @@ impl Isa {
             if is_x86_feature_detected!("avx2") {
                 isas.push(Isa::Avx2);
             }
-            if is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512vl") {
+            if is_x86_feature_detected!("avx512f")
+                && is_x86_feature_detected!("avx512vl")
+                && is_x86_feature_detected!("avx512bw")
+            {
                 isas.push(Isa::Avx512);
             }
         }
@@ -116,6 +121,10 @@ impl Isa {
 pub struct Bitsliced {
     isa: Isa,
     state: Option<State>,
+    /// One of Golly's other bounded grids, where the loaded rule names one: the state is then
+    /// the grid with a ring of ghost cells round it, run as a bounded plane, the ring filled
+    /// from the grid as the surface joins its edges before each generation and cleared after.
+    surface: Option<Surface>,
     /// The loaded rule's circuit, for rules the sums' logic does not run (compiled once per
     /// load, not per step).
     program: Option<Program>,
@@ -262,7 +271,63 @@ pub(super) struct Frame {
     pub(super) wraps_rows: bool,
 }
 
+/// `ringed` without its ring of ghost cells: the grid inside, each row shifted a cell left.
+fn unringed(ringed: &Grid) -> Result<Grid> {
+    let (w, h) = (ringed.width() - 2, ringed.height() - 2);
+    let mut grid = Grid::new(w, h)?;
+    let mask = grid.last_word_mask();
+    for y in 0..h {
+        let from = ringed.row(y + 1);
+        let to = grid.row_mut(y);
+        let last = to.len() - 1;
+        for (i, word) in to.iter_mut().enumerate() {
+            let high = from.get(i + 1).map_or(0, |&next| next << 63);
+            *word = from[i] >> 1 | high;
+            if i == last {
+                *word &= mask;
+            }
+        }
+    }
+    Ok(grid)
+}
+
 impl Frame {
+    /// Whether cell (x, y) of the frame is alive.
+    fn cell(&self, x: usize, y: usize) -> bool {
+        self.words[y * self.words_per_row + x / 64] >> (x % 64) & 1 == 1
+    }
+
+    /// Sets cell (x, y) of the frame to `alive`.
+    fn set_cell(&mut self, x: usize, y: usize, alive: bool) {
+        let word = &mut self.words[y * self.words_per_row + x / 64];
+        *word = *word & !(1 << (x % 64)) | (alive as u64) << (x % 64);
+    }
+
+    /// Fills the ring of ghost cells round a grid of (width − 2) × (height − 2) cells (the
+    /// frame holds it at (1, 1)) with the cells `surface` joins its edges to.
+    fn fill_ring(&mut self, surface: &Surface) {
+        let (w, h) = (self.width as isize - 2, self.height as isize - 2);
+        let ghosts = (-1..=w)
+            .flat_map(|x| [(x, -1), (x, h)])
+            .chain((0..h).flat_map(|y| [(-1, y), (w, y)]));
+        for (x, y) in ghosts {
+            let (sx, sy) = surface.outside(x, y);
+            let alive = self.cell(sx + 1, sy + 1);
+            self.set_cell((x + 1) as usize, (y + 1) as usize, alive);
+        }
+    }
+
+    /// Clears the ring of ghost cells (what a generation left there means nothing).
+    fn clear_ring(&mut self) {
+        let (w, h, wpr) = (self.width, self.height, self.words_per_row);
+        self.words[..wpr].fill(0);
+        self.words[(h - 1) * wpr..].fill(0);
+        for y in 1..h - 1 {
+            self.set_cell(0, y, false);
+            self.set_cell(w - 1, y, false);
+        }
+    }
+
     /// The rows above and below row `y`: round the torus, or `None` past the first and last
     /// rows.
     #[inline(always)]
@@ -281,6 +346,7 @@ impl Default for Bitsliced {
         Bitsliced {
             isa: Isa::detect(),
             state: None,
+            surface: None,
             program: None,
         }
     }
@@ -292,6 +358,7 @@ impl Bitsliced {
         Ok(Bitsliced {
             isa: isa.require()?,
             state: None,
+            surface: None,
             program: None,
         })
     }
@@ -329,6 +396,7 @@ impl Engine for Bitsliced {
     fn load(&mut self, grid: &Grid, rule: Rule) -> Result<()> {
         rule.check_engine(EngineId::CpuBitsliced, 8)?;
         rule.check_states(grid.states())?;
+        rule.check_grid(grid.width(), grid.height())?;
         check_size(grid.width(), grid.height())?;
         self.state = None;
         let what = format!(
@@ -336,34 +404,61 @@ impl Engine for Bitsliced {
             grid.width(),
             grid.height()
         );
-        self.state = Some(State::new(grid, rule, &what)?);
+        self.surface = match rule.topology() {
+            Topology::Surface(surface) => Some(surface),
+            _ => None,
+        };
+        self.state = Some(match self.surface {
+            None => State::new(grid, rule, &what)?,
+            Some(_) => {
+                let mut ringed = Grid::new(grid.width() + 2, grid.height() + 2)?;
+                ringed.paste(grid, 1, 1)?;
+                State::new(&ringed, rule.on(Topology::Plane), &what)?
+            }
+        });
         self.program =
             (rule.family() != Family::OuterTotalistic).then(|| Program::new(&Circuit::new(&rule)));
         Ok(())
     }
 
     fn step(&mut self, generations: u64) -> Result<()> {
-        let isa = self.isa;
+        let (isa, surface) = (self.isa, self.surface);
         let state = self.state.as_mut().ok_or_else(no_grid)?;
         // Life's own logic on either topology (the frame knows its edges), and under Life's
         // Generations rules for their live cells.
         let two_state = state.rule.on(Topology::Torus).with_states(2)?;
-        if two_state == Rule::LIFE {
-            state.advance_2d(isa, generations, &BySums(&Life));
-        } else if state.rule.family() == Family::OuterTotalistic {
-            state.advance_2d(isa, generations, &BySums(&Leaves::<10>::new(state.rule)));
-        } else {
-            let program = self
-                .program
-                .as_ref()
-                .expect("a circuit for the loaded rule");
-            state.advance_2d(isa, generations, program);
+        let outer = state.rule.family() == Family::OuterTotalistic;
+        let leaves = (outer && two_state != Rule::LIFE).then(|| Leaves::<10>::new(state.rule));
+        let program = self.program.as_ref();
+        let advance = |state: &mut State, generations: u64| {
+            if let Some(leaves) = &leaves {
+                state.advance_2d(isa, generations, &BySums(leaves));
+            } else if two_state == Rule::LIFE {
+                state.advance_2d(isa, generations, &BySums(&Life));
+            } else {
+                let program = program.expect("a circuit for the loaded rule");
+                state.advance_2d(isa, generations, program);
+            }
+        };
+        match surface {
+            None => advance(state, generations),
+            Some(surface) => {
+                for _ in 0..generations {
+                    state.frame.fill_ring(&surface);
+                    advance(state, 1);
+                    state.frame.clear_ring();
+                }
+            }
         }
         Ok(())
     }
 
     fn snapshot(&self) -> Result<Grid> {
-        self.loaded()?.grid()
+        let grid = self.loaded()?.grid()?;
+        match self.surface {
+            None => Ok(grid),
+            Some(_) => unringed(&grid),
+        }
     }
 
     fn population(&self) -> Result<u64> {
@@ -371,11 +466,11 @@ impl Engine for Bitsliced {
     }
 
     fn rows(&self) -> Option<&dyn RowAccess> {
-        (!self.generations()).then_some(self as &dyn RowAccess)
+        (!self.generations() && self.surface.is_none()).then_some(self as &dyn RowAccess)
     }
 
     fn rows_mut(&mut self) -> Option<&mut dyn RowAccess> {
-        (!self.generations()).then_some(self as &mut dyn RowAccess)
+        (!self.generations() && self.surface.is_none()).then_some(self as &mut dyn RowAccess)
     }
 
     fn details(&self) -> String {
@@ -519,7 +614,7 @@ pub(super) trait Kernel {
 pub(super) fn dispatch<K: Kernel>(isa: Isa, kernel: K) {
     match isa {
         #[cfg(target_arch = "x86_64")]
-        // SAFETY: `Isa::Avx512` is only chosen when the CPU reports AVX-512 F and VL.
+        // SAFETY: `Isa::Avx512` is only chosen when the CPU reports AVX-512 F, VL and BW.
         Isa::Avx512 => unsafe { run_avx512(kernel) },
         #[cfg(target_arch = "x86_64")]
         // SAFETY: `Isa::Avx2` is only chosen when the CPU reports AVX2.
@@ -529,7 +624,7 @@ pub(super) fn dispatch<K: Kernel>(isa: Isa, kernel: K) {
 }
 
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512vl")]
+#[target_feature(enable = "avx512f,avx512vl,avx512bw")]
 fn run_avx512<K: Kernel>(kernel: K) {
     kernel.run()
 }

@@ -390,7 +390,7 @@ impl<T: Count> Kernel for SquareBand<'_, T> {
         let mut columns = vec![T::ZERO; span];
         let top = top as isize;
         for dy in -(r as isize)..=r as isize {
-            add_columns(&grid, top + dy, r, &mut columns, T::ONE);
+            add_columns(&grid, top + dy, r, &mut columns, true);
         }
         // A row's counts: the sums of 2r + 1 consecutive column sums, made by doubling (the
         // sums of 1, 2, 4, … columns, each from the one before) and adding up the powers of
@@ -438,8 +438,8 @@ impl<T: Count> Kernel for SquareBand<'_, T> {
                 *cell = if lives { 1 } else { other };
             }
             if k + 1 < rows {
-                add_columns(&grid, y + r as isize + 1, r, &mut columns, T::ONE);
-                add_columns(&grid, y - r as isize, r, &mut columns, T::MINUS_ONE);
+                add_columns(&grid, y + r as isize + 1, r, &mut columns, true);
+                add_columns(&grid, y - r as isize, r, &mut columns, false);
             }
         }
     }
@@ -450,21 +450,16 @@ impl<T: Count> Kernel for SquareBand<'_, T> {
 /// instruction takes); sums wrap, and every count read is exact.
 trait Count: Copy + Ord + Send + Sync {
     const ZERO: Self;
-    const ONE: Self;
-    const MINUS_ONE: Self;
     /// `value`, or the largest `Self` where it does not fit (a bound past every count).
     fn of(value: u32) -> Self;
     fn plus(self, other: Self) -> Self;
     fn minus(self, other: Self) -> Self;
-    fn times(self, other: Self) -> Self;
 }
 
 macro_rules! count {
     ($t:ty) => {
         impl Count for $t {
             const ZERO: Self = 0;
-            const ONE: Self = 1;
-            const MINUS_ONE: Self = <$t>::MAX;
             #[inline(always)]
             fn of(value: u32) -> Self {
                 value.min(<$t>::MAX as u32) as $t
@@ -477,10 +472,6 @@ macro_rules! count {
             fn minus(self, other: Self) -> Self {
                 self.wrapping_sub(other)
             }
-            #[inline(always)]
-            fn times(self, other: Self) -> Self {
-                self.wrapping_mul(other)
-            }
         }
     };
 }
@@ -488,20 +479,29 @@ count!(u8);
 count!(u16);
 count!(u32);
 
-/// Adds `sign` (1, or −1 as its wrapped value) times the live cells of row `y` to the column
-/// sums `columns` (column i for the grid's column i − r: wrapped, or empty past the edges).
+/// Adds (`add`) or takes away the live cells of row `y` from the column sums `columns` (column
+/// i for the grid's column i − r: wrapped, or empty past the edges).
 #[inline(always)]
-fn add_columns<T: Count>(grid: &Source, y: isize, r: usize, columns: &mut [T], sign: T) {
+fn add_columns<T: Count>(grid: &Source, y: isize, r: usize, columns: &mut [T], add: bool) {
     let Some(row) = grid.row(y) else { return };
     let w = grid.width;
     let live = |cell: u8| T::of((cell == 1) as u32);
+    // An addition or a subtraction, not a multiplication by ±1: bytes have no vector
+    // multiply.
+    let step = |sum: &mut T, cell: u8| {
+        *sum = if add {
+            sum.plus(live(cell))
+        } else {
+            sum.minus(live(cell))
+        }
+    };
     for (sum, &cell) in columns[r..][..w].iter_mut().zip(row) {
-        *sum = sum.plus(sign.times(live(cell)));
+        step(sum, cell);
     }
     if grid.wraps() {
         for i in (0..r).chain(r + w..w + 2 * r) {
             let x = (i as isize - r as isize).rem_euclid(w as isize) as usize;
-            columns[i] = columns[i].plus(sign.times(live(row[x])));
+            step(&mut columns[i], row[x]);
         }
     }
 }

@@ -855,12 +855,13 @@ impl Rule {
         }
         if let Topology::Surface(_) = self.topology {
             let runs = engine == EngineId::CpuScalar
-                || (engine == EngineId::CpuStates && self.table.is_some());
+                || (engine == EngineId::CpuStates && self.table.is_some())
+                || (engine == EngineId::CpuBitsliced && !self.is_multi_state());
             if self.larger.is_some() || !runs {
                 return Err(Error::Rule {
                     rule: self.to_string(),
                     reason: format!(
-                        "{engine} does not run a {}; Golly's grids other than tori and bounded planes run on cpu-scalar, and rule tables on them on cpu-states too (not Larger than Life rules)",
+                        "{engine} does not run a {}; Golly's grids other than tori and bounded planes run on cpu-scalar, two-state B/S rules on them on cpu-bitsliced too, and rule tables on cpu-states (not Larger than Life rules)",
                         self.topology.name()
                     ),
                 });

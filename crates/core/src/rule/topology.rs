@@ -7,9 +7,9 @@
 //!   (`:T30+5,20`, `:T30,20-2`), the Klein bottle (`:K30*,20`, `:K30,20*`, with a shift of 1 on
 //!   the twisted edges where their side is even: `:K30*+1,20`), the cross-surface (`:C30,20`)
 //!   and the sphere (`:S30`). Each carries its size, and runs on the engines that fill a
-//!   border of ghost cells before each generation (`cpu-scalar`, and `cpu-states` for rule
-//!   tables), as Golly itself runs them: [`Surface::outside`] says which cell each ghost
-//!   copies.
+//!   border of ghost cells before each generation (`cpu-scalar`; `cpu-bitsliced` for
+//!   two-state rules, a ring round the grid; `cpu-states` for rule tables), as Golly itself
+//!   runs them: [`Surface::outside`] says which cell each ghost copies.
 //!
 //! A rule carries its [`Topology`]; the size of a torus or a plane belongs to the grid. Every
 //! 2D engine runs those two; split runs ([`crate::slab`]) take only tori. [`parse_suffix`]
