@@ -141,8 +141,16 @@ pub fn human_bytes(bytes: u64) -> String {
     }
 }
 
+/// Requests below this are not checked: reading what is available (three files) costs more
+/// than making a small grid, which engines do once a generation on the plane's window; an
+/// allocation the system refuses is an error anyway ([`zeroed_vec`]).
+const UNCHECKED: u64 = 16 << 20;
+
 /// Refuses `bytes` for `what` if it is more than the memory available.
 pub fn check(bytes: u64, what: &str) -> Result<()> {
+    if bytes < UNCHECKED {
+        return Ok(());
+    }
     if let Some(available) = available_bytes() {
         if bytes > available {
             return Err(Error::Memory(format!(

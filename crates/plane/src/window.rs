@@ -39,7 +39,9 @@ use crate::{Plane, Stepped, Written};
 
 /// Room added past the margin when the window is re-made, as a share of the pattern's side
 /// (at least [`LEAST_SLACK`] cells): the less room, the fewer cells each generation steps and
-/// the more often the window is re-made (a copy of the cells). R500-alien-bug.rle, 100
+/// the more often the window is re-made (a copy of the cells). Room of at least the reach
+/// (two generations between looks) made R100-alien-bug.rle 1.3× faster and R100-NN-bug.rle
+/// 1.5× slower (its O(r) diamond steps the larger window): not taken. R500-alien-bug.rle, 100
 /// generations, dev-2c-z4: 6.6 s with a quarter of the side, 3.6 s with a sixteenth.
 const SLACK: usize = 16;
 
@@ -52,6 +54,10 @@ const FARTHEST: i64 = 1 << 62;
 /// Bytes a cell of the window takes at most: its byte here, the engine's two generations of
 /// bytes (ghost cells aside), and the snapshot read back.
 const CELL_BYTES: u64 = 4;
+
+/// Windows of fewer cells are measured and stepped on the calling thread: waking the pool's
+/// threads costs more than the work.
+const PARALLEL_CELLS: usize = 1 << 18;
 
 /// The pattern in its window.
 pub struct Window {
@@ -223,18 +229,19 @@ impl Window {
     /// Counts the occupied cells and their rectangle.
     fn measure(&mut self) {
         let (w, cells) = (self.width, &self.cells);
-        let rows: Vec<(u64, Option<(usize, usize)>)> = self.pool.install(|| {
-            use rayon::prelude::*;
-            cells
-                .par_chunks(w.max(1))
-                .map(|row| {
-                    let first = row.iter().position(|&c| c != 0);
-                    let last = row.iter().rposition(|&c| c != 0);
-                    let count = row.iter().filter(|&&c| c != 0).count() as u64;
-                    (count, first.zip(last))
-                })
-                .collect()
-        });
+        let row_of = |row: &[u8]| {
+            let first = row.iter().position(|&c| c != 0);
+            let last = row.iter().rposition(|&c| c != 0);
+            let count = row.iter().filter(|&&c| c != 0).count() as u64;
+            (count, first.zip(last))
+        };
+        let rows: Vec<(u64, Option<(usize, usize)>)> = match cells.len() < PARALLEL_CELLS {
+            true => cells.chunks(w.max(1)).map(row_of).collect(),
+            false => self.pool.install(|| {
+                use rayon::prelude::*;
+                cells.par_chunks(w.max(1)).map(row_of).collect()
+            }),
+        };
         self.occupied = rows.iter().map(|r| r.0).sum();
         self.bounds = rows
             .iter()
@@ -347,10 +354,14 @@ impl Window {
             self.loaded = Some(stepping);
         }
         let engine = &mut self.engine;
-        let grid = self.pool.install(|| -> Result<Grid> {
+        let mut run = || -> Result<Grid> {
             engine.step(generations)?;
             engine.snapshot()
-        })?;
+        };
+        let grid = match self.cells.len() < PARALLEL_CELLS {
+            true => run()?,
+            false => self.pool.install(run)?,
+        };
         self.cells = grid.to_states();
         self.inverted = next;
         self.measure();
