@@ -1,7 +1,8 @@
 #![no_main]
 
 //! Golly's `.rule` files (`@TABLE` and `@TREE`) on arbitrary text: a refusal is fine, a panic
-//! is a bug; a table it accepts gives a state of its own for every neighbourhood tried.
+//! is a bug; a table it accepts gives a state of its own for every neighbourhood tried, and
+//! its `@COLORS` (where it has them) name one colour or none for each of its states.
 
 use std::path::Path;
 
@@ -16,6 +17,9 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let states = table.states();
+    if let Some(colours) = table.colours() {
+        assert_eq!(colours.len(), states as usize);
+    }
     for seed in 0..64u32 {
         let around: [[u8; 3]; 3] = std::array::from_fn(|r| {
             std::array::from_fn(|c| ((seed.wrapping_mul(2654435761) >> (3 * r + c)) % states) as u8)

@@ -586,6 +586,17 @@ fn build_table<'a>(
         }
         if let Some((key, value)) = line.split_once(':') {
             let value = value.trim();
+            // Found by fuzzing: a descriptor changed after the variables and transitions read
+            // under it would leave them of another size.
+            if !variables.is_empty() || !transitions.is_empty() {
+                return Err(fail(
+                    n,
+                    format!(
+                        "{} comes after the first variable or transition; n_states, neighborhood and symmetries come before them",
+                        quoted(line)
+                    ),
+                ));
+            }
             match key.trim() {
                 "n_states" => {
                     let count = value
@@ -1322,6 +1333,7 @@ mod test {
         for (text, says) in [
             ("@RULE X\n@TABLE\nn_states:300\n", "n_states must be 2 to 256"),
             ("@RULE X\n@TABLE\nn_states:2\nneighborhood:Square\n", "unknown neighborhood"),
+            ("@RULE X\n@TABLE\nn_states:2\nneighborhood:vonNeumann\nsymmetries:none\n0,0,0,0,0,1\nneighborhood:Moore\n", "comes after the first variable or transition"),
             ("@RULE X\n@TABLE\nn_states:2\nneighborhood:vonNeumann\nsymmetries:rotate8\n0,0,0,0,0,1\n", "no symmetries"),
             ("@RULE X\n@TABLE\nn_states:2\nneighborhood:vonNeumann\nsymmetries:none\n0,0,0,0,1\n", "has 6 entries, not 5"),
             ("@RULE X\n@TABLE\nn_states:2\nneighborhood:vonNeumann\nsymmetries:none\n0,0,0,0,q,1\n", "neither a state nor a variable"),
