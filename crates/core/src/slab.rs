@@ -664,11 +664,7 @@ impl<W: World> Engine<W> for Decomposed<W> {
                 slabs.depth(),
                 slabs.layer(),
                 self.exchange_path(),
-                self.parts
-                    .iter()
-                    .map(|p| p.engine.details())
-                    .collect::<Vec<_>>()
-                    .join("; ")
+                grouped(self.parts.iter().map(|p| p.engine.details()))
             ),
             None => String::new(),
         }
@@ -686,6 +682,29 @@ impl<W: World> Engine<W> for Decomposed<W> {
             }
         }
         timings
+    }
+}
+
+/// The parts' details, each distinct one once, in order, with how many parts share it where
+/// more than one does ("each of 4: …" where all do): the same plan is not repeated a GPU.
+fn grouped(details: impl Iterator<Item = String>) -> String {
+    let mut seen: Vec<(String, usize)> = Vec::new();
+    for d in details {
+        match seen.iter_mut().find(|(text, _)| *text == d) {
+            Some((_, count)) => *count += 1,
+            None => seen.push((d, 1)),
+        }
+    }
+    match seen.as_slice() {
+        [(text, count)] if *count > 1 => format!("each of {count}: {text}"),
+        _ => seen
+            .iter()
+            .map(|(text, count)| match count {
+                1 => text.clone(),
+                n => format!("{n} × {text}"),
+            })
+            .collect::<Vec<_>>()
+            .join("; "),
     }
 }
 
@@ -986,5 +1005,13 @@ mod test {
             .expect("cpu-scalar gives no row access")
             .to_string();
         assert!(err.contains("cpu-scalar cannot run as a slab"), "{err}");
+    }
+
+    #[test]
+    fn parts_with_the_same_details_are_named_once() {
+        let of = |texts: &[&str]| grouped(texts.iter().map(|t| t.to_string()));
+        assert_eq!(of(&["plan A", "plan A", "plan A"]), "each of 3: plan A");
+        assert_eq!(of(&["plan A", "plan B", "plan A"]), "2 × plan A; plan B");
+        assert_eq!(of(&["plan A"]), "plan A");
     }
 }
