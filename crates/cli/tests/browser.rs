@@ -300,6 +300,15 @@ fn colours(browser: &Browser, n: usize) -> Vec<Value> {
     browser.script(&code).as_array().unwrap().clone()
 }
 
+/// Each pixel's colour, as `[r, g, b]`, of the indexed PNG at `path` (one pixel a cell).
+fn picture_colours(path: &Path) -> Vec<Value> {
+    let (_, _, palette, pixels) = png_indices(path);
+    pixels
+        .iter()
+        .map(|&i| json!(palette[3 * i as usize..][..3]))
+        .collect()
+}
+
 #[test]
 fn the_viewer_draws_steps_and_reports_errors_in_chromium() {
     let Some((chromium, chromedriver)) = browser_paths() else {
@@ -418,11 +427,7 @@ fn the_viewer_fades_dying_cells_as_pictures_do_in_chromium() {
             "--output",
             png.to_str().unwrap(),
         ]);
-        let (_, _, palette, pixels) = png_indices(&png);
-        pixels
-            .iter()
-            .map(|&i| json!(palette[3 * i as usize..][..3]))
-            .collect()
+        picture_colours(&png)
     };
     let (_server, url) = serve(&["--input", soup.to_str().unwrap()]);
     let browser = Browser::start(&chromium, &chromedriver);
@@ -469,36 +474,27 @@ fn the_viewer_shows_a_rule_table_s_colours_in_chromium() {
     std::fs::write(&start, "x = 4, y = 3, rule = Still\nA.B$2BAB$3.A!\n").unwrap();
     let rules = dir.path().to_str().unwrap();
     let png = dir.path().join("still.png");
-    stdout_of(&[
-        "run",
+    let world = [
         "--rules",
         rules,
         "--input",
         start.to_str().unwrap(),
         "--size",
         "16",
+    ];
+    let picture = [
         "--gens",
         "0",
         "--scale",
         "1",
         "--output",
         png.to_str().unwrap(),
-    ]);
-    let (_, _, palette, pixels) = png_indices(&png);
-    let want: Vec<Value> = pixels
-        .iter()
-        .map(|&i| json!(palette[3 * i as usize..][..3]))
-        .collect();
+    ];
+    stdout_of(&[&["run"][..], &world, &picture].concat());
+    let want = picture_colours(&png);
     let coloured = want.iter().filter(|c| **c == json!([255, 128, 0])).count();
     assert_eq!(coloured, 3, "the picture's own colours");
-    let (_server, url) = serve(&[
-        "--rules",
-        rules,
-        "--input",
-        start.to_str().unwrap(),
-        "--size",
-        "16",
-    ]);
+    let (_server, url) = serve(&world);
     let browser = Browser::start(&chromium, &chromedriver);
     browser.open_viewer(&url, 16);
     browser.step_to(1);

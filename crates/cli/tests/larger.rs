@@ -4,12 +4,12 @@
 
 mod common;
 
-use std::path::Path;
-use std::process::Command;
-
 use gol_core::seed::SplitMix64;
 
-use common::{bgolly, error_of, same_cells_anywhere, stdout_of};
+use common::{bgolly, error_of, golly_run, same_cells_anywhere, stdout_of};
+
+/// bgolly's algorithm for these rules (it writes RLE without a position, and no macrocell).
+const LTL: &str = "Larger than Life";
 
 /// A random Larger than Life rule in Golly's notation: ranges 1 to 7, each neighbourhood,
 /// 2 to 5 states, births from at least one live cell (no B0).
@@ -57,30 +57,6 @@ fn soup(rule: &str, side: usize, rng: &mut SplitMix64) -> String {
     text
 }
 
-/// bgolly's run of `start` for `gens` generations, written to `out` (RLE: its Larger than
-/// Life algorithm writes no macrocell); its population.
-fn golly(bgolly: &Path, start: &Path, gens: u64, out: &Path) -> String {
-    let output = Command::new(bgolly)
-        .args(["-a", "Larger than Life", "-m", &gens.to_string(), "-o"])
-        .arg(out)
-        .arg(start)
-        .output()
-        .expect("bgolly runs");
-    assert!(output.status.success(), "bgolly: {output:?}");
-    let text = String::from_utf8_lossy(&output.stdout);
-    let last = text
-        .lines()
-        .rev()
-        .find(|l| l.contains(": "))
-        .expect("a population");
-    last.rsplit(": ")
-        .next()
-        .unwrap()
-        .replace(',', "")
-        .trim()
-        .to_string()
-}
-
 /// `alive` of a JSON report.
 fn alive(report: &str) -> String {
     let v: serde_json::Value = serde_json::from_str(report).expect("JSON");
@@ -110,7 +86,7 @@ fn golly_agrees_on_random_rules_on_the_plane_and_on_tori() {
             path("ours.rle").to_str().unwrap(),
         ]);
         assert!(ours.contains("\"engine\":\"window\""), "{ours}");
-        let population = golly(&bgolly, &path("plane.rle"), gens, &path("theirs.rle"));
+        let population = golly_run(&bgolly, LTL, &path("plane.rle"), gens, &path("theirs.rle"));
         assert_eq!(
             alive(&ours),
             population,
@@ -134,7 +110,13 @@ fn golly_agrees_on_random_rules_on_the_plane_and_on_tori() {
             "--json",
         ]);
         assert!(ours.contains("\"engine\":\"cpu-states\""), "{ours}");
-        let population = golly(&bgolly, &path("torus.rle"), gens, &path("torus-out.rle"));
+        let population = golly_run(
+            &bgolly,
+            LTL,
+            &path("torus.rle"),
+            gens,
+            &path("torus-out.rle"),
+        );
         assert_eq!(
             alive(&ours),
             population,

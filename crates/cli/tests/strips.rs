@@ -6,13 +6,12 @@
 mod common;
 
 use std::path::Path;
-use std::process::Command;
 
 use gol_core::rule::Family;
 use gol_core::seed::SplitMix64;
 use gol_core::Rule;
 
-use common::{bgolly, error_of, same_cells_anywhere, stdout_of};
+use common::{bgolly, error_of, golly_run, same_cells_anywhere, stdout_of};
 
 /// An RLE of a random `width` × `height` soup at 40% under `rule`, its top-left cell at Golly's
 /// (x, y).
@@ -31,30 +30,6 @@ fn soup(
     }
     text.push_str("!\n");
     text
-}
-
-/// bgolly's population after `gens` generations of `start` by `algo`, its cells written to
-/// `out`.
-fn golly(bgolly: &Path, algo: &str, start: &Path, gens: u64, out: &Path) -> String {
-    let output = Command::new(bgolly)
-        .args(["-a", algo, "-m", &gens.to_string(), "-o"])
-        .arg(out)
-        .arg(start)
-        .output()
-        .expect("bgolly runs");
-    assert!(output.status.success(), "bgolly: {output:?}");
-    let text = String::from_utf8_lossy(&output.stdout);
-    let last = text
-        .lines()
-        .rev()
-        .find(|l| l.contains(": "))
-        .expect("a population");
-    last.rsplit(": ")
-        .next()
-        .unwrap()
-        .replace(',', "")
-        .trim()
-        .to_string()
 }
 
 /// `file` read by gol where it lies and written again as RLE (`#CXRLE Pos=` included).
@@ -102,7 +77,7 @@ fn agree(bgolly: &Path, dir: &Path, rule: &Rule, start: &str, gens: u64, what: &
         true => ("HashLife", path("theirs.mc")),
         false => ("QuickLife", path("theirs.rle")),
     };
-    let population = golly(bgolly, algo, &path("start.rle"), gens, &theirs);
+    let population = golly_run(bgolly, algo, &path("start.rle"), gens, &theirs);
     assert_eq!(
         v["alive"].to_string(),
         population,

@@ -129,11 +129,15 @@ fn life_patterns_match_the_oracle_over_many_steps() {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(48))]
 
+    /// On HashLife, or on the window, which also runs B0 rules (kept complemented as Golly
+    /// keeps them; `crates/cli/tests/strips.rs` checks them against bgolly).
     #[test]
     fn any_rule_matches_the_oracle(
         family in 0usize..4,
         rule_bits in any::<u64>(),
         generations_rule in any::<bool>(),
+        window in any::<bool>(),
+        b0 in any::<bool>(),
         states in 3u32..7,
         width in 1usize..40,
         height in 1usize..40,
@@ -142,10 +146,19 @@ proptest! {
         split in 1u64..7,
         threads in 1usize..4,
     ) {
-        let states = if generations_rule { states } else { 2 };
-        let rule = rule_from(family, rule_bits, states);
+        let b0 = window && b0;
+        let states = if generations_rule && !b0 { states } else { 2 };
+        let mut rule = rule_from(family, rule_bits, states);
+        if b0 {
+            rule = Rule::parse(&rule.to_string().replacen('B', "B0", 1)).unwrap();
+        }
+        prop_assert_eq!(rule.births_on_nothing(), b0);
         let pattern = random_pattern(width, height, states, &bits);
-        let mut plane = plane_of(&pattern, rule, 32 << 20, threads);
+        let engine = match window {
+            true => gol_core::EngineId::Window,
+            false => gol_core::EngineId::Hashlife,
+        };
+        let mut plane = plane_on(engine, &pattern, rule, 32 << 20, threads);
         // In two steps, split where the case says.
         step_in_two_and_check(&mut *plane, &pattern, rule, gens, split);
     }
@@ -190,37 +203,6 @@ proptest! {
         let (larger, states) = gol_core::rule::Larger::random(4, &mut numbers(rule_bits));
         let rule = Rule::from_larger(larger, states);
         let pattern = random_pattern(width, height, 2, &bits);
-        let mut plane = plane_on(gol_core::EngineId::Window, &pattern, rule, 32 << 20, threads);
-        step_in_two_and_check(&mut *plane, &pattern, rule, gens, split);
-    }
-}
-
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(48))]
-
-    /// The window runs every rule the plane does, B0 rules (kept complemented as Golly keeps
-    /// them) and tubes aside, which `crates/cli/tests/strips.rs` checks against bgolly.
-    #[test]
-    fn any_rule_on_the_window_matches_the_oracle_b0_included(
-        family in 0usize..4,
-        rule_bits in any::<u64>(),
-        generations_rule in any::<bool>(),
-        b0 in any::<bool>(),
-        states in 3u32..7,
-        width in 1usize..30,
-        height in 1usize..30,
-        bits in proptest::collection::vec(any::<u64>(), 4),
-        gens in 0u64..60,
-        split in 1u64..7,
-        threads in 1usize..4,
-    ) {
-        let states = if generations_rule && !b0 { states } else { 2 };
-        let mut rule = rule_from(family, rule_bits, states);
-        if b0 && !rule.births_on_nothing() {
-            rule = Rule::parse(&rule.to_string().replacen('B', "B0", 1)).unwrap();
-        }
-        prop_assert_eq!(rule.births_on_nothing(), b0);
-        let pattern = random_pattern(width, height, states, &bits);
         let mut plane = plane_on(gol_core::EngineId::Window, &pattern, rule, 32 << 20, threads);
         step_in_two_and_check(&mut *plane, &pattern, rule, gens, split);
     }

@@ -222,3 +222,27 @@ pub fn same_cells_anywhere(ours: &Path, theirs: &Path, dir: &Path) -> bool {
     };
     again(ours, "ours") == again(theirs, "theirs")
 }
+
+/// bgolly's population after `gens` generations of `start` by its algorithm `algo`, its
+/// cells written to `out`.
+pub fn golly_run(bgolly: &Path, algo: &str, start: &Path, gens: u64, out: &Path) -> String {
+    let output = Command::new(bgolly)
+        .args(["-a", algo, "-m", &gens.to_string(), "-o"])
+        .arg(out)
+        .arg(start)
+        .output()
+        .expect("bgolly runs");
+    assert!(output.status.success(), "bgolly: {output:?}");
+    let text = String::from_utf8_lossy(&output.stdout);
+    let last = text
+        .lines()
+        .rev()
+        .find(|l| l.contains(": "))
+        .expect("a population");
+    last.rsplit(": ")
+        .next()
+        .unwrap()
+        .replace(',', "")
+        .trim()
+        .to_string()
+}
