@@ -464,12 +464,7 @@ fn the_viewer_shows_a_rule_table_s_colours_in_chromium() {
     // A rule table whose states stay as they are, coloured by its @COLORS: the canvas shows
     // each cell in the colour a still picture gives it.
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("Still.rule"),
-        "@RULE Still\n@TABLE\nn_states:3\nneighborhood:vonNeumann\nsymmetries:none\n\
-         @COLORS\n0 20 20 20\n1 255 128 0\n2 0 0 255\n",
-    )
-    .unwrap();
+    common::still_rule(dir.path(), "0 20 20 20\n1 255 128 0\n2 0 0 255\n");
     let start = dir.path().join("start.rle");
     std::fs::write(&start, "x = 4, y = 3, rule = Still\nA.B$2BAB$3.A!\n").unwrap();
     let rules = dir.path().to_str().unwrap();

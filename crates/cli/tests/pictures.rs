@@ -218,12 +218,7 @@ fn outputs_are_checked_before_the_run() {
 fn a_rule_table_s_colours_colour_its_pictures() {
     let dir = tempfile::tempdir().unwrap();
     // Three states that do nothing (every cell stays as it is), states 1 and 2 coloured.
-    std::fs::write(
-        dir.path().join("Still.rule"),
-        "@RULE Still\n@TABLE\nn_states:3\nneighborhood:vonNeumann\nsymmetries:none\n\
-         @COLORS\n1 255 128 0 orange\n2 0 0 255\n",
-    )
-    .unwrap();
+    common::still_rule(dir.path(), "1 255 128 0 orange\n2 0 0 255\n");
     let rules = dir.path().to_str().unwrap();
     let start = dir.path().join("start.rle");
     std::fs::write(&start, "x = 3, y = 2, rule = Still\nA.B$2B!\n").unwrap();

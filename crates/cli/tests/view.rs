@@ -324,12 +324,7 @@ fn dying_cells_fade_under_generations_rules() {
 fn a_rule_table_s_colours_reach_the_page() {
     let dir = tempfile::tempdir().unwrap();
     // Three states that stay as they are, states 1 and 2 coloured.
-    std::fs::write(
-        dir.path().join("Still.rule"),
-        "@RULE Still\n@TABLE\nn_states:3\nneighborhood:vonNeumann\nsymmetries:none\n\
-         @COLORS\n1 255 128 0\n2 0 0 255\n",
-    )
-    .unwrap();
+    common::still_rule(dir.path(), "1 255 128 0\n2 0 0 255\n");
     let start = dir.path().join("start.rle");
     std::fs::write(&start, "x = 3, y = 2, rule = Still\nA.B$2B!\n").unwrap();
     let server = Server::start(&[

@@ -246,3 +246,12 @@ pub fn golly_run(bgolly: &Path, algo: &str, start: &Path, gens: u64, out: &Path)
         .trim()
         .to_string()
 }
+
+/// Writes `Still.rule` into `dir`: three states under which every cell stays as it is (a von
+/// Neumann table with no transitions), with `colours` as its `@COLORS` lines.
+pub fn still_rule(dir: &Path, colours: &str) {
+    let text = format!(
+        "@RULE Still\n@TABLE\nn_states:3\nneighborhood:vonNeumann\nsymmetries:none\n@COLORS\n{colours}"
+    );
+    std::fs::write(dir.join("Still.rule"), text).unwrap();
+}
