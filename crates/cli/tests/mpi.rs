@@ -23,20 +23,38 @@ fn mpirun() -> Option<&'static str> {
     Some("mpirun")
 }
 
-/// `gol` on `ranks` MPI ranks; its JSON report.
-fn ranks(mpirun: &str, ranks: usize, args: &[&str]) -> serde_json::Value {
-    let out = Command::new(mpirun)
+/// `mpirun` for `ranks` ranks, with a session directory of its own: Open MPI's default one
+/// under `/tmp` is shared, and mpiruns started at once by tests running side by side raced to
+/// create it ("File exists", a CI failure). The directory is left empty when the run ends;
+/// [`ranks`] removes it.
+fn mpi_command(mpirun: &str, ranks: usize) -> (Command, std::path::PathBuf) {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let session = std::env::temp_dir().join(format!("gol-mpi-{}-{n}", std::process::id()));
+    std::fs::create_dir_all(&session).expect("a session directory");
+    let mut command = Command::new(mpirun);
+    command
+        .env("TMPDIR", &session)
+        .env("OMPI_MCA_orte_tmpdir_base", &session)
         .args([
             "--allow-run-as-root",
             "--oversubscribe",
             "-n",
             &ranks.to_string(),
-        ])
+        ]);
+    (command, session)
+}
+
+/// `gol` on `ranks` MPI ranks; its JSON report.
+fn ranks(mpirun: &str, ranks: usize, args: &[&str]) -> serde_json::Value {
+    let (mut command, session) = mpi_command(mpirun, ranks);
+    let out = command
         .arg(gol_path())
         .args(args)
         .arg("--json")
         .output()
         .expect("mpirun runs");
+    let _ = std::fs::remove_dir_all(session);
     assert!(
         out.status.success(),
         "{ranks} ranks, gol {args:?}: {}",
@@ -359,18 +377,16 @@ fn ranks_running(marker: &str) -> Vec<u32> {
 /// A run of 10⁹ generations of a 1024² soup on 3 ranks, its seed `marker` (to find its ranks
 /// by), not started yet.
 fn long_run(mpirun: &str, marker: &str) -> Command {
-    let mut run = Command::new(mpirun);
-    run.args(["--allow-run-as-root", "--oversubscribe", "-n", "3"])
-        .arg(gol_path())
-        .args([
-            "run",
-            "--size",
-            "1024",
-            "--gens",
-            "1000000000",
-            "--seed",
-            marker,
-        ]);
+    let (mut run, _session) = mpi_command(mpirun, 3);
+    run.arg(gol_path()).args([
+        "run",
+        "--size",
+        "1024",
+        "--gens",
+        "1000000000",
+        "--seed",
+        marker,
+    ]);
     run
 }
 
