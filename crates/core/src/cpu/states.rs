@@ -205,39 +205,14 @@ impl Loaded {
                                 },
                             ),
                             Update::Tree(table) => tree_band(grid, table, out, top),
-                            Update::Larger(rule) if rule.size() < 1 << 8 => dispatch(
-                                isa,
-                                SquareBand::<u8> {
-                                    grid,
-                                    rule,
-                                    states,
-                                    out,
-                                    top,
-                                    count: std::marker::PhantomData,
-                                },
-                            ),
-                            Update::Larger(rule) if rule.size() < 1 << 16 => dispatch(
-                                isa,
-                                SquareBand::<u16> {
-                                    grid,
-                                    rule,
-                                    states,
-                                    out,
-                                    top,
-                                    count: std::marker::PhantomData,
-                                },
-                            ),
-                            Update::Larger(rule) => dispatch(
-                                isa,
-                                SquareBand::<u32> {
-                                    grid,
-                                    rule,
-                                    states,
-                                    out,
-                                    top,
-                                    count: std::marker::PhantomData,
-                                },
-                            ),
+                            // The narrowest count that holds every neighbourhood's sum.
+                            Update::Larger(rule) => match rule.size() {
+                                n if n < 1 << 8 => square::<u8>(isa, grid, rule, states, out, top),
+                                n if n < 1 << 16 => {
+                                    square::<u16>(isa, grid, rule, states, out, top)
+                                }
+                                _ => square::<u32>(isa, grid, rule, states, out, top),
+                            },
                         }
                     });
             }
@@ -370,6 +345,26 @@ struct SquareBand<'a, T> {
     out: &'a mut [u8],
     top: usize,
     count: std::marker::PhantomData<T>,
+}
+
+/// Rows `top..` of a square Larger than Life generation, counted in `T`, compiled for `isa`.
+fn square<T: Count>(
+    isa: Isa,
+    grid: Source,
+    rule: &Larger,
+    states: u32,
+    out: &mut [u8],
+    top: usize,
+) {
+    let band = SquareBand::<T> {
+        grid,
+        rule,
+        states,
+        out,
+        top,
+        count: std::marker::PhantomData,
+    };
+    dispatch(isa, band);
 }
 
 impl<T: Count> Kernel for SquareBand<'_, T> {
