@@ -209,18 +209,23 @@ pub fn same_cells_anywhere(ours: &Path, theirs: &Path, dir: &Path) -> bool {
             dir.join(format!("{name}-again.rle")),
         );
         std::fs::write(&bare_path, bare).unwrap();
-        stdout_of(&[
-            "run",
-            "--input",
-            bare_path.to_str().unwrap(),
-            "--gens",
-            "0",
-            "--output",
-            out.to_str().unwrap(),
-        ]);
-        std::fs::read(out).unwrap()
+        rewritten(&bare_path, &out)
     };
     again(ours, "ours") == again(theirs, "theirs")
+}
+
+/// The text of `file` read by gol (where it lies) and written again to `out`.
+pub fn rewritten(file: &Path, out: &Path) -> String {
+    stdout_of(&[
+        "run",
+        "--input",
+        file.to_str().unwrap(),
+        "--gens",
+        "0",
+        "--output",
+        out.to_str().unwrap(),
+    ]);
+    std::fs::read_to_string(out).unwrap()
 }
 
 /// bgolly's population after `gens` generations of `start` by its algorithm `algo`, its
