@@ -1,0 +1,13 @@
+//! What patterns are and what soups make: pattern identification (period, speed, heat,
+//! apgcode) and apgsearch's soups, for the `gol` Game of Life engine.
+//!
+//! - [`apgcode`]: the names apgsearch, lifelib and Catagolue give objects.
+//! - [`identify`](mod@identify): a pattern run on the plane until it repeats, and what it is.
+//! - [`soup`]: apgsearch's C1 soups of B3/S23, made from their IDs as it makes them.
+#![deny(missing_docs)]
+
+pub mod apgcode;
+pub mod identify;
+pub mod soup;
+
+pub use identify::{identify, Cycle, Identity, Verdict};
