@@ -14,9 +14,8 @@
 //!   same shape again, turned or reflected (a quarter or half of the period) or not;
 //! - the **apgcode** ([`crate::apgcode`]), of two-state rules.
 
-use std::collections::hash_map::{DefaultHasher, Entry};
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use gol_core::{Error, Result};
@@ -54,6 +53,9 @@ pub enum Verdict {
     NotFound {
         /// Generations run.
         limit: u64,
+        /// Whether the run ended before the limit, the bounding box grown past
+        /// [`MOST_CELLS`].
+        outgrew: bool,
         /// The population at generation 0.
         first: u64,
         /// The largest population over the first and the second half of the run.
@@ -143,24 +145,20 @@ struct Phase {
 }
 
 impl Phase {
-    /// The plane's cells now; `None` when it is empty.
-    fn read(plane: &dyn Plane) -> Result<Option<Phase>> {
+    /// The plane's cells now.
+    fn read(plane: &dyn Plane) -> Result<Read> {
         let Some(rect) = plane.bounding_box() else {
-            return Ok(None);
+            return Ok(Read::Empty);
         };
-        let far = || {
-            Error::Invalid(format!(
-                "the pattern reached {rect}, too far out or too large to identify"
-            ))
+        let (Some((x, y)), Some((width, height))) = (rect.corner(), rect.size()) else {
+            return Ok(Read::TooLarge);
         };
-        let (x, y) = rect.corner().ok_or_else(far)?;
-        let (width, height) = rect.size().ok_or_else(far)?;
         if width.saturating_mul(height) > MOST_CELLS {
-            return Err(far());
+            return Ok(Read::TooLarge);
         }
         let (width, height) = (width as usize, height as usize);
         let states = plane.cells(&rect.x, &rect.y, width, height);
-        Ok(Some(Phase {
+        Ok(Read::Phase(Phase {
             x,
             y,
             width,
@@ -197,16 +195,40 @@ impl Phase {
         out
     }
 
-    /// What identifies the shape wherever it lies.
-    fn key(&self) -> (usize, usize, u64) {
-        let mut hasher = DefaultHasher::new();
-        self.states.hash(&mut hasher);
-        (self.width, self.height, hasher.finish())
+    /// What identifies the shape wherever it lies: its size and 128 bits of hash of its
+    /// states, eight cells at a time (a chance of 2^-128 that two shapes share it).
+    fn key(&self) -> (usize, usize, u64, u64) {
+        let mut chunks = self.states.chunks_exact(8);
+        let (mut a, mut b) = (0x243f_6a88_85a3_08d3u64, 0x1319_8a2e_0370_7344u64);
+        let mut mix = |word: u64| {
+            a = (a ^ word)
+                .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+                .rotate_left(31);
+            b = (b ^ word.rotate_left(17))
+                .wrapping_mul(0xc2b2_ae3d_27d4_eb4f)
+                .rotate_left(27);
+        };
+        for chunk in &mut chunks {
+            mix(u64::from_le_bytes(chunk.try_into().expect("eight bytes")));
+        }
+        let mut last = [0u8; 8];
+        last[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+        mix(u64::from_le_bytes(last));
+        (self.width, self.height, a ^ (a >> 29), b ^ (b >> 32))
     }
 }
 
-/// The largest bounding box (in cells) read a generation.
-const MOST_CELLS: u64 = 1 << 26;
+/// What a look at the plane found.
+enum Read {
+    Empty,
+    Phase(Phase),
+    /// A bounding box past [`MOST_CELLS`] or the machine's integers.
+    TooLarge,
+}
+
+/// The largest bounding box (in cells) read a generation; a pattern that outgrows it ends the
+/// search.
+pub const MOST_CELLS: u64 = 1 << 24;
 
 /// Runs `plane` a generation at a time, at most `limit` generations, until it repeats, and says
 /// what it is; `stop` ends the search early (an error).
@@ -223,11 +245,19 @@ pub fn identify(plane: &mut dyn Plane, limit: u64, stop: &AtomicBool) -> Result<
         }
         Ok(())
     };
-    let mut seen: HashMap<(usize, usize, u64), (u64, i64, i64)> = HashMap::new();
+    let mut seen: HashMap<(usize, usize, u64, u64), (u64, i64, i64)> = HashMap::new();
     let mut populations = Vec::new();
     let mut generation = 0u64;
     let (first, start, settled) = loop {
-        let Some(phase) = Phase::read(plane)? else {
+        let phase = match Phase::read(plane)? {
+            Read::Phase(phase) => phase,
+            Read::TooLarge if generation == 0 => {
+                return Err(Error::Invalid(format!(
+                    "the pattern's bounding box is larger than {MOST_CELLS} cells: too large to identify"
+                )))
+            }
+            Read::TooLarge => return Ok(not_found(generation, true, &populations, plane)),
+            Read::Empty => {
             if generation == 0 {
                 return Err(Error::Invalid(
                     "the pattern is empty: nothing to identify".into(),
@@ -239,6 +269,7 @@ pub fn identify(plane: &mut dyn Plane, limit: u64, stop: &AtomicBool) -> Result<
                 bounding_box: None,
                 population: 0,
             });
+            }
         };
         populations.push(phase.population());
         match seen.entry(phase.key()) {
@@ -252,19 +283,7 @@ pub fn identify(plane: &mut dyn Plane, limit: u64, stop: &AtomicBool) -> Result<
             }
         }
         if generation == limit {
-            let half = populations.len() / 2;
-            let most = |p: &[u64]| p.iter().copied().max().unwrap_or(0);
-            return Ok(Identity {
-                settled_at: generation,
-                verdict: Verdict::NotFound {
-                    limit,
-                    first: populations[0],
-                    most: (most(&populations[..half]), most(&populations[half..])),
-                    last: phase.population(),
-                },
-                bounding_box: Some(box_of(&phase)),
-                population: phase.population(),
-            });
+            return Ok(not_found(generation, false, &populations, plane));
         }
         step(plane)?;
         generation += 1;
@@ -275,16 +294,45 @@ pub fn identify(plane: &mut dyn Plane, limit: u64, stop: &AtomicBool) -> Result<
     let mut phases = vec![first];
     for _ in 0..period {
         step(plane)?;
-        phases.push(Phase::read(plane)?.expect("a periodic pattern never dies"));
+        match Phase::read(plane)? {
+            Read::Phase(phase) => phases.push(phase),
+            _ => unreachable!("a periodic pattern never dies nor grows"),
+        }
     }
     let cycle = measure(&phases, period, displacement, two_states);
+    // The first phase is that of `settled_at`, one period on: where it was then.
     let phase = &phases[0];
+    let (x, y, width, height) = box_of(phase);
     Ok(Identity {
         settled_at,
-        bounding_box: Some(box_of(phase)),
+        bounding_box: Some((x - displacement.0, y - displacement.1, width, height)),
         population: phase.population(),
         verdict: Verdict::Periodic(cycle),
     })
+}
+
+/// No repeat by generation `generation` (`outgrew`: its box grew too large to go on), after
+/// `populations`.
+fn not_found(generation: u64, outgrew: bool, populations: &[u64], plane: &dyn Plane) -> Identity {
+    let half = populations.len() / 2;
+    let most = |p: &[u64]| p.iter().copied().max().unwrap_or(0);
+    let bounding_box = plane
+        .bounding_box()
+        .and_then(|r| Some((r.corner()?, r.size()?)))
+        .map(|((x, y), (w, h))| (x, y, w, h));
+    let population = plane.population().try_into().unwrap_or(u64::MAX);
+    Identity {
+        settled_at: generation,
+        verdict: Verdict::NotFound {
+            limit: generation,
+            outgrew,
+            first: populations[0],
+            most: (most(&populations[..half]), most(&populations[half..])),
+            last: population,
+        },
+        bounding_box,
+        population,
+    }
 }
 
 fn box_of(phase: &Phase) -> (i64, i64, u64, u64) {

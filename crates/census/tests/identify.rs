@@ -97,6 +97,7 @@ fn the_blinkers_heat_and_volatility() {
     assert_eq!(cycle(&glider).heat, 4.0);
     assert_eq!(cycle(&glider).volatility, None);
     assert_eq!(cycle(&glider).displacement, (1, 1));
+    assert_eq!(glider.bounding_box, Some((0, 0, 3, 3)));
 }
 
 #[test]
@@ -118,6 +119,7 @@ fn what_settles_dies_or_does_not_repeat() {
     match gun.verdict {
         Verdict::NotFound {
             limit,
+            outgrew: false,
             first,
             most,
             last,

@@ -31,6 +31,9 @@ pub enum Command {
     Verify(VerifyArgs),
     /// Serve a live viewer of a simulation in the browser (pan, zoom, play, step, upload).
     View(ViewArgs),
+    /// Say what a pattern is: run it on the infinite plane until it repeats, then its type,
+    /// period, speed, heat and apgcode.
+    Identify(IdentifyArgs),
     /// Show the machine, its instruction sets and the engines available.
     Info,
 }
@@ -136,6 +139,15 @@ pub struct RunArgs {
     #[arg(long)]
     pub json: bool,
 
+    /// After the run, say what the world is (as `gol identify` does): its cells on the
+    /// infinite plane, run until they repeat.
+    #[arg(long)]
+    pub identify: bool,
+
+    /// Generations --identify runs at most, looking for a repeat.
+    #[arg(long, value_name = "G", default_value_t = gol::identify::DEFAULT_LIMIT, requires = "identify")]
+    pub max_gens: u64,
+
     /// Thread-block size of a CUDA engine, such as 32x16.
     #[arg(long, value_name = "WxH", value_parser = parse_block)]
     pub block: Option<(u32, u32)>,
@@ -186,6 +198,30 @@ fn parse_gpus(text: &str) -> Result<Gpus, String> {
             )),
         },
     }
+}
+
+#[derive(Args, Debug)]
+pub struct IdentifyArgs {
+    /// The pattern file (RLE, .cells, macrocell .mc, Life 1.06 or 1.05, any of them .gz),
+    /// placed on the infinite plane as Golly places it (a bounded-grid suffix is overridden).
+    #[arg(value_name = "FILE")]
+    pub input: PathBuf,
+
+    /// Rule in place of the file's.
+    #[arg(long, value_name = "R")]
+    pub rule: Option<String>,
+
+    /// Generations to run at most, looking for a repeat.
+    #[arg(long, value_name = "G", default_value_t = gol::identify::DEFAULT_LIMIT)]
+    pub max_gens: u64,
+
+    /// Memory cap of the plane the file is read into, such as 4G or 512M.
+    #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
+    pub memory: Option<u64>,
+
+    /// Print one JSON object on standard output instead of the report.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args, Debug)]

@@ -3,6 +3,7 @@
 
 mod bench;
 mod cli;
+mod identify;
 mod info;
 mod interrupt;
 mod machine;
@@ -123,6 +124,7 @@ fn execute(cli: &Cli) -> anyhow::Result<()> {
         Command::Bench(args) => bench::bench(args),
         Command::Verify(args) => verify::verify(args),
         Command::View(args) => view::view(args),
+        Command::Identify(args) => identify::identify(args),
         Command::Info => info::info(),
     }
 }

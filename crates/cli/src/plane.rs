@@ -93,6 +93,9 @@ struct Report {
     memory_bytes: u64,
     /// The process's peak resident memory.
     peak_rss_bytes: u64,
+    /// What the world is at the end (`--identify`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    identity: Option<crate::identify::Report>,
 }
 
 /// The frames of a `.gif` output on the plane: the animation, its view, the generations (from
@@ -252,7 +255,18 @@ pub fn run(args: &RunArgs, setup: &Setup) -> Result<()> {
         generations_per_second: done.to_f64().unwrap_or(f64::INFINITY) / seconds.max(1e-9),
         memory_bytes: sim.memory_bytes(),
         peak_rss_bytes: 0,
+        identity: None,
     };
+    if args.identify && stopped_by.is_none() {
+        let start = Instant::now();
+        let identity = sim.identify(args.max_gens, &interrupt::STOP)?;
+        report.identity = Some(crate::identify::Report::of(
+            &identity,
+            report.rule.clone(),
+            format!("the pattern at generation {}", sim.generation()),
+            start.elapsed().as_secs_f64(),
+        ));
+    }
     let reached = sim.generation().clone();
     let output_start = Instant::now();
     let frame_seconds = frames.as_ref().map_or(0.0, |f| f.seconds);
@@ -328,4 +342,7 @@ fn print_report(r: &Report, args: &RunArgs, bounds: Option<&Rect>) {
         crate::run::print_output(path, r.interrupted, &frames, r.output_seconds);
     }
     println!("Total time (sec.): {:.6}", r.total_seconds);
+    if let Some(identity) = &r.identity {
+        identity.print();
+    }
 }

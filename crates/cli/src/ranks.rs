@@ -240,6 +240,7 @@ fn run_rank_in<W: Dimension>(
             exchange_seconds,
         )]
         .into(),
+        identity: None,
     };
     if args.json {
         println!("{}", serde_json::to_string(&report)?);

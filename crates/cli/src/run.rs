@@ -85,6 +85,9 @@ pub(crate) struct Report {
     pub(crate) cell_updates_per_second: f64,
     /// Times the engine measured itself (GPU copies, the loop timed with CUDA events).
     pub(crate) engine_timings: std::collections::BTreeMap<String, f64>,
+    /// What the world is at the end (`--identify`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) identity: Option<crate::identify::Report>,
 }
 
 pub fn run(args: &RunArgs) -> Result<()> {
@@ -103,6 +106,9 @@ pub fn run(args: &RunArgs) -> Result<()> {
     // the round to stop after).
     interrupt::catch();
     let on_plane = setup.on_plane()?;
+    if args.identify && crate::machine::mpi_ranks().is_some_and(|n| n > 1) {
+        anyhow::bail!("--identify looks at the world in one process; run without MPI ranks");
+    }
     if on_plane && crate::machine::mpi_ranks().is_some_and(|n| n > 1) {
         anyhow::bail!("MPI ranks split bounded grids; the infinite plane runs in one process");
     }
@@ -375,7 +381,18 @@ fn run_in<W: Dimension>(args: &RunArgs, setup: &Setup) -> Result<()> {
             .into_iter()
             .map(|(k, v)| (k.to_string(), v))
             .collect(),
+        identity: None,
     };
+    if args.identify && stopped_by.is_none() {
+        let start = Instant::now();
+        let identity = sim.identify(args.max_gens, &interrupt::STOP)?;
+        report.identity = Some(crate::identify::Report::of(
+            &identity,
+            report.rule.clone(),
+            format!("the world at generation {}", sim.generation()),
+            start.elapsed().as_secs_f64(),
+        ));
+    }
     let reached = sim.generation();
     let output_start = Instant::now();
     if stopped_by.is_some() {
@@ -617,4 +634,7 @@ pub(crate) fn print_report(r: &Report, args: &RunArgs) {
         print_output(path, r.interrupted, &stamp, r.output_seconds);
     }
     println!("Total time (sec.): {:.6}", r.total_seconds);
+    if let Some(identity) = &r.identity {
+        identity.print();
+    }
 }

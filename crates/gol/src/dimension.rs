@@ -2,15 +2,17 @@
 //! worlds are made from a [`Setup`] and written to files.
 
 use std::path::Path;
+use std::sync::atomic::AtomicBool;
 
 use gol_core::engine::{EngineSpec, World};
 use gol_core::picture::{self, Frame, Look, View};
 use gol_core::slab::Slabs;
 use gol_core::{cube_file, pattern, Cube, Grid, Rule};
 
-use crate::error::Result;
+use crate::error::{invalid, Result};
 use crate::output::{self, Animation, Format, Picture};
 use crate::setup::{self, Dim, Problem, Setup};
+use crate::Identity;
 
 /// A 2D [`Grid`] or a 3D [`Cube`], as the library runs them.
 pub trait Dimension: World {
@@ -87,6 +89,10 @@ pub trait Dimension: World {
         part: usize,
         halo: usize,
     ) -> Result<(Slabs, Problem<Self>)>;
+
+    /// What the world's cells are on the infinite plane under `rule`, the top-left cell at
+    /// (0, 0) ([`crate::identify()`]); 2D only.
+    fn identify(&self, rule: Rule, limit: u64, stop: &AtomicBool) -> Result<Identity>;
 }
 
 impl Dimension for Grid {
@@ -137,6 +143,10 @@ impl Dimension for Grid {
             .view
             .unwrap_or_else(|| View::whole(self.width(), self.height()));
         Ok(picture::grid(self, &view, p.scale, p.colours)?)
+    }
+
+    fn identify(&self, rule: Rule, limit: u64, stop: &AtomicBool) -> Result<Identity> {
+        crate::identify::identify(self, (0, 0), rule, limit, stop)
     }
 
     fn build(setup: &Setup) -> Result<Problem<Grid>> {
@@ -204,6 +214,10 @@ impl Dimension for Cube {
     fn picture(&self, p: &Picture) -> Result<Frame> {
         p.check(Dim::Three)?;
         Ok(picture::cube(self, Look::along(p.axis), p.scale)?)
+    }
+
+    fn identify(&self, _: Rule, _: u64, _: &AtomicBool) -> Result<Identity> {
+        invalid!("identify looks at 2D patterns; a cube is 3D")
     }
 
     fn build(setup: &Setup) -> Result<Problem<Cube>> {

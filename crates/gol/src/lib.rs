@@ -11,6 +11,8 @@
 //! - [`auto`]: the one place where `auto` is resolved, by a cost model of whole runs.
 //! - [`registry`]: every engine of this build by [`EngineId`].
 //! - [`verify`]: every engine here against the scalar oracle (`gol verify`).
+//! - [`identify`](mod@identify): what a pattern is (period, speed, heat, apgcode), from a
+//!   simulation or cells.
 //! - [`output`]: output formats, checked before a run, pictures and animations.
 //!
 //! ```
@@ -31,6 +33,7 @@
 pub mod auto;
 pub mod dimension;
 mod error;
+pub mod identify;
 pub mod output;
 pub mod plane;
 pub mod registry;
@@ -41,8 +44,10 @@ pub mod verify;
 pub use auto::EngineChoice;
 pub use dimension::Dimension;
 pub use error::{Error, Result};
+pub use gol_census::Identity;
 pub use gol_core::rule::table as rule_table;
 pub use gol_core::{Cube, EngineId, Grid, Rule};
+pub use identify::identify;
 pub use plane::{PlaneSimulation, PlaneView};
 pub use setup::{Checkpoints, Dim, Setup, Size, Source, Split, Start};
 pub use simulation::{Simulation, Timings};
