@@ -197,7 +197,7 @@ impl Phase {
 
     /// What identifies the shape wherever it lies: its size and 128 bits of hash of its
     /// states, eight cells at a time (a chance of 2^-128 that two shapes share it).
-    fn key(&self) -> (usize, usize, u64, u64) {
+    fn key(&self) -> Key {
         let mut chunks = self.states.chunks_exact(8);
         let (mut a, mut b) = (0x243f_6a88_85a3_08d3u64, 0x1319_8a2e_0370_7344u64);
         let mut mix = |word: u64| {
@@ -217,6 +217,9 @@ impl Phase {
         (self.width, self.height, a ^ (a >> 29), b ^ (b >> 32))
     }
 }
+
+/// A shape's size and hash ([`Phase::key`]).
+type Key = (usize, usize, u64, u64);
 
 /// What a look at the plane found.
 enum Read {
@@ -245,7 +248,8 @@ pub fn identify(plane: &mut dyn Plane, limit: u64, stop: &AtomicBool) -> Result<
         }
         Ok(())
     };
-    let mut seen: HashMap<(usize, usize, u64, u64), (u64, i64, i64)> = HashMap::new();
+    // Each shape seen: the generation and where it lay.
+    let mut seen: HashMap<Key, (u64, i64, i64)> = HashMap::new();
     let mut populations = Vec::new();
     let mut generation = 0u64;
     let (first, start, settled) = loop {
