@@ -464,6 +464,38 @@ impl Life {
         })
     }
 
+    /// What the pattern now is, as `gol identify` says (its keys are the JSON report's):
+    /// its cells run on a plane of their own, at most `max_gens` generations, until they
+    /// repeat; this Life does not move. A dict: "type" ("still life", "oscillator",
+    /// "spaceship", "dies out" or "no period found"), and where found "apgcode", "period",
+    /// "mod", "displacement", "speed", "heat", "temperature", "volatility", "population",
+    /// "bounding_box", "settled_at", "trend".
+    #[pyo3(signature = (max_gens=gol::identify::DEFAULT_LIMIT))]
+    fn identify<'py>(&self, py: Python<'py>, max_gens: u64) -> PyResult<Bound<'py, PyAny>> {
+        let text = py.detach(|| -> PyResult<String> {
+            let start = Instant::now();
+            let stop = AtomicBool::new(false);
+            let (identity, source) = match &*self.lock()? {
+                World::Grid(sim) => (
+                    sim.identify(max_gens, &stop),
+                    format!("the grid at generation {}", sim.generation()),
+                ),
+                World::Plane(sim) => (
+                    sim.identify(max_gens, &stop),
+                    format!("the pattern at generation {}", sim.generation()),
+                ),
+            };
+            let report = gol::identify::Report::of(
+                &identity.map_err(error)?,
+                self.rule_now()?.to_string(),
+                source,
+                start.elapsed().as_secs_f64(),
+            );
+            Ok(report.json())
+        })?;
+        py.import("json")?.call_method1("loads", (text,))
+    }
+
     /// The rule, in B/S notation.
     #[getter]
     fn rule(&self) -> PyResult<String> {

@@ -95,7 +95,7 @@ struct Report {
     peak_rss_bytes: u64,
     /// What the world is at the end (`--identify`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    identity: Option<crate::identify::Report>,
+    identity: Option<gol::identify::Report>,
 }
 
 /// The frames of a `.gif` output on the plane: the animation, its view, the generations (from
@@ -260,7 +260,7 @@ pub fn run(args: &RunArgs, setup: &Setup) -> Result<()> {
     if args.identify && stopped_by.is_none() {
         let start = Instant::now();
         let identity = sim.identify(args.max_gens, &interrupt::STOP)?;
-        report.identity = Some(crate::identify::Report::of(
+        report.identity = Some(gol::identify::Report::of(
             &identity,
             report.rule.clone(),
             format!("the pattern at generation {}", sim.generation()),
@@ -343,6 +343,6 @@ fn print_report(r: &Report, args: &RunArgs, bounds: Option<&Rect>) {
     }
     println!("Total time (sec.): {:.6}", r.total_seconds);
     if let Some(identity) = &r.identity {
-        identity.print();
+        print!("{identity}");
     }
 }

@@ -87,7 +87,7 @@ pub(crate) struct Report {
     pub(crate) engine_timings: std::collections::BTreeMap<String, f64>,
     /// What the world is at the end (`--identify`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) identity: Option<crate::identify::Report>,
+    pub(crate) identity: Option<gol::identify::Report>,
 }
 
 pub fn run(args: &RunArgs) -> Result<()> {
@@ -386,7 +386,7 @@ fn run_in<W: Dimension>(args: &RunArgs, setup: &Setup) -> Result<()> {
     if args.identify && stopped_by.is_none() {
         let start = Instant::now();
         let identity = sim.identify(args.max_gens, &interrupt::STOP)?;
-        report.identity = Some(crate::identify::Report::of(
+        report.identity = Some(gol::identify::Report::of(
             &identity,
             report.rule.clone(),
             format!("the world at generation {}", sim.generation()),
@@ -635,6 +635,6 @@ pub(crate) fn print_report(r: &Report, args: &RunArgs) {
     }
     println!("Total time (sec.): {:.6}", r.total_seconds);
     if let Some(identity) = &r.identity {
-        identity.print();
+        print!("{identity}");
     }
 }
