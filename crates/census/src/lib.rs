@@ -7,7 +7,10 @@
 #![deny(missing_docs)]
 
 pub mod apgcode;
+pub mod census;
 pub mod identify;
+pub mod objects;
 pub mod soup;
+pub mod universe;
 
 pub use identify::{identify, Cycle, Identity, Verdict};

@@ -1,0 +1,372 @@
+//! What the ash of a soup is made of: objects cut apart as apgsearch cuts them, and named by
+//! their apgcodes.
+//!
+//! The settled pattern's live cells and its envelope (every cell alive at some generation of a
+//! period) are split into clusters: cells join where one lies within √5 of another (the 5 × 5
+//! square without its corners, apgsearch's neighbourhood for B3/S23). Each cluster's live cells
+//! are then run alone until they repeat and named ([`Classifier::classify`]); a cluster of parts
+//! that each run alone exactly as they do together (a bi-block, a block beside a blinker) is
+//! counted as those parts, recursively; parts that need each other (a ship-tie, whose two ships
+//! touch) stay one object. Names are remembered by shape.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::apgcode::{self, Kind};
+use crate::universe::{bounds, Universe};
+
+/// Generations an object is run alone, at most, looking for its period.
+const MOST_GENERATIONS: u64 = 4096;
+
+/// Cells, normalised: the top-left of their box at (0, 0), sorted.
+type Shape = Vec<(i64, i64)>;
+
+/// The shape of `cells` and where its box's top-left lay.
+fn normalised(cells: &[(i64, i64)]) -> (Shape, (i64, i64)) {
+    let Some((l, t, _, _)) = bounds(cells) else {
+        return (Vec::new(), (0, 0));
+    };
+    let mut shape: Shape = cells.iter().map(|&(x, y)| (x - l, y - t)).collect();
+    shape.sort_unstable();
+    (shape, (l, t))
+}
+
+/// An object's name and how it moves.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Named {
+    /// The apgcodes of the objects it is made of (one, for most).
+    pub codes: Vec<String>,
+    /// How far it moves in a period, (right, down); (0, 0) for all but spaceships.
+    pub displacement: (i64, i64),
+}
+
+/// Names objects, remembering each shape's name.
+#[derive(Default)]
+pub struct Classifier {
+    known: HashMap<Shape, Named>,
+    /// Shapes looked at as possible ships: the ship, or `None`.
+    ships: HashMap<Shape, Option<(Named, u64)>>,
+}
+
+/// Generations a cluster is run, looking for a ship's period (every ship seen in soups of
+/// B3/S23 repeats within 4).
+const SHIP_GENERATIONS: u64 = 64;
+
+/// One period of an object run alone: its phases (cells where they lie) and displacement;
+/// `None` when it does not repeat within [`MOST_GENERATIONS`].
+fn cycle(cells: &[(i64, i64)], most: u64) -> Option<(Vec<Vec<(i64, i64)>>, (i64, i64))> {
+    let mut u = Universe::of(cells);
+    let mut seen: HashMap<Shape, (u64, (i64, i64))> = HashMap::new();
+    let mut phases: Vec<Vec<(i64, i64)>> = Vec::new();
+    loop {
+        let now = u.cells();
+        if now.is_empty() {
+            return None;
+        }
+        let (shape, corner) = normalised(&now);
+        if let Some(&(at, was)) = seen.get(&shape) {
+            let displacement = (corner.0 - was.0, corner.1 - was.1);
+            return Some((phases.split_off(at as usize), displacement));
+        }
+        if u.generation >= most {
+            return None;
+        }
+        seen.insert(shape, (u.generation, corner));
+        phases.push(now);
+        u.step();
+    }
+}
+
+impl Classifier {
+    /// The names of the object whose live cells are `cells`.
+    pub fn classify(&mut self, cells: &[(i64, i64)]) -> Named {
+        let (shape, _) = normalised(cells);
+        if let Some(named) = self.known.get(&shape) {
+            return named.clone();
+        }
+        let named = self.name(&shape);
+        self.known.insert(shape, named.clone());
+        named
+    }
+
+    /// The ship `cells` are, if they are one (a cluster that repeats moved within
+    /// [`SHIP_GENERATIONS`]), and its period.
+    pub fn ship(&mut self, cells: &[(i64, i64)]) -> Option<(Named, u64)> {
+        let (shape, _) = normalised(cells);
+        if let Some(ship) = self.ships.get(&shape) {
+            return ship.clone();
+        }
+        let ship = match cycle(&shape, SHIP_GENERATIONS) {
+            Some((phases, displacement)) if displacement != (0, 0) => {
+                Some((self.classify(&shape), phases.len() as u64))
+            }
+            _ => None,
+        };
+        self.ships.insert(shape, ship.clone());
+        ship
+    }
+
+    fn name(&mut self, cells: &[(i64, i64)]) -> Named {
+        let Some((phases, displacement)) = cycle(cells, MOST_GENERATIONS) else {
+            return Named {
+                codes: vec!["PATHOLOGICAL".into()],
+                displacement: (0, 0),
+            };
+        };
+        if let Some(parts) = parts(&phases, displacement) {
+            let mut codes = Vec::new();
+            for part in parts {
+                codes.extend(self.classify(&part).codes);
+            }
+            return Named {
+                codes,
+                displacement,
+            };
+        }
+        let period = phases.len() as u64;
+        let kind = match (period, displacement) {
+            (1, (0, 0)) => Kind::Still {
+                population: phases[0].len() as u64,
+            },
+            (_, (0, 0)) => Kind::Oscillator { period },
+            _ => Kind::Spaceship { period },
+        };
+        Named {
+            codes: vec![apgcode::code(kind, phases.iter().map(Vec::as_slice))],
+            displacement,
+        }
+    }
+}
+
+/// The parts of an object (its phases over a period, then its displacement) that each run
+/// alone as they do in it, as the first phase's cells of each; `None` when it is one object.
+///
+/// Parts start as islands: live cells joined when they touch (as kings move) in one
+/// generation or in two consecutive ones. Islands that do not run alone as they do together
+/// are joined with those whose cells they touch through a dead cell with three or more live
+/// neighbours (a birth that the others hold back or cause), until every part runs alone as in
+/// the whole or only one is left.
+fn parts(phases: &[Vec<(i64, i64)>], displacement: (i64, i64)) -> Option<Vec<Vec<(i64, i64)>>> {
+    let period = phases.len();
+    // Union-find over every live cell of every phase.
+    let index: Vec<HashMap<(i64, i64), usize>> = {
+        let mut next = 0;
+        phases
+            .iter()
+            .map(|phase| {
+                phase
+                    .iter()
+                    .map(|&c| {
+                        next += 1;
+                        (c, next - 1)
+                    })
+                    .collect()
+            })
+            .collect()
+    };
+    let total: usize = phases.iter().map(Vec::len).sum();
+    let mut parent: Vec<usize> = (0..total).collect();
+    fn find(parent: &mut [usize], mut i: usize) -> usize {
+        while parent[i] != i {
+            parent[i] = parent[parent[i]];
+            i = parent[i];
+        }
+        i
+    }
+    fn join(parent: &mut [usize], a: usize, b: usize) {
+        let (a, b) = (find(parent, a), find(parent, b));
+        if a != b {
+            parent[a] = b;
+        }
+    }
+    for t in 0..period {
+        let here = &index[t];
+        // The next phase: phase 0 moved by the displacement after the last.
+        let (next, shift) = if t + 1 < period {
+            (&index[t + 1], (0, 0))
+        } else {
+            (&index[0], displacement)
+        };
+        for (&(x, y), &i) in here {
+            for dy in -1..=1 {
+                for dx in -1..=1 {
+                    if let Some(&j) = here.get(&(x + dx, y + dy)) {
+                        join(&mut parent, i, j);
+                    }
+                    if let Some(&j) = next.get(&(x + dx - shift.0, y + dy - shift.1)) {
+                        join(&mut parent, i, j);
+                    }
+                }
+            }
+        }
+    }
+    let island_of = |parent: &mut Vec<usize>, t: usize, c: (i64, i64)| find(parent, index[t][&c]);
+    // Islands, as sets of cells of each phase.
+    let mut islands: Vec<usize> = phases[0].iter().map(|&c| island_of(&mut parent, 0, c)).collect();
+    islands.sort_unstable();
+    islands.dedup();
+    if islands.len() < 2 {
+        return None;
+    }
+    loop {
+        let mut groups: HashMap<usize, Vec<Vec<(i64, i64)>>> = HashMap::new();
+        for (t, phase) in phases.iter().enumerate() {
+            for &c in phase {
+                let root = island_of(&mut parent, t, c);
+                let cells = groups.entry(root).or_insert_with(|| vec![Vec::new(); period]);
+                cells[t].push(c);
+            }
+        }
+        if groups.len() < 2 {
+            return None;
+        }
+        let unfaithful: Vec<usize> = groups
+            .iter()
+            .filter(|(_, cells)| !runs_alone(cells, displacement))
+            .map(|(&root, _)| root)
+            .collect();
+        if unfaithful.is_empty() {
+            let mut parts: Vec<Vec<(i64, i64)>> = groups.into_values().map(|mut c| c.swap_remove(0)).collect();
+            parts.sort();
+            return Some(parts);
+        }
+        // Join each part that does not run alone with those its cells hold back or feed.
+        let mut joined = false;
+        for (t, phase) in phases.iter().enumerate() {
+            let live: HashSet<(i64, i64)> = phase.iter().copied().collect();
+            let mut candidates: HashSet<(i64, i64)> = HashSet::new();
+            for &(x, y) in phase {
+                for dy in -1..=1 {
+                    for dx in -1..=1 {
+                        if !live.contains(&(x + dx, y + dy)) {
+                            candidates.insert((x + dx, y + dy));
+                        }
+                    }
+                }
+            }
+            for (x, y) in candidates {
+                let around: Vec<(i64, i64)> = (-1..=1)
+                    .flat_map(|dy| (-1..=1).map(move |dx| (x + dx, y + dy)))
+                    .filter(|c| live.contains(c))
+                    .collect();
+                if around.len() < 3 {
+                    continue;
+                }
+                let roots: Vec<usize> = around.iter().map(|&c| island_of(&mut parent, t, c)).collect();
+                if !roots.iter().any(|r| unfaithful.contains(r)) {
+                    continue;
+                }
+                for pair in roots.windows(2) {
+                    if find(&mut parent, pair[0]) != find(&mut parent, pair[1]) {
+                        join(&mut parent, pair[0], pair[1]);
+                        joined = true;
+                    }
+                }
+            }
+        }
+        if !joined {
+            return None;
+        }
+    }
+}
+
+/// Whether the cells of a part (each phase's) run alone as they do in the whole: each phase
+/// the step of the one before, the first the step of the last moved back.
+fn runs_alone(cells: &[Vec<(i64, i64)>], displacement: (i64, i64)) -> bool {
+    let period = cells.len();
+    let mut u = Universe::of(&cells[0]);
+    for t in 1..=period {
+        u.step();
+        let mut now = u.cells();
+        now.sort_unstable();
+        let mut want: Vec<(i64, i64)> = if t < period {
+            cells[t].clone()
+        } else {
+            cells[0].iter().map(|&(x, y)| (x + displacement.0, y + displacement.1)).collect()
+        };
+        want.sort_unstable();
+        if now != want {
+            return false;
+        }
+    }
+    true
+}
+
+/// The clusters of the settled cells: `live` and `envelope` (the cells alive at some
+/// generation of a period) joined within √5; each cluster's live cells.
+pub fn clusters(live: &[(i64, i64)], envelope: &[(i64, i64)]) -> Vec<Vec<(i64, i64)>> {
+    let alive: HashSet<(i64, i64)> = live.iter().copied().collect();
+    let mut left: HashSet<(i64, i64)> = envelope.iter().chain(live).copied().collect();
+    let mut out = Vec::new();
+    let mut order: Vec<(i64, i64)> = left.iter().copied().collect();
+    order.sort_unstable_by_key(|&(x, y)| (y, x));
+    for start in order {
+        if !left.remove(&start) {
+            continue;
+        }
+        let mut stack = vec![start];
+        let mut cluster = Vec::new();
+        while let Some((x, y)) = stack.pop() {
+            if alive.contains(&(x, y)) {
+                cluster.push((x, y));
+            }
+            for dy in -2i64..=2 {
+                for dx in -2i64..=2 {
+                    if dx * dx + dy * dy <= 5 && left.remove(&(x + dx, y + dy)) {
+                        stack.push((x + dx, y + dy));
+                    }
+                }
+            }
+        }
+        if !cluster.is_empty() {
+            out.push(cluster);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cells(rows: &[&str]) -> Vec<(i64, i64)> {
+        let mut out = Vec::new();
+        for (y, row) in rows.iter().enumerate() {
+            for (x, c) in row.chars().enumerate() {
+                if c == 'o' {
+                    out.push((x as i64, y as i64));
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn pseudo_objects_split_and_true_ones_do_not() {
+        let mut c = Classifier::default();
+        // A bi-block: two blocks a column apart.
+        assert_eq!(c.classify(&cells(&["oo.oo", "oo.oo"])).codes, ["xs4_33", "xs4_33"]);
+        // A ship-tie: two ships touching corner to corner, one object.
+        let tie = cells(&["oo....", "o.o...", ".oo...", "...oo.", "...o.o", "....oo"]);
+        assert_eq!(c.classify(&tie).codes, ["xs12_g8o653z11"]);
+        // A block beside a blinker.
+        let mut codes = c
+            .classify(&cells(&["oo....", "oo....", "......", "...ooo"]))
+            .codes;
+        codes.sort();
+        assert_eq!(codes, ["xp2_7", "xs4_33"]);
+        // A glider moves.
+        let glider = c.classify(&cells(&[".o.", "..o", "ooo"]));
+        assert_eq!((glider.codes[0].as_str(), glider.displacement), ("xq4_153", (1, 1)));
+    }
+
+    #[test]
+    fn clusters_join_within_root_five() {
+        let live = cells(&["oo...oo", "oo...oo"]);
+        assert_eq!(clusters(&live, &[]).len(), 2);
+        let live = cells(&["oo.oo", "oo.oo"]);
+        assert_eq!(clusters(&live, &[]).len(), 1);
+        // Knight's-move apart joins; (3, 0) does not.
+        assert_eq!(clusters(&[(0, 0), (2, 1)], &[]).len(), 1);
+        assert_eq!(clusters(&[(0, 0), (3, 0)], &[]).len(), 2);
+    }
+}
