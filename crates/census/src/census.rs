@@ -9,7 +9,9 @@
 //! the true ash, not apgsearch's guess from populations (see `docs/census.md` for where the
 //! two differ).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::objects::{clusters, Classifier, Named};
 use crate::soup::{self, Rows};
@@ -23,7 +25,7 @@ pub const CLEARANCE: i64 = 12;
 pub const MOST_GENERATIONS: u64 = 1 << 17;
 
 /// Generations between two looks for escaping ships.
-const LOOK_EVERY: u64 = 16;
+const LOOK_EVERY: u64 = 32;
 
 /// What one soup left.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -44,52 +46,77 @@ impl Tally {
 
 /// Takes away the ships that escape from `u`, counting them in `tally`: whether any went.
 ///
-/// A ship escapes when, on a side it moves towards, it lies past everything else by
-/// [`CLEARANCE`] cells (ships that fly with it, at its velocity, apart), and no other ship
-/// moves that way faster: nothing can then catch it up.
+/// Only a ship on an edge of the pattern's box can escape: it does when, on a side it moves
+/// towards, it lies past everything else by [`CLEARANCE`] cells (ships on the edges flying
+/// at its velocity apart), and no other ship on the edges moves that way faster.
 fn clear_escaping(u: &mut Universe, classifier: &mut Classifier, tally: &mut Tally) -> bool {
-    let live = u.cells();
-    let parts = clusters(&live, &[]);
-    let ships: Vec<Option<(Named, u64)>> = parts
-        .iter()
-        .map(|p| (p.len() <= 40).then(|| classifier.ship(p)).flatten())
-        .collect();
-    if ships.iter().all(Option::is_none) {
+    // Ships on the edges, then those on the edges of what is left, and so on (a train of
+    // gliders flies one behind another), each taken away for the next look.
+    let mut ships: Vec<(Vec<(i64, i64)>, Named, u64)> = Vec::new();
+    for _ in 0..SHIP_ROUNDS {
+        let found: Vec<_> = u
+            .edge_clusters(SHIP_CELLS)
+            .into_iter()
+            .filter_map(|cells| {
+                let (named, period) = classifier.ship(&cells)?;
+                Some((cells, named, period))
+            })
+            .collect();
+        if found.is_empty() {
+            break;
+        }
+        for (cells, _, _) in &found {
+            for &(x, y) in cells {
+                u.set(x, y, false);
+            }
+        }
+        ships.extend(found);
+    }
+    if ships.is_empty() {
         return false;
     }
-    let boxes: Vec<(i64, i64, i64, i64)> = parts.iter().map(|p| bounds(p).expect("cells")).collect();
+    // The box of everything but these ships.
+    let rest = u.bounds();
+    for (cells, _, _) in &ships {
+        for &(x, y) in cells {
+            u.set(x, y, true);
+        }
+    }
+    let boxes: Vec<(i64, i64, i64, i64)> = ships
+        .iter()
+        .map(|(cells, _, _)| bounds(cells).expect("cells"))
+        .chain(rest)
+        .collect();
     let mut escaping = Vec::new();
-    for (i, ship) in ships.iter().enumerate() {
-        let Some((named, period)) = ship else { continue };
+    for (i, (_, named, period)) in ships.iter().enumerate() {
         let (dx, dy) = named.displacement;
         let (l, t, r, b) = boxes[i];
         // The sides it moves towards: right, left, down, up.
         let mut sides = [dx > 0, dx < 0, dy > 0, dy < 0];
-        for (j, other) in ships.iter().enumerate() {
+        for (j, &(ol, ot, or, ob)) in boxes.iter().enumerate() {
             if j == i {
                 continue;
             }
-            if let Some((o, p)) = other {
+            if let Some((_, o, p)) = ships.get(j) {
                 if (o.displacement, *p) == (named.displacement, *period) {
                     continue;
                 }
-                // A ship moving the same way faster could catch it.
+                // A ship moving the same way faster could catch it up.
                 let (ox, oy) = o.displacement;
-                let (speed, other_speed) = (*period as i64, *p as i64);
-                if ox * speed > dx * other_speed && dx >= 0 && ox > 0
-                    || ox * speed < dx * other_speed && dx <= 0 && ox < 0
+                let (mine, theirs) = (*period as i64, *p as i64);
+                if (dx >= 0 && ox > 0 && ox * mine > dx * theirs)
+                    || (dx <= 0 && ox < 0 && ox * mine < dx * theirs)
                 {
-                    sides[0] &= dx <= 0;
-                    sides[1] &= dx >= 0;
+                    sides[0] = false;
+                    sides[1] = false;
                 }
-                if oy * speed > dy * other_speed && dy >= 0 && oy > 0
-                    || oy * speed < dy * other_speed && dy <= 0 && oy < 0
+                if (dy >= 0 && oy > 0 && oy * mine > dy * theirs)
+                    || (dy <= 0 && oy < 0 && oy * mine < dy * theirs)
                 {
-                    sides[2] &= dy <= 0;
-                    sides[3] &= dy >= 0;
+                    sides[2] = false;
+                    sides[3] = false;
                 }
             }
-            let (ol, ot, or, ob) = boxes[j];
             sides[0] &= l > or + CLEARANCE;
             sides[1] &= r < ol - CLEARANCE;
             sides[2] &= t > ob + CLEARANCE;
@@ -100,22 +127,29 @@ fn clear_escaping(u: &mut Universe, classifier: &mut Classifier, tally: &mut Tal
         }
     }
     for &i in &escaping {
-        for &(x, y) in &parts[i] {
+        let (cells, named, _) = &ships[i];
+        for &(x, y) in cells {
             u.set(x, y, false);
         }
-        for code in &ships[i].as_ref().expect("a ship").0.codes {
+        for code in &named.codes {
             tally.add(code, 1);
         }
     }
     !escaping.is_empty()
 }
 
+/// Rounds of looking for ships on the edges, each inside the last.
+const SHIP_ROUNDS: usize = 8;
+
+/// The most cells of a cluster looked at as a ship.
+const SHIP_CELLS: usize = 24;
+
 /// The census of the soup `rows`, placed as apgsearch places it (its top-left cell at (8, 8)).
 pub fn soup(rows: &Rows, classifier: &mut Classifier) -> Tally {
     let cells: Vec<(i64, i64)> = soup::cells(rows).into_iter().map(|(x, y)| (x + 8, y + 8)).collect();
     let mut u = Universe::of(&cells);
     let mut tally = Tally::default();
-    let mut seen: HashMap<(i64, i64, i64, i64, u64, u64), u64> = HashMap::new();
+    let mut seen: HashMap<(i64, i64, i64, i64, u64, u64), u64> = HashMap::default();
     let period = loop {
         if u.population() == 0 {
             tally.settled_at = u.generation;

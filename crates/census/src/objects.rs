@@ -9,7 +9,7 @@
 //! counted as those parts, recursively; parts that need each other (a ship-tie, whose two ships
 //! touch) stay one object. Names are remembered by shape.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use crate::apgcode::{self, Kind};
 use crate::universe::{bounds, Universe};
@@ -47,15 +47,16 @@ pub struct Classifier {
     ships: HashMap<Shape, Option<(Named, u64)>>,
 }
 
-/// Generations a cluster is run, looking for a ship's period (every ship seen in soups of
-/// B3/S23 repeats within 4).
-const SHIP_GENERATIONS: u64 = 64;
+/// Generations a cluster is run, looking for a ship's period: the ships soups of B3/S23 make
+/// (gliders, *WSS, the loafer) repeat within 7, and a longer look at every spark on the edge
+/// of a soup still in turmoil would cost more than the rest of the census.
+const SHIP_GENERATIONS: u64 = 8;
 
 /// One period of an object run alone: its phases (cells where they lie) and displacement;
 /// `None` when it does not repeat within [`MOST_GENERATIONS`].
 fn cycle(cells: &[(i64, i64)], most: u64) -> Option<(Vec<Vec<(i64, i64)>>, (i64, i64))> {
     let mut u = Universe::of(cells);
-    let mut seen: HashMap<Shape, (u64, (i64, i64))> = HashMap::new();
+    let mut seen: HashMap<Shape, (u64, (i64, i64))> = HashMap::default();
     let mut phases: Vec<Vec<(i64, i64)>> = Vec::new();
     loop {
         let now = u.cells();
@@ -159,7 +160,7 @@ fn parts(phases: &[Vec<(i64, i64)>], displacement: (i64, i64)) -> Option<Vec<Vec
                         next += 1;
                         (c, next - 1)
                     })
-                    .collect()
+                    .collect::<HashMap<_, _>>()
             })
             .collect()
     };
@@ -208,7 +209,7 @@ fn parts(phases: &[Vec<(i64, i64)>], displacement: (i64, i64)) -> Option<Vec<Vec
         return None;
     }
     loop {
-        let mut groups: HashMap<usize, Vec<Vec<(i64, i64)>>> = HashMap::new();
+        let mut groups: HashMap<usize, Vec<Vec<(i64, i64)>>> = HashMap::default();
         for (t, phase) in phases.iter().enumerate() {
             for &c in phase {
                 let root = island_of(&mut parent, t, c);
@@ -233,7 +234,7 @@ fn parts(phases: &[Vec<(i64, i64)>], displacement: (i64, i64)) -> Option<Vec<Vec
         let mut joined = false;
         for (t, phase) in phases.iter().enumerate() {
             let live: HashSet<(i64, i64)> = phase.iter().copied().collect();
-            let mut candidates: HashSet<(i64, i64)> = HashSet::new();
+            let mut candidates: HashSet<(i64, i64)> = HashSet::default();
             for &(x, y) in phase {
                 for dy in -1..=1 {
                     for dx in -1..=1 {

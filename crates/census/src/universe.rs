@@ -1,11 +1,14 @@
 //! A small universe of B3/S23 for soups and the objects they leave: a window of bits that
-//! grows with the pattern, stepped 64 cells a word.
+//! grows with the pattern, stepped 64 cells a word, where rows that have not changed over two
+//! generations (still lifes, blinkers) are copied rather than computed.
 //!
 //! Layout: `rows` rows of `words` 64-bit words, row-major; bit `b` of word `w` of row `r` is
 //! the cell (x0 + 64·w + b, y0 + r) of the plane. The window keeps a dead border of at least
 //! [`MARGIN`] cells round every live one, so a generation is computed exactly as on the
 //! unbounded plane; [`Universe::step`] grows the window (by whole words and rows) when the
-//! pattern comes nearer.
+//! pattern comes nearer. Three generations are kept: now, the one before, and the one before
+//! that (where the next is written). A row whose neighbourhood (itself and the rows either
+//! side) is the same now as two generations ago will be, next, what it was a generation ago.
 
 /// Dead cells kept between the pattern and the window's edge.
 pub const MARGIN: i64 = 2;
@@ -20,8 +23,22 @@ pub struct Universe {
     y0: i64,
     words: usize,
     rows: usize,
+    /// Now, a generation ago, two generations ago.
     cells: Vec<u64>,
+    before: Vec<u64>,
     spare: Vec<u64>,
+    /// Per row: whether it is now what it was two generations ago; and the same for the next
+    /// generation, being worked out.
+    same: Vec<bool>,
+    same_next: Vec<bool>,
+    /// The rows of `cells`, `before` and `spare` that may hold live cells (first, last), none
+    /// when first > last.
+    live_rows: [(usize, usize); 3],
+    /// Steps still to come before rows may be copied again: a cell set by hand breaks the
+    /// chain of generations that copying relies on for two steps.
+    edited: u8,
+    /// The bounding box now, when known.
+    bbox: Option<Option<(i64, i64, i64, i64)>>,
     /// Generations stepped.
     pub generation: u64,
 }
@@ -44,7 +61,13 @@ impl Universe {
             words,
             rows,
             cells: vec![0; words * rows],
+            before: vec![0; words * rows],
             spare: vec![0; words * rows],
+            same: vec![false; rows],
+            same_next: vec![false; rows],
+            live_rows: [(1, 0); 3],
+            edited: 0,
+            bbox: Some(None),
             generation: 0,
         }
     }
@@ -79,10 +102,19 @@ impl Universe {
         self.reach(x, y, x, y);
         let (cx, cy) = ((x - self.x0) as usize, (y - self.y0) as usize);
         let word = &mut self.cells[cy * self.words + cx / 64];
+        let was = *word;
         if alive {
             *word |= 1 << (cx % 64);
         } else {
             *word &= !(1 << (cx % 64));
+        }
+        if *word != was {
+            // No row is known to repeat any more: the generation before is not this one's.
+            self.same.fill(false);
+            self.edited = 2;
+            self.bbox = None;
+            let live = &mut self.live_rows[0];
+            *live = if live.0 > live.1 { (cy, cy) } else { (live.0.min(cy), live.1.max(cy)) };
         }
     }
 
@@ -120,54 +152,119 @@ impl Universe {
             self.words + words_left + words_right,
             self.rows + rows_up + rows_down,
         );
-        let mut cells = vec![0u64; words * rows];
-        for r in 0..self.rows {
-            let from = &self.cells[r * self.words..(r + 1) * self.words];
-            let at = (r + rows_up) * words + words_left;
-            cells[at..at + self.words].copy_from_slice(from);
+        let moved = |old: &[u64]| {
+            let mut new = vec![0u64; words * rows];
+            for r in 0..self.rows {
+                let at = (r + rows_up) * words + words_left;
+                new[at..at + self.words].copy_from_slice(&old[r * self.words..(r + 1) * self.words]);
+            }
+            new
+        };
+        self.cells = moved(&self.cells);
+        self.before = moved(&self.before);
+        self.spare = moved(&self.spare);
+        let mut same = vec![false; rows];
+        same[rows_up..rows_up + self.rows].copy_from_slice(&self.same);
+        self.same = same;
+        self.same_next = vec![false; rows];
+        for live in &mut self.live_rows {
+            *live = (live.0 + rows_up, live.1 + rows_up);
         }
         self.x0 -= 64 * words_left as i64;
         self.y0 -= rows_up as i64;
         self.words = words;
         self.rows = rows;
-        self.cells = cells;
-        self.spare = vec![0; words * rows];
     }
 
     /// Advances one generation; the window grows first where the pattern is near its edge.
+    /// Only the rows round the live cells are looked at, and of those, rows whose
+    /// neighbourhood repeats two generations on are copied.
     pub fn step(&mut self) {
-        if let Some((l, t, r, b)) = self.bounds() {
-            self.reach(l - 1, t - 1, r + 1, b + 1);
-        }
-        let (words, rows) = (self.words, self.rows);
-        let cells = &self.cells;
-        let next = &mut self.spare;
-        let zero = vec![0u64; words];
-        for r in 0..rows {
-            let above = if r > 0 { &cells[(r - 1) * words..r * words] } else { &zero[..] };
-            let here = &cells[r * words..(r + 1) * words];
-            let below = if r + 1 < rows { &cells[(r + 1) * words..(r + 2) * words] } else { &zero[..] };
-            for w in 0..words {
-                let side = |row: &[u64]| {
-                    let m = row[w];
-                    let west = if w > 0 { row[w - 1] >> 63 } else { 0 };
-                    let east = if w + 1 < words { row[w + 1] << 63 } else { 0 };
-                    ((m << 1) | west, m, (m >> 1) | east)
-                };
-                let (al, a, ar) = side(above);
-                let (bl, b, br) = side(here);
-                let (cl, c, cr) = side(below);
-                let (sa, ca) = full_add(al, a, ar);
-                let (sc, cc) = full_add(cl, c, cr);
-                let (sb, cb) = (bl ^ br, bl & br);
-                let (u0, u1) = full_add(sa, sb, sc);
-                let (v0, v1) = full_add(ca, cb, cc);
-                let bit1 = u1 ^ v0;
-                let bit2 = v1 ^ (u1 & v0);
-                next[r * words + w] = bit1 & !bit2 & (u0 | b);
+        let Some((l, t, r, b)) = self.bounds() else {
+            self.generation += 1;
+            return;
+        };
+        self.reach(l - 1, t - 1, r + 1, b + 1);
+        let words = self.words;
+        let first_row = (t - 1 - self.y0) as usize;
+        let last_row = (b + 1 - self.y0) as usize;
+        let first_word = ((l - 1 - self.x0) / 64) as usize;
+        let last_word = ((r + 1 - self.x0) / 64) as usize;
+        // The buffer the next generation goes into held two generations ago: clear what it
+        // held outside the rows written now.
+        let (old_first, old_last) = self.live_rows[2];
+        for row in old_first..=old_last {
+            if row < first_row || row > last_row {
+                self.spare[row * words..(row + 1) * words].fill(0);
             }
         }
-        std::mem::swap(&mut self.cells, &mut self.spare);
+        let (cells, before, next) = (&self.cells, &self.before, &mut self.spare);
+        let (same, same_next) = (&self.same, &mut self.same_next);
+        let copying = self.edited == 0;
+        self.edited = self.edited.saturating_sub(1);
+        let mut columns = vec![0u64; last_word - first_word + 1];
+        let (mut top_live, mut bottom_live) = (usize::MAX, 0usize);
+        for row in first_row..=last_row {
+            let range = row * words..(row + 1) * words;
+            if copying && same[row - 1] && same[row] && same[row + 1] {
+                next[range.clone()].copy_from_slice(&before[range.clone()]);
+                same_next[row] = true;
+            } else {
+                let above = &cells[(row - 1) * words..row * words];
+                let here = &cells[row * words..(row + 1) * words];
+                let below = &cells[(row + 1) * words..(row + 2) * words];
+                next[range.clone()].fill(0);
+                for w in first_word..=last_word {
+                    let side = |line: &[u64]| {
+                        let m = line[w];
+                        let west = if w > 0 { line[w - 1] >> 63 } else { 0 };
+                        let east = if w + 1 < words { line[w + 1] << 63 } else { 0 };
+                        ((m << 1) | west, m, (m >> 1) | east)
+                    };
+                    let (al, a, ar) = side(above);
+                    let (bl, b, br) = side(here);
+                    let (cl, c, cr) = side(below);
+                    let (sa, ca) = full_add(al, a, ar);
+                    let (sc, cc) = full_add(cl, c, cr);
+                    let (sb, cb) = (bl ^ br, bl & br);
+                    let (u0, u1) = full_add(sa, sb, sc);
+                    let (v0, v1) = full_add(ca, cb, cc);
+                    let bit1 = u1 ^ v0;
+                    let bit2 = v1 ^ (u1 & v0);
+                    next[row * words + w] = bit1 & !bit2 & (u0 | b);
+                }
+                same_next[row] = next[range.clone()] == before[range.clone()];
+            }
+            let mut any = 0;
+            for (c, &w) in columns.iter_mut().zip(&next[row * words + first_word..=row * words + last_word]) {
+                *c |= w;
+                any |= w;
+            }
+            if any != 0 {
+                top_live = top_live.min(row);
+                bottom_live = row;
+            }
+        }
+        // The two rows either side of those written are dead next: the same as a generation
+        // ago where they were dead then too (the next step looks no further: its rows are
+        // within one of the live ones, all among those written now).
+        for row in [first_row - 2, first_row - 1, last_row + 1, last_row + 2] {
+            same_next[row] = before[row * words..(row + 1) * words].iter().all(|&w| w == 0);
+        }
+        self.bbox = Some(if top_live == usize::MAX {
+            None
+        } else {
+            let first = columns.iter().position(|&w| w != 0).expect("a live row");
+            let last = columns.iter().rposition(|&w| w != 0).expect("a live row");
+            let left = 64 * (first_word + first) as i64 + columns[first].trailing_zeros() as i64;
+            let right = 64 * (first_word + last) as i64 + 63 - columns[last].leading_zeros() as i64;
+            Some((self.x0 + left, self.y0 + top_live as i64, self.x0 + right, self.y0 + bottom_live as i64))
+        });
+        // Now → a generation ago → two generations ago → now.
+        std::mem::swap(&mut self.same, &mut self.same_next);
+        std::mem::swap(&mut self.before, &mut self.spare);
+        std::mem::swap(&mut self.cells, &mut self.before);
+        self.live_rows = [(first_row, last_row), self.live_rows[0], self.live_rows[1]];
         self.generation += 1;
     }
 
@@ -178,6 +275,13 @@ impl Universe {
 
     /// The smallest rectangle of live cells: (left, top, right, bottom), inclusive.
     pub fn bounds(&self) -> Option<(i64, i64, i64, i64)> {
+        if let Some(bbox) = self.bbox {
+            return bbox;
+        }
+        self.scan_bounds()
+    }
+
+    fn scan_bounds(&self) -> Option<(i64, i64, i64, i64)> {
         let words = self.words;
         let top = (0..self.rows).find(|&r| self.cells[r * words..(r + 1) * words].iter().any(|&w| w != 0))?;
         let bottom = (0..self.rows).rev().find(|&r| self.cells[r * words..(r + 1) * words].iter().any(|&w| w != 0))?;
@@ -192,6 +296,44 @@ impl Universe {
         let left = 64 * first as i64 + columns[first].trailing_zeros() as i64;
         let right = 64 * last as i64 + 63 - columns[last].leading_zeros() as i64;
         Some((self.x0 + left, self.y0 + top as i64, self.x0 + right, self.y0 + bottom as i64))
+    }
+
+    /// The clusters (cells joined within √5) of at most `most` cells that hold a live cell on
+    /// an edge of the bounding box: where escaping ships are.
+    pub fn edge_clusters(&self, most: usize) -> Vec<Vec<(i64, i64)>> {
+        let Some((l, t, r, b)) = self.bounds() else {
+            return Vec::new();
+        };
+        let mut seen: rustc_hash::FxHashSet<(i64, i64)> = rustc_hash::FxHashSet::default();
+        let mut out = Vec::new();
+        let edges = (l..=r)
+            .flat_map(|x| [(x, t), (x, b)])
+            .chain((t..=b).flat_map(|y| [(l, y), (r, y)]));
+        for start in edges {
+            if !self.get(start.0, start.1) || !seen.insert(start) {
+                continue;
+            }
+            let mut stack = vec![start];
+            let mut cluster = Vec::new();
+            while let Some((x, y)) = stack.pop() {
+                cluster.push((x, y));
+                if cluster.len() > most {
+                    break;
+                }
+                for dy in -2i64..=2 {
+                    for dx in -2i64..=2 {
+                        let c = (x + dx, y + dy);
+                        if dx * dx + dy * dy <= 5 && self.get(c.0, c.1) && seen.insert(c) {
+                            stack.push(c);
+                        }
+                    }
+                }
+            }
+            if cluster.len() <= most {
+                out.push(cluster);
+            }
+        }
+        out
     }
 
     /// Every live cell.
@@ -240,4 +382,70 @@ pub fn bounds(cells: &[(i64, i64)]) -> Option<(i64, i64, i64, i64)> {
         b = (b.0.min(x), b.1.min(y), b.2.max(x), b.3.max(y));
     }
     Some(b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::{BTreeSet, HashMap};
+
+    /// B3/S23 on a set of cells, cell by cell.
+    fn naive(cells: &BTreeSet<(i64, i64)>) -> BTreeSet<(i64, i64)> {
+        let mut counts: HashMap<(i64, i64), u32> = HashMap::new();
+        for &(x, y) in cells {
+            for dy in -1..=1 {
+                for dx in -1..=1 {
+                    if (dx, dy) != (0, 0) {
+                        *counts.entry((x + dx, y + dy)).or_default() += 1;
+                    }
+                }
+            }
+        }
+        counts
+            .into_iter()
+            .filter(|&(c, n)| n == 3 || (n == 2 && cells.contains(&c)))
+            .map(|(c, _)| c)
+            .collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn steps_as_life_does(
+            side in 1usize..40,
+            seed in any::<u64>(),
+            edits in proptest::collection::vec((0usize..300, -50i64..90, -50i64..90, any::<bool>()), 0..6),
+        ) {
+            let mut state = seed | 1;
+            let mut random = move || { state ^= state << 13; state ^= state >> 7; state ^= state << 17; state };
+            let mut cells = BTreeSet::new();
+            for y in 0..side as i64 {
+                for x in 0..side as i64 {
+                    if random() % 2 == 0 {
+                        cells.insert((x, y));
+                    }
+                }
+            }
+            let start: Vec<(i64, i64)> = cells.iter().copied().collect();
+            let mut u = Universe::of(&start);
+            for generation in 0..300 {
+                for &(at, x, y, alive) in &edits {
+                    if at == generation {
+                        u.set(x, y, alive);
+                        if alive { cells.insert((x, y)); } else { cells.remove(&(x, y)); }
+                    }
+                }
+                let ours: BTreeSet<(i64, i64)> = u.cells().into_iter().collect();
+                prop_assert_eq!(&ours, &cells, "generation {}", generation);
+                prop_assert_eq!(u.bounds(), bounds(&start_of(&cells)));
+                u.step();
+                cells = naive(&cells);
+            }
+        }
+    }
+
+    fn start_of(cells: &BTreeSet<(i64, i64)>) -> Vec<(i64, i64)> {
+        cells.iter().copied().collect()
+    }
 }
