@@ -6,6 +6,12 @@ fn main() {
     for i in from..to {
         let t0 = std::time::Instant::now();
         let t = gol_census::census::of_id(&format!("{root}{i}"), &mut c);
-        println!("{i}\t{}\t{}\t{:.4}\t{:?}", t.settled_at, t.period, t0.elapsed().as_secs_f64(), t.objects);
+        println!(
+            "{i}\t{}\t{}\t{:.4}\t{:?}",
+            t.settled_at,
+            t.period,
+            t0.elapsed().as_secs_f64(),
+            t.objects
+        );
     }
 }

@@ -146,7 +146,10 @@ const SHIP_CELLS: usize = 24;
 
 /// The census of the soup `rows`, placed as apgsearch places it (its top-left cell at (8, 8)).
 pub fn soup(rows: &Rows, classifier: &mut Classifier) -> Tally {
-    let cells: Vec<(i64, i64)> = soup::cells(rows).into_iter().map(|(x, y)| (x + 8, y + 8)).collect();
+    let cells: Vec<(i64, i64)> = soup::cells(rows)
+        .into_iter()
+        .map(|(x, y)| (x + 8, y + 8))
+        .collect();
     let mut u = Universe::of(&cells);
     let mut tally = Tally::default();
     let mut seen: HashMap<(i64, i64, i64, i64, u64, u64), u64> = HashMap::default();
@@ -155,8 +158,16 @@ pub fn soup(rows: &Rows, classifier: &mut Classifier) -> Tally {
             tally.settled_at = u.generation;
             return tally;
         }
-        if u.generation % LOOK_EVERY == 0 && u.generation > 0 && clear_escaping(&mut u, classifier, &mut tally) {
+        if u.generation % LOOK_EVERY == 0
+            && u.generation > 0
+            && clear_escaping(&mut u, classifier, &mut tally)
+        {
             seen.clear();
+        }
+        if u.repeats_in_two() {
+            // Still lifes and blinkers alone: period 2 (1 if nothing changed at all).
+            tally.settled_at = u.generation - 2;
+            break 2;
         }
         if let Some(at) = seen.insert(u.key(), u.generation) {
             tally.settled_at = at;
@@ -212,7 +223,8 @@ impl Haul {
             let total = self.counts.entry(code.clone()).or_default();
             *total += n;
             let samples = self.samples.entry(code.clone()).or_default();
-            if *total <= SAMPLED_UP_TO && samples.len() < SAMPLES && samples.last() != Some(&index) {
+            if *total <= SAMPLED_UP_TO && samples.len() < SAMPLES && samples.last() != Some(&index)
+            {
                 samples.push(index);
             }
         }
@@ -253,7 +265,10 @@ impl Haul {
 /// The MD5 of `text`, in lower-case hex.
 fn md5_hex(text: &str) -> String {
     use md5::{Digest, Md5};
-    Md5::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+    Md5::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// The ID's soup's census.

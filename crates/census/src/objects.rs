@@ -202,7 +202,10 @@ fn parts(phases: &[Vec<(i64, i64)>], displacement: (i64, i64)) -> Option<Vec<Vec
     }
     let island_of = |parent: &mut Vec<usize>, t: usize, c: (i64, i64)| find(parent, index[t][&c]);
     // Islands, as sets of cells of each phase.
-    let mut islands: Vec<usize> = phases[0].iter().map(|&c| island_of(&mut parent, 0, c)).collect();
+    let mut islands: Vec<usize> = phases[0]
+        .iter()
+        .map(|&c| island_of(&mut parent, 0, c))
+        .collect();
     islands.sort_unstable();
     islands.dedup();
     if islands.len() < 2 {
@@ -213,7 +216,9 @@ fn parts(phases: &[Vec<(i64, i64)>], displacement: (i64, i64)) -> Option<Vec<Vec
         for (t, phase) in phases.iter().enumerate() {
             for &c in phase {
                 let root = island_of(&mut parent, t, c);
-                let cells = groups.entry(root).or_insert_with(|| vec![Vec::new(); period]);
+                let cells = groups
+                    .entry(root)
+                    .or_insert_with(|| vec![Vec::new(); period]);
                 cells[t].push(c);
             }
         }
@@ -226,7 +231,8 @@ fn parts(phases: &[Vec<(i64, i64)>], displacement: (i64, i64)) -> Option<Vec<Vec
             .map(|(&root, _)| root)
             .collect();
         if unfaithful.is_empty() {
-            let mut parts: Vec<Vec<(i64, i64)>> = groups.into_values().map(|mut c| c.swap_remove(0)).collect();
+            let mut parts: Vec<Vec<(i64, i64)>> =
+                groups.into_values().map(|mut c| c.swap_remove(0)).collect();
             parts.sort();
             return Some(parts);
         }
@@ -252,7 +258,10 @@ fn parts(phases: &[Vec<(i64, i64)>], displacement: (i64, i64)) -> Option<Vec<Vec
                 if around.len() < 3 {
                     continue;
                 }
-                let roots: Vec<usize> = around.iter().map(|&c| island_of(&mut parent, t, c)).collect();
+                let roots: Vec<usize> = around
+                    .iter()
+                    .map(|&c| island_of(&mut parent, t, c))
+                    .collect();
                 if !roots.iter().any(|r| unfaithful.contains(r)) {
                     continue;
                 }
@@ -282,7 +291,10 @@ fn runs_alone(cells: &[Vec<(i64, i64)>], displacement: (i64, i64)) -> bool {
         let mut want: Vec<(i64, i64)> = if t < period {
             cells[t].clone()
         } else {
-            cells[0].iter().map(|&(x, y)| (x + displacement.0, y + displacement.1)).collect()
+            cells[0]
+                .iter()
+                .map(|&(x, y)| (x + displacement.0, y + displacement.1))
+                .collect()
         };
         want.sort_unstable();
         if now != want {
@@ -345,7 +357,10 @@ mod tests {
     fn pseudo_objects_split_and_true_ones_do_not() {
         let mut c = Classifier::default();
         // A bi-block: two blocks a column apart.
-        assert_eq!(c.classify(&cells(&["oo.oo", "oo.oo"])).codes, ["xs4_33", "xs4_33"]);
+        assert_eq!(
+            c.classify(&cells(&["oo.oo", "oo.oo"])).codes,
+            ["xs4_33", "xs4_33"]
+        );
         // A ship-tie: two ships touching corner to corner, one object.
         let tie = cells(&["oo....", "o.o...", ".oo...", "...oo.", "...o.o", "....oo"]);
         assert_eq!(c.classify(&tie).codes, ["xs12_g8o653z11"]);
@@ -357,7 +372,10 @@ mod tests {
         assert_eq!(codes, ["xp2_7", "xs4_33"]);
         // A glider moves.
         let glider = c.classify(&cells(&[".o.", "..o", "ooo"]));
-        assert_eq!((glider.codes[0].as_str(), glider.displacement), ("xq4_153", (1, 1)));
+        assert_eq!(
+            (glider.codes[0].as_str(), glider.displacement),
+            ("xq4_153", (1, 1))
+        );
     }
 
     #[test]

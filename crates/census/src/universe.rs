@@ -114,7 +114,11 @@ impl Universe {
             self.edited = 2;
             self.bbox = None;
             let live = &mut self.live_rows[0];
-            *live = if live.0 > live.1 { (cy, cy) } else { (live.0.min(cy), live.1.max(cy)) };
+            *live = if live.0 > live.1 {
+                (cy, cy)
+            } else {
+                (live.0.min(cy), live.1.max(cy))
+            };
         }
     }
 
@@ -134,7 +138,9 @@ impl Universe {
             0
         };
         let words_right = if grow_right {
-            ((right + MARGIN - (self.x0 + width) + 1) as usize).div_ceil(64).max(1)
+            ((right + MARGIN - (self.x0 + width) + 1) as usize)
+                .div_ceil(64)
+                .max(1)
         } else {
             0
         };
@@ -156,7 +162,8 @@ impl Universe {
             let mut new = vec![0u64; words * rows];
             for r in 0..self.rows {
                 let at = (r + rows_up) * words + words_left;
-                new[at..at + self.words].copy_from_slice(&old[r * self.words..(r + 1) * self.words]);
+                new[at..at + self.words]
+                    .copy_from_slice(&old[r * self.words..(r + 1) * self.words]);
             }
             new
         };
@@ -188,24 +195,27 @@ impl Universe {
         let words = self.words;
         let first_row = (t - 1 - self.y0) as usize;
         let last_row = (b + 1 - self.y0) as usize;
+        // The words that may hold a live cell next; rows are copied, cleared and compared
+        // whole, as the generations kept may hold cells anywhere in them.
+        let copying = self.edited == 0;
+        self.edited = self.edited.saturating_sub(1);
         let first_word = ((l - 1 - self.x0) / 64) as usize;
         let last_word = ((r + 1 - self.x0) / 64) as usize;
+        let span = 0..words;
         // The buffer the next generation goes into held two generations ago: clear what it
         // held outside the rows written now.
         let (old_first, old_last) = self.live_rows[2];
         for row in old_first..=old_last {
             if row < first_row || row > last_row {
-                self.spare[row * words..(row + 1) * words].fill(0);
+                self.spare[row * words + span.start..row * words + span.end].fill(0);
             }
         }
         let (cells, before, next) = (&self.cells, &self.before, &mut self.spare);
         let (same, same_next) = (&self.same, &mut self.same_next);
-        let copying = self.edited == 0;
-        self.edited = self.edited.saturating_sub(1);
         let mut columns = vec![0u64; last_word - first_word + 1];
         let (mut top_live, mut bottom_live) = (usize::MAX, 0usize);
         for row in first_row..=last_row {
-            let range = row * words..(row + 1) * words;
+            let range = row * words + span.start..row * words + span.end;
             if copying && same[row - 1] && same[row] && same[row + 1] {
                 next[range.clone()].copy_from_slice(&before[range.clone()]);
                 same_next[row] = true;
@@ -236,7 +246,10 @@ impl Universe {
                 same_next[row] = next[range.clone()] == before[range.clone()];
             }
             let mut any = 0;
-            for (c, &w) in columns.iter_mut().zip(&next[row * words + first_word..=row * words + last_word]) {
+            for (c, &w) in columns
+                .iter_mut()
+                .zip(&next[row * words + first_word..=row * words + last_word])
+            {
                 *c |= w;
                 any |= w;
             }
@@ -249,7 +262,9 @@ impl Universe {
         // ago where they were dead then too (the next step looks no further: its rows are
         // within one of the live ones, all among those written now).
         for row in [first_row - 2, first_row - 1, last_row + 1, last_row + 2] {
-            same_next[row] = before[row * words..(row + 1) * words].iter().all(|&w| w == 0);
+            same_next[row] = before[row * words + span.start..row * words + span.end]
+                .iter()
+                .all(|&w| w == 0);
         }
         self.bbox = Some(if top_live == usize::MAX {
             None
@@ -258,7 +273,12 @@ impl Universe {
             let last = columns.iter().rposition(|&w| w != 0).expect("a live row");
             let left = 64 * (first_word + first) as i64 + columns[first].trailing_zeros() as i64;
             let right = 64 * (first_word + last) as i64 + 63 - columns[last].leading_zeros() as i64;
-            Some((self.x0 + left, self.y0 + top_live as i64, self.x0 + right, self.y0 + bottom_live as i64))
+            Some((
+                self.x0 + left,
+                self.y0 + top_live as i64,
+                self.x0 + right,
+                self.y0 + bottom_live as i64,
+            ))
         });
         // Now → a generation ago → two generations ago → now.
         std::mem::swap(&mut self.same, &mut self.same_next);
@@ -266,6 +286,17 @@ impl Universe {
         std::mem::swap(&mut self.cells, &mut self.before);
         self.live_rows = [(first_row, last_row), self.live_rows[0], self.live_rows[1]];
         self.generation += 1;
+    }
+
+    /// Whether the pattern is now what it was two generations ago, known without looking (no
+    /// cell set by hand since): every row round the live ones repeats.
+    pub fn repeats_in_two(&self) -> bool {
+        let Some((_, t, _, b)) = self.bounds() else {
+            return true;
+        };
+        self.edited == 0
+            && self.generation >= 2
+            && (t - 1 - self.y0..=b + 1 - self.y0).all(|row| self.same[row as usize])
     }
 
     /// Live cells.
@@ -283,11 +314,22 @@ impl Universe {
 
     fn scan_bounds(&self) -> Option<(i64, i64, i64, i64)> {
         let words = self.words;
-        let top = (0..self.rows).find(|&r| self.cells[r * words..(r + 1) * words].iter().any(|&w| w != 0))?;
-        let bottom = (0..self.rows).rev().find(|&r| self.cells[r * words..(r + 1) * words].iter().any(|&w| w != 0))?;
+        let top = (0..self.rows).find(|&r| {
+            self.cells[r * words..(r + 1) * words]
+                .iter()
+                .any(|&w| w != 0)
+        })?;
+        let bottom = (0..self.rows).rev().find(|&r| {
+            self.cells[r * words..(r + 1) * words]
+                .iter()
+                .any(|&w| w != 0)
+        })?;
         let mut columns = vec![0u64; words];
         for r in top..=bottom {
-            for (c, &w) in columns.iter_mut().zip(&self.cells[r * words..(r + 1) * words]) {
+            for (c, &w) in columns
+                .iter_mut()
+                .zip(&self.cells[r * words..(r + 1) * words])
+            {
                 *c |= w;
             }
         }
@@ -295,7 +337,12 @@ impl Universe {
         let last = columns.iter().rposition(|&w| w != 0)?;
         let left = 64 * first as i64 + columns[first].trailing_zeros() as i64;
         let right = 64 * last as i64 + 63 - columns[last].leading_zeros() as i64;
-        Some((self.x0 + left, self.y0 + top as i64, self.x0 + right, self.y0 + bottom as i64))
+        Some((
+            self.x0 + left,
+            self.y0 + top as i64,
+            self.x0 + right,
+            self.y0 + bottom as i64,
+        ))
     }
 
     /// The clusters (cells joined within √5) of at most `most` cells that hold a live cell on
@@ -361,16 +408,27 @@ impl Universe {
         let (mut h1, mut h2) = (0x243f_6a88_85a3_08d3u64, 0x1319_8a2e_0370_7344u64);
         let first_row = (t - self.y0) as usize;
         let last_row = (b - self.y0) as usize;
+        let (first_word, last_word) =
+            (((l - self.x0) / 64) as usize, ((r - self.x0) / 64) as usize);
         for row in first_row..=last_row {
-            for &w in &self.cells[row * self.words..(row + 1) * self.words] {
+            for &w in &self.cells[row * self.words + first_word..=row * self.words + last_word] {
                 h1 = (h1 ^ w).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(31);
-                h2 = (h2 ^ w.rotate_left(17)).wrapping_mul(0xc2b2_ae3d_27d4_eb4f).rotate_left(27);
+                h2 = (h2 ^ w.rotate_left(17))
+                    .wrapping_mul(0xc2b2_ae3d_27d4_eb4f)
+                    .rotate_left(27);
             }
         }
         // The words depend on where the window lies, so its corner goes in too: the same
         // cells in a window that has grown meanwhile get another key (a repeat then shows one
         // period later).
-        (l, t, r, b, h1 ^ (self.x0 as u64).rotate_left(7), h2 ^ self.y0 as u64)
+        (
+            l,
+            t,
+            r,
+            b,
+            h1 ^ (self.x0 as u64).rotate_left(7),
+            h2 ^ self.y0 as u64,
+        )
     }
 }
 

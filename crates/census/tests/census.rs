@@ -54,7 +54,13 @@ fn soups_are_bit_for_bit_apgsearchs() {
         let fields: Vec<&str> = line.split('\t').collect();
         let rows = soup::rows(fields[0]);
         let cells: String = (0..256)
-            .map(|i| if rows[i / 16] >> (i % 16) & 1 != 0 { '1' } else { '0' })
+            .map(|i| {
+                if rows[i / 16] >> (i % 16) & 1 != 0 {
+                    '1'
+                } else {
+                    '0'
+                }
+            })
             .collect();
         assert_eq!(cells, fields[3], "{}", fields[0]);
         checked += 1;
@@ -74,5 +80,10 @@ fn tallies_match_the_first_thousand_soups() {
             differ.push(format!("{index}: ours {objects:?}\n   theirs {want:?}"));
         }
     }
-    assert!(differ.is_empty(), "{} soups differ:\n{}", differ.len(), differ.join("\n"));
+    assert!(
+        differ.is_empty(),
+        "{} soups differ:\n{}",
+        differ.len(),
+        differ.join("\n")
+    );
 }

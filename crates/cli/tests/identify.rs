@@ -26,14 +26,54 @@ fn golly_objects_get_the_periods_and_speeds_their_files_state() {
     // 2c/5 files are collections of ships of one speed, which move as one).
     let stated = [
         ("Oscillators/p138.rle", "oscillator", Some(138), None),
-        ("Oscillators/queen-bee-turn.rle", "oscillator", Some(88), None),
-        ("Spaceships/Corder-lineship.rle", "spaceship", Some(96), Some("c/12 diagonal")),
-        ("Spaceships/Cordership-LWSS-freeze-tag.rle", "spaceship", Some(384), Some("c/12 diagonal")),
-        ("Spaceships/Cordership-boat-burner.rle", "spaceship", Some(576), Some("c/12 diagonal")),
-        ("Spaceships/c3-orthogonal.rle", "spaceship", None, Some("c/3 orthogonal")),
-        ("Spaceships/c4-diagonal.rle", "spaceship", None, Some("c/4 diagonal")),
-        ("Spaceships/c4-orthogonal.rle", "spaceship", None, Some("c/4 orthogonal")),
-        ("Spaceships/2c5-orthogonal.rle", "spaceship", None, Some("2c/5 orthogonal")),
+        (
+            "Oscillators/queen-bee-turn.rle",
+            "oscillator",
+            Some(88),
+            None,
+        ),
+        (
+            "Spaceships/Corder-lineship.rle",
+            "spaceship",
+            Some(96),
+            Some("c/12 diagonal"),
+        ),
+        (
+            "Spaceships/Cordership-LWSS-freeze-tag.rle",
+            "spaceship",
+            Some(384),
+            Some("c/12 diagonal"),
+        ),
+        (
+            "Spaceships/Cordership-boat-burner.rle",
+            "spaceship",
+            Some(576),
+            Some("c/12 diagonal"),
+        ),
+        (
+            "Spaceships/c3-orthogonal.rle",
+            "spaceship",
+            None,
+            Some("c/3 orthogonal"),
+        ),
+        (
+            "Spaceships/c4-diagonal.rle",
+            "spaceship",
+            None,
+            Some("c/4 diagonal"),
+        ),
+        (
+            "Spaceships/c4-orthogonal.rle",
+            "spaceship",
+            None,
+            Some("c/4 orthogonal"),
+        ),
+        (
+            "Spaceships/2c5-orthogonal.rle",
+            "spaceship",
+            None,
+            Some("2c/5 orthogonal"),
+        ),
     ];
     for (file, kind, period, speed) in stated {
         let path = format!("{folder}/{file}");
@@ -91,23 +131,53 @@ fn a_run_says_what_its_world_became() {
     let r = dir.path().join("r.rle");
     std::fs::write(&r, "x = 3, y = 3\nb2o$2o$bo!\n").unwrap();
     let run: Value = serde_json::from_str(&stdout_of(&[
-        "run", "--input", r.to_str().unwrap(), "--gens", "2000", "--json", "--identify", "--max-gens", "300",
+        "run",
+        "--input",
+        r.to_str().unwrap(),
+        "--gens",
+        "2000",
+        "--json",
+        "--identify",
+        "--max-gens",
+        "300",
     ]))
     .unwrap();
     assert_eq!(run["alive"], 116);
     assert_eq!(run["identity"]["type"], "no period found");
     // A torus soup that has settled: still lifes and blinkers, period 2.
     let run: Value = serde_json::from_str(&stdout_of(&[
-        "run", "--size", "64", "--seed", "3", "--gens", "3000", "--json", "--identify",
+        "run",
+        "--size",
+        "64",
+        "--seed",
+        "3",
+        "--gens",
+        "3000",
+        "--json",
+        "--identify",
     ]))
     .unwrap();
     let identity = &run["identity"];
     assert!(
-        identity["type"] == "oscillator" || identity["type"] == "still life" || identity["type"] == "no period found",
+        identity["type"] == "oscillator"
+            || identity["type"] == "still life"
+            || identity["type"] == "no period found",
         "{identity}"
     );
-    let text = stdout_of(&["run", "--size", "16", "--seed", "1", "--gens", "500", "--identify"]);
-    assert!(text.contains("Total alive cells:") && text.contains("Type: "), "{text}");
+    let text = stdout_of(&[
+        "run",
+        "--size",
+        "16",
+        "--seed",
+        "1",
+        "--gens",
+        "500",
+        "--identify",
+    ]);
+    assert!(
+        text.contains("Total alive cells:") && text.contains("Type: "),
+        "{text}"
+    );
 }
 
 #[test]
@@ -118,6 +188,16 @@ fn bad_input_gets_one_line() {
     assert!(error_of(&["identify", empty.to_str().unwrap()]).contains("empty"));
     let missing = dir.path().join("missing.rle");
     assert!(error_of(&["identify", missing.to_str().unwrap()]).contains("missing.rle"));
-    assert!(error_of(&["run", "--dim", "3", "--size", "8", "--gens", "1", "--identify"]).contains("2D"));
+    assert!(error_of(&[
+        "run",
+        "--dim",
+        "3",
+        "--size",
+        "8",
+        "--gens",
+        "1",
+        "--identify"
+    ])
+    .contains("2D"));
     assert!(error_of(&["run", "--size", "8", "--max-gens", "10"]).contains("--identify"));
 }

@@ -210,7 +210,6 @@ impl Report {
             seconds,
         }
     }
-
 }
 
 impl fmt::Display for Report {
@@ -244,7 +243,10 @@ impl fmt::Display for Report {
             writeln!(f, "Period: {period} (mod {modulus})")?;
         }
         if let (Some(speed), Some((dx, dy))) = (&self.speed, self.displacement) {
-            writeln!(f, "Speed: {speed} (moves {dx} right, {dy} down each period)")?;
+            writeln!(
+                f,
+                "Speed: {speed} (moves {dx} right, {dy} down each period)"
+            )?;
         }
         if self.period.is_some() && self.settled_at > 0 {
             writeln!(f, "Settles at generation {}", self.settled_at)?;
@@ -268,7 +270,10 @@ impl fmt::Display for Report {
             let volatility = self
                 .volatility
                 .map_or(String::new(), |v| format!(", volatility {v:.4}"));
-            writeln!(f, "Heat: {heat:.4}, temperature {temperature:.4}{volatility}")?;
+            writeln!(
+                f,
+                "Heat: {heat:.4}, temperature {temperature:.4}{volatility}"
+            )?;
         }
         writeln!(f, "Time (sec.): {:.6}", self.seconds)
     }
