@@ -15,6 +15,16 @@ them all and says which can run here. Errors are exceptions: ``ValueError`` for 
 ``MemoryError`` for worlds larger than memory, ``RuntimeError`` for an engine that cannot run.
 """
 
-from ._gol import Cube, Life, PatternError, __version__, engines, rule_folders, verify
+from ._gol import Cube, Life, PatternError, __version__, census, engines, rule_folders, soup, verify
 
-__all__ = ["Cube", "Life", "PatternError", "engines", "rule_folders", "verify", "__version__"]
+__all__ = [
+    "Cube",
+    "Life",
+    "PatternError",
+    "census",
+    "engines",
+    "rule_folders",
+    "soup",
+    "verify",
+    "__version__",
+]

@@ -850,6 +850,46 @@ fn rule_folders(folders: Vec<std::path::PathBuf>) -> PyResult<()> {
     Ok(())
 }
 
+/// apgsearch's C1 soup census of B3/S23: soups 0 to `soups` - 1 of `root` run on every core
+/// until they settle, their ash cut into objects and named by apgcode, as `gol census` does.
+/// A dict: "haul" (the haul file's text, apgsearch's format), "counts" (apgcode to count),
+/// "soups". The GIL is released meanwhile.
+#[pyfunction]
+fn census<'py>(py: Python<'py>, root: &str, soups: u64) -> PyResult<Bound<'py, PyDict>> {
+    gol_census::census::check_root(root).map_err(PyValueError::new_err)?;
+    if soups == 0 {
+        return Err(PyValueError::new_err(
+            "soups=0: a census needs at least one soup",
+        ));
+    }
+    let haul = py.detach(|| {
+        let mut haul = gol_census::census::Haul::default();
+        let stop = AtomicBool::new(false);
+        for (i, tally) in gol_census::census::tallies(root, 0, soups, &stop)
+            .iter()
+            .enumerate()
+        {
+            haul.add(i as u64, tally);
+        }
+        haul
+    });
+    let mut text = String::new();
+    haul.write(root, &mut text);
+    let out = PyDict::new(py);
+    out.set_item("haul", text)?;
+    out.set_item("counts", haul.counts.clone())?;
+    out.set_item("soups", haul.soups)?;
+    Ok(out)
+}
+
+/// The 16 x 16 cells of apgsearch's C1 soup `soup_id` (root and index, such as "k_testseed0"),
+/// as a numpy array of 0 and 1, rows top first.
+#[pyfunction]
+fn soup<'py>(py: Python<'py>, soup_id: &str) -> Bound<'py, PyArray2<u8>> {
+    let rows = gol_census::soup::rows(soup_id);
+    Array2::from_shape_fn((16, 16), |(y, x)| (rows[y] >> x & 1) as u8).into_pyarray(py)
+}
+
 #[pymodule]
 fn _gol(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Life>()?;
@@ -857,6 +897,8 @@ fn _gol(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(engines, m)?)?;
     m.add_function(wrap_pyfunction!(verify, m)?)?;
     m.add_function(wrap_pyfunction!(rule_folders, m)?)?;
+    m.add_function(wrap_pyfunction!(census, m)?)?;
+    m.add_function(wrap_pyfunction!(soup, m)?)?;
     m.add("PatternError", m.py().get_type::<PatternError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -90,3 +90,22 @@ def test_apgcodes_agree_with_lifelib():
             late += 1
             assert lifelib_code(start[settled - 1]) is None, rle(cells)
     assert periodic > 100 and late > 5 and aperiodic > 5, (periodic, late, aperiodic)
+
+
+def test_soups_and_a_census_as_apgsearch_makes_them():
+    soup = gol.soup("k_testseed0")
+    assert soup.shape == (16, 16) and soup.sum() == 141
+    assert "".join(".o"[c] for c in soup[0]) == ".....o.ooo.ooooo"
+    found = gol.census("k_testseed", 3)
+    assert found["soups"] == 3
+    # apgsearch 5.2's per-soup census of soups 0, 1 and 2 of k_testseed, summed.
+    assert found["counts"] == {
+        "xs4_33": 16, "xp2_7": 23, "xq4_153": 5, "xs4_252": 2, "xs5_253": 3,
+        "xs6_696": 2, "xs7_2596": 2, "xs8_6996": 1, "xs6_356": 1,
+    }
+    assert found["haul"].startswith("testing\n@VERSION gol-")
+    assert "@NUM_SOUPS 3\n@NUM_OBJECTS 55\n" in found["haul"]
+    with pytest.raises(ValueError, match="root"):
+        gol.census("bad root", 1)
+    with pytest.raises(ValueError, match="at least one"):
+        gol.census("k_testseed", 0)

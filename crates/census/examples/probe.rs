@@ -1,17 +1,15 @@
 fn main() {
-    let mut c = gol_census::objects::Classifier::default();
     let root = std::env::args().nth(1).unwrap();
     let from: u64 = std::env::args().nth(2).unwrap().parse().unwrap();
     let to: u64 = std::env::args().nth(3).unwrap().parse().unwrap();
-    for i in from..to {
-        let t0 = std::time::Instant::now();
-        let t = gol_census::census::of_id(&format!("{root}{i}"), &mut c);
-        println!(
-            "{i}\t{}\t{}\t{:.4}\t{:?}",
-            t.settled_at,
-            t.period,
-            t0.elapsed().as_secs_f64(),
-            t.objects
-        );
+    let t0 = std::time::Instant::now();
+    let tallies = gol_census::census::tallies(&root, from, to - from, &Default::default());
+    eprintln!(
+        "{:.1} soups/s",
+        (to - from) as f64 / t0.elapsed().as_secs_f64()
+    );
+    for (i, t) in tallies.iter().enumerate() {
+        let items: Vec<String> = t.objects.iter().map(|(c, n)| format!("{c}:{n}")).collect();
+        println!("{}\t{}", from + i as u64, items.join(" "));
     }
 }

@@ -10,6 +10,9 @@
 //! two differ).
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use rayon::prelude::*;
 
 use rustc_hash::FxHashMap as HashMap;
 
@@ -22,7 +25,7 @@ use crate::universe::{bounds, Universe};
 pub const CLEARANCE: i64 = 12;
 
 /// Generations a soup may run before it is given up as not settling.
-pub const MOST_GENERATIONS: u64 = 1 << 17;
+pub const MOST_GENERATIONS: u64 = 1 << 15;
 
 /// Generations between two looks for escaping ships.
 const LOOK_EVERY: u64 = 32;
@@ -49,7 +52,14 @@ impl Tally {
 /// Only a ship on an edge of the pattern's box can escape: it does when, on a side it moves
 /// towards, it lies past everything else by [`CLEARANCE`] cells (ships on the edges flying
 /// at its velocity apart), and no other ship on the edges moves that way faster.
-fn clear_escaping(u: &mut Universe, classifier: &mut Classifier, tally: &mut Tally) -> bool {
+fn clear_escaping(
+    u: &mut Universe,
+    classifier: &mut Classifier,
+    clearance: i64,
+    tally: &mut Tally,
+    flights: &mut Vec<Flight>,
+    looks: &mut Vec<(u64, Option<(i64, i64, i64, i64)>)>,
+) -> bool {
     // Ships on the edges, then those on the edges of what is left, and so on (a train of
     // gliders flies one behind another), each taken away for the next look.
     let mut ships: Vec<(Vec<(i64, i64)>, Named, u64)> = Vec::new();
@@ -72,11 +82,12 @@ fn clear_escaping(u: &mut Universe, classifier: &mut Classifier, tally: &mut Tal
         }
         ships.extend(found);
     }
+    // The box of everything but these ships.
+    let rest = u.bounds();
+    looks.push((u.generation, rest));
     if ships.is_empty() {
         return false;
     }
-    // The box of everything but these ships.
-    let rest = u.bounds();
     for (cells, _, _) in &ships {
         for &(x, y) in cells {
             u.set(x, y, true);
@@ -91,52 +102,145 @@ fn clear_escaping(u: &mut Universe, classifier: &mut Classifier, tally: &mut Tal
     for (i, (_, named, period)) in ships.iter().enumerate() {
         let (dx, dy) = named.displacement;
         let (l, t, r, b) = boxes[i];
-        // The sides it moves towards: right, left, down, up.
-        let mut sides = [dx > 0, dx < 0, dy > 0, dy < 0];
-        for (j, &(ol, ot, or, ob)) in boxes.iter().enumerate() {
+        // Its velocity, in cells a generation times the product of the periods, along the
+        // sides right, left, down and up.
+        let along = |(x, y): (i64, i64), scale: i64| [x * scale, -x * scale, y * scale, -y * scale];
+        let mine = along((dx, dy), 1);
+        // Apart from each other thing along a side it moves towards, where the other does
+        // not move that way as fast.
+        let escapes = boxes.iter().enumerate().all(|(j, &(ol, ot, or, ob))| {
             if j == i {
-                continue;
+                return true;
             }
-            if let Some((_, o, p)) = ships.get(j) {
-                if (o.displacement, *p) == (named.displacement, *period) {
-                    continue;
+            let (theirs, scale) = match ships.get(j) {
+                Some((_, o, p)) if (o.displacement, *p) == (named.displacement, *period) => {
+                    return true
                 }
-                // A ship moving the same way faster could catch it up.
-                let (ox, oy) = o.displacement;
-                let (mine, theirs) = (*period as i64, *p as i64);
-                if (dx >= 0 && ox > 0 && ox * mine > dx * theirs)
-                    || (dx <= 0 && ox < 0 && ox * mine < dx * theirs)
-                {
-                    sides[0] = false;
-                    sides[1] = false;
-                }
-                if (dy >= 0 && oy > 0 && oy * mine > dy * theirs)
-                    || (dy <= 0 && oy < 0 && oy * mine < dy * theirs)
-                {
-                    sides[2] = false;
-                    sides[3] = false;
-                }
-            }
-            sides[0] &= l > or + CLEARANCE;
-            sides[1] &= r < ol - CLEARANCE;
-            sides[2] &= t > ob + CLEARANCE;
-            sides[3] &= b < ot - CLEARANCE;
-        }
+                Some((_, o, p)) => (along(o.displacement, *period as i64), *p as i64),
+                None => ([0; 4], 1),
+            };
+            let past = [
+                l > or + clearance,
+                r < ol - clearance,
+                t > ob + clearance,
+                b < ot - clearance,
+            ];
+            (0..4).any(|s| mine[s] > 0 && past[s] && theirs[s] <= mine[s] * scale)
+        });
+        let sides = [escapes];
         if sides.iter().any(|&s| s) {
             escaping.push(i);
         }
     }
     for &i in &escaping {
-        let (cells, named, _) = &ships[i];
+        let (cells, named, period) = &ships[i];
         for &(x, y) in cells {
             u.set(x, y, false);
         }
+        flights.push(Flight {
+            bounds: boxes[i],
+            at: u.generation,
+            displacement: named.displacement,
+            period: *period,
+        });
         for code in &named.codes {
             tally.add(code, 1);
         }
     }
     !escaping.is_empty()
 }
+
+/// A ship taken away: where it was, when, and how it moves.
+struct Flight {
+    bounds: (i64, i64, i64, i64),
+    at: u64,
+    displacement: (i64, i64),
+    period: u64,
+}
+
+impl Flight {
+    /// Its box at generation `t` (from when it was taken away), grown by `margin`: where it
+    /// would be, give or take the cells a ship sways within its period.
+    fn at(&self, t: u64, margin: i64) -> (i64, i64, i64, i64) {
+        let periods = (t - self.at) as i64 / self.period as i64;
+        let (dx, dy) = (self.displacement.0 * periods, self.displacement.1 * periods);
+        let sway = self.period as i64;
+        let (l, t, r, b) = self.bounds;
+        (
+            l + dx - margin - sway,
+            t + dy - margin - sway,
+            r + dx + margin + sway,
+            b + dy + margin + sway,
+        )
+    }
+}
+
+/// Cells between two boxes, the larger of the gaps across and down (0 where they overlap).
+fn gap(a: (i64, i64, i64, i64), b: (i64, i64, i64, i64)) -> i64 {
+    let across = (b.0 - a.2).max(a.0 - b.2).max(0);
+    let down = (b.1 - a.3).max(a.1 - b.3).max(0);
+    across.max(down)
+}
+
+fn overlap(a: (i64, i64, i64, i64), b: (i64, i64, i64, i64)) -> bool {
+    a.0 <= b.2 && b.0 <= a.2 && a.1 <= b.3 && b.1 <= a.3
+}
+
+/// Whether every ship taken away truly escaped: nothing else came near where the ship would
+/// have been, up to the last look, when the rest began to repeat; nor does it ever meet
+/// another ship taken away. What else there was each generation lies within the pattern's box
+/// (`boxes`) and within the box of all but ships at the last look, grown by a cell a
+/// generation since.
+fn flights_clear(
+    flights: &[Flight],
+    looks: &[(u64, Option<(i64, i64, i64, i64)>)],
+    boxes: &[Option<(i64, i64, i64, i64)>],
+) -> bool {
+    let last = looks.last().map_or(0, |l| l.0);
+    for f in flights {
+        let mut look = 0;
+        for t in f.at..=last {
+            while look + 1 < looks.len() && looks[look + 1].0 <= t {
+                look += 1;
+            }
+            let (seen, rest) = looks[look];
+            let (Some((l, top, r, b)), Some(Some(whole))) = (rest, boxes.get(t as usize)) else {
+                continue;
+            };
+            let grown = t.saturating_sub(seen) as i64;
+            let near = (
+                (l - grown).max(whole.0),
+                (top - grown).max(whole.1),
+                (r + grown).min(whole.2),
+                (b + grown).min(whole.3),
+            );
+            if overlap(f.at(t, 2), near) {
+                return false;
+            }
+        }
+    }
+    for (i, f) in flights.iter().enumerate() {
+        for g in &flights[i + 1..] {
+            if (f.displacement, f.period) == (g.displacement, g.period) {
+                continue;
+            }
+            // They meet where they come nearer than they were and within reach.
+            let from = f.at.max(g.at);
+            let start = gap(f.at(from, 0), g.at(from, 0));
+            if (from..from + MEETING_HORIZON).any(|t| {
+                let now = gap(f.at(t, 0), g.at(t, 0));
+                now < start && now <= 2
+            }) {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+/// Generations two ships taken away are followed, looking for a meeting: ships of different
+/// velocities in soups are far apart by then.
+const MEETING_HORIZON: u64 = 4096;
 
 /// Rounds of looking for ships on the edges, each inside the last.
 const SHIP_ROUNDS: usize = 8;
@@ -145,7 +249,33 @@ const SHIP_ROUNDS: usize = 8;
 const SHIP_CELLS: usize = 24;
 
 /// The census of the soup `rows`, placed as apgsearch places it (its top-left cell at (8, 8)).
+///
+/// Ships are taken away once [`CLEARANCE`] cells past the rest; where one of them turns out not
+/// to have escaped (something came near where it would have flown), the soup is run again
+/// with four times the clearance, up to [`MOST_CLEARANCE`].
 pub fn soup(rows: &Rows, classifier: &mut Classifier) -> Tally {
+    let mut clearance = CLEARANCE;
+    loop {
+        let last = clearance >= MOST_CLEARANCE;
+        if let Some(tally) = soup_with(rows, classifier, clearance, last) {
+            return tally;
+        }
+        clearance *= 4;
+    }
+}
+
+/// The clearance of the last run of a soup, whose ships are taken as escaped whatever comes
+/// near them later.
+const MOST_CLEARANCE: i64 = 16 * CLEARANCE;
+
+/// [`soup`] with ships taken away `clearance` cells past the rest; `None` when one of them did
+/// not escape (unless `last`).
+fn soup_with(
+    rows: &Rows,
+    classifier: &mut Classifier,
+    clearance: i64,
+    last: bool,
+) -> Option<Tally> {
     let cells: Vec<(i64, i64)> = soup::cells(rows)
         .into_iter()
         .map(|(x, y)| (x + 8, y + 8))
@@ -153,16 +283,27 @@ pub fn soup(rows: &Rows, classifier: &mut Classifier) -> Tally {
     let mut u = Universe::of(&cells);
     let mut tally = Tally::default();
     let mut seen: HashMap<(i64, i64, i64, i64, u64, u64), u64> = HashMap::default();
+    let mut flights = Vec::new();
+    let mut looks = Vec::new();
+    let mut boxes = Vec::new();
     let period = loop {
-        if u.population() == 0 {
-            tally.settled_at = u.generation;
-            return tally;
-        }
         if u.generation % LOOK_EVERY == 0
             && u.generation > 0
-            && clear_escaping(&mut u, classifier, &mut tally)
+            && clear_escaping(
+                &mut u,
+                classifier,
+                clearance,
+                &mut tally,
+                &mut flights,
+                &mut looks,
+            )
         {
             seen.clear();
+        }
+        boxes.push(u.bounds());
+        if u.population() == 0 {
+            tally.settled_at = u.generation;
+            break 0;
         }
         if u.repeats_in_two() {
             // Still lifes and blinkers alone: period 2 (1 if nothing changed at all).
@@ -179,6 +320,13 @@ pub fn soup(rows: &Rows, classifier: &mut Classifier) -> Tally {
         }
         u.step();
     };
+    looks.push((u.generation, u.bounds()));
+    if !last && !flights_clear(&flights, &looks, &boxes) {
+        return None;
+    }
+    if period == 0 && u.population() == 0 {
+        return Some(tally);
+    }
     tally.period = period;
     // The live cells now and every cell alive over a period (two generations at least).
     let live = u.cells();
@@ -195,11 +343,79 @@ pub fn soup(rows: &Rows, classifier: &mut Classifier) -> Tally {
             tally.add(&code, 1);
         }
     }
-    tally
+    Some(tally)
+}
+
+/// What a soup truly leaves, for explaining where a census and apgsearch differ: the soup run
+/// `generations` on the plane by HashLife with nothing taken away, then every cluster of what
+/// is there named, ships in flight included.
+pub fn truth(
+    rows: &Rows,
+    generations: u64,
+    classifier: &mut Classifier,
+) -> gol_core::Result<Tally> {
+    use gol_plane::{Options, Start};
+    let cells: Vec<(i64, i64)> = soup::cells(rows)
+        .into_iter()
+        .map(|(x, y)| (x + 8, y + 8))
+        .collect();
+    let mut grid = gol_core::Grid::new(16, 16)?;
+    for &(x, y) in &cells {
+        grid.set((x - 8) as usize, (y - 8) as usize, true);
+    }
+    let options = Options {
+        memory: 256 << 20,
+        threads: 1,
+        parallel_level: None,
+    };
+    let rule = gol_core::Rule::LIFE;
+    let mut plane = gol_plane::new(
+        gol_core::EngineId::Hashlife,
+        Start::Grid {
+            grid: &grid,
+            x: 8,
+            y: 8,
+        },
+        rule,
+        &options,
+    )?;
+    plane.step(&generations.into(), &AtomicBool::new(false))?;
+    let mut tally = Tally {
+        settled_at: generations,
+        ..Tally::default()
+    };
+    let Some(rect) = plane.bounding_box() else {
+        return Ok(tally);
+    };
+    let (Some((x0, y0)), Some((w, h))) = (rect.corner(), rect.size()) else {
+        return Err(gol_core::Error::Invalid("the soup went too far".into()));
+    };
+    let states = plane.cells(&rect.x, &rect.y, w as usize, h as usize);
+    let live: Vec<(i64, i64)> = states
+        .iter()
+        .enumerate()
+        .filter(|(_, &s)| s != 0)
+        .map(|(i, _)| (x0 + (i as u64 % w) as i64, y0 + (i as u64 / w) as i64))
+        .collect();
+    // Every cell alive over 60 generations (any period of ash up to 60 that divides it).
+    let mut u = Universe::of(&live);
+    let mut history = live.clone();
+    for _ in 0..60 {
+        u.step();
+        history.extend(u.cells());
+    }
+    history.sort_unstable();
+    history.dedup();
+    for cluster in clusters(&live, &history) {
+        for code in classifier.classify(&cluster).codes {
+            tally.add(&code, 1);
+        }
+    }
+    Ok(tally)
 }
 
 /// The census of many soups: counts, and the soups that show each code.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Haul {
     /// Soups censused.
     pub soups: u64,
@@ -271,7 +487,74 @@ fn md5_hex(text: &str) -> String {
         .collect()
 }
 
+/// Whether apgsearch would take `root` as a seed root: 1 to 40 characters, each an ASCII
+/// letter, digit, `_` or `-` (soup IDs are root and index, hashed as one SHA-256 block on the
+/// GPU, which leaves 55 bytes for both); the reason where not.
+pub fn check_root(root: &str) -> Result<(), String> {
+    if root.is_empty() {
+        return Err("a census root is at least one character".into());
+    }
+    if root.len() > 40 {
+        return Err(format!(
+            "a census root is at most 40 characters; {:?} has {}",
+            root,
+            root.len()
+        ));
+    }
+    if let Some(c) = root
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-'))
+    {
+        return Err(format!(
+            "{c:?} is not allowed in a census root (letters, digits, _ and - are)"
+        ));
+    }
+    Ok(())
+}
+
+/// A new root as apgsearch makes them: `k_` and 12 characters of its alphabet (letters but
+/// l, o, I and O, and digits 2–9), from `seed`.
+pub fn new_root(seed: &str) -> String {
+    use sha2::{Digest, Sha256};
+    const ALPHABET: &[u8] = b"abcdefghijkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789";
+    let digest = Sha256::digest(seed.as_bytes());
+    let tail: String = digest[..12]
+        .iter()
+        .map(|&b| ALPHABET[b as usize % ALPHABET.len()] as char)
+        .collect();
+    format!("k_{tail}")
+}
+
 /// The ID's soup's census.
 pub fn of_id(id: &str, classifier: &mut Classifier) -> Tally {
     soup(&soup::rows(id), classifier)
+}
+
+/// Soups handed to a thread at a time.
+const BATCH: u64 = 256;
+
+/// The tallies of soups `first..first + count` of `root`, in index order, on every thread of
+/// rayon's pool (each with its own classifier); `stop` ends it early, after a whole batch:
+/// the tallies of the soups done, from `first` on without a gap.
+pub fn tallies(root: &str, first: u64, count: u64, stop: &AtomicBool) -> Vec<Tally> {
+    let batches: Vec<(u64, u64)> = (0..count.div_ceil(BATCH))
+        .map(|b| (first + b * BATCH, BATCH.min(count - b * BATCH)))
+        .collect();
+    let done: Vec<Option<Vec<Tally>>> = batches
+        .par_iter()
+        .map_init(Classifier::default, |classifier, &(start, n)| {
+            if stop.load(Ordering::Relaxed) {
+                return None;
+            }
+            Some(
+                (start..start + n)
+                    .map(|i| of_id(&soup::id(root, i), classifier))
+                    .collect(),
+            )
+        })
+        .collect();
+    done.into_iter()
+        .map_while(|batch| batch)
+        .flatten()
+        .collect()
 }

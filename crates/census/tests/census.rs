@@ -68,22 +68,149 @@ fn soups_are_bit_for_bit_apgsearchs() {
     assert_eq!(checked, 2000);
 }
 
-#[test]
-fn tallies_match_the_first_thousand_soups() {
-    let Some(folder) = census_ref() else { return };
-    let text = std::fs::read_to_string(folder.join("tallies-k_testseed-0-999.tsv")).unwrap();
+/// Soups whose census differs from apgsearch's, each explained or not: ours must equal what
+/// the soup truly leaves ([`census::truth`], 2^14 generations with nothing taken away), or the
+/// reference hold a linear-growth code (apgsearch's count of a switch engine's debris depends
+/// on when it gave up: NOTES.md's Q3). Returns the explained soups' (index, ours, theirs).
+type Objects = BTreeMap<String, u64>;
+
+fn explain(root: &str, differ: Vec<(u64, Objects, Objects)>) -> Vec<(u64, Objects, Objects)> {
     let mut classifier = Classifier::default();
-    let mut differ = Vec::new();
-    for (index, want) in tallies(&text) {
-        let Tally { objects, .. } = census::of_id(&soup::id("k_testseed", index), &mut classifier);
-        if objects != want {
-            differ.push(format!("{index}: ours {objects:?}\n   theirs {want:?}"));
+    let mut unexplained = Vec::new();
+    for (index, ours, theirs) in &differ {
+        if theirs.keys().any(|c| c.starts_with("yl")) {
+            continue;
+        }
+        let truth = census::truth(
+            &soup::rows(&soup::id(root, *index)),
+            1 << 14,
+            &mut classifier,
+        )
+        .unwrap()
+        .objects;
+        if *ours != truth {
+            unexplained.push(format!(
+                "{index}: ours {ours:?}\n   theirs {theirs:?}\n   truth {truth:?}"
+            ));
         }
     }
     assert!(
-        differ.is_empty(),
-        "{} soups differ:\n{}",
-        differ.len(),
-        differ.join("\n")
+        unexplained.is_empty(),
+        "{} soups differ from apgsearch and from the truth:\n{}",
+        unexplained.len(),
+        unexplained.join("\n")
+    );
+    differ
+}
+
+/// Our tallies of soups `0..n` of `root` against the reference's, the differences explained.
+fn compare(root: &str, reference: &str, n: usize) -> (Vec<Tally>, Vec<(u64, Objects, Objects)>) {
+    let want = tallies(reference);
+    let ours = census::tallies(root, 0, n as u64, &Default::default());
+    let differ: Vec<(u64, Objects, Objects)> = want
+        .into_iter()
+        .take(n)
+        .zip(&ours)
+        .filter(|((_, theirs), tally)| tally.objects != *theirs)
+        .map(|((index, theirs), tally)| (index, tally.objects.clone(), theirs))
+        .collect();
+    let explained = explain(root, differ);
+    (ours, explained)
+}
+
+#[test]
+fn tallies_of_the_first_thousand_soups_are_apgsearchs_or_the_truth() {
+    let Some(folder) = census_ref() else { return };
+    let text = std::fs::read_to_string(folder.join("tallies-k_testseed-0-999.tsv")).unwrap();
+    let (_, explained) = compare("k_testseed", &text, 1000);
+    // None of the first thousand needs explaining.
+    assert!(explained.is_empty(), "{explained:?}");
+}
+
+/// The reference's tallies of `root`, 10^5 soups (gzip).
+fn reference_tallies(folder: &Path, root: &str) -> String {
+    use std::io::Read;
+    let file = std::fs::File::open(folder.join(format!("tallies-{root}-0-99999.tsv.gz"))).unwrap();
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(file)
+        .read_to_string(&mut text)
+        .unwrap();
+    text
+}
+
+/// Hundreds of thousands of soups: with `cargo test -- --ignored` (CI runs them).
+#[test]
+#[ignore]
+fn tallies_of_a_hundred_thousand_soups_of_each_root_are_apgsearchs_or_the_truth() {
+    let Some(folder) = census_ref() else { return };
+    for root in ["k_testseed", "l_kEwHfF3ArtPb"] {
+        let (_, explained) = compare(root, &reference_tallies(&folder, root), 100_000);
+        println!(
+            "{root}: {} of 100000 soups differ from apgsearch, each explained",
+            explained.len()
+        );
+    }
+}
+
+/// The haul of 10^4 soups: apgsearch's, once the soups whose difference is explained are
+/// counted as we count them; `@SAMPLE_SOUPIDS` of every code they do not touch the same.
+#[test]
+fn the_haul_of_ten_thousand_soups_is_apgsearchs() {
+    let Some(folder) = census_ref() else { return };
+    let reference = reference_tallies(&folder, "k_testseed");
+    let (ours, explained) = compare("k_testseed", &reference, 10_000);
+    let mut haul = census::Haul::default();
+    for (i, tally) in ours.iter().enumerate() {
+        haul.add(i as u64, tally);
+    }
+    let theirs = std::fs::read_to_string(folder.join("haul-k_testseed-10000-p1.txt")).unwrap();
+    let mut table: BTreeMap<String, i64> = BTreeMap::new();
+    let mut samples: BTreeMap<String, String> = BTreeMap::new();
+    let (head, rest) = theirs.split_once("@CENSUS TABLE").unwrap();
+    let (counts, sampled) = rest.split_once("@SAMPLE_SOUPIDS").unwrap();
+    for line in counts.lines().filter(|l| !l.is_empty()) {
+        let (code, n) = line.split_once(' ').unwrap();
+        table.insert(code.into(), n.parse().unwrap());
+    }
+    for line in sampled.lines().filter(|l| !l.is_empty()) {
+        let (code, ids) = line.split_once(' ').unwrap();
+        samples.insert(code.into(), ids.into());
+    }
+    let mut touched = std::collections::BTreeSet::new();
+    for (_, ours, theirs) in &explained {
+        for (code, n) in ours {
+            *table.entry(code.clone()).or_default() += *n as i64;
+            touched.insert(code.clone());
+        }
+        for (code, n) in theirs {
+            *table.entry(code.clone()).or_default() -= *n as i64;
+            touched.insert(code.clone());
+        }
+    }
+    table.retain(|_, n| *n != 0);
+    let counted: BTreeMap<String, i64> = haul
+        .counts
+        .iter()
+        .map(|(c, &n)| (c.clone(), n as i64))
+        .collect();
+    assert_eq!(counted, table);
+    for (code, ids) in &haul.samples {
+        if !touched.contains(code) {
+            let ours: Vec<String> = ids.iter().map(u64::to_string).collect();
+            assert_eq!(&ours.join(" "), &samples[code], "{code}");
+        }
+    }
+    // The header: the same lines but @VERSION (and @NUM_OBJECTS where soups were explained).
+    let mut ours = String::new();
+    haul.write("k_testseed", &mut ours);
+    for line in head
+        .lines()
+        .filter(|l| !l.starts_with("@VERSION") && !l.starts_with("@NUM_OBJECTS"))
+    {
+        assert!(ours.lines().any(|o| o == line), "{line:?} not in our haul");
+    }
+    println!(
+        "{} of 10000 soups differ from apgsearch, each explained",
+        explained.len()
     );
 }

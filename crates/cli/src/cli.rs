@@ -34,6 +34,9 @@ pub enum Command {
     /// Say what a pattern is: run it on the infinite plane until it repeats, then its type,
     /// period, speed, heat and apgcode.
     Identify(IdentifyArgs),
+    /// Census apgsearch's C1 soups of B3/S23 on every core: each run until it settles, its
+    /// ash cut into objects and named by apgcode, written as a haul in apgsearch's format.
+    Census(CensusArgs),
     /// Show the machine, its instruction sets and the engines available.
     Info,
 }
@@ -222,6 +225,64 @@ pub struct IdentifyArgs {
     /// Print one JSON object on standard output instead of the report.
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct CensusArgs {
+    /// The seed root: soup k is SHA-256 of ROOT followed by k in decimal, as apgsearch makes
+    /// it [default: a new k_ root, as apgsearch makes one].
+    #[arg(long, value_name = "ROOT")]
+    pub root: Option<String>,
+
+    /// Soups to census, 0 to N - 1, or `all`: on until Ctrl-C, then the haul of the soups
+    /// finished.
+    #[arg(long, value_name = "N|all", value_parser = parse_soups)]
+    pub soups: Soups,
+
+    /// Write the haul to FILE (atomically) instead of standard output.
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// Write each soup's objects, one line a soup, to FILE (tab-separated: index, the
+    /// generation it settled at, its period, its objects as apgcode:count).
+    #[arg(long, value_name = "FILE")]
+    pub tallies: Option<PathBuf>,
+
+    /// Save the census so far to FILE (atomically) every 65,536 soups and at the end, to go
+    /// on with --resume.
+    #[arg(long, value_name = "FILE")]
+    pub checkpoint: Option<PathBuf>,
+
+    /// Go on from a checkpoint (its root; --soups counts from soup 0).
+    #[arg(long, value_name = "FILE")]
+    pub resume: Option<PathBuf>,
+
+    /// The rule: b3s23 only.
+    #[arg(long, value_name = "R", default_value = "b3s23")]
+    pub rule: String,
+
+    /// The soups' symmetry: C1 only.
+    #[arg(long, value_name = "S", default_value = "C1")]
+    pub symmetry: String,
+}
+
+/// How many soups a census takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Soups {
+    /// Soups 0 to N - 1.
+    Count(u64),
+    /// On until Ctrl-C.
+    All,
+}
+
+fn parse_soups(text: &str) -> Result<Soups, String> {
+    match text {
+        "all" => Ok(Soups::All),
+        _ => text
+            .parse::<u64>()
+            .map(Soups::Count)
+            .map_err(|_| format!("{text:?} is not a number of soups: use a whole number or all")),
+    }
 }
 
 #[derive(Args, Debug)]

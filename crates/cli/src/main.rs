@@ -2,6 +2,7 @@
 //! into one line on stderr and a non-zero exit code.
 
 mod bench;
+mod census;
 mod cli;
 mod identify;
 mod info;
@@ -125,6 +126,7 @@ fn execute(cli: &Cli) -> anyhow::Result<()> {
         Command::Verify(args) => verify::verify(args),
         Command::View(args) => view::view(args),
         Command::Identify(args) => identify::identify(args),
+        Command::Census(args) => census::census(args),
         Command::Info => info::info(),
     }
 }
