@@ -884,8 +884,8 @@ fn census<'py>(py: Python<'py>, root: &str, soups: u64) -> PyResult<Bound<'py, P
 
 /// The 16 x 16 cells of apgsearch's C1 soup `soup_id` (root and index, such as "k_testseed0"),
 /// as a numpy array of 0 and 1, rows top first.
-#[pyfunction]
-fn soup<'py>(py: Python<'py>, soup_id: &str) -> Bound<'py, PyArray2<u8>> {
+#[pyfunction(name = "soup")]
+fn apgsearch_soup<'py>(py: Python<'py>, soup_id: &str) -> Bound<'py, PyArray2<u8>> {
     let rows = gol_census::soup::rows(soup_id);
     Array2::from_shape_fn((16, 16), |(y, x)| (rows[y] >> x & 1) as u8).into_pyarray(py)
 }
@@ -898,7 +898,7 @@ fn _gol(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(verify, m)?)?;
     m.add_function(wrap_pyfunction!(rule_folders, m)?)?;
     m.add_function(wrap_pyfunction!(census, m)?)?;
-    m.add_function(wrap_pyfunction!(soup, m)?)?;
+    m.add_function(wrap_pyfunction!(apgsearch_soup, m)?)?;
     m.add("PatternError", m.py().get_type::<PatternError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -58,11 +58,11 @@ fn clear_escaping(
     clearance: i64,
     tally: &mut Tally,
     flights: &mut Vec<Flight>,
-    looks: &mut Vec<(u64, Option<(i64, i64, i64, i64)>)>,
+    looks: &mut Vec<Look>,
 ) -> bool {
     // Ships on the edges, then those on the edges of what is left, and so on (a train of
     // gliders flies one behind another), each taken away for the next look.
-    let mut ships: Vec<(Vec<(i64, i64)>, Named, u64)> = Vec::new();
+    let mut ships: Vec<Ship> = Vec::new();
     for _ in 0..SHIP_ROUNDS {
         let found: Vec<_> = u
             .edge_clusters(SHIP_CELLS)
@@ -150,6 +150,15 @@ fn clear_escaping(
     !escaping.is_empty()
 }
 
+/// A box: left, top, right, bottom (inclusive).
+type Box4 = (i64, i64, i64, i64);
+
+/// A look for ships: its generation, and the box of everything but the ships on the edges.
+type Look = (u64, Option<Box4>);
+
+/// A ship on an edge: its cells, its name and its period.
+type Ship = (Vec<(i64, i64)>, Named, u64);
+
 /// A ship taken away: where it was, when, and how it moves.
 struct Flight {
     bounds: (i64, i64, i64, i64),
@@ -193,7 +202,7 @@ fn overlap(a: (i64, i64, i64, i64), b: (i64, i64, i64, i64)) -> bool {
 /// generation since.
 fn flights_clear(
     flights: &[Flight],
-    looks: &[(u64, Option<(i64, i64, i64, i64)>)],
+    looks: &[Look],
     boxes: &[Option<(i64, i64, i64, i64)>],
 ) -> bool {
     let last = looks.last().map_or(0, |l| l.0);

@@ -52,9 +52,12 @@ pub struct Classifier {
 /// of a soup still in turmoil would cost more than the rest of the census.
 const SHIP_GENERATIONS: u64 = 8;
 
+/// Phases (cells where they lie) and the displacement over them.
+type Cycle = (Vec<Vec<(i64, i64)>>, (i64, i64));
+
 /// One period of an object run alone: its phases (cells where they lie) and displacement;
 /// `None` when it does not repeat within [`MOST_GENERATIONS`].
-fn cycle(cells: &[(i64, i64)], most: u64) -> Option<(Vec<Vec<(i64, i64)>>, (i64, i64))> {
+fn cycle(cells: &[(i64, i64)], most: u64) -> Option<Cycle> {
     let mut u = Universe::of(cells);
     let mut seen: HashMap<Shape, (u64, (i64, i64))> = HashMap::default();
     let mut phases: Vec<Vec<(i64, i64)>> = Vec::new();
