@@ -204,21 +204,23 @@ pub fn decode(wechsler: &str) -> Option<Vec<(i64, i64)>> {
     Some(cells)
 }
 
+/// The live cells of a picture, a row a string, `o` alive (tests).
+#[cfg(test)]
+pub(crate) fn cells(rows: &[&str]) -> Vec<(i64, i64)> {
+    let mut out = Vec::new();
+    for (y, row) in rows.iter().enumerate() {
+        for (x, c) in row.chars().enumerate() {
+            if c == 'o' {
+                out.push((x as i64, y as i64));
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn cells(rows: &[&str]) -> Vec<(i64, i64)> {
-        let mut out = Vec::new();
-        for (y, row) in rows.iter().enumerate() {
-            for (x, c) in row.chars().enumerate() {
-                if c == 'o' {
-                    out.push((x as i64, y as i64));
-                }
-            }
-        }
-        out
-    }
 
     #[test]
     fn still_lifes_get_their_catagolue_names() {

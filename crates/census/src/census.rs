@@ -337,22 +337,32 @@ fn soup_with(
         return Some(tally);
     }
     tally.period = period;
-    // The live cells now and every cell alive over a period (two generations at least).
-    let live = u.cells();
-    let mut envelope = Universe::of(&live);
-    let mut history = live.clone();
-    for _ in 0..period.max(2) {
+    // Over a period, two generations at least.
+    count_ash(&u.cells(), period.max(2), classifier, &mut tally);
+    Some(tally)
+}
+
+/// Counts in `tally` the objects of `live`: its clusters, joined within √5 over the live cells
+/// and every cell alive in the next `generations`, each named.
+fn count_ash(
+    live: &[(i64, i64)],
+    generations: u64,
+    classifier: &mut Classifier,
+    tally: &mut Tally,
+) {
+    let mut envelope = Universe::of(live);
+    let mut history = live.to_vec();
+    for _ in 0..generations {
         envelope.step();
         history.extend(envelope.cells());
     }
     history.sort_unstable();
     history.dedup();
-    for cluster in clusters(&live, &history) {
+    for cluster in clusters(live, &history) {
         for code in classifier.classify(&cluster).codes {
             tally.add(&code, 1);
         }
     }
-    Some(tally)
 }
 
 /// What a soup truly leaves, for explaining where a census and apgsearch differ: the soup run
@@ -406,20 +416,8 @@ pub fn truth(
         .filter(|(_, &s)| s != 0)
         .map(|(i, _)| (x0 + (i as u64 % w) as i64, y0 + (i as u64 / w) as i64))
         .collect();
-    // Every cell alive over 60 generations (any period of ash up to 60 that divides it).
-    let mut u = Universe::of(&live);
-    let mut history = live.clone();
-    for _ in 0..60 {
-        u.step();
-        history.extend(u.cells());
-    }
-    history.sort_unstable();
-    history.dedup();
-    for cluster in clusters(&live, &history) {
-        for code in classifier.classify(&cluster).codes {
-            tally.add(&code, 1);
-        }
-    }
+    // Over 60 generations: any period of ash up to 60 that divides it.
+    count_ash(&live, 60, classifier, &mut tally);
     Ok(tally)
 }
 

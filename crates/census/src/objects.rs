@@ -343,18 +343,7 @@ pub fn clusters(live: &[(i64, i64)], envelope: &[(i64, i64)]) -> Vec<Vec<(i64, i
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn cells(rows: &[&str]) -> Vec<(i64, i64)> {
-        let mut out = Vec::new();
-        for (y, row) in rows.iter().enumerate() {
-            for (x, c) in row.chars().enumerate() {
-                if c == 'o' {
-                    out.push((x as i64, y as i64));
-                }
-            }
-        }
-        out
-    }
+    use crate::apgcode::cells;
 
     #[test]
     fn pseudo_objects_split_and_true_ones_do_not() {

@@ -1,9 +1,12 @@
 //! `identify` on objects whose periods, speeds and apgcodes Life people know, and on every
 //! object of apgsearch's reference hauls in all 8 orientations and every phase.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
+mod common;
+
+use common::census_ref;
 use gol_census::apgcode;
 use gol_census::{identify, Cycle, Identity, Verdict};
 use gol_core::pattern::PatternFile;
@@ -179,25 +182,6 @@ fn speeds_are_written_as_life_people_write_them() {
     assert_eq!(speed(12, (4, 2)), "(2,1)c/6");
     assert_eq!(speed(1, (1, 0)), "c orthogonal");
     assert_eq!(speed(7, (1, 3)), "(3,1)c/7");
-}
-
-/// apgsearch's reference output, where this checkout has it (`GOL_CENSUS_REF`, or the shared
-/// folder beside the project).
-fn census_ref() -> Option<PathBuf> {
-    let folder = match std::env::var_os("GOL_CENSUS_REF") {
-        Some(f) => PathBuf::from(f),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/census-ref"),
-    };
-    if folder.is_dir() {
-        return Some(folder);
-    }
-    assert!(
-        std::env::var_os("GOL_REQUIRE_CENSUS_REF").is_none(),
-        "GOL_REQUIRE_CENSUS_REF is set but {} is missing",
-        folder.display()
-    );
-    println!("skipped: no census reference at {}", folder.display());
-    None
 }
 
 /// The cells as an RLE of Life at the origin.

@@ -32,3 +32,21 @@ pub fn identify(args: &IdentifyArgs) -> Result<()> {
     }
     Ok(())
 }
+
+/// The report of `gol run … --identify`: what `identify` finds (at most `limit` generations,
+/// Ctrl-C stopping it) of the world at the end of a run under `rule`.
+pub fn after_run(
+    identify: impl FnOnce(u64, &std::sync::atomic::AtomicBool) -> gol::Result<gol::Identity>,
+    limit: u64,
+    rule: &str,
+    source: &str,
+) -> Result<gol::identify::Report> {
+    let start = Instant::now();
+    let identity = identify(limit, &crate::interrupt::STOP)?;
+    Ok(gol::identify::Report::of(
+        &identity,
+        rule.to_string(),
+        source.to_string(),
+        start.elapsed().as_secs_f64(),
+    ))
+}

@@ -258,14 +258,12 @@ pub fn run(args: &RunArgs, setup: &Setup) -> Result<()> {
         identity: None,
     };
     if args.identify && stopped_by.is_none() {
-        let start = Instant::now();
-        let identity = sim.identify(args.max_gens, &interrupt::STOP)?;
-        report.identity = Some(gol::identify::Report::of(
-            &identity,
-            report.rule.clone(),
-            format!("the pattern at generation {}", sim.generation()),
-            start.elapsed().as_secs_f64(),
-        ));
+        report.identity = Some(crate::identify::after_run(
+            |limit, stop| sim.identify(limit, stop),
+            args.max_gens,
+            &report.rule,
+            &format!("the pattern at generation {}", sim.generation()),
+        )?);
     }
     let reached = sim.generation().clone();
     let output_start = Instant::now();
