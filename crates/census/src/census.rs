@@ -275,7 +275,7 @@ pub fn soup(rows: &Rows, classifier: &mut Classifier) -> Tally {
 
 /// The clearance of the last run of a soup, whose ships are taken as escaped whatever comes
 /// near them later.
-const MOST_CLEARANCE: i64 = 16 * CLEARANCE;
+pub const MOST_CLEARANCE: i64 = 16 * CLEARANCE;
 
 /// [`soup`] with ships taken away `clearance` cells past the rest; `None` when one of them did
 /// not escape (unless `last`).

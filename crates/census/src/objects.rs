@@ -50,7 +50,7 @@ pub struct Classifier {
 /// Generations a cluster is run, looking for a ship's period: the ships soups of B3/S23 make
 /// (gliders, *WSS, the loafer) repeat within 7, and a longer look at every spark on the edge
 /// of a soup still in turmoil would cost more than the rest of the census.
-const SHIP_GENERATIONS: u64 = 8;
+pub const SHIP_GENERATIONS: u64 = 8;
 
 /// Phases (cells where they lie) and the displacement over them.
 type Cycle = (Vec<Vec<(i64, i64)>>, (i64, i64));

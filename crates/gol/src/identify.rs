@@ -1,4 +1,4 @@
-//! What a pattern is ([`gol_census::identify`]): the cells of a simulation, wherever it runs,
+//! What a pattern is ([`gol_census::identify()`]): the cells of a simulation, wherever it runs,
 //! copied onto a plane of their own and run there until they repeat; the simulation itself
 //! does not move.
 
