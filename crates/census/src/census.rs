@@ -310,7 +310,7 @@ fn soup_with(
             seen.clear();
         }
         boxes.push(u.bounds());
-        if u.population() == 0 {
+        if u.is_empty() {
             tally.settled_at = u.generation;
             break 0;
         }
@@ -333,7 +333,7 @@ fn soup_with(
     if !last && !flights_clear(&flights, &looks, &boxes) {
         return None;
     }
-    if period == 0 && u.population() == 0 {
+    if period == 0 && u.is_empty() {
         return Some(tally);
     }
     tally.period = period;

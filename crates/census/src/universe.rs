@@ -39,8 +39,45 @@ pub struct Universe {
     edited: u8,
     /// The bounding box now, when known.
     bbox: Option<Option<(i64, i64, i64, i64)>>,
+    /// Per row of `cells`, `before` and `spare`: the hash of its cells ([`row_hash`]).
+    hashes: [Vec<(u64, u64)>; 3],
+    /// Scratch for [`Universe::step`]: the live columns of the next generation, OR-ed by word.
+    columns: Vec<u64>,
     /// Generations stepped.
     pub generation: u64,
+}
+
+/// What a live word of cells whose first cell is (`x`, `y`) adds to a state's hash: two lanes
+/// of 64 bits, each the word and its place mixed so that any change of either changes every
+/// bit with even odds. Summed over the live words, the hash does not depend on the window or on
+/// the order the words are visited.
+#[inline(always)]
+fn word_hash(w: u64, x: i64, y: i64) -> (u64, u64) {
+    let place =
+        (y as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (x as u64).wrapping_mul(0xd6e8_feb8_6659_fd93);
+    // A xor-shift-multiply finaliser, two rounds.
+    let mix = |x: u64, k1: u64, k2: u64| {
+        let x = (x ^ (x >> 33)).wrapping_mul(k1);
+        let x = (x ^ (x >> 29)).wrapping_mul(k2);
+        x ^ (x >> 32)
+    };
+    (
+        mix(w ^ place, 0xbf58_476d_1ce4_e5b9, 0x94d0_49bb_1331_11eb),
+        mix(w ^ place.rotate_left(32), 0xff51_afd7_ed55_8ccd, 0xc4ce_b9fe_1a85_ec53),
+    )
+}
+
+/// The hash of a row of words whose first cell is (`x`, `y`): [`word_hash`] summed over its
+/// live words.
+fn row_hash(line: &[u64], x: i64, y: i64) -> (u64, u64) {
+    let mut hash = (0u64, 0u64);
+    for (i, &w) in line.iter().enumerate() {
+        if w != 0 {
+            let (h1, h2) = word_hash(w, x + 64 * i as i64, y);
+            hash = (hash.0.wrapping_add(h1), hash.1.wrapping_add(h2));
+        }
+    }
+    hash
 }
 
 /// Adds three bits: (sum, carry).
@@ -51,8 +88,11 @@ fn full_add(a: u64, b: u64, c: u64) -> (u64, u64) {
 }
 
 impl Universe {
-    /// An empty universe whose window holds (x, y) to (x + width, y + height).
+    /// An empty universe whose window holds (x, y) to (x + width, y + height) at least.
     pub fn empty(x: i64, y: i64, width: usize, height: usize) -> Universe {
+        // Words start at multiples of 64 on the plane, in every universe: equal cells make
+        // equal words, and so equal keys.
+        let (x, width) = (x.div_euclid(64) * 64, width + x.rem_euclid(64) as usize);
         let words = width.div_ceil(64).max(1);
         let rows = height.max(1);
         Universe {
@@ -68,6 +108,8 @@ impl Universe {
             live_rows: [(1, 0); 3],
             edited: 0,
             bbox: Some(None),
+            hashes: std::array::from_fn(|_| vec![(0, 0); rows]),
+            columns: Vec::new(),
             generation: 0,
         }
     }
@@ -113,6 +155,8 @@ impl Universe {
             self.same.fill(false);
             self.edited = 2;
             self.bbox = None;
+            let line = &self.cells[cy * self.words..(cy + 1) * self.words];
+            self.hashes[0][cy] = row_hash(line, self.x0, self.y0 + cy as i64);
             let live = &mut self.live_rows[0];
             *live = if live.0 > live.1 {
                 (cy, cy)
@@ -174,6 +218,11 @@ impl Universe {
         same[rows_up..rows_up + self.rows].copy_from_slice(&self.same);
         self.same = same;
         self.same_next = vec![false; rows];
+        for hashes in &mut self.hashes {
+            let mut moved = vec![(0, 0); rows];
+            moved[rows_up..rows_up + self.rows].copy_from_slice(hashes);
+            *hashes = moved;
+        }
         for live in &mut self.live_rows {
             *live = (live.0 + rows_up, live.1 + rows_up);
         }
@@ -201,29 +250,37 @@ impl Universe {
         self.edited = self.edited.saturating_sub(1);
         let first_word = ((l - 1 - self.x0) / 64) as usize;
         let last_word = ((r + 1 - self.x0) / 64) as usize;
-        let span = 0..words;
         // The buffer the next generation goes into held two generations ago: clear what it
         // held outside the rows written now.
         let (old_first, old_last) = self.live_rows[2];
         for row in old_first..=old_last {
             if row < first_row || row > last_row {
-                self.spare[row * words + span.start..row * words + span.end].fill(0);
+                self.spare[row * words..(row + 1) * words].fill(0);
+                self.hashes[2][row] = (0, 0);
             }
         }
         let (cells, before, next) = (&self.cells, &self.before, &mut self.spare);
         let (same, same_next) = (&self.same, &mut self.same_next);
-        let mut columns = vec![0u64; last_word - first_word + 1];
+        let [_, before_hashes, next_hashes] = &mut self.hashes;
+        let columns = &mut self.columns;
+        columns.clear();
+        columns.resize(last_word - first_word + 1, 0);
         let (mut top_live, mut bottom_live) = (usize::MAX, 0usize);
         for row in first_row..=last_row {
-            let range = row * words + span.start..row * words + span.end;
+            let at = row * words;
             if copying && same[row - 1] && same[row] && same[row + 1] {
-                next[range.clone()].copy_from_slice(&before[range.clone()]);
+                next[at..at + words].copy_from_slice(&before[at..at + words]);
+                next_hashes[row] = before_hashes[row];
                 same_next[row] = true;
             } else {
-                let above = &cells[(row - 1) * words..row * words];
-                let here = &cells[row * words..(row + 1) * words];
-                let below = &cells[(row + 1) * words..(row + 2) * words];
-                next[range.clone()].fill(0);
+                // Outside the words written, the row is dead next: it repeats there where it
+                // was dead a generation ago too.
+                let mut changed = 0;
+                for w in (0..first_word).chain(last_word + 1..words) {
+                    next[at + w] = 0;
+                    changed |= before[at + w];
+                }
+                let (above, here, below) = (&cells[at - words..at], &cells[at..at + words], &cells[at + words..at + 2 * words]);
                 for w in first_word..=last_word {
                     let side = |line: &[u64]| {
                         let m = line[w];
@@ -241,15 +298,19 @@ impl Universe {
                     let (v0, v1) = full_add(ca, cb, cc);
                     let bit1 = u1 ^ v0;
                     let bit2 = v1 ^ (u1 & v0);
-                    next[row * words + w] = bit1 & !bit2 & (u0 | b);
+                    let new = bit1 & !bit2 & (u0 | b);
+                    next[at + w] = new;
+                    changed |= new ^ before[at + w];
                 }
-                same_next[row] = next[range.clone()] == before[range.clone()];
+                same_next[row] = changed == 0;
+                next_hashes[row] = if changed == 0 {
+                    before_hashes[row]
+                } else {
+                    row_hash(&next[at..at + words], self.x0, self.y0 + row as i64)
+                };
             }
             let mut any = 0;
-            for (c, &w) in columns
-                .iter_mut()
-                .zip(&next[row * words + first_word..=row * words + last_word])
-            {
+            for (c, &w) in columns.iter_mut().zip(&next[at + first_word..=at + last_word]) {
                 *c |= w;
                 any |= w;
             }
@@ -262,7 +323,7 @@ impl Universe {
         // ago where they were dead then too (the next step looks no further: its rows are
         // within one of the live ones, all among those written now).
         for row in [first_row - 2, first_row - 1, last_row + 1, last_row + 2] {
-            same_next[row] = before[row * words + span.start..row * words + span.end]
+            same_next[row] = before[row * words..(row + 1) * words]
                 .iter()
                 .all(|&w| w == 0);
         }
@@ -284,6 +345,7 @@ impl Universe {
         std::mem::swap(&mut self.same, &mut self.same_next);
         std::mem::swap(&mut self.before, &mut self.spare);
         std::mem::swap(&mut self.cells, &mut self.before);
+        self.hashes.rotate_right(1);
         self.live_rows = [(first_row, last_row), self.live_rows[0], self.live_rows[1]];
         self.generation += 1;
     }
@@ -299,9 +361,9 @@ impl Universe {
             && (t - 1 - self.y0..=b + 1 - self.y0).all(|row| self.same[row as usize])
     }
 
-    /// Live cells.
-    pub fn population(&self) -> u64 {
-        self.cells.iter().map(|w| w.count_ones() as u64).sum()
+    /// Whether no cell is alive.
+    pub fn is_empty(&self) -> bool {
+        self.bounds().is_none()
     }
 
     /// The smallest rectangle of live cells: (left, top, right, bottom), inclusive.
@@ -405,30 +467,13 @@ impl Universe {
         let Some((l, t, r, b)) = self.bounds() else {
             return (0, 0, 0, 0, 0, 0);
         };
-        let (mut h1, mut h2) = (0x243f_6a88_85a3_08d3u64, 0x1319_8a2e_0370_7344u64);
-        let first_row = (t - self.y0) as usize;
-        let last_row = (b - self.y0) as usize;
-        let (first_word, last_word) =
-            (((l - self.x0) / 64) as usize, ((r - self.x0) / 64) as usize);
-        for row in first_row..=last_row {
-            for &w in &self.cells[row * self.words + first_word..=row * self.words + last_word] {
-                h1 = (h1 ^ w).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(31);
-                h2 = (h2 ^ w.rotate_left(17))
-                    .wrapping_mul(0xc2b2_ae3d_27d4_eb4f)
-                    .rotate_left(27);
-            }
-        }
-        // The words depend on where the window lies, so its corner goes in too: the same
-        // cells in a window that has grown meanwhile get another key (a repeat then shows one
-        // period later).
-        (
-            l,
-            t,
-            r,
-            b,
-            h1 ^ (self.x0 as u64).rotate_left(7),
-            h2 ^ self.y0 as u64,
-        )
+        let (first, last) = ((t - self.y0) as usize, (b - self.y0) as usize);
+        let (h1, h2) = self.hashes[0][first..=last]
+            .iter()
+            .fold((0u64, 0u64), |(a1, a2), &(h1, h2)| {
+                (a1.wrapping_add(h1), a2.wrapping_add(h2))
+            });
+        (l, t, r, b, h1, h2)
     }
 }
 
@@ -497,8 +542,27 @@ mod tests {
                 let ours: BTreeSet<(i64, i64)> = u.cells().into_iter().collect();
                 prop_assert_eq!(&ours, &cells, "generation {}", generation);
                 prop_assert_eq!(u.bounds(), bounds(&start_of(&cells)));
+                // The key kept up step by step is the key of the same cells set afresh.
+                prop_assert_eq!(u.key(), Universe::of(&start_of(&cells)).key());
                 u.step();
                 cells = naive(&cells);
+            }
+        }
+    }
+
+    /// One or two cells in a strip across three words, with two more fixing the bounding box:
+    /// every such pattern has its own key (a sum of word hashes that mixed bits only upwards
+    /// gave {(62, 0), (62, 2)} and {(63, 0), (63, 2)} one key).
+    #[test]
+    fn keys_of_small_patterns_differ() {
+        let corners = [(30, -2), (210, 5)];
+        let places: Vec<(i64, i64)> = (0..3).flat_map(|y| (40..200).map(move |x| (x, y))).collect();
+        let mut keys = std::collections::HashSet::new();
+        for (i, &a) in places.iter().enumerate() {
+            assert!(keys.insert(Universe::of(&[corners[0], corners[1], a]).key()));
+            for &b in &places[i + 1..] {
+                let key = Universe::of(&[corners[0], corners[1], a, b]).key();
+                assert!(keys.insert(key), "{a:?} {b:?}");
             }
         }
     }
