@@ -14,11 +14,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use rayon::prelude::*;
 
-use rustc_hash::FxHashMap as HashMap;
 
 use crate::objects::{clusters, Classifier, Named};
 use crate::soup::{self, Rows};
-use crate::universe::{bounds, Universe};
+use crate::universe::{bounds, Shot, Universe};
 
 /// Cells a ship must lie past the rest of the pattern, towards where it moves, to be taken as
 /// escaping.
@@ -30,12 +29,20 @@ pub const MOST_GENERATIONS: u64 = 1 << 15;
 /// Generations between two looks for escaping ships.
 const LOOK_EVERY: u64 = 32;
 
+/// Generations a shot of the pattern taken at generation `at` is kept, looking for the pattern
+/// back where it was (periods up to that are found then): 32 at first, more for patterns that
+/// run longer, so that long periods are found too.
+fn shot_every(at: u64) -> u64 {
+    (at / 16).next_power_of_two().max(32)
+}
+
 /// What one soup left.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Tally {
     /// Objects by apgcode.
     pub objects: BTreeMap<String, u64>,
-    /// The generation from which it repeats (or where it was given up).
+    /// A generation from which it repeats: the first for periods 1 and 2, and within a few
+    /// periods of the first for longer ones (or the generation where it was given up).
     pub settled_at: u64,
     /// Its period then (0: it died out or was given up).
     pub period: u64,
@@ -291,7 +298,8 @@ fn soup_with(
         .collect();
     let mut u = Universe::of(&cells);
     let mut tally = Tally::default();
-    let mut seen: HashMap<(i64, i64, i64, i64, u64, u64), u64> = HashMap::default();
+    // The pattern as it was at some generation, to find it back: periods beyond two.
+    let mut shot: Option<(u64, Shot)> = None;
     let mut flights = Vec::new();
     let mut looks = Vec::new();
     let mut boxes = Vec::new();
@@ -307,7 +315,7 @@ fn soup_with(
                 &mut looks,
             )
         {
-            seen.clear();
+            shot = None;
         }
         boxes.push(u.bounds());
         if u.is_empty() {
@@ -319,9 +327,13 @@ fn soup_with(
             tally.settled_at = u.generation - 2;
             break 2;
         }
-        if let Some(at) = seen.insert(u.key(), u.generation) {
-            tally.settled_at = at;
-            break u.generation - at;
+        match &shot {
+            Some((at, was)) if u.is(was) => {
+                tally.settled_at = *at;
+                break u.generation - at;
+            }
+            Some((at, _)) if u.generation - at < shot_every(*at) => {}
+            _ => shot = Some((u.generation, u.shot())),
         }
         if u.generation >= MOST_GENERATIONS {
             tally.settled_at = u.generation;

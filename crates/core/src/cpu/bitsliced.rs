@@ -605,13 +605,13 @@ pub(super) fn generation(isa: Isa, frame: &Frame, next: &mut [u64], work: &impl 
 /// Work whose inner loops are compiled once per instruction set: `run` is `#[inline(always)]`
 /// in every implementation, so each `#[target_feature]` wrapper below gets its own copy
 /// compiled (and vectorised) for its instruction set.
-pub(super) trait Kernel {
+pub trait Kernel {
     /// Does the work.
     fn run(self);
 }
 
 /// Runs `kernel` compiled for `isa`.
-pub(super) fn dispatch<K: Kernel>(isa: Isa, kernel: K) {
+pub fn dispatch<K: Kernel>(isa: Isa, kernel: K) {
     match isa {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: `Isa::Avx512` is only chosen when the CPU reports AVX-512 F, VL and BW.

@@ -13,7 +13,7 @@ mod scalar3d;
 mod states;
 mod table;
 
-pub use bitsliced::{Bitsliced, Isa, STRIP_WORDS};
+pub use bitsliced::{dispatch, Bitsliced, Isa, Kernel, STRIP_WORDS};
 pub use bitsliced3d::Bitsliced3d;
 pub use ghost::{CellUpdate, GhostCells, GhostEngine};
 pub use scalar::{Scalar, SetTest};
