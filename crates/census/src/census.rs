@@ -240,14 +240,21 @@ fn flights_clear(
             if (f.displacement, f.period) == (g.displacement, g.period) {
                 continue;
             }
-            // They meet where they come nearer than they were and within reach.
+            // They meet where they come nearer than they were and within reach. Both move in
+            // straight lines, so the gap between them falls, then rises for ever (give or take
+            // the cells they move at once): once it is well past its least, they never meet.
             let from = f.at.max(g.at);
             let start = gap(f.at(from, 0), g.at(from, 0));
-            if (from..from + MEETING_HORIZON).any(|t| {
+            let mut least = start;
+            for t in from..from + MEETING_HORIZON {
                 let now = gap(f.at(t, 0), g.at(t, 0));
-                now < start && now <= 2
-            }) {
-                return false;
+                if now < start && now <= 2 {
+                    return false;
+                }
+                least = least.min(now);
+                if now > least + PAST_LEAST {
+                    break;
+                }
             }
         }
     }
@@ -257,6 +264,10 @@ fn flights_clear(
 /// Generations two ships taken away are followed, looking for a meeting: ships of different
 /// velocities in soups are far apart by then.
 const MEETING_HORIZON: u64 = 4096;
+
+/// Cells the gap between two ships taken away must grow past its least so far to be known to
+/// grow for ever: more than the few cells a ship moves at once, either way.
+const PAST_LEAST: i64 = 8;
 
 /// Rounds of looking for ships on the edges, each inside the last.
 const SHIP_ROUNDS: usize = 8;
