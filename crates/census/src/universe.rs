@@ -448,41 +448,86 @@ impl Universe {
         let Some((l, t, r, b)) = self.bounds() else {
             return Vec::new();
         };
-        // Cells looked at: a bit each over the box.
-        let width = (r - l + 1) as usize;
-        let mut seen = vec![0u64; (width * (b - t + 1) as usize).div_ceil(64)];
-        let mut first_look = |(x, y): (i64, i64)| {
-            let i = (y - t) as usize * width + (x - l) as usize;
-            let fresh = seen[i / 64] >> (i % 64) & 1 == 0;
-            seen[i / 64] |= 1 << (i % 64);
-            fresh
-        };
+        // The box with two dead cells round it, a bit a cell, row by row: cell (x, y) is bit
+        // (y - t + 2)·width + x - l + 2.
+        let (x0, y0) = (l - 2, t - 2);
+        let width = (r - l + 5) as usize;
+        let height = (b - t + 5) as usize;
+        let mut live = vec![0u64; (width * height).div_ceil(64) + 1];
+        for y in t..=b {
+            let row = (y - self.y0) as usize;
+            let base = (y - y0) as usize * width;
+            for k in (0..width).step_by(64) {
+                // The window's 64 cells from x0 + k (x0 - self.x0 ≥ 0: the window keeps a
+                // margin).
+                let from = (x0 + k as i64 - self.x0) as usize;
+                let (c, shift) = (from / 64, from % 64);
+                let word_at = |c: usize| {
+                    if c < self.columns {
+                        self.cells[c * self.rows + row]
+                    } else {
+                        0
+                    }
+                };
+                let mut w = word_at(c) >> shift;
+                if shift > 0 {
+                    w |= word_at(c + 1) << (64 - shift);
+                }
+                let n = (width - k).min(64);
+                if n < 64 {
+                    w &= (1 << n) - 1;
+                }
+                // Bits base + k .. base + k + n.
+                let at = base + k;
+                live[at / 64] |= w << (at % 64);
+                if at % 64 > 0 {
+                    live[at / 64 + 1] |= w >> (64 - at % 64);
+                }
+            }
+        }
+        let mut seen = vec![0u64; live.len()];
+        let is_live = |i: usize| live[i / 64] >> (i % 64) & 1 != 0;
+        // The cells within √5, as steps of the bit index.
+        let w = width as isize;
+        let near: Vec<isize> = (-2isize..=2)
+            .flat_map(|dy| (-2isize..=2).map(move |dx| (dx, dy)))
+            .filter(|&(dx, dy)| dx * dx + dy * dy <= 5 && (dx, dy) != (0, 0))
+            .map(|(dx, dy)| dy * w + dx)
+            .collect();
+        let index = |(x, y): (i64, i64)| (y - y0) as usize * width + (x - x0) as usize;
         let mut out = Vec::new();
         let edges = (l..=r)
             .flat_map(|x| [(x, t), (x, b)])
             .chain((t..=b).flat_map(|y| [(l, y), (r, y)]));
         for start in edges {
-            if !self.get(start.0, start.1) || !first_look(start) {
+            let i = index(start);
+            if !is_live(i) || seen[i / 64] >> (i % 64) & 1 != 0 {
                 continue;
             }
-            let mut stack = vec![start];
+            seen[i / 64] |= 1 << (i % 64);
+            let mut stack = vec![i];
             let mut cluster = Vec::new();
-            while let Some((x, y)) = stack.pop() {
-                cluster.push((x, y));
+            while let Some(i) = stack.pop() {
+                cluster.push(i);
                 if cluster.len() > most {
                     break;
                 }
-                for dy in -2i64..=2 {
-                    for dx in -2i64..=2 {
-                        let c = (x + dx, y + dy);
-                        if dx * dx + dy * dy <= 5 && self.get(c.0, c.1) && first_look(c) {
-                            stack.push(c);
-                        }
+                for &d in &near {
+                    // Within the two dead cells round the box: never out of the bitmap.
+                    let j = (i as isize + d) as usize;
+                    if is_live(j) && seen[j / 64] >> (j % 64) & 1 == 0 {
+                        seen[j / 64] |= 1 << (j % 64);
+                        stack.push(j);
                     }
                 }
             }
             if cluster.len() <= most {
-                out.push(cluster);
+                out.push(
+                    cluster
+                        .into_iter()
+                        .map(|i| (x0 + (i % width) as i64, y0 + (i / width) as i64))
+                        .collect(),
+                );
             }
         }
         out
