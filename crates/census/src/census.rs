@@ -14,7 +14,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use rayon::prelude::*;
 
-
 use crate::objects::{clusters, Classifier, Named};
 use crate::soup::{self, Rows};
 use crate::universe::{bounds, Shot, Universe};

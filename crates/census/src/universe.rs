@@ -201,7 +201,10 @@ impl Universe {
         if cx < 0 || cy < 0 || cx >= 64 * self.columns as i64 || cy >= self.rows as i64 {
             return None;
         }
-        Some(((cx / 64) as usize * self.rows + cy as usize, (cx % 64) as u32))
+        Some((
+            (cx / 64) as usize * self.rows + cy as usize,
+            (cx % 64) as u32,
+        ))
     }
 
     /// Whether (x, y) is alive.
@@ -277,7 +280,10 @@ impl Universe {
         self.dead = vec![0; rows];
         for region in &mut self.regions {
             if !region.is_none() {
-                region.columns = (region.columns.0 + columns_left, region.columns.1 + columns_left);
+                region.columns = (
+                    region.columns.0 + columns_left,
+                    region.columns.1 + columns_left,
+                );
                 region.rows = (region.rows.0 + rows_up, region.rows.1 + rows_up);
             }
         }
@@ -430,7 +436,8 @@ impl Universe {
             left = left.min(64 * c as i64 + live.trailing_zeros() as i64);
             right = right.max(64 * c as i64 + 63 - live.leading_zeros() as i64);
             top = top.min(region.rows.0 + column.iter().position(|&w| w != 0).expect("live"));
-            bottom = bottom.max(region.rows.0 + column.iter().rposition(|&w| w != 0).expect("live"));
+            bottom =
+                bottom.max(region.rows.0 + column.iter().rposition(|&w| w != 0).expect("live"));
         }
         (top != usize::MAX).then(|| {
             (
@@ -448,86 +455,81 @@ impl Universe {
         let Some((l, t, r, b)) = self.bounds() else {
             return Vec::new();
         };
-        // The box with two dead cells round it, a bit a cell, row by row: cell (x, y) is bit
-        // (y - t + 2)·width + x - l + 2.
-        let (x0, y0) = (l - 2, t - 2);
-        let width = (r - l + 5) as usize;
-        let height = (b - t + 5) as usize;
-        let mut live = vec![0u64; (width * height).div_ceil(64) + 1];
-        for y in t..=b {
-            let row = (y - self.y0) as usize;
-            let base = (y - y0) as usize * width;
-            for k in (0..width).step_by(64) {
-                // The window's 64 cells from x0 + k (x0 - self.x0 ≥ 0: the window keeps a
-                // margin).
-                let from = (x0 + k as i64 - self.x0) as usize;
-                let (c, shift) = (from / 64, from % 64);
-                let word_at = |c: usize| {
-                    if c < self.columns {
-                        self.cells[c * self.rows + row]
-                    } else {
-                        0
-                    }
-                };
-                let mut w = word_at(c) >> shift;
-                if shift > 0 {
-                    w |= word_at(c + 1) << (64 - shift);
-                }
-                let n = (width - k).min(64);
-                if n < 64 {
-                    w &= (1 << n) - 1;
-                }
-                // Bits base + k .. base + k + n.
-                let at = base + k;
-                live[at / 64] |= w << (at % 64);
-                if at % 64 > 0 {
-                    live[at / 64 + 1] |= w >> (64 - at % 64);
-                }
+        // Cells taken into a cluster: a bit each, laid out as the window's columns are, over
+        // the box's columns (and one more, read across) and rows.
+        let (first, last) = self.columns_of((l, t, r, b));
+        let height = (b - t + 1) as usize;
+        let mut seen = vec![0u64; (last + 2 - first) * height];
+        // The five cells x - 2 ..= x + 2 of row y, as bits 0..5, from a column layout whose
+        // word for column c, row y is `word(c, y)`. The window keeps two dead cells or more
+        // round the box: x - 2 is in it.
+        let five = |word: &dyn Fn(usize, i64) -> u64, x: i64, y: i64| {
+            let from = (x - 2 - self.x0) as usize;
+            let (c, o) = (from / 64, from % 64);
+            let mut bits = word(c, y) >> o;
+            if o > 59 {
+                bits |= word(c + 1, y) << (64 - o);
             }
-        }
-        let mut seen = vec![0u64; live.len()];
-        let is_live = |i: usize| live[i / 64] >> (i % 64) & 1 != 0;
-        // The cells within √5, as steps of the bit index.
-        let w = width as isize;
-        let near: Vec<isize> = (-2isize..=2)
-            .flat_map(|dy| (-2isize..=2).map(move |dx| (dx, dy)))
-            .filter(|&(dx, dy)| dx * dx + dy * dy <= 5 && (dx, dy) != (0, 0))
-            .map(|(dx, dy)| dy * w + dx)
-            .collect();
-        let index = |(x, y): (i64, i64)| (y - y0) as usize * width + (x - x0) as usize;
+            bits & 31
+        };
+        let live = |c: usize, y: i64| {
+            if c < self.columns {
+                self.cells[c * self.rows + (y - self.y0) as usize]
+            } else {
+                0
+            }
+        };
+        let seen_at = |c: usize, y: i64| (c - first) * height + (y - t) as usize;
         let mut out = Vec::new();
         let edges = (l..=r)
             .flat_map(|x| [(x, t), (x, b)])
             .chain((t..=b).flat_map(|y| [(l, y), (r, y)]));
-        for start in edges {
-            let i = index(start);
-            if !is_live(i) || seen[i / 64] >> (i % 64) & 1 != 0 {
+        for (x, y) in edges {
+            let cx = (x - self.x0) as usize;
+            let bit = 1u64 << (cx % 64);
+            let at = seen_at(cx / 64, y);
+            if live(cx / 64, y) & bit == 0 || seen[at] & bit != 0 {
                 continue;
             }
-            seen[i / 64] |= 1 << (i % 64);
-            let mut stack = vec![i];
+            seen[at] |= bit;
+            let mut stack = vec![(x, y)];
             let mut cluster = Vec::new();
-            while let Some(i) = stack.pop() {
-                cluster.push(i);
+            while let Some((x, y)) = stack.pop() {
+                cluster.push((x, y));
                 if cluster.len() > most {
                     break;
                 }
-                for &d in &near {
-                    // Within the two dead cells round the box: never out of the bitmap.
-                    let j = (i as isize + d) as usize;
-                    if is_live(j) && seen[j / 64] >> (j % 64) & 1 == 0 {
-                        seen[j / 64] |= 1 << (j % 64);
-                        stack.push(j);
+                // Rows y - 2 ..= y + 2: the cells within √5, not yet taken.
+                for (dy, near) in [
+                    (-2i64, 0b01110u64),
+                    (-1, 0b11111),
+                    (0, 0b11011),
+                    (1, 0b11111),
+                    (2, 0b01110),
+                ] {
+                    let ny = y + dy;
+                    if ny < t || ny > b {
+                        continue;
+                    }
+                    let taken = |c: usize, row: i64| {
+                        if c >= first && c <= last + 1 {
+                            seen[seen_at(c, row)]
+                        } else {
+                            0
+                        }
+                    };
+                    let mut fresh = five(&live, x, ny) & !five(&taken, x, ny) & near;
+                    while fresh != 0 {
+                        let nx = x - 2 + fresh.trailing_zeros() as i64;
+                        fresh &= fresh - 1;
+                        let cx = (nx - self.x0) as usize;
+                        seen[seen_at(cx / 64, ny)] |= 1 << (cx % 64);
+                        stack.push((nx, ny));
                     }
                 }
             }
             if cluster.len() <= most {
-                out.push(
-                    cluster
-                        .into_iter()
-                        .map(|i| (x0 + (i % width) as i64, y0 + (i / width) as i64))
-                        .collect(),
-                );
+                out.push(cluster);
             }
         }
         out
@@ -562,7 +564,9 @@ impl Universe {
         let rows = self.rows_of(bbox);
         let mut words = Vec::with_capacity((last + 1 - first) * rows.len());
         for c in first..=last {
-            words.extend_from_slice(&self.cells[c * self.rows + rows.start..c * self.rows + rows.end]);
+            words.extend_from_slice(
+                &self.cells[c * self.rows + rows.start..c * self.rows + rows.end],
+            );
         }
         Shot {
             bbox: Some(bbox),
@@ -689,7 +693,9 @@ mod tests {
     #[test]
     fn shots_tell_cells_apart() {
         let corners = [(30, -2), (210, 5)];
-        let places: Vec<(i64, i64)> = (0..3).flat_map(|y| (40..200).map(move |x| (x, y))).collect();
+        let places: Vec<(i64, i64)> = (0..3)
+            .flat_map(|y| (40..200).map(move |x| (x, y)))
+            .collect();
         let with = |more: &[(i64, i64)]| {
             let mut cells = corners.to_vec();
             cells.extend_from_slice(more);
