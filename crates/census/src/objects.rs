@@ -12,7 +12,7 @@
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use crate::apgcode::{self, Kind};
-use crate::universe::{bounds, Universe};
+use crate::universe::{bounds, next_word, Universe};
 
 /// Generations an object is run alone, at most, looking for its period.
 const MOST_GENERATIONS: u64 = 4096;
@@ -80,6 +80,60 @@ fn cycle(cells: &[(i64, i64)], most: u64) -> Option<Cycle> {
     }
 }
 
+/// The side of the board [`motion`] runs small patterns on.
+const BOARD: usize = 64;
+
+/// How a small pattern moves: its period and displacement when it repeats (moved or not)
+/// within `most` generations, `Some(None)` when it does not (or dies out), as [`cycle`] finds
+/// them; `None` when it does not fit the board it is run on (64 × 64 cells, with a cell a
+/// generation to spare on every side). Run as rows of bits, for the many sparks on the edge
+/// of a soup that are looked at as possible ships.
+fn motion(cells: &[(i64, i64)], most: u64) -> Option<Option<(u64, (i64, i64))>> {
+    let (l, t, r, b) = bounds(cells)?;
+    let margin = most as i64 + 1;
+    if r - l + 1 + 2 * margin > BOARD as i64 || b - t + 1 + 2 * margin > BOARD as i64 {
+        return None;
+    }
+    let mut rows = [0u64; BOARD];
+    for &(x, y) in cells {
+        rows[(y - t + margin) as usize] |= 1 << (x - l + margin);
+    }
+    // Each phase: its box's top-left, and its rows shifted there.
+    let mut phases: Vec<((i64, i64), Vec<u64>)> = Vec::new();
+    let mut next = [0u64; BOARD];
+    for generation in 0.. {
+        let Some(top) = rows.iter().position(|&w| w != 0) else {
+            return Some(None);
+        };
+        let bottom = rows.iter().rposition(|&w| w != 0).expect("live");
+        let live = rows.iter().fold(0, |a, &w| a | w);
+        let left = live.trailing_zeros() as usize;
+        if top == 0 || bottom == BOARD - 1 || left == 0 || live >> (BOARD - 1) != 0 {
+            // Outgrew the board (it does not within `most`, with the margin: never, in fact).
+            return None;
+        }
+        let shape: Vec<u64> = rows[top..=bottom].iter().map(|&w| w >> left).collect();
+        let corner = (left as i64, top as i64);
+        if let Some(at) = phases.iter().position(|(_, was)| *was == shape) {
+            let was = phases[at].0;
+            return Some(Some((
+                (phases.len() - at) as u64,
+                (corner.0 - was.0, corner.1 - was.1),
+            )));
+        }
+        if generation >= most {
+            return Some(None);
+        }
+        phases.push((corner, shape));
+        for y in top - 1..=bottom + 1 {
+            let side = |m: u64| (m << 1, m, m >> 1);
+            next[y] = next_word(side(rows[y - 1]), side(rows[y]), side(rows[y + 1]));
+        }
+        rows[top - 1..=bottom + 1].copy_from_slice(&next[top - 1..=bottom + 1]);
+    }
+    unreachable!("the loop returns")
+}
+
 impl Classifier {
     /// The names of the object whose live cells are `cells`.
     pub fn classify(&mut self, cells: &[(i64, i64)]) -> Named {
@@ -99,9 +153,13 @@ impl Classifier {
         if let Some(ship) = self.ships.get(&shape) {
             return ship.clone();
         }
-        let ship = match cycle(&shape, SHIP_GENERATIONS) {
-            Some((phases, displacement)) if displacement != (0, 0) => {
-                Some((self.classify(&shape), phases.len() as u64))
+        let moves = motion(&shape, SHIP_GENERATIONS).unwrap_or_else(|| {
+            cycle(&shape, SHIP_GENERATIONS)
+                .map(|(phases, displacement)| (phases.len() as u64, displacement))
+        });
+        let ship = match moves {
+            Some((period, displacement)) if displacement != (0, 0) => {
+                Some((self.classify(&shape), period))
             }
             _ => None,
         };
@@ -344,6 +402,29 @@ pub fn clusters(live: &[(i64, i64)], envelope: &[(i64, i64)]) -> Vec<Vec<(i64, i
 mod tests {
     use super::*;
     use crate::apgcode::cells;
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+        /// The board finds what running the cells as a universe finds, ships and sparks alike.
+        #[test]
+        fn motion_is_the_cycle(cells in proptest::collection::btree_set((0i64..12, 0i64..12), 1..24)) {
+            let cells: Vec<(i64, i64)> = cells.into_iter().collect();
+            let cycled = cycle(&cells, SHIP_GENERATIONS)
+                .map(|(phases, displacement)| (phases.len() as u64, displacement));
+            proptest::prop_assert_eq!(motion(&cells, SHIP_GENERATIONS), Some(cycled));
+        }
+    }
+
+    #[test]
+    fn ships_move_on_the_board() {
+        let glider = cells(&[".o.", "..o", "ooo"]);
+        assert_eq!(motion(&glider, SHIP_GENERATIONS), Some(Some((4, (1, 1)))));
+        let lwss = cells(&[".o..o", "o....", "o...o", "oooo."]);
+        assert_eq!(motion(&lwss, SHIP_GENERATIONS), Some(Some((4, (-2, 0)))));
+        // Too wide for the board with room to grow: left to the universe.
+        let wide: Vec<(i64, i64)> = (0..50).map(|x| (x, 0)).collect();
+        assert_eq!(motion(&wide, SHIP_GENERATIONS), None);
+    }
 
     #[test]
     fn pseudo_objects_split_and_true_ones_do_not() {

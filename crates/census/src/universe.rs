@@ -92,6 +92,25 @@ pub struct Universe {
     pub generation: u64,
 }
 
+/// The next generation of 64 cells of a row, from the rows above, here and below, each as (its
+/// cells' west neighbours, the cells, their east neighbours) in the same bits.
+#[inline(always)]
+pub(crate) fn next_word(
+    (al, a, ar): (u64, u64, u64),
+    (bl, b, br): (u64, u64, u64),
+    (cl, c, cr): (u64, u64, u64),
+) -> u64 {
+    let (sa, ca) = full_add(al, a, ar);
+    let (sc, cc) = full_add(cl, c, cr);
+    let (sb, cb) = (bl ^ br, bl & br);
+    let (u0, u1) = full_add(sa, sb, sc);
+    let (v0, v1) = full_add(ca, cb, cc);
+    // Count bits: u0 (1), u1 + v0 (2), v1 + carry (4): alive next with 3, or 2 and alive.
+    let bit1 = u1 ^ v0;
+    let bit2 = v1 ^ (u1 & v0);
+    bit1 & !bit2 & (u0 | b)
+}
+
 /// Adds three bits: (sum, carry).
 #[inline(always)]
 fn full_add(a: u64, b: u64, c: u64) -> (u64, u64) {
@@ -134,18 +153,7 @@ impl Kernel for Column<'_> {
                 let m = here[k];
                 ((m << 1) | (west[k] >> 63), m, (m >> 1) | (east[k] << 63))
             };
-            let (al, a, ar) = side(i);
-            let (bl, b, br) = side(i + 1);
-            let (cl, c, cr) = side(i + 2);
-            let (sa, ca) = full_add(al, a, ar);
-            let (sc, cc) = full_add(cl, c, cr);
-            let (sb, cb) = (bl ^ br, bl & br);
-            let (u0, u1) = full_add(sa, sb, sc);
-            let (v0, v1) = full_add(ca, cb, cc);
-            // Count bits: u0 (1), u1 + v0 (2), v1 + carry (4): alive next with 3, or 2 and alive.
-            let bit1 = u1 ^ v0;
-            let bit2 = v1 ^ (u1 & v0);
-            let new = bit1 & !bit2 & (u0 | b);
+            let new = next_word(side(i), side(i + 1), side(i + 2));
             out[i] = new;
             live |= new;
             changed |= new ^ before[i];
