@@ -86,6 +86,8 @@ pub struct Universe {
     repeats: bool,
     /// The bounding box now, when known.
     bbox: Option<Option<Box4>>,
+    /// Scratch for [`Universe::step`]: the OR of the words of each column computed.
+    live_columns: Vec<u64>,
     /// The instruction set steps are compiled for.
     isa: Isa,
     /// Generations stepped.
@@ -181,6 +183,7 @@ impl Universe {
             dead: vec![0; rows],
             edited: 0,
             repeats: false,
+            live_columns: Vec::new(),
             bbox: Some(None),
             isa: Isa::detect(),
             generation: 0,
@@ -304,16 +307,9 @@ impl Universe {
     /// Advances one generation; the window grows first where the pattern is near its edge.
     /// Only the words round the live cells are computed.
     pub fn step(&mut self) {
-        let rows = self.rows;
-        // The buffer the next generation goes into held two generations ago: clear it.
-        let old = self.regions[2];
-        if !old.is_none() {
-            for c in old.columns.0..=old.columns.1 {
-                self.spare[c * rows + old.rows.0..=c * rows + old.rows.1].fill(0);
-            }
-        }
         let Some((l, t, r, b)) = self.bounds() else {
             // Dead, and dead next.
+            self.clear_spare(Region::NONE);
             self.repeats = self.regions[1].is_none();
             self.rotate(Region::NONE);
             return;
@@ -327,7 +323,10 @@ impl Universe {
             ),
             rows: ((t - 1 - self.y0) as usize, (b + 1 - self.y0) as usize),
         };
-        let (mut live_columns, mut changed) = (Vec::with_capacity(8), 0u64);
+        self.clear_spare(computed);
+        let mut changed = 0u64;
+        let live_columns = &mut self.live_columns;
+        live_columns.clear();
         for c in computed.columns.0..=computed.columns.1 {
             let west = if c > 0 {
                 &self.cells[(c - 1) * rows..c * rows]
@@ -396,6 +395,30 @@ impl Universe {
         self.repeats = changed == 0 && computed.holds(&self.regions[1]);
         self.rotate(region);
         self.bbox = Some(bbox);
+    }
+
+    /// Clears what `spare` (two generations ago, where the next goes) held outside `written`,
+    /// the words the next generation is written to.
+    fn clear_spare(&mut self, written: Region) {
+        let old = self.regions[2];
+        if old.is_none() {
+            return;
+        }
+        let rows = self.rows;
+        for c in old.columns.0..=old.columns.1 {
+            let column = &mut self.spare[c * rows..(c + 1) * rows];
+            if written.is_none() || c < written.columns.0 || c > written.columns.1 {
+                column[old.rows.0..=old.rows.1].fill(0);
+            } else {
+                // Above and below the rows written.
+                if old.rows.0 < written.rows.0 {
+                    column[old.rows.0..written.rows.0.min(old.rows.1 + 1)].fill(0);
+                }
+                if old.rows.1 > written.rows.1 {
+                    column[(written.rows.1 + 1).max(old.rows.0)..=old.rows.1].fill(0);
+                }
+            }
+        }
     }
 
     /// Makes the generation written into `spare`, whose cells lie in `region`, the one now.
