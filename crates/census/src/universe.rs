@@ -511,15 +511,35 @@ impl Universe {
             }
         };
         let seen_at = |c: usize, y: i64| (c - first) * height + (y - t) as usize;
+        // The live cells on the edges: the top and bottom rows a word at a time, then the
+        // left and right columns (the clusters found do not depend on the order).
+        let mut edges = Vec::new();
+        for y in [t, b] {
+            for c in first..=last {
+                let mut bits = live(c, y);
+                while bits != 0 {
+                    let x = self.x0 + 64 * c as i64 + bits.trailing_zeros() as i64;
+                    bits &= bits - 1;
+                    edges.push((x, y));
+                }
+            }
+        }
+        for x in [l, r] {
+            let cx = (x - self.x0) as usize;
+            let column = &self.cells[(cx / 64) * self.rows..(cx / 64 + 1) * self.rows];
+            let rows = (t - self.y0) as usize..=(b - self.y0) as usize;
+            for (i, &w) in column[rows].iter().enumerate() {
+                if w >> (cx % 64) & 1 != 0 {
+                    edges.push((x, t + i as i64));
+                }
+            }
+        }
         let mut out = Vec::new();
-        let edges = (l..=r)
-            .flat_map(|x| [(x, t), (x, b)])
-            .chain((t..=b).flat_map(|y| [(l, y), (r, y)]));
         for (x, y) in edges {
             let cx = (x - self.x0) as usize;
             let bit = 1u64 << (cx % 64);
             let at = seen_at(cx / 64, y);
-            if live(cx / 64, y) & bit == 0 || seen[at] & bit != 0 {
+            if seen[at] & bit != 0 {
                 continue;
             }
             seen[at] |= bit;
