@@ -355,18 +355,15 @@ impl Universe {
             live_columns.push(result.0);
             changed |= result.1;
         }
-        // The live rows: from the top and the bottom of each live column.
+        // The live rows: the first and last rows with a live word in any column (a row or two
+        // from the ends, mostly).
         let (mut top, mut bottom) = (usize::MAX, 0);
-        for (i, &live) in live_columns.iter().enumerate() {
-            if live == 0 {
-                continue;
-            }
-            let c = computed.columns.0 + i;
-            let column = &self.spare[c * rows + computed.rows.0..=c * rows + computed.rows.1];
-            let first = column.iter().position(|&w| w != 0).expect("a live word");
-            let last = column.iter().rposition(|&w| w != 0).expect("a live word");
-            top = top.min(computed.rows.0 + first);
-            bottom = bottom.max(computed.rows.0 + last);
+        if live_columns.iter().any(|&w| w != 0) {
+            let columns = computed.columns.0..=computed.columns.1;
+            let row_live = |row: usize| columns.clone().any(|c| self.spare[c * rows + row] != 0);
+            let (r0, r1) = computed.rows;
+            top = (r0..=r1).find(|&row| row_live(row)).expect("a live row");
+            bottom = (r0..=r1).rev().find(|&row| row_live(row)).expect("a live row");
         }
         let (bbox, region) = if top == usize::MAX {
             (None, Region::NONE)
