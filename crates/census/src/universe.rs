@@ -454,27 +454,27 @@ impl Universe {
             return None;
         }
         let rows = self.rows;
-        let (mut left, mut right, mut top, mut bottom) = (i64::MAX, i64::MIN, usize::MAX, 0);
-        for c in region.columns.0..=region.columns.1 {
-            let column = &self.cells[c * rows + region.rows.0..=c * rows + region.rows.1];
-            let live = column.iter().fold(0, |a, &w| a | w);
-            if live == 0 {
-                continue;
+        let columns = region.columns.0..=region.columns.1;
+        // The first and last live rows, then the live columns between them.
+        let row_live = |row: usize| columns.clone().any(|c| self.cells[c * rows + row] != 0);
+        let top = (region.rows.0..=region.rows.1).find(|&row| row_live(row))?;
+        let bottom = (top..=region.rows.1).rev().find(|&row| row_live(row))?;
+        let (mut left, mut right) = (i64::MAX, i64::MIN);
+        for c in columns {
+            let live = self.cells[c * rows + top..=c * rows + bottom]
+                .iter()
+                .fold(0, |a, &w| a | w);
+            if live != 0 {
+                left = left.min(64 * c as i64 + live.trailing_zeros() as i64);
+                right = right.max(64 * c as i64 + 63 - live.leading_zeros() as i64);
             }
-            left = left.min(64 * c as i64 + live.trailing_zeros() as i64);
-            right = right.max(64 * c as i64 + 63 - live.leading_zeros() as i64);
-            top = top.min(region.rows.0 + column.iter().position(|&w| w != 0).expect("live"));
-            bottom =
-                bottom.max(region.rows.0 + column.iter().rposition(|&w| w != 0).expect("live"));
         }
-        (top != usize::MAX).then(|| {
-            (
-                self.x0 + left,
-                self.y0 + top as i64,
-                self.x0 + right,
-                self.y0 + bottom as i64,
-            )
-        })
+        Some((
+            self.x0 + left,
+            self.y0 + top as i64,
+            self.x0 + right,
+            self.y0 + bottom as i64,
+        ))
     }
 
     /// The clusters (cells joined within √5) of at most `most` cells that hold a live cell on
