@@ -52,6 +52,10 @@ pub struct Classifier {
 /// of a soup still in turmoil would cost more than the rest of the census.
 pub const SHIP_GENERATIONS: u64 = 8;
 
+/// The fewest cells a spaceship of B3/S23 has in any phase (the glider's five): smaller
+/// clusters are not looked at as ships.
+const SMALLEST_SHIP: usize = 5;
+
 /// Phases (cells where they lie) and the displacement over them.
 type Cycle = (Vec<Vec<(i64, i64)>>, (i64, i64));
 
@@ -149,6 +153,9 @@ impl Classifier {
     /// The ship `cells` are, if they are one (a cluster that repeats moved within
     /// [`SHIP_GENERATIONS`]), and its period.
     pub fn ship(&mut self, cells: &[(i64, i64)]) -> Option<(Named, u64)> {
+        if cells.len() < SMALLEST_SHIP {
+            return None;
+        }
         let (shape, _) = normalised(cells);
         if let Some(ship) = self.ships.get(&shape) {
             return ship.clone();

@@ -510,7 +510,7 @@ impl Universe {
         let seen_at = |c: usize, y: i64| (c - first) * height + (y - t) as usize;
         // The live cells on the edges: the top and bottom rows a word at a time, then the
         // left and right columns (the clusters found do not depend on the order).
-        let mut edges = Vec::new();
+        let mut edges = Vec::with_capacity(64);
         for y in [t, b] {
             for c in first..=last {
                 let mut bits = live(c, y);
@@ -532,6 +532,7 @@ impl Universe {
             }
         }
         let mut out = Vec::new();
+        let (mut stack, mut cluster) = (Vec::with_capacity(64), Vec::with_capacity(64));
         for (x, y) in edges {
             let cx = (x - self.x0) as usize;
             let bit = 1u64 << (cx % 64);
@@ -540,8 +541,9 @@ impl Universe {
                 continue;
             }
             seen[at] |= bit;
-            let mut stack = vec![(x, y)];
-            let mut cluster = Vec::new();
+            stack.clear();
+            stack.push((x, y));
+            cluster.clear();
             while let Some((x, y)) = stack.pop() {
                 cluster.push((x, y));
                 if cluster.len() > most {
@@ -577,7 +579,7 @@ impl Universe {
                 }
             }
             if cluster.len() <= most {
-                out.push(cluster);
+                out.push(cluster.clone());
             }
         }
         out
