@@ -3,12 +3,12 @@
 //! time).
 //!
 //! Layout: `columns` columns of `rows` 64-bit words, column-major: word `c·rows + r` holds the
-//! cells (x0 + 64·c + b, y0 + r) for bits b = 0..63, and `x0` is a multiple of 64 (the same
-//! cells make the same words in any universe). A column's words are consecutive, so one
-//! generation of a column is a loop down its rows that the compiler vectorises. The window
-//! keeps a dead border of at least [`MARGIN`] cells round every live one, so a generation is
-//! computed exactly as on the unbounded plane; [`Universe::step`] grows the window (by whole
-//! columns and rows) when the pattern comes nearer. Three generations are kept: now, the one
+//! cells (x0 + 64·c + b, y0 + r) for bits b = 0..63, and `x0` is [`COLUMN_START`] give or take
+//! multiples of 64 (the same cells make the same words in any universe). A column's words are
+//! consecutive, so one generation of a column is a loop down its rows that the compiler
+//! vectorises. The window keeps a dead border of at least [`MARGIN`] cells round every live
+//! one, so a generation is computed exactly as on the unbounded plane; [`Universe::step`]
+//! grows the window (by whole columns and rows) when the pattern comes nearer. Three generations are kept: now, the one
 //! before, and the one before that (where the next is written), so that a pattern back where it
 //! was two generations ago (still lifes and blinkers) is seen at once.
 
@@ -16,6 +16,11 @@ use gol_core::cpu::{dispatch, Isa, Kernel};
 
 /// Dead cells kept between the pattern and the window's edge.
 pub const MARGIN: i64 = 2;
+
+/// Where columns start on the plane, give or take multiples of 64: a soup placed as
+/// apgsearch places it (its 16 × 16 cells from (8, 8)) lies in the middle of one, and so does
+/// most of its ash.
+pub const COLUMN_START: i64 = -16;
 
 /// Rows added above or below when the window grows.
 const GROWTH_ROWS: usize = 32;
@@ -167,8 +172,9 @@ impl Kernel for Column<'_> {
 impl Universe {
     /// An empty universe whose window holds (x, y) to (x + width, y + height) at least.
     pub fn empty(x: i64, y: i64, width: usize, height: usize) -> Universe {
-        // Columns start at multiples of 64 on the plane, in every universe.
-        let (x, width) = (x.div_euclid(64) * 64, width + x.rem_euclid(64) as usize);
+        // Columns start at the same places on the plane in every universe.
+        let offset = (x - COLUMN_START).rem_euclid(64);
+        let (x, width) = (x - offset, width + offset as usize);
         let columns = width.div_ceil(64).max(1);
         let rows = height.max(1);
         Universe {
@@ -363,7 +369,10 @@ impl Universe {
             let row_live = |row: usize| columns.clone().any(|c| self.spare[c * rows + row] != 0);
             let (r0, r1) = computed.rows;
             top = (r0..=r1).find(|&row| row_live(row)).expect("a live row");
-            bottom = (r0..=r1).rev().find(|&row| row_live(row)).expect("a live row");
+            bottom = (r0..=r1)
+                .rev()
+                .find(|&row| row_live(row))
+                .expect("a live row");
         }
         let (bbox, region) = if top == usize::MAX {
             (None, Region::NONE)
