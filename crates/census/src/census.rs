@@ -25,8 +25,11 @@ pub const CLEARANCE: i64 = 12;
 /// Generations a soup may run before it is given up as not settling.
 pub const MOST_GENERATIONS: u64 = 1 << 15;
 
-/// Generations between two looks for escaping ships.
-const LOOK_EVERY: u64 = 32;
+/// Generations between two looks for escaping ships. A look (clusters on the edges, each run
+/// as a possible ship) costs as much as a few hundred generations of a soup, and a pattern
+/// rarely settles but for its ships long before they are gone: 256 made the census 20% faster
+/// than 32, with the same tallies (6 × 10^4 soups).
+const LOOK_EVERY: u64 = 256;
 
 /// Generations a shot of the pattern taken at generation `at` is kept, looking for the pattern
 /// back where it was (periods up to that are found then): 32 at first, more for patterns that
