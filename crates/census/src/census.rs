@@ -562,11 +562,23 @@ pub fn of_id(id: &str, classifier: &mut Classifier) -> Tally {
     soup(&soup::rows(id), classifier)
 }
 
+thread_local! {
+    /// Each thread's classifier, kept from batch to batch and census to census: what it
+    /// learns (objects' names, which sparks are not ships) is learnt once.
+    static CLASSIFIER: std::cell::RefCell<Classifier> = std::cell::RefCell::new(Classifier::default());
+}
+
+/// Shapes a thread's classifier remembers before it starts afresh (some tens of megabytes):
+/// the sparks looked at as possible ships are new in nearly every soup, and a census can run
+/// for ever.
+const MOST_REMEMBERED: usize = 1 << 16;
+
 /// Soups handed to a thread at a time.
 const BATCH: u64 = 256;
 
 /// The tallies of soups `first..first + count` of `root`, in index order, on every thread of
-/// rayon's pool (each with its own classifier); `stop` ends it early, after a whole batch:
+/// rayon's pool (each thread with its own classifier, kept from call to call); `stop` ends it
+/// early, after a whole batch:
 /// the tallies of the soups done, from `first` on without a gap.
 pub fn tallies(root: &str, first: u64, count: u64, stop: &AtomicBool) -> Vec<Tally> {
     let batches: Vec<(u64, u64)> = (0..count.div_ceil(BATCH))
@@ -574,15 +586,16 @@ pub fn tallies(root: &str, first: u64, count: u64, stop: &AtomicBool) -> Vec<Tal
         .collect();
     let done: Vec<Option<Vec<Tally>>> = batches
         .par_iter()
-        .map_init(Classifier::default, |classifier, &(start, n)| {
+        .map(|&(start, n)| {
             if stop.load(Ordering::Relaxed) {
                 return None;
             }
-            Some(
+            Some(CLASSIFIER.with_borrow_mut(|classifier| {
+                classifier.forget_if_over(MOST_REMEMBERED);
                 (start..start + n)
                     .map(|i| of_id(&soup::id(root, i), classifier))
-                    .collect(),
-            )
+                    .collect()
+            }))
         })
         .collect();
     done.into_iter()

@@ -139,6 +139,13 @@ fn motion(cells: &[(i64, i64)], most: u64) -> Option<Option<(u64, (i64, i64))>> 
 }
 
 impl Classifier {
+    /// Forgets every shape once more than `most` are remembered.
+    pub fn forget_if_over(&mut self, most: usize) {
+        if self.known.len() + self.ships.len() > most {
+            *self = Classifier::default();
+        }
+    }
+
     /// The names of the object whose live cells are `cells`.
     pub fn classify(&mut self, cells: &[(i64, i64)]) -> Named {
         let (shape, _) = normalised(cells);
