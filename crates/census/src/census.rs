@@ -6,7 +6,7 @@
 //! was some generations before, where it was: from then on it repeats for ever. A ship
 //! (glider, *WSS, any cluster that moves) escapes when it lies past the rest of the pattern by
 //! [`CLEARANCE`] cells on a side it moves towards; it is counted by its apgcode then. This is
-//! the true ash, not apgsearch's guess from populations (BENCHMARKS.md lists where the
+//! the true ash, not apgsearch's guess from populations (docs/benchmarks/census.md lists where the
 //! two differ).
 
 use std::collections::BTreeMap;

@@ -801,7 +801,7 @@ fn a_client_that_does_not_read_holds_up_no_one_and_sockets_are_bounded() {
 
 /// Frames a second and generations a second of `gol view` at full speed, with a 1920×1080
 /// canvas showing the whole world, against a 1×1 viewport (next to no frame production): what
-/// BENCHMARKS.md reports. `GOL_VIEW_ARGS` gives the world and engine (default: a 4096² soup on
+/// docs/benchmarks/api-python-viewer.md reports. `GOL_VIEW_ARGS` gives the world and engine (default: a 4096² soup on
 /// cpu-bitsliced). Run with `cargo test --release -p gol-cli --test view -- --ignored
 /// --nocapture frame_rate`; on the GPU machine, the bundled test binary the same way.
 #[test]

@@ -37,7 +37,7 @@ const WARPS_PER_BLOCK: u32 = 4;
 
 /// Modelled cost of a launch, in nanoseconds: launch, ramp and drain of one kernel in a graph.
 /// With the two below, fitted to 315 launches of Life from 256² to 65536² on an H100
-/// (BENCHMARKS.md, "The plan model by schedulers"): 4.5% from each on average.
+/// (docs/benchmarks/gpu-2d.md, "The plan model by schedulers"): 4.5% from each on average.
 const LAUNCH_NS: f64 = 1840.0;
 
 /// Modelled device memory bandwidth in bytes per nanosecond (an H100 copies about 3 TB/s). A
@@ -882,7 +882,7 @@ mod test {
 
     #[test]
     fn plans_are_the_fastest_measured_or_within_3_percent() {
-        // The best of the launch shapes measured per size (BENCHMARKS.md, "The plan model by
+        // The best of the launch shapes measured per size (docs/benchmarks/gpu-2d.md, "The plan model by
         // schedulers"; at 512², 8:2 measured 1.5% faster than this 8:1, and at 32768² 16:713
         // 0.4% faster than this 16:1058).
         for (side, depth, rows) in [

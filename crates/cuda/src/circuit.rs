@@ -60,7 +60,7 @@ type Gate = ([usize; 3], u8);
 ///
 /// Each rule has two circuits of as many operations: one for the kernels of up to 8
 /// generations, and one for the deepest kernel (16 generations). ptxas schedules each circuit
-/// differently, even its statements in another order, and measured on an H100 (BENCHMARKS.md,
+/// differently, even its statements in another order, and measured on an H100 (docs/benchmarks/gpu-2d.md,
 /// "Life in t0 and five LOP3s" and "Circuits of equal size, measured"): the shallow kernels'
 /// circuit (the first an earlier form of the search found) ran the depth-8 kernel 17–21%
 /// faster at 2048² and 4096² than one of depth 3. The deepest kernel's (the first the search

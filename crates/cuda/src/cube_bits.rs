@@ -26,7 +26,7 @@ use crate::pinned::copy_into_fresh;
 use crate::source;
 
 /// The most planes a walk takes where the GPU would hold fewer, longer ones: on the H100 at
-/// 1024³, walks of 64 planes beat walks of 171 (one wave) by 2% (BENCHMARKS.md).
+/// 1024³, walks of 64 planes beat walks of 171 (one wave) by 2% (docs/benchmarks/3d.md).
 const MAX_WALK: u32 = 64;
 
 /// The kernel of two generations a launch.

@@ -67,7 +67,7 @@ pub const DEPTHS: [u32; 5] = [1, 2, 4, 8, 16];
 
 /// Levels per chain in the kernel of each of [`DEPTHS`] for `rule` (`kernels/bitsliced.cu`,
 /// "Skew"): longer chains stream fewer rows beyond each tile, but make each level wait for the
-/// one below. Measured on an H100 (BENCHMARKS.md): with Life's exact circuit, chains of 6 at
+/// one below. Measured on an H100 (docs/benchmarks/gpu-2d.md): with Life's exact circuit, chains of 6 at
 /// depth 16 and 3 at depth 8 run fastest; with the general circuit, which is deeper, chains
 /// were faster for some rules and slower for others (B36/S23), so they stay at 1.
 pub fn chains(rule: Rule) -> [u32; DEPTHS.len()] {

@@ -13,10 +13,10 @@
 //!   term the bit-packed state's trip to the device and back.
 //!
 //! Only the bit-sliced engines are candidates: every other engine is slower than one of them
-//! on every size (BENCHMARKS.md), and is kept to compare strategies, chosen by name. Where a
+//! on every size (docs/benchmarks/api-python-viewer.md), and is kept to compare strategies, chosen by name. Where a
 //! run is split into slabs (over GPUs or MPI ranks), only engines that give row access are.
 //!
-//! The constants are measured (BENCHMARKS.md, "auto"): on the H100 machine's 16 host threads
+//! The constants are measured (docs/benchmarks/api-python-viewer.md, "auto"): on the H100 machine's 16 host threads
 //! (AVX-512) and on 2-core AVX2/AVX-512 machines for the CPU, on an H100 for the GPU.
 
 use gol_core::EngineId;
@@ -138,7 +138,7 @@ fn costs(id: EngineId, axes: u32) -> Option<Costs> {
             per_generation: 1e-5,
             start: 0.0,
         }),
-        // Measured on the H200: see BENCHMARKS.md (rule tables and Larger than Life); the
+        // Measured on the H200: see docs/benchmarks/rule-tables.md; the
         // module is compiled once for every rule.
         (EngineId::CudaStates, 2) => Some(Costs {
             rate: 2e11,

@@ -38,7 +38,7 @@ pub(super) const BLOCKED_MIN_CELLS: u64 = 1 << 14;
 const MAX_DEPTH: usize = 16;
 
 /// The fewest rows of a band in [`Blocks`]: smaller grids use fewer threads. Measured on the
-/// H100 machine's 16 threads (BENCHMARKS.md, "Small grids on the CPU"): bands of 32 rows and
+/// H100 machine's 16 threads (docs/benchmarks/cpu.md, "Small grids on the CPU"): bands of 32 rows and
 /// a depth of a quarter of a band beat 16, 64 and 128 rows and an eighth.
 pub(super) const MIN_BAND_ROWS: usize = 32;
 
