@@ -309,6 +309,46 @@ fn picture_colours(path: &Path) -> Vec<Value> {
         .collect()
 }
 
+/// A soup played: the generations go on while it plays, and once paused the page shows the
+/// population `gol run` gives at that generation. The README's picture (docs/viewer.png) is the
+/// page while it plays.
+#[test]
+fn the_viewer_plays_a_soup_in_chromium() {
+    let Some((chromium, chromedriver)) = browser_paths() else {
+        return;
+    };
+    let soup = ["--size", "128", "--density", "0.3", "--seed", "7"];
+    let (_server, url) = serve(&soup);
+    let browser = Browser::start(&chromium, &chromedriver);
+    browser.open_viewer(&url, 128);
+    browser.click("#play");
+    browser.wait_for(
+        "a hundred generations played",
+        "const s = window.golViewer.state.status; return s.running && s.generation >= 100",
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    screenshot(&browser, "viewer-playing.png");
+    browser.click("#play");
+    browser.wait_for(
+        "the pause",
+        "const s = window.golViewer.state.status; return !s.running",
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    let generation = browser.generation();
+    assert!(generation >= 100, "{generation}");
+    let population = browser.script("return document.getElementById('population').textContent");
+    let mut run = vec!["run", "--gens"];
+    let gens = generation.to_string();
+    run.push(&gens);
+    run.extend(soup);
+    run.push("--json");
+    let report = stdout_of(&run);
+    let alive = serde_json::from_str::<Value>(&report).unwrap()["alive"].clone();
+    // The page writes thousands apart with commas.
+    let shown = population.as_str().unwrap().replace(',', "");
+    assert_eq!(shown, alive.to_string(), "generation {generation}");
+}
+
 #[test]
 fn the_viewer_draws_steps_and_reports_errors_in_chromium() {
     let Some((chromium, chromedriver)) = browser_paths() else {
@@ -370,7 +410,6 @@ fn the_viewer_draws_steps_and_reports_errors_in_chromium() {
     ]);
     let alive = serde_json::from_str::<Value>(&report).unwrap()["alive"].clone();
     assert_eq!(population.as_str().unwrap(), alive.to_string());
-    // The README's picture (docs/viewer.png): the glider after four steps.
     screenshot(&browser, "viewer-screenshot.png");
 
     // A malformed upload: an error on the page, and the frames go on.
