@@ -151,6 +151,7 @@ fn clear_escaping(
             at: u.generation,
             displacement: named.displacement,
             period: *period,
+            cells: cells.clone(),
         });
         for code in &named.codes {
             tally.add(code, 1);
@@ -174,6 +175,8 @@ struct Flight {
     at: u64,
     displacement: (i64, i64),
     period: u64,
+    /// Its cells when taken away.
+    cells: Vec<(i64, i64)>,
 }
 
 impl Flight {
@@ -362,9 +365,44 @@ fn soup_with(
         return Some(tally);
     }
     tally.period = period;
+    let ash = u.cells();
+    if period > 0 {
+        // The whole pattern's population, the ships taken away counted where they are now.
+        let most = ash.len() + flights.len() * MOST_SHIP_CELLS;
+        if most >= MEGASIZED {
+            let ships: usize = flights
+                .iter()
+                .map(|f| population_after(&f.cells, (u.generation - f.at) % f.period))
+                .sum();
+            if let Some(code) = megasized(ash.len() + ships) {
+                tally.add(&code, 1);
+            }
+        }
+    }
     // Over a period, two generations at least.
-    count_ash(&u.cells(), period.max(2), classifier, &mut tally);
+    count_ash(&ash, period.max(2), classifier, &mut tally);
     Some(tally)
+}
+
+/// The fewest cells of a settled soup, ships in flight included, that make it megasized.
+const MEGASIZED: usize = 3000;
+
+/// The most cells a ship taken away has in any phase (the heavyweight spaceship's 18).
+const MOST_SHIP_CELLS: usize = 18;
+
+/// apgsearch's pseudo-object for a soup that settles with `population` cells or more than
+/// [`MEGASIZED`] (ships in flight included): `megasized_31h` for 3,100 to 3,199.
+fn megasized(population: usize) -> Option<String> {
+    (population >= MEGASIZED).then(|| format!("megasized_{}h", population / 100))
+}
+
+/// The population of `cells` run alone `generations` on.
+fn population_after(cells: &[(i64, i64)], generations: u64) -> usize {
+    let mut u = Universe::of(cells);
+    for _ in 0..generations {
+        u.step();
+    }
+    u.cells().len()
 }
 
 /// Counts in `tally` the objects of `live`: its clusters, joined within √5 over the live cells
@@ -392,7 +430,8 @@ fn count_ash(
 
 /// What a soup truly leaves, for explaining where a census and apgsearch differ: the soup run
 /// `generations` on the plane by HashLife with nothing taken away, then every cluster of what
-/// is there named, ships in flight included.
+/// is there named, ships in flight included (and `megasized_…h` where there are 3,000 cells or
+/// more, as the census marks them).
 pub fn truth(
     rows: &Rows,
     generations: u64,
@@ -435,6 +474,9 @@ pub fn truth(
         return Err(gol_core::Error::Invalid("the soup went too far".into()));
     };
     let states = plane.cells(&rect.x, &rect.y, w as usize, h as usize);
+    if let Some(code) = megasized(states.iter().filter(|&&s| s != 0).count()) {
+        tally.add(&code, 1);
+    }
     let live: Vec<(i64, i64)> = states
         .iter()
         .enumerate()

@@ -198,3 +198,21 @@ fn the_haul_of_ten_thousand_soups_is_apgsearchs() {
         explained.len()
     );
 }
+
+/// A soup that settles with 3,000 cells or more, ships in flight counted, is marked as
+/// apgsearch marks it: `l_kEwHfF3ArtPb` 95817 settles with 3,199 cells (lifelib's count at
+/// generations 11,124 and 11,150), apgsearch's `megasized_31h`; the first soups of a root
+/// are far smaller.
+#[test]
+fn a_soup_of_three_thousand_cells_is_megasized() {
+    let mut classifier = Classifier::default();
+    let big = census::of_id(&soup::id("l_kEwHfF3ArtPb", 95817), &mut classifier);
+    assert_eq!(big.objects.get("megasized_31h"), Some(&1), "{big:?}");
+    for index in 0..20 {
+        let small = census::of_id(&soup::id("l_kEwHfF3ArtPb", index), &mut classifier);
+        assert!(
+            small.objects.keys().all(|c| !c.starts_with("megasized")),
+            "{index}: {small:?}"
+        );
+    }
+}
