@@ -99,6 +99,12 @@ pub fn orient((x, y): (i64, i64), orientation: u8) -> (i64, i64) {
     (x, y)
 }
 
+/// Whether cells whose bounding box is `width` × `height` can be written as a Wechsler string:
+/// the box with a ring of one blank cell round it holds at most [`MOST_AREA`] cells.
+pub fn writable(width: u64, height: u64) -> bool {
+    (width + 2).saturating_mul(height + 2) <= MOST_AREA
+}
+
 /// The Wechsler string of `cells` as they lie; `None` when they are too large to write.
 pub fn wechsler(cells: &Cells) -> Option<String> {
     let Some(&(x0, y0)) = cells.first() else {
@@ -112,7 +118,7 @@ pub fn wechsler(cells: &Cells) -> Option<String> {
         bottom = bottom.max(y);
     }
     let (width, height) = ((right - left + 1) as u64, (bottom - top + 1) as u64);
-    if (width + 2).saturating_mul(height + 2) > MOST_AREA {
+    if !writable(width, height) {
         return None;
     }
     let (width, strips) = (width as usize, height.div_ceil(5) as usize);

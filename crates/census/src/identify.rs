@@ -136,6 +136,7 @@ fn gcd(a: u64, b: u64) -> u64 {
 }
 
 /// One generation's cells: the bounding box and its states row by row.
+#[derive(Clone)]
 struct Phase {
     x: i64,
     y: i64,
@@ -167,18 +168,32 @@ impl Phase {
         }))
     }
 
-    /// The state of the cell at (x, y) of the plane.
-    fn at(&self, x: i64, y: i64) -> u8 {
-        let (cx, cy) = (x - self.x, y - self.y);
-        if cx < 0 || cy < 0 || cx >= self.width as i64 || cy >= self.height as i64 {
-            return 0;
+    /// The part of row `y` within columns `left..right`, and the column it starts at (empty
+    /// where the box does not reach).
+    fn within(&self, y: i64, left: i64, right: i64) -> (i64, &[u8]) {
+        let (from, to) = (left.max(self.x), right.min(self.x + self.width as i64));
+        if y < self.y || y >= self.y + self.height as i64 || from >= to {
+            return (left, &[]);
         }
-        self.states[cy as usize * self.width + cx as usize]
+        let start = (y - self.y) as usize * self.width;
+        let (from_at, to_at) = ((from - self.x) as usize, (to - self.x) as usize);
+        (from, &self.states[start + from_at..start + to_at])
+    }
+
+    /// The states over the larger box `(x, y, width, height)`, row by row.
+    fn spread(&self, (x, y, width, height): (i64, i64, u64, u64)) -> Vec<u8> {
+        let width = width as usize;
+        let mut cells = vec![0u8; width * height as usize];
+        for (row, at) in self.states.chunks_exact(self.width).zip(self.y - y..) {
+            let start = at as usize * width + (self.x - x) as usize;
+            cells[start..start + self.width].copy_from_slice(row);
+        }
+        cells
     }
 
     /// Cells not in state 0.
     fn population(&self) -> u64 {
-        self.states.iter().filter(|&&s| s != 0).count() as u64
+        live(&self.states)
     }
 
     /// The cells in state 1, where they lie.
@@ -251,6 +266,8 @@ pub fn identify(plane: &mut dyn Plane, limit: u64, stop: &AtomicBool) -> Result<
     // Each shape seen: the generation and where it lay.
     let mut seen: HashMap<Key, (u64, i64, i64)> = HashMap::new();
     let mut populations = Vec::new();
+    // Each generation's bounding box: an oscillator's cycle lies in the union of its phases'.
+    let mut boxes = Vec::new();
     let mut generation = 0u64;
     let (first, start, settled) = loop {
         let phase = match Phase::read(plane)? {
@@ -276,6 +293,7 @@ pub fn identify(plane: &mut dyn Plane, limit: u64, stop: &AtomicBool) -> Result<
             }
         };
         populations.push(phase.population());
+        boxes.push(box_of(&phase));
         match seen.entry(phase.key()) {
             Entry::Occupied(earlier) => {
                 let (at, x, y) = *earlier.get();
@@ -293,25 +311,26 @@ pub fn identify(plane: &mut dyn Plane, limit: u64, stop: &AtomicBool) -> Result<
         generation += 1;
     };
     let (period, (settled_at, displacement)) = (start, settled);
+    // The first phase is that of `settled_at`, one period on: where it was then.
+    let (x, y, width, height) = box_of(&first);
+    let bounding_box = Some((x - displacement.0, y - displacement.1, width, height));
+    let population = first.population();
     // Once more round the cycle, from where it closed (the phases of `settled_at` on, moved
-    // by the displacement): every phase and the one after the last.
-    let mut phases = vec![first];
+    // by the displacement): every phase and the one after the last, a phase at a time.
+    let reach = union(&boxes[settled_at as usize..]);
+    let mut gauge = Gauge::new(first, period, displacement, two_states, reach);
     for _ in 0..period {
         step(plane)?;
         match Phase::read(plane)? {
-            Read::Phase(phase) => phases.push(phase),
+            Read::Phase(phase) => gauge.see(phase),
             _ => unreachable!("a periodic pattern never dies nor grows"),
         }
     }
-    let cycle = measure(&phases, period, displacement, two_states);
-    // The first phase is that of `settled_at`, one period on: where it was then.
-    let phase = &phases[0];
-    let (x, y, width, height) = box_of(phase);
     Ok(Identity {
         settled_at,
-        bounding_box: Some((x - displacement.0, y - displacement.1, width, height)),
-        population: phase.population(),
-        verdict: Verdict::Periodic(cycle),
+        bounding_box,
+        population,
+        verdict: Verdict::Periodic(gauge.cycle()),
     })
 }
 
@@ -343,82 +362,218 @@ fn box_of(phase: &Phase) -> (i64, i64, u64, u64) {
     (phase.x, phase.y, phase.width as u64, phase.height as u64)
 }
 
-/// What one period of `phases` (period + 1 of them, the last the first moved) shows.
-fn measure(phases: &[Phase], period: u64, displacement: (i64, i64), two_states: bool) -> Cycle {
-    let pops: Vec<u64> = phases[..period as usize]
+/// The box that holds all of `boxes`.
+fn union(boxes: &[(i64, i64, u64, u64)]) -> (i64, i64, u64, u64) {
+    let left = boxes.iter().map(|b| b.0).min().expect("a phase");
+    let top = boxes.iter().map(|b| b.1).min().expect("a phase");
+    let right = boxes
         .iter()
-        .map(Phase::population)
-        .collect();
-    let mean = pops.iter().sum::<u64>() as f64 / period as f64;
-    let mut changes = 0u64;
-    for pair in phases.windows(2) {
-        changes += changed(&pair[0], &pair[1]);
+        .map(|b| b.0 + b.2 as i64)
+        .max()
+        .expect("a phase");
+    let bottom = boxes
+        .iter()
+        .map(|b| b.1 + b.3 as i64)
+        .max()
+        .expect("a phase");
+    (left, top, (right - left) as u64, (bottom - top) as u64)
+}
+
+/// What one period shows, gathered a phase at a time as the cycle is run once more: the first
+/// phase, the one before, and the two that [`modulus`] looks at are all it holds, besides the
+/// live cells of phases small enough for an apgcode.
+struct Gauge {
+    period: u64,
+    displacement: (i64, i64),
+    first: Phase,
+    /// The phase seen last (`None`: the first).
+    last: Option<Phase>,
+    /// The index in the period of the next phase.
+    next: u64,
+    /// Cells that changed from one phase to the next.
+    changes: u64,
+    /// The phases a quarter and half a period on, where the period divides so.
+    turned: Vec<(u64, Phase)>,
+    tally: Tally,
+}
+
+/// What is counted over the phases of one period.
+struct Tally {
+    /// The least and largest population, and their sum.
+    populations: (u64, u64, u64),
+    /// Of an oscillator: where its phases lie, and over that box, whether each cell was ever
+    /// alive and whether it ever differed from the first phase.
+    rotor: Option<Rotor>,
+    /// Of a two-state rule: each phase's live cells (those too large to write are left out, as
+    /// [`apgcode::canonical`] leaves them).
+    lives: Option<Vec<Vec<(i64, i64)>>>,
+}
+
+/// An oscillator's cells over the box that holds its phases.
+struct Rotor {
+    reach: (i64, i64, u64, u64),
+    first: Vec<u8>,
+    ever: Vec<bool>,
+    moved: Vec<bool>,
+}
+
+impl Gauge {
+    fn new(
+        first: Phase,
+        period: u64,
+        displacement: (i64, i64),
+        two_states: bool,
+        reach: (i64, i64, u64, u64),
+    ) -> Gauge {
+        let rotor = (displacement == (0, 0)).then(|| {
+            let cells = (reach.2 * reach.3) as usize;
+            Rotor {
+                reach,
+                first: first.spread(reach),
+                ever: vec![false; cells],
+                moved: vec![false; cells],
+            }
+        });
+        let mut tally = Tally {
+            populations: (u64::MAX, 0, 0),
+            rotor,
+            lives: two_states.then(Vec::new),
+        };
+        tally.count(&first);
+        Gauge {
+            period,
+            displacement,
+            first,
+            last: None,
+            next: 1,
+            changes: 0,
+            turned: Vec::new(),
+            tally,
+        }
     }
-    let heat = changes as f64 / period as f64;
-    let volatility = (displacement == (0, 0)).then(|| {
-        let cycle = &phases[..period as usize];
-        let (left, top) = (
-            cycle.iter().map(|p| p.x).min().unwrap(),
-            cycle.iter().map(|p| p.y).min().unwrap(),
-        );
-        let right = cycle.iter().map(|p| p.x + p.width as i64).max().unwrap();
-        let bottom = cycle.iter().map(|p| p.y + p.height as i64).max().unwrap();
-        let (mut ever, mut rotor) = (0u64, 0u64);
-        for y in top..bottom {
-            for x in left..right {
-                let first = cycle[0].at(x, y);
-                let alive = cycle.iter().any(|p| p.at(x, y) != 0);
-                ever += alive as u64;
-                rotor += (alive && cycle.iter().any(|p| p.at(x, y) != first)) as u64;
+
+    /// The next phase; after a whole period, the first moved by the displacement.
+    fn see(&mut self, phase: Phase) {
+        let (at, period) = (self.next, self.period);
+        self.changes += changed(self.last.as_ref().unwrap_or(&self.first), &phase);
+        if at < period {
+            self.tally.count(&phase);
+            if [4, 2]
+                .iter()
+                .any(|&part| period % part == 0 && at == period / part)
+            {
+                self.turned.push((at, phase.clone()));
             }
         }
-        rotor as f64 / ever as f64
-    });
-    let kind = match (period, displacement) {
-        (1, (0, 0)) => Kind::Still {
-            population: pops[0],
-        },
-        (_, (0, 0)) => Kind::Oscillator { period },
-        _ => Kind::Spaceship { period },
-    };
-    let live: Vec<Vec<(i64, i64)>> = match two_states {
-        true => phases[..period as usize].iter().map(Phase::live).collect(),
-        false => Vec::new(),
-    };
-    let modulus = modulus(phases, period);
-    Cycle {
-        period,
-        modulus,
-        displacement,
-        heat,
-        temperature: if mean > 0.0 { heat / mean } else { 0.0 },
-        volatility,
-        populations: (
-            *pops.iter().min().unwrap(),
-            *pops.iter().max().unwrap(),
-            mean,
-        ),
-        apgcode: two_states.then(|| apgcode::code(kind, live.iter().map(Vec::as_slice))),
+        self.next += 1;
+        self.last = Some(phase);
+    }
+
+    /// What the period showed.
+    fn cycle(self) -> Cycle {
+        let (period, displacement) = (self.period, self.displacement);
+        let (least, most, sum) = self.tally.populations;
+        let mean = sum as f64 / period as f64;
+        let heat = self.changes as f64 / period as f64;
+        let volatility = self.tally.rotor.map(|rotor| {
+            let ever = rotor.ever.iter().filter(|&&e| e).count();
+            let rotor = rotor
+                .ever
+                .iter()
+                .zip(&rotor.moved)
+                .filter(|(&e, &m)| e && m)
+                .count();
+            rotor as f64 / ever as f64
+        });
+        let kind = match (period, displacement) {
+            (1, (0, 0)) => Kind::Still { population: least },
+            (_, (0, 0)) => Kind::Oscillator { period },
+            _ => Kind::Spaceship { period },
+        };
+        Cycle {
+            period,
+            modulus: modulus(&self.first, &self.turned, period),
+            displacement,
+            heat,
+            temperature: if mean > 0.0 { heat / mean } else { 0.0 },
+            volatility,
+            populations: (least, most, mean),
+            apgcode: self
+                .tally
+                .lives
+                .map(|lives| apgcode::code(kind, lives.iter().map(Vec::as_slice))),
+        }
     }
 }
 
-/// Cells whose state differs between `a` and `b`, where they lie.
-fn changed(a: &Phase, b: &Phase) -> u64 {
-    let (left, top) = (a.x.min(b.x), a.y.min(b.y));
-    let right = (a.x + a.width as i64).max(b.x + b.width as i64);
-    let bottom = (a.y + a.height as i64).max(b.y + b.height as i64);
-    let mut n = 0;
-    for y in top..bottom {
-        for x in left..right {
-            n += (a.at(x, y) != b.at(x, y)) as u64;
+impl Tally {
+    fn count(&mut self, phase: &Phase) {
+        let population = phase.population();
+        let (least, most, sum) = self.populations;
+        self.populations = (
+            least.min(population),
+            most.max(population),
+            sum + population,
+        );
+        if let Some(rotor) = &mut self.rotor {
+            let cells = phase.spread(rotor.reach);
+            for (i, (&now, &then)) in cells.iter().zip(&rotor.first).enumerate() {
+                rotor.ever[i] |= now != 0;
+                rotor.moved[i] |= now != then;
+            }
         }
+        if let Some(lives) = &mut self.lives {
+            if apgcode::writable(phase.width as u64, phase.height as u64) {
+                lives.push(phase.live());
+            }
+        }
+    }
+}
+
+/// Cells whose state differs between `a` and `b`, where they lie: row by row over `a`'s box,
+/// where `b` is read as it overlaps, and `b`'s live cells outside that box.
+fn changed(a: &Phase, b: &Phase) -> u64 {
+    let (left, right) = (a.x, a.x + a.width as i64);
+    let mut n = b.population();
+    for (y, row) in (a.y..).zip(a.states.chunks_exact(a.width)) {
+        let (from, theirs) = b.within(y, left, right);
+        let (before, rest) = row.split_at((from - left) as usize);
+        let (mine, after) = rest.split_at(theirs.len());
+        n += live(before) + live(after);
+        n += differ(mine, theirs);
+        n -= live(theirs);
     }
     n
 }
 
+/// Cells not in state 0, counted in wrapping byte-wide sums of at most 255 cells: the compiler
+/// vectorises these even where it checks for overflow (the tests' build), where it leaves a
+/// filtered count scalar.
+fn live(cells: &[u8]) -> u64 {
+    let sum = |chunk: &[u8]| {
+        chunk
+            .iter()
+            .fold(0u8, |n, &s| n.wrapping_add(u8::from(s != 0)))
+    };
+    cells.chunks(255).map(|chunk| u64::from(sum(chunk))).sum()
+}
+
+/// Places where `a` and `b` (of one length) differ, counted as [`live`] counts.
+fn differ(a: &[u8], b: &[u8]) -> u64 {
+    let sum = |(x, y): (&[u8], &[u8])| {
+        x.iter()
+            .zip(y)
+            .fold(0u8, |n, (p, q)| n.wrapping_add(u8::from(p != q)))
+    };
+    a.chunks(255)
+        .zip(b.chunks(255))
+        .map(|pair| u64::from(sum(pair)))
+        .sum()
+}
+
 /// The least generations after which the first phase's shape comes back turned or reflected
 /// (a quarter or a half of the period), else the period.
-fn modulus(phases: &[Phase], period: u64) -> u64 {
+fn modulus(first: &Phase, turned: &[(u64, Phase)], period: u64) -> u64 {
     let shape = |phase: &Phase, orientation: u8| -> Vec<(i64, i64, u8)> {
         let mut cells: Vec<(i64, i64, u8)> = Vec::new();
         for (i, &s) in phase.states.iter().enumerate() {
@@ -439,16 +594,9 @@ fn modulus(phases: &[Phase], period: u64) -> u64 {
         cells.sort_unstable();
         cells
     };
-    let first = shape(&phases[0], 0);
-    for part in [4, 2] {
-        if period % part != 0 {
-            continue;
-        }
-        let q = period / part;
-        let later = &phases[q as usize];
-        if (1..8).any(|o| shape(later, o) == first) {
-            return q;
-        }
-    }
-    period
+    let first = shape(first, 0);
+    turned
+        .iter()
+        .find(|(_, later)| (1..8).any(|o| shape(later, o) == first))
+        .map_or(period, |&(at, _)| at)
 }
