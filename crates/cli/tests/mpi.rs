@@ -2,6 +2,7 @@
 //! for bit, checkpoints move between decompositions, and each rank holds only its slab.
 #![cfg(feature = "mpi")]
 
+#[path = "end_to_end/common.rs"]
 mod common;
 
 use std::process::Command;

@@ -130,7 +130,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(48))]
 
     /// On HashLife, or on the window, which also runs B0 rules (kept complemented as Golly
-    /// keeps them; `crates/cli/tests/strips.rs` checks them against bgolly).
+    /// keeps them; `crates/cli/tests/end_to_end/strips.rs` checks them against bgolly).
     #[test]
     fn any_rule_matches_the_oracle(
         family in 0usize..4,

@@ -12,7 +12,7 @@
 //!
 //! The last node is the root. Golly centres it: the root of level `k` spans x from −2^(k−1) to
 //! 2^(k−1) − 1 and y from −2^(k−1) + 1 to 2^(k−1) in its coordinates (y down; see [`super`]),
-//! which the files Golly writes for bounded grids confirm (crates/cli/tests/rules.rs).
+//! which the files Golly writes for bounded grids confirm (crates/cli/tests/end_to_end/rules.rs).
 
 use std::collections::HashMap;
 use std::io::{self, Write};

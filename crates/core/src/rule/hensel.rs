@@ -20,7 +20,7 @@ pub const LETTERS: [&str; 9] = [
 ];
 
 /// One arrangement of each class, as a 9-bit neighbourhood (centre clear), in the order of
-/// [`LETTERS`]. Checked against Golly's `bgolly` (crates/cli/tests/rules.rs).
+/// [`LETTERS`]. Checked against Golly's `bgolly` (crates/cli/tests/end_to_end/rules.rs).
 const REPRESENTATIVES: [&[u16]; 9] = [
     &[],
     &[0b000000001, 0b000000010],

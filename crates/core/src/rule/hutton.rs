@@ -25,7 +25,7 @@
 //! patterns of isolated neighbourhoods, a generation each (in batches of a million probes,
 //! bgolly 3.3 answers differently for about 1.5% of them, depending on the batch; run again in
 //! batches of 4096, and then of 4, every one agrees with this function). The tests run random
-//! soups against bgolly (`crates/cli/tests/tables.rs`) and the corpus test Golly's three
+//! soups against bgolly (`crates/cli/tests/end_to_end/tables.rs`) and the corpus test Golly's three
 //! Hutton32 patterns.
 
 /// Golly's directions inside a transmission state: east, north, west, south.

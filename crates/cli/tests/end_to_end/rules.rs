@@ -2,13 +2,11 @@
 //! von Neumann) and bounded planes (`:P`), checked end to end against Golly's `bgolly` on grids
 //! of odd sizes, and refused in one line by the engines that cannot run them.
 
-mod common;
-
 use gol_core::rule::Family;
 use gol_core::seed::SplitMix64;
 use gol_core::Rule;
 
-use common::{bgolly, bounding_box, error_of, golly_agrees, golly_cells, stdout_of};
+use crate::common::{bgolly, bounding_box, error_of, golly_agrees, golly_cells, stdout_of};
 
 /// A random rule of `family` without births on 0 neighbours (which Golly runs by emulation).
 fn random_rule(family: Family, rng: &mut SplitMix64) -> Rule {
@@ -238,7 +236,7 @@ fn golly_s_other_bounded_grids_run_as_golly_runs_them() {
     // Shifted tori, Klein bottles (with and without a shift), the cross-surface and the
     // sphere, under Life and a rule that spreads, against bgolly's QuickLife cell for cell, on
     // cpu-bitsliced (a ring of ghost cells) and cpu-scalar (the oracle's ghost cells) in turn.
-    if let Some(bgolly) = common::bgolly() {
+    if let Some(bgolly) = crate::common::bgolly() {
         let tmp = tempfile::tempdir().unwrap();
         let grids = [
             ("T30+7,20", 30, 20),
@@ -272,12 +270,12 @@ fn golly_s_other_bounded_grids_run_as_golly_runs_them() {
                 .map(String::from)
                 .to_vec();
                 let dir = tmp.path().join(format!("{i}-{}", rule.len()));
-                common::golly_agrees(&bgolly, &dir, &problem, 60, "start.rle");
+                crate::common::golly_agrees(&bgolly, &dir, &problem, 60, "start.rle");
             }
         }
     }
     // Engines without these grids refuse in one line; a size other than the grid's too.
-    let err = common::error_of(&[
+    let err = crate::common::error_of(&[
         "run",
         "--rule",
         "B3/S23:K30*,20",
@@ -289,7 +287,7 @@ fn golly_s_other_bounded_grids_run_as_golly_runs_them() {
         "cpu-table",
     ]);
     assert!(err.contains("does not run a Klein bottle"), "{err}");
-    let err = common::error_of(&[
+    let err = crate::common::error_of(&[
         "run",
         "--rule",
         "23/3/4:C30,20",
@@ -301,8 +299,8 @@ fn golly_s_other_bounded_grids_run_as_golly_runs_them() {
         "cpu-bitsliced",
     ]);
     assert!(err.contains("does not run a cross-surface"), "{err}");
-    let err = common::error_of(&["run", "--rule", "B3/S23:S20", "--size", "30"]);
+    let err = crate::common::error_of(&["run", "--rule", "B3/S23:S20", "--size", "30"]);
     assert!(err.contains("the sphere is 20x20, the grid 30x30"), "{err}");
-    let err = common::error_of(&["run", "--rule", "B3/S23:K31*+1,20", "--size", "30"]);
+    let err = crate::common::error_of(&["run", "--rule", "B3/S23:K31*+1,20", "--size", "30"]);
     assert!(err.contains("only where their side is even"), "{err}");
 }

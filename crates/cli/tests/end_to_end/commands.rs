@@ -1,12 +1,10 @@
-//! End-to-end tests of the `gol` binary: reports, files, errors, verify, bench, and Golly.
+//! `gol run` end to end: reports, files, errors, verify, bench, and Golly.
 
-mod common;
+use crate::common::{bgolly, error_of, gol, golly_agrees, stdout_of};
 
-use common::{bgolly, error_of, gol, golly_agrees, stdout_of};
-
-const GLIDER_TORUS: &str = include_str!("fixtures/glider-torus.rle");
-const GOSPER_GUN: &str = include_str!("fixtures/gosper-gun.rle");
-const GLIDER_CELLS: &str = include_str!("fixtures/glider.cells");
+const GLIDER_TORUS: &str = include_str!("../fixtures/glider-torus.rle");
+const GOSPER_GUN: &str = include_str!("../fixtures/gosper-gun.rle");
+const GLIDER_CELLS: &str = include_str!("../fixtures/glider.cells");
 
 fn alive(report: &str) -> u64 {
     let line = report

@@ -1,12 +1,10 @@
 //! Checkpoints end to end: a run killed at any moment and resumed ends bit-identical to an
 //! uninterrupted one; damaged or mismatched checkpoints are refused.
 
-mod common;
-
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{error_of, gol_path, stdout_of};
+use crate::common::{error_of, gol_path, stdout_of};
 
 /// A run long enough to be killed part-way (seconds): 4096² on one CPU thread.
 const RUN: &[&str] = &[

@@ -1,11 +1,9 @@
 //! Pattern files against Golly's `bgolly`: macrocells written by Golly read in place, ours read
 //! by Golly, and generation counts carried through `#G` and `#CXRLE Gen=`.
 
-mod common;
-
 use std::process::Command;
 
-use common::{bgolly, bounding_box, stdout_of};
+use crate::common::{bgolly, bounding_box, stdout_of};
 
 /// Runs bgolly (HashLife, which writes macrocells) on `input` for `gens` generations, writing
 /// `output`.

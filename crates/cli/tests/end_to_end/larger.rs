@@ -2,11 +2,9 @@
 //! `bgolly -a "Larger than Life"`, on the infinite plane (the growing window) and on tori
 //! (`cpu-scalar`), and the refusals of engines and worlds that do not run them.
 
-mod common;
-
 use gol_core::seed::SplitMix64;
 
-use common::{bgolly, error_of, golly_run, same_cells_anywhere, stdout_of};
+use crate::common::{bgolly, error_of, golly_run, same_cells_anywhere, stdout_of};
 
 /// bgolly's algorithm for these rules (it writes RLE without a position, and no macrocell).
 const LTL: &str = "Larger than Life";

@@ -3,15 +3,13 @@
 //! (set by CI, which installs them) makes that a failure. Leaves a screenshot of the page in
 //! `target/viewer-screenshot.png` for a person to look at.
 
-mod common;
-
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{gol_path, png_indices, stdout_of};
+use crate::common::{gol_path, png_indices, stdout_of};
 use serde_json::{json, Value};
 
 /// A child process killed when dropped.
@@ -503,7 +501,7 @@ fn the_viewer_shows_a_rule_table_s_colours_in_chromium() {
     // A rule table whose states stay as they are, coloured by its @COLORS: the canvas shows
     // each cell in the colour a still picture gives it.
     let dir = tempfile::tempdir().unwrap();
-    common::still_rule(dir.path(), "0 20 20 20\n1 255 128 0\n2 0 0 255\n");
+    crate::common::still_rule(dir.path(), "0 20 20 20\n1 255 128 0\n2 0 0 255\n");
     let start = dir.path().join("start.rle");
     std::fs::write(&start, "x = 4, y = 3, rule = Still\nA.B$2BAB$3.A!\n").unwrap();
     let rules = dir.path().to_str().unwrap();

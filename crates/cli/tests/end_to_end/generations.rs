@@ -3,8 +3,6 @@
 //! checked against Golly's `bgolly -a Generations`; multi-state RLE and macrocell files through
 //! gol and Golly both ways; the report's counts; and the refusals.
 
-mod common;
-
 use std::path::Path;
 use std::process::Command;
 
@@ -12,7 +10,7 @@ use gol_core::rule::Family;
 use gol_core::seed::{states_soup, SplitMix64};
 use gol_core::Rule;
 
-use common::{bgolly, error_of, stdout_of};
+use crate::common::{bgolly, error_of, stdout_of};
 
 /// The states of a multi-state (or two-state) RLE text, row by row, cropped to the bounding box
 /// of the cells not in state 0. Parsed here, apart from gol's own reader, as Golly writes it.

@@ -3,13 +3,11 @@
 //! disk (`ulimit -f`), and SIGINT or SIGTERM in the middle of a run. Limits and signals are
 //! applied to a child process through `sh`.
 
-mod common;
-
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{gol, gol_path};
+use crate::common::{gol, gol_path};
 
 /// Runs `gol ARGS` under `sh` after `limits` (such as `ulimit -v 1000000`).
 fn limited(limits: &str, args: &[&str]) -> Output {

@@ -3,15 +3,13 @@
 //! B0 rules on the infinite plane, which Golly emulates by keeping the cells complemented while
 //! the background is alive. Both the population and the cells, in place, must be Golly's.
 
-mod common;
-
 use std::path::Path;
 
 use gol_core::rule::Family;
 use gol_core::seed::SplitMix64;
 use gol_core::Rule;
 
-use common::{bgolly, error_of, golly_run, rewritten, same_cells_anywhere, stdout_of};
+use crate::common::{bgolly, error_of, golly_run, rewritten, same_cells_anywhere, stdout_of};
 
 /// An RLE of a random `width` × `height` soup at 40% under `rule`, its top-left cell at Golly's
 /// (x, y).

@@ -1,9 +1,7 @@
 //! `gol identify` and `gol run --identify` end to end: the objects of Golly's collection whose
 //! period and speed its files state, the JSON report, and bad input.
 
-mod common;
-
-use common::{bgolly, error_of, stdout_of};
+use crate::common::{bgolly, error_of, stdout_of};
 use serde_json::Value;
 
 fn identified(args: &[&str]) -> Value {

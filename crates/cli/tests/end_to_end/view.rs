@@ -1,14 +1,12 @@
 //! `gol view` without a browser: the server's pages, its WebSocket protocol, several viewers,
 //! bad and oversized requests, and where it listens.
 
-mod common;
-
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{gol_path, stdout_of};
+use crate::common::{gol_path, stdout_of};
 use tungstenite::client::IntoClientRequest;
 use tungstenite::{Message, WebSocket};
 
@@ -324,7 +322,7 @@ fn dying_cells_fade_under_generations_rules() {
 fn a_rule_table_s_colours_reach_the_page() {
     let dir = tempfile::tempdir().unwrap();
     // Three states that stay as they are, states 1 and 2 coloured.
-    common::still_rule(dir.path(), "1 255 128 0\n2 0 0 255\n");
+    crate::common::still_rule(dir.path(), "1 255 128 0\n2 0 0 255\n");
     let start = dir.path().join("start.rle");
     std::fs::write(&start, "x = 3, y = 2, rule = Still\nA.B$2B!\n").unwrap();
     let server = Server::start(&[
@@ -802,7 +800,7 @@ fn a_client_that_does_not_read_holds_up_no_one_and_sockets_are_bounded() {
 /// Frames a second and generations a second of `gol view` at full speed, with a 1920×1080
 /// canvas showing the whole world, against a 1×1 viewport (next to no frame production): what
 /// docs/benchmarks/api-python-viewer.md reports. `GOL_VIEW_ARGS` gives the world and engine (default: a 4096² soup on
-/// cpu-bitsliced). Run with `cargo test --release -p gol-cli --test view -- --ignored
+/// cpu-bitsliced). Run with `cargo test --release -p gol-cli --test end_to_end -- --ignored
 /// --nocapture frame_rate`; on the GPU machine, the bundled test binary the same way.
 #[test]
 #[ignore]

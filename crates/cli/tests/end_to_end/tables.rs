@@ -3,15 +3,13 @@
 //! Golly's own rules agree with `bgolly -a RuleLoader` on random soups; rules are found where
 //! Golly finds them, and bad ones are refused in one line.
 
-mod common;
-
 use std::fmt::Write as _;
 use std::path::Path;
 use std::process::Command;
 
 use gol_core::seed::SplitMix64;
 
-use common::{bgolly, error_of, golly_agrees, stdout_of};
+use crate::common::{bgolly, error_of, golly_agrees, stdout_of};
 
 /// Golly's rules, where Debian's `golly` puts them.
 const GOLLY_RULES: &str = "/usr/share/golly/Rules/";

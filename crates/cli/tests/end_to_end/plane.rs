@@ -1,9 +1,7 @@
 //! End-to-end tests of `gol run` on the infinite plane: exact numbers of any size, files
 //! written far out and read back in place, checkpoints, and what is refused.
 
-mod common;
-
-use common::{error_of, gol, stdout_of};
+use crate::common::{error_of, gol, stdout_of};
 
 const GLIDER: &str = "#N Glider\nx = 3, y = 3, rule = B3/S23\nbo$2bo$3o!\n";
 

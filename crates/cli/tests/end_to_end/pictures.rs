@@ -1,11 +1,9 @@
 //! Pictures and animations from `gol run`: the GIF's frames, size and cells, decoded; PNG views
 //! and 3D projections against counts made here; outputs refused before the run.
 
-mod common;
-
 use std::time::Instant;
 
-use common::{error_of, png_indices, stdout_of};
+use crate::common::{error_of, png_indices, stdout_of};
 
 /// Every frame of the GIF at `path`: (width, height, one palette index a pixel).
 fn gif_frames(path: &std::path::Path) -> Vec<(u16, u16, Vec<u8>)> {
@@ -218,7 +216,7 @@ fn outputs_are_checked_before_the_run() {
 fn a_rule_table_s_colours_colour_its_pictures() {
     let dir = tempfile::tempdir().unwrap();
     // Three states that do nothing (every cell stays as it is), states 1 and 2 coloured.
-    common::still_rule(dir.path(), "1 255 128 0 orange\n2 0 0 255\n");
+    crate::common::still_rule(dir.path(), "1 255 128 0 orange\n2 0 0 255\n");
     let rules = dir.path().to_str().unwrap();
     let start = dir.path().join("start.rle");
     std::fs::write(&start, "x = 3, y = 2, rule = Still\nA.B$2B!\n").unwrap();

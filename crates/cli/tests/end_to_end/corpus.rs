@@ -3,16 +3,14 @@
 //! infinite plane unless the file names a bounded grid), gives bgolly's population, bounding
 //! box and cells.
 //!
-//! Long: CI runs it (`.ci/run`, `cargo test -p gol-cli --test corpus -- --ignored`); the
-//! README's quick test command leaves it out. `GOL_CORPUS_ONLY=TEXT` checks only the files
+//! Long: CI runs it (`.ci/run`: `cargo test -p gol-cli --test end_to_end -- --ignored
+//! corpus::`); the README's quick test command leaves it out. `GOL_CORPUS_ONLY=TEXT` checks only the files
 //! whose names hold TEXT.
-
-mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{bgolly, gol_path};
+use crate::common::{bgolly, gol_path};
 
 /// The collection.
 const PATTERNS: &str = "/usr/share/golly/Patterns";
@@ -193,7 +191,7 @@ fn check(bgolly: &Path, name: &str, gens: &str, dir: &Path) -> Result<(), String
         return Ok(());
     }
     if anywhere {
-        return match common::same_cells_anywhere(&ours_rle, &theirs_mc, dir) {
+        return match crate::common::same_cells_anywhere(&ours_rle, &theirs_mc, dir) {
             true => Ok(()),
             false => Err("the cells differ from bgolly's".into()),
         };
