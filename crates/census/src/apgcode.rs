@@ -100,7 +100,7 @@ pub fn orient((x, y): (i64, i64), orientation: u8) -> (i64, i64) {
 }
 
 /// Whether cells whose bounding box is `width` × `height` can be written as a Wechsler string:
-/// the box with a ring of one blank cell round it holds at most [`MOST_AREA`] cells.
+/// the box with a ring of one blank cell round it holds at most 40,000 cells (`MOST_AREA`).
 pub fn writable(width: u64, height: u64) -> bool {
     (width + 2).saturating_mul(height + 2) <= MOST_AREA
 }
