@@ -1,7 +1,6 @@
 //! The plane's oracle: `cpu-scalar` on a torus wide enough that nothing reaches its edge in
 //! the generations run (light speed is one cell a generation, r under a Larger than Life rule
-//! of range r; under Life, nothing grows into empty space faster than half a cell a
-//! generation, c/2) gives the plane's cells exactly.
+//! of range r) gives the plane's cells exactly.
 //! Used by `gol verify` and by this crate's tests.
 
 use gol_core::{cpu, Engine, Grid, Result, Rule};
@@ -22,20 +21,15 @@ pub struct Expected {
 
 /// `pattern` (its top-left cell at Golly's origin) run `gens` generations under `rule` by
 /// cpu-scalar, on a torus wider on each side than the rule reaches in them (`gens` times its
-/// range, or half of `gens` under Life, plus 2). Were the torus too narrow, what wrapped round
-/// would make the oracle differ from a correct plane: it could not hide a fault.
+/// range, plus 2).
 ///
 /// Under a two-state B0 rule the torus runs the real cells, its background changing with the
 /// plane's, and the cells are compared as the plane keeps them: complemented where the
 /// background is alive (in odd generations without the top S count; always with it, where
 /// Golly takes the pattern as complemented from the start).
 pub fn oracle(pattern: &Grid, rule: Rule, gens: u64) -> Result<Expected> {
-    let reach = match rule.larger() {
-        Some(larger) => gens as usize * larger.range as usize,
-        None if rule == Rule::LIFE => (gens as usize).div_ceil(2),
-        None => gens as usize,
-    };
-    let margin = reach + 2;
+    let range = rule.larger().map_or(1, |l| l.range as usize);
+    let margin = gens as usize * range + 2;
     let (w, h) = (pattern.width() + 2 * margin, pattern.height() + 2 * margin);
     let mut torus = Grid::with_states(w, h, rule.states())?;
     torus.paste(pattern, margin, margin)?;

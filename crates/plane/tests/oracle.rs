@@ -106,6 +106,27 @@ fn rule_from(family: usize, bits: u64, states: u32) -> Rule {
 }
 
 #[test]
+fn a_line_grows_at_light_speed_and_the_oracle_reaches_as_far() {
+    // A row of 60 live cells grows into empty space at c for a while (each generation the rows
+    // beside it are born): the oracle's torus must be as wide as light speed reaches, not the
+    // c/2 that Life's sustained growth keeps to.
+    let mut pattern = Grid::with_states(60, 1, 2).unwrap();
+    for x in 0..60 {
+        pattern.set_state(x, 0, 1);
+    }
+    let stop = AtomicBool::new(false);
+    let mut plane = plane_of(&pattern, Rule::LIFE, 64 << 20, 1);
+    plane.step(&BigUint::from(20u32), &stop).unwrap();
+    assert_matches(
+        &*plane,
+        &oracle(&pattern, Rule::LIFE, 20),
+        "a line, 20 generations",
+    );
+    let size = plane.bounding_box().and_then(|b| b.size()).unwrap();
+    assert_eq!(size.1, 41, "20 rows out on each side");
+}
+
+#[test]
 fn life_patterns_match_the_oracle_over_many_steps() {
     let bits: Vec<u64> = (1..40u64)
         .map(|k| k.wrapping_mul(0x9e3779b97f4a7c15))
