@@ -1,5 +1,5 @@
 //! What the end-to-end tests share: running the `gol` binary.
-#![allow(dead_code)] // each test file uses its own share of these
+#![allow(dead_code)] // mpi.rs (a test binary of its own) uses only a share of these
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
