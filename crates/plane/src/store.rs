@@ -41,7 +41,9 @@
 //! Many threads find and make nodes at once, without locks. To make a node, a thread takes the
 //! empty slot its probe ends at by a compare-and-swap of the level word from 0 to [`WRITING`],
 //! writes the key, then publishes the level (release). A thread probing past a slot being
-//! written waits the few nanoseconds until it is published: it may hold the very key sought.
+//! written waits until it is published (it may hold the very key sought): a few nanoseconds,
+//! or a time slice where the writer was descheduled, which is why the wait yields and is not
+//! counted as a step of the probe.
 //! Results are written with one atomic store (release) and read with acquire: two threads that
 //! compute the same result store the same id.
 //!
@@ -484,7 +486,7 @@ impl Store {
             let mut i = self.home(level, key);
             let mut tomb = None;
             for _ in 0..self.slots {
-                let meta = self.word(i as Id, META).load(Ordering::Acquire);
+                let meta = self.settled_meta(i as Id);
                 if meta == 0 {
                     // Not in the table: made in the first tombstone passed, or here.
                     let (at, was) = match tomb {
@@ -509,10 +511,6 @@ impl Store {
                     self.count_one(was == 0);
                     return Some(id);
                 }
-                if meta & WRITING != 0 {
-                    std::hint::spin_loop();
-                    continue;
-                }
                 if meta == TOMB {
                     tomb.get_or_insert(i);
                 } else if meta & LEVEL == level && self.key(i as Id) == key {
@@ -522,6 +520,26 @@ impl Store {
             }
             self.full.store(true, Ordering::Relaxed);
             return None;
+        }
+    }
+
+    /// The [`META`] word of slot `id` once no thread is filling it. A wait does not count as a
+    /// step of the probe: a writer descheduled mid-fill (more threads than cores) would
+    /// otherwise run a probe out of steps and make the table look full.
+    #[inline]
+    fn settled_meta(&self, id: Id) -> u32 {
+        let word = self.word(id, META);
+        let mut waits = 0u32;
+        loop {
+            let meta = word.load(Ordering::Acquire);
+            if meta & WRITING == 0 {
+                return meta;
+            }
+            waits += 1;
+            match waits < 64 {
+                true => std::hint::spin_loop(),
+                false => std::thread::yield_now(),
+            }
         }
     }
 
