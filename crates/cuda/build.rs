@@ -65,23 +65,33 @@ fn main() {
             .iter()
             .flat_map(|s| source::SHIPPED_ARCHES.iter().map(move |&a| (s.as_str(), a)))
             .collect();
-        let cubins: Vec<Vec<u8>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = jobs
-                .iter()
-                .map(|&(source, arch)| scope.spawn(move || nvrtc::compile(source, arch)))
-                .collect();
-            handles
-                .into_iter()
-                .zip(&jobs)
-                .map(|(handle, (_, arch))| {
-                    handle
-                        .join()
-                        .expect("an NVRTC thread panicked")
-                        .unwrap_or_else(|e| panic!("shipped kernel for {arch}: {e}"))
+        // As many compiles at once as there are cores: each takes hundreds of megabytes.
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let mut done: Vec<(usize, Vec<u8>)> = std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..threads.min(jobs.len()))
+                .map(|_| {
+                    scope.spawn(|| {
+                        let mut mine = Vec::new();
+                        loop {
+                            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            let Some(&(source, arch)) = jobs.get(i) else {
+                                return mine;
+                            };
+                            let cubin = nvrtc::compile(source, arch)
+                                .unwrap_or_else(|e| panic!("shipped kernel for {arch}: {e}"));
+                            mine.push((i, cubin));
+                        }
+                    })
                 })
+                .collect();
+            workers
+                .into_iter()
+                .flat_map(|w| w.join().expect("an NVRTC thread panicked"))
                 .collect()
         });
-        for ((source, arch), cubin) in jobs.iter().zip(&cubins) {
+        done.sort_by_key(|&(i, _)| i);
+        for ((source, arch), (_, cubin)) in jobs.iter().zip(&done) {
             let mut deflate = DeflateEncoder::new(Vec::new(), Compression::best());
             deflate.write_all(cubin).expect("deflating into memory");
             let packed = deflate.finish().expect("deflating into memory");

@@ -74,10 +74,18 @@ struct Sum27 {
     unsigned t0, t1, s3, s4, g1, g2;
 };
 
+// B6/S567's own circuit, where the rule is compiled in (GENERIC_RULE, see src/source.rs, reads
+// BIRTH and SURVIVE from constant memory instead).
+#if !defined(GENERIC_RULE)
+#if BIRTH == 64u && SURVIVE == 224u
+#define B6_S567
+#endif
+#endif
+
 // The next states from the 27-cell sums and the cells.
 __device__ __forceinline__ unsigned next_state(const Sum27 &s, unsigned alive)
 {
-#if BIRTH == 64u && SURVIVE == 224u
+#ifdef B6_S567
     // B6/S567, the default, written out: a sum (centre included) of 6 for any cell, 7 or 8 for a
     // live one. With c4 = s3 + s4 + 2 * (g1 + g2), the sum is 6 or 7 where t1 and c4 = 1, that
     // is s3 != s4 and no g; and 8 where t0 = t1 = 0 and c4 = 2, that is s3 = s4 and exactly one

@@ -15,7 +15,8 @@
 use std::sync::Arc;
 
 use cudarc::driver::{
-    CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg,
+    CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig,
+    PushKernelArg,
 };
 use gol_core::picture::{Frame, View};
 use gol_core::rule::Topology;
@@ -24,10 +25,11 @@ use gol_core::{EngineId, Grid, Rule};
 use crate::device::Gpu;
 use crate::engine::{words32 as words, Backend};
 use crate::error::{CudaError, Result};
+use crate::generic::{self, Choice, RuleKernels};
 use crate::kernels::{self, KernelSpec, Tiling};
 use crate::launch::{self, param};
 use crate::pinned::copy_into_fresh;
-use crate::source::{self, chains, DEPTHS};
+use crate::source::{self, Generic, Shape, DEPTHS};
 
 /// Words each warp writes in a row (of the 32 its lanes hold, half a word each side is halo).
 const GROUP_WORDS: usize = 31;
@@ -287,13 +289,12 @@ pub struct BitCells {
     height: usize,
     cells: CudaSlice<u64>,
     next: CudaSlice<u64>,
-    advance: Vec<CudaFunction>,
-    count: CudaFunction,
-    /// The picture of a view (block_shares).
-    shares: CudaFunction,
-    plan: Plan,
-    /// The resident kernel and its launch, where the grid takes it.
-    resident: Option<(CudaFunction, Resident)>,
+    /// The kernels of the rule's own module or, while that compiles, the generic one's.
+    kernels: RuleKernels<Kernels>,
+    /// The rule.
+    rule: Rule,
+    /// The launch shape asked for (`GOL_BITSLICED_PLAN`).
+    asked: Asked,
     sms: u32,
     /// Whether each launch may start before the previous one ends ([`launch::starts_early`]).
     early: bool,
@@ -305,6 +306,85 @@ pub struct BitCells {
     planes: usize,
     /// The rule's cell states.
     states: u32,
+}
+
+/// What BitCells launches, all from one module: the rule's own, or the generic kernel's.
+struct Kernels {
+    /// `advance_<depth>` for each of [`DEPTHS`] the module builds.
+    advance: Vec<CudaFunction>,
+    count: CudaFunction,
+    /// The picture of a view (block_shares).
+    shares: CudaFunction,
+    plan: Plan,
+    /// The resident kernel and its launch, where the grid takes it.
+    resident: Option<(CudaFunction, Resident)>,
+}
+
+impl Kernels {
+    /// The kernels of `module` (generic or the rule's own, as `generic` says) for a grid of
+    /// `width` × `height` cells in `planes` planes under `rule`, launched as `asked`.
+    fn new(
+        gpu: &Gpu,
+        stream: &Arc<CudaStream>,
+        module: &Arc<CudaModule>,
+        generic: bool,
+        (width, height, planes): (usize, usize, usize),
+        rule: Rule,
+        asked: Asked,
+    ) -> Result<Kernels> {
+        let shape = match generic {
+            true => Shape::generic(planes as u32),
+            false => Shape::of(rule),
+        };
+        let advance = DEPTHS
+            .iter()
+            .filter(|&&d| d <= shape.max_depth)
+            .map(|d| module.load_function(&format!("advance_{d}")))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        let sms = gpu.info.multiprocessors as u32;
+        let mut slots = [0; DEPTHS.len()];
+        for (slot, function) in slots.iter_mut().zip(&advance) {
+            let blocks = function.occupancy_max_active_blocks_per_multiprocessor(
+                32 * WARPS_PER_BLOCK,
+                0,
+                None,
+            )?;
+            *slot = blocks * WARPS_PER_BLOCK;
+        }
+        let mut plan = Plan::new(width, height, sms, slots, shape.chains, 1 + planes as u64);
+        if let Asked::Stream(Some((depth, rows))) = asked {
+            if depth >= advance.len() {
+                let why = match (generic, planes) {
+                    (true, 0) => "the generic rule kernel is built no deeper".to_string(),
+                    (false, 0) => "each level keeps its rows' cells beside their sums".to_string(),
+                    _ => format!("each level holds its dying states' {planes} bit planes too"),
+                };
+                return Err(CudaError::Refused(format!(
+                    "GOL_BITSLICED_PLAN asks for {} generations a launch, but {rule} runs at most {} ({why})",
+                    DEPTHS[depth], shape.max_depth
+                )));
+            }
+            plan.best = depth;
+            plan.tiles[depth] = rows;
+        }
+        let function = module.load_function("resident")?;
+        let resident = match planes {
+            0 => resident_launch(gpu, stream, &function, (width, height), &plan, asked)?,
+            _ if matches!(asked, Asked::Resident(..)) => {
+                return Err(CudaError::Refused(format!(
+                    "GOL_BITSLICED_PLAN asks for the resident kernel, which does not hold the dying states of {rule}: use stream or DEPTH:ROWS"
+                )))
+            }
+            _ => None,
+        };
+        Ok(Kernels {
+            advance,
+            count: module.load_function("population")?,
+            shares: module.load_function("block_shares")?,
+            plan,
+            resident: resident.map(|r| (function, r)),
+        })
+    }
 }
 
 /// Row tiles of a launch of `depth` generations over `height` rows in tiles of `tile`, as the
@@ -345,7 +425,7 @@ impl BitCells {
         // `total` one 64-bit counter.
         unsafe {
             stream
-                .launch_builder(&self.count)
+                .launch_builder(&self.kernels.kernels.count)
                 .arg(&cells)
                 .arg(&w)
                 .arg(&h)
@@ -382,7 +462,7 @@ impl BitCells {
         // only rows below h (wrapped) and words below the row's width.
         unsafe {
             stream
-                .launch_builder(&self.shares)
+                .launch_builder(&self.kernels.kernels.shares)
                 .arg(&self.cells)
                 .arg(&w)
                 .arg(&h)
@@ -439,10 +519,19 @@ impl BitCells {
         Ok(grid)
     }
 
+    /// Moves from the generic kernel to the rule's own once its compile is done.
+    fn own_kernels_when_ready(&mut self, stream: &Arc<CudaStream>) -> Result<()> {
+        let (rule, asked) = (self.rule, self.asked);
+        let fits = (self.width, self.height, self.planes);
+        self.kernels.poll(stream, |gpu, module| {
+            Kernels::new(gpu, stream, module, false, fits, rule, asked)
+        })
+    }
+
     /// Queues one launch of `DEPTHS[k]` generations.
     fn launch(&mut self, stream: &Arc<CudaStream>, k: usize) -> Result<()> {
         let (mut w, mut h, mut stride, mut nw) = self.shape();
-        let mut tile = self.plan.tiles[k] as i32;
+        let mut tile = self.kernels.kernels.plan.tiles[k] as i32;
         let mut groups = (nw as u32).div_ceil(GROUP_WORDS as u32) as i32;
         let warps = groups as u64 * tiles(h as u64, tile as u64, DEPTHS[k] as u64, self.plane);
         let cfg = LaunchConfig {
@@ -470,7 +559,15 @@ impl BitCells {
             // order; both buffers hold h rows of `stride` 32-bit words (the grid's 64-bit words),
             // times 1 + AGE_PLANES planes, and the kernel reads `in`, writes only `out`, and keeps
             // to those planes' rows < h and words < nw <= stride. It touches neither buffer before `wait_for_previous_grid()`.
-            unsafe { launch::kernel(stream, &self.advance[k], cfg, &mut params, self.early)? };
+            unsafe {
+                launch::kernel(
+                    stream,
+                    &self.kernels.kernels.advance[k],
+                    cfg,
+                    &mut params,
+                    self.early,
+                )?
+            };
         }
         std::mem::swap(&mut self.cells, &mut self.next);
         Ok(())
@@ -480,7 +577,7 @@ impl BitCells {
     /// grid takes it; returns whether it does.
     fn launch_resident(&mut self, stream: &Arc<CudaStream>, generations: u64) -> Result<bool> {
         let (mut w, mut h, mut stride, mut nw) = self.shape();
-        let Some((function, resident)) = &self.resident else {
+        let Some((function, resident)) = &self.kernels.kernels.resident else {
             return Ok(false);
         };
         let mut band = resident.band as i32;
@@ -601,61 +698,32 @@ impl Backend for BitCells {
             16 * len as u64,
             &format!("a {width}x{height} grid on {engine}"),
         )?;
-        let spec = Self::spec(engine);
-        let module = gpu.module(&spec.source(rule))?;
-        let deepest = source::max_depth(rule);
-        let advance = DEPTHS
-            .iter()
-            .filter(|&&d| d <= deepest)
-            .map(|d| module.load_function(&format!("advance_{d}")))
-            .collect::<std::result::Result<Vec<_>, _>>()?;
-        let sms = gpu.info.multiprocessors as u32;
-        let mut slots = [0; DEPTHS.len()];
-        for (slot, function) in slots.iter_mut().zip(&advance) {
-            let blocks = function.occupancy_max_active_blocks_per_multiprocessor(
-                32 * WARPS_PER_BLOCK,
-                0,
-                None,
-            )?;
-            *slot = blocks * WARPS_PER_BLOCK;
-        }
         let asked = Asked::from_env()?;
-        let mut plan = Plan::new(width, height, sms, slots, chains(rule), 1 + planes as u64);
-        if let Asked::Stream(Some((depth, rows))) = asked {
-            if depth >= advance.len() {
-                let why = match planes {
-                    0 => "each level keeps its rows' cells beside their sums".to_string(),
-                    _ => format!("each level holds its dying states' {planes} bit planes too"),
-                };
-                return Err(CudaError::Refused(format!(
-                    "GOL_BITSLICED_PLAN asks for {} generations a launch, but {rule} runs at most {deepest} ({why})",
-                    DEPTHS[depth]
-                )));
+        let fits = (width, height, planes);
+        // A launch deeper than the generic kernels go is the rule's own kernels' to make.
+        let mut choice = Choice::from_env()?;
+        if let Asked::Stream(Some((depth, _))) = asked {
+            if choice == Choice::Auto && DEPTHS[depth] > Shape::generic(planes as u32).max_depth {
+                choice = Choice::Own;
             }
-            plan.best = depth;
-            plan.tiles[depth] = rows;
         }
-        let function = module.load_function("resident")?;
-        let resident = match planes {
-            0 => resident_launch(gpu, stream, &function, (width, height), &plan, asked)?,
-            _ if matches!(asked, Asked::Resident(..)) => {
-                return Err(CudaError::Refused(format!(
-                    "GOL_BITSLICED_PLAN asks for the resident kernel, which does not hold the dying states of {rule}: use stream or DEPTH:ROWS"
-                )))
-            }
-            _ => None,
-        };
+        let kernels = RuleKernels::start(
+            gpu,
+            choice,
+            Self::spec(engine).source(rule),
+            Generic::flat(rule),
+            |module| generic::fill_flat(module, stream, rule),
+            |module, generic| Kernels::new(gpu, stream, module, generic, fits, rule, asked),
+        )?;
         Ok(BitCells {
             width,
             height,
             cells: stream.alloc_zeros::<u64>(len)?,
             next: stream.alloc_zeros::<u64>(len)?,
-            advance,
-            count: module.load_function("population")?,
-            shares: module.load_function("block_shares")?,
-            plan,
-            resident: resident.map(|r| (function, r)),
-            sms,
+            kernels,
+            rule,
+            asked,
+            sms: gpu.info.multiprocessors as u32,
             early: launch::starts_early(gpu)?,
             plane: rule.topology() == Topology::Plane,
             planes,
@@ -674,6 +742,7 @@ impl Backend for BitCells {
     }
 
     fn generation(&mut self, stream: &Arc<CudaStream>, _block: (u32, u32)) -> Result<()> {
+        self.own_kernels_when_ready(stream)?;
         self.launch(stream, 0)
     }
 
@@ -683,10 +752,11 @@ impl Backend for BitCells {
         _block: (u32, u32),
         generations: u64,
     ) -> Result<u64> {
+        self.own_kernels_when_ready(stream)?;
         if self.launch_resident(stream, generations)? {
             return Ok(0);
         }
-        let plan = self.plan.clone();
+        let plan = self.kernels.kernels.plan.clone();
         let mut swaps = 0;
         for k in plan.launches(generations) {
             self.launch(stream, k)?;
@@ -779,20 +849,24 @@ impl Backend for BitCells {
     }
 
     fn describe(&self) -> Option<String> {
-        if let Some((_, r)) = &self.resident {
+        let kernel = match self.kernels.describe() {
+            Some(generic) => format!(", {generic}"),
+            None => String::new(),
+        };
+        if let Some((_, r)) = &self.kernels.kernels.resident {
             return Some(format!(
-                "whole grid in the shared memory of a cluster of {} blocks x {} threads, one launch a step",
+                "whole grid in the shared memory of a cluster of {} blocks x {} threads, one launch a step{kernel}",
                 r.blocks, r.threads
             ));
         }
-        let k = self.plan.best;
+        let k = self.kernels.kernels.plan.best;
         let ages = match self.planes {
             0 => String::new(),
             n => format!(", the dying states as {n} bit plane(s) beside the live cells"),
         };
         Some(format!(
-            "{} generations per launch, tiles of {} rows{ages}",
-            DEPTHS[k], self.plan.tiles[k]
+            "{} generations per launch, tiles of {} rows{ages}{kernel}",
+            DEPTHS[k], self.kernels.kernels.plan.tiles[k]
         ))
     }
 }
@@ -824,7 +898,7 @@ mod test {
 
     #[test]
     fn small_grids_stay_resident_and_large_ones_stream() {
-        let model = |n| Plan::new(n, n, 132, H200, chains(Rule::LIFE), 1);
+        let model = |n| Plan::new(n, n, 132, H200, Shape::of(Rule::LIFE).chains, 1);
         let plan = model(128);
         let resident = Resident::new(128, 128, 1, None);
         assert!(resident.per_generation() < plan.per_generation, "{plan:?}");
@@ -872,7 +946,7 @@ mod test {
     #[test]
     fn launches_add_up_to_the_generations_asked_for() {
         for (w, h) in [(1, 1), (1024, 1024), (65536, 65536), (100, 3)] {
-            let plan = Plan::new(w, h, 132, H200, chains(Rule::LIFE), 1);
+            let plan = Plan::new(w, h, 132, H200, Shape::of(Rule::LIFE).chains, 1);
             for n in [0, 1, 2, 3, 15, 16, 17, 31, 64, 1000, 1023] {
                 let total: u64 = plan.launches(n).map(|k| DEPTHS[k] as u64).sum();
                 assert_eq!(total, n, "{w}x{h}, {n} generations");
@@ -896,7 +970,7 @@ mod test {
             (32768, 16, 1058),
             (65536, 16, 1395),
         ] {
-            let plan = Plan::new(side, side, 132, H200, chains(Rule::LIFE), 1);
+            let plan = Plan::new(side, side, 132, H200, Shape::of(Rule::LIFE).chains, 1);
             let got = (DEPTHS[plan.best], plan.tiles[plan.best]);
             assert_eq!(got, (depth, rows), "{side}²");
         }
@@ -904,18 +978,25 @@ mod test {
 
     #[test]
     fn large_grids_launch_deep_and_tall() {
-        let plan = Plan::new(65536, 65536, 132, H200, chains(Rule::LIFE), 1);
+        let plan = Plan::new(65536, 65536, 132, H200, Shape::of(Rule::LIFE).chains, 1);
         assert_eq!(DEPTHS[plan.best], 16);
         let tile = plan.tiles[plan.best] as f64;
         // Rows recomputed for the halo and the skew cost under 5%.
-        let skew = skew_rows(16, chains(Rule::LIFE)[plan.best]) as f64;
+        let skew = skew_rows(16, Shape::of(Rule::LIFE).chains[plan.best]) as f64;
         assert!(tile / (tile + skew) > 0.95, "{plan:?}");
     }
 
     #[test]
     fn tall_tiles_do_not_leave_sms_idle() {
         // 16 column groups of 31 words: without many tiles most SMs would wait.
-        let plan = Plan::new(16 * 31 * 32, 4096, 132, H200, chains(Rule::LIFE), 1);
+        let plan = Plan::new(
+            16 * 31 * 32,
+            4096,
+            132,
+            H200,
+            Shape::of(Rule::LIFE).chains,
+            1,
+        );
         let tiles = 4096u64.div_ceil(plan.tiles[plan.best] as u64);
         assert!(16 * tiles >= 132 * H200[plan.best] as u64 / 2, "{plan:?}");
     }
@@ -923,7 +1004,7 @@ mod test {
     #[test]
     fn full_waves_are_preferred_to_a_wave_and_a_little() {
         // 67 column groups: 23 tiles fill one wave of 1584 warps, 24 would spill into a second.
-        let plan = Plan::new(65536, 65536, 132, H200, chains(Rule::LIFE), 1);
+        let plan = Plan::new(65536, 65536, 132, H200, Shape::of(Rule::LIFE).chains, 1);
         let k = plan.best;
         let warps = 67 * 65536u64.div_ceil(plan.tiles[k] as u64);
         let slots = 132 * H200[k] as u64;

@@ -437,7 +437,7 @@ pub fn is_exact(rule: Rule) -> bool {
 /// Whether the kernel keeps each row's cells beside its sums for `rule`: a rule that takes
 /// the sums' route with predicates over the cells. Five words a row and level (the cells
 /// shifted west, in place and east, and the two sum planes) make the deepest kernel spill, so
-/// these rules run at most 8 generations a launch (`source::max_depth`).
+/// these rules run at most 8 generations a launch (`source::Shape::of`).
 pub fn reads_sums_and_cells(rule: Rule) -> bool {
     matches!(route(rule), Route::Sums(leaves) if !leaves.is_empty())
 }
@@ -467,7 +467,7 @@ fn sums_operations(expansion: u32, leaves: &[Leaf]) -> u32 {
 }
 
 /// `FULL_MASK` and `lop3<LUT>(a, b, c)` (the PTX instruction), which the rule's source uses.
-const PREAMBLE: &str = "#define FULL_MASK 0xffffffffu\n\
+pub const PREAMBLE: &str = "#define FULL_MASK 0xffffffffu\n\
     template <unsigned int LUT>\n\
     __device__ __forceinline__ unsigned int lop3(unsigned int a, unsigned int b, unsigned int c)\n{\n\
     \x20   unsigned int d;\n\

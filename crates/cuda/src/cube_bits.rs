@@ -11,7 +11,8 @@
 use std::sync::Arc;
 
 use cudarc::driver::{
-    CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg,
+    CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig,
+    PushKernelArg,
 };
 use gol_core::picture::{Axis, Look};
 use gol_core::{Cube, EngineId, Grid, Rule};
@@ -20,10 +21,11 @@ use crate::cube::{depth_from_env, DEPTH};
 use crate::device::Gpu;
 use crate::engine::Backend;
 use crate::error::{CudaError, Result};
+use crate::generic::{self, Choice, RuleKernels};
 use crate::kernels::{self, KernelSpec, Tiling};
 use crate::launch::{self, param};
 use crate::pinned::copy_into_fresh;
-use crate::source;
+use crate::source::{self, Generic};
 
 /// The most planes a walk takes where the GPU would hold fewer, longer ones: on the H100 at
 /// 1024³, walks of 64 planes beat walks of 171 (one wave) by 2% (docs/benchmarks/3d.md).
@@ -87,8 +89,22 @@ pub struct CubeBits {
     planes: usize,
     cells: CudaSlice<u8>,
     next: CudaSlice<u8>,
+    /// The kernels of the rule's own module or, while that compiles, the generic one's.
+    kernels: RuleKernels<CubeKernels>,
+    /// `GOL_CUBE_PAIRS`, where set.
+    pairs: Option<bool>,
+    sms: u32,
+    /// `GOL_CUBE_DEPTH`, where set.
+    depth: Option<usize>,
+    /// Whether launches may start before the previous one ends ([`launch::starts_early`]).
+    early: bool,
+}
+
+/// What CubeBits launches, all from one module: the rule's own, or the generic kernel's.
+struct CubeKernels {
     update: CudaFunction,
-    /// The kernel of two generations a launch, where [`pairs_fit`] and it pays.
+    /// The kernel of two generations a launch, where [`pairs_fit`] and it pays
+    /// ([`CubeBits::choose_pairs`]).
     pair: Option<CudaFunction>,
     /// The blocks of one launch of `update` and of `pair` that the GPU holds at once.
     slots: (u32, u32),
@@ -96,11 +112,36 @@ pub struct CubeBits {
     count: CudaFunction,
     /// The projection of the cube along an axis, or a slice (cube_projection).
     project: CudaFunction,
-    sms: u32,
-    /// `GOL_CUBE_DEPTH`, where set.
-    depth: Option<usize>,
-    /// Whether launches may start before the previous one ends ([`launch::starts_early`]).
-    early: bool,
+}
+
+impl CubeKernels {
+    /// The kernels of `module` for a cube of `side`.
+    fn new(gpu: &Gpu, module: &Arc<CudaModule>, side: usize) -> Result<CubeKernels> {
+        let spec = &KERNELS[0];
+        let update = module.load_function(spec.function)?;
+        let pair = match pairs_fit(side) {
+            true => Some(module.load_function(PAIR_FUNCTION)?),
+            false => None,
+        };
+        let sms = gpu.info.multiprocessors as u32;
+        let resident = |function: &CudaFunction, gens: u32| -> Result<u32> {
+            let threads = 32 * spec.default_block.1;
+            let shared = shared_bytes(gens) as usize;
+            Ok(sms
+                * function.occupancy_max_active_blocks_per_multiprocessor(threads, shared, None)?)
+        };
+        let slots = match &pair {
+            Some(pair) => (resident(&update, 1)?, resident(pair, 2)?),
+            None => (resident(&update, 1)?, 0),
+        };
+        Ok(CubeKernels {
+            update,
+            pair,
+            slots,
+            count: module.load_function("cube_population")?,
+            project: module.load_function("cube_projection")?,
+        })
+    }
 }
 
 impl CubeBits {
@@ -121,7 +162,7 @@ impl CubeBits {
         // 64-bit counter.
         unsafe {
             stream
-                .launch_builder(&self.count)
+                .launch_builder(&self.kernels.kernels.count)
                 .arg(&cells)
                 .arg(&words)
                 .arg(&mut total)
@@ -157,7 +198,7 @@ impl CubeBits {
         // `counts` m² counters, and `slice` is below m (checked by the caller) or -1.
         unsafe {
             stream
-                .launch_builder(&self.project)
+                .launch_builder(&self.kernels.kernels.project)
                 .arg(&self.cells)
                 .arg(&side)
                 .arg(&stride)
@@ -200,12 +241,40 @@ impl CubeBits {
         ((columns, groups, planes.div_ceil(walk)), walk)
     }
 
+    /// Drops the kernel of two generations a launch unless it is asked for (`GOL_CUBE_PAIRS`)
+    /// or walks of DEPTH planes would fill the GPU twice over: measured on the H100, two
+    /// generations a launch win at 1024³ (99 against 114 ms for 1024 generations) and lose at
+    /// 512³ (14.9 against 14.4 ms), where such walks fill it 1.3 times.
+    fn choose_pairs(&mut self) {
+        let slots = self.kernels.kernels.slots.1;
+        let fills = || {
+            let ((columns, groups, _), _) = self.grid(KERNELS[0].default_block.1, slots);
+            columns * groups * (self.planes as u32).div_ceil(DEPTH as u32) >= 2 * slots
+        };
+        if !self.pairs.unwrap_or_else(fills) {
+            self.kernels.kernels.pair = None;
+        }
+    }
+
+    /// Moves from the generic kernel to the rule's own once its compile is done.
+    fn own_kernels_when_ready(&mut self, stream: &Arc<CudaStream>) -> Result<()> {
+        let side = self.side;
+        let was_generic = self.kernels.is_generic();
+        self.kernels
+            .poll(stream, |gpu, module| CubeKernels::new(gpu, module, side))?;
+        if was_generic && !self.kernels.is_generic() {
+            self.choose_pairs();
+        }
+        Ok(())
+    }
+
     /// Queues one launch of `gens` generations (2 only where [`pairs_fit`]), swapping the
     /// buffers once.
     fn launch(&mut self, stream: &Arc<CudaStream>, block: (u32, u32), gens: u32) -> Result<()> {
-        let (function, slots) = match (gens, &self.pair) {
-            (1, _) => (&self.update, self.slots.0),
-            (2, Some(pair)) => (pair, self.slots.1),
+        let kernels = &self.kernels.kernels;
+        let (function, slots) = match (gens, &kernels.pair) {
+            (1, _) => (&kernels.update, kernels.slots.0),
+            (2, Some(pair)) => (pair, kernels.slots.1),
             _ => unreachable!("{gens} generations a launch on side {}", self.side),
         };
         let (grid_dim, walk) = self.grid(block.1, slots);
@@ -262,49 +331,26 @@ impl Backend for CubeBits {
             2 * len as u64,
             &format!("a {planes}x{side}x{side} torus on {engine}"),
         )?;
-        let module = gpu.module(&spec.source(rule))?;
-        let update = module.load_function(spec.function)?;
-        let pair = if pairs_fit(side) {
-            Some(module.load_function(PAIR_FUNCTION)?)
-        } else {
-            None
-        };
-        let sms = gpu.info.multiprocessors as u32;
-        let resident = |function: &CudaFunction, gens: u32| -> Result<u32> {
-            let threads = 32 * spec.default_block.1;
-            let shared = shared_bytes(gens) as usize;
-            Ok(sms
-                * function.occupancy_max_active_blocks_per_multiprocessor(threads, shared, None)?)
-        };
-        let slots = match &pair {
-            Some(pair) => (resident(&update, 1)?, resident(pair, 2)?),
-            None => (resident(&update, 1)?, 0),
-        };
+        let kernels = RuleKernels::start(
+            gpu,
+            Choice::from_env()?,
+            spec.source(rule),
+            Generic::Solid,
+            |module| generic::fill_solid(module, stream, rule),
+            |module, _| CubeKernels::new(gpu, module, side),
+        )?;
         let mut cells = CubeBits {
             side,
             planes,
             cells: stream.alloc_zeros::<u8>(len)?,
             next: stream.alloc_zeros::<u8>(len)?,
-            update,
-            pair,
-            slots,
-            count: module.load_function("cube_population")?,
-            project: module.load_function("cube_projection")?,
-            sms,
+            kernels,
+            pairs: pairs_from_env()?,
+            sms: gpu.info.multiprocessors as u32,
             depth: depth_from_env()?,
             early: launch::starts_early(gpu)?,
         };
-        // Pairs of generations where they are asked for, or where walks of DEPTH planes would
-        // fill the GPU twice over: measured on the H100, two generations a launch win at 1024³
-        // (99 against 114 ms for 1024 generations) and lose at 512³ (14.9 against 14.4 ms),
-        // where such walks fill it 1.3 times.
-        let fills = |cells: &CubeBits| {
-            let ((columns, groups, _), _) = cells.grid(spec.default_block.1, slots.1);
-            columns * groups * (planes as u32).div_ceil(DEPTH as u32) >= 2 * slots.1
-        };
-        if !pairs_from_env()?.unwrap_or_else(|| fills(&cells)) {
-            cells.pair = None;
-        }
+        cells.choose_pairs();
         Ok(cells)
     }
 
@@ -315,6 +361,7 @@ impl Backend for CubeBits {
     }
 
     fn generation(&mut self, stream: &Arc<CudaStream>, block: (u32, u32)) -> Result<()> {
+        self.own_kernels_when_ready(stream)?;
         self.launch(stream, block, 1)
     }
 
@@ -324,7 +371,8 @@ impl Backend for CubeBits {
         block: (u32, u32),
         generations: u64,
     ) -> Result<u64> {
-        let pairs = if self.pair.is_some() {
+        self.own_kernels_when_ready(stream)?;
+        let pairs = if self.kernels.kernels.pair.is_some() {
             generations / 2
         } else {
             0
@@ -413,13 +461,17 @@ impl Backend for CubeBits {
 
     fn describe(&self) -> Option<String> {
         let block_y = KERNELS[0].default_block.1;
+        let kernel = match self.kernels.describe() {
+            Some(generic) => format!(", {generic}"),
+            None => String::new(),
+        };
         Some(format!(
-            "warps of 32 words x {ROWS} lines, {} planes per thread, {}",
-            self.grid(block_y, self.slots.0).1,
-            match self.pair {
+            "warps of 32 words x {ROWS} lines, {} planes per thread, {}{kernel}",
+            self.grid(block_y, self.kernels.kernels.slots.0).1,
+            match self.kernels.kernels.pair {
                 Some(_) => format!(
                     "two generations a launch ({} planes per thread)",
-                    self.grid(block_y, self.slots.1).1
+                    self.grid(block_y, self.kernels.kernels.slots.1).1
                 ),
                 None => "one generation a launch".into(),
             }

@@ -185,32 +185,68 @@ impl Gpu {
         Ok(module)
     }
 
+    /// The module of `source` where it can be had without compiling: from this process's
+    /// cache, the CUBINs built into `gol` or the disk cache ([`Gpu::module`] without NVRTC).
+    pub fn ready_module(&self, source: &str) -> Option<Arc<CudaModule>> {
+        let key = nvrtc::key(source, &self.arch());
+        let mut modules = self.modules.lock().expect("module cache lock");
+        if let Some(module) = modules.get(&key) {
+            return Some(module.clone());
+        }
+        let module = self.ready_private_module(source)?;
+        modules.insert(key, module.clone());
+        Some(module)
+    }
+
+    /// A module of its own for `source` ([`Gpu::private_module`]) where it can be had without
+    /// compiling: from the CUBINs built into `gol` or the disk cache.
+    pub fn ready_private_module(&self, source: &str) -> Option<Arc<CudaModule>> {
+        let key = nvrtc::key(source, &self.arch());
+        if let Some(cubin) = shipped(key) {
+            if let Ok(module) = self.ctx.load_module(Ptx::from_binary(cubin)) {
+                return Some(module);
+            }
+        }
+        let cubin = cache_path(key, &self.arch())
+            .as_deref()
+            .and_then(load_cached)?;
+        self.ctx.load_module(Ptx::from_binary(cubin)).ok()
+    }
+
     /// A module of its own, for an engine that writes the module's globals (its `__constant__`
     /// memory would otherwise be shared with every other engine of the same source).
     ///
-    /// The module comes from the CUBINs built into `gol` ([`shipped_cubins`]) or from the disk cache
-    /// where either holds this source's CUBIN for this device, so that a run needs neither
+    /// The module comes from the CUBINs built into `gol` ([`shipped_cubins`]) or from the disk
+    /// cache where either holds this source's CUBIN for this device, so that a run needs neither
     /// NVRTC nor the driver's PTX compiler; else NVRTC compiles it and the cache keeps it. A
     /// cached file whose checksum fails (truncated or damaged, see `load_cached`) or that the
     /// driver refuses is compiled and saved again; a cache that cannot be written only makes
     /// the next start slower.
     pub fn private_module(&self, source: &str) -> Result<Arc<CudaModule>> {
+        if let Some(module) = self.ready_private_module(source) {
+            return Ok(module);
+        }
         let arch = self.arch();
-        let key = nvrtc::key(source, &arch);
-        if let Some(cubin) = shipped(key) {
-            if let Ok(module) = self.ctx.load_module(Ptx::from_binary(cubin)) {
-                return Ok(module);
-            }
-        }
-        let path = cache_dir().map(|d| d.join(format!("{key:016x}-{arch}.cubin")));
-        if let Some(cubin) = path.as_deref().and_then(load_cached) {
-            if let Ok(module) = self.ctx.load_module(Ptx::from_binary(cubin)) {
-                return Ok(module);
-            }
-        }
         let cubin = nvrtc::compile(source, &arch)?;
-        if let Some(path) = &path {
-            save(path, &cubin);
+        self.keep(nvrtc::key(source, &arch), cubin)
+    }
+
+    /// Starts compiling `source` for this device on a thread of its own; the module is
+    /// [`Compiling::module`]'s once it is done. A process that exits first does not wait for it.
+    pub fn compile_in_background(&self, source: String) -> Compiling {
+        let arch = self.arch();
+        let key = nvrtc::key(&source, &arch);
+        let thread = std::thread::Builder::new()
+            .name("gol-nvrtc".into())
+            .spawn(move || nvrtc::compile(&source, &arch).map_err(CudaError::from))
+            .ok();
+        Compiling { key, thread }
+    }
+
+    /// Saves a compiled CUBIN in the disk cache and loads it as a module of its own.
+    fn keep(&self, key: u64, cubin: Vec<u8>) -> Result<Arc<CudaModule>> {
+        if let Some(path) = cache_path(key, &self.arch()) {
+            save(&path, &cubin);
         }
         Ok(self.ctx.load_module(Ptx::from_binary(cubin))?)
     }
@@ -271,6 +307,34 @@ impl Gpu {
     }
 }
 
+/// A kernel being compiled on a thread of its own ([`Gpu::compile_in_background`]).
+pub struct Compiling {
+    key: u64,
+    /// The compiling thread; `None` once joined, or where no thread could be started.
+    thread: Option<std::thread::JoinHandle<Result<Vec<u8>>>>,
+}
+
+impl Compiling {
+    /// The compiled module once the compile is done (saved in the disk cache and this
+    /// process's, as [`Gpu::module`] keeps it), its error if it failed; `None` while it runs
+    /// or once taken.
+    pub fn module(&mut self, gpu: &Gpu) -> Option<Result<Arc<CudaModule>>> {
+        if !self.thread.as_ref()?.is_finished() {
+            return None;
+        }
+        let compiled = self.thread.take()?.join().unwrap_or_else(|_| {
+            Err(CudaError::Refused(
+                "the background kernel compile panicked".into(),
+            ))
+        });
+        Some(compiled.and_then(|cubin| {
+            let module = gpu.keep(self.key, cubin)?;
+            (gpu.modules.lock().expect("module cache lock")).insert(self.key, module.clone());
+            Ok(module)
+        }))
+    }
+}
+
 /// The CUBINs compiled by the build script (`build.rs`): entries of a little-endian `u64` key
 /// ([`nvrtc::key`]), a `u64` length and that many bytes of deflated CUBIN; none where NVRTC
 /// was missing when `gol` was built.
@@ -313,6 +377,11 @@ fn load_cached(path: &std::path::Path) -> Option<Vec<u8>> {
     let (tag, sum) = head.split_at(CACHE_TAG.len());
     let sum = u64::from_le_bytes(sum.try_into().ok()?);
     (tag == CACHE_TAG && sum == fnv1a(cubin.iter().copied())).then(|| cubin.to_vec())
+}
+
+/// The disk cache's file for the CUBIN of `key` on `arch`.
+fn cache_path(key: u64, arch: &str) -> Option<PathBuf> {
+    cache_dir().map(|d| d.join(format!("{key:016x}-{arch}.cubin")))
 }
 
 /// `$GOL_CACHE_DIR`, else `$XDG_CACHE_HOME/gol/kernels`, else `~/.cache/gol/kernels`.

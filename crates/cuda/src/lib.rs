@@ -28,6 +28,7 @@ pub mod cube_bits;
 pub mod device;
 pub mod engine;
 mod error;
+pub mod generic;
 pub mod kernels;
 pub mod launch;
 pub mod lut;

@@ -33,6 +33,8 @@ pub const DEPENDENT: &str = include_str!("../kernels/dependent.cu");
 pub const BITSLICED: &str = include_str!("../kernels/bitsliced.cu");
 /// cuda-bitsliced's kernel for small grids, which keeps the grid in one cluster's shared memory.
 pub const RESIDENT: &str = include_str!("../kernels/resident.cu");
+/// The rule of cuda-bitsliced's generic 2D kernels, read from constant memory ([`Generic`]).
+pub const GENERIC: &str = include_str!("../kernels/generic.cu");
 /// cuda-states' kernels: rule tables and Larger than Life.
 pub const STATES: &str = include_str!("../kernels/states.cu");
 /// `before` and `after` on one axis of the 3D torus, pasted in front of every 3D kernel.
@@ -65,78 +67,105 @@ pub fn with_rule(rule: Rule, parts: &[&str]) -> String {
 /// Generations one launch can advance: the kernel is compiled for each (`advance_<depth>`).
 pub const DEPTHS: [u32; 5] = [1, 2, 4, 8, 16];
 
-/// Levels per chain in the kernel of each of [`DEPTHS`] for `rule` (`kernels/bitsliced.cu`,
-/// "Skew"): longer chains stream fewer rows beyond each tile, but make each level wait for the
-/// one below. Measured on an H100 (docs/benchmarks/gpu-2d.md): with Life's exact circuit, chains of 6 at
-/// depth 16 and 3 at depth 8 run fastest; with the general circuit, which is deeper, chains
-/// were faster for some rules and slower for others (B36/S23), so they stay at 1.
-pub fn chains(rule: Rule) -> [u32; DEPTHS.len()] {
-    if crate::circuit::is_exact(rule) {
-        [1, 1, 1, 3, 6]
-    } else {
-        [1; DEPTHS.len()]
-    }
+/// How cuda-bitsliced's 2D kernels are built for a rule, which the host needs to know to launch
+/// them: the levels per chain at each depth, the deepest kernel built and the blocks an SM fits
+/// of the kernel of depth 8.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shape {
+    /// Levels per chain in the kernel of each of [`DEPTHS`] (`kernels/bitsliced.cu`, "Skew"):
+    /// longer chains stream fewer rows beyond each tile, but make each level wait for the one
+    /// below. Measured on an H100 (docs/benchmarks/gpu-2d.md): with Life's exact circuit,
+    /// chains of 6 at depth 16 and 3 at depth 8 run fastest; with the general circuit, which is
+    /// deeper, chains were faster for some rules and slower for others (B36/S23), so they stay
+    /// at 1.
+    pub chains: [u32; DEPTHS.len()],
+    /// The deepest of [`DEPTHS`] whose kernel is built.
+    pub max_depth: u32,
+    /// Blocks of 128 threads that the kernel of depth 8 is built to fit on an SM at once (its
+    /// `__launch_bounds__`).
+    pub depth_8_blocks: u32,
 }
 
-/// The deepest of [`DEPTHS`] whose kernel is built for `rule`. A two-state rule takes them all,
-/// but for one that keeps each row's cells beside its sums
-/// ([`crate::circuit::reads_sums_and_cells`]): five words a row and level spill past 8 levels
-/// (the kernel of depth 16 must fit 168 registers). Under a Generations rule each level also
-/// holds its middle row's ages, a register per age plane in each of its two slots: depths whose
-/// levels would hold more than 16 age planes together, or past 8, would spill.
-pub fn max_depth(rule: Rule) -> u32 {
-    let wide_rows = crate::circuit::reads_sums_and_cells(rule);
-    if !rule.is_generations() {
-        return if wide_rows {
-            8
-        } else {
-            DEPTHS[DEPTHS.len() - 1]
+impl Shape {
+    /// The shape of `rule`'s own kernels. A two-state rule takes every depth, but one that
+    /// keeps each row's cells beside its sums ([`crate::circuit::reads_sums_and_cells`]): five
+    /// words a row and level spill past 8 levels (the kernel of depth 16 must fit 168
+    /// registers), and its depth-8 kernel is bounded to 3 blocks an SM, at most 168 registers
+    /// a thread, for it would otherwise take about 180 registers and fit two (the others fit
+    /// three or more unbounded, or would spill under the bound). Generations rules as
+    /// [`Shape::ages`] says.
+    pub fn of(rule: Rule) -> Shape {
+        let wide_rows = crate::circuit::reads_sums_and_cells(rule);
+        let chains = match crate::circuit::is_exact(rule) {
+            true => [1, 1, 1, 3, 6],
+            false => [1; DEPTHS.len()],
         };
+        let planes = gol_core::grid::age_planes(rule.states()) as u32;
+        let (max_depth, depth_8_blocks) = match (planes, wide_rows) {
+            (0, true) => (8, 3),
+            (0, false) => (DEPTHS[DEPTHS.len() - 1], 1),
+            (planes, _) => (Shape::ages(planes), 1),
+        };
+        Shape {
+            chains,
+            max_depth,
+            depth_8_blocks,
+        }
     }
-    let planes = gol_core::grid::age_planes(rule.states()) as u32;
-    DEPTHS
-        .iter()
-        .copied()
-        .filter(|&d| d <= 8 && d * planes <= 16)
-        .max()
-        .unwrap_or(1)
+
+    /// The shape of a [`Generic`] 2D kernel for rules of `age_planes` age planes (0 for
+    /// two-state rules): chains of 1, at most [`GENERIC_DEPTH`] deep.
+    pub fn generic(age_planes: u32) -> Shape {
+        Shape {
+            chains: [1; DEPTHS.len()],
+            max_depth: match age_planes {
+                0 => GENERIC_DEPTH,
+                planes => Shape::ages(planes).min(GENERIC_DEPTH),
+            },
+            depth_8_blocks: 1,
+        }
+    }
+
+    /// The deepest kernel under a Generations rule of `planes` age planes: each level also
+    /// holds its middle row's ages, a register per age plane in each of its two slots, so
+    /// depths whose levels would hold more than 16 age planes together, or past 8, would spill.
+    fn ages(planes: u32) -> u32 {
+        DEPTHS
+            .iter()
+            .copied()
+            .filter(|&d| d <= 8 && d * planes <= 16)
+            .max()
+            .unwrap_or(1)
+    }
+
+    /// `#define CHAIN_<depth> <levels>` for each of [`DEPTHS`], `MAX_DEPTH` and
+    /// `DEPTH_8_BLOCKS`, which the kernel's source needs.
+    fn defines(&self) -> String {
+        let mut defines: String = DEPTHS
+            .iter()
+            .zip(self.chains)
+            .map(|(depth, chain)| format!("#define CHAIN_{depth} {chain}\n"))
+            .collect();
+        defines += &format!("#define MAX_DEPTH {}\n", self.max_depth);
+        defines += &format!("#define DEPTH_8_BLOCKS {}\n", self.depth_8_blocks);
+        defines
+    }
 }
 
-/// Blocks of 128 threads that the kernel of depth 8 is built to fit on an SM at once (its
-/// `__launch_bounds__`): 3, at most 168 registers a thread, for two-state rules whose rows keep
-/// their cells beside their sums, for which it is the deepest kernel and would otherwise take
-/// about 180 registers and fit two blocks; 1 for the others, which fit three or more unbounded
-/// or would spill under the bound.
-pub fn depth_8_blocks(rule: Rule) -> u32 {
-    if crate::circuit::reads_sums_and_cells(rule) && !rule.is_generations() {
-        3
-    } else {
-        1
-    }
-}
-
-/// `#define CHAIN_<depth> <levels>` for each of [`DEPTHS`], `MAX_DEPTH` and `DEPTH_8_BLOCKS`,
-/// which the kernel's source needs.
-pub fn chain_defines(rule: Rule) -> String {
-    let mut defines: String = DEPTHS
-        .iter()
-        .zip(chains(rule))
-        .map(|(depth, chain)| format!("#define CHAIN_{depth} {chain}\n"))
-        .collect();
-    defines += &format!("#define MAX_DEPTH {}\n", max_depth(rule));
-    defines += &format!("#define DEPTH_8_BLOCKS {}\n", depth_8_blocks(rule));
-    defines
-}
+/// The deepest kernel the generic 2D kernels build: their rule takes 511 operations a word and
+/// level (`kernels/generic.cu`), so deeper kernels would save little of a launch's memory
+/// traffic and take NVRTC the longer to build.
+pub const GENERIC_DEPTH: u32 = 8;
 
 /// cuda-bitsliced's 2D source for `rule`: the rule as a LOP3 circuit, the lengths of its
-/// chains of levels and a Generations rule's dying states in front of the multi-generation kernels, the small grids' resident kernel
-/// and programmatic dependent launch.
+/// chains of levels and a Generations rule's dying states in front of the multi-generation
+/// kernels, the small grids' resident kernel and programmatic dependent launch.
 pub fn bitsliced(rule: Rule) -> String {
-    let mut circuit = crate::circuit::source(rule) + &chain_defines(rule);
-    if rule.is_generations() {
+    let mut circuit = crate::circuit::source(rule) + &Shape::of(rule).defines();
+    let planes = gol_core::grid::age_planes(rule.states());
+    if planes > 0 {
         circuit += &format!(
-            "#define AGE_PLANES {}\n#define AGE_LAST {}u\n",
-            gol_core::grid::age_planes(rule.states()),
+            "#define AGE_PLANES {planes}\n#define AGE_LAST {}u\n",
             rule.states() - 2
         );
     }
@@ -149,6 +178,76 @@ pub fn cube_bitsliced(rule: Rule) -> String {
     with_rule(rule, &[CUBE_WRAP, DEPENDENT, CUBE_BITSLICED])
 }
 
+/// A cuda-bitsliced kernel that runs every rule of a kind, reading the rule from its module's
+/// constant memory (`rule_leaves` and `rule_age_last` in 2D, `rule_masks` in 3D), so that a
+/// rule without a compiled kernel of its own runs at once (`crate::generic`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Generic {
+    /// 2D rules.
+    Flat {
+        /// Whether the grid is a bounded plane (else a torus).
+        plane: bool,
+        /// A Generations rule's age planes; 0 for two-state rules.
+        age_planes: u32,
+    },
+    /// 3D outer-totalistic rules on the torus.
+    Solid,
+}
+
+impl Generic {
+    /// The generic kernel that runs 2D `rule` on cuda-bitsliced.
+    pub fn flat(rule: Rule) -> Generic {
+        Generic::Flat {
+            plane: rule.topology() == Topology::Plane,
+            age_planes: gol_core::grid::age_planes(rule.states()) as u32,
+        }
+    }
+
+    /// The kernel's source, the same for every rule of its kind.
+    pub fn source(self) -> String {
+        match self {
+            Generic::Flat { plane, age_planes } => {
+                let mut head = String::new();
+                if plane {
+                    head.push_str("#define PLANE\n");
+                }
+                head += crate::circuit::PREAMBLE;
+                head += GENERIC;
+                head += &Shape::generic(age_planes).defines();
+                if age_planes > 0 {
+                    head += &format!(
+                        "#define AGE_PLANES {age_planes}\n#define AGE_LAST rule_age_last\n"
+                    );
+                }
+                [head.as_str(), DEPENDENT, BITSLICED, RESIDENT].join("\n")
+            }
+            Generic::Solid => [
+                "#define GENERIC_RULE\n__constant__ unsigned int rule_masks[2];\n\
+                 #define BIRTH rule_masks[0]\n#define SURVIVE rule_masks[1]\n",
+                CUBE_WRAP,
+                DEPENDENT,
+                CUBE_BITSLICED,
+            ]
+            .join("\n"),
+        }
+    }
+
+    /// The generic kernels built into `gol` beside the default rules' ([`shipped`]): 2D
+    /// two-state rules on the torus and the bounded plane, Generations rules of up to
+    /// [`SHIPPED_AGE_PLANES`] age planes on the torus, and 3D rules.
+    pub fn shipped() -> Vec<Generic> {
+        let flat = |plane, age_planes| Generic::Flat { plane, age_planes };
+        let mut kinds = vec![flat(false, 0), flat(true, 0)];
+        kinds.extend((1..=SHIPPED_AGE_PLANES).map(|planes| flat(false, planes)));
+        kinds.push(Generic::Solid);
+        kinds
+    }
+}
+
+/// The most age planes of a Generations rule whose generic kernel is built into `gol`: rules of
+/// up to 2^SHIPPED_AGE_PLANES + 1 states.
+pub const SHIPPED_AGE_PLANES: u32 = 4;
+
 /// The GPU architectures whose CUBINs are built into `gol` (where NVRTC was there when it was
 /// built): Ampere (datacentre and consumer), Ada, Hopper, Blackwell (datacentre and consumer).
 /// A CUBIN runs only on its own architecture; any other GPU compiles at run time. Turing is not
@@ -157,7 +256,11 @@ pub const SHIPPED_ARCHES: [&str; 6] = ["sm_80", "sm_86", "sm_89", "sm_90", "sm_1
 
 /// The sources built into `gol` as CUBINs for each of [`SHIPPED_ARCHES`]: what `--engine auto`
 /// runs on a GPU under each dimension's default rule, `cuda-bitsliced` with Life in 2D and
-/// B6/S567 in 3D. Other engines and rules are compiled by NVRTC on first use and cached on disk.
-pub fn shipped() -> [String; 2] {
-    [bitsliced(Rule::LIFE), cube_bitsliced(Rule::LIFE_3D)]
+/// B6/S567 in 3D, and the [`Generic`] kernels that run other rules while their own compile.
+/// Other engines' kernels and rules' own kernels are compiled by NVRTC on first use and cached
+/// on disk.
+pub fn shipped() -> Vec<String> {
+    let defaults = [bitsliced(Rule::LIFE), cube_bitsliced(Rule::LIFE_3D)];
+    let generic = Generic::shipped().into_iter().map(Generic::source);
+    defaults.into_iter().chain(generic).collect()
 }

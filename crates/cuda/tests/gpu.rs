@@ -22,16 +22,16 @@ fn have_gpu() -> bool {
     }
 }
 
-/// Runs the ignored test `name` of this binary in a child process with `key=value` in its
+/// Runs the test `name` of this binary (ignored or not) in a child process with `vars` in its
 /// environment (read when an engine loads a world, and shared by the tests of one process), and
 /// fails if it fails.
-fn run_ignored_test(name: &str, key: &str, value: &str) {
+fn run_ignored_test(name: &str, vars: &[(&str, &str)]) {
     let status = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", name, "--ignored", "--nocapture"])
-        .env(key, value)
+        .args(["--exact", name, "--include-ignored", "--nocapture"])
+        .envs(vars.iter().copied())
         .status()
         .unwrap();
-    assert!(status.success(), "{name} with {key}={value}: {status}");
+    assert!(status.success(), "{name} with {vars:?}: {status}");
 }
 
 fn run(id: EngineId, options: &EngineOptions, grid: &Grid, rule: Rule, gens: u64) -> Grid {
@@ -469,10 +469,38 @@ fn bitsliced_kernels_each_match_when_forced() {
     ] {
         run_ignored_test(
             "bitsliced_with_the_plan_asked_for",
-            "GOL_BITSLICED_PLAN",
-            plan,
+            &[("GOL_BITSLICED_PLAN", plan)],
         );
     }
+}
+
+/// cuda-bitsliced's generic kernels, which read the rule from constant memory (what runs a new
+/// rule while its own kernel compiles), forced (`GOL_RULE_KERNEL=generic`) on every case and plan
+/// the rule's own kernels are checked on: 2D rules of every family, Generations rules on tori
+/// and bounded planes (of age planes whose generic kernel is not built in too), and 3D rules.
+#[test]
+fn generic_rule_kernels_match_the_oracle_when_forced() {
+    if !have_gpu() {
+        return;
+    }
+    let generic = ("GOL_RULE_KERNEL", "generic");
+    for plan in ["stream", "8:20", "4:40", "2:7", "1:5", "resident", "16:3"] {
+        run_ignored_test(
+            "bitsliced_with_the_plan_asked_for",
+            &[("GOL_BITSLICED_PLAN", plan), generic],
+        );
+    }
+    for test in [
+        "bitsliced_runs_random_rules_of_every_2d_family_as_the_oracle",
+        "bitsliced_runs_generations_rules_as_the_oracle",
+        "every_3d_engine_matches_the_oracle_on_awkward_sides_rules_and_depths",
+    ] {
+        run_ignored_test(test, &[generic]);
+    }
+    run_ignored_test(
+        "bitsliced_3d_pairs_of_generations_match_the_oracle",
+        &[("GOL_CUBE_PAIRS", "always"), generic],
+    );
 }
 
 #[test]
@@ -482,6 +510,15 @@ fn bitsliced_with_the_plan_asked_for() {
         return;
     }
     let plan = std::env::var("GOL_BITSLICED_PLAN").expect("set by the parent test");
+    // The deepest launch of the kernels that run `rule`: the generic ones where forced.
+    let generic = std::env::var("GOL_RULE_KERNEL").is_ok_and(|k| k == "generic");
+    let deepest = |rule: Rule| match generic {
+        true => {
+            let planes = gol_core::grid::age_planes(rule.states()) as u32;
+            gol_cuda::source::Shape::generic(planes).max_depth
+        }
+        false => gol_cuda::source::Shape::of(rule).max_depth,
+    };
     let oracle = find(cpu::ENGINES, EngineId::CpuBitsliced).unwrap();
     // Widths round the word (32 cells) and its edge cases (1 to 3 cells), heights of fewer
     // rows than a cluster has blocks, bands of one row, and rows of more words than a block
@@ -546,7 +583,7 @@ fn bitsliced_with_the_plan_asked_for() {
         let depth = plan.split(':').next().unwrap().parse::<u32>().ok();
         let refused = if rule.is_generations() && plan.starts_with("resident") {
             Some("dying states")
-        } else if depth.is_some_and(|d| d > gol_cuda::source::max_depth(rule)) {
+        } else if depth.is_some_and(|d| d > deepest(rule)) {
             Some("at most")
         } else {
             None
@@ -643,8 +680,7 @@ fn bitsliced_3d_pairs_match_when_forced() {
     }
     run_ignored_test(
         "bitsliced_3d_pairs_of_generations_match_the_oracle",
-        "GOL_CUBE_PAIRS",
-        "always",
+        &[("GOL_CUBE_PAIRS", "always")],
     );
 }
 
@@ -995,8 +1031,7 @@ fn default_kernels_run_from_the_binary_without_nvrtc() {
     let cache = dir.path().join("kernels");
     run_ignored_test(
         "default_kernels_from_the_binary",
-        "GOL_CACHE_DIR",
-        cache.to_str().unwrap(),
+        &[("GOL_CACHE_DIR", cache.to_str().unwrap())],
     );
     assert!(!cache.exists(), "a built-in kernel was compiled and cached");
 }
@@ -1029,6 +1064,88 @@ fn default_kernels_from_the_binary() {
     );
 }
 
+/// A rule never compiled before runs at once on the generic kernel built into the binary and
+/// moves to its own kernel once NVRTC has built it, matching the oracle before and after; the
+/// compile fills the kernel cache. In 2D and 3D, in a child process with an empty cache.
+#[test]
+fn a_new_rule_starts_on_the_generic_kernel_and_moves_to_its_own() {
+    if !have_gpu() {
+        return;
+    }
+    let arch = gol_cuda::device::gpu().unwrap().arch();
+    if !gol_cuda::source::SHIPPED_ARCHES.contains(&arch.as_str())
+        || gol_cuda::device::shipped_cubins().next().is_none()
+    {
+        eprintln!("notice: no CUBINs built in for {arch}; skipping");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("kernels");
+    run_ignored_test(
+        "new_rules_move_to_their_own_kernels",
+        &[("GOL_CACHE_DIR", cache.to_str().unwrap())],
+    );
+    assert_eq!(std::fs::read_dir(&cache).unwrap().count(), 2);
+}
+
+/// Steps `engine` and the oracle's world `expected` alike, checking each step, until the engine
+/// has left the generic kernel it started on (at most ten minutes).
+fn step_until_own_kernel<W: gol_core::World + std::fmt::Debug + PartialEq>(
+    engine: &mut dyn gol_core::Engine<W>,
+    oracle: &gol_core::EngineSpec<W>,
+    mut expected: W,
+    rule: Rule,
+) {
+    assert!(
+        engine.details().contains("the generic rule kernel while"),
+        "{}",
+        engine.details()
+    );
+    let started = std::time::Instant::now();
+    let mut steps = 0;
+    loop {
+        engine.step(5).unwrap();
+        expected = evolve(oracle, &expected, rule, 5).unwrap();
+        assert_eq!(engine.snapshot().unwrap(), expected, "{rule}, step {steps}");
+        steps += 1;
+        if !engine.details().contains("generic") {
+            break;
+        }
+        assert!(started.elapsed().as_secs() < 600, "{rule}: still generic");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // A few steps more on the rule's own kernel.
+    for _ in 0..3 {
+        engine.step(5).unwrap();
+        expected = evolve(oracle, &expected, rule, 5).unwrap();
+    }
+    assert_eq!(engine.snapshot().unwrap(), expected, "{rule}, own kernel");
+    eprintln!(
+        "{rule}: {steps} steps on the generic kernel, {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+}
+
+#[test]
+#[ignore = "run by a_new_rule_starts_on_the_generic_kernel_and_moves_to_its_own"]
+fn new_rules_move_to_their_own_kernels() {
+    let rule = Rule::parse("B35/S2458").unwrap();
+    let grid = density_soup(200, 150, 0.35, 8).unwrap();
+    let spec = find(gol_cuda::ENGINES, EngineId::CudaBitsliced).unwrap();
+    let mut engine = (spec.create)(&EngineOptions::default()).unwrap();
+    engine.load(&grid, rule).unwrap();
+    let oracle = find(cpu::ENGINES, EngineId::CpuScalar).unwrap();
+    step_until_own_kernel(engine.as_mut(), oracle, grid, rule);
+
+    let rule = Rule::parse("B4,6/S5-8").unwrap();
+    let cube = gol_core::Cube::density_soup(40, 0.3, 9).unwrap();
+    let spec = find(gol_cuda::ENGINES_3D, EngineId::CudaBitsliced).unwrap();
+    let mut engine = (spec.create)(&EngineOptions::default()).unwrap();
+    engine.load(&cube, rule).unwrap();
+    let oracle = find(cpu::ENGINES_3D, EngineId::CpuScalar).unwrap();
+    step_until_own_kernel(engine.as_mut(), oracle, cube, rule);
+}
+
 /// Kernels cached on disk that were cut short or damaged are compiled and written again; a
 /// cache folder that cannot be made costs only the compilation.
 #[test]
@@ -1036,14 +1153,15 @@ fn a_damaged_or_unwritable_kernel_cache_is_survived() {
     if !have_gpu() {
         return;
     }
+    // The rule's own kernel, waited for: a run on the generic kernel would end before the
+    // compile that fills the cache.
+    fn own(cache: &str) -> [(&str, &str); 2] {
+        [("GOL_CACHE_DIR", cache), ("GOL_RULE_KERNEL", "own")]
+    }
     let dir = tempfile::tempdir().unwrap();
     let cache = dir.path().join("kernels");
     let cache_str = cache.to_str().unwrap();
-    run_ignored_test(
-        "one_bitsliced_run_matches_the_oracle",
-        "GOL_CACHE_DIR",
-        cache_str,
-    );
+    run_ignored_test("one_bitsliced_run_matches_the_oracle", &own(cache_str));
     let files = || -> Vec<std::path::PathBuf> {
         std::fs::read_dir(&cache)
             .unwrap()
@@ -1067,11 +1185,7 @@ fn a_damaged_or_unwritable_kernel_cache_is_survived() {
             }
             std::fs::write(path, bad).unwrap();
         }
-        run_ignored_test(
-            "one_bitsliced_run_matches_the_oracle",
-            "GOL_CACHE_DIR",
-            cache_str,
-        );
+        run_ignored_test("one_bitsliced_run_matches_the_oracle", &own(cache_str));
         for (path, bytes) in &written {
             assert_eq!(
                 &std::fs::read(path).unwrap(),
@@ -1085,8 +1199,7 @@ fn a_damaged_or_unwritable_kernel_cache_is_survived() {
     let under_a_file = plain.join("kernels");
     run_ignored_test(
         "one_bitsliced_run_matches_the_oracle",
-        "GOL_CACHE_DIR",
-        under_a_file.to_str().unwrap(),
+        &own(under_a_file.to_str().unwrap()),
     );
 }
 

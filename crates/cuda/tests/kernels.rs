@@ -93,7 +93,7 @@ fn every_kernel_compiles_for_sm_90() {
             let has = |name: &str| cubin.windows(name.len()).any(|w| w == name.as_bytes());
             let main = match (engine, is_3d) {
                 (gol_core::EngineId::CudaBitsliced, false) => {
-                    let deepest = source::max_depth(rule);
+                    let deepest = source::Shape::of(rule).max_depth;
                     for depth in source::DEPTHS {
                         let name = format!("advance_{depth}");
                         assert_eq!(has(&name), depth <= deepest, "{engine} with {rule}: {name}");
@@ -140,12 +140,26 @@ fn shipped_cubins_are_what_a_default_run_compiles() {
     if skipped(shipped.is_empty(), "the build shipped no CUBINs") {
         return;
     }
-    let sources = [
-        kernels::spec(CudaBitsliced).source(Rule::LIFE),
-        kernels::spec_3d(CudaBitsliced).source(Rule::LIFE_3D),
+    // The default rules' kernels, and the generic kernels that run other rules at once.
+    let mut sources = vec![
+        (
+            kernels::spec(CudaBitsliced).source(Rule::LIFE),
+            "advance_16",
+        ),
+        (
+            kernels::spec_3d(CudaBitsliced).source(Rule::LIFE_3D),
+            "cube_bitsliced",
+        ),
     ];
+    for kind in source::Generic::shipped() {
+        let function = match kind {
+            source::Generic::Flat { .. } => "rule_leaves",
+            source::Generic::Solid => "rule_masks",
+        };
+        sources.push((kind.source(), function));
+    }
     assert_eq!(shipped.len(), sources.len() * source::SHIPPED_ARCHES.len());
-    for (source, function) in sources.iter().zip(["advance_16", "cube_bitsliced"]) {
+    for (source, function) in &sources {
         for arch in source::SHIPPED_ARCHES {
             let key = nvrtc::key(source, arch);
             let (_, packed) = shipped
@@ -164,6 +178,57 @@ fn shipped_cubins_are_what_a_default_run_compiles() {
                     "{function}: the shipped sm_90 CUBIN is not NVRTC's for today's source"
                 );
             }
+        }
+    }
+}
+
+/// The generic kernels (a rule read from constant memory) compile for sm_90, each with the
+/// kernels of every depth its shape builds, the resident kernel and the counts, and with the
+/// globals a run writes the rule into.
+#[test]
+fn generic_kernels_compile_with_their_rule_globals() {
+    if skipped(
+        !nvrtc::present(),
+        "libnvrtc.so.13 cannot be loaded (pip install nvidia-cuda-nvrtc==13.0.*)",
+    ) {
+        return;
+    }
+    let mut kinds = source::Generic::shipped();
+    // Not shipped, compiled on first use: Generations on a bounded plane, and of 8 age planes.
+    kinds.extend([
+        source::Generic::Flat {
+            plane: true,
+            age_planes: 2,
+        },
+        source::Generic::Flat {
+            plane: false,
+            age_planes: 8,
+        },
+    ]);
+    for kind in kinds {
+        let cubin =
+            nvrtc::compile(&kind.source(), "sm_90").unwrap_or_else(|e| panic!("{kind:?}: {e}"));
+        let has = |name: &str| cubin.windows(name.len()).any(|w| w == name.as_bytes());
+        let names: Vec<String> = match kind {
+            source::Generic::Flat { age_planes, .. } => {
+                let deepest = source::Shape::generic(age_planes).max_depth;
+                for depth in source::DEPTHS {
+                    let name = format!("advance_{depth}");
+                    assert_eq!(has(&name), depth <= deepest, "{kind:?}: {name}");
+                }
+                let mut names = vec!["rule_leaves", "resident", "population", "block_shares"];
+                if age_planes > 0 {
+                    names.push("rule_age_last");
+                }
+                names.into_iter().map(String::from).collect()
+            }
+            source::Generic::Solid => ["rule_masks", "cube_population", "cube_projection"]
+                .into_iter()
+                .map(String::from)
+                .collect(),
+        };
+        for name in names {
+            assert!(has(&name), "{kind:?}: no {name} in the CUBIN");
         }
     }
 }

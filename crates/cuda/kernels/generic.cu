@@ -1,0 +1,50 @@
+// The rule of cuda-bitsliced's generic kernels, read at run time: one compiled kernel runs every
+// two-state 2D rule (outer-totalistic, isotropic, hexagonal, von Neumann) and a Generations
+// rule's live cells, so that a rule never seen before runs at once while its own kernel compiles
+// (src/generic.rs). Pasted after the LOP3 preamble (src/circuit.rs) in place of a rule's circuit.
+//
+// rule_leaves[i] is all ones where a cell whose neighbourhood is i lives at the next generation,
+// else 0: bit 3r + c of i is the cell in row r, column c of the 3x3 neighbourhood, the centre bit
+// 4 (gol_core's `Rule::next_cells`). rule_next splits i into its five high bits (cells 4 to 8)
+// and its four low ones (cells 0 to 3): for each of the 32 values h of the high bits, in a loop
+// that is not unrolled, it matches the five cells against h (a minterm of 7 operations) and
+// evaluates the entries 16h .. 16h + 15 over the four low cells as a tree of 15 multiplexers, one
+// LOP3 each, whose leaves are read from constant memory (the same address in every thread). 23
+// operations for each h, about 740 a word: several times the cost of a rule's own circuit, but
+// a kernel NVRTC builds in seconds (a fully unrolled tree of 511 multiplexers at every level
+// took it minutes and gigabytes).
+__constant__ unsigned int rule_leaves[512];
+
+// A Generations rule's last dying state, as kernels/bitsliced.cu's AGE_LAST (C - 2).
+__constant__ unsigned int rule_age_last;
+
+template <bool DEEP>
+__device__ __forceinline__ unsigned int rule_next(unsigned int t0, unsigned int k0, unsigned int a0,
+    unsigned int a1, unsigned int b0, unsigned int b1, unsigned int c0, unsigned int c1,
+    unsigned int cell0, unsigned int cell1, unsigned int cell2, unsigned int cell3,
+    unsigned int cell4, unsigned int cell5, unsigned int cell6, unsigned int cell7,
+    unsigned int cell8)
+{
+    unsigned int next = 0u;
+#pragma unroll 1
+    for (int h = 0; h < 32; h++) {
+        // All ones where cell 4 + j is bit j of h, for j = 0 .. 4.
+        unsigned int m = lop3<0x80>(cell4 ^ ((h & 1) ? 0u : FULL_MASK),
+                                    cell5 ^ ((h & 2) ? 0u : FULL_MASK),
+                                    cell6 ^ ((h & 4) ? 0u : FULL_MASK));
+        m = lop3<0x80>(m, cell7 ^ ((h & 8) ? 0u : FULL_MASK), cell8 ^ ((h & 16) ? 0u : FULL_MASK));
+        const unsigned int *leaf = rule_leaves + 16 * h;
+        unsigned int v[8];
+#pragma unroll
+        for (int k = 0; k < 8; k++)
+            v[k] = lop3<0xac>(cell0, leaf[2 * k], leaf[2 * k + 1]); // cell0 ? one : zero
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+            v[k] = lop3<0xac>(cell1, v[2 * k], v[2 * k + 1]);
+#pragma unroll
+        for (int k = 0; k < 2; k++)
+            v[k] = lop3<0xac>(cell2, v[2 * k], v[2 * k + 1]);
+        next = lop3<0xf8>(next, m, lop3<0xac>(cell3, v[0], v[1])); // next | (m & tree)
+    }
+    return next;
+}
