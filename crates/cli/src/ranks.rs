@@ -270,6 +270,8 @@ fn create_engine<W: Dimension>(
         axes: W::AXES,
         slabs: true,
         gpu_options: args.block.is_some(),
+        // Slabs run long enough for any compile: the rule's own kernel is taken as ready.
+        kernel: gol_cuda::generic::Readiness::Ready,
     };
     let resolved = auto::resolve(setup.engine, &registry::ids::<W>(), &work, &machine)?;
     let id: EngineId = resolved.id;

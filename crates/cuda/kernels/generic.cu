@@ -3,17 +3,27 @@
 // rule's live cells, so that a rule never seen before runs at once while its own kernel compiles
 // (src/generic.rs). Pasted after the LOP3 preamble (src/circuit.rs) in place of a rule's circuit.
 //
-// rule_leaves[i] is all ones where a cell whose neighbourhood is i lives at the next generation,
+// Any rule: rule_leaves[i] is all ones where a cell whose neighbourhood is i lives on,
 // else 0: bit 3r + c of i is the cell in row r, column c of the 3x3 neighbourhood, the centre bit
 // 4 (gol_core's `Rule::next_cells`). rule_next splits i into its five high bits (cells 4 to 8)
 // and its four low ones (cells 0 to 3): for each of the 32 values h of the high bits, in a loop
 // that is not unrolled, it matches the five cells against h (a minterm of 7 operations) and
 // evaluates the entries 16h .. 16h + 15 over the four low cells as a tree of 15 multiplexers, one
 // LOP3 each, whose leaves are read from constant memory (the same address in every thread). 23
-// operations for each h, about 740 a word: several times the cost of a rule's own circuit, but
+// operations for each h, about 740 a word (measured 5.2e10 cell updates/s on an H200 at 2048²,
+// some 600 times slower than a rule's own circuit), but
 // a kernel NVRTC builds in seconds (a fully unrolled tree of 511 multiplexers at every level
 // took it minutes and gigabytes).
 __constant__ unsigned int rule_leaves[512];
+
+// Where the rule's next state is a function of the 3x3 sum and the centre alone (rule_by_sums
+// not 0: outer-totalistic Moore rules, Generations rules over them), rule_sums[e] is the same
+// for the entries e of the sums the kernel hands rule_next (src/circuit.rs): bit 0 t0, bit 1
+// u0, bit 2 k0, bit 3 u1 (u0 and u1 the sum and carry of the rows' high planes), bit 4 the
+// centre. A tree of 31 multiplexers then takes the place of the loop: the same rule, about 20
+// times fewer operations. The branch is the same in every thread.
+__constant__ unsigned int rule_sums[32];
+__constant__ unsigned int rule_by_sums;
 
 // A Generations rule's last dying state, as kernels/bitsliced.cu's AGE_LAST (C - 2).
 __constant__ unsigned int rule_age_last;
@@ -25,6 +35,23 @@ __device__ __forceinline__ unsigned int rule_next(unsigned int t0, unsigned int 
     unsigned int cell4, unsigned int cell5, unsigned int cell6, unsigned int cell7,
     unsigned int cell8)
 {
+    if (rule_by_sums) {
+        unsigned int u0 = lop3<0x96>(a1, b1, c1), u1 = lop3<0xe8>(a1, b1, c1);
+        unsigned int v[16];
+#pragma unroll
+        for (int k = 0; k < 16; k++)
+            v[k] = lop3<0xac>(t0, rule_sums[2 * k], rule_sums[2 * k + 1]);
+#pragma unroll
+        for (int k = 0; k < 8; k++)
+            v[k] = lop3<0xac>(u0, v[2 * k], v[2 * k + 1]);
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+            v[k] = lop3<0xac>(k0, v[2 * k], v[2 * k + 1]);
+#pragma unroll
+        for (int k = 0; k < 2; k++)
+            v[k] = lop3<0xac>(u1, v[2 * k], v[2 * k + 1]);
+        return lop3<0xac>(cell4, v[0], v[1]);
+    }
     unsigned int next = 0u;
 #pragma unroll 1
     for (int h = 0; h < 32; h++) {

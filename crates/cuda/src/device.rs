@@ -231,16 +231,30 @@ impl Gpu {
         self.keep(nvrtc::key(source, &arch), cubin)
     }
 
-    /// Starts compiling `source` for this device on a thread of its own; the module is
-    /// [`Compiling::module`]'s once it is done. A process that exits first does not wait for it.
+    /// Starts compiling `source` for this device in a child process of its own; the module is
+    /// [`Compiling::module`]'s once it is done. A process that exits first does not wait for it
+    /// (see [`Compiling`]).
     pub fn compile_in_background(&self, source: String) -> Compiling {
         let arch = self.arch();
         let key = nvrtc::key(&source, &arch);
-        let thread = std::thread::Builder::new()
-            .name("gol-nvrtc".into())
-            .spawn(move || nvrtc::compile(&source, &arch).map_err(CudaError::from))
-            .ok();
-        Compiling { key, thread }
+        let child = match nvrtc::present() {
+            true => compile_in_child(&source, &arch),
+            false => Err(nvrtc::NvrtcError::Missing.into()),
+        };
+        match child {
+            Ok((pid, reader)) => Compiling {
+                key,
+                pid,
+                reader: Some(reader),
+                failed: None,
+            },
+            Err(e) => Compiling {
+                key,
+                pid: 0,
+                reader: None,
+                failed: Some(e),
+            },
+        }
     }
 
     /// Saves a compiled CUBIN in the disk cache and loads it as a module of its own.
@@ -307,11 +321,22 @@ impl Gpu {
     }
 }
 
-/// A kernel being compiled on a thread of its own ([`Gpu::compile_in_background`]).
+/// A kernel being compiled in a child process ([`Gpu::compile_in_background`]).
+///
+/// A process, not a thread: a thread inside NVRTC when the process exits meets NVRTC's static
+/// objects being destroyed by `exit` and crashes the process (measured: the tests' processes
+/// ended in SIGSEGV after passing). The child is forked with NVRTC already loaded, compiles,
+/// writes the outcome to a pipe and leaves with `_exit`, running no exit handlers; a thread of
+/// the parent reads the pipe and reaps the child. Dropping a compile kills its child.
 pub struct Compiling {
     key: u64,
-    /// The compiling thread; `None` once joined, or where no thread could be started.
-    thread: Option<std::thread::JoinHandle<Result<Vec<u8>>>>,
+    /// The child's process id (0 where none was started).
+    pid: libc::pid_t,
+    /// The thread reading the child's outcome; `None` once joined, or where no child was
+    /// started.
+    reader: Option<std::thread::JoinHandle<Result<Vec<u8>>>>,
+    /// Why no child could be started.
+    failed: Option<CudaError>,
 }
 
 impl Compiling {
@@ -319,20 +344,119 @@ impl Compiling {
     /// process's, as [`Gpu::module`] keeps it), its error if it failed; `None` while it runs
     /// or once taken.
     pub fn module(&mut self, gpu: &Gpu) -> Option<Result<Arc<CudaModule>>> {
-        if !self.thread.as_ref()?.is_finished() {
+        if let Some(e) = self.failed.take() {
+            return Some(Err(e));
+        }
+        if !self.reader.as_ref()?.is_finished() {
             return None;
         }
-        let compiled = self.thread.take()?.join().unwrap_or_else(|_| {
+        let compiled = self.reader.take()?.join().unwrap_or_else(|_| {
             Err(CudaError::Refused(
-                "the background kernel compile panicked".into(),
+                "reading the background kernel compile panicked".into(),
             ))
         });
+        self.pid = 0;
         Some(compiled.and_then(|cubin| {
             let module = gpu.keep(self.key, cubin)?;
             (gpu.modules.lock().expect("module cache lock")).insert(self.key, module.clone());
             Ok(module)
         }))
     }
+}
+
+impl Drop for Compiling {
+    fn drop(&mut self) {
+        if self.pid > 0 && self.reader.as_ref().is_some_and(|r| !r.is_finished()) {
+            // SAFETY: kill(2) on our own child, not yet reaped (its reader reaps it after the
+            // pipe closes, which the kill makes happen), so the pid cannot have been reused.
+            unsafe { libc::kill(self.pid, libc::SIGKILL) };
+        }
+    }
+}
+
+/// Forks a child that compiles `source` for `arch` with NVRTC (already loaded) and writes to a
+/// pipe a status byte (0 for a CUBIN, 1 for NVRTC's error) and the CUBIN or the error's text;
+/// returns its pid and the thread that reads its outcome and then reaps it.
+fn compile_in_child(
+    source: &str,
+    arch: &str,
+) -> Result<(libc::pid_t, std::thread::JoinHandle<Result<Vec<u8>>>)> {
+    use std::io::Read;
+    use std::os::fd::FromRawFd;
+
+    let failed = |what: &str| {
+        CudaError::Refused(format!(
+            "starting a background kernel compile: {what}: {}",
+            std::io::Error::last_os_error()
+        ))
+    };
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 writes two descriptors into the array it is given.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(failed("pipe"));
+    }
+    let (read_end, write_end) = (fds[0], fds[1]);
+    // SAFETY: the child runs only NVRTC's compile (loaded before the fork, see `present`),
+    // writes to its pipe and leaves with `_exit`, running no exit handlers and touching neither
+    // the CUDA driver nor any lock another thread of the parent may have held.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        // SAFETY: closing the descriptors pipe2 made, used by nobody else.
+        unsafe {
+            libc::close(read_end);
+            libc::close(write_end);
+        }
+        return Err(failed("fork"));
+    }
+    if pid == 0 {
+        let outcome = std::panic::catch_unwind(|| nvrtc::compile(source, arch));
+        let (status, bytes) = match outcome {
+            Ok(Ok(cubin)) => (0u8, cubin),
+            Ok(Err(e)) => (1u8, e.to_string().into_bytes()),
+            Err(_) => (1u8, b"NVRTC panicked in the compiling process".to_vec()),
+        };
+        let message = [&[status][..], &bytes].concat();
+        let mut written = 0;
+        while written < message.len() {
+            // SAFETY: writes from a live buffer to the pipe's write end.
+            let n = unsafe {
+                libc::write(
+                    write_end,
+                    message[written..].as_ptr().cast(),
+                    message.len() - written,
+                )
+            };
+            if n <= 0 {
+                break;
+            }
+            written += n as usize;
+        }
+        // SAFETY: leaves the child at once, running no exit handlers (see above).
+        unsafe { libc::_exit(0) };
+    }
+    // SAFETY: the parent's copy of the write end, used by nobody else.
+    unsafe { libc::close(write_end) };
+    // SAFETY: the read end is ours alone from here on; the File closes it.
+    let mut pipe = unsafe { std::fs::File::from_raw_fd(read_end) };
+    let reader = std::thread::Builder::new()
+        .name("gol-nvrtc".into())
+        .spawn(move || {
+            let mut message = Vec::new();
+            let read = pipe.read_to_end(&mut message);
+            let mut status = 0;
+            // SAFETY: reaps our own child, which has closed its end of the pipe.
+            unsafe { libc::waitpid(pid, &mut status, 0) };
+            read.map_err(|e| CudaError::Refused(format!("reading the kernel compile: {e}")))?;
+            match message.split_first() {
+                Some((0, cubin)) => Ok(cubin.to_vec()),
+                Some((_, log)) => Err(CudaError::Compile(String::from_utf8_lossy(log).into())),
+                None => Err(CudaError::Refused(
+                    "the background kernel compile ended without a word (killed?)".into(),
+                )),
+            }
+        })
+        .map_err(|e| CudaError::Refused(format!("starting the compile's reader: {e}")))?;
+    Ok((pid, reader))
 }
 
 /// The CUBINs compiled by the build script (`build.rs`): entries of a little-endian `u64` key
@@ -350,6 +474,17 @@ pub fn shipped_cubins() -> impl Iterator<Item = (u64, &'static [u8])> {
             after.split_at_checked(usize::try_from(u64::from_le_bytes(*len)).ok()?)?;
         rest = after;
         Some((u64::from_le_bytes(*key), cubin))
+    })
+}
+
+/// Whether the CUBIN of `source` is built into `gol` or in the disk cache for one of the
+/// architectures `gol` ships ([`crate::source::SHIPPED_ARCHES`]): found without a GPU, so
+/// without knowing which of them this machine's is.
+pub fn is_ready_anywhere(source: &str) -> bool {
+    crate::source::SHIPPED_ARCHES.iter().any(|arch| {
+        let key = nvrtc::key(source, arch);
+        shipped_cubins().any(|(k, _)| k == key)
+            || cache_path(key, arch).is_some_and(|path| path.is_file())
     })
 }
 
@@ -414,6 +549,35 @@ fn save(path: &std::path::Path, bytes: &[u8]) {
 #[cfg(test)]
 mod test {
     use super::*;
+
+    #[test]
+    fn a_child_process_compiles_a_kernel_or_reports_the_log() {
+        if !nvrtc::present() {
+            assert!(
+                std::env::var_os("GOL_REQUIRE_NVRTC").is_none(),
+                "GOL_REQUIRE_NVRTC is set but NVRTC cannot be loaded"
+            );
+            eprintln!("notice: NVRTC not found; skipping");
+            return;
+        }
+        let good = "extern \"C\" __global__ void k(int *x) { *x = 1; }";
+        let (_, reader) = compile_in_child(good, "sm_90").unwrap();
+        let cubin = reader.join().unwrap().unwrap();
+        assert_eq!(cubin, nvrtc::compile(good, "sm_90").unwrap());
+        let bad = "extern \"C\" __global__ void k() { undefined_thing(); }";
+        let (_, reader) = compile_in_child(bad, "sm_90").unwrap();
+        let err = reader.join().unwrap().unwrap_err().to_string();
+        assert!(err.contains("undefined_thing"), "{err}");
+        // A child killed (as a dropped compile kills it) ends its reader: with an error, or
+        // with the whole CUBIN where the compile was quicker than the kill.
+        let (pid, reader) = compile_in_child(good, "sm_90").unwrap();
+        // SAFETY: our own child, not yet reaped (its reader waits for the pipe to close).
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+        match reader.join().unwrap() {
+            Ok(whole) => assert_eq!(whole, cubin),
+            Err(e) => assert!(e.to_string().contains("killed"), "{e}"),
+        }
+    }
 
     #[test]
     fn cached_kernels_are_checked_before_use() {

@@ -41,6 +41,43 @@ impl Choice {
     }
 }
 
+/// How cuda-bitsliced would start a rule in a new process here, found without a GPU: what
+/// `auto` counts ([`readiness`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Readiness {
+    /// The rule's own kernel is built into `gol` or cached on disk.
+    Ready,
+    /// The rule starts on a generic kernel built into `gol`; its own kernel is compiled
+    /// meanwhile where `compiling` (NVRTC is there, and `GOL_RULE_KERNEL` allows it).
+    Generic {
+        /// Whether the rule's own kernel is compiled meanwhile.
+        compiling: bool,
+    },
+    /// The rule's own kernel must be compiled before the first generation.
+    Compile,
+}
+
+/// How cuda-bitsliced would start `rule` in `axes` dimensions in a new process here: whether
+/// its own kernel is built in or cached for any of the architectures `gol` ships, else whether
+/// a generic kernel built in runs it. Reads the disk cache's folder, and loads NVRTC only for a
+/// rule that starts on a generic kernel.
+pub fn readiness(rule: Rule, axes: u32) -> Readiness {
+    let choice = Choice::from_env().unwrap_or(Choice::Auto);
+    let (own, generic) = match axes {
+        2 => (crate::source::bitsliced(rule), Generic::flat(rule)),
+        _ => (crate::source::cube_bitsliced(rule), Generic::Solid),
+    };
+    if choice != Choice::Generic && crate::device::is_ready_anywhere(&own) {
+        return Readiness::Ready;
+    }
+    if choice != Choice::Own && crate::device::is_ready_anywhere(&generic.source()) {
+        return Readiness::Generic {
+            compiling: choice == Choice::Auto && crate::nvrtc::present(),
+        };
+    }
+    Readiness::Compile
+}
+
 /// The table `kernels/generic.cu` reads for 2D `rule` (`rule_leaves`): entry `i` all ones where
 /// a cell whose neighbourhood is `i` lives at the next generation (bit 3r + c of `i` the cell
 /// in row r, column c; the centre bit 4), else 0.
@@ -51,10 +88,37 @@ pub fn flat_leaves(rule: Rule) -> [u32; 512] {
     })
 }
 
-/// Writes 2D `rule` into a generic kernel's module: its table and, under a Generations rule,
-/// its last dying state.
+/// The table `kernels/generic.cu` reads for 2D `rule` by the sums (`rule_sums`), where the
+/// rule's next state depends on the 3x3 sum and the centre alone: entry `e` (bits t0, u0, k0,
+/// u1 and the centre, as the kernel hands them to `rule_next`) all ones where that sum's cells
+/// live on. Checked against every neighbourhood: `None` for other rules.
+pub fn sums_leaves(rule: Rule) -> Option<[u32; 32]> {
+    let entry = |cells: u32| {
+        let row = |r: u32| (cells >> (3 * r) & 7).count_ones();
+        let (a, b, c) = (row(0), row(1), row(2));
+        let low = (a & 1) + (b & 1) + (c & 1);
+        let high = (a >> 1) + (b >> 1) + (c >> 1);
+        (low & 1) | (high & 1) << 1 | (low >> 1) << 2 | (high >> 1) << 3 | (cells >> 4 & 1) << 4
+    };
+    let mut sums = [0u32; 32];
+    for cells in 0..512u32 {
+        sums[entry(cells) as usize] = match rule.next_cells(cells as u16) {
+            true => u32::MAX,
+            false => 0,
+        };
+    }
+    (0..512u32)
+        .all(|cells| (sums[entry(cells) as usize] != 0) == rule.next_cells(cells as u16))
+        .then_some(sums)
+}
+
+/// Writes 2D `rule` into a generic kernel's module: its table (and by the sums, where the rule
+/// takes them) and, under a Generations rule, its last dying state.
 pub fn fill_flat(module: &Arc<CudaModule>, stream: &Arc<CudaStream>, rule: Rule) -> Result<()> {
     write(module, stream, "rule_leaves", &flat_leaves(rule))?;
+    let sums = sums_leaves(rule);
+    write(module, stream, "rule_sums", &sums.unwrap_or([0; 32]))?;
+    write(module, stream, "rule_by_sums", &[sums.is_some() as u32])?;
     if rule.is_generations() {
         write(module, stream, "rule_age_last", &[rule.states() - 2])?;
     }
@@ -183,5 +247,35 @@ impl<K> RuleKernels<K> {
             ),
             (None, None) => "the generic rule kernel".into(),
         })
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    #[test]
+    fn rules_of_the_sums_alone_take_the_sums_table() {
+        for text in [
+            "B3/S23",
+            "B36/S23",
+            "B0123478/S01234678",
+            "B/S",
+            "B3/S23/C5",
+        ] {
+            let rule = Rule::parse(text).unwrap();
+            let sums = sums_leaves(rule).unwrap_or_else(|| panic!("{text}"));
+            // Life: a dead centre (bit 4 clear) with a sum of 3 (t0 = 1, u0 + k0 = 1).
+            if text == "B3/S23" {
+                assert_eq!(sums[0b00011], u32::MAX);
+                assert_eq!(sums[0b00101], u32::MAX);
+                assert_eq!(sums[0b01000], 0);
+            }
+        }
+        for text in ["B2-a/S12", "B2/S34H", "B2/S013V"] {
+            assert_eq!(sums_leaves(Rule::parse(text).unwrap()), None, "{text}");
+        }
+        let life = flat_leaves(Rule::LIFE);
+        assert_eq!(life.iter().filter(|&&l| l != 0).count(), 140);
     }
 }

@@ -216,7 +216,14 @@ fn generic_kernels_compile_with_their_rule_globals() {
                     let name = format!("advance_{depth}");
                     assert_eq!(has(&name), depth <= deepest, "{kind:?}: {name}");
                 }
-                let mut names = vec!["rule_leaves", "resident", "population", "block_shares"];
+                let mut names = vec![
+                    "rule_leaves",
+                    "rule_sums",
+                    "rule_by_sums",
+                    "resident",
+                    "population",
+                    "block_shares",
+                ];
                 if age_planes > 0 {
                     names.push("rule_age_last");
                 }

@@ -20,6 +20,7 @@
 //! (AVX-512) and on 2-core AVX2/AVX-512 machines for the CPU, on an H100 for the GPU.
 
 use gol_core::EngineId;
+use gol_cuda::generic::Readiness;
 
 /// What the machine offers, as the model needs it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,6 +56,9 @@ pub struct Workload {
     pub slabs: bool,
     /// Whether GPU-only options were given (a thread-block size): the engine must be a GPU one.
     pub gpu_options: bool,
+    /// How cuda-bitsliced would start the rule ([`gol_cuda::generic::readiness`]): its own
+    /// kernel ready, on a generic kernel while its own compiles, or after a compile.
+    pub kernel: Readiness,
 }
 
 /// An engine choice as asked: `auto`, or one engine by name.
@@ -107,6 +111,16 @@ struct Costs {
     /// Seconds before the first generation (a GPU's context and kernels).
     start: f64,
 }
+
+/// cuda-bitsliced's rate on its generic kernels (the rule read from constant memory), cell
+/// updates per second: measured on the H200, 2D 5.2e10 (2048², depth 8; `GENERIC_RATE_3D`
+/// likewise, see docs/benchmarks/gpu-2d.md, "First runs of new rules").
+const GENERIC_RATE_2D: f64 = 5.2e10;
+const GENERIC_RATE_3D: f64 = 5.2e10;
+
+/// Seconds NVRTC takes to build a rule's own cuda-bitsliced kernel on the GPU machine's host
+/// (docs/benchmarks/gpu-2d.md, "First runs of new rules").
+const COMPILE_SECONDS: f64 = 3.0;
 
 /// Host-to-device bandwidth for the state's trips, bytes per second (PCIe 5 from pageable
 /// memory, measured about 20 GB/s on the H100 machine).
@@ -172,8 +186,28 @@ pub fn estimate(id: EngineId, work: &Workload, machine: &Machine) -> Option<f64>
     }
     let updates = work.cells as f64 * work.generations as f64;
     let gens = work.generations as f64;
+    let generations_at = |rate: f64| updates / rate + gens * c.per_generation;
     Some(if id.on_gpu() {
-        c.start + updates / c.rate + gens * c.per_generation + 2.0 * work.cells as f64 / 8.0 / BUS
+        let generic_rate = match work.axes {
+            2 => GENERIC_RATE_2D,
+            _ => GENERIC_RATE_3D,
+        };
+        // A rule whose own kernel is not ready runs on the generic one until its own is
+        // compiled (at most the compile's time, then at the full rate), or waits for it.
+        let generations = match (id, work.kernel) {
+            (EngineId::CudaBitsliced, Readiness::Generic { compiling }) => {
+                let generic = generations_at(generic_rate);
+                match compiling {
+                    true => generic.min(COMPILE_SECONDS + generations_at(c.rate)),
+                    false => generic,
+                }
+            }
+            (EngineId::CudaBitsliced, Readiness::Compile) => {
+                COMPILE_SECONDS + generations_at(c.rate)
+            }
+            _ => generations_at(c.rate),
+        };
+        c.start + generations + 2.0 * work.cells as f64 / 8.0 / BUS
     } else {
         updates / (c.rate * machine.threads.max(1) as f64) + gens * c.per_generation
     })
@@ -246,7 +280,17 @@ pub fn resolve(
     let gpu = if machine.gpus == 0 {
         "no GPU here".to_string()
     } else {
-        format!("{} GPU(s), start-up counted", machine.gpus)
+        let kernel = match work.kernel {
+            Readiness::Ready => "",
+            Readiness::Generic { compiling: true } => {
+                ", the generic rule kernel until the rule's own is compiled"
+            }
+            Readiness::Generic { compiling: false } => {
+                ", the generic rule kernel throughout (no compile of the rule's own here)"
+            }
+            Readiness::Compile => ", the rule's kernel compile",
+        };
+        format!("{} GPU(s), start-up{kernel} counted", machine.gpus)
     };
     let reason = if others.is_empty() {
         format!(
@@ -281,6 +325,7 @@ mod test {
             axes: 2,
             slabs: false,
             gpu_options: false,
+            kernel: Readiness::Ready,
         }
     }
 
@@ -355,6 +400,31 @@ mod test {
         assert!(only
             .reason
             .contains("the only engine here that runs the rule"));
+    }
+
+    #[test]
+    fn a_rule_without_its_own_kernel_counts_the_generic_rate_or_the_compile() {
+        let at = |side, gens, kernel| Workload {
+            kernel,
+            ..work(side, gens)
+        };
+        let generic = Readiness::Generic { compiling: false };
+        let compiling = Readiness::Generic { compiling: true };
+        // A run the GPU wins on its own kernel (65536², 1024 generations: 0.39 s against
+        // 7.9 s) still goes to the GPU when that kernel comes after a compile of about 3 s,
+        // but not on the generic kernel alone (84 s).
+        let long = |kernel| at(65536, 1024, kernel);
+        for kernel in [Readiness::Ready, compiling, Readiness::Compile] {
+            assert_eq!(pick(&long(kernel), H100_HOST), EngineId::CudaBitsliced);
+        }
+        assert_eq!(pick(&long(generic), H100_HOST), EngineId::CpuBitsliced);
+        let reason = resolve(EngineChoice::Auto, &BOTH, &long(generic), &H100_HOST)
+            .unwrap()
+            .reason;
+        assert!(
+            reason.contains("generic rule kernel throughout"),
+            "{reason}"
+        );
     }
 
     #[test]

@@ -13,6 +13,7 @@ use crate::error::{invalid, Error, Result};
 use crate::output::Picture;
 use crate::registry;
 use crate::setup::{Checkpoints, Problem, Setup, Source, DEFAULT_GENERATIONS};
+use gol_cuda::generic::Readiness;
 
 /// Where the time of a simulation went, in seconds.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -83,12 +84,16 @@ impl<W: Dimension> Simulation<W> {
         let gpus = registry::gpu_count(setup.split)?;
         let machine = Machine::here();
         let ids = registry::ids::<W>();
-        let work = |cells| Workload {
+        let work = |cells, rule| Workload {
             cells,
             generations: setup.generations.unwrap_or(DEFAULT_GENERATIONS),
             axes: W::AXES,
             slabs: gpus.is_some(),
             gpu_options: setup.block.is_some() || gpus.is_some(),
+            kernel: match machine.gpus {
+                0 => Readiness::Ready,
+                _ => gol_cuda::generic::readiness(rule, W::AXES),
+            },
         };
         // The engines `auto` chooses among under `rule`: those that run it, or the rule's
         // refusal where none does (an engine named refuses a rule it does not run in its own
@@ -111,7 +116,8 @@ impl<W: Dimension> Simulation<W> {
         // (before any of the world is made where both are known ahead).
         let plan = |extent, rule: Rule| -> Result<Resolved> {
             let ids = running(rule)?;
-            let resolved = auto::resolve(setup.engine, &ids, &work(cells_of(extent)), &machine)?;
+            let resolved =
+                auto::resolve(setup.engine, &ids, &work(cells_of(extent), rule), &machine)?;
             check_run_memory(resolved.id, extent, setup)?;
             Ok(resolved)
         };
@@ -171,7 +177,7 @@ impl<W: Dimension> Simulation<W> {
                 let chosen = auto::resolve(
                     EngineChoice::Auto,
                     &running(problem.rule)?,
-                    &work(problem.world.cells()),
+                    &work(problem.world.cells(), problem.rule),
                     &cpu,
                 )?;
                 let mut engine = registry::create::<W>(chosen.id, &EngineOptions::default())?;

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{gol, gol_path};
+use crate::common::{gol, gol_path, stdout_of};
 
 /// Runs `gol ARGS` under `sh` after `limits` (such as `ulimit -v 1000000`).
 fn limited(limits: &str, args: &[&str]) -> Output {
@@ -999,24 +999,38 @@ fn run_without_nvrtc(args: &[&str]) -> Option<serde_json::Value> {
     Some(alive(&out.stdout).1)
 }
 
-/// No NVRTC and a rule whose kernel is not built in: `auto` falls back to the CPU and names
-/// what was missing.
+/// No NVRTC and a rule whose own kernel is not built in: cuda-bitsliced runs it on its generic
+/// kernel, built in, with the CPU's result; `auto` counts that kernel's rate, and sends a long
+/// run to the CPU, saying why.
 #[test]
-fn auto_falls_back_to_the_cpu_without_nvrtc() {
+fn rules_without_a_kernel_run_on_the_generic_one_without_nvrtc() {
     if !gpu_listed() {
         return;
     }
-    let args = ["--size", "2048", "--gens", "50000", "--rule", "B36/S23"];
-    let Some(report) = run_without_nvrtc(&args) else {
+    let short = ["--size", "1024", "--gens", "100", "--rule", "B36/S23"];
+    let gpu = [&short[..], &["--engine", "cuda-bitsliced"]].concat();
+    let Some(report) = run_without_nvrtc(&gpu) else {
         return;
     };
+    let details = report["engine_details"].as_str().unwrap();
+    assert!(
+        details.contains("the generic rule kernel (the rule's own failed to compile: no NVRTC"),
+        "{report}"
+    );
+    let cpu = [&short[..], &["--engine", "cpu-bitsliced", "--json"]].concat();
+    assert_eq!(
+        report["alive"],
+        alive(stdout_of(&cpu).as_bytes()).1["alive"]
+    );
+    let long = ["--size", "2048", "--gens", "50000", "--rule", "B36/S23"];
+    let report = run_without_nvrtc(&long).unwrap();
     assert!(
         report["engine"].as_str().unwrap().starts_with("cpu-"),
         "{report}"
     );
     let reason = report["engine_choice"].as_str().unwrap();
     assert!(
-        reason.contains("no NVRTC found") && reason.contains("fell back to cpu-"),
+        reason.contains("generic rule kernel throughout"),
         "{reason}"
     );
 }
