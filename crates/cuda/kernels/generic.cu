@@ -10,18 +10,18 @@
 // that is not unrolled, it matches the five cells against h (a minterm of 7 operations) and
 // evaluates the entries 16h .. 16h + 15 over the four low cells as a tree of 15 multiplexers, one
 // LOP3 each, whose leaves are read from constant memory (the same address in every thread). 23
-// operations for each h, about 740 a word (measured 5.2e10 cell updates/s on an H200 at 2048²,
-// some 600 times slower than a rule's own circuit), but
-// a kernel NVRTC builds in seconds (a fully unrolled tree of 511 multiplexers at every level
-// took it minutes and gigabytes).
+// operations for each h, about 740 a word: 3.4e11 cell updates/s on an H200 at 16384², 55 times
+// slower than the rule's own circuit (docs/benchmarks/gpu-2d.md), but a kernel NVRTC builds in
+// seconds (a fully unrolled tree of 511 multiplexers at every level took it minutes and
+// gigabytes).
 __constant__ unsigned int rule_leaves[512];
 
 // Where the rule's next state is a function of the 3x3 sum and the centre alone (rule_by_sums
 // not 0: outer-totalistic Moore rules, Generations rules over them), rule_sums[e] is the same
 // for the entries e of the sums the kernel hands rule_next (src/circuit.rs): bit 0 t0, bit 1
 // u0, bit 2 k0, bit 3 u1 (u0 and u1 the sum and carry of the rows' high planes), bit 4 the
-// centre. A tree of 31 multiplexers then takes the place of the loop: the same rule, about 20
-// times fewer operations. The branch is the same in every thread.
+// centre. A tree of 31 multiplexers then takes the place of the loop: 4.05e12 cell updates/s
+// (B36/S23), 5.6 times slower than its own circuit. The branch is the same in every thread.
 __constant__ unsigned int rule_sums[32];
 __constant__ unsigned int rule_by_sums;
 

@@ -52,6 +52,10 @@ pub enum Readiness {
     Generic {
         /// Whether the rule's own kernel is compiled meanwhile.
         compiling: bool,
+        /// Whether the generic kernel takes the rule by the sums (the 3x3 sum and the
+        /// centre, [`sums_leaves`]; 3D rules always), about ten times faster than over the
+        /// nine cells.
+        by_sums: bool,
     },
     /// The rule's own kernel must be compiled before the first generation.
     Compile,
@@ -73,6 +77,7 @@ pub fn readiness(rule: Rule, axes: u32) -> Readiness {
     if choice != Choice::Own && crate::device::is_ready_anywhere(&generic.source()) {
         return Readiness::Generic {
             compiling: choice == Choice::Auto && crate::nvrtc::present(),
+            by_sums: axes == 3 || sums_leaves(rule).is_some(),
         };
     }
     Readiness::Compile

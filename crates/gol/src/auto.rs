@@ -112,15 +112,18 @@ struct Costs {
     start: f64,
 }
 
-/// cuda-bitsliced's rate on its generic kernels (the rule read from constant memory), cell
-/// updates per second: measured on the H200, 2D 5.2e10 (2048², depth 8; `GENERIC_RATE_3D`
-/// likewise, see docs/benchmarks/gpu-2d.md, "First runs of new rules").
-const GENERIC_RATE_2D: f64 = 5.2e10;
-const GENERIC_RATE_3D: f64 = 5.2e10;
+/// cuda-bitsliced's rates on its generic kernels (the rule read from constant memory), cell
+/// updates per second, measured on the H200 at 16384² × 256 (docs/benchmarks/gpu-2d.md, "First
+/// runs of new rules"): 2D rules by the sums 4.05e12 (B36/S23; 3.42e12 for the Generations rule
+/// 345/2/4), 2D rules over the nine cells 3.36e11 (B2-a/S12, B2/S34H); 3D 1.83e12 (512³ × 64).
+const GENERIC_BY_SUMS_2D: f64 = 3.4e12;
+const GENERIC_BY_CELLS_2D: f64 = 3.4e11;
+const GENERIC_3D: f64 = 1.8e12;
 
-/// Seconds NVRTC takes to build a rule's own cuda-bitsliced kernel on the GPU machine's host
-/// (docs/benchmarks/gpu-2d.md, "First runs of new rules").
-const COMPILE_SECONDS: f64 = 3.0;
+/// Seconds a first run waits for NVRTC to build a rule's own cuda-bitsliced kernel on the H200
+/// machine's host: 1.9–12.4 s, 3.5–4.5 s for most rules (docs/benchmarks/gpu-2d.md, "First runs
+/// of new rules").
+const COMPILE_SECONDS: f64 = 4.0;
 
 /// Host-to-device bandwidth for the state's trips, bytes per second (PCIe 5 from pageable
 /// memory, measured about 20 GB/s on the H100 machine).
@@ -188,15 +191,15 @@ pub fn estimate(id: EngineId, work: &Workload, machine: &Machine) -> Option<f64>
     let gens = work.generations as f64;
     let generations_at = |rate: f64| updates / rate + gens * c.per_generation;
     Some(if id.on_gpu() {
-        let generic_rate = match work.axes {
-            2 => GENERIC_RATE_2D,
-            _ => GENERIC_RATE_3D,
-        };
         // A rule whose own kernel is not ready runs on the generic one until its own is
         // compiled (at most the compile's time, then at the full rate), or waits for it.
         let generations = match (id, work.kernel) {
-            (EngineId::CudaBitsliced, Readiness::Generic { compiling }) => {
-                let generic = generations_at(generic_rate);
+            (EngineId::CudaBitsliced, Readiness::Generic { compiling, by_sums }) => {
+                let generic = generations_at(match (work.axes, by_sums) {
+                    (2, true) => GENERIC_BY_SUMS_2D,
+                    (2, false) => GENERIC_BY_CELLS_2D,
+                    _ => GENERIC_3D,
+                });
                 match compiling {
                     true => generic.min(COMPILE_SECONDS + generations_at(c.rate)),
                     false => generic,
@@ -282,12 +285,12 @@ pub fn resolve(
     } else {
         let kernel = match work.kernel {
             Readiness::Ready => "",
-            Readiness::Generic { compiling: true } => {
-                ", the generic rule kernel until the rule's own is compiled"
-            }
-            Readiness::Generic { compiling: false } => {
-                ", the generic rule kernel throughout (no compile of the rule's own here)"
-            }
+            Readiness::Generic {
+                compiling: true, ..
+            } => ", the generic rule kernel until the rule's own is compiled",
+            Readiness::Generic {
+                compiling: false, ..
+            } => ", the generic rule kernel throughout (no compile of the rule's own here)",
             Readiness::Compile => ", the rule's kernel compile",
         };
         format!("{} GPU(s), start-up{kernel} counted", machine.gpus)
@@ -408,11 +411,18 @@ mod test {
             kernel,
             ..work(side, gens)
         };
-        let generic = Readiness::Generic { compiling: false };
-        let compiling = Readiness::Generic { compiling: true };
+        // An isotropic rule, which the generic kernel takes over the nine cells.
+        let generic = Readiness::Generic {
+            compiling: false,
+            by_sums: false,
+        };
+        let compiling = Readiness::Generic {
+            compiling: true,
+            by_sums: false,
+        };
         // A run the GPU wins on its own kernel (65536², 1024 generations: 0.39 s against
-        // 7.9 s) still goes to the GPU when that kernel comes after a compile of about 3 s,
-        // but not on the generic kernel alone (84 s).
+        // 7.9 s) still goes to the GPU when that kernel comes after a compile of about 4 s,
+        // but not on the generic kernel alone (13 s).
         let long = |kernel| at(65536, 1024, kernel);
         for kernel in [Readiness::Ready, compiling, Readiness::Compile] {
             assert_eq!(pick(&long(kernel), H100_HOST), EngineId::CudaBitsliced);

@@ -1007,7 +1007,8 @@ fn rules_without_a_kernel_run_on_the_generic_one_without_nvrtc() {
     if !gpu_listed() {
         return;
     }
-    let short = ["--size", "1024", "--gens", "100", "--rule", "B36/S23"];
+    // An isotropic rule, which the generic kernel takes over the nine cells (its slower way).
+    let short = ["--size", "1024", "--gens", "100", "--rule", "B2-a/S12"];
     let gpu = [&short[..], &["--engine", "cuda-bitsliced"]].concat();
     let Some(report) = run_without_nvrtc(&gpu) else {
         return;
@@ -1017,12 +1018,17 @@ fn rules_without_a_kernel_run_on_the_generic_one_without_nvrtc() {
         details.contains("the generic rule kernel (the rule's own failed to compile: no NVRTC"),
         "{report}"
     );
-    let cpu = [&short[..], &["--engine", "cpu-bitsliced", "--json"]].concat();
+    let cpu = [
+        &["run"][..],
+        &short,
+        &["--engine", "cpu-bitsliced", "--json"],
+    ]
+    .concat();
     assert_eq!(
         report["alive"],
         alive(stdout_of(&cpu).as_bytes()).1["alive"]
     );
-    let long = ["--size", "2048", "--gens", "50000", "--rule", "B36/S23"];
+    let long = ["--size", "4096", "--gens", "20000", "--rule", "B2-a/S12"];
     let report = run_without_nvrtc(&long).unwrap();
     assert!(
         report["engine"].as_str().unwrap().starts_with("cpu-"),
