@@ -1012,19 +1012,27 @@ fn one_bitsliced_run_matches_the_oracle() {
     assert_eq!(expected.first_difference(&got), None);
 }
 
+/// Whether there is a GPU for whose architecture the binary has CUBINs built in (a notice
+/// where there is none).
+fn kernels_built_in_here() -> bool {
+    if !have_gpu() {
+        return false;
+    }
+    let arch = gol_cuda::device::gpu().unwrap().arch();
+    let built_in = gol_cuda::source::SHIPPED_ARCHES.contains(&arch.as_str())
+        && gol_cuda::device::shipped_cubins().next().is_some();
+    if !built_in {
+        eprintln!("notice: no CUBINs built in for {arch}; skipping");
+    }
+    built_in
+}
+
 /// The default engine under each dimension's default rule runs from the CUBINs built into the
 /// binary: a child process with an empty kernel cache matches the oracle in 2D and 3D without
 /// loading NVRTC (what made a first run on a fresh machine take seconds) or writing the cache.
 #[test]
 fn default_kernels_run_from_the_binary_without_nvrtc() {
-    if !have_gpu() {
-        return;
-    }
-    let arch = gol_cuda::device::gpu().unwrap().arch();
-    if !gol_cuda::source::SHIPPED_ARCHES.contains(&arch.as_str())
-        || gol_cuda::device::shipped_cubins().next().is_none()
-    {
-        eprintln!("notice: no CUBINs built in for {arch}; skipping");
+    if !kernels_built_in_here() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -1069,14 +1077,7 @@ fn default_kernels_from_the_binary() {
 /// compile fills the kernel cache. In 2D and 3D, in a child process with an empty cache.
 #[test]
 fn a_new_rule_starts_on_the_generic_kernel_and_moves_to_its_own() {
-    if !have_gpu() {
-        return;
-    }
-    let arch = gol_cuda::device::gpu().unwrap().arch();
-    if !gol_cuda::source::SHIPPED_ARCHES.contains(&arch.as_str())
-        || gol_cuda::device::shipped_cubins().next().is_none()
-    {
-        eprintln!("notice: no CUBINs built in for {arch}; skipping");
+    if !kernels_built_in_here() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
