@@ -93,7 +93,7 @@ impl Shape {
     /// registers), and its depth-8 kernel is bounded to 3 blocks an SM, at most 168 registers
     /// a thread, for it would otherwise take about 180 registers and fit two (the others fit
     /// three or more unbounded, or would spill under the bound). Generations rules as
-    /// [`Shape::ages`] says.
+    /// deep as their age planes allow (at most 8, and at most 16 age planes a launch).
     pub fn of(rule: Rule) -> Shape {
         let wide_rows = crate::circuit::reads_sums_and_cells(rule);
         let chains = match crate::circuit::is_exact(rule) {
