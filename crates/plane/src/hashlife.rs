@@ -635,7 +635,9 @@ impl<L: Leaf> HashLife<L> {
     fn try_step(&mut self, j: u32, stop: &AtomicBool) -> Result<Attempt> {
         if self.memo_step != Some(j) {
             if let Some(old) = self.memo_step {
-                self.tree.store.forget_results_above(old.min(j) + 2);
+                let store = &mut self.tree.store;
+                self.pool
+                    .install(|| store.forget_results_above(old.min(j) + 2));
             }
             self.memo_step = Some(j);
         }

@@ -417,14 +417,19 @@ impl Store {
         );
     }
 
-    /// Forgets the results of every node above `level`.
+    /// Forgets the results of every node above `level`: a pass over the whole table, split
+    /// among the threads of the rayon pool it is called in (a run to 10^100 generations makes
+    /// one for each of its step sizes).
     pub fn forget_results_above(&mut self, level: u32) {
+        use rayon::prelude::*;
         let words = plain(&mut self.words);
-        for node in words.chunks_exact_mut(WORDS) {
-            if node[META] & LEVEL > level {
-                node[RESULT] = NONE;
+        words.par_chunks_mut(WORDS << 12).for_each(|nodes| {
+            for node in nodes.chunks_exact_mut(WORDS) {
+                if node[META] & LEVEL > level {
+                    node[RESULT] = NONE;
+                }
             }
-        }
+        });
     }
 
     /// The cached population of `id` (cells not in state 0), where it is known and below
