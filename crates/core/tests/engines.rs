@@ -1,7 +1,7 @@
 //! Property tests: every CPU engine (and every instruction set of cpu-bitsliced) gives the same
 //! states as the cpu-scalar oracle, on random sizes, rules, soups and generation counts.
 
-use gol_core::cpu::{self, Bitsliced, Isa};
+use gol_core::cpu::{self, Bitsliced, Isa, States};
 use gol_core::engine::{evolve, find, Engine};
 use gol_core::rule::{Family, Topology};
 use gol_core::seed::{density_soup, glibc_soup, states_soup, SplitMix64};
@@ -294,6 +294,51 @@ proptest! {
         let expected = oracle(&grid, rule, gens);
         let got = evolve(find(cpu::ENGINES, EngineId::CpuStates).unwrap(), &grid, rule, gens).unwrap();
         prop_assert_eq!(expected.first_difference(&got), None, "{}", rule);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// cpu-states' bit-sliced path (two-state square Larger than Life rules, B0 and a cell
+    /// left out of its count included) on every instruction set here, against the oracle:
+    /// ranges past 64 (more than one ghost word a side) and past the grid's own size.
+    #[test]
+    fn square_larger_than_life_in_bits_matches_the_oracle_on_every_isa(
+        width in side(),
+        height in side(),
+        bits in any::<u64>(),
+        wide in 0u32..4,
+        gens in 0u64..12,
+        density in 0.05f64..0.95,
+        topology in topology(),
+    ) {
+        let mut rng = SplitMix64::new(bits);
+        let (mut larger, _) = gol_core::rule::Larger::random(20, &mut || rng.next());
+        larger.shape = gol_core::rule::larger::Shape::Moore;
+        if wide == 0 {
+            larger.range = 60 + (rng.next() % 80) as u32;
+        }
+        let size = larger.size();
+        let mut share = |from: u64| ((size as u64 * (from + rng.next() % 15) / 100).max(1)) as u32;
+        larger.survive = (share(20), share(45));
+        larger.birth = (share(25), share(40));
+        if rng.next() % 4 == 0 {
+            larger.birth.0 = 0;
+        }
+        let rule = Rule::from_larger(larger, 2).on(topology);
+        let grid = density_soup(width, height, density, bits).unwrap();
+        let expected = oracle(&grid, rule, gens);
+        for isa in Isa::available() {
+            let mut engine = States::with_isa(isa).unwrap();
+            engine.load(&grid, rule).unwrap();
+            engine.step(gens / 2).unwrap();
+            engine.step(gens - gens / 2).unwrap();
+            let got = engine.snapshot().unwrap();
+            prop_assert_eq!(expected.first_difference(&got), None, "{} [{}]", rule, isa.name());
+            prop_assert_eq!(engine.population().unwrap(), expected.population());
+            prop_assert!(engine.details().starts_with("bit-sliced running sums"));
+        }
     }
 }
 

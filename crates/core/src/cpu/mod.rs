@@ -7,6 +7,7 @@ mod generations;
 mod ghost;
 #[cfg(target_arch = "x86_64")]
 mod jit;
+mod larger_bits;
 mod program;
 mod scalar;
 mod scalar3d;

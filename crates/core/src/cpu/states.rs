@@ -23,6 +23,7 @@
 use rayon::prelude::*;
 
 use super::bitsliced::{dispatch, Isa, Kernel};
+use super::larger_bits::LargerBits;
 use crate::engine::{Engine, EngineId};
 use crate::error::{Error, Result};
 use crate::grid::{check_size, Grid};
@@ -36,9 +37,25 @@ use crate::rule::{Larger, Rule, RuleTable, Topology};
 pub const MOST_FLAT: usize = 1 << 22;
 
 /// The `cpu-states` engine (see the module documentation).
-#[derive(Default)]
 pub struct States {
-    state: Option<Loaded>,
+    state: Option<Kept>,
+    isa: Isa,
+}
+
+impl Default for States {
+    fn default() -> States {
+        States {
+            state: None,
+            isa: Isa::detect(),
+        }
+    }
+}
+
+/// How the world is kept: bytes, or bits for the two-state square Larger than Life rules
+/// ([`LargerBits`]).
+enum Kept {
+    Bytes(Loaded),
+    Bits(LargerBits),
 }
 
 /// How a generation is computed.
@@ -60,7 +77,16 @@ struct Loaded {
 }
 
 impl States {
-    fn loaded(&self) -> Result<&Loaded> {
+    /// The engine with its inner loops compiled for `isa` (the widest one the CPU has by
+    /// default), or an error if this CPU lacks it.
+    pub fn with_isa(isa: Isa) -> Result<States> {
+        Ok(States {
+            state: None,
+            isa: isa.require()?,
+        })
+    }
+
+    fn loaded(&self) -> Result<&Kept> {
         self.state
             .as_ref()
             .ok_or_else(|| Error::Engine("cpu-states: no grid loaded".into()))
@@ -76,6 +102,23 @@ impl Engine for States {
         rule.check_engine(EngineId::CpuStates, 8)?;
         rule.check_states(grid.states())?;
         rule.check_grid(grid.width(), grid.height())?;
+        let isa = self.isa;
+        if let Some(larger) = rule
+            .larger()
+            .filter(|l| LargerBits::takes(l, rule.states()))
+        {
+            let wraps = match rule.topology() {
+                Topology::Torus => Some(true),
+                Topology::Plane => Some(false),
+                _ => None,
+            };
+            if let Some(wraps) = wraps {
+                check_size(grid.width(), grid.height())?;
+                self.state = None;
+                self.state = Some(Kept::Bits(LargerBits::load(grid, &larger, wraps, isa)?));
+                return Ok(());
+            }
+        }
         let update = match (rule.rule_table(), rule.larger()) {
             (Some(table), _) => match table.flat(MOST_FLAT) {
                 Some(flat) => Update::Flat(flat),
@@ -93,31 +136,34 @@ impl Engine for States {
         let mut cells = grid.to_bytes_in(width, 0, len as usize);
         grid.add_ages(&mut cells, width, 0);
         let next = memory::zeroed_vec::<u8>(len, &what)?;
-        self.state = Some(Loaded {
+        self.state = Some(Kept::Bytes(Loaded {
             width,
             height,
             edges: rule.topology(),
             states: rule.states(),
             update,
-            isa: Isa::detect(),
+            isa,
             cells,
             next,
-        });
+        }));
         Ok(())
     }
 
     fn step(&mut self, generations: u64) -> Result<()> {
         self.loaded()?;
-        if let Some(world) = self.state.as_mut() {
-            for _ in 0..generations {
-                world.generation();
-            }
+        match self.state.as_mut() {
+            Some(Kept::Bytes(world)) => (0..generations).for_each(|_| world.generation()),
+            Some(Kept::Bits(world)) => (0..generations).for_each(|_| world.generation()),
+            None => {}
         }
         Ok(())
     }
 
     fn snapshot(&self) -> Result<Grid> {
-        let world = self.loaded()?;
+        let world = match self.loaded()? {
+            Kept::Bytes(world) => world,
+            Kept::Bits(world) => return world.to_grid(),
+        };
         let (w, h) = (world.width, world.height);
         if world.states > 2 {
             return Grid::from_states_in(w, h, world.states, &world.cells, w, 0);
@@ -126,7 +172,10 @@ impl Engine for States {
     }
 
     fn population(&self) -> Result<u64> {
-        let world = self.loaded()?;
+        let world = match self.loaded()? {
+            Kept::Bytes(world) => world,
+            Kept::Bits(world) => return Ok(world.population()),
+        };
         Ok(world
             .cells
             .par_chunks(1 << 16)
@@ -135,20 +184,23 @@ impl Engine for States {
     }
 
     fn details(&self) -> String {
-        let how = match self.state.as_ref().map(|w| &w.update) {
-            Some(Update::Flat(flat)) => format!(
-                "flat lookup of {} entries over {} cells",
-                flat.next.len(),
-                flat.cells.len()
-            ),
-            Some(Update::Tree(_)) => "the rule's tree walked per cell".into(),
-            Some(Update::Larger(l)) if l.shape == Shape::Moore => "running sums".into(),
-            Some(Update::Larger(_)) => "row prefix sums".into(),
+        let how = match self.state.as_ref() {
+            Some(Kept::Bits(_)) => "bit-sliced running sums".into(),
+            Some(Kept::Bytes(world)) => match &world.update {
+                Update::Flat(flat) => format!(
+                    "flat lookup of {} entries over {} cells",
+                    flat.next.len(),
+                    flat.cells.len()
+                ),
+                Update::Tree(_) => "the rule's tree walked per cell".into(),
+                Update::Larger(l) if l.shape == Shape::Moore => "running sums".into(),
+                Update::Larger(_) => "row prefix sums".into(),
+            },
             None => String::new(),
         };
         format!(
             "{how}, {}, {} threads",
-            Isa::detect().name(),
+            self.isa.name(),
             rayon::current_num_threads()
         )
     }

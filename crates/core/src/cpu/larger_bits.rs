@@ -1,0 +1,599 @@
+//! Larger than Life's square neighbourhood under a rule of two states, 64 cells a word: the
+//! path `cpu-states` takes for the family's commonest rules (`R5,C0,M1,S34..58,B34..45,NM`
+//! and the like) on a torus or a bounded plane.
+//!
+//! # Layout
+//!
+//! A row is `ghost` words, `words` words, `ghost` words (`words` is ⌈W/64⌉ rounded up to a
+//! whole number of [`LANES`]; `ghost` is ⌊r/64⌋ + 1): cell x at bit x % 64 of word
+//! `ghost + x / 64`. Every bit of a cell outside 0..W (the ghost words, the rounding and the
+//! tail of the last word) holds the cell a torus wraps round to, or zero on a bounded plane,
+//! and is made so again after each generation ([`edges`]). A row's counts therefore read any
+//! cell within the range of one of its cells without a test.
+//!
+//! # Algorithm
+//!
+//! Bit slicing, as in `cpu-bitsliced`: each bit of a word is a cell, and a number per cell is
+//! kept as bit planes (plane i holds bit i of each cell's number), [`LANES`] words at a time.
+//! Down a band of rows, for each column of `LANES` words:
+//!
+//! 1. A row's horizontal count (the live cells among the 2r + 1 of the row centred on each
+//!    cell): the row read at each offset −r..=r (two neighbouring words funnelled into one)
+//!    and added into `HB` planes by full and half adders, O(r) operations a word.
+//! 2. The square's count, kept in `CB` planes as a running sum: the row entering the window
+//!    adds its horizontal count, the row leaving takes it away (kept in a ring of 2r + 1), so
+//!    a row costs two additions at any range.
+//! 3. The next state: the count compared with the rule's bounds, one three-input logic
+//!    operation a plane a bound.
+
+use rayon::prelude::*;
+
+use super::bitsliced::Isa;
+use crate::error::Result;
+use crate::grid::{last_word_mask, words_per_row, Grid};
+use crate::memory;
+use crate::rule::Larger;
+
+/// Words the rows are rounded up to: a whole number of the widest vectors (AVX-512's 512
+/// bits).
+const LANES: usize = 8;
+
+/// A two-state square Larger than Life world in the layout above.
+pub struct LargerBits {
+    width: usize,
+    height: usize,
+    wraps: bool,
+    range: usize,
+    /// The inclusive bounds of the whole square's count (the cell itself included) within
+    /// which an empty cell is born and a live one survives.
+    birth: (u32, u32),
+    survive: (u32, u32),
+    ghost: usize,
+    words: usize,
+    stride: usize,
+    isa: Isa,
+    cells: Vec<u64>,
+    next: Vec<u64>,
+}
+
+impl LargerBits {
+    /// Whether `rule` of `states` states on a torus (`wraps`) or a bounded plane takes this
+    /// path.
+    pub fn takes(rule: &Larger, states: u32) -> bool {
+        states == 2 && rule.shape == crate::rule::larger::Shape::Moore
+    }
+
+    /// `grid` (two states) under `rule`, on a torus where `wraps`, else a bounded plane.
+    pub fn load(grid: &Grid, rule: &Larger, wraps: bool, isa: Isa) -> Result<LargerBits> {
+        let (width, height) = (grid.width(), grid.height());
+        let range = rule.range as usize;
+        let ghost = range / 64 + 1;
+        let words = words_per_row(width).next_multiple_of(LANES);
+        let stride = words + 2 * ghost;
+        let len = (stride * height) as u64;
+        let what = format!("a {width}x{height} grid on cpu-states (two bit arrays)");
+        memory::check(16 * len, &what)?;
+        let mut cells = memory::zeroed_vec::<u64>(len, &what)?;
+        let next = memory::zeroed_vec::<u64>(len, &what)?;
+        // Without the cell itself in a live cell's count, its bounds over the whole square
+        // are one more.
+        let lift = |(low, high): (u32, u32)| {
+            let m = u32::from(!rule.middle);
+            (low.saturating_add(m), high.saturating_add(m))
+        };
+        let nw = words_per_row(width);
+        for (y, row) in cells.chunks_mut(stride).enumerate() {
+            row[ghost..][..nw].copy_from_slice(grid.row(y));
+            edges(row, width, ghost, wraps);
+        }
+        Ok(LargerBits {
+            width,
+            height,
+            wraps,
+            range,
+            birth: rule.birth,
+            survive: lift(rule.survive),
+            ghost,
+            words,
+            stride,
+            isa,
+            cells,
+            next,
+        })
+    }
+
+    /// The world as a grid.
+    pub fn to_grid(&self) -> Result<Grid> {
+        let mut grid = Grid::new(self.width, self.height)?;
+        let nw = words_per_row(self.width);
+        let mask = last_word_mask(self.width);
+        for (y, row) in self.cells.chunks(self.stride).enumerate() {
+            let out = grid.row_mut(y);
+            out.copy_from_slice(&row[self.ghost..][..nw]);
+            out[nw - 1] &= mask;
+        }
+        Ok(grid)
+    }
+
+    /// Live cells.
+    pub fn population(&self) -> u64 {
+        let nw = words_per_row(self.width);
+        let mask = last_word_mask(self.width);
+        self.cells
+            .par_chunks(self.stride)
+            .map(|row| {
+                let row = &row[self.ghost..][..nw];
+                let full: u64 = row[..nw - 1].iter().map(|w| w.count_ones() as u64).sum();
+                full + (row[nw - 1] & mask).count_ones() as u64
+            })
+            .sum()
+    }
+
+    /// One generation.
+    pub fn generation(&mut self) {
+        let (h, r) = (self.height, self.range);
+        let threads = rayon::current_num_threads();
+        // A band starts with 2r rows of counts: cut no thinner than 8r rows where it can be,
+        // several bands a thread to balance the load.
+        let bands = (1..=4)
+            .rev()
+            .find(|k| h.div_ceil(threads * k) >= 8 * r)
+            .unwrap_or(1);
+        let rows = h.div_ceil(threads * bands).max(16).min(h);
+        let planes = (2 * r + 1).ilog2() as usize + 1;
+        let (isa, stride) = (self.isa, self.stride);
+        let mut next = std::mem::take(&mut self.next);
+        let frame = Frame { world: self };
+        next.par_chunks_mut(rows * stride)
+            .enumerate()
+            .for_each(|(index, out)| {
+                let top = index * rows;
+                macro_rules! planes {
+                    ($($hb:literal => $cb:literal),*) => {
+                        match planes {
+                            $($hb => band::<$hb, $cb>(isa, frame, out, top),)*
+                            _ => unreachable!("ranges are at most 500: 2r + 1 has at most 10 bits"),
+                        }
+                    };
+                }
+                planes!(2 => 4, 3 => 6, 4 => 8, 5 => 10, 6 => 12, 7 => 14, 8 => 16, 9 => 18, 10 => 20);
+            });
+        self.next = std::mem::replace(&mut self.cells, next);
+    }
+}
+
+/// What a band reads.
+#[derive(Clone, Copy)]
+struct Frame<'a> {
+    world: &'a LargerBits,
+}
+
+impl Frame<'_> {
+    /// Row `y` (any integer) with its ghost words: wrapped on a torus, `None` outside a
+    /// bounded plane.
+    #[inline(always)]
+    fn row(&self, y: isize) -> Option<&[u64]> {
+        let w = self.world;
+        let h = w.height as isize;
+        let y = match (0..h).contains(&y) {
+            true => y,
+            false if w.wraps => y.rem_euclid(h),
+            false => return None,
+        };
+        Some(&w.cells[y as usize * w.stride..][..w.stride])
+    }
+
+    /// The horizontal counts (`HB` planes) of the cells of row `y` in the words `at..`.
+    #[inline(always)]
+    fn counts<V: Vector, const HB: usize>(&self, y: isize, at: usize) -> [V; HB] {
+        let mut count = [V::splat(0); HB];
+        let Some(row) = self.row(y) else {
+            return count;
+        };
+        let r = self.world.range as isize;
+        let mut d = -r;
+        while d < r {
+            let (sum, carry) = full_add(count[0], shifted(row, at, d), shifted(row, at, d + 1));
+            count[0] = sum;
+            carry_into(&mut count, 1, carry);
+            d += 2;
+        }
+        carry_into(&mut count, 0, shifted(row, at, r));
+        count
+    }
+}
+
+/// The 64 cells from cell 64·k + `d` of `row`, for each word k of `at..at + V::WORDS` (`d`
+/// may be negative: two neighbouring words funnelled into one).
+#[inline(always)]
+fn shifted<V: Vector>(row: &[u64], at: usize, d: isize) -> V {
+    let first = (at as isize + d.div_euclid(64)) as usize;
+    let words = &row[first..][..V::WORDS + 1];
+    V::load(words).funnel(V::load(&words[1..]), (d & 63) as u32)
+}
+
+/// (sum, carry) of three planes.
+#[inline(always)]
+fn full_add<V: Vector>(a: V, b: V, c: V) -> (V, V) {
+    let t = a.xor(b);
+    (t.xor(c), a.and(b).or(c.and(t)))
+}
+
+/// Adds the one-bit numbers `bit`, of weight 2^`from`, into the number whose planes are
+/// `planes`.
+#[inline(always)]
+fn carry_into<V: Vector, const N: usize>(planes: &mut [V; N], from: usize, mut bit: V) {
+    for plane in &mut planes[from..] {
+        (*plane, bit) = (plane.xor(bit), plane.and(bit));
+    }
+}
+
+/// `total += part` (`part` no wider than `total`; wrapping).
+#[inline(always)]
+fn add<V: Vector, const HB: usize, const CB: usize>(total: &mut [V; CB], part: &[V; HB]) {
+    let mut carry = V::splat(0);
+    for (t, p) in total.iter_mut().zip(part) {
+        (*t, carry) = full_add(*t, *p, carry);
+    }
+    carry_into(total, HB, carry);
+}
+
+/// `total -= part`, as `total + !part + 1` (wrapping).
+#[inline(always)]
+fn subtract<V: Vector, const HB: usize, const CB: usize>(total: &mut [V; CB], part: &[V; HB]) {
+    let ones = V::splat(!0);
+    let mut carry = ones;
+    for (i, t) in total.iter_mut().enumerate() {
+        let p = part.get(i).map_or(ones, |p| p.xor(ones));
+        (*t, carry) = full_add(*t, p, carry);
+    }
+}
+
+/// The bits of `k` (clamped to the largest number `CB` planes hold, which no count reaches)
+/// as vectors of all ones or all zeros, lowest first: a bound [`at_least`] compares with.
+#[inline(always)]
+fn threshold<V: Vector, const CB: usize>(k: u32) -> [V; CB] {
+    let k = k.min((1 << CB) - 1);
+    std::array::from_fn(|i| V::splat(if k >> i & 1 == 1 { !0 } else { 0 }))
+}
+
+/// The cells whose count (`CB` planes) is at least the number whose bits are `k`: from the
+/// lowest plane up, "at least k's low bits" is kept, a plane where k has a 1 taking an AND and
+/// one where it has a 0 an OR (one three-input operation on AVX-512).
+#[inline(always)]
+fn at_least<V: Vector, const CB: usize>(count: &[V; CB], k: &[V; CB]) -> V {
+    let mut at_least = V::splat(!0);
+    for (c, bit) in count.iter().zip(k) {
+        let g = at_least;
+        at_least = c.and(g).or(bit.not().and(c.or(g)));
+    }
+    at_least
+}
+
+/// Rows `top..top + out.len() / stride` of one generation, with `HB` planes for a row's
+/// horizontal counts and `CB` for the square's, compiled for the widest instruction set the
+/// CPU has.
+fn band<const HB: usize, const CB: usize>(isa: Isa, frame: Frame, out: &mut [u64], top: usize) {
+    match isa {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `Isa::Avx512` is only chosen when the CPU reports AVX-512 F, VL and BW.
+        Isa::Avx512 => unsafe { x86::band_avx512::<HB, CB>(frame, out, top) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `Isa::Avx2` is only chosen when the CPU reports AVX2.
+        Isa::Avx2 => unsafe { x86::band_avx2::<HB, CB>(frame, out, top) },
+        _ => band_in::<u64, HB, CB>(frame, out, top),
+    }
+}
+
+/// [`band`] in vectors `V`.
+#[inline(always)]
+fn band_in<V: Vector, const HB: usize, const CB: usize>(frame: Frame, out: &mut [u64], top: usize) {
+    let world = frame.world;
+    let (r, stride, ghost) = (world.range as isize, world.stride, world.ghost);
+    let span = 2 * r as usize + 1;
+    let bound = |(low, high): (u32, u32)| {
+        (
+            threshold::<V, CB>(low),
+            threshold::<V, CB>(high.saturating_add(1)),
+        )
+    };
+    let (birth, survive) = (bound(world.birth), bound(world.survive));
+    let first = top as isize - r;
+    // The ring holds the horizontal counts of the rows y − r..=y + r at slots (row − first)
+    // mod 2r + 1: a row enters at `slot` and leaves from the slot after it.
+    let mut ring = vec![[V::splat(0); HB]; span];
+    for at in (ghost..ghost + world.words).step_by(V::WORDS) {
+        let mut total = [V::splat(0); CB];
+        for (y, kept) in (first..first + 2 * r).zip(&mut ring) {
+            let counts = frame.counts::<V, HB>(y, at);
+            add(&mut total, &counts);
+            *kept = counts;
+        }
+        let mut slot = span - 1;
+        for (k, out) in out.chunks_mut(stride).enumerate() {
+            let y = top as isize + k as isize;
+            let counts = frame.counts::<V, HB>(y + r, at);
+            add(&mut total, &counts);
+            ring[slot] = counts;
+            slot = if slot + 1 == span { 0 } else { slot + 1 };
+            let row = frame.row(y).expect("a band's rows are inside the grid");
+            let alive = V::load(&row[at..]);
+            let born = range_mask(&total, &birth);
+            let lives = range_mask(&total, &survive);
+            alive
+                .and(lives)
+                .or(alive.not().and(born))
+                .store(&mut out[at..]);
+            subtract(&mut total, &ring[slot]);
+        }
+    }
+    for row in out.chunks_mut(stride) {
+        edges(row, world.width, ghost, world.wraps);
+    }
+}
+
+/// The cells whose count is within `(at least, above)`.
+#[inline(always)]
+fn range_mask<V: Vector, const CB: usize>(count: &[V; CB], (low, above): &([V; CB], [V; CB])) -> V {
+    at_least(count, low).and(at_least(count, above).not())
+}
+
+/// A vector of words and what the inner loops do with it, for each instruction set.
+trait Vector: Copy {
+    /// Words a vector holds.
+    const WORDS: usize;
+    /// `word` in every word.
+    fn splat(word: u64) -> Self;
+    /// The first `WORDS` words of `words`.
+    fn load(words: &[u64]) -> Self;
+    /// Into the first `WORDS` words of `words`.
+    fn store(self, words: &mut [u64]);
+    fn and(self, other: Self) -> Self;
+    fn or(self, other: Self) -> Self;
+    fn xor(self, other: Self) -> Self;
+    #[inline(always)]
+    fn not(self) -> Self {
+        self.xor(Self::splat(!0))
+    }
+    /// Each word shifted right by `s` (0..64), the low bits of `next`'s word shifted in
+    /// (`(self >> s) | (next << (64 − s))`, `self` where `s` is 0).
+    fn funnel(self, next: Self, s: u32) -> Self;
+}
+
+impl Vector for u64 {
+    const WORDS: usize = 1;
+    #[inline(always)]
+    fn splat(word: u64) -> Self {
+        word
+    }
+    #[inline(always)]
+    fn load(words: &[u64]) -> Self {
+        words[0]
+    }
+    #[inline(always)]
+    fn store(self, words: &mut [u64]) {
+        words[0] = self;
+    }
+    #[inline(always)]
+    fn and(self, other: Self) -> Self {
+        self & other
+    }
+    #[inline(always)]
+    fn or(self, other: Self) -> Self {
+        self | other
+    }
+    #[inline(always)]
+    fn xor(self, other: Self) -> Self {
+        self ^ other
+    }
+    #[inline(always)]
+    fn funnel(self, next: Self, s: u32) -> Self {
+        // `(next << 1) << (63 − s)` is `next << (64 − s)`, and 0 where s is 0.
+        (self >> s) | ((next << 1) << (63 - s))
+    }
+}
+
+/// The AVX2 and AVX-512 vectors. Their methods use the instructions of their set without a
+/// check: they are only called from [`band_avx2`](x86::band_avx2) and
+/// [`band_avx512`](x86::band_avx512), which [`band`] calls where the CPU has them.
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use std::arch::x86_64::*;
+
+    use super::{band_in, Frame, Vector};
+
+    /// [`super::band`] compiled for AVX-512.
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512 F, VL and BW.
+    #[target_feature(enable = "avx512f,avx512vl,avx512bw")]
+    pub(super) unsafe fn band_avx512<const HB: usize, const CB: usize>(
+        frame: Frame,
+        out: &mut [u64],
+        top: usize,
+    ) {
+        band_in::<Avx512, HB, CB>(frame, out, top)
+    }
+
+    /// [`super::band`] compiled for AVX2.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn band_avx2<const HB: usize, const CB: usize>(
+        frame: Frame,
+        out: &mut [u64],
+        top: usize,
+    ) {
+        band_in::<Avx2, HB, CB>(frame, out, top)
+    }
+
+    #[derive(Clone, Copy)]
+    pub(super) struct Avx512(__m512i);
+
+    // SAFETY (every block below): only reached from `band_avx512`, whose caller checked
+    // that the CPU has AVX-512 F; loads and stores go through slices of at least 8 words.
+    impl Vector for Avx512 {
+        const WORDS: usize = 8;
+        #[inline(always)]
+        fn splat(word: u64) -> Self {
+            Avx512(unsafe { _mm512_set1_epi64(word as i64) })
+        }
+        #[inline(always)]
+        fn load(words: &[u64]) -> Self {
+            let words = &words[..8];
+            Avx512(unsafe { _mm512_loadu_si512(words.as_ptr().cast()) })
+        }
+        #[inline(always)]
+        fn store(self, words: &mut [u64]) {
+            let words = &mut words[..8];
+            unsafe { _mm512_storeu_si512(words.as_mut_ptr().cast(), self.0) }
+        }
+        #[inline(always)]
+        fn and(self, other: Self) -> Self {
+            Avx512(unsafe { _mm512_and_si512(self.0, other.0) })
+        }
+        #[inline(always)]
+        fn or(self, other: Self) -> Self {
+            Avx512(unsafe { _mm512_or_si512(self.0, other.0) })
+        }
+        #[inline(always)]
+        fn xor(self, other: Self) -> Self {
+            Avx512(unsafe { _mm512_xor_si512(self.0, other.0) })
+        }
+        #[inline(always)]
+        fn funnel(self, next: Self, s: u32) -> Self {
+            unsafe {
+                let right = _mm512_srl_epi64(self.0, _mm_cvtsi32_si128(s as i32));
+                let left = _mm512_sll_epi64(
+                    _mm512_slli_epi64::<1>(next.0),
+                    _mm_cvtsi32_si128(63 - s as i32),
+                );
+                Avx512(_mm512_or_si512(right, left))
+            }
+        }
+    }
+
+    #[derive(Clone, Copy)]
+    pub(super) struct Avx2(__m256i);
+
+    // SAFETY (every block below): only reached from `band_avx2`, whose caller checked that
+    // the CPU has AVX2; loads and stores go through slices of at least 4 words.
+    impl Vector for Avx2 {
+        const WORDS: usize = 4;
+        #[inline(always)]
+        fn splat(word: u64) -> Self {
+            Avx2(unsafe { _mm256_set1_epi64x(word as i64) })
+        }
+        #[inline(always)]
+        fn load(words: &[u64]) -> Self {
+            let words = &words[..4];
+            Avx2(unsafe { _mm256_loadu_si256(words.as_ptr().cast()) })
+        }
+        #[inline(always)]
+        fn store(self, words: &mut [u64]) {
+            let words = &mut words[..4];
+            unsafe { _mm256_storeu_si256(words.as_mut_ptr().cast(), self.0) }
+        }
+        #[inline(always)]
+        fn and(self, other: Self) -> Self {
+            Avx2(unsafe { _mm256_and_si256(self.0, other.0) })
+        }
+        #[inline(always)]
+        fn or(self, other: Self) -> Self {
+            Avx2(unsafe { _mm256_or_si256(self.0, other.0) })
+        }
+        #[inline(always)]
+        fn xor(self, other: Self) -> Self {
+            Avx2(unsafe { _mm256_xor_si256(self.0, other.0) })
+        }
+        #[inline(always)]
+        fn funnel(self, next: Self, s: u32) -> Self {
+            unsafe {
+                let right = _mm256_srl_epi64(self.0, _mm_cvtsi32_si128(s as i32));
+                let left = _mm256_sll_epi64(
+                    _mm256_slli_epi64::<1>(next.0),
+                    _mm_cvtsi32_si128(63 - s as i32),
+                );
+                Avx2(_mm256_or_si256(right, left))
+            }
+        }
+    }
+}
+
+/// Sets the bits of `row`'s cells outside 0..`width` (see the module documentation): the cells
+/// a torus wraps round to (`wraps`), or zero.
+fn edges(row: &mut [u64], width: usize, ghost: usize, wraps: bool) {
+    let nw = words_per_row(width);
+    let tail = width % 64;
+    if !wraps {
+        row[..ghost].fill(0);
+        row[ghost + nw - 1] &= last_word_mask(width);
+        row[ghost + nw..].fill(0);
+        return;
+    }
+    let (left, rest) = row.split_at_mut(ghost);
+    let (inside, right) = rest.split_at_mut(nw);
+    let word = |x: isize, inside: &[u64]| wrapped(inside, width, x.rem_euclid(width as isize));
+    for (k, w) in left.iter_mut().enumerate() {
+        *w = word(64 * (k as isize - ghost as isize), inside);
+    }
+    if tail != 0 {
+        let end = word(width as isize, inside) << tail;
+        inside[nw - 1] = (inside[nw - 1] & last_word_mask(width)) | end;
+    }
+    for (k, w) in right.iter_mut().enumerate() {
+        *w = word(64 * (nw + k) as isize, inside);
+    }
+}
+
+/// The 64 cells from cell `x` (in 0..`width`) of a row's words `inside`, round the torus.
+fn wrapped(inside: &[u64], width: usize, x: isize) -> u64 {
+    let (mut word, mut filled, mut x) = (0u64, 0, x as usize);
+    while filled < 64 {
+        let n = (64 - filled).min(width - x);
+        let (i, s) = (x / 64, x % 64);
+        let mut bits = inside[i] >> s;
+        if s > 0 && i + 1 < inside.len() {
+            bits |= inside[i + 1] << (64 - s);
+        }
+        if n < 64 {
+            bits &= (1 << n) - 1;
+        }
+        word |= bits << filled;
+        filled += n;
+        x = (x + n) % width;
+    }
+    word
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    #[test]
+    fn wrapped_words_repeat_a_narrow_row() {
+        // A row of 3 cells, 1 0 1: from cell 1 the cells are 0 1 1 0 1 1 0 …
+        let word = wrapped(&[0b101], 3, 1);
+        for i in 0..64 {
+            assert_eq!(word >> i & 1, u64::from((i + 1) % 3 != 1), "cell {i}");
+        }
+    }
+
+    #[test]
+    fn counts_compare_with_their_bounds() {
+        // Numbers 0..16 in 4 planes, one per bit position of the first word.
+        let mut count = [0u64; 4];
+        for n in 0..16u64 {
+            for (p, plane) in count.iter_mut().enumerate() {
+                *plane |= (n >> p & 1) << n;
+            }
+        }
+        for k in 0..20 {
+            let at = at_least(&count, &threshold::<u64, 4>(k));
+            for n in 0..15u32 {
+                assert_eq!(at >> n & 1 == 1, n >= k, "{n} >= {k}");
+            }
+        }
+    }
+}
