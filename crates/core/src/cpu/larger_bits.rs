@@ -52,6 +52,8 @@ pub struct LargerBits {
     words: usize,
     stride: usize,
     isa: Isa,
+    /// Whether the AVX-512 code may use VBMI2's funnel shifts.
+    funnel: bool,
     cells: Vec<u64>,
     next: Vec<u64>,
 }
@@ -97,6 +99,7 @@ impl LargerBits {
             words,
             stride,
             isa,
+            funnel: isa == Isa::Avx512 && funnel_shifts(),
             cells,
             next,
         })
@@ -162,6 +165,14 @@ impl LargerBits {
     }
 }
 
+/// Whether the CPU has VBMI2's funnel shifts.
+fn funnel_shifts() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return x86::has_vbmi2();
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
 /// What a band reads.
 #[derive(Clone, Copy)]
 struct Frame<'a> {
@@ -191,14 +202,24 @@ impl Frame<'_> {
             return count;
         };
         let r = self.world.range as isize;
-        let mut d = -r;
-        while d < r {
-            let (sum, carry) = full_add(count[0], shifted(row, at, d), shifted(row, at, d + 1));
-            count[0] = sum;
-            carry_into(&mut count, 1, carry);
+        let at = |d| shifted::<V>(row, at, d);
+        // Harley and Seal's carry-save adding: four cells at a time into the ones and twos
+        // planes by three full adders, one carry of weight 4 going on up; the first one or
+        // three cells start the planes (2r + 1 is odd).
+        count[0] = at(-r);
+        let mut d = 1 - r;
+        if r % 2 == 1 {
+            (count[0], count[1]) = full_add(count[0], at(d), at(d + 1));
             d += 2;
         }
-        carry_into(&mut count, 0, shifted(row, at, r));
+        while d < r {
+            let (ones, low) = full_add(count[0], at(d), at(d + 1));
+            let (ones, high) = full_add(ones, at(d + 2), at(d + 3));
+            let (twos, fours) = full_add(count[1], low, high);
+            (count[0], count[1]) = (ones, twos);
+            carry_into(&mut count, 2, fours);
+            d += 4;
+        }
         count
     }
 }
@@ -276,6 +297,11 @@ fn at_least<V: Vector, const CB: usize>(count: &[V; CB], k: &[V; CB]) -> V {
 fn band<const HB: usize, const CB: usize>(isa: Isa, frame: Frame, out: &mut [u64], top: usize) {
     match isa {
         #[cfg(target_arch = "x86_64")]
+        // SAFETY: `funnel` is only set where the CPU reports AVX-512 VBMI2 with the rest.
+        Isa::Avx512 if frame.world.funnel => unsafe {
+            x86::band_avx512_vbmi2::<HB, CB>(frame, out, top)
+        },
+        #[cfg(target_arch = "x86_64")]
         // SAFETY: `Isa::Avx512` is only chosen when the CPU reports AVX-512 F, VL and BW.
         Isa::Avx512 => unsafe { x86::band_avx512::<HB, CB>(frame, out, top) },
         #[cfg(target_arch = "x86_64")]
@@ -298,6 +324,8 @@ fn band_in<V: Vector, const HB: usize, const CB: usize>(frame: Frame, out: &mut 
         )
     };
     let (birth, survive) = (bound(world.birth), bound(world.survive));
+    // Both bounds often start at the same count: one comparison then serves both.
+    let shared = world.birth.0 == world.survive.0;
     let first = top as isize - r;
     // The ring holds the horizontal counts of the rows y − r..=y + r at slots (row − first)
     // mod 2r + 1: a row enters at `slot` and leaves from the slot after it.
@@ -318,8 +346,13 @@ fn band_in<V: Vector, const HB: usize, const CB: usize>(frame: Frame, out: &mut 
             slot = if slot + 1 == span { 0 } else { slot + 1 };
             let row = frame.row(y).expect("a band's rows are inside the grid");
             let alive = V::load(&row[at..]);
-            let born = range_mask(&total, &birth);
-            let lives = range_mask(&total, &survive);
+            let born_from = at_least(&total, &birth.0);
+            let lives_from = match shared {
+                true => born_from,
+                false => at_least(&total, &survive.0),
+            };
+            let born = born_from.and(at_least(&total, &birth.1).not());
+            let lives = lives_from.and(at_least(&total, &survive.1).not());
             alive
                 .and(lives)
                 .or(alive.not().and(born))
@@ -330,12 +363,6 @@ fn band_in<V: Vector, const HB: usize, const CB: usize>(frame: Frame, out: &mut 
     for row in out.chunks_mut(stride) {
         edges(row, world.width, ghost, world.wraps);
     }
-}
-
-/// The cells whose count is within `(at least, above)`.
-#[inline(always)]
-fn range_mask<V: Vector, const CB: usize>(count: &[V; CB], (low, above): &([V; CB], [V; CB])) -> V {
-    at_least(count, low).and(at_least(count, above).not())
 }
 
 /// A vector of words and what the inner loops do with it, for each instruction set.
@@ -412,7 +439,25 @@ mod x86 {
         out: &mut [u64],
         top: usize,
     ) {
-        band_in::<Avx512, HB, CB>(frame, out, top)
+        band_in::<Avx512<false>, HB, CB>(frame, out, top)
+    }
+
+    /// [`super::band`] compiled for AVX-512 with VBMI2.
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512 F, VL, BW and VBMI2.
+    #[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512vbmi2")]
+    pub(super) unsafe fn band_avx512_vbmi2<const HB: usize, const CB: usize>(
+        frame: Frame,
+        out: &mut [u64],
+        top: usize,
+    ) {
+        band_in::<Avx512<true>, HB, CB>(frame, out, top)
+    }
+
+    /// Whether the CPU has AVX-512 VBMI2 (its funnel shifts).
+    pub(super) fn has_vbmi2() -> bool {
+        is_x86_feature_detected!("avx512vbmi2")
     }
 
     /// [`super::band`] compiled for AVX2.
@@ -428,12 +473,14 @@ mod x86 {
         band_in::<Avx2, HB, CB>(frame, out, top)
     }
 
+    /// An AVX-512 vector; `FUNNEL`: with VBMI2's funnel shifts.
     #[derive(Clone, Copy)]
-    pub(super) struct Avx512(__m512i);
+    pub(super) struct Avx512<const FUNNEL: bool>(__m512i);
 
-    // SAFETY (every block below): only reached from `band_avx512`, whose caller checked
-    // that the CPU has AVX-512 F; loads and stores go through slices of at least 8 words.
-    impl Vector for Avx512 {
+    // SAFETY (every block below): only reached from `band_avx512` and `band_avx512_vbmi2`
+    // (`FUNNEL`), whose caller checked that the CPU has AVX-512 F (and VBMI2); loads and
+    // stores go through slices of at least 8 words.
+    impl<const FUNNEL: bool> Vector for Avx512<FUNNEL> {
         const WORDS: usize = 8;
         #[inline(always)]
         fn splat(word: u64) -> Self {
@@ -464,11 +511,18 @@ mod x86 {
         #[inline(always)]
         fn funnel(self, next: Self, s: u32) -> Self {
             unsafe {
-                let right = _mm512_srl_epi64(self.0, _mm_cvtsi32_si128(s as i32));
-                let left = _mm512_sll_epi64(
-                    _mm512_slli_epi64::<1>(next.0),
-                    _mm_cvtsi32_si128(63 - s as i32),
-                );
+                if FUNNEL {
+                    // VBMI2's funnel shift: one instruction.
+                    return Avx512(_mm512_shrdv_epi64(
+                        self.0,
+                        next.0,
+                        _mm512_set1_epi64(s as i64),
+                    ));
+                }
+                // Shifts by a vector of counts: one instruction each on Intel's port 0 (the
+                // forms with the count in an XMM register take two), and 0 for a count of 64.
+                let right = _mm512_srlv_epi64(self.0, _mm512_set1_epi64(s as i64));
+                let left = _mm512_sllv_epi64(next.0, _mm512_set1_epi64(64 - s as i64));
                 Avx512(_mm512_or_si512(right, left))
             }
         }
@@ -510,11 +564,9 @@ mod x86 {
         #[inline(always)]
         fn funnel(self, next: Self, s: u32) -> Self {
             unsafe {
-                let right = _mm256_srl_epi64(self.0, _mm_cvtsi32_si128(s as i32));
-                let left = _mm256_sll_epi64(
-                    _mm256_slli_epi64::<1>(next.0),
-                    _mm_cvtsi32_si128(63 - s as i32),
-                );
+                // Shifts by a vector of counts, which give 0 for a count of 64.
+                let right = _mm256_srlv_epi64(self.0, _mm256_set1_epi64x(s as i64));
+                let left = _mm256_sllv_epi64(next.0, _mm256_set1_epi64x(64 - s as i64));
                 Avx2(_mm256_or_si256(right, left))
             }
         }
@@ -562,7 +614,7 @@ fn wrapped(inside: &[u64], width: usize, x: isize) -> u64 {
         }
         word |= bits << filled;
         filled += n;
-        x = (x + n) % width;
+        x = if x + n == width { 0 } else { x + n };
     }
     word
 }
@@ -577,6 +629,42 @@ mod test {
         let word = wrapped(&[0b101], 3, 1);
         for i in 0..64 {
             assert_eq!(word >> i & 1, u64::from((i + 1) % 3 != 1), "cell {i}");
+        }
+    }
+
+    #[test]
+    fn every_instruction_set_gives_the_same_generations() {
+        // The engine tests compare each instruction set's default with the oracle; this
+        // compares AVX-512 with and without VBMI2 too (and every other path), at ranges of
+        // one and of two ghost words a side, on a torus and a plane.
+        for (text, wraps) in [
+            ("r7,c0,m0,s60..120,b70..110,nm", true),
+            ("r70,c0,m1,s5000..11000,b6000..9000,nm", false),
+            ("r70,c0,m1,s5000..11000,b6000..9000,nm", true),
+        ] {
+            let (rule, _) = Larger::parse(text).unwrap().unwrap();
+            let grid = crate::seed::density_soup(300, 150, 0.5, 7).unwrap();
+            let mut runs = Vec::new();
+            for isa in Isa::available() {
+                for funnel in [false, true] {
+                    if funnel && !(isa == Isa::Avx512 && funnel_shifts()) {
+                        continue;
+                    }
+                    let mut world = LargerBits::load(&grid, &rule, wraps, isa).unwrap();
+                    world.funnel = funnel;
+                    (0..4).for_each(|_| world.generation());
+                    runs.push((isa, funnel, world.to_grid().unwrap()));
+                }
+            }
+            let (_, _, first) = &runs[0];
+            assert!(first.population() > 0, "{text}");
+            for (isa, funnel, grid) in &runs {
+                assert_eq!(
+                    first.first_difference(grid),
+                    None,
+                    "{text} {isa:?} {funnel}"
+                );
+            }
         }
     }
 
