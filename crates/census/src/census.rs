@@ -320,7 +320,7 @@ fn soup_with(
     let mut looks = Vec::new();
     let mut boxes = Vec::new();
     let period = loop {
-        if u.generation % LOOK_EVERY == 0
+        if u.generation.is_multiple_of(LOOK_EVERY)
             && u.generation > 0
             && clear_escaping(
                 &mut u,

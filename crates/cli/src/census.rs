@@ -91,7 +91,7 @@ pub fn census(args: &CensusArgs) -> Result<()> {
     if let Some(out) = &mut tallies {
         writeln!(out, "index\tsettled_at\tperiod\ttally")?;
     }
-    while !total.is_some_and(|n| haul.soups >= n) && interrupt::received().is_none() {
+    while total.is_none_or(|n| haul.soups < n) && interrupt::received().is_none() {
         let count = total.map_or(ROUND, |n| (n - haul.soups).min(ROUND));
         let first = haul.soups;
         let done = census::tallies(&root, first, count, &interrupt::STOP);

@@ -334,7 +334,7 @@ impl Opened {
             rows.iter().enumerate().map(|(i, &y)| (y, i)).collect();
         wanted.sort_unstable();
         assert!(
-            wanted.last().map_or(true, |&(y, _)| y < data_rows),
+            wanted.last().is_none_or(|&(y, _)| y < data_rows),
             "rows beyond the checkpoint"
         );
         // Chunks of whole rows; the first also holds the header.

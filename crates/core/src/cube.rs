@@ -110,7 +110,7 @@ impl Cube {
     pub fn slab(lines: Grid) -> Result<Cube> {
         let side = lines.width();
         check_side(side)?;
-        if lines.height() % side != 0 {
+        if !lines.height().is_multiple_of(side) {
             return Err(Error::Invalid(format!(
                 "a {}x{} grid is not the lines of whole planes of side {side}",
                 lines.width(),
@@ -209,7 +209,7 @@ impl Cube {
     pub fn from_bytes(side: usize, bytes: &[u8], stride: usize) -> Result<Cube> {
         check_side(side)?;
         let plane = side * stride;
-        assert!(stride >= side && bytes.len() % plane == 0 && !bytes.is_empty());
+        assert!(stride >= side && bytes.len().is_multiple_of(plane) && !bytes.is_empty());
         let mut lines = Grid::new(side, bytes.len() / plane * side)?;
         if let Err(bad) = pack_lines(&mut lines, |k| &bytes[k * stride..][..side]) {
             return Err(Error::Invalid(format!(

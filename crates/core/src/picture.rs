@@ -233,7 +233,7 @@ fn scaled(width: usize, height: usize, cells: &[u8], scale: usize) -> Frame {
     for row in cells.chunks_exact(width) {
         let line: Vec<u8> = row
             .iter()
-            .flat_map(|&c| std::iter::repeat(c).take(scale))
+            .flat_map(|&c| std::iter::repeat_n(c, scale))
             .collect();
         for _ in 0..scale {
             pixels.extend_from_slice(&line);
@@ -306,7 +306,7 @@ pub fn blocks(grid: &Grid, view: &View, block: usize) -> Frame {
     // counted a word at a time ([`Fields`]).
     let fields = (block.is_power_of_two()
         && (2..=WORD_BITS).contains(&block)
-        && view.x % block == 0
+        && view.x.is_multiple_of(block)
         && view.x + view.width <= w)
         .then(|| Fields::new(block, view));
     let count = |rows: &mut dyn Iterator<Item = &[u64]>, counts: &mut [u64]| match &fields {

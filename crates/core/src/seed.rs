@@ -75,7 +75,7 @@ pub fn glibc_rows(width: usize, height: usize, seed: u32, rows: &[usize]) -> Res
     let mut wanted: Vec<(usize, usize)> = rows.iter().enumerate().map(|(i, &y)| (y, i)).collect();
     wanted.sort_unstable();
     assert!(
-        wanted.last().map_or(true, |&(y, _)| y < height),
+        wanted.last().is_none_or(|&(y, _)| y < height),
         "row beyond the grid"
     );
     let mut rand = GlibcRand::new(seed);

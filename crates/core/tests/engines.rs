@@ -255,8 +255,8 @@ fn a_bounded_plane_kills_what_crosses_its_edge() {
 /// `bits`.
 fn states_rule(bits: u64, topology: Topology) -> Rule {
     let mut rng = SplitMix64::new(bits);
-    let rule = if rng.next() % 2 == 0 {
-        let eight = rng.next() % 2 == 0;
+    let rule = if rng.next().is_multiple_of(2) {
+        let eight = rng.next().is_multiple_of(2);
         let states = 2 + (rng.next() % 8) as u32;
         let table = gol_core::rule::RuleTable::random(states, eight, &mut || rng.next());
         Rule::from_table(gol_core::rule::table::intern(table))
@@ -323,7 +323,7 @@ proptest! {
         let mut share = |from: u64| ((size as u64 * (from + rng.next() % 15) / 100).max(1)) as u32;
         larger.survive = (share(20), share(45));
         larger.birth = (share(25), share(40));
-        if rng.next() % 4 == 0 {
+        if rng.next().is_multiple_of(4) {
             larger.birth.0 = 0;
         }
         let rule = Rule::from_larger(larger, 2).on(topology);
@@ -374,7 +374,7 @@ fn ranges_past_127_count_in_32_bits_on_cpu_states() {
 
 /// Golly's other bounded grids of `width` × `height` (a sphere takes the width for both).
 fn surfaces(width: usize, height: usize) -> Vec<Topology> {
-    let even = |n: usize| if n % 2 == 0 { "+1" } else { "" };
+    let even = |n: usize| if n.is_multiple_of(2) { "+1" } else { "" };
     [
         format!("T{width}+3,{height}"),
         format!("T{width},{height}-2"),
@@ -401,7 +401,7 @@ proptest! {
         seed in any::<u64>(),
     ) {
         let mut rng = SplitMix64::new(bits);
-        let (states, eight) = (2 + (rng.next() % 8) as u32, rng.next() % 2 == 0);
+        let (states, eight) = (2 + (rng.next() % 8) as u32, rng.next().is_multiple_of(2));
         let table = gol_core::rule::RuleTable::random(states, eight, &mut || rng.next());
         let rule = Rule::from_table(gol_core::rule::table::intern(table));
         for topology in surfaces(width, height) {

@@ -120,7 +120,7 @@ impl Plan {
                 let steps = tile.min(height) + skew;
                 // Full waves, then the blocks left over, spread over the SMs.
                 let mut level_row_ns = (blocks / wave) as f64 * row_ns(per_sm);
-                if blocks % wave > 0 {
+                if !blocks.is_multiple_of(wave) {
                     level_row_ns += row_ns((blocks % wave).div_ceil(sms as u64));
                 }
                 let work = level_row_ns * (steps * depth as u64) as f64;
@@ -147,13 +147,11 @@ impl Plan {
     pub fn launches(&self, generations: u64) -> impl Iterator<Item = usize> + '_ {
         let deepest = DEPTHS[self.best] as u64;
         let rest = generations % deepest;
-        std::iter::repeat(self.best)
-            .take((generations / deepest) as usize)
-            .chain(
-                (0..self.best)
-                    .rev()
-                    .filter(move |&k| rest & DEPTHS[k] as u64 != 0),
-            )
+        std::iter::repeat_n(self.best, (generations / deepest) as usize).chain(
+            (0..self.best)
+                .rev()
+                .filter(move |&k| rest & DEPTHS[k] as u64 != 0),
+        )
     }
 }
 
@@ -633,7 +631,7 @@ fn resident_launch(
         launch::allow_large_clusters(function, most as u32)?;
         let counts = std::iter::successors(Some(1), |b| Some(b * 2))
             .take_while(|&b| b <= Resident::MOST_BLOCKS)
-            .filter(|&b| blocks.map_or(true, |asked| asked == b));
+            .filter(|&b| blocks.is_none_or(|asked| asked == b));
         for launch in counts.map(|b| Resident::new(width, height, b, threads)) {
             if launch.shared_bytes() > most {
                 continue;
@@ -641,7 +639,7 @@ fn resident_launch(
             if launch::clusters_that_fit(stream, function, launch.config())? == 0 {
                 continue;
             }
-            if best.map_or(true, |b| launch.per_generation() < b.per_generation()) {
+            if best.is_none_or(|b| launch.per_generation() < b.per_generation()) {
                 best = Some(launch);
             }
         }

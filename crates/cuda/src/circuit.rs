@@ -344,7 +344,7 @@ impl Shannon {
                 });
                 (g_cost + h_cost + 1, lop3(vec![g, h], lut))
             };
-            if best.as_ref().map_or(true, |b| found.0 < b.0) {
+            if best.as_ref().is_none_or(|b| found.0 < b.0) {
                 best = Some(found);
             }
         }

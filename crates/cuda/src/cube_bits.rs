@@ -62,7 +62,7 @@ fn shared_bytes(gens: u32) -> u32 {
 /// 32-bit words, at most 32, so that a warp's segments hold whole lines (M = 32 · 2^k up to
 /// 1024; see cube_bitsliced.cu).
 fn pairs_fit(side: usize) -> bool {
-    side % 32 == 0 && (side / 32).is_power_of_two() && side / 32 <= 32
+    side.is_multiple_of(32) && (side / 32).is_power_of_two() && side / 32 <= 32
 }
 
 /// `GOL_CUBE_PAIRS`: `always` makes the engine launch two generations at once wherever

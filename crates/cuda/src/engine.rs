@@ -201,7 +201,7 @@ impl<B: Backend> GpuEngine<B> {
             && self
                 .backend
                 .as_ref()
-                .map_or(true, Backend::rows_are_the_state)
+                .is_none_or(Backend::rows_are_the_state)
     }
 
     /// Queues `generations` generations on the engine's stream (replaying graphs where they
@@ -488,7 +488,7 @@ pub fn row_range(
 ) -> Result<std::ops::Range<usize>> {
     let wpr = gol_core::grid::words_per_row(width);
     let start = first * wpr;
-    if words % wpr != 0 || start + words > wpr * height {
+    if !words.is_multiple_of(wpr) || start + words > wpr * height {
         return Err(CudaError::Refused(format!(
             "rows {first}.. ({words} words) are not whole rows of a {width}x{height} state"
         )));

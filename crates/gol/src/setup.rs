@@ -135,7 +135,7 @@ impl Checkpoints {
 
     /// Whether a checkpoint of the schedule falls at generation `at`.
     pub fn due(&self, at: u64) -> bool {
-        self.every.is_some_and(|every| at % every == 0)
+        self.every.is_some_and(|every| at.is_multiple_of(every))
     }
 }
 

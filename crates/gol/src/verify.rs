@@ -122,7 +122,7 @@ const AWKWARD_SIDES: &[usize] = &[
 ];
 
 fn random_side(rng: &mut SplitMix64, max: usize) -> usize {
-    if rng.next() % 2 == 0 {
+    if rng.next().is_multiple_of(2) {
         let small: Vec<usize> = AWKWARD_SIDES
             .iter()
             .copied()
@@ -139,12 +139,12 @@ fn random_side(rng: &mut SplitMix64, max: usize) -> usize {
 /// 2D on a bounded plane one time in four, and in 2D a Generations rule of 3 to 8 states one
 /// time in five.
 fn random_rule<W: Dimension>(rng: &mut SplitMix64) -> Rule {
-    if W::AXES == 2 && rng.next() % 6 == 0 {
+    if W::AXES == 2 && rng.next().is_multiple_of(6) {
         return random_states_rule(rng);
     }
-    let rule = if rng.next() % 4 == 0 {
+    let rule = if rng.next().is_multiple_of(4) {
         W::DEFAULT_RULE
-    } else if W::AXES == 2 && rng.next() % 3 == 0 {
+    } else if W::AXES == 2 && rng.next().is_multiple_of(3) {
         let family = Family::ALL[1 + (rng.next() % 3) as usize];
         Rule::random(family, &mut || rng.next())
     } else {
@@ -153,13 +153,13 @@ fn random_rule<W: Dimension>(rng: &mut SplitMix64) -> Rule {
         let survive = (rng.next() & counts) as u32;
         Rule::from_masks(birth, survive).expect("masks within the neighbour count are valid rules")
     };
-    let rule = match W::AXES == 2 && rng.next() % 5 == 0 {
+    let rule = match W::AXES == 2 && rng.next().is_multiple_of(5) {
         true => rule
             .with_states(3 + (rng.next() % 6) as u32)
             .expect("3 to 8 states"),
         false => rule,
     };
-    if W::AXES == 2 && rng.next() % 4 == 0 {
+    if W::AXES == 2 && rng.next().is_multiple_of(4) {
         return rule.on(Topology::Plane);
     }
     rule
@@ -168,8 +168,8 @@ fn random_rule<W: Dimension>(rng: &mut SplitMix64) -> Rule {
 /// A random rule table (2 to 7 states, Moore or von Neumann) or Larger than Life rule (ranges
 /// 1 to 8), on a bounded plane one time in four: the rules of cpu-states and the oracle.
 fn random_states_rule(rng: &mut SplitMix64) -> Rule {
-    let rule = if rng.next() % 2 == 0 {
-        let (states, eight) = (2 + (rng.next() % 6) as u32, rng.next() % 2 == 0);
+    let rule = if rng.next().is_multiple_of(2) {
+        let (states, eight) = (2 + (rng.next() % 6) as u32, rng.next().is_multiple_of(2));
         let table = RuleTable::random(states, eight, &mut || rng.next());
         Rule::from_table(gol_core::rule::table::intern(table))
     } else {

@@ -253,7 +253,7 @@ impl Window {
     /// Whether the window's columns (rather than rows) grow: the plane's both do; a strip's
     /// infinite side does.
     fn grows(&self, columns: bool) -> bool {
-        self.strip.map_or(true, |s| s.bounded_rows() == columns)
+        self.strip.is_none_or(|s| s.bounded_rows() == columns)
     }
 
     /// The fewest dead cells between the pattern and the window's edge along a side that

@@ -46,7 +46,7 @@ fn states_box(text: &str) -> Vec<Vec<u8>> {
         };
         rows.last_mut()
             .unwrap()
-            .extend(std::iter::repeat(state).take(n));
+            .extend(std::iter::repeat_n(state, n));
         count = 0;
     }
     let live = |row: &Vec<u8>| row.iter().any(|&s| s != 0);

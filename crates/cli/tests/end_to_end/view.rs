@@ -871,7 +871,7 @@ fn cubes_show_projections_and_slices() {
     let bytes: Vec<u8> = (0..m * m * m)
         .map(|_| {
             state = state.wrapping_mul(1103515245).wrapping_add(12345);
-            ((state >> 16) % 3 == 0) as u8
+            (state >> 16).is_multiple_of(3) as u8
         })
         .collect();
     // The header: M and a generation stamp, little-endian u64s.

@@ -222,7 +222,7 @@ impl State {
     fn rows_at(&self, first: usize, len: usize) -> Result<std::ops::Range<usize>> {
         let wpr = self.frame.words_per_row;
         let start = first * wpr;
-        if len % wpr != 0 || start + len > self.frame.words.len() {
+        if !len.is_multiple_of(wpr) || start + len > self.frame.words.len() {
             return Err(Error::Engine(format!(
                 "rows {first}.. ({len} words) are not whole rows of a {}x{} state",
                 self.frame.width, self.frame.height

@@ -35,7 +35,7 @@ pub const ENGINES: &[EngineSpec] = &[
     },
     EngineSpec {
         id: EngineId::CpuStates,
-        description: "byte cells of up to 256 states, all cores, SIMD chosen at run time: rule tables by one flat lookup a cell, Larger than Life by running sums",
+        description: "byte cells of up to 256 states, all cores, SIMD chosen at run time: rule tables by one flat lookup a cell, Larger than Life by running sums (two-state squares in bits)",
         create: |o| cpu_engine(o, States::default()),
     },
     EngineSpec {

@@ -19,6 +19,9 @@
 //!   column sums, and moving down a row adds the row that enters and takes away the row
 //!   that leaves. A cell costs the same at any range. The diamond and the disc go through
 //!   [`crate::rule::larger::step`] (row prefix sums, O(r) a cell).
+//! - **Two-state square rules up to range [`MOST_RANGE`](super::larger_bits::MOST_RANGE)** on a
+//!   torus or a bounded plane are kept in bits instead, 64 cells a word, with bit-sliced running
+//!   sums ([`LargerBits`]): 2.4× to 3.5× the bytes' rate at ranges 5 to 20.
 
 use rayon::prelude::*;
 

@@ -529,7 +529,7 @@ fn states_soup(width: usize, height: usize, states: u32, seed: u64) -> Grid {
     for y in 0..height {
         for x in 0..width {
             let draw = rng.next();
-            if draw % 3 != 0 {
+            if !draw.is_multiple_of(3) {
                 grid.set_state(x, y, (draw >> 8) as u32 % states);
             }
         }

@@ -141,7 +141,7 @@ impl Larger {
             (share(20, 15), share(10, 20), share(25, 10), share(5, 10));
         let rule = Larger {
             range,
-            middle: next() % 2 == 0,
+            middle: next().is_multiple_of(2),
             survive: (s_low, (s_low + s_more).min(size as u32)),
             birth: (b_low, (b_low + b_more).min(size as u32)),
             shape,

@@ -254,7 +254,7 @@ impl RuleTable {
             let mut set = States::NONE;
             while set == States::NONE {
                 for s in 0..states {
-                    if next() % 3 != 0 {
+                    if !next().is_multiple_of(3) {
                         set = set.or(States::one(s));
                     }
                 }
