@@ -8,7 +8,7 @@
 //! whole number of [`LANES`]; `ghost` is ⌊r/64⌋ + 1): cell x at bit x % 64 of word
 //! `ghost + x / 64`. Every bit of a cell outside 0..W (the ghost words, the rounding and the
 //! tail of the last word) holds the cell a torus wraps round to, or zero on a bounded plane,
-//! and is made so again after each generation ([`edges`]). A row's counts therefore read any
+//! and is made so again after each generation ([`Edges`]). A row's counts therefore read any
 //! cell within the range of one of its cells without a test.
 //!
 //! # Algorithm
@@ -57,6 +57,7 @@ pub struct LargerBits {
     ghost: usize,
     words: usize,
     stride: usize,
+    edges: Edges,
     isa: Isa,
     /// Whether the AVX-512 code may use VBMI2's funnel shifts.
     funnel: bool,
@@ -90,9 +91,10 @@ impl LargerBits {
             (low.saturating_add(m), high.saturating_add(m))
         };
         let nw = words_per_row(width);
+        let edges = Edges::new(width, ghost, stride, wraps);
         for (y, row) in cells.chunks_mut(stride).enumerate() {
             row[ghost..][..nw].copy_from_slice(grid.row(y));
-            edges(row, width, ghost, wraps);
+            edges.fill(row);
         }
         Ok(LargerBits {
             width,
@@ -104,6 +106,7 @@ impl LargerBits {
             ghost,
             words,
             stride,
+            edges,
             isa,
             funnel: isa == Isa::Avx512 && funnel_shifts(),
             cells,
@@ -149,7 +152,9 @@ impl LargerBits {
             .find(|k| h.div_ceil(threads * k) >= 8 * r)
             .unwrap_or(1);
         let rows = h.div_ceil(threads * bands).max(16).min(h);
-        let planes = (2 * r + 1).ilog2() as usize + 1;
+        // Planes for a row's counts (to 2r + 1) and for the square's (to (2r + 1)²).
+        let bits = |n: usize| n.ilog2() + 1;
+        let planes = (bits(2 * r + 1), bits((2 * r + 1) * (2 * r + 1)));
         let (isa, stride) = (self.isa, self.stride);
         let mut next = std::mem::take(&mut self.next);
         let frame = Frame { world: self };
@@ -158,14 +163,31 @@ impl LargerBits {
             .for_each(|(index, out)| {
                 let top = index * rows;
                 macro_rules! planes {
-                    ($($hb:literal => $cb:literal),*) => {
+                    ($(($hb:literal, $cb:literal)),*) => {
                         match planes {
-                            $($hb => band::<$hb, $cb>(isa, frame, out, top),)*
-                            _ => unreachable!("ranges are at most 500: 2r + 1 has at most 10 bits"),
+                            $(($hb, $cb) => band::<$hb, $cb>(isa, frame, out, top),)*
+                            _ => unreachable!("ranges 1 to MOST_RANGE"),
                         }
                     };
                 }
-                planes!(2 => 4, 3 => 6, 4 => 8, 5 => 10, 6 => 12, 7 => 14, 8 => 16, 9 => 18, 10 => 20);
+                planes!(
+                    (2, 4),
+                    (3, 5),
+                    (3, 6),
+                    (4, 7),
+                    (4, 8),
+                    (5, 9),
+                    (5, 10),
+                    (6, 11),
+                    (6, 12),
+                    (7, 13),
+                    (7, 14),
+                    (8, 15),
+                    (8, 16),
+                    (9, 17),
+                    (9, 18),
+                    (10, 19)
+                );
             });
         self.next = std::mem::replace(&mut self.cells, next);
     }
@@ -367,7 +389,7 @@ fn band_in<V: Vector, const HB: usize, const CB: usize>(frame: Frame, out: &mut 
         }
     }
     for row in out.chunks_mut(stride) {
-        edges(row, world.width, ghost, world.wraps);
+        world.edges.fill(row);
     }
 }
 
@@ -593,35 +615,69 @@ mod x86 {
     }
 }
 
-/// Sets the bits of `row`'s cells outside 0..`width` (see the module documentation): the cells
-/// a torus wraps round to (`wraps`), or zero.
-fn edges(row: &mut [u64], width: usize, ghost: usize, wraps: bool) {
-    let nw = words_per_row(width);
-    let tail = width % 64;
-    if !wraps {
-        row[..ghost].fill(0);
-        row[ghost + nw - 1] &= last_word_mask(width);
-        row[ghost + nw..].fill(0);
-        return;
+/// How the bits of a row's cells outside 0..W are set (see the module documentation): the
+/// cells a torus wraps round to, or zero on a bounded plane.
+struct Edges {
+    width: usize,
+    ghost: usize,
+    wraps: bool,
+    /// On a torus, each whole word to set (its index in the row) and the first cell it wraps
+    /// round to; the same for every row.
+    wrap: Vec<(usize, usize)>,
+}
+
+impl Edges {
+    fn new(width: usize, ghost: usize, stride: usize, wraps: bool) -> Edges {
+        let nw = words_per_row(width);
+        let first = |k: usize| (64 * k as isize - 64 * ghost as isize).rem_euclid(width as isize);
+        let wrap = match wraps {
+            true => (0..ghost)
+                .chain(ghost + nw..stride)
+                .map(|k| (k, first(k) as usize))
+                .collect(),
+            false => Vec::new(),
+        };
+        Edges {
+            width,
+            ghost,
+            wraps,
+            wrap,
+        }
     }
-    let (left, rest) = row.split_at_mut(ghost);
-    let (inside, right) = rest.split_at_mut(nw);
-    let word = |x: isize, inside: &[u64]| wrapped(inside, width, x.rem_euclid(width as isize));
-    for (k, w) in left.iter_mut().enumerate() {
-        *w = word(64 * (k as isize - ghost as isize), inside);
-    }
-    if tail != 0 {
-        let end = word(width as isize, inside) << tail;
-        inside[nw - 1] = (inside[nw - 1] & last_word_mask(width)) | end;
-    }
-    for (k, w) in right.iter_mut().enumerate() {
-        *w = word(64 * (nw + k) as isize, inside);
+
+    /// Sets the bits of `row`'s cells outside 0..W.
+    fn fill(&self, row: &mut [u64]) {
+        let (width, ghost) = (self.width, self.ghost);
+        let nw = words_per_row(width);
+        let last = ghost + nw - 1;
+        if !self.wraps {
+            row[..ghost].fill(0);
+            row[last] &= last_word_mask(width);
+            row[last + 1..].fill(0);
+            return;
+        }
+        let tail = width % 64;
+        if tail != 0 {
+            let end = wrapped(&row[ghost..=last], width, 0) << tail;
+            row[last] = (row[last] & last_word_mask(width)) | end;
+        }
+        for &(k, x) in &self.wrap {
+            row[k] = wrapped(&row[ghost..=last], width, x);
+        }
     }
 }
 
 /// The 64 cells from cell `x` (in 0..`width`) of a row's words `inside`, round the torus.
-fn wrapped(inside: &[u64], width: usize, x: isize) -> u64 {
-    let (mut word, mut filled, mut x) = (0u64, 0, x as usize);
+fn wrapped(inside: &[u64], width: usize, x: usize) -> u64 {
+    let (i, s) = (x / 64, x % 64);
+    if x + 64 <= width {
+        // No wrap: one word, or two funnelled (the second then holds cells inside).
+        return match s {
+            0 => inside[i],
+            _ => (inside[i] >> s) | (inside[i + 1] << (64 - s)),
+        };
+    }
+    let (mut word, mut filled, mut x) = (0u64, 0, x);
     while filled < 64 {
         let n = (64 - filled).min(width - x);
         let (i, s) = (x / 64, x % 64);
