@@ -12,7 +12,7 @@
 //! before, and the one before that (where the next is written), so that a pattern back where it
 //! was two generations ago (still lifes and blinkers) is seen at once.
 
-use gol_core::cpu::{dispatch, Isa, Kernel};
+use gol_core::cpu::{Isa, Simd, Vector, VectorKernel};
 
 /// Dead cells kept between the pattern and the window's edge.
 pub const MARGIN: i64 = 2;
@@ -94,35 +94,36 @@ pub struct Universe {
     /// Scratch for [`Universe::step`]: the OR of the words of each column computed.
     live_columns: Vec<u64>,
     /// The instruction set steps are compiled for.
-    isa: Isa,
+    simd: Simd,
     /// Generations stepped.
     pub generation: u64,
 }
 
-/// The next generation of 64 cells of a row, from the rows above, here and below, each as (its
-/// cells' west neighbours, the cells, their east neighbours) in the same bits.
+/// The next generation of 64 cells of a row (or a vector of such words), from the rows above,
+/// here and below, each as (its cells' west neighbours, the cells, their east neighbours) in
+/// the same bits.
 #[inline(always)]
-pub(crate) fn next_word(
-    (al, a, ar): (u64, u64, u64),
-    (bl, b, br): (u64, u64, u64),
-    (cl, c, cr): (u64, u64, u64),
-) -> u64 {
+pub(crate) fn next_word<V: Vector>(
+    (al, a, ar): (V, V, V),
+    (bl, b, br): (V, V, V),
+    (cl, c, cr): (V, V, V),
+) -> V {
     let (sa, ca) = full_add(al, a, ar);
     let (sc, cc) = full_add(cl, c, cr);
-    let (sb, cb) = (bl ^ br, bl & br);
+    let (sb, cb) = (bl.xor(br), bl.and(br));
     let (u0, u1) = full_add(sa, sb, sc);
     let (v0, v1) = full_add(ca, cb, cc);
     // Count bits: u0 (1), u1 + v0 (2), v1 + carry (4): alive next with 3, or 2 and alive.
-    let bit1 = u1 ^ v0;
-    let bit2 = v1 ^ (u1 & v0);
-    bit1 & !bit2 & (u0 | b)
+    let bit1 = u1.xor(v0);
+    let bit2 = v1.xor(u1.and(v0));
+    bit1.and(bit2.not()).and(u0.or(b))
 }
 
 /// Adds three bits: (sum, carry).
 #[inline(always)]
-fn full_add(a: u64, b: u64, c: u64) -> (u64, u64) {
-    let ab = a ^ b;
-    (ab ^ c, (a & b) | (c & ab))
+fn full_add<V: Vector>(a: V, b: V, c: V) -> (V, V) {
+    let ab = a.xor(b);
+    (ab.xor(c), a.and(b).or(c.and(ab)))
 }
 
 /// One generation of one column, rows `first..=last`: `west`, `here` and `east` are the
@@ -141,9 +142,9 @@ struct Column<'a> {
     result: &'a mut (u64, u64),
 }
 
-impl Kernel for Column<'_> {
+impl VectorKernel for Column<'_> {
     #[inline(always)]
-    fn run(self) {
+    fn run<V: Vector>(self) {
         let (first, last) = (self.first, self.last);
         let n = last + 1 - first;
         // Rows first - 1 ..= last + 1 are read.
@@ -152,21 +153,56 @@ impl Kernel for Column<'_> {
         let east = &self.east[first - 1..last + 2];
         let before = &self.before[first..=last];
         let out = &mut self.out[first..=last];
-        let (mut live, mut changed) = (0u64, 0u64);
-        for i in 0..n {
-            // The three cells either side and in the middle of rows i - 1, i, i + 1 (window
-            // rows first + i - 1 ...): bit b's west neighbour is bit b - 1.
-            let side = |k: usize| {
-                let m = here[k];
-                ((m << 1) | (west[k] >> 63), m, (m >> 1) | (east[k] << 63))
-            };
-            let new = next_word(side(i), side(i + 1), side(i + 2));
-            out[i] = new;
-            live |= new;
-            changed |= new ^ before[i];
-        }
-        *self.result = (live, changed);
+        *self.result = if n >= V::WORDS {
+            rows::<V>(west, here, east, before, out)
+        } else {
+            rows::<u64>(west, here, east, before, out)
+        };
     }
+}
+
+/// Row `k` of a column as (its cells' west neighbours, its cells, their east neighbours): bit
+/// b's west neighbour is bit b - 1 of the same word, or bit 63 of the word west.
+#[inline(always)]
+fn side<V: Vector>(west: &[u64], here: &[u64], east: &[u64], k: usize) -> (V, V, V) {
+    let (w, m, e) = (
+        V::load(&west[k..]),
+        V::load(&here[k..]),
+        V::load(&east[k..]),
+    );
+    (w.funnel(m, 63), m, m.funnel(e, 1))
+}
+
+/// [`Column`]'s rows in vectors `V` of as many rows (`out.len()` at least `V::WORDS`): a
+/// short last vector is taken back to end at the last row, its first rows computed twice.
+#[inline(always)]
+fn rows<V: Vector>(
+    west: &[u64],
+    here: &[u64],
+    east: &[u64],
+    before: &[u64],
+    out: &mut [u64],
+) -> (u64, u64) {
+    let n = out.len();
+    let (mut live, mut changed) = (V::splat(0), V::splat(0));
+    let mut i = 0;
+    loop {
+        let i0 = i.min(n - V::WORDS);
+        // Rows i0 - 1, i0, i0 + 1 of the window (the slices start a row above the first).
+        let new = next_word(
+            side::<V>(west, here, east, i0),
+            side(west, here, east, i0 + 1),
+            side(west, here, east, i0 + 2),
+        );
+        new.store(&mut out[i0..]);
+        live = live.or(new);
+        changed = changed.or(new.xor(V::load(&before[i0..])));
+        i = i0 + V::WORDS;
+        if i >= n {
+            break;
+        }
+    }
+    (live.or_words(), changed.or_words())
 }
 
 impl Universe {
@@ -191,7 +227,7 @@ impl Universe {
             repeats: false,
             live_columns: Vec::new(),
             bbox: Some(None),
-            isa: Isa::detect(),
+            simd: Simd::new(Isa::detect()),
             generation: 0,
         }
     }
@@ -345,19 +381,16 @@ impl Universe {
                 &self.dead[..]
             };
             let mut result = (0, 0);
-            dispatch(
-                self.isa,
-                Column {
-                    west,
-                    here: &self.cells[c * rows..(c + 1) * rows],
-                    east,
-                    before: &self.before[c * rows..(c + 1) * rows],
-                    out: &mut self.spare[c * rows..(c + 1) * rows],
-                    first: computed.rows.0,
-                    last: computed.rows.1,
-                    result: &mut result,
-                },
-            );
+            self.simd.run(Column {
+                west,
+                here: &self.cells[c * rows..(c + 1) * rows],
+                east,
+                before: &self.before[c * rows..(c + 1) * rows],
+                out: &mut self.spare[c * rows..(c + 1) * rows],
+                first: computed.rows.0,
+                last: computed.rows.1,
+                result: &mut result,
+            });
             live_columns.push(result.0);
             changed |= result.1;
         }

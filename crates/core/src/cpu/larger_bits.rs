@@ -29,6 +29,7 @@
 use rayon::prelude::*;
 
 use super::bitsliced::Isa;
+use super::vector::{Simd, Vector, VectorKernel};
 use crate::error::Result;
 use crate::grid::{last_word_mask, words_per_row, Grid};
 use crate::memory;
@@ -58,9 +59,7 @@ pub struct LargerBits {
     words: usize,
     stride: usize,
     edges: Edges,
-    isa: Isa,
-    /// Whether the AVX-512 code may use VBMI2's funnel shifts.
-    funnel: bool,
+    simd: Simd,
     cells: Vec<u64>,
     next: Vec<u64>,
 }
@@ -107,8 +106,7 @@ impl LargerBits {
             words,
             stride,
             edges,
-            isa,
-            funnel: isa == Isa::Avx512 && funnel_shifts(),
+            simd: Simd::new(isa),
             cells,
             next,
         })
@@ -155,7 +153,7 @@ impl LargerBits {
         // Planes for a row's counts (to 2r + 1) and for the square's (to (2r + 1)²).
         let bits = |n: usize| n.ilog2() + 1;
         let planes = (bits(2 * r + 1), bits((2 * r + 1) * (2 * r + 1)));
-        let (isa, stride) = (self.isa, self.stride);
+        let (simd, stride) = (self.simd, self.stride);
         let mut next = std::mem::take(&mut self.next);
         let frame = Frame { world: self };
         next.par_chunks_mut(rows * stride)
@@ -165,7 +163,7 @@ impl LargerBits {
                 macro_rules! planes {
                     ($(($hb:literal, $cb:literal)),*) => {
                         match planes {
-                            $(($hb, $cb) => band::<$hb, $cb>(isa, frame, out, top),)*
+                            $(($hb, $cb) => simd.run(Band::<$hb, $cb> { frame, out, top }),)*
                             _ => unreachable!("ranges 1 to MOST_RANGE"),
                         }
                     };
@@ -191,14 +189,6 @@ impl LargerBits {
             });
         self.next = std::mem::replace(&mut self.cells, next);
     }
-}
-
-/// Whether the CPU has VBMI2's funnel shifts.
-fn funnel_shifts() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    return x86::has_vbmi2();
-    #[cfg(not(target_arch = "x86_64"))]
-    false
 }
 
 /// What a band reads.
@@ -230,19 +220,18 @@ impl Frame<'_> {
             return count;
         };
         let r = self.world.range as isize;
-        let at = |d| shifted::<V>(row, at, d);
         // Harley and Seal's carry-save adding: four cells at a time into the ones and twos
         // planes by three full adders, one carry of weight 4 going on up; the first one or
         // three cells start the planes (2r + 1 is odd).
-        count[0] = at(-r);
+        count[0] = shifted::<V>(row, at, -r);
         let mut d = 1 - r;
         if r % 2 == 1 {
-            (count[0], count[1]) = full_add(count[0], at(d), at(d + 1));
+            (count[0], count[1]) = full_add(count[0], shifted(row, at, d), shifted(row, at, d + 1));
             d += 2;
         }
         while d < r {
-            let (ones, low) = full_add(count[0], at(d), at(d + 1));
-            let (ones, high) = full_add(ones, at(d + 2), at(d + 3));
+            let (ones, low) = full_add(count[0], shifted(row, at, d), shifted(row, at, d + 1));
+            let (ones, high) = full_add(ones, shifted(row, at, d + 2), shifted(row, at, d + 3));
             let (twos, fours) = full_add(count[1], low, high);
             (count[0], count[1]) = (ones, twos);
             carry_into(&mut count, 2, fours);
@@ -320,26 +309,21 @@ fn at_least<V: Vector, const CB: usize>(count: &[V; CB], k: &[V; CB]) -> V {
 }
 
 /// Rows `top..top + out.len() / stride` of one generation, with `HB` planes for a row's
-/// horizontal counts and `CB` for the square's, compiled for the widest instruction set the
-/// CPU has.
-fn band<const HB: usize, const CB: usize>(isa: Isa, frame: Frame, out: &mut [u64], top: usize) {
-    match isa {
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: `funnel` is only set where the CPU reports AVX-512 VBMI2 with the rest.
-        Isa::Avx512 if frame.world.funnel => unsafe {
-            x86::band_avx512_vbmi2::<HB, CB>(frame, out, top)
-        },
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: `Isa::Avx512` is only chosen when the CPU reports AVX-512 F, VL and BW.
-        Isa::Avx512 => unsafe { x86::band_avx512::<HB, CB>(frame, out, top) },
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: `Isa::Avx2` is only chosen when the CPU reports AVX2.
-        Isa::Avx2 => unsafe { x86::band_avx2::<HB, CB>(frame, out, top) },
-        _ => band_in::<u64, HB, CB>(frame, out, top),
+/// horizontal counts and `CB` for the square's.
+struct Band<'a, const HB: usize, const CB: usize> {
+    frame: Frame<'a>,
+    out: &'a mut [u64],
+    top: usize,
+}
+
+impl<const HB: usize, const CB: usize> VectorKernel for Band<'_, HB, CB> {
+    #[inline(always)]
+    fn run<V: Vector>(self) {
+        band_in::<V, HB, CB>(self.frame, self.out, self.top)
     }
 }
 
-/// [`band`] in vectors `V`.
+/// [`Band`] in vectors `V`.
 #[inline(always)]
 fn band_in<V: Vector, const HB: usize, const CB: usize>(frame: Frame, out: &mut [u64], top: usize) {
     let world = frame.world;
@@ -390,228 +374,6 @@ fn band_in<V: Vector, const HB: usize, const CB: usize>(frame: Frame, out: &mut 
     }
     for row in out.chunks_mut(stride) {
         world.edges.fill(row);
-    }
-}
-
-/// A vector of words and what the inner loops do with it, for each instruction set.
-trait Vector: Copy {
-    /// Words a vector holds.
-    const WORDS: usize;
-    /// `word` in every word.
-    fn splat(word: u64) -> Self;
-    /// The first `WORDS` words of `words`.
-    fn load(words: &[u64]) -> Self;
-    /// Into the first `WORDS` words of `words`.
-    fn store(self, words: &mut [u64]);
-    fn and(self, other: Self) -> Self;
-    fn or(self, other: Self) -> Self;
-    fn xor(self, other: Self) -> Self;
-    #[inline(always)]
-    fn not(self) -> Self {
-        self.xor(Self::splat(!0))
-    }
-    /// Each word shifted right by `s` (0..64), the low bits of `next`'s word shifted in
-    /// (`(self >> s) | (next << (64 − s))`, `self` where `s` is 0).
-    fn funnel(self, next: Self, s: u32) -> Self;
-}
-
-impl Vector for u64 {
-    const WORDS: usize = 1;
-    #[inline(always)]
-    fn splat(word: u64) -> Self {
-        word
-    }
-    #[inline(always)]
-    fn load(words: &[u64]) -> Self {
-        words[0]
-    }
-    #[inline(always)]
-    fn store(self, words: &mut [u64]) {
-        words[0] = self;
-    }
-    #[inline(always)]
-    fn and(self, other: Self) -> Self {
-        self & other
-    }
-    #[inline(always)]
-    fn or(self, other: Self) -> Self {
-        self | other
-    }
-    #[inline(always)]
-    fn xor(self, other: Self) -> Self {
-        self ^ other
-    }
-    #[inline(always)]
-    fn funnel(self, next: Self, s: u32) -> Self {
-        // `(next << 1) << (63 − s)` is `next << (64 − s)`, and 0 where s is 0.
-        (self >> s) | ((next << 1) << (63 - s))
-    }
-}
-
-/// The AVX2 and AVX-512 vectors. Their methods use the instructions of their set without a
-/// check: they are only called from [`band_avx2`](x86::band_avx2) and
-/// [`band_avx512`](x86::band_avx512), which [`band`] calls where the CPU has them.
-#[cfg(target_arch = "x86_64")]
-mod x86 {
-    use std::arch::x86_64::*;
-
-    use super::{band_in, Frame, Vector};
-
-    /// [`super::band`] compiled for AVX-512.
-    ///
-    /// # Safety
-    /// The CPU must have AVX-512 F, VL and BW.
-    #[target_feature(enable = "avx512f,avx512vl,avx512bw")]
-    pub(super) unsafe fn band_avx512<const HB: usize, const CB: usize>(
-        frame: Frame,
-        out: &mut [u64],
-        top: usize,
-    ) {
-        band_in::<Avx512<false>, HB, CB>(frame, out, top)
-    }
-
-    /// [`super::band`] compiled for AVX-512 with VBMI2.
-    ///
-    /// # Safety
-    /// The CPU must have AVX-512 F, VL, BW and VBMI2.
-    #[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512vbmi2")]
-    pub(super) unsafe fn band_avx512_vbmi2<const HB: usize, const CB: usize>(
-        frame: Frame,
-        out: &mut [u64],
-        top: usize,
-    ) {
-        band_in::<Avx512<true>, HB, CB>(frame, out, top)
-    }
-
-    /// Whether the CPU has AVX-512 VBMI2 (its funnel shifts).
-    pub(super) fn has_vbmi2() -> bool {
-        is_x86_feature_detected!("avx512vbmi2")
-    }
-
-    /// [`super::band`] compiled for AVX2.
-    ///
-    /// # Safety
-    /// The CPU must have AVX2.
-    #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn band_avx2<const HB: usize, const CB: usize>(
-        frame: Frame,
-        out: &mut [u64],
-        top: usize,
-    ) {
-        band_in::<Avx2, HB, CB>(frame, out, top)
-    }
-
-    /// An AVX-512 vector; `FUNNEL`: with VBMI2's funnel shifts.
-    #[derive(Clone, Copy)]
-    pub(super) struct Avx512<const FUNNEL: bool>(__m512i);
-
-    // SAFETY (every block below): only reached from `band_avx512` and `band_avx512_vbmi2`
-    // (`FUNNEL`), whose caller checked that the CPU has AVX-512 F (and VBMI2); loads and
-    // stores go through slices of at least 8 words.
-    impl<const FUNNEL: bool> Vector for Avx512<FUNNEL> {
-        const WORDS: usize = 8;
-        #[inline(always)]
-        fn splat(word: u64) -> Self {
-            // SAFETY: see the note above the impl.
-            Avx512(unsafe { _mm512_set1_epi64(word as i64) })
-        }
-        #[inline(always)]
-        fn load(words: &[u64]) -> Self {
-            let words = &words[..8];
-            // SAFETY: see the note above the impl.
-            Avx512(unsafe { _mm512_loadu_si512(words.as_ptr().cast()) })
-        }
-        #[inline(always)]
-        fn store(self, words: &mut [u64]) {
-            let words = &mut words[..8];
-            // SAFETY: see the note above the impl.
-            unsafe { _mm512_storeu_si512(words.as_mut_ptr().cast(), self.0) }
-        }
-        #[inline(always)]
-        fn and(self, other: Self) -> Self {
-            // SAFETY: see the note above the impl.
-            Avx512(unsafe { _mm512_and_si512(self.0, other.0) })
-        }
-        #[inline(always)]
-        fn or(self, other: Self) -> Self {
-            // SAFETY: see the note above the impl.
-            Avx512(unsafe { _mm512_or_si512(self.0, other.0) })
-        }
-        #[inline(always)]
-        fn xor(self, other: Self) -> Self {
-            // SAFETY: see the note above the impl.
-            Avx512(unsafe { _mm512_xor_si512(self.0, other.0) })
-        }
-        #[inline(always)]
-        fn funnel(self, next: Self, s: u32) -> Self {
-            // SAFETY: see the note above the impl.
-            unsafe {
-                if FUNNEL {
-                    // VBMI2's funnel shift: one instruction.
-                    return Avx512(_mm512_shrdv_epi64(
-                        self.0,
-                        next.0,
-                        _mm512_set1_epi64(s as i64),
-                    ));
-                }
-                // Shifts by a vector of counts: one instruction each on Intel's port 0 (the
-                // forms with the count in an XMM register take two), and 0 for a count of 64.
-                let right = _mm512_srlv_epi64(self.0, _mm512_set1_epi64(s as i64));
-                let left = _mm512_sllv_epi64(next.0, _mm512_set1_epi64(64 - s as i64));
-                Avx512(_mm512_or_si512(right, left))
-            }
-        }
-    }
-
-    #[derive(Clone, Copy)]
-    pub(super) struct Avx2(__m256i);
-
-    // SAFETY (every block below): only reached from `band_avx2`, whose caller checked that
-    // the CPU has AVX2; loads and stores go through slices of at least 4 words.
-    impl Vector for Avx2 {
-        const WORDS: usize = 4;
-        #[inline(always)]
-        fn splat(word: u64) -> Self {
-            // SAFETY: see the note above the impl.
-            Avx2(unsafe { _mm256_set1_epi64x(word as i64) })
-        }
-        #[inline(always)]
-        fn load(words: &[u64]) -> Self {
-            let words = &words[..4];
-            // SAFETY: see the note above the impl.
-            Avx2(unsafe { _mm256_loadu_si256(words.as_ptr().cast()) })
-        }
-        #[inline(always)]
-        fn store(self, words: &mut [u64]) {
-            let words = &mut words[..4];
-            // SAFETY: see the note above the impl.
-            unsafe { _mm256_storeu_si256(words.as_mut_ptr().cast(), self.0) }
-        }
-        #[inline(always)]
-        fn and(self, other: Self) -> Self {
-            // SAFETY: see the note above the impl.
-            Avx2(unsafe { _mm256_and_si256(self.0, other.0) })
-        }
-        #[inline(always)]
-        fn or(self, other: Self) -> Self {
-            // SAFETY: see the note above the impl.
-            Avx2(unsafe { _mm256_or_si256(self.0, other.0) })
-        }
-        #[inline(always)]
-        fn xor(self, other: Self) -> Self {
-            // SAFETY: see the note above the impl.
-            Avx2(unsafe { _mm256_xor_si256(self.0, other.0) })
-        }
-        #[inline(always)]
-        fn funnel(self, next: Self, s: u32) -> Self {
-            // SAFETY: see the note above the impl.
-            unsafe {
-                // Shifts by a vector of counts, which give 0 for a count of 64.
-                let right = _mm256_srlv_epi64(self.0, _mm256_set1_epi64x(s as i64));
-                let left = _mm256_sllv_epi64(next.0, _mm256_set1_epi64x(64 - s as i64));
-                Avx2(_mm256_or_si256(right, left))
-            }
-        }
     }
 }
 
@@ -723,11 +485,13 @@ mod test {
             let mut runs = Vec::new();
             for isa in Isa::available() {
                 for funnel in [false, true] {
-                    if funnel && !(isa == Isa::Avx512 && funnel_shifts()) {
-                        continue;
-                    }
                     let mut world = LargerBits::load(&grid, &rule, wraps, isa).unwrap();
-                    world.funnel = funnel;
+                    if funnel != world.simd.funnel() {
+                        if funnel {
+                            continue;
+                        }
+                        world.simd = world.simd.without_funnel();
+                    }
                     (0..4).for_each(|_| world.generation());
                     runs.push((isa, funnel, world.to_grid().unwrap()));
                 }

@@ -13,6 +13,7 @@ mod scalar;
 mod scalar3d;
 mod states;
 mod table;
+mod vector;
 
 pub use bitsliced::{dispatch, Bitsliced, Isa, Kernel, STRIP_WORDS};
 pub use bitsliced3d::Bitsliced3d;
@@ -21,6 +22,7 @@ pub use scalar::{Scalar, SetTest};
 pub use scalar3d::Scalar3d;
 pub use states::{States, MOST_FLAT};
 pub use table::{StateTable, Table};
+pub use vector::{Simd, Vector, VectorKernel};
 
 use crate::cube::Cube;
 use crate::engine::{Engine, EngineId, EngineOptions, EngineSpec, World};
