@@ -272,6 +272,8 @@ fn create_engine<W: Dimension>(
         gpu_options: args.block.is_some(),
         // Slabs run long enough for any compile: the rule's own kernel is taken as ready.
         kernel: gol_cuda::generic::Readiness::Ready,
+        // Slabs need row access, which cpu-states does not give.
+        states_in_bits: false,
     };
     let resolved = auto::resolve(setup.engine, &registry::ids::<W>(), &work, &machine)?;
     let id: EngineId = resolved.id;

@@ -59,6 +59,8 @@ pub struct Workload {
     /// How cuda-bitsliced would start the rule ([`gol_cuda::generic::readiness`]): its own
     /// kernel ready, on a generic kernel while its own compiles, or after a compile.
     pub kernel: Readiness,
+    /// Whether cpu-states keeps the rule in bits ([`gol_core::cpu::States::keeps_in_bits`]).
+    pub states_in_bits: bool,
 }
 
 /// An engine choice as asked: `auto`, or one engine by name.
@@ -131,8 +133,8 @@ const BUS: f64 = 2e10;
 
 /// The model's costs of `id` in `axes` dimensions; `None` for engines that are never chosen
 /// automatically.
-fn costs(id: EngineId, axes: u32) -> Option<Costs> {
-    match (id, axes) {
+fn costs(id: EngineId, work: &Workload) -> Option<Costs> {
+    match (id, work.axes) {
         // 16 threads: 5.3e11 at 16384² (3.3e10 a thread); 2 threads: 9.5e10 (4.8e10). The
         // seminar's case (1024², 1024 generations) loops in 0.0115 s on 2 threads and 0.0052 s
         // on 16, the threads meeting once every 16 generations (temporal blocking): about 3 µs
@@ -149,9 +151,11 @@ fn costs(id: EngineId, axes: u32) -> Option<Costs> {
             start: 0.0,
         }),
         // 2 threads: 2.1e9 on a WireWorld soup of 4096² (a flat lookup), 3.4e9 on a Larger
-        // than Life soup of 2048² at range 5 and 2.0e9 at range 100 (running sums).
+        // than Life soup of 2048² at range 5 and 2.0e9 at range 100 (running sums). In bits
+        // (two-state squares), 2 threads of dev-2c-emr: 1.2e10 at range 5, 4.2e9 at range 20,
+        // 1.8e9 at range 100; one thread 1.3e10 at range 5.
         (EngineId::CpuStates, 2) => Some(Costs {
-            rate: 1e9,
+            rate: if work.states_in_bits { 3e9 } else { 1e9 },
             per_generation: 1e-5,
             start: 0.0,
         }),
@@ -183,7 +187,7 @@ fn costs(id: EngineId, axes: u32) -> Option<Costs> {
 /// take it (no GPU, no row access for slabs, GPU options on a CPU engine) or is never chosen
 /// automatically.
 pub fn estimate(id: EngineId, work: &Workload, machine: &Machine) -> Option<f64> {
-    let c = costs(id, work.axes)?;
+    let c = costs(id, work)?;
     if !can_take(id, work, machine) {
         return None;
     }
@@ -329,6 +333,7 @@ mod test {
             slabs: false,
             gpu_options: false,
             kernel: Readiness::Ready,
+            states_in_bits: false,
         }
     }
 
@@ -360,6 +365,29 @@ mod test {
             ..work(1, 1)
         };
         assert_eq!(pick(&cube, H100_HOST), EngineId::CudaBitsliced);
+    }
+
+    #[test]
+    fn larger_than_life_in_bits_stays_on_the_cpu_where_bytes_go_to_the_gpu() {
+        // A 4096² Larger than Life soup for 900 generations on the 16-thread GPU host: in bits
+        // (1.2e10 on 2 threads of dev-2c-emr) the CPU's loop is shorter than the GPU's
+        // start-up and loop; in bytes (or with more states) it is not.
+        let states = [
+            EngineId::CudaStates,
+            EngineId::CpuStates,
+            EngineId::CpuScalar,
+        ];
+        let pick = |states_in_bits| {
+            let work = Workload {
+                states_in_bits,
+                ..work(4096, 900)
+            };
+            resolve(EngineChoice::Auto, &states, &work, &H100_HOST)
+                .unwrap()
+                .id
+        };
+        assert_eq!(pick(true), EngineId::CpuStates);
+        assert_eq!(pick(false), EngineId::CudaStates);
     }
 
     #[test]

@@ -94,6 +94,7 @@ impl<W: Dimension> Simulation<W> {
                 0 => Readiness::Ready,
                 _ => gol_cuda::generic::readiness(rule, W::AXES),
             },
+            states_in_bits: gol_core::cpu::States::keeps_in_bits(rule),
         };
         // The engines `auto` chooses among under `rule`: those that run it, or the rule's
         // refusal where none does (an engine named refuses a rule it does not run in its own

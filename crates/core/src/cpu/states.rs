@@ -89,6 +89,26 @@ impl States {
         })
     }
 
+    /// Whether the engine keeps a world under `rule` in bits, 64 cells a word: two-state
+    /// square Larger than Life rules up to range
+    /// [`MOST_RANGE`](super::larger_bits::MOST_RANGE) on a torus or a bounded plane (several
+    /// times the bytes' rate).
+    pub fn keeps_in_bits(rule: Rule) -> bool {
+        States::bits_of(rule).is_some()
+    }
+
+    /// The rule and whether its grid wraps, where the world is kept in bits.
+    fn bits_of(rule: Rule) -> Option<(Larger, bool)> {
+        let larger = rule
+            .larger()
+            .filter(|l| LargerBits::takes(l, rule.states()))?;
+        match rule.topology() {
+            Topology::Torus => Some((larger, true)),
+            Topology::Plane => Some((larger, false)),
+            _ => None,
+        }
+    }
+
     fn loaded(&self) -> Result<&Kept> {
         self.state
             .as_ref()
@@ -106,21 +126,11 @@ impl Engine for States {
         rule.check_states(grid.states())?;
         rule.check_grid(grid.width(), grid.height())?;
         let isa = self.isa;
-        if let Some(larger) = rule
-            .larger()
-            .filter(|l| LargerBits::takes(l, rule.states()))
-        {
-            let wraps = match rule.topology() {
-                Topology::Torus => Some(true),
-                Topology::Plane => Some(false),
-                _ => None,
-            };
-            if let Some(wraps) = wraps {
-                check_size(grid.width(), grid.height())?;
-                self.state = None;
-                self.state = Some(Kept::Bits(LargerBits::load(grid, &larger, wraps, isa)?));
-                return Ok(());
-            }
+        if let Some((larger, wraps)) = States::bits_of(rule) {
+            check_size(grid.width(), grid.height())?;
+            self.state = None;
+            self.state = Some(Kept::Bits(LargerBits::load(grid, &larger, wraps, isa)?));
+            return Ok(());
         }
         let update = match (rule.rule_table(), rule.larger()) {
             (Some(table), _) => match table.flat(MOST_FLAT) {
