@@ -28,6 +28,15 @@ __constant__ unsigned int rule_by_sums;
 // A Generations rule's last dying state, as kernels/bitsliced.cu's AGE_LAST (C - 2).
 __constant__ unsigned int rule_age_last;
 
+// One level of a multiplexer tree: v[k] = sel ? v[2k + 1] : v[2k] for k < N.
+template <int N>
+__device__ __forceinline__ void halve(unsigned int sel, unsigned int *v)
+{
+#pragma unroll
+    for (int k = 0; k < N; k++)
+        v[k] = lop3<0xac>(sel, v[2 * k], v[2 * k + 1]);
+}
+
 template <bool DEEP>
 __device__ __forceinline__ unsigned int rule_next(unsigned int t0, unsigned int k0, unsigned int a0,
     unsigned int a1, unsigned int b0, unsigned int b1, unsigned int c0, unsigned int c1,
@@ -41,15 +50,9 @@ __device__ __forceinline__ unsigned int rule_next(unsigned int t0, unsigned int 
 #pragma unroll
         for (int k = 0; k < 16; k++)
             v[k] = lop3<0xac>(t0, rule_sums[2 * k], rule_sums[2 * k + 1]);
-#pragma unroll
-        for (int k = 0; k < 8; k++)
-            v[k] = lop3<0xac>(u0, v[2 * k], v[2 * k + 1]);
-#pragma unroll
-        for (int k = 0; k < 4; k++)
-            v[k] = lop3<0xac>(k0, v[2 * k], v[2 * k + 1]);
-#pragma unroll
-        for (int k = 0; k < 2; k++)
-            v[k] = lop3<0xac>(u1, v[2 * k], v[2 * k + 1]);
+        halve<8>(u0, v);
+        halve<4>(k0, v);
+        halve<2>(u1, v);
         return lop3<0xac>(cell4, v[0], v[1]);
     }
     unsigned int next = 0u;
@@ -65,12 +68,8 @@ __device__ __forceinline__ unsigned int rule_next(unsigned int t0, unsigned int 
 #pragma unroll
         for (int k = 0; k < 8; k++)
             v[k] = lop3<0xac>(cell0, leaf[2 * k], leaf[2 * k + 1]); // cell0 ? one : zero
-#pragma unroll
-        for (int k = 0; k < 4; k++)
-            v[k] = lop3<0xac>(cell1, v[2 * k], v[2 * k + 1]);
-#pragma unroll
-        for (int k = 0; k < 2; k++)
-            v[k] = lop3<0xac>(cell2, v[2 * k], v[2 * k + 1]);
+        halve<4>(cell1, v);
+        halve<2>(cell2, v);
         next = lop3<0xf8>(next, m, lop3<0xac>(cell3, v[0], v[1])); // next | (m & tree)
     }
     return next;
