@@ -19,7 +19,8 @@
 //!
 //! 1. A row's horizontal count (the live cells among the 2r + 1 of the row centred on each
 //!    cell): the row read at each offset −r..=r (two neighbouring words funnelled into one)
-//!    and added into `HB` planes by full and half adders, O(r) operations a word.
+//!    and added into `HB` planes by Harley and Seal's carry-save adders (four cells to three
+//!    full adders and a carry), O(r) operations a word.
 //! 2. The square's count, kept in `CB` planes as a running sum: the row entering the window
 //!    adds its horizontal count, the row leaving takes it away (kept in a ring of 2r + 1), so
 //!    a row costs two additions at any range.
