@@ -75,25 +75,32 @@ impl Isa {
 
     /// Every instruction set this CPU supports, narrowest first.
     pub fn available() -> Vec<Isa> {
-        let mut isas = vec![Isa::Portable];
-        #[cfg(target_arch = "x86_64")]
-        {
-            if is_x86_feature_detected!("avx2") {
-                isas.push(Isa::Avx2);
+        [Isa::Portable, Isa::Avx2, Isa::Avx512]
+            .into_iter()
+            .filter(|isa| isa.is_here())
+            .collect()
+    }
+
+    /// Whether this CPU supports the instruction set (feature detection is cached: cheap).
+    pub fn is_here(self) -> bool {
+        match self {
+            Isa::Portable => true,
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2 => is_x86_feature_detected!("avx2"),
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx512 => {
+                is_x86_feature_detected!("avx512f")
+                    && is_x86_feature_detected!("avx512vl")
+                    && is_x86_feature_detected!("avx512bw")
             }
-            if is_x86_feature_detected!("avx512f")
-                && is_x86_feature_detected!("avx512vl")
-                && is_x86_feature_detected!("avx512bw")
-            {
-                isas.push(Isa::Avx512);
-            }
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => false,
         }
-        isas
     }
 
     /// `self`, or an error if this CPU lacks it.
     pub fn require(self) -> Result<Isa> {
-        if !Isa::available().contains(&self) {
+        if !self.is_here() {
             return Err(Error::Engine(format!(
                 "cpu-bitsliced: this CPU has no {} instructions",
                 self.name()

@@ -22,9 +22,12 @@ pub struct Simd {
 }
 
 impl Simd {
-    /// `isa`'s vectors (which the CPU must have: [`Isa::require`]), with VBMI2's funnel
-    /// shifts on AVX-512 where the CPU has them.
+    /// `isa`'s vectors, with VBMI2's funnel shifts on AVX-512 where the CPU has them.
+    ///
+    /// # Panics
+    /// Where the CPU lacks `isa` (take it from [`Isa::detect`] or [`Isa::require`]).
     pub fn new(isa: Isa) -> Simd {
+        assert!(isa.is_here(), "this CPU has no {} instructions", isa.name());
         Simd {
             isa,
             funnel: isa == Isa::Avx512 && funnel_shifts(),
@@ -48,14 +51,14 @@ impl Simd {
     pub fn run<K: VectorKernel>(self, kernel: K) {
         match self.isa {
             #[cfg(target_arch = "x86_64")]
-            // SAFETY: `funnel` is only set where the CPU reports AVX-512 VBMI2, and
-            // `Isa::Avx512` only where it reports AVX-512 F, VL and BW.
+            // SAFETY: `new` checked that the CPU has the instruction set, and `funnel` is
+            // only set where it reports AVX-512 VBMI2.
             Isa::Avx512 if self.funnel => unsafe { x86::run_avx512_vbmi2(kernel) },
             #[cfg(target_arch = "x86_64")]
-            // SAFETY: `Isa::Avx512` is only chosen when the CPU reports AVX-512 F, VL and BW.
+            // SAFETY: `new` checked that the CPU reports AVX-512 F, VL and BW.
             Isa::Avx512 => unsafe { x86::run_avx512(kernel) },
             #[cfg(target_arch = "x86_64")]
-            // SAFETY: `Isa::Avx2` is only chosen when the CPU reports AVX2.
+            // SAFETY: `new` checked that the CPU reports AVX2.
             Isa::Avx2 => unsafe { x86::run_avx2(kernel) },
             _ => kernel.run::<u64>(),
         }
