@@ -229,21 +229,22 @@ impl EngineId {
     }
 
     /// The host memory a run of a world of `extent` (width, height and, for a cube, its
-    /// depth) with cells of `states` states takes on this engine, in bytes, counted at once
+    /// depth) under `rule` takes on this engine, in bytes, counted at once
     /// before anything is made: the world as bits (a cube as side² rows of side cells) with its
     /// dying states' planes, once as made and once read back for the report and outputs; 16
     /// bytes a row for the lists of rows that soups and readers work through (a 1×3·10⁸ soup
     /// on cpu-scalar peaked at 31 bytes a row in all); and the engine's
     /// own buffers: two more worlds for the bit-sliced CPU engines, two bytes a cell (with ghost
-    /// cells for the seminar's) for the byte-cell CPU engines, one world as a GPU engine's staging copy, none for
-    /// the plane's engines (their memory is `--memory`'s).
+    /// cells for the seminar's) for the byte-cell CPU engines (cpu-states' two bit arrays where
+    /// it keeps the rule in bits), one world as a GPU engine's staging copy, none for the
+    /// plane's engines (their memory is `--memory`'s).
     pub fn run_bytes(
         self,
         (width, height, depth): (usize, usize, Option<usize>),
-        states: u32,
+        rule: Rule,
     ) -> u64 {
         let rows = height as u64 * depth.unwrap_or(1) as u64;
-        let planes = 1 + crate::grid::age_planes(states) as u64;
+        let planes = 1 + crate::grid::age_planes(rule.states()) as u64;
         let world = (8 * crate::grid::words_per_row(width) as u64)
             .saturating_mul(rows)
             .saturating_mul(planes);
@@ -252,7 +253,7 @@ impl EngineId {
             EngineId::CpuScalar | EngineId::CpuTable => {
                 (2 * (width as u64 + 2)).saturating_mul(rows + 2)
             }
-            EngineId::CpuStates => (2 * width as u64).saturating_mul(rows),
+            EngineId::CpuStates => crate::cpu::States::buffer_bytes(rule, width, height),
             EngineId::Hashlife | EngineId::Tiles | EngineId::Window => 0,
             _ => world,
         };

@@ -119,7 +119,7 @@ impl<W: Dimension> Simulation<W> {
             let ids = running(rule)?;
             let resolved =
                 auto::resolve(setup.engine, &ids, &work(cells_of(extent), rule), &machine)?;
-            check_run_memory(resolved.id, extent, setup)?;
+            check_run_memory(resolved.id, extent, rule)?;
             Ok(resolved)
         };
         let make = |resolved: Resolved| -> Result<(Box<dyn Engine<W>>, Resolved)> {
@@ -464,18 +464,13 @@ fn cells_of((width, height, depth): (usize, usize, Option<usize>)) -> u64 {
 /// Refuses a run whose memory, all of it counted at once ([`EngineId::run_bytes`]: the world,
 /// the engine's own buffers, the lists of rows and the copy read back), is more than the
 /// memory available, naming the total.
-fn check_run_memory(
-    id: EngineId,
-    extent: (usize, usize, Option<usize>),
-    setup: &Setup,
-) -> Result<()> {
-    let states = setup.rule.map_or(2, |rule| rule.states());
+fn check_run_memory(id: EngineId, extent: (usize, usize, Option<usize>), rule: Rule) -> Result<()> {
     let (width, height, depth) = extent;
     let what = match depth {
         Some(_) => format!("a {width}³ cube on {id}"),
         None => format!("a {width}x{height} grid on {id}"),
     };
-    gol_core::memory::check(id.run_bytes(extent, states), &what)?;
+    gol_core::memory::check(id.run_bytes(extent, rule), &what)?;
     Ok(())
 }
 

@@ -72,16 +72,28 @@ impl LargerBits {
         states == 2 && rule.shape == crate::rule::larger::Shape::Moore && rule.range <= MOST_RANGE
     }
 
+    /// The words of a row of a world `width` wide at `range`: (ghost words a side, words
+    /// inside, all).
+    fn row_words(width: usize, range: u32) -> (usize, usize, usize) {
+        let ghost = range as usize / 64 + 1;
+        let words = words_per_row(width).next_multiple_of(LANES);
+        (ghost, words, words + 2 * ghost)
+    }
+
+    /// The bytes of the two arrays of a `width` × `height` world at `range`.
+    pub fn bytes(width: usize, height: usize, range: u32) -> u64 {
+        let (_, _, stride) = LargerBits::row_words(width, range);
+        (16 * stride as u64).saturating_mul(height as u64)
+    }
+
     /// `grid` (two states) under `rule`, on a torus where `wraps`, else a bounded plane.
     pub fn load(grid: &Grid, rule: &Larger, wraps: bool, isa: Isa) -> Result<LargerBits> {
         let (width, height) = (grid.width(), grid.height());
         let range = rule.range as usize;
-        let ghost = range / 64 + 1;
-        let words = words_per_row(width).next_multiple_of(LANES);
-        let stride = words + 2 * ghost;
+        let (ghost, words, stride) = LargerBits::row_words(width, rule.range);
         let len = (stride * height) as u64;
         let what = format!("a {width}x{height} grid on cpu-states (two bit arrays)");
-        memory::check(16 * len, &what)?;
+        memory::check(LargerBits::bytes(width, height, rule.range), &what)?;
         let mut cells = memory::zeroed_vec::<u64>(len, &what)?;
         let next = memory::zeroed_vec::<u64>(len, &what)?;
         // Without the cell itself in a live cell's count, its bounds over the whole square
