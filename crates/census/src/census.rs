@@ -379,10 +379,19 @@ fn soup_with(
             }
         }
     }
-    // Over a period, two generations at least.
-    count_ash(&ash, period.max(2), classifier, &mut tally);
+    // Over a period, two generations at least; over apgsearch's 1,280 for a soup given up,
+    // so that a switch engine's path joins it into one object, named by its growth.
+    let history = match period {
+        0 => GIVEN_UP_HISTORY,
+        _ => period.max(2),
+    };
+    count_ash(&ash, history, classifier, &mut tally);
     Some(tally)
 }
+
+/// Generations over which the ash of a soup given up is cut into objects: apgsearch's history
+/// run for a soup that did not settle (it gives up after 4,000 rounds and returns 1,280).
+const GIVEN_UP_HISTORY: u64 = 1280;
 
 /// The fewest cells of a settled soup, ships in flight included, that make it megasized.
 const MEGASIZED: usize = 3000;
@@ -553,7 +562,7 @@ impl Haul {
 }
 
 /// The MD5 of `text`, in lower-case hex.
-fn md5_hex(text: &str) -> String {
+pub(crate) fn md5_hex(text: &str) -> String {
     use md5::{Digest, Md5};
     Md5::digest(text.as_bytes())
         .iter()

@@ -7,7 +7,9 @@
 //! are then run alone until they repeat and named ([`Classifier::classify`]); a cluster of parts
 //! that each run alone exactly as they do together (a bi-block, a block beside a blinker) is
 //! counted as those parts, recursively; parts that need each other (a ship-tie, whose two ships
-//! touch) stay one object. Names are remembered by shape.
+//! touch) stay one object. Names are remembered by shape. An object that does not repeat is
+//! named by the growth of its population where it grows linearly, as apgsearch names switch
+//! engines (`yl…`), else `PATHOLOGICAL`; a spark that dies alone is no object.
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
@@ -59,29 +61,85 @@ const SMALLEST_SHIP: usize = 5;
 /// Phases (cells where they lie) and the displacement over them.
 type Cycle = (Vec<Vec<(i64, i64)>>, (i64, i64));
 
+/// Why an object run alone found no period.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Unrepeated {
+    /// It died out.
+    Dies,
+    /// It did not repeat within the generations given.
+    NotWithin,
+}
+
 /// One period of an object run alone: its phases (cells where they lie) and displacement;
-/// `None` when it does not repeat within [`MOST_GENERATIONS`].
-fn cycle(cells: &[(i64, i64)], most: u64) -> Option<Cycle> {
+/// why not when it dies out or does not repeat within `most` generations.
+fn cycle(cells: &[(i64, i64)], most: u64) -> Result<Cycle, Unrepeated> {
     let mut u = Universe::of(cells);
     let mut seen: HashMap<Shape, (u64, (i64, i64))> = HashMap::default();
     let mut phases: Vec<Vec<(i64, i64)>> = Vec::new();
     loop {
         let now = u.cells();
         if now.is_empty() {
-            return None;
+            return Err(Unrepeated::Dies);
         }
         let (shape, corner) = normalised(&now);
         if let Some(&(at, was)) = seen.get(&shape) {
             let displacement = (corner.0 - was.0, corner.1 - was.1);
-            return Some((phases.split_off(at as usize), displacement));
+            return Ok((phases.split_off(at as usize), displacement));
         }
         if u.generation >= most {
-            return None;
+            return Err(Unrepeated::NotWithin);
         }
         seen.insert(shape, (u.generation, corner));
         phases.push(now);
         u.step();
     }
+}
+
+/// A third of the generations whose populations [`linear_growth`] looks at (apgsearch's
+/// 4,800): the longest period of growth it finds.
+const GROWTH_PERIODS: usize = 4800;
+
+/// apgsearch's name for a pattern whose population grows linearly (a switch engine, say):
+/// `yl<p>_<q>_<m0>_<h>`, from the populations of 3 × [`GROWTH_PERIODS`] generations. p is the
+/// least period after which the growth repeats (the population's change over p generations is
+/// the same p generations later, over the first third), q the least period of those changes,
+/// m0, m1 and m2 the sums over p generations of the change over q generations, its square and
+/// its cube (32-bit, as apgsearch keeps them), and h the MD5 of `m1#m2` in hex: the same from
+/// any generation once the growth repeats. Where it does not repeat from the start (debris
+/// beside the engine still settling) it is looked for again [`GROWTH_PERIODS`] generations
+/// on. `None` where no such p is found or the population does not change over a period
+/// (apgsearch then tries a power law, giving `zz_…` or `PATHOLOGICAL`: here `PATHOLOGICAL`).
+fn linear_growth(cells: &[(i64, i64)]) -> Option<String> {
+    let most = GROWTH_PERIODS;
+    let mut u = Universe::of(cells);
+    let mut population = Vec::with_capacity(4 * most);
+    for _ in 0..4 * most {
+        population.push(u.population() as i32);
+        u.step();
+    }
+    [0, most]
+        .into_iter()
+        .find_map(|start| growth_code(&population[start..]))
+}
+
+/// [`linear_growth`]'s code from `population` (3 × [`GROWTH_PERIODS`] generations or more).
+fn growth_code(population: &[i32]) -> Option<String> {
+    let most = GROWTH_PERIODS;
+    let change = |p: usize, i: usize| population[i + p].wrapping_sub(population[i]);
+    let p = (1..most).find(|&p| (0..most).all(|i| change(p, i) == change(p, i + p)))?;
+    let q = (1..most).find(|&q| (0..most).all(|i| change(p, i) == change(p, i + q)))?;
+    let (mut m0, mut m1, mut m2) = (0i32, 0i32, 0i32);
+    for i in 0..p {
+        let d = change(q, i);
+        m0 = m0.wrapping_add(d);
+        m1 = m1.wrapping_add(d.wrapping_mul(d));
+        m2 = m2.wrapping_add(d.wrapping_mul(d).wrapping_mul(d));
+    }
+    if m0 == 0 {
+        return None;
+    }
+    let hash = crate::census::md5_hex(&format!("{m1}#{m2}"));
+    Some(format!("yl{p}_{q}_{m0}_{hash}"))
 }
 
 /// The side of the board [`motion`] runs small patterns on.
@@ -169,6 +227,7 @@ impl Classifier {
         }
         let moves = motion(&shape, SHIP_GENERATIONS).unwrap_or_else(|| {
             cycle(&shape, SHIP_GENERATIONS)
+                .ok()
                 .map(|(phases, displacement)| (phases.len() as u64, displacement))
         });
         let ship = match moves {
@@ -182,11 +241,21 @@ impl Classifier {
     }
 
     fn name(&mut self, cells: &[(i64, i64)]) -> Named {
-        let Some((phases, displacement)) = cycle(cells, MOST_GENERATIONS) else {
-            return Named {
-                codes: vec!["PATHOLOGICAL".into()],
-                displacement: (0, 0),
-            };
+        let (phases, displacement) = match cycle(cells, MOST_GENERATIONS) {
+            Ok(cycle) => cycle,
+            // A spark of a soup given up before it settled, which dies alone: nothing.
+            Err(Unrepeated::Dies) => {
+                return Named {
+                    codes: Vec::new(),
+                    displacement: (0, 0),
+                }
+            }
+            Err(Unrepeated::NotWithin) => {
+                return Named {
+                    codes: vec![linear_growth(cells).unwrap_or_else(|| "PATHOLOGICAL".into())],
+                    displacement: (0, 0),
+                }
+            }
         };
         if let Some(parts) = parts(&phases, displacement) {
             let mut codes = Vec::new();
@@ -424,6 +493,7 @@ mod tests {
         fn motion_is_the_cycle(cells in proptest::collection::btree_set((0i64..12, 0i64..12), 1..24)) {
             let cells: Vec<(i64, i64)> = cells.into_iter().collect();
             let cycled = cycle(&cells, SHIP_GENERATIONS)
+                .ok()
                 .map(|(phases, displacement)| (phases.len() as u64, displacement));
             proptest::prop_assert_eq!(motion(&cells, SHIP_GENERATIONS), Some(cycled));
         }

@@ -627,6 +627,20 @@ impl Universe {
         out
     }
 
+    /// Live cells.
+    pub fn population(&self) -> u64 {
+        let region = self.regions[0];
+        if region.is_none() {
+            return 0;
+        }
+        (region.columns.0..=region.columns.1)
+            .map(|c| {
+                let column = &self.cells[c * self.rows..][region.rows.0..=region.rows.1];
+                column.iter().map(|w| w.count_ones() as u64).sum::<u64>()
+            })
+            .sum()
+    }
+
     /// Every live cell, row by row.
     pub fn cells(&self) -> Vec<(i64, i64)> {
         let mut out = Vec::new();
