@@ -62,6 +62,9 @@ pub enum Verdict {
         most: (u64, u64),
         /// The population at the limit.
         last: u64,
+        /// apgsearch's code for a B3/S23 pattern whose population grows linearly (a switch
+        /// engine: `yl…`), from the populations of the run.
+        growth: Option<String>,
     },
 }
 
@@ -344,6 +347,13 @@ fn not_found(generation: u64, outgrew: bool, populations: &[u64], plane: &dyn Pl
         .and_then(|r| Some((r.corner()?, r.size()?)))
         .map(|((x, y), (w, h))| (x, y, w, h));
     let population = plane.population().try_into().unwrap_or(u64::MAX);
+    // apgsearch's linear-growth code, checked against its hauls for B3/S23 only.
+    let growth = (plane.rule() == gol_core::Rule::LIFE)
+        .then(|| {
+            let populations: Vec<i32> = populations.iter().map(|&p| p as i32).collect();
+            crate::objects::growth_code(&populations)
+        })
+        .flatten();
     Identity {
         settled_at: generation,
         verdict: Verdict::NotFound {
@@ -352,6 +362,7 @@ fn not_found(generation: u64, outgrew: bool, populations: &[u64], plane: &dyn Pl
             first: populations[0],
             most: (most(&populations[..half]), most(&populations[half..])),
             last: population,
+            growth,
         },
         bounding_box,
         population,

@@ -117,13 +117,21 @@ fn linear_growth(cells: &[(i64, i64)]) -> Option<String> {
         population.push(u.population() as i32);
         u.step();
     }
-    [0, most]
-        .into_iter()
-        .find_map(|start| growth_code(&population[start..]))
+    growth_code(&population)
 }
 
-/// [`linear_growth`]'s code from `population` (3 × [`GROWTH_PERIODS`] generations or more).
-fn growth_code(population: &[i32]) -> Option<String> {
+/// [`linear_growth`]'s code from the populations of a pattern's generations 0, 1, … (at least
+/// 3 × [`GROWTH_PERIODS`]; from generation [`GROWTH_PERIODS`] too where there are 4 × as many
+/// and it is not found from 0).
+pub(crate) fn growth_code(population: &[i32]) -> Option<String> {
+    [0, GROWTH_PERIODS]
+        .into_iter()
+        .filter(|start| population.len() >= start + 3 * GROWTH_PERIODS)
+        .find_map(|start| growth_code_from(&population[start..]))
+}
+
+/// [`growth_code`] from the first generation of `population`.
+fn growth_code_from(population: &[i32]) -> Option<String> {
     let most = GROWTH_PERIODS;
     let change = |p: usize, i: usize| population[i + p].wrapping_sub(population[i]);
     let p = (1..most).find(|&p| (0..most).all(|i| change(p, i) == change(p, i + p)))?;
@@ -485,6 +493,29 @@ pub fn clusters(live: &[(i64, i64)], envelope: &[(i64, i64)]) -> Vec<Vec<(i64, i
 mod tests {
     use super::*;
     use crate::apgcode::cells;
+
+    #[test]
+    fn a_gun_grows_by_a_glider_a_period() {
+        // Gosper's gun: its population's change over 30 generations is one glider (5 cells)
+        // from the start, the same at every generation (q = 1), 5 over a period (m0).
+        let gun = cells(&[
+            "........................o...........",
+            "......................o.o...........",
+            "............oo......oo............oo",
+            "...........o...o....oo............oo",
+            "oo........o.....o...oo..............",
+            "oo........o...o.oo....o.o...........",
+            "..........o.....o.......o...........",
+            "...........o...o....................",
+            "............oo......................",
+        ]);
+        let code = linear_growth(&gun).expect("linear growth");
+        assert!(code.starts_with("yl30_1_5_"), "{code}");
+        assert_eq!(code.len(), "yl30_1_5_".len() + 32, "{code}");
+        // A still life does not grow, and a blinker's population changes but does not grow.
+        assert_eq!(linear_growth(&cells(&["oo", "oo"])), None);
+        assert_eq!(linear_growth(&cells(&["ooo"])), None);
+    }
 
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]

@@ -241,6 +241,34 @@ fn switch_engines_are_named_by_their_growth_as_apgsearch_names_them() {
     }
 }
 
+/// Every linear-growth soup of the reference's 10^6 soups of `l_kEwHfF3ArtPb` (its haul's
+/// sample soups of its two `yl` codes: all 15 of them) gets apgsearch's code. Long (a minute):
+/// CI runs it with the 10^5-soup comparisons.
+#[test]
+#[ignore]
+fn every_linear_growth_soup_of_a_million_gets_apgsearchs_code() {
+    let mut classifier = Classifier::default();
+    let block_laying = [
+        113955, 178704, 326638, 405837, 620554, 655527, 736878, 884392,
+    ];
+    let glider_making = [223281, 237273, 366569, 367422, 941761, 989381, 991200];
+    for (indices, code) in [
+        (
+            &block_laying[..],
+            "yl144_1_16_afb5f3db909e60548f086e22ee3353ac",
+        ),
+        (
+            &glider_making[..],
+            "yl384_1_59_7aeb1999980c43b4945fb7fcdb023326",
+        ),
+    ] {
+        for &index in indices {
+            let tally = census::of_id(&soup::id("l_kEwHfF3ArtPb", index), &mut classifier);
+            assert_eq!(tally.objects.get(code), Some(&1), "{index}: {tally:?}");
+        }
+    }
+}
+
 /// A soup that settles with 3,000 cells or more, ships in flight counted, is marked as
 /// apgsearch marks it: `l_kEwHfF3ArtPb` 95817 settles with 3,199 cells (lifelib's count at
 /// generations 11,124 and 11,150), apgsearch's `megasized_31h`; the first soups of a root

@@ -126,6 +126,7 @@ fn what_settles_dies_or_does_not_repeat() {
             first,
             most,
             last,
+            growth: None,
         } => {
             assert_eq!((limit, first), (1 << 12, 36));
             assert!(most.1 > most.0 && last > 36 * 4, "{most:?} {last}");

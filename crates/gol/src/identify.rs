@@ -161,6 +161,10 @@ impl Report {
             Verdict::DiesOut { .. } => "dies out",
             Verdict::NotFound { .. } => "no period found",
         };
+        let growth = match &identity.verdict {
+            Verdict::NotFound { growth, .. } => growth.clone(),
+            _ => None,
+        };
         let trend = match identity.verdict {
             Verdict::NotFound {
                 limit,
@@ -168,6 +172,7 @@ impl Report {
                 first,
                 most,
                 last,
+                ..
             } => Some(Trend {
                 limit,
                 outgrew,
@@ -187,7 +192,7 @@ impl Report {
         };
         Report {
             kind,
-            apgcode: cycle.and_then(|c| c.apgcode.clone()),
+            apgcode: cycle.and_then(|c| c.apgcode.clone()).or(growth),
             period: cycle.map(|c| c.period),
             modulus: cycle.map(|c| c.modulus),
             displacement: cycle.map(|c| c.displacement),
