@@ -337,7 +337,7 @@ proptest! {
             let got = engine.snapshot().unwrap();
             prop_assert_eq!(expected.first_difference(&got), None, "{} [{}]", rule, isa.name());
             prop_assert_eq!(engine.population().unwrap(), expected.population());
-            prop_assert!(engine.details().starts_with("bit-sliced running sums"));
+            prop_assert!(engine.details().starts_with("running sums of cells in bits"));
         }
     }
 }

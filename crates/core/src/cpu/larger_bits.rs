@@ -27,6 +27,9 @@
 //! 3. The next state: the count compared with the rule's bounds, one three-input logic
 //!    operation a plane a bound.
 
+#[cfg(target_arch = "x86_64")]
+mod sums;
+
 use rayon::prelude::*;
 
 use super::bitsliced::Isa;
@@ -61,6 +64,8 @@ pub struct LargerBits {
     stride: usize,
     edges: Edges,
     simd: Simd,
+    /// Whether the counts are integers ([`sums`], AVX-512) rather than bit planes.
+    in_sums: bool,
     cells: Vec<u64>,
     next: Vec<u64>,
 }
@@ -70,6 +75,25 @@ impl LargerBits {
     /// range up to [`MOST_RANGE`].
     pub fn takes(rule: &Larger, states: u32) -> bool {
         states == 2 && rule.shape == crate::rule::larger::Shape::Moore && rule.range <= MOST_RANGE
+    }
+
+    /// Whether a world at `range` on `isa` counts in integers ([`sums`]): on AVX-512, from the
+    /// range where they beat the bit planes.
+    fn counts_in_sums(isa: Isa, range: u32) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        return isa == Isa::Avx512
+            && sums::is_here()
+            && (sums::FEWEST_RANGE..=sums::MOST_RANGE).contains(&range);
+        #[cfg(not(target_arch = "x86_64"))]
+        false
+    }
+
+    /// How the counts are kept: in bit planes, or in bytes and 16-bit words.
+    pub fn counts(&self) -> &'static str {
+        match self.in_sums {
+            true => "in bytes and words",
+            false => "in bit planes",
+        }
     }
 
     /// The words of a row of a world `width` wide at `range`: (ghost words a side, words
@@ -120,6 +144,7 @@ impl LargerBits {
             stride,
             edges,
             simd: Simd::new(isa),
+            in_sums: LargerBits::counts_in_sums(isa, rule.range),
             cells,
             next,
         })
@@ -166,13 +191,22 @@ impl LargerBits {
         // Planes for a row's counts (to 2r + 1) and for the square's (to (2r + 1)²).
         let bits = |n: usize| n.ilog2() + 1;
         let planes = (bits(2 * r + 1), bits((2 * r + 1) * (2 * r + 1)));
-        let (simd, stride) = (self.simd, self.stride);
+        let (simd, stride, in_sums) = (self.simd, self.stride, self.in_sums);
         let mut next = std::mem::take(&mut self.next);
         let frame = Frame { world: self };
         next.par_chunks_mut(rows * stride)
             .enumerate()
             .for_each(|(index, out)| {
                 let top = index * rows;
+                #[cfg(target_arch = "x86_64")]
+                if in_sums {
+                    // SAFETY: `in_sums` is only set where the CPU has AVX-512 (F and BW, as
+                    // `Isa::is_here` checks) and BMI2 (`sums::is_here`), and the range is at
+                    // most `sums::MOST_RANGE`.
+                    unsafe { sums::band(frame, out, top) };
+                    frame.fill_edges(out);
+                    return;
+                }
                 macro_rules! planes {
                     ($(($hb:literal, $cb:literal)),*) => {
                         match planes {
@@ -223,6 +257,13 @@ impl Frame<'_> {
             false => return None,
         };
         Some(&w.cells[y as usize * w.stride..][..w.stride])
+    }
+
+    /// Sets the bits outside the grid of each row of a band's `out` (see [`Edges`]).
+    fn fill_edges(&self, out: &mut [u64]) {
+        for row in out.chunks_mut(self.world.stride) {
+            self.world.edges.fill(row);
+        }
     }
 
     /// The horizontal counts (`HB` planes) of the cells of row `y` in the words `at..`.
@@ -385,9 +426,7 @@ fn band_in<V: Vector, const HB: usize, const CB: usize>(frame: Frame, out: &mut 
             subtract(&mut total, &ring[slot]);
         }
     }
-    for row in out.chunks_mut(stride) {
-        world.edges.fill(row);
-    }
+    frame.fill_edges(out);
 }
 
 /// How the bits of a row's cells outside 0..W are set (see the module documentation): the
@@ -488,34 +527,39 @@ mod test {
         // The engine tests compare each instruction set's default with the oracle; this
         // compares AVX-512 with and without VBMI2 too (and every other path), at ranges of
         // one and of two ghost words a side, on a torus and a plane.
-        for (text, wraps) in [
-            ("r7,c0,m0,s60..120,b70..110,nm", true),
-            ("r70,c0,m1,s5000..11000,b6000..9000,nm", false),
-            ("r70,c0,m1,s5000..11000,b6000..9000,nm", true),
+        // Where the CPU can, the counts in integers too, at ranges 70 and 127 (the most they
+        // take, in a soup so dense that some rows' counts reach 255 and squares' 64,000).
+        for (text, wraps, density) in [
+            ("r7,c0,m0,s60..120,b70..110,nm", true, 0.5),
+            ("r70,c0,m1,s5000..11000,b6000..9000,nm", false, 0.5),
+            ("r70,c0,m1,s5000..11000,b6000..9000,nm", true, 0.5),
+            ("r127,c0,m1,s20000..65025,b25000..35000,nm", true, 0.99),
         ] {
             let (rule, _) = Larger::parse(text).unwrap().unwrap();
-            let grid = crate::seed::density_soup(300, 150, 0.5, 7).unwrap();
+            let grid = crate::seed::density_soup(300, 150, density, 7).unwrap();
             let mut runs = Vec::new();
             for isa in Isa::available() {
-                for funnel in [false, true] {
+                for (funnel, in_sums) in [(false, false), (true, false), (false, true)] {
                     let mut world = LargerBits::load(&grid, &rule, wraps, isa).unwrap();
-                    if funnel != world.simd.funnel() {
-                        if funnel {
-                            continue;
-                        }
-                        world.simd = world.simd.without_funnel();
+                    if in_sums && !world.in_sums || funnel && !world.simd.funnel() {
+                        continue;
                     }
+                    world.in_sums = in_sums;
+                    world.simd = match funnel {
+                        true => world.simd,
+                        false => world.simd.without_funnel(),
+                    };
                     (0..4).for_each(|_| world.generation());
-                    runs.push((isa, funnel, world.to_grid().unwrap()));
+                    runs.push((isa, funnel, in_sums, world.to_grid().unwrap()));
                 }
             }
-            let (_, _, first) = &runs[0];
+            let (.., first) = &runs[0];
             assert!(first.population() > 0, "{text}");
-            for (isa, funnel, grid) in &runs {
+            for (isa, funnel, in_sums, grid) in &runs {
                 assert_eq!(
                     first.first_difference(grid),
                     None,
-                    "{text} {isa:?} {funnel}"
+                    "{text} {isa:?} funnel {funnel} integers {in_sums}"
                 );
             }
         }

@@ -206,7 +206,7 @@ impl Engine for States {
 
     fn details(&self) -> String {
         let how = match self.state.as_ref() {
-            Some(Kept::Bits(_)) => "bit-sliced running sums".into(),
+            Some(Kept::Bits(world)) => format!("running sums of cells in bits, {}", world.counts()),
             Some(Kept::Bytes(world)) => match &world.update {
                 Update::Flat(flat) => format!(
                     "flat lookup of {} entries over {} cells",
