@@ -534,15 +534,23 @@ mod test {
         // compares AVX-512 with and without VBMI2 too (and every other path), at ranges of
         // one and of two ghost words a side, on a torus and a plane.
         // Where the CPU can, the counts in integers too, at ranges 70 and 127 (the most they
-        // take, in a soup so dense that some rows' counts reach 255 and squares' 64,000).
-        for (text, wraps, density) in [
-            ("r7,c0,m0,s60..120,b70..110,nm", true, 0.5),
-            ("r70,c0,m1,s5000..11000,b6000..9000,nm", false, 0.5),
-            ("r70,c0,m1,s5000..11000,b6000..9000,nm", true, 0.5),
-            ("r127,c0,m1,s20000..65025,b25000..35000,nm", true, 0.99),
+        // take, in a soup so dense that some rows' counts reach 255 and squares' 64,000), and
+        // on rows wide enough to be cut into strips (2,048 cells a strip at range 127).
+        for (text, wraps, density, width) in [
+            ("r7,c0,m0,s60..120,b70..110,nm", true, 0.5, 300),
+            ("r70,c0,m1,s5000..11000,b6000..9000,nm", false, 0.5, 300),
+            ("r70,c0,m1,s5000..11000,b6000..9000,nm", true, 0.5, 300),
+            ("r127,c0,m1,s20000..65025,b25000..35000,nm", true, 0.99, 300),
+            (
+                "r127,c0,m1,s20000..65025,b32400..32600,nm",
+                false,
+                0.5,
+                4500,
+            ),
+            ("r127,c0,m1,s20000..65025,b32400..32600,nm", true, 0.5, 4500),
         ] {
             let (rule, _) = Larger::parse(text).unwrap().unwrap();
-            let grid = crate::seed::density_soup(300, 150, density, 7).unwrap();
+            let grid = crate::seed::density_soup(width, 300, density, 7).unwrap();
             let mut runs = Vec::new();
             for isa in Isa::available() {
                 for (funnel, in_sums) in [(false, false), (true, false), (false, true)] {
