@@ -207,8 +207,8 @@ impl LargerBits {
                 #[cfg(target_arch = "x86_64")]
                 if in_sums {
                     // SAFETY: `in_sums` is only set where the CPU has AVX-512 (F and BW, as
-                    // `Isa::is_here` checks) and BMI2 (`sums::is_here`), and the range is at
-                    // most `sums::MOST_RANGE`.
+                    // `Isa::is_here` checks) and VBMI, BITALG and BMI2 (`sums::is_here`), and
+                    // the range is at most `sums::MOST_RANGE`.
                     unsafe { sums::band(frame, out, top) };
                     frame.fill_edges(out);
                     return;
