@@ -363,6 +363,26 @@ pub trait Engine<W: World = Grid>: Send {
         self.step(generations)
     }
 
+    /// Queues one round of a slab ([`crate::slab`]) as [`Engine::queue`] does: `generations`
+    /// (at most the halo depth) of an extended slab whose halos, `halos.0` layers before the
+    /// interior and `halos.1` after it, are being refreshed meanwhile by copies on other queues.
+    /// Work that neither reads a halo layer nor changes the current layers (it may write
+    /// elsewhere) may be queued first; `refreshed` is then called, and work queued after it
+    /// waits for the new halos. Only the layers that can still be exact need be
+    /// made: after t generations of the round, those at least t layers from an end that has a
+    /// halo; the others may be left holding anything. By default `refreshed`, then
+    /// [`Engine::queue`].
+    fn queue_round(
+        &mut self,
+        generations: u64,
+        halos: (usize, usize),
+        refreshed: &mut dyn FnMut() -> Result<()>,
+    ) -> Result<()> {
+        let _ = halos;
+        refreshed()?;
+        self.queue(generations)
+    }
+
     /// Waits for the work [`Engine::queue`] left running, and accounts for its time in
     /// [`Engine::timings`]. By default nothing to wait for.
     fn wait(&mut self) -> Result<()> {

@@ -34,9 +34,10 @@
 //! [`Decomposed`] exchanges halos GPU to GPU where it was given a [`PeerCopy`] and every part
 //! keeps its rows on a GPU ([`RowAccess::device_rows`]): 2 copies of d layers per part, straight
 //! from the sender's interior into the receiver's halo. Then nothing waits on the host between
-//! rounds: each GPU's rounds and copies are queued ([`Engine::queue`]) with the copies ordered
-//! after the neighbours' rounds on the GPUs themselves, so a GPU starts its next round as soon
-//! as its own halos have arrived. Otherwise the rows go through host memory
+//! rounds: each GPU's rounds and copies are queued ([`Engine::queue_round`]) with the copies
+//! ordered after the neighbours' rounds on the GPUs themselves, so a GPU starts its next round
+//! as soon as its own halos have arrived — or before, where its engine can first make the
+//! layers that need no halo while the copies run. Otherwise the rows go through host memory
 //! ([`Slab::outgoing`], [`Slab::incoming`]) after every part has finished its round, as they do
 //! between MPI ranks.
 
@@ -222,15 +223,20 @@ impl Slabs {
 /// exchanges of [`Decomposed`].
 pub trait PeerCopy: Send + Sync {
     /// Queues a copy of each `(from, to)` pair after the work queued so far on both ranges'
-    /// queues ([`DeviceRows::queue`]), and makes the work queued later on the sender's queue
-    /// wait for it (the sender must not overwrite rows still being read). Returns without
-    /// waiting.
+    /// queues ([`DeviceRows::queue`]). Returns without waiting; work queued later on either
+    /// queue waits for the copy only once the queue has joined it ([`PeerCopy::join`]).
     ///
     /// # Safety
     /// Each range must lie within one live allocation of its GPU that stays alive until the
     /// copies have run, each queue must be a live stream of that GPU, `from` and `to` must have
-    /// the same length, and no `to` range may overlap any other range of the call.
+    /// the same length, and no `to` range may overlap any other range of the call. Until a
+    /// queue has joined the copies, the work queued on it must not write a `from` range of it
+    /// nor read or write a `to` range.
     unsafe fn copy(&self, pairs: &[(DeviceRows, DeviceRows)]) -> Result<()>;
+
+    /// Makes the work queued from now on on `queue` wait for the copies of [`PeerCopy::copy`]
+    /// that send from it or receive into it.
+    fn join(&self, queue: u64) -> Result<()>;
 
     /// The time the copies queued since the last call took on the GPUs, in seconds (the
     /// largest total of any receiving GPU), once their queues have run them; forgets them.
@@ -346,6 +352,21 @@ impl<W: World> Slab<W> {
     pub fn advance(&mut self, generations: u64) -> Result<()> {
         debug_assert!(generations <= self.depth as u64);
         self.engine.step(generations)
+    }
+
+    /// Queues a round of `generations` (at most the depth) on the engine's device
+    /// ([`Engine::queue_round`]), joining the halo copies of `peer` ([`PeerCopy::join`]) when
+    /// the engine is ready to wait for them.
+    fn queue_round(&mut self, generations: u64, peer: &dyn PeerCopy) -> Result<()> {
+        debug_assert!(generations <= self.depth as u64);
+        let queue = match self.device_halos() {
+            Some(halos) => halos?.send_top.queue,
+            None => return Err(Error::Engine("a slab queued off its GPU".into())),
+        };
+        let layer = self.halo_rows / self.depth;
+        let halos = (self.above_rows / layer, self.below_rows / layer);
+        self.engine
+            .queue_round(generations, halos, &mut || peer.join(queue))
     }
 
     fn read(&self, first: usize, rows: usize) -> Result<Vec<u64>> {
@@ -556,7 +577,8 @@ impl<W: World> Decomposed<W> {
         // slab's width (d the rows of a halo). The receiving ranges are the halos, rows 0..a
         // and a+h..a+h+d of an extended slab with a halo of a rows (d or 0) above; the sending
         // ranges are interior rows a..a+d and a+h-d..a+h, and d ≤ h, so no halo overlaps
-        // another range of the call.
+        // another range of the call. Until a part joins the copies, its engine queues only work
+        // that neither reads a halo nor changes the current rows ([`Engine::queue_round`]).
         unsafe { peer.copy(&pairs) }
     }
 
@@ -613,11 +635,11 @@ impl<W: World> Engine<W> for Decomposed<W> {
             if self.stale {
                 self.exchange(on_gpus)?;
             }
-            if on_gpus {
+            if let (true, Some(peer)) = (on_gpus, self.peer.as_deref()) {
                 // Each part's launches queued from a thread of its own (queuing them costs the
                 // host about as much as the GPU takes to run them); nothing here waits for a
                 // GPU, so the threads run ahead of the GPUs.
-                each(&mut self.parts, |_, part| part.engine.queue(k))?;
+                each(&mut self.parts, |_, part| part.queue_round(k, peer))?;
             } else {
                 each(&mut self.parts, |_, part| part.advance(k))?;
             }
@@ -909,8 +931,11 @@ mod test {
         }
     }
 
-    /// Copies between [`HostRows`] engines, counting the copies.
-    struct HostCopy(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+    /// Copies between [`HostRows`] engines at once, counting the copies and the parts' joins.
+    struct HostCopy {
+        copies: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+        joins: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    }
 
     impl PeerCopy for HostCopy {
         unsafe fn copy(&self, pairs: &[(DeviceRows, DeviceRows)]) -> Result<()> {
@@ -925,8 +950,13 @@ mod test {
                         from.bytes,
                     )
                 };
-                self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                (self.copies).fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             }
+            Ok(())
+        }
+        fn join(&self, queue: u64) -> Result<()> {
+            assert_eq!(queue, 0, "the queue HostRows gives");
+            (self.joins).fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             Ok(())
         }
         fn take_seconds(&self) -> Result<f64> {
@@ -956,10 +986,13 @@ mod test {
             let engines: Vec<Box<dyn Engine>> = (0..parts)
                 .map(|_| Box::new(HostRows::new()) as Box<dyn Engine>)
                 .collect();
-            let copies = std::sync::Arc::default();
+            let (copies, joins) = <(std::sync::Arc<_>, std::sync::Arc<_>)>::default();
             let mut decomposed = Decomposed::new(engines, depth)
                 .unwrap()
-                .with_peer_copy(Box::new(HostCopy(std::sync::Arc::clone(&copies))));
+                .with_peer_copy(Box::new(HostCopy {
+                    copies: std::sync::Arc::clone(&copies),
+                    joins: std::sync::Arc::clone(&joins),
+                }));
             decomposed.load(&grid, rule).unwrap();
             decomposed.step(gens).unwrap();
             let what = format!("{w}x{h}, {parts} parts, depth {depth}, {rule}");
@@ -976,6 +1009,9 @@ mod test {
                 _ => 2 * parts,
             };
             assert_eq!(counted, received * exchanges, "{what}");
+            // Every part joins the copies once a round (none are owed in the first).
+            let joined = joins.load(std::sync::atomic::Ordering::Relaxed);
+            assert_eq!(joined, parts * (exchanges + 1), "{what}");
             assert!(
                 decomposed.details().contains("exchanged by host copies"),
                 "{what}"

@@ -3,7 +3,9 @@
 // Layout: the host cube's own words. Line (x, y) (every z) starts at 32-bit word
 // (x*M + y) * stride; cell z is bit z % 32 of the line's word z / 32; nw = ceil(M/32) words hold
 // cells and the bits past z = M-1 are zero. A slab of a cube has `planes` planes of constant x
-// instead of M, and x wraps at `planes`.
+// instead of M, and x wraps at `planes`. A launch makes the planes [first, first + count) of
+// the next state (wrapping at `planes`) and leaves the others as they were: the halo exchange
+// of split runs advances the planes that need no halo while the halos travel.
 //
 // A warp covers 32 consecutive words of a line, or for lines of fewer words, segments of the
 // smallest power of two of lanes >= the line's words, one line each (lanes past the line's end
@@ -237,7 +239,8 @@ struct Where {
     // This thread's first word of the ring; its word (stage, k) lies at
     // ring + (stage * words per stage + k) * THREADS.
     unsigned *ring;
-    int seg, planes, x0, x1;  // the segment's lanes; planes in x; the walk's first and end plane
+    int seg, planes, x0, x1;  // the segment's lanes; planes in x; the walk's first and end plane,
+                              // counted on past the last plane where the launch's run wraps
     unsigned long long plane; // words per plane
     unsigned writes, keep;    // which owned lines are written; the mask of valid cells
 };
@@ -312,7 +315,7 @@ struct Walk {
     // remain.
     __device__ __forceinline__ bool store(const Slot<ROWS> &p, const Slot<ROWS> &q, const Slot<ROWS> &r)
     {
-        return store_at(p, q, r, plane_at(at.next, x, at.plane));
+        return store_at(p, q, r, plane_at(at.next, x < at.planes ? x : x - at.planes, at.plane));
     }
 
     // store() into plane x's first word `to`. Given as a restricted parameter, it keeps the
@@ -350,7 +353,7 @@ struct Walk {
     __device__ __forceinline__ void run()
     {
         x = at.x0;
-        ahead = before(x, at.planes);
+        ahead = before(x < at.planes ? x : x - at.planes, at.planes);
         if (GENS == 2)
             ahead = before(ahead, at.planes);
         left = at.x1 - at.x0 + 2 * GENS;
@@ -391,10 +394,11 @@ __device__ __forceinline__ int segment(int nw)
     return seg;
 }
 
-// GENS generations of planes [blockIdx.z * depth, + depth) (see Walk).
+// GENS generations of planes first + [blockIdx.z * depth, + depth) of the launch's
+// [first, first + count), 0 <= first < planes, count <= planes (see Walk).
 template <int GENS>
 __device__ __forceinline__ void advance(const unsigned *__restrict__ cells, unsigned *__restrict__ next, int m,
-                                        int planes, int stride, int depth)
+                                        int planes, int stride, int depth, int first, int count)
 {
     start_next_grid(); // see dependent.cu
     int nw = (m + 31) / 32, seg = segment(nw);
@@ -405,7 +409,7 @@ __device__ __forceinline__ void advance(const unsigned *__restrict__ cells, unsi
     // A warp shares x0; lanes past the last line compute on line 0 without writing, so that the
     // shuffles stay full, unless the whole warp is past it.
     bool active = y0 < m;
-    if (x0 >= planes || !__any_sync(0xffffffffu, active))
+    if (x0 >= count || !__any_sync(0xffffffffu, active))
         return;
     if (!active)
         y0 = 0;
@@ -441,8 +445,8 @@ __device__ __forceinline__ void advance(const unsigned *__restrict__ cells, unsi
     at.keep = gw == nw - 1 && r != 31 ? (1u << (r + 1)) - 1 : 0xffffffffu;
     at.seg = seg;
     at.planes = planes;
-    at.x0 = x0;
-    at.x1 = min(x0 + depth, planes);
+    at.x0 = first + x0;
+    at.x1 = first + min(x0 + depth, count);
     at.plane = (unsigned long long)m * stride;
     extern __shared__ unsigned shared[];
     at.ring = shared + threadIdx.y * 32 + lane;
@@ -461,17 +465,18 @@ __device__ __forceinline__ void advance(const unsigned *__restrict__ cells, unsi
 
 // One generation, on any side.
 extern "C" __global__ void cube_bitsliced(const unsigned *__restrict__ cells, unsigned *__restrict__ next, int m,
-                                          int planes, int stride, int depth)
+                                          int planes, int stride, int depth, int first, int count)
 {
-    advance<1>(cells, next, m, planes, stride, depth);
+    advance<1>(cells, next, m, planes, stride, depth, first, count);
 }
 
 // Two generations, on sides M = 32 * 2^k up to 1024 (lines of a power of two of whole words,
 // at most a warp's).
 extern "C" __global__ void cube_bitsliced_pair(const unsigned *__restrict__ cells, unsigned *__restrict__ next,
-                                               int m, int planes, int stride, int depth)
+                                               int m, int planes, int stride, int depth, int first,
+                                               int count)
 {
-    advance<2>(cells, next, m, planes, stride, depth);
+    advance<2>(cells, next, m, planes, stride, depth, first, count);
 }
 
 // Live cells of the whole cube (padding bits are zero), added into *total.

@@ -31,6 +31,11 @@ use crate::source::{self, Generic};
 /// 1024³, walks of 64 planes beat walks of 171 (one wave) by 2% (docs/benchmarks/3d.md).
 const MAX_WALK: u32 = 64;
 
+/// The fewest planes a walk takes in the launch that makes a slab round's first generations
+/// round its halos (see [`CubeBits`]'s `queue_round`): that launch is short and the rest of the
+/// round waits for it, so it is spread over as many blocks as fill the GPU.
+const SHORTEST_RING_WALK: u32 = 4;
+
 /// The kernel of two generations a launch.
 const PAIR_FUNCTION: &str = "cube_bitsliced_pair";
 
@@ -217,14 +222,15 @@ impl CubeBits {
         Ok(rows.start * word..rows.end * word)
     }
 
-    /// The grid, and the planes each thread walks, for blocks of 32 × `block_y` threads of a
-    /// kernel of which `slots` blocks fit on the GPU at once. A run of planes takes a block per
-    /// column of 32 words and row group; the runs split the planes so that all of them fill
-    /// those slots in one wave as nearly as they can, in walks of [`DEPTH`] planes at least
-    /// (each walk first reads the planes before and after it) and [`MAX_WALK`] at most.
-    /// `GOL_CUBE_DEPTH` sets the walks' planes outright.
-    fn grid(&self, block_y: u32, slots: u32) -> ((u32, u32, u32), u32) {
-        let (m, planes) = (self.side as u32, self.planes as u32);
+    /// The grid, and the planes each thread walks, for a launch that makes `planes` planes with
+    /// blocks of 32 × `block_y` threads of a kernel of which `slots` blocks fit on the GPU at
+    /// once. A run of planes takes a block per column of 32 words and row group; the runs
+    /// split the planes so that all of them fill those slots in one wave as nearly as they
+    /// can, in walks of `shortest` planes at least (each walk first reads the planes before
+    /// and after it) and [`MAX_WALK`] at most. `GOL_CUBE_DEPTH` sets the walks' planes
+    /// outright.
+    fn grid(&self, block_y: u32, slots: u32, planes: u32, shortest: u32) -> ((u32, u32, u32), u32) {
+        let m = self.side as u32;
         // Lines under 32 words share a warp, one segment of lanes per line (see the kernel).
         let words = m.div_ceil(32);
         let segment = words.next_power_of_two().min(32);
@@ -233,12 +239,17 @@ impl CubeBits {
         let walk = match self.depth {
             Some(depth) => (depth as u32).min(planes),
             None => {
-                let (fewest, most) = (planes.div_ceil(MAX_WALK), planes.div_ceil(DEPTH as u32));
+                let (fewest, most) = (planes.div_ceil(MAX_WALK), planes.div_ceil(shortest));
                 let runs = (slots / (columns * groups)).clamp(fewest, most);
                 planes.div_ceil(runs)
             }
         };
         ((columns, groups, planes.div_ceil(walk)), walk)
+    }
+
+    /// [`CubeBits::grid`] of a launch that makes every plane, in walks of [`DEPTH`] at least.
+    fn whole_grid(&self, block_y: u32, slots: u32) -> ((u32, u32, u32), u32) {
+        self.grid(block_y, slots, self.planes as u32, DEPTH as u32)
     }
 
     /// Drops the kernel of two generations a launch unless it is asked for (`GOL_CUBE_PAIRS`)
@@ -248,7 +259,7 @@ impl CubeBits {
     fn choose_pairs(&mut self) {
         let slots = self.kernels.kernels.slots.1;
         let fills = || {
-            let ((columns, groups, _), _) = self.grid(KERNELS[0].default_block.1, slots);
+            let ((columns, groups, _), _) = self.whole_grid(KERNELS[0].default_block.1, slots);
             columns * groups * (self.planes as u32).div_ceil(DEPTH as u32) >= 2 * slots
         };
         if !self.pairs.unwrap_or_else(fills) {
@@ -268,19 +279,36 @@ impl CubeBits {
         Ok(())
     }
 
-    /// Queues one launch of `gens` generations (2 only where [`pairs_fit`]), swapping the
-    /// buffers once.
+    /// Queues one launch of `gens` generations (2 only where [`pairs_fit`]) of every plane,
+    /// swapping the buffers once.
     fn launch(&mut self, stream: &Arc<CudaStream>, block: (u32, u32), gens: u32) -> Result<()> {
+        let run = Run::whole(self.planes);
+        self.launch_run(stream, block, gens, run)?;
+        std::mem::swap(&mut self.cells, &mut self.next);
+        Ok(())
+    }
+
+    /// Queues one launch of `gens` generations (2 only where [`pairs_fit`]) that makes the
+    /// planes of `run` of the next buffer and leaves its others as they are; swaps nothing.
+    fn launch_run(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        block: (u32, u32),
+        gens: u32,
+        run: Run,
+    ) -> Result<()> {
         let kernels = &self.kernels.kernels;
         let (function, slots) = match (gens, &kernels.pair) {
             (1, _) => (&kernels.update, kernels.slots.0),
             (2, Some(pair)) => (pair, kernels.slots.1),
             _ => unreachable!("{gens} generations a launch on side {}", self.side),
         };
-        let (grid_dim, walk) = self.grid(block.1, slots);
+        assert!(run.first < self.planes && run.count <= self.planes && run.count > 0);
+        let (grid_dim, walk) = self.grid(block.1, slots, run.count as u32, run.shortest);
         let (mut side, mut planes) = (self.side as i32, self.planes as i32);
         let mut stride = (self.stride_bytes() / 4) as i32;
         let mut walk = walk as i32;
+        let (mut first, mut count) = (run.first as i32, run.count as i32);
         let cfg = LaunchConfig {
             grid_dim,
             block_dim: (32, block.1, 1),
@@ -296,17 +324,80 @@ impl CubeBits {
             param(&mut planes),
             param(&mut stride),
             param(&mut walk),
+            param(&mut first),
+            param(&mut count),
         ];
         // SAFETY: cube_bitsliced and cube_bitsliced_pair take (const unsigned* cells, unsigned*
-        // next, int m, int planes, int stride in 32-bit words, int depth), which `params`
-        // points to in order; both buffers hold planes·M lines of stride_bytes() bytes, and the
-        // grid is the one `grid` computed for this kernel (the pair kernel is loaded only where
-        // `pairs_fit`). The kernels touch neither buffer before `wait_for_previous_grid()`, so
-        // they may start early.
+        // next, int m, int planes, int stride in 32-bit words, int depth, int first, int
+        // count), which `params` points to in order; both buffers hold planes·M lines of
+        // stride_bytes() bytes, 0 <= first < planes and 0 < count <= planes (asserted), and the
+        // grid is the one `grid` computed for this kernel and count (the pair kernel is loaded
+        // only where `pairs_fit`). The kernels touch neither buffer before
+        // `wait_for_previous_grid()`, so they may start early.
         unsafe { launch::kernel(stream, function, cfg, &mut params, self.early) }?;
         drop((read, written));
-        std::mem::swap(&mut self.cells, &mut self.next);
         Ok(())
+    }
+
+    /// The generations of the next launch of a step of `left` more: two where the pair kernel
+    /// is in use.
+    fn next_launch(&self, left: u64) -> u32 {
+        match self.kernels.kernels.pair {
+            Some(_) if left >= 2 => 2,
+            _ => 1,
+        }
+    }
+
+    /// See [`Backend::queue_round`]. The round's first launch comes in two: first the planes
+    /// that read no halo, while the halos travel; then, after `refreshed`, the ring of planes
+    /// round the slab's wrap that does. Each later launch makes only the planes that can still
+    /// be exact (one fewer at each end per generation), as halos of d planes leave 2d of every
+    /// launch's planes to be thrown away.
+    fn round(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        block: (u32, u32),
+        generations: u64,
+        (before, after): (usize, usize),
+        refreshed: &mut dyn FnMut() -> gol_core::Result<()>,
+    ) -> Result<u64> {
+        self.own_kernels_when_ready(stream)?;
+        let planes = self.planes;
+        let gens = self.next_launch(generations);
+        let g = gens as usize;
+        match planes
+            .checked_sub(before + after + 2 * g)
+            .filter(|&n| n > 0)
+        {
+            Some(inner) => {
+                let inside = Run::new(before + g, inner, DEPTH as u32);
+                self.launch_run(stream, block, gens, inside)?;
+                refreshed()?;
+                let ring = Run::new(planes - after - g, planes - inner, SHORTEST_RING_WALK);
+                self.launch_run(stream, block, gens, ring)?;
+            }
+            None => {
+                refreshed()?;
+                self.launch_run(stream, block, gens, Run::whole(planes))?;
+            }
+        }
+        std::mem::swap(&mut self.cells, &mut self.next);
+        let mut done = g;
+        let mut swaps = 1;
+        while (done as u64) < generations {
+            let gens = self.next_launch(generations - done as u64);
+            // Planes at least `done + gens` from each end: exact after this launch.
+            let end = done + gens as usize;
+            let run = match planes.checked_sub(2 * end).filter(|&n| n > 0) {
+                Some(count) => Run::new(end, count, DEPTH as u32),
+                None => Run::whole(planes),
+            };
+            self.launch_run(stream, block, gens, run)?;
+            std::mem::swap(&mut self.cells, &mut self.next);
+            done = end;
+            swaps += 1;
+        }
+        Ok(swaps)
     }
 }
 
@@ -381,6 +472,20 @@ impl Backend for CubeBits {
         (0..pairs).try_for_each(|_| self.launch(stream, block, 2))?;
         (0..singles).try_for_each(|_| self.launch(stream, block, 1))?;
         Ok(pairs + singles)
+    }
+
+    fn queue_round(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        block: (u32, u32),
+        generations: u64,
+        halos: (usize, usize),
+        refreshed: &mut dyn FnMut() -> gol_core::Result<()>,
+    ) -> Option<Result<u64>> {
+        // Only between halos at both ends; a round no deeper than they are.
+        let deep_enough = generations <= halos.0.min(halos.1) as u64;
+        (halos.0 > 0 && halos.1 > 0 && deep_enough)
+            .then(|| self.round(stream, block, generations, halos, refreshed))
     }
 
     fn download(&self, stream: &Arc<CudaStream>) -> Result<Cube> {
@@ -467,15 +572,39 @@ impl Backend for CubeBits {
         };
         Some(format!(
             "warps of 32 words x {ROWS} lines, {} planes per thread, {}{kernel}",
-            self.grid(block_y, self.kernels.kernels.slots.0).1,
+            self.whole_grid(block_y, self.kernels.kernels.slots.0).1,
             match self.kernels.kernels.pair {
                 Some(_) => format!(
                     "two generations a launch ({} planes per thread)",
-                    self.grid(block_y, self.kernels.kernels.slots.1).1
+                    self.whole_grid(block_y, self.kernels.kernels.slots.1).1
                 ),
                 None => "one generation a launch".into(),
             }
         ))
+    }
+}
+
+/// The planes a launch makes: `count` from `first`, wrapping at the slab's last plane, in walks
+/// of `shortest` planes at least.
+#[derive(Clone, Copy, Debug)]
+struct Run {
+    first: usize,
+    count: usize,
+    shortest: u32,
+}
+
+impl Run {
+    fn new(first: usize, count: usize, shortest: u32) -> Run {
+        Run {
+            first,
+            count,
+            shortest,
+        }
+    }
+
+    /// Every one of `planes` planes.
+    fn whole(planes: usize) -> Run {
+        Run::new(0, planes, DEPTH as u32)
     }
 }
 

@@ -89,6 +89,20 @@ pub trait Backend: Sized {
         (0..generations).try_for_each(|_| self.generation(stream, block))?;
         Ok(generations)
     }
+    /// [`Engine::queue_round`]: the buffer swaps, as for [`Backend::queue`]; `None` where the
+    /// backend makes every layer of every generation anyway (the engine then waits for the
+    /// halos and queues the generations).
+    fn queue_round(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        block: (u32, u32),
+        generations: u64,
+        halos: (usize, usize),
+        refreshed: &mut dyn FnMut() -> gol_core::Result<()>,
+    ) -> Option<Result<u64>> {
+        let _ = (stream, block, generations, halos, refreshed);
+        None
+    }
     /// Copies the state back.
     fn download(&self, stream: &Arc<CudaStream>) -> Result<Self::World>;
     /// Copies rows `first..` of the state (the host layout's rows) into `words`; `None` where
@@ -237,12 +251,42 @@ impl<B: Backend> GpuEngine<B> {
 
     /// [`Engine::queue`]: marks where the queued generations start, then queues them.
     fn queue_timed(&mut self, generations: u64) -> Result<()> {
+        self.mark_queued()?;
+        self.enqueue(generations)
+    }
+
+    /// Records where the generations that [`GpuEngine::settle`] times start, unless queued
+    /// ones are already running.
+    fn mark_queued(&mut self) -> Result<()> {
         if self.queued_since.is_none() {
             let start = (self.gpu.ctx).new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
             start.record(&self.stream)?;
             self.queued_since = Some(start);
         }
-        self.enqueue(generations)
+        Ok(())
+    }
+
+    /// [`Engine::queue_round`], timed as [`GpuEngine::queue_timed`].
+    fn queue_round_timed(
+        &mut self,
+        generations: u64,
+        halos: (usize, usize),
+        refreshed: &mut dyn FnMut() -> gol_core::Result<()>,
+    ) -> Result<()> {
+        self.mark_queued()?;
+        let (stream, block) = (self.stream.clone(), self.block);
+        let backend = self
+            .backend
+            .as_mut()
+            .ok_or_else(|| CudaError::Refused(format!("{}: no grid loaded", self.id)))?;
+        match backend.queue_round(&stream, block, generations, halos, refreshed) {
+            Some(swaps) => self.parity ^= (swaps? % 2) as usize,
+            None => {
+                refreshed()?;
+                self.enqueue(generations)?;
+            }
+        }
+        Ok(())
     }
 
     /// [`Engine::wait`]: waits for what [`GpuEngine::queue_timed`] left running and adds its
@@ -341,6 +385,15 @@ impl<B: Backend + Send> Engine<B::World> for GpuEngine<B> {
 
     fn queue(&mut self, generations: u64) -> gol_core::Result<()> {
         Ok(self.queue_timed(generations)?)
+    }
+
+    fn queue_round(
+        &mut self,
+        generations: u64,
+        halos: (usize, usize),
+        refreshed: &mut dyn FnMut() -> gol_core::Result<()>,
+    ) -> gol_core::Result<()> {
+        Ok(self.queue_round_timed(generations, halos, refreshed)?)
     }
 
     fn wait(&mut self) -> gol_core::Result<()> {

@@ -3,10 +3,12 @@
 //!
 //! Each copy goes straight from the sending GPU's memory to the receiving GPU's
 //! (`cuMemcpyPeerAsync`), on a copy stream of the receiving GPU of its own, behind events of
-//! the sender's and the receiver's engine streams (both rounds done); both engine streams then
-//! wait for an event after the copy. The GPUs order the exchange among themselves and the host
-//! never waits for it; and since each copy waits only for the two GPUs it joins, a GPU's next
-//! round waits only for its neighbours' rounds, not for theirs' neighbours. Where two GPUs can reach each other's memory (NVLink or PCIe peer
+//! the sender's and the receiver's engine streams (both rounds done); when the engines are
+//! ready for it ([`PeerCopy::join`], after the work of the next round that needs no halo), both
+//! engine streams wait for an event after the copy. The GPUs order the exchange among
+//! themselves and the host never waits for it; and since each copy waits only for the two GPUs
+//! it joins, a GPU's next round waits only for its neighbours' rounds, not for theirs'
+//! neighbours. Where two GPUs can reach each other's memory (NVLink or PCIe peer
 //! access), access is enabled both ways when the GPUs are opened and the copy is one transfer;
 //! otherwise the driver stages it through the host. The engines' buffers come from each GPU's
 //! stream-ordered memory pool (cudarc allocates with `cuMemAllocAsync`), which context peer
@@ -32,6 +34,9 @@ pub struct Peers {
     direct: bool,
     /// Events around each queued copy, by receiving GPU, until [`PeerCopy::take_seconds`].
     timed: Mutex<Vec<(usize, CudaEvent, CudaEvent)>>,
+    /// The waits for copies that engine streams still owe ([`PeerCopy::join`]): the stream, its
+    /// GPU, and the copy's index in `timed`.
+    owed: Mutex<Vec<(u64, usize, usize)>>,
     /// Copy streams of each GPU, by ordinal: a call's k-th copy into a GPU runs on its k-th.
     streams: Mutex<Vec<Vec<Arc<CudaStream>>>>,
 }
@@ -68,6 +73,7 @@ impl Peers {
             gpus,
             direct,
             timed: Mutex::new(Vec::new()),
+            owed: Mutex::new(Vec::new()),
         })
     }
 
@@ -83,12 +89,13 @@ impl Peers {
 
     /// See [`PeerCopy::copy`]; the same safety contract.
     ///
-    /// In three passes, so that no copy waits for more than the two rounds it joins: an event
-    /// after the work so far on every engine stream involved; each copy on a copy stream of its
-    /// receiving GPU after the events of its two streams; then both engine streams of each copy
-    /// wait for it.
+    /// In two passes, so that no copy waits for more than the two rounds it joins: an event
+    /// after the work so far on every engine stream involved; then each copy on a copy stream
+    /// of its receiving GPU after the events of its two streams. Both engine streams of each
+    /// copy then owe it a wait ([`Peers::join_queue`]).
     unsafe fn queue_all(&self, pairs: &[(DeviceRows, DeviceRows)]) -> Result<()> {
         let mut timed = self.timed.lock().expect("no panic while held");
+        let mut owed = self.owed.lock().expect("no panic while held");
         let mut streams = self.streams.lock().expect("no panic while held");
         let mut rounds_done: Vec<(u64, CudaEvent)> = Vec::new();
         for rows in pairs.iter().flat_map(|(from, to)| [from, to]) {
@@ -107,7 +114,6 @@ impl Peers {
             event.cu_event()
         };
         let mut used = vec![0usize; self.gpus.len()];
-        let mut copied = Vec::with_capacity(pairs.len());
         for (from, to) in pairs {
             assert_eq!(from.bytes, to.bytes, "a peer copy moves equal lengths");
             let (source, target) = (self.gpu(from)?, self.gpu(to)?);
@@ -129,7 +135,7 @@ impl Peers {
             // contract, both ranges lie in live allocations of their GPUs, have the same length,
             // and the target overlaps nothing else copied now. The copy runs after the sender's
             // work so far (its rows are final) and the receiver's (no kernel reads the halo any
-            // more).
+            // more); neither queue changes the ranges before it joins the copy.
             unsafe {
                 result::stream::wait_event(copier, done_of(from.queue), WAIT)?;
                 result::stream::wait_event(copier, done_of(to.queue), WAIT)?;
@@ -144,26 +150,40 @@ impl Peers {
                 )?;
                 result::event::record(done.cu_event(), copier)?;
             }
-            copied.push((from, to, source, target, start, done));
-        }
-        for (from, to, source, target, start, done) in copied {
-            // SAFETY: the queues are live streams of their GPUs and may wait for an event of
-            // any context. Both engine streams wait for the copy before their later work, so
-            // the sender cannot overwrite the rows before they are read, nor the receiver read
-            // its halo before it is written.
-            unsafe {
-                target.ctx.bind_to_thread()?;
-                result::stream::wait_event(to.queue as sys::CUstream, done.cu_event(), WAIT)?;
-                source.ctx.bind_to_thread()?;
-                result::stream::wait_event(from.queue as sys::CUstream, done.cu_event(), WAIT)?;
-            }
+            owed.push((to.queue, to.device, timed.len()));
+            owed.push((from.queue, from.device, timed.len()));
             timed.push((to.device, start, done));
         }
         Ok(())
     }
 
+    /// See [`PeerCopy::join`]: `queue` waits for each copy it owes a wait, so that it can
+    /// neither overwrite rows before they are sent nor read a halo before it is written.
+    fn join_queue(&self, queue: u64) -> Result<()> {
+        let timed = self.timed.lock().expect("no panic while held");
+        let mut owed = self.owed.lock().expect("no panic while held");
+        for &(_, device, copy) in owed.iter().filter(|(q, _, _)| *q == queue) {
+            self.gpus[device].ctx.bind_to_thread()?;
+            // SAFETY: `queue` is a live stream of GPU `device` (the contract of
+            // `PeerCopy::copy`), which may wait for an event of any context; the event lives in
+            // `timed` until `take_seconds`, which comes after the queues have run.
+            unsafe {
+                result::stream::wait_event(queue as sys::CUstream, timed[copy].2.cu_event(), WAIT)
+            }?;
+        }
+        owed.retain(|(q, _, _)| *q != queue);
+        Ok(())
+    }
+
     /// See [`PeerCopy::take_seconds`].
     fn settle(&self) -> Result<f64> {
+        let owed = self.owed.lock().expect("no panic while held");
+        if !owed.is_empty() {
+            return Err(CudaError::Refused(format!(
+                "{} waits for halo copies were never queued",
+                owed.len()
+            )));
+        }
         let timed = std::mem::take(&mut *self.timed.lock().expect("no panic while held"));
         let mut per_gpu = vec![0.0f64; self.gpus.len()];
         for (device, start, done) in &timed {
@@ -197,6 +217,10 @@ impl PeerCopy for Peers {
     unsafe fn copy(&self, pairs: &[(DeviceRows, DeviceRows)]) -> gol_core::Result<()> {
         // SAFETY: the caller keeps the contract of `PeerCopy::copy`, which `queue_all` shares.
         Ok(unsafe { self.queue_all(pairs) }?)
+    }
+
+    fn join(&self, queue: u64) -> gol_core::Result<()> {
+        Ok(self.join_queue(queue)?)
     }
 
     fn take_seconds(&self) -> gol_core::Result<f64> {
