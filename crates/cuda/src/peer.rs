@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 
 use cudarc::driver::result;
 use cudarc::driver::sys::{self, CUevent_flags, CUresult};
-use cudarc::driver::{CudaEvent, CudaStream};
+use cudarc::driver::{CudaEvent, CudaStream, DriverError};
 use gol_core::engine::DeviceRows;
 use gol_core::slab::PeerCopy;
 
@@ -39,6 +39,9 @@ pub struct Peers {
     owed: Mutex<Vec<(u64, usize, usize)>>,
     /// Copy streams of each GPU, by ordinal: a call's k-th copy into a GPU runs on its k-th.
     streams: Mutex<Vec<Vec<Arc<CudaStream>>>>,
+    /// Events of each GPU, by ordinal, kept for the next exchanges: making and destroying
+    /// them at every exchange cost about 10 µs a copy.
+    spare: Mutex<Vec<Vec<CudaEvent>>>,
 }
 
 impl Peers {
@@ -70,6 +73,7 @@ impl Peers {
         }
         Ok(Peers {
             streams: Mutex::new(vec![Vec::new(); gpus.len()]),
+            spare: Mutex::new((0..gpus.len()).map(|_| Vec::new()).collect()),
             gpus,
             direct,
             timed: Mutex::new(Vec::new()),
@@ -87,6 +91,20 @@ impl Peers {
         })
     }
 
+    /// An event of GPU `device` (timing enabled), a spare one where there is one.
+    fn event(&self, device: usize) -> Result<CudaEvent> {
+        let spare = self.spare.lock().expect("no panic while held")[device].pop();
+        match spare {
+            Some(event) => Ok(event),
+            None => Ok((self.gpus[device].ctx).new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?),
+        }
+    }
+
+    /// Keeps `events` of GPU `device` for later exchanges.
+    fn keep(&self, device: usize, events: impl IntoIterator<Item = CudaEvent>) {
+        self.spare.lock().expect("no panic while held")[device].extend(events);
+    }
+
     /// See [`PeerCopy::copy`]; the same safety contract.
     ///
     /// In two passes, so that no copy waits for more than the two rounds it joins: an event
@@ -97,21 +115,21 @@ impl Peers {
         let mut timed = self.timed.lock().expect("no panic while held");
         let mut owed = self.owed.lock().expect("no panic while held");
         let mut streams = self.streams.lock().expect("no panic while held");
-        let mut rounds_done: Vec<(u64, CudaEvent)> = Vec::new();
+        let mut rounds_done: Vec<(u64, usize, CudaEvent)> = Vec::new();
         for rows in pairs.iter().flat_map(|(from, to)| [from, to]) {
-            if rounds_done.iter().all(|(queue, _)| *queue != rows.queue) {
+            if rounds_done.iter().all(|(queue, _, _)| *queue != rows.queue) {
                 let gpu = self.gpu(rows)?;
-                let event = gpu.ctx.new_event(None)?;
+                let event = self.event(rows.device)?;
                 gpu.ctx.bind_to_thread()?;
                 // SAFETY: the queue is a live stream of this GPU (the contract of
                 // `PeerCopy::copy`), whose context the event belongs to.
                 unsafe { result::event::record(event.cu_event(), rows.queue as sys::CUstream) }?;
-                rounds_done.push((rows.queue, event));
+                rounds_done.push((rows.queue, rows.device, event));
             }
         }
         let done_of = |queue: u64| {
-            let (_, event) = (rounds_done.iter().find(|(q, _)| *q == queue)).expect("recorded");
-            event.cu_event()
+            let found = rounds_done.iter().find(|(q, _, _)| *q == queue);
+            found.expect("recorded").2.cu_event()
         };
         let mut used = vec![0usize; self.gpus.len()];
         for (from, to) in pairs {
@@ -123,12 +141,7 @@ impl Peers {
             }
             let copier = mine[used[to.device]].cu_stream();
             used[to.device] += 1;
-            let start = target
-                .ctx
-                .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
-            let done = target
-                .ctx
-                .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+            let (start, done) = (self.event(to.device)?, self.event(to.device)?);
             target.ctx.bind_to_thread()?;
             // SAFETY: `copier` is a live stream of the receiving GPU, whose context `start` and
             // `done` belong to, and a stream may wait for an event of any context. By the
@@ -153,6 +166,10 @@ impl Peers {
             owed.push((to.queue, to.device, timed.len()));
             owed.push((from.queue, from.device, timed.len()));
             timed.push((to.device, start, done));
+        }
+        // The copy streams' waits hold the records of now: the events may be recorded again.
+        for (_, device, event) in rounds_done {
+            self.keep(device, [event]);
         }
         Ok(())
     }
@@ -184,10 +201,25 @@ impl Peers {
                 owed.len()
             )));
         }
-        let timed = std::mem::take(&mut *self.timed.lock().expect("no panic while held"));
+        let mut timed = std::mem::take(&mut *self.timed.lock().expect("no panic while held"));
+        timed.sort_by_key(|(device, _, _)| *device);
         let mut per_gpu = vec![0.0f64; self.gpus.len()];
+        let mut bound = None;
         for (device, start, done) in &timed {
-            per_gpu[*device] += start.elapsed_ms(done)? as f64 / 1e3;
+            if bound != Some(*device) {
+                self.gpus[*device].ctx.bind_to_thread()?;
+                bound = Some(*device);
+            }
+            // SAFETY: both are live events of this GPU's context (now bound), recorded around
+            // a copy; where the copy has not run yet the driver says so and changes nothing.
+            let ms = match unsafe { result::event::elapsed(start.cu_event(), done.cu_event()) } {
+                Err(DriverError(CUresult::CUDA_ERROR_NOT_READY)) => start.elapsed_ms(done)?,
+                ms => ms?,
+            };
+            per_gpu[*device] += ms as f64 / 1e3;
+        }
+        for (device, start, done) in timed {
+            self.keep(device, [start, done]);
         }
         Ok(per_gpu.into_iter().fold(0.0, f64::max))
     }

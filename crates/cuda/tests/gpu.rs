@@ -843,10 +843,11 @@ fn cube_slabs_on_every_gpu_match_the_oracle() {
     ]);
 }
 
-/// Slabs of cubes with two generations a launch and walks of 3 planes, so that the launches of
-/// a round that make only part of a slab (the planes that need no halo, the ring round the
-/// wrap, then fewer planes each launch) take many walks, wrap, and mix pairs with single
-/// generations; the variables are read when a cube is loaded, so it runs in a child process.
+/// Slabs of cubes with two generations a launch and walks of 3 planes (4 in the rings round
+/// the wrap), so that the launches of a round that make only part of a slab (the planes that
+/// need no halo, the ring round the wrap, then fewer planes each launch) take many walks, wrap,
+/// and mix pairs with single generations; the variables are read when a cube is loaded, so it
+/// runs in a child process.
 #[test]
 fn cube_slabs_match_with_pairs_and_short_walks() {
     if !have_gpu() {
