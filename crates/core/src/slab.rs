@@ -55,7 +55,8 @@ pub const DEFAULT_DEPTH: usize = 256;
 
 /// Halo depth in 3D when none is asked for, in planes. A plane is M rows, so halos are far
 /// costlier to advance than in 2D: on two H200s, 1024³ ran fastest with 16 (8 and 32 were
-/// 4–12% slower).
+/// 4–12% slower); with rounds that make the planes needing no halo first, 12 and 16 are within
+/// 1% and 8 and 32 1–5% slower.
 pub const DEFAULT_DEPTH_3D: usize = 16;
 
 /// The name under which [`Decomposed`] reports the time spent exchanging halos

@@ -6,7 +6,9 @@
 //! One generation a launch, or two where the side allows it (`pairs_fit`) and the cube fills
 //! the GPU; launches start early where the GPU can ([`launch::starts_early`]). It keeps the
 //! host's rows (the cube's lines) as they are, so it gives row access for slabs
-//! ([`gol_core::RowAccess::read_rows`]) and counts live cells where they lie.
+//! ([`gol_core::RowAccess::read_rows`]) and counts live cells where they lie. A launch may make
+//! a run of planes only: a slab's round makes the planes that need no halo while the halos
+//! travel, and then no more planes than can still be exact ([`Backend::queue_round`]).
 
 use std::sync::Arc;
 
