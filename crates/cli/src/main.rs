@@ -98,6 +98,20 @@ fn one_queue_is_enough(cli: &Cli) -> bool {
 /// only divide the same cores finer (100000 threads ran for ten minutes).
 const MOST_THREADS_PER_CPU: usize = 4;
 
+/// Address space a worker thread may take: glibc reserves 64 MiB for the malloc arena of each
+/// thread that allocates, besides its stack.
+const THREAD_ADDRESS_SPACE: u64 = 66 << 20;
+
+/// Worker threads by default: one a CPU, but under an address-space limit (`ulimit -v`) no more
+/// than a quarter of what it leaves can hold ([`THREAD_ADDRESS_SPACE`] each), so that the
+/// threads start and the grid's own memory is what the limit refuses, in one line (rayon
+/// panics when its default pool cannot start: 32 threads and a GPU driver overran 1 GB).
+fn default_threads() -> Option<usize> {
+    let left = gol_core::memory::address_space_left()?;
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    Some(((left / 4 / THREAD_ADDRESS_SPACE) as usize).clamp(1, cpus))
+}
+
 fn execute(cli: &Cli) -> anyhow::Result<()> {
     if let Some(threads) = cli.threads {
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -112,6 +126,15 @@ fn execute(cli: &Cli) -> anyhow::Result<()> {
             .build_global()
             .map_err(|e| {
                 anyhow::anyhow!("could not start {threads} worker threads (--threads): {e}")
+            })?;
+    } else if let Some(threads) = default_threads() {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build_global()
+            .map_err(|e| {
+                anyhow::anyhow!(
+                    "could not start {threads} worker threads under this address-space limit: {e}"
+                )
             })?;
     }
     for folder in &cli.rules {

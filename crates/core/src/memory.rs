@@ -38,7 +38,7 @@ fn mem_available() -> Option<u64> {
 
 /// What `RLIMIT_AS` leaves above the process's address space now (`VmSize`); `None` without a
 /// limit.
-fn address_space_left() -> Option<u64> {
+pub fn address_space_left() -> Option<u64> {
     let mut limit = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,
