@@ -360,8 +360,9 @@ impl<W: World> Slab<W> {
     /// the engine is ready to wait for them.
     fn queue_round(&mut self, generations: u64, peer: &dyn PeerCopy) -> Result<()> {
         debug_assert!(generations <= self.depth as u64);
-        let queue = match self.device_halos() {
-            Some(halos) => halos?.send_top.queue,
+        // The engine's queue, as any of its device rows give it.
+        let queue = match self.access().device_rows(self.above_rows, self.halo_rows) {
+            Some(rows) => rows?.queue,
             None => return Err(Error::Engine("a slab queued off its GPU".into())),
         };
         let layer = self.halo_rows / self.depth;
