@@ -45,11 +45,11 @@
 //!
 //! # Garbage within a step
 //!
-//! In the largest table the memory cap allows, a step that fills it to [`crate::store::COLLECT_AT`] does not
-//! start again: every thread stops at its next safe point and one of them sweeps the table in
-//! place, keeping what the threads hold (`Pause`), as Golly does. Below the largest table
-//! the step stops and the table grows instead, and the bookkeeping is off (kept on, its fences
-//! at every `join` cost two threads on puzzle.mc 3 % to 12 %).
+//! A step that fills the store's arena to [`crate::store::COLLECT_AT`] does not start again:
+//! every thread stops at its next safe point and one of them sweeps the store in place,
+//! keeping what the threads hold (`Pause`), as Golly does. Where the index will be crowded
+//! first, the step stops and the index grows instead, and the bookkeeping is off (kept on,
+//! its fences at every `join` cost two threads on puzzle.mc 3 % to 12 %).
 
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -105,17 +105,18 @@ pub(crate) struct Stepper<'a, L: Leaf> {
 /// are those nodes' memoised results, which a collection keeps). A thread is *active* while
 /// it runs the recursion, from [`Stepper::enter`] to [`Stepper::leave`]; it leaves before a
 /// `join` (within which it may run stolen tasks, each of which enters) and enters again after.
-/// A thread that finds the table wanting a collection sets `requested`; every active thread
+/// A thread that finds the store wanting a collection sets `requested`; every active thread
 /// stops at its next safe point (the start of a result's computation, its stack complete),
 /// leaving and waiting; no thread can enter while `requested` is set. A thread that leaves
-/// while `requested` is set and finds no thread active sweeps the table ([`Store::sweep`])
+/// while `requested` is set and finds no thread active sweeps the store ([`Store::sweep`])
 /// with every stack as roots, then clears `requested` and wakes the others.
 ///
 /// Each thread's flag lives in a cache line of its own: a shared count of active threads,
 /// written at every `join`, cost two threads a third of their speed in the line's traffic.
 pub(crate) struct Pause {
-    /// Whether collections can happen in this step: only in the largest table (a smaller one
-    /// grows between attempts instead), so a step in a smaller one skips all of this.
+    /// Whether collections can happen in this step ([`Store::may_collect`]): where the index
+    /// will be crowded first, it grows between attempts instead, and the step skips all of
+    /// this.
     on: bool,
     requested: AtomicBool,
     sweeping: AtomicBool,
@@ -252,7 +253,7 @@ impl<L: Leaf> Stepper<'_, L> {
         }
     }
 
-    /// Stops here for a collection where one is wanted (or asks for one where the table wants
+    /// Stops here for a collection where one is wanted (or asks for one where the store wants
     /// it): this thread's stack holds every id its recursion uses.
     fn safe_point(&self) {
         let pause = &self.pause;
@@ -270,7 +271,7 @@ impl<L: Leaf> Stepper<'_, L> {
         self.enter();
     }
 
-    /// Sweeps the table if every thread has stopped (see [`Pause`]).
+    /// Sweeps the store if every thread has stopped (see [`Pause`]).
     fn sweep(&self) {
         let pause = &self.pause;
         if pause
@@ -410,7 +411,7 @@ impl<L: Leaf> Stepper<'_, L> {
     fn nine(&self, id: Id, level: u32) -> Option<[Id; 9]> {
         let store = self.store;
         let [nw, ne, sw, se] = store.key(id);
-        // The children lie anywhere in the table: their four misses overlap.
+        // The children lie anywhere in the arena: their four misses overlap.
         store.prefetch_nodes(&[nw, ne, sw, se]);
         let [_, nw_ne, nw_sw, nw_se] = store.key(nw);
         let [ne_nw, _, ne_sw, ne_se] = store.key(ne);
@@ -424,18 +425,8 @@ impl<L: Leaf> Stepper<'_, L> {
             [ne_sw, ne_se, se_nw, se_ne],
             [sw_ne, se_nw, sw_se, se_sw],
         ];
-        store.prefetch(l, &made);
-        Some([
-            nw,
-            store.node(l, made[0])?,
-            ne,
-            store.node(l, made[1])?,
-            store.node(l, made[2])?,
-            store.node(l, made[3])?,
-            sw,
-            store.node(l, made[4])?,
-            se,
-        ])
+        let [n, w, c, e, s] = store.find(l, made)?;
+        Some([nw, n, ne, w, c, e, sw, s, se])
     }
 
     /// The four nodes of level `l` made of the nine results `r` (of level `l` − 1): the
@@ -448,13 +439,7 @@ impl<L: Leaf> Stepper<'_, L> {
             four(3, 4, 6, 7),
             four(4, 5, 7, 8),
         ];
-        self.store.prefetch(l, &keys);
-        Some([
-            self.store.node(l, keys[0])?,
-            self.store.node(l, keys[1])?,
-            self.store.node(l, keys[2])?,
-            self.store.node(l, keys[3])?,
-        ])
+        self.store.find(l, keys)
     }
 
     /// The centres (of level `l` − 1) of the four quarters of the nine results `r`: the
@@ -505,7 +490,7 @@ pub struct HashLife<L: Leaf> {
 enum Attempt {
     Done,
     Stopped,
-    /// The table is full: collect garbage, or step less at once.
+    /// The store is full: collect garbage, or step less at once.
     Full,
 }
 
@@ -630,7 +615,7 @@ impl<L: Leaf> HashLife<L> {
         Ok(Stepped::Done)
     }
 
-    /// One step of 2^j. Where the table grows crowded on the way, the step stops, the table
+    /// One step of 2^j. Where the index grows crowded on the way, the step stops, the index
     /// grows, and the step goes on from what it memoised.
     fn try_step(&mut self, j: u32, stop: &AtomicBool) -> Result<Attempt> {
         if self.memo_step != Some(j) {
@@ -643,11 +628,7 @@ impl<L: Leaf> HashLife<L> {
         }
         loop {
             if self.tree.store.is_crowded() {
-                self.grow()?;
-            } else if self.tree.store.has_tombs() {
-                let mut roots = [self.tree.root];
-                self.tree.store.compact(&mut roots)?;
-                self.tree.root = roots[0];
+                self.tree.store.grow()?;
             }
             // Cells move at most one cell a generation: from the centre's centre, 2^j
             // generations (at most an eighth of the root's side) stay inside the centre, the
@@ -666,7 +647,7 @@ impl<L: Leaf> HashLife<L> {
                 stop,
                 shared: threads > 1,
                 parallel_level: self.parallel_level,
-                pause: Pause::new(threads, root, self.tree.store.is_largest()),
+                pause: Pause::new(threads, root, self.tree.store.may_collect()),
             };
             let stepped = self.pool.install(|| {
                 stepper.enter();
@@ -693,19 +674,9 @@ impl<L: Leaf> HashLife<L> {
         }
     }
 
-    /// Moves the tree into a table four times larger (its ids change).
-    fn grow(&mut self) -> Result<()> {
-        let mut roots = [self.tree.root];
-        self.tree.store.grow(&mut roots)?;
-        self.tree.root = roots[0];
-        Ok(())
-    }
-
     /// Collects the store's garbage, keeping the root.
     pub fn collect(&mut self) -> Result<()> {
-        let mut roots = [self.tree.root];
-        self.tree.store.collect(&mut roots)?;
-        self.tree.root = roots[0];
+        self.tree.store.collect(&[self.tree.root]);
         self.collections += 1;
         Ok(())
     }

@@ -370,7 +370,7 @@ impl<L: Leaf> Plane for Hashed<L> {
     fn details(&self) -> String {
         let store = self.engine.tree().store();
         format!(
-            "{} threads, {} nodes in a table of {} (memory cap {}), {} garbage collections \
+            "{} threads, {} nodes in {} (memory cap {}), {} garbage collections \
              ({} within a step), {} results computed ({} helping)",
             self.engine.threads(),
             store.nodes(),

@@ -89,7 +89,7 @@ impl<L: Leaf> Tree<L> {
     ) -> Result<Tree<L>, Full> {
         // Every node a tree of n leaves has, and the empty ones of each level.
         store
-            .reserve(2 * leaves.len() as u64 + 2 * MAX_LEVEL as u64, &mut [])
+            .reserve(2 * leaves.len() as u64 + 2 * MAX_LEVEL as u64)
             .map_err(|_| Full)?;
         let mut nodes: HashMap<(i64, i64), Id> = HashMap::with_capacity(leaves.len());
         for (at, key) in leaves {

@@ -236,12 +236,12 @@ fn a_small_memory_cap_collects_garbage_and_stays_exact() {
         .collect();
     let pattern = random_pattern(120, 120, 2, &bits);
     let stop = AtomicBool::new(false);
-    // The least cap (4 MiB, 65536 nodes at most): far fewer than a few hundred generations of
-    // this soup make.
+    // The least cap (4 MiB, about 75,000 nodes at most): far fewer than a thousand
+    // generations of this soup make.
     let mut plane = plane_of(&pattern, Rule::LIFE, 4 << 20, 2);
-    plane.step(&BigUint::from(500u32), &stop).unwrap();
+    plane.step(&BigUint::from(1000u32), &stop).unwrap();
     let details = plane.details();
-    // "… N garbage collections (M within a step), …": one step of 500 generations, so the
+    // "… N garbage collections (M within a step), …": one step of 1000 generations, so the
     // collections happen in the middle of it, both threads stopped.
     let within: u64 = details
         .split(" garbage collections (")
@@ -252,8 +252,8 @@ fn a_small_memory_cap_collects_garbage_and_stays_exact() {
     assert!(within > 0, "{details}");
     assert_matches(
         &*plane,
-        &oracle(&pattern, Rule::LIFE, 500),
-        "after 500 under a small cap",
+        &oracle(&pattern, Rule::LIFE, 1000),
+        "after 1000 under a small cap",
     );
 }
 
