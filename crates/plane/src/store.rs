@@ -576,10 +576,7 @@ impl Store {
             let mut e = index[i].load(Ordering::Acquire);
             if e == 0 {
                 if made == NONE {
-                    made = match self.take() {
-                        Some(id) => id,
-                        None => return None,
-                    };
+                    made = self.take()?;
                     for (w, &k) in key.iter().enumerate() {
                         self.word(made, w).store(k, Ordering::Relaxed);
                     }
