@@ -864,19 +864,19 @@ mod test {
     #[test]
     fn a_crowded_store_grows_and_a_full_one_says_so() {
         let mut store = Store::new(Store::LEAST, 3).unwrap();
-        let made: Vec<Id> = (1..=40_000u32)
+        let made: Vec<Id> = (1..=60_000u32)
             .map(|k| store.node(3, [k, 0, 0, 0]).unwrap())
             .collect();
         assert!(store.is_crowded());
         store.grow().unwrap();
         assert!(!store.is_crowded());
         // Every node keeps its id, and is found again by its key.
-        for (k, &id) in (1..=40_000u32).zip(&made) {
+        for (k, &id) in (1..=60_000u32).zip(&made) {
             assert_eq!(store.key(id), [k, 0, 0, 0]);
             assert_eq!(store.node(3, [k, 0, 0, 0]), Some(id));
         }
         // Past COLLECT_AT of the arena, a collection is wanted; at its end, the store is full.
-        let mut k = 40_001u32;
+        let mut k = 60_001u32;
         while !store.is_full() {
             if store.is_crowded() {
                 store.grow().unwrap();
