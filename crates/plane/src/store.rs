@@ -35,13 +35,13 @@
 //! were mostly made just before it), growing the index moves 8-byte entries and no node, and
 //! ids never change, so nothing the caller holds is rewritten.
 //!
-//! The index starts small and doubles with the nodes: past [`GROW_AT`] full it says it is
+//! The index starts small and doubles with the nodes: past `GROW_AT` full it says it is
 //! crowded ([`Store::is_crowded`]); a step then stops, [`Store::grow`] doubles it (entries
 //! moved by their tags alone, no node read), and the step goes on from what it memoised. Past
 //! [`COLLECT_AT`] of the arena in nodes, the store asks for garbage to be collected
 //! ([`Store::wants_collection`]): the stepping threads stop at their next safe point and one of
 //! them [`Store::sweep`]s, keeping every node reachable from the ids they hold: the others'
-//! slots are freed and the index is made anew. Threads take slots in runs of [`RUN`] from a
+//! slots are freed and the index is made anew. Threads take slots in runs of `RUN` from a
 //! cursor that walks the arena, and after a sweep walks it again from the start, taking the
 //! freed slots of each run; where it reaches the end, the store is full ([`Store::is_full`])
 //! and the step stops; between steps [`Store::collect`] does the same as a sweep.
@@ -129,7 +129,8 @@ fn fresh_epoch() -> u64 {
 
 /// What a thread keeps for the store it last made a node in: the store's epoch, nodes made
 /// and not yet added to the shared count, and the run of slots it takes new nodes from
-/// (next, end).
+/// (next, end). A thread that makes a node in another store, or after a sweep, drops the rest
+/// of its run (fewer than [`RUN`] free slots, which the cursor's next walk takes again).
 #[derive(Clone, Copy)]
 struct Local {
     epoch: u64,
@@ -349,7 +350,7 @@ impl Store {
         self.full.load(Ordering::Relaxed)
     }
 
-    /// Whether the index is past [`GROW_AT`] full and can still grow: a step should stop for
+    /// Whether the index is past `GROW_AT` full and can still grow: a step should stop for
     /// [`Store::grow`].
     #[inline]
     pub fn is_crowded(&self) -> bool {
