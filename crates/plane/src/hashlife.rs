@@ -596,12 +596,12 @@ impl<L: Leaf> HashLife<L> {
             match self.try_step(j, stop)? {
                 Attempt::Done => return Ok(Stepped::Done),
                 Attempt::Stopped => return Ok(Stepped::Stopped),
-                Attempt::Full if attempt == 0 => self.collect()?,
+                Attempt::Full if attempt == 0 => self.collect(),
                 Attempt::Full => {}
             }
         }
         if j == 0 {
-            self.collect()?;
+            self.collect();
             return Err(crate::store::too_small(
                 &self.tree.store,
                 "one generation of this pattern",
@@ -675,9 +675,8 @@ impl<L: Leaf> HashLife<L> {
     }
 
     /// Collects the store's garbage, keeping the root.
-    pub fn collect(&mut self) -> Result<()> {
+    pub fn collect(&mut self) {
         self.tree.store.collect(&[self.tree.root]);
         self.collections += 1;
-        Ok(())
     }
 }
