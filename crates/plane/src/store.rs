@@ -35,7 +35,8 @@
 //! were mostly made just before it), growing the index moves 8-byte entries and no node, and
 //! ids never change, so nothing the caller holds is rewritten.
 //!
-//! The index starts small and doubles with the nodes: past `GROW_AT` full it says it is
+//! The index starts small and doubles with the nodes: past `GROW_AT` full (`LARGE_GROW_AT`
+//! once large) it says it is
 //! crowded ([`Store::is_crowded`]); a step then stops, [`Store::grow`] doubles it (entries
 //! moved by their tags alone, no node read), and the step goes on from what it memoised. Past
 //! [`COLLECT_AT`] of the arena in nodes, the store asks for garbage to be collected
@@ -107,6 +108,25 @@ const FIRST_ENTRIES: usize = 1 << 16;
 /// 3/4, 6.3–6.4 and 10.1 s; 0.85, 6.8 and 10.2 s.
 const GROW_AT: f64 = 0.75;
 
+/// Entries from which an index holds [`LARGE_GROW_AT`] of them before it doubles: a doubling
+/// there takes 256 MiB or more of fresh memory, which costs more than the longer probes. On
+/// broken-lines.mc (2^24 generations, 25.7 million nodes, one thread) the last doubling, at 3/4
+/// of 2^25 entries, took 17.1–18.8 s against 14.7–15.7 s without it; under 2^24 entries a
+/// fuller index was measured no faster.
+const LARGE_INDEX: usize = 1 << 24;
+
+/// Share of its entries an index of [`LARGE_INDEX`] entries or more holds before it doubles.
+const LARGE_GROW_AT: f64 = 0.85;
+
+/// The share of its `entries` an index holds before it doubles.
+fn grow_at(entries: usize) -> f64 {
+    if entries >= LARGE_INDEX {
+        LARGE_GROW_AT
+    } else {
+        GROW_AT
+    }
+}
+
 /// Share of the arena in nodes past which garbage is collected during a step.
 pub const COLLECT_AT: f64 = 0.8;
 
@@ -170,7 +190,7 @@ pub struct Store {
     tally: Tally,
     /// Set when the arena has no free slot left, or a sweep freed too little.
     full: AtomicBool,
-    /// Set when the index is past [`GROW_AT`] full and can grow.
+    /// Set when the index is past [`grow_at`] full and can grow.
     crowded: AtomicBool,
     /// Set when the arena holds more than [`COLLECT_AT`] of its slots in nodes.
     collect: AtomicBool,
@@ -350,7 +370,7 @@ impl Store {
         self.full.load(Ordering::Relaxed)
     }
 
-    /// Whether the index is past `GROW_AT` full and can still grow: a step should stop for
+    /// Whether the index is past `grow_at` full and can still grow: a step should stop for
     /// [`Store::grow`].
     #[inline]
     pub fn is_crowded(&self) -> bool {
@@ -361,7 +381,8 @@ impl Store {
     /// should be ready to stop for a sweep.
     pub fn may_collect(&self) -> bool {
         self.index.len() >= self.most_entries
-            || COLLECT_AT * self.capacity as f64 <= GROW_AT * self.index.len() as f64
+            || COLLECT_AT * self.capacity as f64
+                <= grow_at(self.index.len()) * self.index.len() as f64
     }
 
     /// Whether the arena holds more than [`COLLECT_AT`] of its slots in nodes: garbage should
@@ -383,7 +404,7 @@ impl Store {
         let growable = self.index.len() < self.most_entries;
         set(
             &self.crowded,
-            growable && nodes > GROW_AT * self.index.len() as f64,
+            growable && nodes > grow_at(self.index.len()) * self.index.len() as f64,
         );
         set(&self.collect, nodes > COLLECT_AT * self.capacity as f64);
     }
