@@ -36,8 +36,7 @@
 //! ids never change, so nothing the caller holds is rewritten.
 //!
 //! The index starts small and doubles with the nodes: past `GROW_AT` full (`LARGE_GROW_AT`
-//! once large) it says it is
-//! crowded ([`Store::is_crowded`]); a step then stops, [`Store::grow`] doubles it (entries
+//! once large) it says it is crowded ([`Store::is_crowded`]); a step then stops, [`Store::grow`] doubles it (entries
 //! moved by their tags alone, no node read), and the step goes on from what it memoised. Past
 //! [`COLLECT_AT`] of the arena in nodes, the store asks for garbage to be collected
 //! ([`Store::wants_collection`]): the stepping threads stop at their next safe point and one of
@@ -381,8 +380,12 @@ impl Store {
     /// should be ready to stop for a sweep.
     pub fn may_collect(&self) -> bool {
         self.index.len() >= self.most_entries
-            || COLLECT_AT * self.capacity as f64
-                <= grow_at(self.index.len()) * self.index.len() as f64
+            || COLLECT_AT * self.capacity as f64 <= self.crowded_past()
+    }
+
+    /// The nodes past which the index is crowded.
+    fn crowded_past(&self) -> f64 {
+        grow_at(self.index.len()) * self.index.len() as f64
     }
 
     /// Whether the arena holds more than [`COLLECT_AT`] of its slots in nodes: garbage should
@@ -402,10 +405,7 @@ impl Store {
             }
         };
         let growable = self.index.len() < self.most_entries;
-        set(
-            &self.crowded,
-            growable && nodes > grow_at(self.index.len()) * self.index.len() as f64,
-        );
+        set(&self.crowded, growable && nodes > self.crowded_past());
         set(&self.collect, nodes > COLLECT_AT * self.capacity as f64);
     }
 
