@@ -36,8 +36,9 @@
 //! ids never change, so nothing the caller holds is rewritten.
 //!
 //! The index starts small and doubles with the nodes: past `GROW_AT` full (`LARGE_GROW_AT`
-//! once large) it says it is crowded ([`Store::is_crowded`]); a step then stops, [`Store::grow`] doubles it (entries
-//! moved by their tags alone, no node read), and the step goes on from what it memoised. Past
+//! once large) it says it is crowded ([`Store::is_crowded`]); a step then stops,
+//! [`Store::grow`] doubles it (entries moved by their tags alone, no node read), and the step
+//! goes on from what it memoised. Past
 //! [`COLLECT_AT`] of the arena in nodes, the store asks for garbage to be collected
 //! ([`Store::wants_collection`]): the stepping threads stop at their next safe point and one of
 //! them [`Store::sweep`]s, keeping every node reachable from the ids they hold: the others'
