@@ -317,9 +317,10 @@ fn run_in<W: Dimension>(args: &RunArgs, setup: &Setup) -> Result<()> {
     // Steps in chunks of about CHUNK_SECONDS, so that a signal is answered promptly: the first
     // of about 2³⁰ cell updates on a CPU (one chunk for the seminar's case), 2³⁶ on GPUs, then
     // as many as the rate measured so far allows.
-    let first = match sim.engine().on_gpu() {
-        true => GPU_CHUNK_UPDATES,
-        false => CHUNK_UPDATES,
+    let first = if sim.engine().on_gpu() {
+        GPU_CHUNK_UPDATES
+    } else {
+        CHUNK_UPDATES
     };
     let mut chunk = (first / sim.cells().max(1)).max(1);
     interrupt::looping();
