@@ -147,6 +147,7 @@ fn clear_escaping(
             u.set(x, y, false);
         }
         flights.push(Flight {
+            glider: named.codes.iter().map(String::as_str).eq([GLIDER]),
             bounds: boxes[i],
             at: u.generation,
             displacement: named.displacement,
@@ -171,6 +172,9 @@ type Ship = (Vec<(i64, i64)>, Named, u64);
 
 /// A ship taken away: where it was, when, and how it moves.
 struct Flight {
+    /// Whether it is a glider (apgsearch takes away gliders only, and a soup that left nothing
+    /// else has died).
+    glider: bool,
     bounds: (i64, i64, i64, i64),
     at: u64,
     displacement: (i64, i64),
@@ -362,9 +366,21 @@ fn soup_with(
         return None;
     }
     if period == 0 && u.is_empty() {
+        // Died, as apgsearch sees it: nothing left but gliders flown away.
+        let died = flights.iter().all(|f| f.glider);
+        if died && tally.settled_at >= MESSLESS {
+            if let Some(code) = long_lived(rows, tally.settled_at, true) {
+                tally.add(&code, 1);
+            }
+        }
         return Some(tally);
     }
     tally.period = period;
+    if period > 0 && tally.settled_at >= METHUSELAH {
+        if let Some(code) = long_lived(rows, tally.settled_at, false) {
+            tally.add(&code, 1);
+        }
+    }
     let ash = u.cells();
     if period > 0 {
         // The whole pattern's population, the ships taken away counted where they are now.
@@ -403,6 +419,96 @@ const MOST_SHIP_CELLS: usize = 18;
 /// [`MEGASIZED`] (ships in flight included): `megasized_31h` for 3,100 to 3,199.
 fn megasized(population: usize) -> Option<String> {
     (population >= MEGASIZED).then(|| format!("megasized_{}h", population / 100))
+}
+
+/// The apgcode of the glider.
+const GLIDER: &str = "xq4_153";
+
+/// The fewest generations a soup that died must have lived to be `messless_…h`.
+const MESSLESS: u64 = 500;
+
+/// The fewest generations a soup must have lived to be `methuselah_…k`.
+const METHUSELAH: u64 = 25_000;
+
+/// Generations run past a long-lived soup's settling, whose populations show its period.
+const LIFETIME_TAIL: usize = 8000;
+
+/// Periods of population looked for in the tail: those below this.
+const LIFETIME_PERIODS: usize = 4000;
+
+/// apgsearch's pseudo-object for a soup that lived long, `settled_at` being when it settled
+/// (or died, if `died`), by [`lifetime_code`]. Its lifetime is apgsearch's: the soup run again with nothing taken away, its population each generation
+/// up to [`LIFETIME_TAIL`] past `settled_at`, is periodic from generation l on, with the
+/// period that those last generations show ([`lifetime`]).
+fn long_lived(rows: &Rows, settled_at: u64, died: bool) -> Option<String> {
+    let populations = populations(rows, settled_at + LIFETIME_TAIL as u64).ok()?;
+    lifetime_code(lifetime(&populations)?, died)
+}
+
+/// apgsearch's pseudo-object for a soup that lived `lifetime` generations (and then died, if
+/// `died`): `messless_<l/100>h` for one that died after [`MESSLESS`] generations or more,
+/// `methuselah_<l/1000>k` for one that lived [`METHUSELAH`] or more.
+pub fn lifetime_code(lifetime: u64, died: bool) -> Option<String> {
+    if died && lifetime >= MESSLESS {
+        Some(format!("messless_{}h", lifetime / 100))
+    } else if lifetime >= METHUSELAH {
+        Some(format!("methuselah_{}k", lifetime / 1000))
+    } else {
+        None
+    }
+}
+
+/// The generation from which `populations` (one a generation, from 0) repeat with the
+/// shortest period below [`LIFETIME_PERIODS`] that their last [`LIFETIME_TAIL`] show: one past
+/// the last that differs from the one a period later. `None` when the tail shows no period.
+pub fn lifetime(populations: &[u64]) -> Option<u64> {
+    let tail = &populations[populations.len().saturating_sub(LIFETIME_TAIL)..];
+    let period = (1..LIFETIME_PERIODS.min(tail.len()))
+        .find(|&p| tail[p..].iter().zip(tail).all(|(a, b)| a == b))?;
+    let last = (0..populations.len() - period)
+        .rev()
+        .find(|&g| populations[g] != populations[g + period]);
+    Some(last.map_or(0, |g| g as u64 + 1))
+}
+
+/// The populations of the soup `rows`, placed as apgsearch places it, run on the plane by
+/// tiles with nothing taken away: one a generation, from generation 0 to `generations`.
+fn populations(rows: &Rows, generations: u64) -> gol_core::Result<Vec<u64>> {
+    let mut plane = plane_of(rows, gol_core::EngineId::Tiles)?;
+    let stop = AtomicBool::new(false);
+    let one = 1u32.into();
+    let population =
+        |plane: &dyn gol_plane::Plane| u64::try_from(plane.population()).unwrap_or(u64::MAX);
+    let mut out = Vec::with_capacity(generations as usize + 1);
+    out.push(population(&*plane));
+    for _ in 0..generations {
+        plane.step(&one, &stop)?;
+        out.push(population(&*plane));
+    }
+    Ok(out)
+}
+
+/// The soup `rows` on the plane, placed as apgsearch places it (its top-left cell at (8, 8)),
+/// run by `engine` on one thread.
+fn plane_of(
+    rows: &Rows,
+    engine: gol_core::EngineId,
+) -> gol_core::Result<Box<dyn gol_plane::Plane>> {
+    let mut grid = gol_core::Grid::new(16, 16)?;
+    for (x, y) in soup::cells(rows) {
+        grid.set(x as usize, y as usize, true);
+    }
+    let options = gol_plane::Options {
+        memory: 256 << 20,
+        threads: 1,
+        parallel_level: None,
+    };
+    let start = gol_plane::Start::Grid {
+        grid: &grid,
+        x: 8,
+        y: 8,
+    };
+    gol_plane::new(engine, start, gol_core::Rule::LIFE, &options)
 }
 
 /// The population of `cells` run alone `generations` on.
@@ -446,31 +552,7 @@ pub fn truth(
     generations: u64,
     classifier: &mut Classifier,
 ) -> gol_core::Result<Tally> {
-    use gol_plane::{Options, Start};
-    let cells: Vec<(i64, i64)> = soup::cells(rows)
-        .into_iter()
-        .map(|(x, y)| (x + 8, y + 8))
-        .collect();
-    let mut grid = gol_core::Grid::new(16, 16)?;
-    for &(x, y) in &cells {
-        grid.set((x - 8) as usize, (y - 8) as usize, true);
-    }
-    let options = Options {
-        memory: 256 << 20,
-        threads: 1,
-        parallel_level: None,
-    };
-    let rule = gol_core::Rule::LIFE;
-    let mut plane = gol_plane::new(
-        gol_core::EngineId::Hashlife,
-        Start::Grid {
-            grid: &grid,
-            x: 8,
-            y: 8,
-        },
-        rule,
-        &options,
-    )?;
+    let mut plane = plane_of(rows, gol_core::EngineId::Hashlife)?;
     plane.step(&generations.into(), &AtomicBool::new(false))?;
     let mut tally = Tally {
         settled_at: generations,
