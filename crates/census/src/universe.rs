@@ -108,22 +108,14 @@ pub(crate) fn next_word<V: Vector>(
     (bl, b, br): (V, V, V),
     (cl, c, cr): (V, V, V),
 ) -> V {
-    let (sa, ca) = full_add(al, a, ar);
-    let (sc, cc) = full_add(cl, c, cr);
+    let (sa, ca) = al.full_add(a, ar);
+    let (sc, cc) = cl.full_add(c, cr);
     let (sb, cb) = (bl.xor(br), bl.and(br));
-    let (u0, u1) = full_add(sa, sb, sc);
-    let (v0, v1) = full_add(ca, cb, cc);
-    // Count bits: u0 (1), u1 + v0 (2), v1 + carry (4): alive next with 3, or 2 and alive.
-    let bit1 = u1.xor(v0);
-    let bit2 = v1.xor(u1.and(v0));
-    bit1.and(bit2.not()).and(u0.or(b))
-}
-
-/// Adds three bits: (sum, carry).
-#[inline(always)]
-fn full_add<V: Vector>(a: V, b: V, c: V) -> (V, V) {
-    let ab = a.xor(b);
-    (ab.xor(c), a.and(b).or(c.and(ab)))
+    let (u0, u1) = sa.full_add(sb, sc);
+    let (v0, v1) = ca.full_add(cb, cc);
+    // The count is u0 + 2·(u1 + v0) + 4·v1: 2 or 3 where exactly one of u1 and v0 is set
+    // and v1 is not (with both set it is 4 or more). Alive next with 3, or 2 and alive.
+    u1.xor(v0).and(v1.not()).and(u0.or(b))
 }
 
 /// One generation of one column, rows `first..=last`: `west`, `here` and `east` are the

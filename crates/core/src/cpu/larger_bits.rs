@@ -286,13 +286,13 @@ impl Frame<'_> {
         count[0] = shifted::<V>(row, at, -r);
         let mut d = 1 - r;
         if r % 2 == 1 {
-            (count[0], count[1]) = full_add(count[0], shifted(row, at, d), shifted(row, at, d + 1));
+            (count[0], count[1]) = count[0].full_add(shifted(row, at, d), shifted(row, at, d + 1));
             d += 2;
         }
         while d < r {
-            let (ones, low) = full_add(count[0], shifted(row, at, d), shifted(row, at, d + 1));
-            let (ones, high) = full_add(ones, shifted(row, at, d + 2), shifted(row, at, d + 3));
-            let (twos, fours) = full_add(count[1], low, high);
+            let (ones, low) = count[0].full_add(shifted(row, at, d), shifted(row, at, d + 1));
+            let (ones, high) = ones.full_add(shifted(row, at, d + 2), shifted(row, at, d + 3));
+            let (twos, fours) = count[1].full_add(low, high);
             (count[0], count[1]) = (ones, twos);
             carry_into(&mut count, 2, fours);
             d += 4;
@@ -310,13 +310,6 @@ fn shifted<V: Vector>(row: &[u64], at: usize, d: isize) -> V {
     V::load(words).funnel(V::load(&words[1..]), (d & 63) as u32)
 }
 
-/// (sum, carry) of three planes.
-#[inline(always)]
-fn full_add<V: Vector>(a: V, b: V, c: V) -> (V, V) {
-    let t = a.xor(b);
-    (t.xor(c), a.and(b).or(c.and(t)))
-}
-
 /// Adds the one-bit numbers `bit`, of weight 2^`from`, into the number whose planes are
 /// `planes`.
 #[inline(always)]
@@ -331,7 +324,7 @@ fn carry_into<V: Vector, const N: usize>(planes: &mut [V; N], from: usize, mut b
 fn add<V: Vector, const HB: usize, const CB: usize>(total: &mut [V; CB], part: &[V; HB]) {
     let mut carry = V::splat(0);
     for (t, p) in total.iter_mut().zip(part) {
-        (*t, carry) = full_add(*t, *p, carry);
+        (*t, carry) = (*t).full_add(*p, carry);
     }
     carry_into(total, HB, carry);
 }
@@ -343,7 +336,7 @@ fn subtract<V: Vector, const HB: usize, const CB: usize>(total: &mut [V; CB], pa
     let mut carry = ones;
     for (i, t) in total.iter_mut().enumerate() {
         let p = part.get(i).map_or(ones, |p| p.xor(ones));
-        (*t, carry) = full_add(*t, p, carry);
+        (*t, carry) = (*t).full_add(p, carry);
     }
 }
 

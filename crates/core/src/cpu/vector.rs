@@ -94,6 +94,21 @@ pub trait Vector: Copy {
     fn not(self) -> Self {
         self.xor(Self::splat(!0))
     }
+    /// Bitwise exclusive OR of three: the sum bit of a full adder.
+    #[inline(always)]
+    fn xor3(self, b: Self, c: Self) -> Self {
+        self.xor(b).xor(c)
+    }
+    /// Bitwise majority of three: the carry bit of a full adder.
+    #[inline(always)]
+    fn majority(self, b: Self, c: Self) -> Self {
+        self.and(b).or(c.and(self.xor(b)))
+    }
+    /// Adds three bits: (sum, carry).
+    #[inline(always)]
+    fn full_add(self, b: Self, c: Self) -> (Self, Self) {
+        (self.xor3(b, c), self.majority(b, c))
+    }
     /// The OR of the words.
     #[inline(always)]
     fn or_words(self) -> u64 {
@@ -220,6 +235,16 @@ mod x86 {
         fn xor(self, other: Self) -> Self {
             // SAFETY: see the note above the impl.
             Avx512(unsafe { _mm512_xor_si512(self.0, other.0) })
+        }
+        #[inline(always)]
+        fn xor3(self, b: Self, c: Self) -> Self {
+            // SAFETY: see the note above the impl.
+            Avx512(unsafe { _mm512_ternarylogic_epi64::<0x96>(self.0, b.0, c.0) })
+        }
+        #[inline(always)]
+        fn majority(self, b: Self, c: Self) -> Self {
+            // SAFETY: see the note above the impl.
+            Avx512(unsafe { _mm512_ternarylogic_epi64::<0xe8>(self.0, b.0, c.0) })
         }
         #[inline(always)]
         fn funnel(self, next: Self, s: u32) -> Self {
