@@ -103,19 +103,44 @@ pub struct Universe {
 /// here and below, each as (its cells' west neighbours, the cells, their east neighbours) in
 /// the same bits.
 #[inline(always)]
-pub(crate) fn next_word<V: Vector>(
-    (al, a, ar): (V, V, V),
-    (bl, b, br): (V, V, V),
-    (cl, c, cr): (V, V, V),
-) -> V {
-    let (sa, ca) = al.full_add(a, ar);
-    let (sc, cc) = cl.full_add(c, cr);
-    let (sb, cb) = (bl.xor(br), bl.and(br));
-    let (u0, u1) = sa.full_add(sb, sc);
-    let (v0, v1) = ca.full_add(cb, cc);
+pub(crate) fn next_word<V: Vector>(above: (V, V, V), here: (V, V, V), below: (V, V, V)) -> V {
+    let alive = here.1;
+    next_of(
+        Across::of(above).three,
+        Across::of(here).two,
+        Across::of(below).three,
+        alive,
+    )
+}
+
+/// A row's sums across, bit by bit: of each cell and its west and east neighbours, and of
+/// those two neighbours alone, each as (sum, carry).
+#[derive(Clone, Copy)]
+struct Across<V> {
+    three: (V, V),
+    two: (V, V),
+}
+
+impl<V: Vector> Across<V> {
+    /// The sums of a row given as (west neighbours, cells, east neighbours).
+    #[inline(always)]
+    fn of((west, cells, east): (V, V, V)) -> Across<V> {
+        Across {
+            three: west.full_add(cells, east),
+            two: (west.xor(east), west.and(east)),
+        }
+    }
+}
+
+/// The next generation of the cells `alive`, from the sums of three across the rows above and
+/// below and of two beside it in its own row.
+#[inline(always)]
+fn next_of<V: Vector>(above: (V, V), beside: (V, V), below: (V, V), alive: V) -> V {
+    let (u0, u1) = above.0.full_add(beside.0, below.0);
+    let (v0, v1) = above.1.full_add(beside.1, below.1);
     // The count is u0 + 2·(u1 + v0) + 4·v1: 2 or 3 where exactly one of u1 and v0 is set
     // and v1 is not (with both set it is 4 or more). Alive next with 3, or 2 and alive.
-    u1.xor(v0).and(v1.not()).and(u0.or(b))
+    u1.xor(v0).and(v1.not()).and(u0.or(alive))
 }
 
 /// One generation of one column, rows `first..=last`: `west`, `here` and `east` are the
@@ -165,8 +190,11 @@ fn side<V: Vector>(west: &[u64], here: &[u64], east: &[u64], k: usize) -> (V, V,
     (w.funnel(m, 63), m, m.funnel(e, 1))
 }
 
-/// [`Column`]'s rows in vectors `V` of as many rows (`out.len()` at least `V::WORDS`): a
-/// short last vector is taken back to end at the last row, its first rows computed twice.
+/// [`Column`]'s rows in vectors `V` of as many rows (`out.len()` at least `V::WORDS`). Each
+/// row's sums across are worked out once and carried from vector to vector down the column
+/// (the rows above and below a vector's are its own moved a row, the missing one taken from
+/// the vector before or after); the last vector, which may be short, is taken back to end at
+/// the last row and computed from its rows afresh (its first rows computed twice).
 #[inline(always)]
 fn rows<V: Vector>(
     west: &[u64],
@@ -176,25 +204,53 @@ fn rows<V: Vector>(
     out: &mut [u64],
 ) -> (u64, u64) {
     let n = out.len();
-    let (mut live, mut changed) = (V::splat(0), V::splat(0));
-    let mut i = 0;
-    loop {
-        let i0 = i.min(n - V::WORDS);
-        // Rows i0 - 1, i0, i0 + 1 of the window (the slices start a row above the first).
-        let new = next_word(
-            side::<V>(west, here, east, i0),
-            side(west, here, east, i0 + 1),
-            side(west, here, east, i0 + 2),
-        );
-        new.store(&mut out[i0..]);
-        live = live.or(new);
-        changed = changed.or(new.xor(V::load(&before[i0..])));
-        i = i0 + V::WORDS;
-        if i >= n {
-            break;
+    let w = V::WORDS;
+    // (live bits, changed bits) of the words written. (Helpers, not closures: a closure is
+    // compiled without the kernel's target features, and its intrinsics become calls.)
+    let mut result = (V::splat(0), V::splat(0));
+    let mut j = 0;
+    // Slice row k is window row first - 1 + k: output row j reads slice rows j, j + 1, j + 2.
+    if n + 1 >= 2 * w {
+        // Sums of slice rows j .. j + w (above) and j + 1 .. j + w + 1 (here).
+        let mut above = Across::of(side::<V>(west, here, east, 0)).three;
+        let mut middle = Across::of(side::<V>(west, here, east, 1));
+        // The vector after reads slice rows j + w + 1 .. j + 2w + 1, of the n + 2.
+        while j + 2 * w <= n + 1 {
+            let next = Across::of(side::<V>(west, here, east, j + w + 1));
+            let below = (
+                middle.three.0.next_row(next.three.0),
+                middle.three.1.next_row(next.three.1),
+            );
+            let new = next_of(above, middle.two, below, V::load(&here[j + 1..]));
+            emit(new, j, before, out, &mut result);
+            above = (
+                middle.three.0.last_row_then(next.three.0),
+                middle.three.1.last_row_then(next.three.1),
+            );
+            middle = next;
+            j += w;
         }
     }
-    (live.or_words(), changed.or_words())
+    while j < n {
+        let j0 = j.min(n - w);
+        let new = next_word(
+            side::<V>(west, here, east, j0),
+            side(west, here, east, j0 + 1),
+            side(west, here, east, j0 + 2),
+        );
+        emit(new, j0, before, out, &mut result);
+        j = j0 + w;
+    }
+    (result.0.or_words(), result.1.or_words())
+}
+
+/// Writes `new` to `out` at row `at`, adding it to `result`'s live bits and how it differs
+/// from `before` to its changed bits.
+#[inline(always)]
+fn emit<V: Vector>(new: V, at: usize, before: &[u64], out: &mut [u64], result: &mut (V, V)) {
+    new.store(&mut out[at..]);
+    result.0 = result.0.or(new);
+    result.1 = result.1.or(new.xor(V::load(&before[at..])));
 }
 
 impl Universe {
@@ -744,6 +800,20 @@ mod tests {
             .collect()
     }
 
+    /// The vectors this CPU runs: each instruction set it has, AVX-512 with and without its
+    /// funnel shifts.
+    fn simds() -> Vec<Simd> {
+        let mut simds: Vec<Simd> = Isa::available().into_iter().map(Simd::new).collect();
+        simds.extend(
+            simds
+                .iter()
+                .filter(|s| s.funnel())
+                .map(|s| s.without_funnel())
+                .collect::<Vec<_>>(),
+        );
+        simds
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
         #[test]
@@ -763,7 +833,10 @@ mod tests {
                 }
             }
             let start: Vec<(i64, i64)> = cells.iter().copied().collect();
+            // Every instruction set this CPU has steps it the same.
             let mut u = Universe::of(&start);
+            let simds = simds();
+            u.simd = simds[seed as usize % simds.len()];
             let mut history = Vec::new();
             for generation in 0..300 {
                 for &(at, x, y, alive) in &edits {

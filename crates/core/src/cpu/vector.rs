@@ -119,6 +119,12 @@ pub trait Vector: Copy {
     /// Each word shifted right by `s` (0..64), the low bits of `next`'s word shifted in
     /// (`(self >> s) | (next << (64 − s))`, `self` where `s` is 0).
     fn funnel(self, next: Self, s: u32) -> Self;
+    /// The words after the first, then `next`'s first: words 1 ..= `WORDS` of `self` and
+    /// `next` end to end.
+    fn next_row(self, next: Self) -> Self;
+    /// The last word, then `next`'s words but its last: words `WORDS` − 1 .. 2·`WORDS` − 1 of
+    /// `self` and `next` end to end.
+    fn last_row_then(self, next: Self) -> Self;
 }
 
 impl Vector for u64 {
@@ -151,6 +157,14 @@ impl Vector for u64 {
     fn funnel(self, next: Self, s: u32) -> Self {
         // `(next << 1) << (63 − s)` is `next << (64 − s)`, and 0 where s is 0.
         (self >> s) | ((next << 1) << (63 - s))
+    }
+    #[inline(always)]
+    fn next_row(self, next: Self) -> Self {
+        next
+    }
+    #[inline(always)]
+    fn last_row_then(self, _next: Self) -> Self {
+        self
     }
 }
 
@@ -265,6 +279,16 @@ mod x86 {
                 Avx512(_mm512_or_si512(right, left))
             }
         }
+        #[inline(always)]
+        fn next_row(self, next: Self) -> Self {
+            // SAFETY: see the note above the impl.
+            Avx512(unsafe { _mm512_alignr_epi64::<1>(next.0, self.0) })
+        }
+        #[inline(always)]
+        fn last_row_then(self, next: Self) -> Self {
+            // SAFETY: see the note above the impl.
+            Avx512(unsafe { _mm512_alignr_epi64::<7>(next.0, self.0) })
+        }
     }
 
     #[derive(Clone, Copy)]
@@ -314,6 +338,98 @@ mod x86 {
                 let right = _mm256_srlv_epi64(self.0, _mm256_set1_epi64x(s as i64));
                 let left = _mm256_sllv_epi64(next.0, _mm256_set1_epi64x(64 - s as i64));
                 Avx2(_mm256_or_si256(right, left))
+            }
+        }
+        #[inline(always)]
+        fn next_row(self, next: Self) -> Self {
+            // SAFETY: see the note above the impl.
+            unsafe {
+                // Words 2, 3 of self and 0, 1 of next; then each 128-bit lane moved a word
+                // along, the words of this one behind it.
+                let middle = _mm256_permute2x128_si256::<0x21>(self.0, next.0);
+                Avx2(_mm256_alignr_epi8::<8>(middle, self.0))
+            }
+        }
+        #[inline(always)]
+        fn last_row_then(self, next: Self) -> Self {
+            // SAFETY: see the note above the impl.
+            unsafe {
+                let middle = _mm256_permute2x128_si256::<0x21>(self.0, next.0);
+                Avx2(_mm256_alignr_epi8::<8>(next.0, middle))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Sixteen words of different bits.
+    fn words() -> Vec<u64> {
+        (0..16u64)
+            .map(|i| (i * 0x0101_0101_0101_0101) ^ (i << 60))
+            .collect()
+    }
+
+    /// The first words of [`words`] as two vectors, through `next_row`, `last_row_then`, `full_add` and
+    /// `funnel`.
+    struct Moves<'a>(&'a mut Vec<Vec<u64>>);
+
+    impl VectorKernel for Moves<'_> {
+        fn run<V: Vector>(self) {
+            let words = words();
+            let (a, b) = (V::load(&words), V::load(&words[V::WORDS..]));
+            let (sum, carry) = a.full_add(b, a.funnel(b, 5));
+            for v in [
+                a.next_row(b),
+                a.last_row_then(b),
+                sum,
+                carry,
+                a.funnel(b, 5),
+                a.funnel(b, 0),
+            ] {
+                let mut out = vec![0; V::WORDS];
+                v.store(&mut out);
+                self.0.push(out);
+            }
+        }
+    }
+
+    #[test]
+    fn every_instruction_set_moves_rows_and_adds_as_words_do() {
+        let words = words();
+        for isa in Isa::available() {
+            for simd in [Simd::new(isa), Simd::new(isa).without_funnel()] {
+                let mut got = Vec::new();
+                simd.run(Moves(&mut got));
+                let w = got[0].len();
+                let (a, b) = (&words[..w], &words[w..2 * w]);
+                let funnel = |s: u32| -> Vec<u64> {
+                    (0..w)
+                        .map(|i| {
+                            if s == 0 {
+                                a[i]
+                            } else {
+                                a[i] >> s | b[i] << (64 - s)
+                            }
+                        })
+                        .collect()
+                };
+                let f5 = funnel(5);
+                let sum: Vec<u64> = (0..w).map(|i| a[i] ^ b[i] ^ f5[i]).collect();
+                let carry: Vec<u64> = (0..w)
+                    .map(|i| a[i] & b[i] | a[i] & f5[i] | b[i] & f5[i])
+                    .collect();
+                let want = vec![
+                    words[1..=w].to_vec(),
+                    words[w - 1..2 * w - 1].to_vec(),
+                    sum,
+                    carry,
+                    f5,
+                    funnel(0),
+                ];
+                assert_eq!(got, want, "{simd:?}");
             }
         }
     }
