@@ -526,11 +526,13 @@ impl Universe {
     }
 
     /// Whether no cell is alive.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.bounds().is_none()
     }
 
     /// The smallest rectangle of live cells: (left, top, right, bottom), inclusive.
+    #[inline]
     pub fn bounds(&self) -> Option<Box4> {
         if let Some(bbox) = self.bbox {
             return bbox;
