@@ -446,8 +446,8 @@ fn long_lived(rows: &Rows, settled_at: u64, died: bool) -> Option<String> {
 }
 
 /// apgsearch's pseudo-object for a soup that lived `lifetime` generations (and then died, if
-/// `died`): `messless_<l/100>h` for one that died after [`MESSLESS`] generations or more,
-/// `methuselah_<l/1000>k` for one that lived [`METHUSELAH`] or more.
+/// `died`): `messless_<l/100>h` for one that died after 500 generations or more,
+/// `methuselah_<l/1000>k` for one that lived 25,000 or more.
 pub fn lifetime_code(lifetime: u64, died: bool) -> Option<String> {
     if died && lifetime >= MESSLESS {
         Some(format!("messless_{}h", lifetime / 100))
@@ -459,7 +459,7 @@ pub fn lifetime_code(lifetime: u64, died: bool) -> Option<String> {
 }
 
 /// The generation from which `populations` (one a generation, from 0) repeat with the
-/// shortest period below [`LIFETIME_PERIODS`] that their last [`LIFETIME_TAIL`] show: one past
+/// shortest period below 4,000 that their last 8,000 show (apgsearch's): one past
 /// the last that differs from the one a period later. `None` when the tail shows no period.
 pub fn lifetime(populations: &[u64]) -> Option<u64> {
     let tail = &populations[populations.len().saturating_sub(LIFETIME_TAIL)..];
