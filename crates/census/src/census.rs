@@ -437,9 +437,10 @@ const LIFETIME_TAIL: usize = 8000;
 const LIFETIME_PERIODS: usize = 4000;
 
 /// apgsearch's pseudo-object for a soup that lived long, `settled_at` being when it settled
-/// (or died, if `died`), by [`lifetime_code`]. Its lifetime is apgsearch's: the soup run again with nothing taken away, its population each generation
-/// up to [`LIFETIME_TAIL`] past `settled_at`, is periodic from generation l on, with the
-/// period that those last generations show ([`lifetime`]).
+/// (or died, if `died`), by [`lifetime_code`]. Its lifetime is apgsearch's ([`lifetime`]):
+/// the soup run again with nothing taken away, its population each generation up to
+/// [`LIFETIME_TAIL`] past `settled_at` is periodic from there on, with the period that those
+/// last generations show.
 fn long_lived(rows: &Rows, settled_at: u64, died: bool) -> Option<String> {
     let populations = populations(rows, settled_at + LIFETIME_TAIL as u64).ok()?;
     lifetime_code(lifetime(&populations)?, died)
