@@ -362,23 +362,19 @@ fn a_lifetime_is_where_the_populations_begin_to_repeat() {
 /// QuickLife says), so these are checked here rather than on a soup.
 #[test]
 fn long_lives_are_named_as_apgsearch_names_them() {
-    assert_eq!(census::lifetime_code(499, true), None);
-    assert_eq!(
-        census::lifetime_code(500, true).as_deref(),
-        Some("messless_5h")
-    );
-    assert_eq!(
-        census::lifetime_code(1234, true).as_deref(),
-        Some("messless_12h")
-    );
-    assert_eq!(census::lifetime_code(1234, false), None);
-    assert_eq!(census::lifetime_code(24_999, false), None);
-    assert_eq!(
-        census::lifetime_code(25_000, false).as_deref(),
-        Some("methuselah_25k")
-    );
-    assert_eq!(
-        census::lifetime_code(31_999, false).as_deref(),
-        Some("methuselah_31k")
-    );
+    for (lifetime, died, code) in [
+        (499, true, None),
+        (500, true, Some("messless_5h")),
+        (1234, true, Some("messless_12h")),
+        (1234, false, None),
+        (24_999, false, None),
+        (25_000, false, Some("methuselah_25k")),
+        (31_999, false, Some("methuselah_31k")),
+    ] {
+        assert_eq!(
+            census::lifetime_code(lifetime, died).as_deref(),
+            code,
+            "{lifetime} {died}"
+        );
+    }
 }
