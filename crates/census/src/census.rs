@@ -51,7 +51,7 @@ pub struct Tally {
 }
 
 impl Tally {
-    fn add(&mut self, code: &str, n: u64) {
+    pub(crate) fn add(&mut self, code: &str, n: u64) {
         *self.objects.entry(code.to_string()).or_default() += n;
     }
 }
@@ -152,6 +152,7 @@ fn clear_escaping(
             at: u.generation,
             displacement: named.displacement,
             period: *period,
+            codes: named.codes.clone(),
             cells: cells.clone(),
         });
         for code in &named.codes {
@@ -171,16 +172,18 @@ type Look = (u64, Option<Box4>);
 type Ship = (Vec<(i64, i64)>, Named, u64);
 
 /// A ship taken away: where it was, when, and how it moves.
-struct Flight {
+pub(crate) struct Flight {
     /// Whether it is a glider (apgsearch takes away gliders only, and a soup that left nothing
     /// else has died).
-    glider: bool,
-    bounds: (i64, i64, i64, i64),
-    at: u64,
-    displacement: (i64, i64),
-    period: u64,
+    pub(crate) glider: bool,
+    pub(crate) bounds: (i64, i64, i64, i64),
+    pub(crate) at: u64,
+    pub(crate) displacement: (i64, i64),
+    pub(crate) period: u64,
+    /// Its apgcodes.
+    pub(crate) codes: Vec<String>,
     /// Its cells when taken away.
-    cells: Vec<(i64, i64)>,
+    pub(crate) cells: Vec<(i64, i64)>,
 }
 
 impl Flight {
@@ -244,21 +247,32 @@ fn flights_clear(
             }
         }
     }
+    !flights_meet(flights, false)
+}
+
+/// Whether two of the ships taken away meet; where `strict`, also two that are within reach
+/// of each other when the later of them is taken away, whatever their velocities.
+pub(crate) fn flights_meet<F: std::borrow::Borrow<Flight>>(flights: &[F], strict: bool) -> bool {
     for (i, f) in flights.iter().enumerate() {
+        let f = f.borrow();
         for g in &flights[i + 1..] {
+            let g = g.borrow();
+            let from = f.at.max(g.at);
+            if strict && gap(f.at(from, 0), g.at(from, 0)) <= 2 {
+                return true;
+            }
             if (f.displacement, f.period) == (g.displacement, g.period) {
                 continue;
             }
             // They meet where they come nearer than they were and within reach. Both move in
             // straight lines, so the gap between them falls, then rises for ever (give or take
             // the cells they move at once): once it is well past its least, they never meet.
-            let from = f.at.max(g.at);
             let start = gap(f.at(from, 0), g.at(from, 0));
             let mut least = start;
             for t in from..from + MEETING_HORIZON {
                 let now = gap(f.at(t, 0), g.at(t, 0));
                 if now < start && now <= 2 {
-                    return false;
+                    return true;
                 }
                 least = least.min(now);
                 if now > least + PAST_LEAST {
@@ -267,7 +281,7 @@ fn flights_clear(
             }
         }
     }
-    true
+    false
 }
 
 /// Generations two ships taken away are followed, looking for a meeting: ships of different
@@ -410,10 +424,10 @@ fn soup_with(
 const GIVEN_UP_HISTORY: u64 = 1280;
 
 /// The fewest cells of a settled soup, ships in flight included, that make it megasized.
-const MEGASIZED: usize = 3000;
+pub(crate) const MEGASIZED: usize = 3000;
 
 /// The most cells a ship taken away has in any phase (the heavyweight spaceship's 18).
-const MOST_SHIP_CELLS: usize = 18;
+pub(crate) const MOST_SHIP_CELLS: usize = 18;
 
 /// apgsearch's pseudo-object for a soup that settles with `population` cells or more than
 /// [`MEGASIZED`] (ships in flight included): `megasized_31h` for 3,100 to 3,199.
@@ -422,7 +436,7 @@ fn megasized(population: usize) -> Option<String> {
 }
 
 /// The apgcode of the glider.
-const GLIDER: &str = "xq4_153";
+pub(crate) const GLIDER: &str = "xq4_153";
 
 /// The fewest generations a soup that died must have lived to be `messless_…h`.
 const MESSLESS: u64 = 500;
@@ -523,7 +537,7 @@ fn population_after(cells: &[(i64, i64)], generations: u64) -> usize {
 
 /// Counts in `tally` the objects of `live`: its clusters, joined within √5 over the live cells
 /// and every cell alive in the next `generations`, each named.
-fn count_ash(
+pub(crate) fn count_ash(
     live: &[(i64, i64)],
     generations: u64,
     classifier: &mut Classifier,
@@ -707,6 +721,14 @@ thread_local! {
 /// for ever.
 const MOST_REMEMBERED: usize = 1 << 16;
 
+/// Runs `work` with this thread's classifier.
+pub(crate) fn with_classifier<R>(work: impl FnOnce(&mut Classifier) -> R) -> R {
+    CLASSIFIER.with_borrow_mut(|classifier| {
+        classifier.forget_if_over(MOST_REMEMBERED);
+        work(classifier)
+    })
+}
+
 /// Soups handed to a thread at a time.
 const BATCH: u64 = 256;
 
@@ -724,8 +746,7 @@ pub fn tallies(root: &str, first: u64, count: u64, stop: &AtomicBool) -> Vec<Tal
             if stop.load(Ordering::Relaxed) {
                 return None;
             }
-            Some(CLASSIFIER.with_borrow_mut(|classifier| {
-                classifier.forget_if_over(MOST_REMEMBERED);
+            Some(with_classifier(|classifier| {
                 (start..start + n)
                     .map(|i| of_id(&soup::id(root, i), classifier))
                     .collect()

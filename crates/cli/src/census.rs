@@ -5,9 +5,10 @@ use std::io::Write;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
-use gol_census::census::{self, Haul};
+use gol_census::census::{self, Haul, Tally};
+use gol_census::gpu::{self, GpuCensus};
 
-use crate::cli::{CensusArgs, Soups};
+use crate::cli::{CensusArgs, Gpus, Soups};
 use crate::interrupt;
 
 /// A census in progress, as its checkpoint holds it.
@@ -19,6 +20,10 @@ struct Saved {
 
 /// Soups censused between two looks at Ctrl-C, checkpoints and progress.
 const ROUND: u64 = 1 << 16;
+
+/// [`ROUND`] for each GPU with `--gpus`: a GPU holds 2^17 soups at once, and a round ends
+/// waiting for its longest soups.
+const GPU_ROUND: u64 = 1 << 20;
 
 pub fn census(args: &CensusArgs) -> Result<()> {
     if !args.rule.eq_ignore_ascii_case("b3s23") && !args.rule.eq_ignore_ascii_case("B3/S23") {
@@ -75,6 +80,22 @@ pub fn census(args: &CensusArgs) -> Result<()> {
             );
         }
     }
+    let mut gpus = match args.gpus {
+        None => Vec::new(),
+        Some(gpus) => {
+            let count = match gpus {
+                Gpus::All => gol_cuda::device::device_count()?,
+                Gpus::Count(n) => n,
+            };
+            (0..count)
+                .map(|ordinal| GpuCensus::new(ordinal, gpu::SLOTS))
+                .collect::<Result<Vec<_>, _>>()?
+        }
+    };
+    let round = match gpus.len() {
+        0 => ROUND,
+        n => GPU_ROUND * n as u64,
+    };
     interrupt::catch();
     interrupt::looping();
     let start = Instant::now();
@@ -92,9 +113,12 @@ pub fn census(args: &CensusArgs) -> Result<()> {
         writeln!(out, "index\tsettled_at\tperiod\ttally")?;
     }
     while total.is_none_or(|n| haul.soups < n) && interrupt::received().is_none() {
-        let count = total.map_or(ROUND, |n| (n - haul.soups).min(ROUND));
+        let count = total.map_or(round, |n| (n - haul.soups).min(round));
         let first = haul.soups;
-        let done = census::tallies(&root, first, count, &interrupt::STOP);
+        let done = match gpus.is_empty() {
+            true => census::tallies(&root, first, count, &interrupt::STOP),
+            false => on_gpus(&mut gpus, &root, first, count)?,
+        };
         for (i, tally) in done.iter().enumerate() {
             haul.add(first + i as u64, tally);
             if let Some(out) = &mut tallies {
@@ -150,4 +174,39 @@ pub fn census(args: &CensusArgs) -> Result<()> {
         None => print!("{text}"),
     }
     Ok(())
+}
+
+/// The tallies of soups `first..first + count` of `root`, each GPU of `gpus` taking an equal
+/// share of them in turn, all at once; stopped by Ctrl-C, those done from `first` on without
+/// a gap.
+fn on_gpus(gpus: &mut [GpuCensus], root: &str, first: u64, count: u64) -> Result<Vec<Tally>> {
+    let share = count.div_ceil(gpus.len() as u64);
+    let parts: Vec<Result<(u64, Vec<Tally>)>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = gpus
+            .iter_mut()
+            .enumerate()
+            .map(|(i, gpu)| {
+                let start = first + i as u64 * share;
+                let n = share.min((first + count).saturating_sub(start));
+                scope.spawn(move || {
+                    let tallies = gpu.tallies(root, start, n, &interrupt::STOP)?;
+                    Ok((n, tallies))
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a GPU's census thread does not panic"))
+            .collect()
+    });
+    let mut out = Vec::new();
+    for part in parts {
+        let (asked, tallies) = part?;
+        let whole = tallies.len() as u64 == asked;
+        out.extend(tallies);
+        if !whole {
+            break;
+        }
+    }
+    Ok(out)
 }

@@ -264,6 +264,12 @@ pub struct CensusArgs {
     /// The soups' symmetry: C1 only.
     #[arg(long, value_name = "S", default_value = "C1")]
     pub symmetry: String,
+
+    /// Step the soups on GPUs, `all` or the first N, each taking its share of every round of
+    /// soups (the CPU's threads name the ash, and census the soups a GPU hands back); the haul
+    /// is the same as without.
+    #[arg(long, value_name = "all|N", value_parser = parse_gpus)]
+    pub gpus: Option<Gpus>,
 }
 
 /// How many soups a census takes.

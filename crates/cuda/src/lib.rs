@@ -7,6 +7,7 @@
 //!   `cuda-lut6` (a 2¹⁸-entry table gives four).
 //! - [`bitsliced`]: `cuda-bitsliced` (32 cells per word, bit-sliced counts, up to 16
 //!   generations per launch; the fastest), with the rule as a LOP3 circuit from [`circuit`].
+//! - [`soups`]: the census's soups, each stepped on a box of its own until it settles.
 //! - [`peer`]: copies from GPU to GPU for the halo exchanges of split runs.
 //! - [`cube`]: the 3D byte-cell engines `cuda-global`, `cuda-shared`, `cuda-swar`, and
 //!   [`cube_bits`] the 3D `cuda-bitsliced`, on an M³ torus ([`ENGINES_3D`]).
@@ -35,6 +36,7 @@ pub mod lut;
 pub mod nvrtc;
 pub mod peer;
 pub mod pinned;
+pub mod soups;
 pub mod source;
 pub mod states;
 pub mod texture;

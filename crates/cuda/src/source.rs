@@ -37,6 +37,8 @@ pub const RESIDENT: &str = include_str!("../kernels/resident.cu");
 pub const GENERIC: &str = include_str!("../kernels/generic.cu");
 /// cuda-states' kernels: rule tables and Larger than Life.
 pub const STATES: &str = include_str!("../kernels/states.cu");
+/// The census's soups, each on a box of its own (crate::soups).
+pub const SOUPS: &str = include_str!("../kernels/soups.cu");
 /// `before` and `after` on one axis of the 3D torus, pasted in front of every 3D kernel.
 pub const CUBE_WRAP: &str = include_str!("../kernels/cube_wrap.cu");
 /// The 3D byte-cell kernels of cuda-global and cuda-shared.

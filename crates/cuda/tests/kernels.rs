@@ -114,6 +114,23 @@ fn every_kernel_compiles_for_sm_90() {
 }
 
 #[test]
+fn the_census_kernels_compile_for_sm_90() {
+    if skipped(
+        !nvrtc::present(),
+        "libnvrtc.so.13 cannot be loaded (pip install nvidia-cuda-nvrtc==13.0.*)",
+    ) {
+        return;
+    }
+    let cubin = nvrtc::compile(source::SOUPS, "sm_90").unwrap_or_else(|e| panic!("{e}"));
+    for name in ["soups_run", "soups_place", "soups_live", "soups_clear"] {
+        assert!(
+            cubin.windows(name.len()).any(|w| w == name.as_bytes()),
+            "no kernel {name} in the CUBIN"
+        );
+    }
+}
+
+#[test]
 fn a_broken_kernel_reports_the_compiler_log() {
     if !nvrtc::present() {
         eprintln!("notice: NVRTC not found; skipping");

@@ -1,0 +1,64 @@
+//! The census with its soups stepped on the GPU gives each soup the CPU's tally. Without a GPU
+//! these tests skip with a notice; with `GOL_REQUIRE_GPU=1` (set by the GPU bundle's
+//! run-tests.sh) a missing GPU is a failure.
+
+use std::sync::atomic::AtomicBool;
+
+use gol_census::census;
+use gol_census::gpu::GpuCensus;
+
+/// Whether a GPU is usable; panics if one is required and missing.
+fn have_gpu() -> bool {
+    match gol_cuda::device::gpu() {
+        Ok(_) => true,
+        Err(e) => {
+            assert!(
+                std::env::var_os("GOL_REQUIRE_GPU").is_none(),
+                "GOL_REQUIRE_GPU is set but: {e}"
+            );
+            eprintln!("notice: no GPU ({e}); skipping");
+            false
+        }
+    }
+}
+
+/// Compares the GPU's tallies of `count` soups of `root` from `first` with the CPU's, soup by
+/// soup, with `slots` boxes (fewer than the soups, so that boxes are used again).
+fn same_as_cpu(root: &str, first: u64, count: u64, slots: usize) {
+    let stop = AtomicBool::new(false);
+    let mut gpu = GpuCensus::new(0, slots).expect("the GPU's boxes");
+    let on_gpu = gpu
+        .tallies(root, first, count, &stop)
+        .expect("the GPU's census");
+    let on_cpu = census::tallies(root, first, count, &stop);
+    assert_eq!(on_gpu.len(), on_cpu.len());
+    let differ: Vec<String> = on_gpu
+        .iter()
+        .zip(&on_cpu)
+        .enumerate()
+        .filter(|(_, (g, c))| g.objects != c.objects)
+        .map(|(i, (g, c))| {
+            format!(
+                "soup {}: GPU {:?}, CPU {:?}",
+                first + i as u64,
+                g.objects,
+                c.objects
+            )
+        })
+        .collect();
+    assert!(
+        differ.is_empty(),
+        "{} soups differ:\n{}",
+        differ.len(),
+        differ.join("\n")
+    );
+}
+
+#[test]
+fn the_gpus_tallies_are_the_cpus() {
+    if !have_gpu() {
+        return;
+    }
+    same_as_cpu("k_testseed", 0, 20_000, 4096);
+    same_as_cpu("l_kEwHfF3ArtPb", 5_000, 20_000, 1 << 17);
+}

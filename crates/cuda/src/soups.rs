@@ -1,0 +1,300 @@
+//! The census's soups on the GPU: boxes of [`SIDE`]² cells, each holding one soup stepped under
+//! B3/S23 until it settles, dies, comes near the box's edge or runs out of generations
+//! (`kernels/soups.cu`, whose header gives the bit layout). What to do then (take escaping
+//! gliders away, name the ash, give a soup to the CPU) is the census's (gol-census's `gpu`
+//! module); this is the device side only.
+
+use std::sync::Arc;
+
+use cudarc::driver::{
+    CudaFunction, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg,
+};
+
+use crate::device::Gpu;
+use crate::error::Result;
+
+/// Cells on a side of a box.
+pub const SIDE: usize = 256;
+
+/// 32-bit words in a row of a box.
+pub const WORDS: usize = SIDE / 32;
+
+/// Words in a box.
+pub const BOX_WORDS: usize = SIDE * WORDS;
+
+/// Cells from an edge of the box in which a cell stops its soup ([`Status::Paused`]).
+pub const BAND: usize = 12;
+
+/// Where a soup's top-left cell is placed in its box (both coordinates).
+pub const LEFT: usize = 120;
+
+/// Where a soup stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// Still being stepped.
+    Running,
+    /// It repeats with [`SoupState::period`] from [`SoupState::shot_at`] on, as far as the
+    /// hashes of its generations tell.
+    Settled,
+    /// A cell came into the band; nothing was stepped after.
+    Paused,
+    /// No cell is left.
+    Died,
+    /// It reached the generation limit of [`SoupBoxes::run`].
+    GivenUp,
+}
+
+/// A soup's state as the kernels keep it (their `struct Soup`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SoupState {
+    /// Generations stepped.
+    pub generation: u32,
+    /// The first row of the box with live cells.
+    pub top: u32,
+    /// The last row of the box with live cells.
+    pub bottom: u32,
+    status: u32,
+    /// The generation whose hash is kept to find the pattern back ([`NO_SHOT`]: none yet).
+    pub shot_at: u32,
+    /// Its period, once settled.
+    pub period: u32,
+    shot: u64,
+}
+
+// SAFETY: `#[repr(C)]` fields in the order and of the types of the kernels' `struct Soup`.
+unsafe impl DeviceRepr for SoupState {}
+
+/// [`SoupState::shot_at`] of a soup that has no shot yet: its next generation's is taken.
+pub const NO_SHOT: u32 = u32::MAX;
+
+impl SoupState {
+    /// Where the soup stands.
+    pub fn status(&self) -> Status {
+        match self.status {
+            0 => Status::Running,
+            1 => Status::Settled,
+            2 => Status::Paused,
+            3 => Status::Died,
+            _ => Status::GivenUp,
+        }
+    }
+
+    /// Runs the soup on, its rows of cells now `top..=bottom`, from a new shot (after cells
+    /// were taken away from a paused soup).
+    pub fn resume(&mut self, top: u32, bottom: u32) {
+        self.top = top;
+        self.bottom = bottom;
+        self.status = 0;
+        self.shot_at = NO_SHOT;
+    }
+}
+
+/// Threads a block of [`SoupBoxes::run`]: 32 soups.
+const BLOCK: u32 = 256;
+
+/// Boxes for soups on one GPU: `slots` of them, each with its state.
+pub struct SoupBoxes {
+    stream: Arc<CudaStream>,
+    cells: CudaSlice<u32>,
+    states: CudaSlice<SoupState>,
+    run: CudaFunction,
+    place: CudaFunction,
+    live_fn: CudaFunction,
+    clear: CudaFunction,
+    slots: usize,
+    /// Room for [`SoupBoxes::live_words`]' output, grown as needed.
+    live: Option<CudaSlice<u64>>,
+}
+
+impl SoupBoxes {
+    /// `slots` empty boxes on `gpu` (8 KiB each); refused where the GPU has not that much free.
+    pub fn new(gpu: &Arc<Gpu>, slots: usize) -> Result<SoupBoxes> {
+        let bytes = slots as u64 * (BOX_WORDS as u64 * 4 + size_of::<SoupState>() as u64);
+        gpu.check_memory(bytes, "the census's soup boxes")?;
+        let module = gpu.module(crate::source::SOUPS)?;
+        let stream = gpu.ctx.new_stream()?;
+        // A box without a soup is dead: soups_run passes it by.
+        let dead = SoupState {
+            status: 3,
+            ..SoupState::default()
+        };
+        Ok(SoupBoxes {
+            cells: stream.alloc_zeros::<u32>(slots * BOX_WORDS)?,
+            states: stream.clone_htod(&vec![dead; slots])?,
+            run: module.load_function("soups_run")?,
+            place: module.load_function("soups_place")?,
+            live_fn: module.load_function("soups_live")?,
+            clear: module.load_function("soups_clear")?,
+            stream,
+            slots,
+            live: None,
+        })
+    }
+
+    /// How many boxes there are.
+    pub fn slots(&self) -> usize {
+        self.slots
+    }
+
+    /// Puts soup `rows[i]` (16 rows, bit x of a row the cell in column x) in box `slots[i]`,
+    /// its top-left cell at ([`LEFT`], [`LEFT`]), at generation 0.
+    pub fn place(&mut self, slots: &[u32], rows: &[[u16; 16]]) -> Result<()> {
+        assert_eq!(slots.len(), rows.len(), "a soup for each slot");
+        self.check(slots);
+        if slots.is_empty() {
+            return Ok(());
+        }
+        let flat: Vec<u16> = rows.iter().flatten().copied().collect();
+        let slots_dev = self.stream.clone_htod(slots)?;
+        let rows_dev = self.stream.clone_htod(&flat)?;
+        let cfg = LaunchConfig {
+            grid_dim: (slots.len() as u32, 1, 1),
+            block_dim: (SIDE as u32, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: soups_place takes (unsigned int* cells, Soup* soups, const int* slots,
+        // const unsigned short* rows); each of the grid's blocks reads one slot (checked to be
+        // below `slots`) and 16 rows, and writes that slot's box and state.
+        unsafe {
+            self.stream
+                .launch_builder(&self.place)
+                .arg(&mut self.cells)
+                .arg(&mut self.states)
+                .arg(&slots_dev)
+                .arg(&rows_dev)
+                .launch(cfg)?;
+        }
+        Ok(())
+    }
+
+    /// Steps every running soup up to `generations` generations on, none beyond generation
+    /// `most`, and returns every box's state.
+    pub fn run(&mut self, generations: u32, most: u32) -> Result<Vec<SoupState>> {
+        let count = self.slots as i32;
+        let cfg = LaunchConfig {
+            grid_dim: ((self.slots * WORDS).div_ceil(BLOCK as usize) as u32, 1, 1),
+            block_dim: (BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: soups_run takes (unsigned int* cells, Soup* soups, int count,
+        // unsigned int generations, unsigned int most); `cells` holds `count` boxes and
+        // `states` `count` states, and the grid's groups of WORDS threads past `count` return.
+        unsafe {
+            self.stream
+                .launch_builder(&self.run)
+                .arg(&mut self.cells)
+                .arg(&mut self.states)
+                .arg(&count)
+                .arg(&generations)
+                .arg(&most)
+                .launch(cfg)?;
+        }
+        Ok(self.stream.clone_dtoh(&self.states)?)
+    }
+
+    /// Sets the states of boxes `slots[i]` to `states[i]`.
+    pub fn set_states(&mut self, states: &[SoupState]) -> Result<()> {
+        assert_eq!(states.len(), self.slots, "a state for each box");
+        Ok(self.stream.memcpy_htod(states, &mut self.states)?)
+    }
+
+    /// The words with live cells of the boxes of `slots`: for each, its (place, word) pairs,
+    /// place being `y * WORDS + w` for word `w` of row `y`, in order of place.
+    pub fn live_words(&mut self, slots: &[u32]) -> Result<Vec<Vec<(u32, u32)>>> {
+        self.check(slots);
+        if slots.is_empty() {
+            return Ok(Vec::new());
+        }
+        let most = slots.len() * BOX_WORDS;
+        if self.live.as_ref().is_none_or(|l| l.len() < most) {
+            self.live = Some(self.stream.alloc_zeros::<u64>(most)?);
+        }
+        let live = self.live.as_mut().expect("allocated above");
+        let slots_dev = self.stream.clone_htod(slots)?;
+        let mut spans = self.stream.alloc_zeros::<u32>(2 * slots.len())?;
+        let mut used = self.stream.alloc_zeros::<u32>(1)?;
+        let cfg = LaunchConfig {
+            grid_dim: (slots.len() as u32, 1, 1),
+            block_dim: (SIDE as u32, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: soups_live takes (const unsigned int* cells, const int* slots,
+        // unsigned long long* out, unsigned int* spans, unsigned int* used); block i reads box
+        // slots[i] (below `slots`) and writes its live words, at most BOX_WORDS, where the
+        // atomic add on `used` puts them: `live` holds BOX_WORDS for each slot.
+        unsafe {
+            self.stream
+                .launch_builder(&self.live_fn)
+                .arg(&self.cells)
+                .arg(&slots_dev)
+                .arg(live)
+                .arg(&mut spans)
+                .arg(&mut used)
+                .launch(cfg)?;
+        }
+        let total = self.stream.clone_dtoh(&used)?[0] as usize;
+        let spans = self.stream.clone_dtoh(&spans)?;
+        let live = self.live.as_ref().expect("allocated above");
+        let words = self.stream.clone_dtoh(&live.slice(..total))?;
+        Ok(spans
+            .chunks(2)
+            .map(|span| {
+                let (start, n) = (span[0] as usize, span[1] as usize);
+                words[start..start + n]
+                    .iter()
+                    .map(|&e| ((e >> 32) as u32, e as u32))
+                    .collect()
+            })
+            .collect())
+    }
+
+    /// Clears cells: edit (slot, word, mask) clears the bits `mask` of word `word` of the box
+    /// of `slot`.
+    pub fn clear(&mut self, edits: &[(u32, u32, u32)]) -> Result<()> {
+        if edits.is_empty() {
+            return Ok(());
+        }
+        let slots: Vec<u32> = edits.iter().map(|e| e.0).collect();
+        self.check(&slots);
+        assert!(
+            edits.iter().all(|e| (e.1 as usize) < BOX_WORDS),
+            "words within a box"
+        );
+        let words: Vec<u32> = edits.iter().map(|e| e.1).collect();
+        let masks: Vec<u32> = edits.iter().map(|e| e.2).collect();
+        let (slots_dev, words_dev, masks_dev) = (
+            self.stream.clone_htod(&slots)?,
+            self.stream.clone_htod(&words)?,
+            self.stream.clone_htod(&masks)?,
+        );
+        let n = edits.len() as i32;
+        let cfg = LaunchConfig {
+            grid_dim: (edits.len().div_ceil(BLOCK as usize) as u32, 1, 1),
+            block_dim: (BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: soups_clear takes (unsigned int* cells, const int* slots,
+        // const unsigned int* words, const unsigned int* masks, int n); edit i, for i below
+        // n, touches word words[i] (below BOX_WORDS) of box slots[i] (below `slots`).
+        unsafe {
+            self.stream
+                .launch_builder(&self.clear)
+                .arg(&mut self.cells)
+                .arg(&slots_dev)
+                .arg(&words_dev)
+                .arg(&masks_dev)
+                .arg(&n)
+                .launch(cfg)?;
+        }
+        Ok(())
+    }
+
+    /// Panics unless every slot is a box's.
+    fn check(&self, slots: &[u32]) {
+        assert!(
+            slots.iter().all(|&s| (s as usize) < self.slots),
+            "slots within the boxes"
+        );
+    }
+}
