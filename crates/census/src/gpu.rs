@@ -21,13 +21,13 @@
 //! byte-identical to the CPU's whatever runs where, as long as the CPU's census names the true
 //! ash; the tests check that it is on hundreds of thousands of soups.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use gol_cuda::soups::{SoupBoxes, SoupState, Status, BAND, SIDE, WORDS};
+use gol_cuda::soups::{SoupBoxes, SoupState, Status, BAND};
 
 use crate::census::{self, Flight, Tally};
 use crate::objects::Classifier;
@@ -46,12 +46,28 @@ pub const ISOLATION: i64 = 24;
 /// Generations the GPU runs between two looks at the soups that stopped.
 const ROUND: u32 = 128;
 
-/// Boxes (soups in flight) by default: 1 GiB of the GPU's memory.
-pub const SLOTS: usize = 1 << 17;
+/// The boxes by default, (side, how many): a soup runs in a box of the first kind, and from
+/// the start again in one of the next where the CPU cannot go on with it there; 1 GiB of the
+/// GPU's memory each.
+pub const TIERS: [(usize, usize); 2] = [(256, 1 << 17), (512, 1 << 15)];
 
 /// The soups in flight on one GPU.
 pub struct GpuCensus {
+    tiers: Vec<Tier>,
+    /// Threads for the soups handed back to the CPU's census, as many as rayon's.
+    pool: rayon::ThreadPool,
+    /// Soups moved to larger boxes so far, by why.
+    pub moved: BTreeMap<&'static str, u64>,
+    /// Soups handed back to the CPU's census so far, by why.
+    pub handed_back: BTreeMap<&'static str, u64>,
+}
+
+/// Boxes of one size and the soups in them.
+struct Tier {
     boxes: SoupBoxes,
+    flying: Vec<Option<InFlight>>,
+    /// Soups waiting for a box.
+    waiting: std::collections::VecDeque<InFlight>,
 }
 
 /// What is known of a soup in a box.
@@ -64,6 +80,17 @@ struct InFlight {
     watched: Vec<Flight>,
 }
 
+impl InFlight {
+    fn new(index: u64, rows: Rows) -> InFlight {
+        InFlight {
+            index,
+            rows,
+            flights: Vec::new(),
+            watched: Vec::new(),
+        }
+    }
+}
+
 /// What the CPU made of a stopped soup.
 enum Outcome {
     /// Ships taken away (the edits to the box: slot, word, mask), ships watched, and the rows
@@ -71,16 +98,36 @@ enum Outcome {
     Resume(Vec<(u32, u32, u32)>, Vec<Flight>, Vec<Flight>, u32, u32),
     /// Its tally.
     Done(Tally),
-    /// For the CPU's census, and why.
+    /// For a larger box, or the CPU's census, and why.
+    Elsewhere(&'static str),
+    /// For the CPU's census (it died or ran too long: a larger box would not help), and why.
     Cpu(&'static str),
 }
 
 impl GpuCensus {
-    /// Boxes for `slots` soups on GPU `ordinal`.
-    pub fn new(ordinal: usize, slots: usize) -> Result<GpuCensus, gol_cuda::CudaError> {
+    /// Boxes of each of `tiers` (side, how many) on GPU `ordinal`.
+    pub fn new(ordinal: usize, tiers: &[(usize, usize)]) -> Result<GpuCensus, gol_cuda::CudaError> {
         let gpu: Arc<gol_cuda::device::Gpu> = gol_cuda::device::gpu_on(ordinal)?;
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(rayon::current_num_threads())
+            .thread_name(|i| format!("census-cpu-{i}"))
+            .build()
+            .map_err(|e| gol_cuda::CudaError::Refused(format!("the census's CPU threads: {e}")))?;
+        let tiers = tiers
+            .iter()
+            .map(|&(side, slots)| {
+                Ok(Tier {
+                    boxes: SoupBoxes::new(&gpu, slots, side)?,
+                    flying: (0..slots).map(|_| None).collect(),
+                    waiting: Default::default(),
+                })
+            })
+            .collect::<Result<Vec<_>, gol_cuda::CudaError>>()?;
         Ok(GpuCensus {
-            boxes: SoupBoxes::new(&gpu, slots)?,
+            tiers,
+            pool,
+            moved: BTreeMap::new(),
+            handed_back: BTreeMap::new(),
         })
     }
 
@@ -94,152 +141,143 @@ impl GpuCensus {
         count: u64,
         stop: &AtomicBool,
     ) -> Result<Vec<Tally>, gol_cuda::CudaError> {
-        let slots = self.boxes.slots();
-        let mut flying: Vec<Option<InFlight>> = (0..slots).map(|_| None).collect();
         let mut results: Vec<Option<Tally>> = vec![None; count as usize];
-        let mut cpu: Vec<(u64, Rows)> = Vec::new();
+        // Soups handed back are censused by the CPU's threads of their own meanwhile.
+        let (sender, receiver) = std::sync::mpsc::channel();
+        let pool = &self.pool;
+        let hand_back = |soup: &InFlight| {
+            let sender = sender.clone();
+            let (index, rows) = (soup.index, soup.rows);
+            pool.spawn(move || {
+                let tally = census::with_classifier(|classifier| census::soup(&rows, classifier));
+                // The receiver outlives every job (it waits for all of them).
+                let _ = sender.send((index, tally));
+            });
+        };
         let mut next = first;
         let end = first + count;
-        let profile = std::env::var_os("GOL_CENSUS_PROFILE").is_some();
-        let (mut t_run, mut t_boxes, mut t_look, mut rounds, mut n_look, mut n_resume) =
-            (0f64, 0f64, 0f64, 0, 0, 0);
-        let clock = std::time::Instant::now();
-        let mut reasons = std::collections::BTreeMap::new();
         loop {
-            // New soups in the free boxes.
-            let free: Vec<u32> = (0..slots as u32)
-                .filter(|&s| flying[s as usize].is_none())
-                .take((end - next) as usize)
-                .collect();
-            if stop.load(Ordering::Relaxed) {
-                // Only the soups in flight are finished.
-            } else if !free.is_empty() {
-                let placed: Vec<InFlight> = (next..next + free.len() as u64)
+            // New soups for the first boxes.
+            let tiers = self.tiers.len();
+            let first_tier = &mut self.tiers[0];
+            let free = first_tier.flying.iter().filter(|f| f.is_none()).count();
+            let wanted = free.saturating_sub(first_tier.waiting.len()) as u64;
+            let new = wanted.min(end - next);
+            if new > 0 && !stop.load(Ordering::Relaxed) {
+                let soups: Vec<InFlight> = (next..next + new)
                     .into_par_iter()
-                    .map(|index| InFlight {
-                        index,
-                        rows: soup::rows(&soup::id(root, index)),
-                        flights: Vec::new(),
-                        watched: Vec::new(),
+                    .map(|index| InFlight::new(index, soup::rows(&soup::id(root, index))))
+                    .collect();
+                next += new;
+                first_tier.waiting.extend(soups);
+            }
+            // Every kind of box steps its soups at once, each on its own stream.
+            let mut busy = vec![false; tiers];
+            for (t, tier) in self.tiers.iter_mut().enumerate() {
+                tier.place()?;
+                busy[t] = tier.flying.iter().any(Option::is_some);
+                if busy[t] {
+                    tier.boxes.start(ROUND, MOST_GENERATIONS)?;
+                }
+            }
+            for t in (0..tiers).filter(|&t| busy[t]) {
+                let tier = &mut self.tiers[t];
+                let mut states = tier.boxes.states()?;
+                let stopped: Vec<u32> = (0..tier.flying.len() as u32)
+                    .filter(|&s| {
+                        tier.flying[s as usize].is_some()
+                            && states[s as usize].status() != Status::Running
                     })
                     .collect();
-                next += placed.len() as u64;
-                let rows: Vec<Rows> = placed.iter().map(|p| p.rows).collect();
-                self.boxes.place(&free, &rows)?;
-                for (&slot, p) in free.iter().zip(placed) {
-                    flying[slot as usize] = Some(p);
+                let words = tier.boxes.live_words(&stopped)?;
+                let side = tier.boxes.side();
+                let outcomes: Vec<Outcome> = stopped
+                    .par_iter()
+                    .zip(&words)
+                    .map(|(&slot, words)| {
+                        let state = &states[slot as usize];
+                        let soup = tier.flying[slot as usize]
+                            .as_ref()
+                            .expect("a soup in flight");
+                        census::with_classifier(|classifier| {
+                            look(slot, state, side, words, soup, classifier)
+                        })
+                    })
+                    .collect();
+                let mut edits = Vec::new();
+                let mut up = Vec::new();
+                for (&slot, outcome) in stopped.iter().zip(outcomes) {
+                    let place = &mut tier.flying[slot as usize];
+                    match outcome {
+                        Outcome::Resume(mut cleared, mut flights, mut watched, top, bottom) => {
+                            let soup = place.as_mut().expect("a soup in flight");
+                            edits.append(&mut cleared);
+                            soup.flights.append(&mut flights);
+                            soup.watched.append(&mut watched);
+                            states[slot as usize].resume(top, bottom);
+                        }
+                        Outcome::Done(tally) => {
+                            let soup = place.take().expect("a soup in flight");
+                            results[(soup.index - first) as usize] = Some(tally);
+                        }
+                        Outcome::Elsewhere(why) if t + 1 < tiers => {
+                            *self.moved.entry(why).or_default() += 1;
+                            let soup = place.take().expect("a soup in flight");
+                            up.push(InFlight::new(soup.index, soup.rows));
+                        }
+                        Outcome::Elsewhere(why) | Outcome::Cpu(why) => {
+                            *self.handed_back.entry(why).or_default() += 1;
+                            let soup = place.take().expect("a soup in flight");
+                            hand_back(&soup);
+                        }
+                    }
+                }
+                tier.boxes.clear(&edits)?;
+                tier.boxes.set_states(&states)?;
+                if let Some(larger) = self.tiers.get_mut(t + 1) {
+                    larger.waiting.extend(up);
                 }
             }
-            if flying.iter().all(Option::is_none) {
+            let waiting = self.tiers.iter().any(|t| !t.waiting.is_empty());
+            if !busy.contains(&true) && !waiting && (next == end || stop.load(Ordering::Relaxed)) {
                 break;
             }
-            let t0 = std::time::Instant::now();
-            let mut states = self.boxes.run(ROUND, MOST_GENERATIONS)?;
-            t_run += t0.elapsed().as_secs_f64();
-            rounds += 1;
-            let stopped: Vec<u32> = (0..slots as u32)
-                .filter(|&s| {
-                    flying[s as usize].is_some() && states[s as usize].status() != Status::Running
-                })
-                .collect();
-            let looked: Vec<u32> = stopped
-                .iter()
-                .copied()
-                .filter(|&s| {
-                    matches!(
-                        states[s as usize].status(),
-                        Status::Paused | Status::Settled
-                    )
-                })
-                .collect();
-            let t0 = std::time::Instant::now();
-            let words = self.boxes.live_words(&looked)?;
-            t_boxes += t0.elapsed().as_secs_f64();
-            n_look += looked.len();
-            let t0 = std::time::Instant::now();
-            let outcomes: Vec<Outcome> = looked
-                .par_iter()
-                .zip(&words)
-                .map(|(&slot, words)| {
-                    let state = &states[slot as usize];
-                    let soup = flying[slot as usize].as_ref().expect("a soup in flight");
-                    census::with_classifier(|classifier| {
-                        look(slot, state, words, &soup.flights, &soup.watched, classifier)
-                    })
-                })
-                .collect();
-            t_look += t0.elapsed().as_secs_f64();
-            let mut edits = Vec::new();
-            let mut done = HashSet::new();
-            for (&slot, outcome) in looked.iter().zip(outcomes) {
-                let soup = flying[slot as usize].as_mut().expect("a soup in flight");
-                match outcome {
-                    Outcome::Resume(mut cleared, mut flights, mut watched, top, bottom) => {
-                        n_resume += 1;
-                        edits.append(&mut cleared);
-                        soup.flights.append(&mut flights);
-                        soup.watched.append(&mut watched);
-                        states[slot as usize].resume(top, bottom);
-                    }
-                    Outcome::Done(tally) => {
-                        results[(soup.index - first) as usize] = Some(tally);
-                        done.insert(slot);
-                    }
-                    Outcome::Cpu(why) => {
-                        *reasons.entry(why).or_insert(0u64) += 1;
-                        cpu.push((soup.index, soup.rows));
-                        done.insert(slot);
-                    }
-                }
-            }
-            for &slot in &stopped {
-                if matches!(
-                    states[slot as usize].status(),
-                    Status::Died | Status::GivenUp
-                ) {
-                    let soup = flying[slot as usize].as_ref().expect("a soup in flight");
-                    *reasons
-                        .entry(if states[slot as usize].status() == Status::Died {
-                            "died"
-                        } else {
-                            "given up"
-                        })
-                        .or_insert(0u64) += 1;
-                    cpu.push((soup.index, soup.rows));
-                    done.insert(slot);
-                }
-            }
-            for slot in done {
-                flying[slot as usize] = None;
-            }
-            self.boxes.clear(&edits)?;
-            self.boxes.set_states(&states)?;
         }
-        let gpu_part = clock.elapsed().as_secs_f64();
-        let t0 = std::time::Instant::now();
-        let n_cpu = cpu.len();
-        let from_cpu: Vec<(u64, Tally)> = cpu
-            .par_iter()
-            .map(|(index, rows)| {
-                let tally = census::with_classifier(|classifier| census::soup(rows, classifier));
-                (*index, tally)
-            })
-            .collect();
-        for (index, tally) in from_cpu {
+        drop(sender);
+        for (index, tally) in receiver {
             results[(index - first) as usize] = Some(tally);
-        }
-        if profile {
-            eprintln!("profile: gpu loop {gpu_part:.2}s ({rounds} rounds: run {t_run:.2}s, boxes {t_boxes:.2}s, look {t_look:.2}s; {n_look} looked, {n_resume} resumed), cpu {:.2}s for {n_cpu} soups {reasons:?}", t0.elapsed().as_secs_f64());
         }
         Ok(results.into_iter().map_while(|t| t).collect())
     }
 }
 
-/// The live cells of a box, (x, y) in the box, from its live words (place, word).
-fn box_cells(words: &[(u32, u32)]) -> Vec<(i64, i64)> {
+impl Tier {
+    /// Puts waiting soups in the free boxes.
+    fn place(&mut self) -> Result<(), gol_cuda::CudaError> {
+        let free: Vec<u32> = (0..self.flying.len() as u32)
+            .filter(|&s| self.flying[s as usize].is_none())
+            .take(self.waiting.len())
+            .collect();
+        if free.is_empty() {
+            return Ok(());
+        }
+        let soups: Vec<InFlight> = self.waiting.drain(..free.len()).collect();
+        let rows: Vec<Rows> = soups.iter().map(|s| s.rows).collect();
+        self.boxes.place(&free, &rows)?;
+        for (&slot, soup) in free.iter().zip(soups) {
+            self.flying[slot as usize] = Some(soup);
+        }
+        Ok(())
+    }
+}
+
+/// The live cells of a box of `side` cells a side, (x, y) in the box, from its live words
+/// (place, word).
+fn box_cells(words: &[(u32, u32)], side: usize) -> Vec<(i64, i64)> {
+    let row = side / 32;
     let mut out = Vec::new();
     for &(place, mut bits) in words {
-        let (y, w) = (place as usize / WORDS, place as usize % WORDS);
+        let (y, w) = (place as usize / row, place as usize % row);
         while bits != 0 {
             let b = bits.trailing_zeros() as usize;
             out.push(((32 * w + b) as i64, y as i64));
@@ -249,46 +287,53 @@ fn box_cells(words: &[(u32, u32)]) -> Vec<(i64, i64)> {
     out
 }
 
-/// What to do with the soup of box `slot`, stopped in `state` with cells `words`, its gliders
-/// taken away so far `flights`.
+/// What to do with `soup`, in box `slot` of `side` cells a side, stopped in `state` with live
+/// words `words`.
 fn look(
     slot: u32,
     state: &SoupState,
+    side: usize,
     words: &[(u32, u32)],
-    flights: &[Flight],
-    watched: &[Flight],
+    soup: &InFlight,
     classifier: &mut Classifier,
 ) -> Outcome {
     match state.status() {
-        Status::Paused => take_ships(slot, state, words, classifier),
-        Status::Settled => settle(state, box_cells(words), flights, watched, classifier),
-        _ => Outcome::Cpu("status"),
+        Status::Paused => take_ships(slot, state, side, words, classifier),
+        Status::Settled => settle(
+            state,
+            box_cells(words, side),
+            &soup.flights,
+            &soup.watched,
+            classifier,
+        ),
+        Status::Died => Outcome::Cpu("died"),
+        _ => Outcome::Cpu("given up"),
     }
 }
 
-/// Cells from the nearest edge of the box.
-fn depth((x, y): (i64, i64)) -> i64 {
-    let last = SIDE as i64 - 1;
+/// Cells from the nearest edge of a box of `side` cells a side.
+fn depth((x, y): (i64, i64), side: usize) -> i64 {
+    let last = side as i64 - 1;
     x.min(y).min(last - x).min(last - y)
 }
 
-/// A box's cells as bits, for looking cells up.
-struct Bits(Vec<u32>);
+/// A box's cells as bits, for looking cells up: its side and its words.
+struct Bits(usize, Vec<u32>);
 
 impl Bits {
-    fn of(words: &[(u32, u32)]) -> Bits {
-        let mut bits = vec![0u32; SIDE * WORDS];
+    fn of(words: &[(u32, u32)], side: usize) -> Bits {
+        let mut bits = vec![0u32; side * side / 32];
         for &(place, word) in words {
             bits[place as usize] = word;
         }
-        Bits(bits)
+        Bits(side, bits)
     }
 
     fn get(&self, (x, y): (i64, i64)) -> bool {
-        let side = SIDE as i64;
+        let side = self.0 as i64;
         (0..side).contains(&x)
             && (0..side).contains(&y)
-            && self.0[y as usize * WORDS + x as usize / 32] >> (x % 32) & 1 != 0
+            && self.1[(y * side + x) as usize / 32] >> (x % 32) & 1 != 0
     }
 }
 
@@ -340,25 +385,26 @@ fn ship(cells: Vec<(i64, i64)>, at: u64, classifier: &mut Classifier) -> Option<
 fn take_ships(
     slot: u32,
     state: &SoupState,
+    side: usize,
     words: &[(u32, u32)],
     classifier: &mut Classifier,
 ) -> Outcome {
-    let cells = box_cells(words);
-    let bits = Bits::of(words);
+    let cells = box_cells(words, side);
+    let bits = Bits::of(words, side);
     let mut seen: HashSet<(i64, i64)> = HashSet::new();
     let mut taken: Vec<Flight> = Vec::new();
     let band = BAND as i64;
-    let last = SIDE as i64 - 1;
+    let last = side as i64 - 1;
     let at = state.generation as u64;
-    for &cell in cells.iter().filter(|&&c| depth(c) < band) {
+    for &cell in cells.iter().filter(|&&c| depth(c, side) < band) {
         if seen.contains(&cell) {
             continue;
         }
         let Some(cluster) = cluster_of(cell, &bits, &mut seen) else {
-            return Outcome::Cpu("big cluster");
+            return Outcome::Elsewhere("big cluster");
         };
         let Some(flight) = ship(cluster, at, classifier) else {
-            return Outcome::Cpu("not a ship");
+            return Outcome::Elsewhere("not a ship");
         };
         let (dx, dy) = flight.displacement;
         let (l, t, r, b) = flight.bounds;
@@ -368,7 +414,7 @@ fn take_ships(
             && (t >= band || dy < 0)
             && (b <= last - band || dy > 0);
         if !out {
-            return Outcome::Cpu("inward");
+            return Outcome::Elsewhere("inward");
         }
         taken.push(flight);
     }
@@ -388,10 +434,10 @@ fn take_ships(
                 continue;
             }
             let Some(cluster) = cluster_of(cell, &bits, &mut seen) else {
-                return Outcome::Cpu("not alone");
+                return Outcome::Elsewhere("not alone");
             };
             let Some(other) = ship(cluster, at, classifier) else {
-                return Outcome::Cpu("not alone");
+                return Outcome::Elsewhere("not alone");
             };
             watched.push(other);
         }
@@ -414,7 +460,7 @@ fn take_ships(
     let mut edits: Vec<(u32, u32, u32)> = gone
         .iter()
         .map(|&(x, y)| {
-            let word = y as u32 * WORDS as u32 + x as u32 / 32;
+            let word = (y as u32 * side as u32 + x as u32) / 32;
             (slot, word, 1u32 << (x % 32))
         })
         .collect();
@@ -459,13 +505,13 @@ fn settle(
     classifier: &mut Classifier,
 ) -> Outcome {
     if ash.len() + flights.len() * census::MOST_SHIP_CELLS >= census::MEGASIZED {
-        return Outcome::Cpu("megasized");
+        return Outcome::Elsewhere("megasized");
     }
     if census::flights_meet(flights, true) {
         return Outcome::Cpu("meet");
     }
     if !watched.iter().all(|w| taken_later(w, flights)) {
-        return Outcome::Cpu("watched");
+        return Outcome::Elsewhere("watched");
     }
     let period = state.period as u64;
     let mut u = Universe::of(&ash);
@@ -476,7 +522,7 @@ fn settle(
     after.sort_unstable();
     ash.sort_unstable();
     if after != ash {
-        return Outcome::Cpu("period");
+        return Outcome::Elsewhere("period");
     }
     let mut tally = Tally {
         settled_at: state.shot_at as u64,
@@ -490,4 +536,136 @@ fn settle(
     }
     census::count_ash(&ash, period.max(2), classifier, &mut tally);
     Outcome::Done(tally)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SIDE: usize = 256;
+
+    /// The live words of a box holding `cells`.
+    fn words(cells: &[(i64, i64)]) -> Vec<(u32, u32)> {
+        let mut words = std::collections::BTreeMap::new();
+        for &(x, y) in cells {
+            *words
+                .entry((y as u32 * SIDE as u32 + x as u32) / 32)
+                .or_insert(0u32) |= 1 << (x % 32);
+        }
+        words.into_iter().collect()
+    }
+
+    /// A glider flying up and left, its top-left corner at (x, y).
+    fn glider(x: i64, y: i64) -> Vec<(i64, i64)> {
+        [(0, 0), (1, 0), (0, 1), (2, 1), (0, 2)]
+            .iter()
+            .map(|&(dx, dy)| (x + dx, y + dy))
+            .collect()
+    }
+
+    fn block(x: i64, y: i64) -> Vec<(i64, i64)> {
+        vec![(x, y), (x + 1, y), (x, y + 1), (x + 1, y + 1)]
+    }
+
+    fn paused(cells: &[(i64, i64)]) -> Outcome {
+        let (_, top, _, bottom) = bounds(cells).unwrap();
+        let state = SoupState::new(Status::Paused, 900, top as u32, bottom as u32, 0);
+        take_ships(7, &state, SIDE, &words(cells), &mut Classifier::default())
+    }
+
+    #[test]
+    fn a_glider_flying_out_alone_is_taken_away() {
+        let ship = glider(100, 5);
+        let cells: Vec<_> = ship.iter().copied().chain(block(128, 128)).collect();
+        let Outcome::Resume(edits, taken, watched, top, bottom) = paused(&cells) else {
+            panic!("the glider is not taken away");
+        };
+        assert_eq!((top, bottom), (128, 129), "the rows left are the block's");
+        assert!(watched.is_empty());
+        assert_eq!(taken.len(), 1);
+        assert_eq!(taken[0].codes, vec![census::GLIDER.to_string()]);
+        assert_eq!(taken[0].displacement, (-1, -1));
+        assert_eq!(taken[0].at, 900);
+        // The edits clear the glider's five cells and nothing else.
+        let cleared: usize = edits.iter().map(|e| e.2.count_ones() as usize).sum();
+        assert_eq!(cleared, 5);
+        assert!(edits.iter().all(|e| e.0 == 7));
+        let mut left = words(&cells);
+        for &(_, word, mask) in &edits {
+            for w in left.iter_mut().filter(|w| w.0 == word) {
+                w.1 &= !mask;
+            }
+        }
+        left.retain(|w| w.1 != 0);
+        assert_eq!(left, words(&block(128, 128)));
+    }
+
+    #[test]
+    fn a_glider_flying_in_or_not_alone_goes_elsewhere() {
+        // Flying down and right, into the box.
+        let inward: Vec<_> = glider(100, 5)
+            .iter()
+            .map(|&(x, y)| (202 - x, 12 - y))
+            .collect();
+        assert!(matches!(paused(&inward), Outcome::Elsewhere("inward")));
+        // A block within ISOLATION of it.
+        let near: Vec<_> = glider(100, 5).into_iter().chain(block(110, 20)).collect();
+        assert!(matches!(paused(&near), Outcome::Elsewhere("not alone")));
+        // Anything but a ship in the band.
+        let still: Vec<_> = block(100, 5).into_iter().chain(block(128, 128)).collect();
+        assert!(matches!(paused(&still), Outcome::Elsewhere("not a ship")));
+        // Nothing left but the glider: the CPU says whether the soup was messless.
+        assert!(matches!(
+            paused(&glider(100, 5)),
+            Outcome::Cpu("only ships")
+        ));
+    }
+
+    #[test]
+    fn a_glider_near_one_taken_away_is_watched_until_it_is_taken_too() {
+        // Two gliders flying side by side, one in the band, one 14 cells behind.
+        let cells: Vec<_> = glider(100, 5)
+            .into_iter()
+            .chain(glider(114, 19))
+            .chain(block(128, 128))
+            .collect();
+        let Outcome::Resume(_, taken, watched, _, _) = paused(&cells) else {
+            panic!("the glider in the band is not taken away");
+        };
+        assert_eq!((taken.len(), watched.len()), (1, 1));
+        // Taken later where it would have flown to, in the same phase or another.
+        let mut later = ship(glider(114 - 4, 19 - 4), 916, &mut Classifier::default()).unwrap();
+        assert!(taken_later(&watched[0], std::slice::from_ref(&later)));
+        later.cells = glider(114 - 5, 19 - 4);
+        assert!(!taken_later(&watched[0], &[later]));
+    }
+
+    #[test]
+    fn a_settled_soup_is_named_once_its_period_is_checked() {
+        let blinker = vec![(140, 100), (141, 100), (142, 100)];
+        let ash: Vec<_> = blinker.into_iter().chain(block(128, 128)).collect();
+        let flight = ship(glider(100, 5), 300, &mut Classifier::default()).unwrap();
+        let settled = |period| {
+            let state = SoupState::new(Status::Settled, 1000, 100, 129, period);
+            let flights = std::slice::from_ref(&flight);
+            settle(
+                &state,
+                ash.clone(),
+                flights,
+                &[],
+                &mut Classifier::default(),
+            )
+        };
+        let Outcome::Done(tally) = settled(2) else {
+            panic!("not named");
+        };
+        let objects: Vec<(&str, u64)> = tally
+            .objects
+            .iter()
+            .map(|(c, &n)| (c.as_str(), n))
+            .collect();
+        assert_eq!(objects, [("xp2_7", 1), ("xq4_153", 1), ("xs4_33", 1)]);
+        // A period the ash does not have (the GPU's hashes matched by chance).
+        assert!(matches!(settled(3), Outcome::Elsewhere("period")));
+    }
 }

@@ -88,7 +88,7 @@ pub fn census(args: &CensusArgs) -> Result<()> {
                 Gpus::Count(n) => n,
             };
             (0..count)
-                .map(|ordinal| GpuCensus::new(ordinal, gpu::SLOTS))
+                .map(|ordinal| GpuCensus::new(ordinal, &gpu::TIERS))
                 .collect::<Result<Vec<_>, _>>()?
         }
     };
@@ -160,6 +160,20 @@ pub fn census(args: &CensusArgs) -> Result<()> {
     }
     if let Some(mut out) = tallies {
         out.flush()?;
+    }
+    for (i, gpu) in gpus.iter().enumerate() {
+        let list = |counts: &std::collections::BTreeMap<&str, u64>| {
+            let items: Vec<String> = counts.iter().map(|(why, n)| format!("{why} {n}")).collect();
+            match items.is_empty() {
+                true => "none".to_string(),
+                false => items.join(", "),
+            }
+        };
+        eprintln!(
+            "gol census: GPU {i}: soups moved to larger boxes: {}; handed back to the CPU: {}",
+            list(&gpu.moved),
+            list(&gpu.handed_back)
+        );
     }
     let mut text = String::new();
     haul.write(&root, &mut text);

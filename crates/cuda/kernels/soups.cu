@@ -1,10 +1,11 @@
 // The census's soups on the GPU (crates/cuda/src/soups.rs is the host side, gol-census's
-// gpu module the census): each soup on a box of 256 x 256 cells under B3/S23, stepped until it
-// settles, dies, comes near the box's edge or runs out of generations.
+// gpu module the census): each soup on a box of SIDE x SIDE cells under B3/S23, stepped until it
+// settles, dies, comes near the box's edge or runs out of generations; the census runs boxes
+// of 256 cells a side, and 1024 for soups that reach the smaller's edge.
 //
-// Layout. A box is 256 rows of 8 32-bit words, row after row; bit b of word w of row y is
-// the cell (32 w + b, y). Eight threads (lanes of one warp) step a soup, lane w holding
-// word w of each row; a row's cells beside the word's ends come from the next lanes by
+// Layout. A box is SIDE rows of WORDS = SIDE / 32 32-bit words, row after row; bit b of word w
+// of row y is the cell (32 w + b, y). WORDS threads (lanes of one warp) step a soup, lane w
+// holding word w of each row; a row's cells beside the word's ends come from the next lanes by
 // shuffles. A soup's state (struct Soup, mirrored by soups.rs's SoupState) says which rows hold
 // cells, so that only those and the two beside them are stepped, in place: a lane reads row
 // y + 1 before it writes row y, and keeps the old rows y - 1 and y in registers.
@@ -19,8 +20,11 @@
 // period of a pattern that was already repeating at shot_at. The host checks the period on
 // its own copy, so a false match of hashes is caught there.
 
+// The host defines SIDE (256, 512 or 1024) in front of this.
+#ifndef SIDE
 #define SIDE 256
-#define WORDS 8
+#endif
+#define WORDS (SIDE / 32)
 #define BAND 12
 
 #define RUNNING 0u
@@ -79,7 +83,7 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
     if (index >= count) return;
     Soup s = soups[index];
     if (s.status != RUNNING) return;
-    unsigned int mask = 0xffu << (threadIdx.x & 24);
+    unsigned int mask = WORDS == 32 ? ~0u : ((1u << (WORDS & 31)) - 1u) << (threadIdx.x & (32 - WORDS));
     unsigned int *box = cells + (size_t)index * SIDE * WORDS + lane;
     unsigned int edge = 0u;
     if (lane == 0) edge = (1u << BAND) - 1u;
@@ -142,24 +146,29 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
     if (lane == 0) soups[index] = s;
 }
 
+// Threads a block of soups_place and soups_live: each does SIDE / THREADS rows of a box.
+#define THREADS 256
+#define ROWS (SIDE / THREADS)
+
 // Places soup i of `rows` (16 rows of 16 cells, bit x of a row the cell of column x) in the
 // box of slot slots[i], its top-left cell at (LEFT, LEFT), the rest of the box emptied, its
-// state that of generation 0. One block of SIDE threads a soup, each a row.
-#define LEFT 120
+// state that of generation 0. One block a soup.
+#define LEFT (SIDE / 2 - 8)
 extern "C" __global__ void soups_place(unsigned int *cells, Soup *soups, const int *slots,
                                        const unsigned short *rows) {
     int i = blockIdx.x;
-    int y = threadIdx.x;
     int slot = slots[i];
-    unsigned int *row = cells + ((size_t)slot * SIDE + y) * WORDS;
-    for (int w = 0; w < WORDS; w++) row[w] = 0u;
-    if (y >= LEFT && y < LEFT + 16) {
-        unsigned int r = rows[i * 16 + (y - LEFT)];
-        // LEFT is 24 past a word's start: the row's 16 cells straddle words 3 and 4.
-        row[LEFT / 32] = r << (LEFT % 32);
-        row[LEFT / 32 + 1] = r >> (32 - LEFT % 32);
+    for (int y = threadIdx.x * ROWS; y < (threadIdx.x + 1) * ROWS; y++) {
+        unsigned int *row = cells + ((size_t)slot * SIDE + y) * WORDS;
+        for (int w = 0; w < WORDS; w++) row[w] = 0u;
+        if (y >= LEFT && y < LEFT + 16) {
+            unsigned int r = rows[i * 16 + (y - LEFT)];
+            // LEFT is 24 past a word's start: the row's 16 cells straddle two words.
+            row[LEFT / 32] = r << (LEFT % 32);
+            row[LEFT / 32 + 1] = r >> (32 - LEFT % 32);
+        }
     }
-    if (y == 0) {
+    if (threadIdx.x == 0) {
         Soup s;
         s.generation = 0u;
         s.top = LEFT;
@@ -173,39 +182,36 @@ extern "C" __global__ void soups_place(unsigned int *cells, Soup *soups, const i
 }
 
 // The words with live cells of the box of each of slots[0..n], written to `out` as
-// (y * WORDS + w) << 32 | word: box i's from spans[2 i] on, spans[2 i + 1] of them, where an
-// atomic add on *used placed them. One block of SIDE threads a box, each a row.
+// (y * WORDS + w) << 32 | word, in order: box i's from spans[2 i] on, spans[2 i + 1] of them,
+// where an atomic add on *used placed them. One block a box.
 extern "C" __global__ void soups_live(const unsigned int *cells, const int *slots,
                                       unsigned long long *out, unsigned int *spans,
                                       unsigned int *used) {
-    __shared__ unsigned int sums[SIDE];
+    __shared__ unsigned int sums[THREADS];
     __shared__ unsigned int base;
-    int y = threadIdx.x;
-    const unsigned int *row = cells + ((size_t)slots[blockIdx.x] * SIDE + y) * WORDS;
-    unsigned int words[WORDS];
+    int t = threadIdx.x;
+    const unsigned int *rows = cells + ((size_t)slots[blockIdx.x] * SIDE + t * ROWS) * WORDS;
     unsigned int n = 0u;
-    for (int w = 0; w < WORDS; w++) {
-        words[w] = row[w];
-        n += words[w] != 0u;
-    }
-    // The words of rows 0..=y, summed in place.
-    sums[y] = n;
+    for (int i = 0; i < ROWS * WORDS; i++) n += rows[i] != 0u;
+    // The words of threads 0..=t, summed in place.
+    sums[t] = n;
     __syncthreads();
-    for (int o = 1; o < SIDE; o <<= 1) {
-        unsigned int before = y >= o ? sums[y - o] : 0u;
+    for (int o = 1; o < THREADS; o <<= 1) {
+        unsigned int before = t >= o ? sums[t - o] : 0u;
         __syncthreads();
-        sums[y] += before;
+        sums[t] += before;
         __syncthreads();
     }
-    if (y == SIDE - 1) {
-        base = atomicAdd(used, sums[y]);
+    if (t == THREADS - 1) {
+        base = atomicAdd(used, sums[t]);
         spans[2 * blockIdx.x] = base;
-        spans[2 * blockIdx.x + 1] = sums[y];
+        spans[2 * blockIdx.x + 1] = sums[t];
     }
     __syncthreads();
-    unsigned int at = base + sums[y] - n;
-    for (int w = 0; w < WORDS; w++) {
-        if (words[w] != 0u) out[at++] = ((unsigned long long)(y * WORDS + w) << 32) | words[w];
+    unsigned int at = base + sums[t] - n;
+    for (int i = 0; i < ROWS * WORDS; i++) {
+        unsigned int word = rows[i];
+        if (word != 0u) out[at++] = ((unsigned long long)(t * ROWS * WORDS + i) << 32) | word;
     }
 }
 

@@ -1,5 +1,5 @@
-//! The census's soups on the GPU: boxes of [`SIDE`]² cells, each holding one soup stepped under
-//! B3/S23 until it settles, dies, comes near the box's edge or runs out of generations
+//! The census's soups on the GPU: square boxes of cells ([`SIDES`]), each holding one soup
+//! stepped under B3/S23 until it settles, dies, comes near the box's edge or runs out of generations
 //! (`kernels/soups.cu`, whose header gives the bit layout). What to do then (take escaping
 //! gliders away, name the ash, give a soup to the CPU) is the census's (gol-census's `gpu`
 //! module); this is the device side only.
@@ -13,26 +13,28 @@ use cudarc::driver::{
 use crate::device::Gpu;
 use crate::error::Result;
 
-/// Cells on a side of a box.
-pub const SIDE: usize = 256;
-
-/// 32-bit words in a row of a box.
-pub const WORDS: usize = SIDE / 32;
-
-/// Words in a box.
-pub const BOX_WORDS: usize = SIDE * WORDS;
+/// The sides a box may have, in cells: a row is a word for each of up to 32 lanes of a warp.
+pub const SIDES: [usize; 3] = [256, 512, 1024];
 
 /// Cells from an edge of the box in which a cell stops its soup ([`Status::Paused`]).
 pub const BAND: usize = 12;
 
-/// Where a soup's top-left cell is placed in its box (both coordinates).
-pub const LEFT: usize = 120;
+/// Where a soup's top-left cell is placed in a box of `side` cells (both coordinates): its
+/// middle.
+pub fn left(side: usize) -> usize {
+    side / 2 - 8
+}
 
-/// Where a soup stands.
+/// The kernels' source for boxes of `side` cells a side.
+pub fn source(side: usize) -> String {
+    format!("#define SIDE {side}\n{}", crate::source::SOUPS)
+}
+
+/// Where a soup stands (the kernels' numbers).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Status {
     /// Still being stepped.
-    Running,
+    Running = 0,
     /// It repeats with [`SoupState::period`] from [`SoupState::shot_at`] on, as far as the
     /// hashes of its generations tell.
     Settled,
@@ -40,7 +42,7 @@ pub enum Status {
     Paused,
     /// No cell is left.
     Died,
-    /// It reached the generation limit of [`SoupBoxes::run`].
+    /// It reached the generation limit of [`SoupBoxes::start`].
     GivenUp,
 }
 
@@ -69,6 +71,20 @@ unsafe impl DeviceRepr for SoupState {}
 pub const NO_SHOT: u32 = u32::MAX;
 
 impl SoupState {
+    /// A soup's state at `generation`, standing at `status`, with cells in rows `top..=bottom`
+    /// (and `period`, where settled).
+    pub fn new(status: Status, generation: u32, top: u32, bottom: u32, period: u32) -> SoupState {
+        SoupState {
+            generation,
+            top,
+            bottom,
+            status: status as u32,
+            shot_at: NO_SHOT,
+            period,
+            shot: 0,
+        }
+    }
+
     /// Where the soup stands.
     pub fn status(&self) -> Status {
         match self.status {
@@ -90,11 +106,12 @@ impl SoupState {
     }
 }
 
-/// Threads a block of [`SoupBoxes::run`]: 32 soups.
+/// Threads a block of every kernel here (the kernels' THREADS): 8 to 32 soups of soups_run.
 const BLOCK: u32 = 256;
 
 /// Boxes for soups on one GPU: `slots` of them, each with its state.
 pub struct SoupBoxes {
+    side: usize,
     stream: Arc<CudaStream>,
     cells: CudaSlice<u32>,
     states: CudaSlice<SoupState>,
@@ -108,11 +125,14 @@ pub struct SoupBoxes {
 }
 
 impl SoupBoxes {
-    /// `slots` empty boxes on `gpu` (8 KiB each); refused where the GPU has not that much free.
-    pub fn new(gpu: &Arc<Gpu>, slots: usize) -> Result<SoupBoxes> {
-        let bytes = slots as u64 * (BOX_WORDS as u64 * 4 + size_of::<SoupState>() as u64);
+    /// `slots` empty boxes of `side` cells a side (one of [`SIDES`]) on `gpu`, `side`² / 8 bytes
+    /// each; refused where the GPU has not that much free.
+    pub fn new(gpu: &Arc<Gpu>, slots: usize, side: usize) -> Result<SoupBoxes> {
+        assert!(SIDES.contains(&side), "a box's side is one of {SIDES:?}");
+        let box_words = side * side / 32;
+        let bytes = slots as u64 * (box_words as u64 * 4 + size_of::<SoupState>() as u64);
         gpu.check_memory(bytes, "the census's soup boxes")?;
-        let module = gpu.module(crate::source::SOUPS)?;
+        let module = gpu.module(&source(side))?;
         let stream = gpu.ctx.new_stream()?;
         // A box without a soup is dead: soups_run passes it by.
         let dead = SoupState {
@@ -120,7 +140,8 @@ impl SoupBoxes {
             ..SoupState::default()
         };
         Ok(SoupBoxes {
-            cells: stream.alloc_zeros::<u32>(slots * BOX_WORDS)?,
+            side,
+            cells: stream.alloc_zeros::<u32>(slots * box_words)?,
             states: stream.clone_htod(&vec![dead; slots])?,
             run: module.load_function("soups_run")?,
             place: module.load_function("soups_place")?,
@@ -137,8 +158,22 @@ impl SoupBoxes {
         self.slots
     }
 
+    /// Cells on a side of a box.
+    pub fn side(&self) -> usize {
+        self.side
+    }
+
+    /// 32-bit words in a row of a box.
+    pub fn words(&self) -> usize {
+        self.side / 32
+    }
+
+    fn box_words(&self) -> usize {
+        self.side * self.words()
+    }
+
     /// Puts soup `rows[i]` (16 rows, bit x of a row the cell in column x) in box `slots[i]`,
-    /// its top-left cell at ([`LEFT`], [`LEFT`]), at generation 0.
+    /// its top-left cell at ([`left`], [`left`]), at generation 0.
     pub fn place(&mut self, slots: &[u32], rows: &[[u16; 16]]) -> Result<()> {
         assert_eq!(slots.len(), rows.len(), "a soup for each slot");
         self.check(slots);
@@ -150,7 +185,7 @@ impl SoupBoxes {
         let rows_dev = self.stream.clone_htod(&flat)?;
         let cfg = LaunchConfig {
             grid_dim: (slots.len() as u32, 1, 1),
-            block_dim: (SIDE as u32, 1, 1),
+            block_dim: (BLOCK, 1, 1),
             shared_mem_bytes: 0,
         };
         // SAFETY: soups_place takes (unsigned int* cells, Soup* soups, const int* slots,
@@ -168,12 +203,17 @@ impl SoupBoxes {
         Ok(())
     }
 
-    /// Steps every running soup up to `generations` generations on, none beyond generation
-    /// `most`, and returns every box's state.
-    pub fn run(&mut self, generations: u32, most: u32) -> Result<Vec<SoupState>> {
+    /// Queues on the boxes' own stream (to run beside other work): every running soup stepped
+    /// up to `generations` generations on, none beyond generation `most`. Their states then
+    /// come from [`SoupBoxes::states`].
+    pub fn start(&mut self, generations: u32, most: u32) -> Result<()> {
         let count = self.slots as i32;
         let cfg = LaunchConfig {
-            grid_dim: ((self.slots * WORDS).div_ceil(BLOCK as usize) as u32, 1, 1),
+            grid_dim: (
+                (self.slots * self.words()).div_ceil(BLOCK as usize) as u32,
+                1,
+                1,
+            ),
             block_dim: (BLOCK, 1, 1),
             shared_mem_bytes: 0,
         };
@@ -190,6 +230,11 @@ impl SoupBoxes {
                 .arg(&most)
                 .launch(cfg)?;
         }
+        Ok(())
+    }
+
+    /// Every box's state, once the work queued so far has run.
+    pub fn states(&self) -> Result<Vec<SoupState>> {
         Ok(self.stream.clone_dtoh(&self.states)?)
     }
 
@@ -200,13 +245,14 @@ impl SoupBoxes {
     }
 
     /// The words with live cells of the boxes of `slots`: for each, its (place, word) pairs,
-    /// place being `y * WORDS + w` for word `w` of row `y`, in order of place.
+    /// place being `y * words + w` for word `w` of row `y` ([`SoupBoxes::words`]), in order of
+    /// place.
     pub fn live_words(&mut self, slots: &[u32]) -> Result<Vec<Vec<(u32, u32)>>> {
         self.check(slots);
         if slots.is_empty() {
             return Ok(Vec::new());
         }
-        let most = slots.len() * BOX_WORDS;
+        let most = slots.len() * self.box_words();
         if self.live.as_ref().is_none_or(|l| l.len() < most) {
             self.live = Some(self.stream.alloc_zeros::<u64>(most)?);
         }
@@ -216,13 +262,13 @@ impl SoupBoxes {
         let mut used = self.stream.alloc_zeros::<u32>(1)?;
         let cfg = LaunchConfig {
             grid_dim: (slots.len() as u32, 1, 1),
-            block_dim: (SIDE as u32, 1, 1),
+            block_dim: (BLOCK, 1, 1),
             shared_mem_bytes: 0,
         };
         // SAFETY: soups_live takes (const unsigned int* cells, const int* slots,
         // unsigned long long* out, unsigned int* spans, unsigned int* used); block i reads box
-        // slots[i] (below `slots`) and writes its live words, at most BOX_WORDS, where the
-        // atomic add on `used` puts them: `live` holds BOX_WORDS for each slot.
+        // slots[i] (below `slots`) and writes its live words, at most a box's words, where the
+        // atomic add on `used` puts them: `live` holds a box's words for each slot.
         unsafe {
             self.stream
                 .launch_builder(&self.live_fn)
@@ -258,7 +304,7 @@ impl SoupBoxes {
         let slots: Vec<u32> = edits.iter().map(|e| e.0).collect();
         self.check(&slots);
         assert!(
-            edits.iter().all(|e| (e.1 as usize) < BOX_WORDS),
+            edits.iter().all(|e| (e.1 as usize) < self.box_words()),
             "words within a box"
         );
         let words: Vec<u32> = edits.iter().map(|e| e.1).collect();
@@ -276,7 +322,7 @@ impl SoupBoxes {
         };
         // SAFETY: soups_clear takes (unsigned int* cells, const int* slots,
         // const unsigned int* words, const unsigned int* masks, int n); edit i, for i below
-        // n, touches word words[i] (below BOX_WORDS) of box slots[i] (below `slots`).
+        // n, touches word words[i] (within a box) of box slots[i] (below `slots`).
         unsafe {
             self.stream
                 .launch_builder(&self.clear)

@@ -121,12 +121,15 @@ fn the_census_kernels_compile_for_sm_90() {
     ) {
         return;
     }
-    let cubin = nvrtc::compile(source::SOUPS, "sm_90").unwrap_or_else(|e| panic!("{e}"));
-    for name in ["soups_run", "soups_place", "soups_live", "soups_clear"] {
-        assert!(
-            cubin.windows(name.len()).any(|w| w == name.as_bytes()),
-            "no kernel {name} in the CUBIN"
-        );
+    for side in gol_cuda::soups::SIDES {
+        let cubin = nvrtc::compile(&gol_cuda::soups::source(side), "sm_90")
+            .unwrap_or_else(|e| panic!("{side}: {e}"));
+        for name in ["soups_run", "soups_place", "soups_live", "soups_clear"] {
+            assert!(
+                cubin.windows(name.len()).any(|w| w == name.as_bytes()),
+                "{side}: no kernel {name} in the CUBIN"
+            );
+        }
     }
 }
 
