@@ -49,13 +49,13 @@ const ROUND: u32 = 128;
 /// The boxes by default, (side, how many): a soup runs in a box of the first kind, and from
 /// the start again in one of the next where the CPU cannot go on with it there; 1 GiB of the
 /// GPU's memory each.
-pub const TIERS: [(usize, usize); 2] = [(256, 1 << 17), (512, 1 << 15)];
+pub const TIERS: [(usize, usize); 3] = [(256, 1 << 16), (256, 1 << 16), (512, 1 << 15)];
 
 /// The soups in flight on one GPU.
 pub struct GpuCensus {
     tiers: Vec<Tier>,
     /// Threads for the soups handed back to the CPU's census, as many as rayon's.
-    pool: rayon::ThreadPool,
+    pool: Arc<rayon::ThreadPool>,
     /// Soups moved to larger boxes so far, by why.
     pub moved: BTreeMap<&'static str, u64>,
     /// Soups handed back to the CPU's census so far, by why.
@@ -125,7 +125,7 @@ impl GpuCensus {
             .collect::<Result<Vec<_>, gol_cuda::CudaError>>()?;
         Ok(GpuCensus {
             tiers,
-            pool,
+            pool: Arc::new(pool),
             moved: BTreeMap::new(),
             handed_back: BTreeMap::new(),
         })
@@ -144,7 +144,7 @@ impl GpuCensus {
         let mut results: Vec<Option<Tally>> = vec![None; count as usize];
         // Soups handed back are censused by the CPU's threads of their own meanwhile.
         let (sender, receiver) = std::sync::mpsc::channel();
-        let pool = &self.pool;
+        let pool = Arc::clone(&self.pool);
         let hand_back = |soup: &InFlight| {
             let sender = sender.clone();
             let (index, rows) = (soup.index, soup.rows);
@@ -156,90 +156,41 @@ impl GpuCensus {
         };
         let mut next = first;
         let end = first + count;
+        let tiers = self.tiers.len();
+        let smallest = self.tiers[0].boxes.side();
+        // Each kind of box, in turn: its soups that stopped looked at, then its boxes filled and
+        // started again, on its own stream, to run while the others are looked at.
+        let mut running = vec![false; tiers];
         loop {
-            // New soups for the first boxes.
-            let tiers = self.tiers.len();
-            let first_tier = &mut self.tiers[0];
-            let free = first_tier.flying.iter().filter(|f| f.is_none()).count();
-            let wanted = free.saturating_sub(first_tier.waiting.len()) as u64;
-            let new = wanted.min(end - next);
-            if new > 0 && !stop.load(Ordering::Relaxed) {
-                let soups: Vec<InFlight> = (next..next + new)
-                    .into_par_iter()
-                    .map(|index| InFlight::new(index, soup::rows(&soup::id(root, index))))
-                    .collect();
-                next += new;
-                first_tier.waiting.extend(soups);
-            }
-            // Every kind of box steps its soups at once, each on its own stream.
-            let mut busy = vec![false; tiers];
-            for (t, tier) in self.tiers.iter_mut().enumerate() {
+            for t in 0..tiers {
+                if running[t] {
+                    let up = self.look_at(t, first, &mut results, &hand_back)?;
+                    // The first larger kind of box takes the soups moved.
+                    let side = self.tiers[t].boxes.side();
+                    match self.tiers.iter_mut().find(|l| l.boxes.side() > side) {
+                        Some(larger) => larger.waiting.extend(up),
+                        None => assert!(up.is_empty(), "nothing moves from the largest boxes"),
+                    }
+                }
+                let tier = &mut self.tiers[t];
+                if tier.boxes.side() == smallest && !stop.load(Ordering::Relaxed) {
+                    let free = tier.flying.iter().filter(|f| f.is_none()).count();
+                    let new = (free.saturating_sub(tier.waiting.len()) as u64).min(end - next);
+                    let soups: Vec<InFlight> = (next..next + new)
+                        .into_par_iter()
+                        .map(|index| InFlight::new(index, soup::rows(&soup::id(root, index))))
+                        .collect();
+                    next += new;
+                    tier.waiting.extend(soups);
+                }
                 tier.place()?;
-                busy[t] = tier.flying.iter().any(Option::is_some);
-                if busy[t] {
+                running[t] = tier.flying.iter().any(Option::is_some);
+                if running[t] {
                     tier.boxes.start(ROUND, MOST_GENERATIONS)?;
                 }
             }
-            for t in (0..tiers).filter(|&t| busy[t]) {
-                let tier = &mut self.tiers[t];
-                let mut states = tier.boxes.states()?;
-                let stopped: Vec<u32> = (0..tier.flying.len() as u32)
-                    .filter(|&s| {
-                        tier.flying[s as usize].is_some()
-                            && states[s as usize].status() != Status::Running
-                    })
-                    .collect();
-                let words = tier.boxes.live_words(&stopped)?;
-                let side = tier.boxes.side();
-                let outcomes: Vec<Outcome> = stopped
-                    .par_iter()
-                    .zip(&words)
-                    .map(|(&slot, words)| {
-                        let state = &states[slot as usize];
-                        let soup = tier.flying[slot as usize]
-                            .as_ref()
-                            .expect("a soup in flight");
-                        census::with_classifier(|classifier| {
-                            look(slot, state, side, words, soup, classifier)
-                        })
-                    })
-                    .collect();
-                let mut edits = Vec::new();
-                let mut up = Vec::new();
-                for (&slot, outcome) in stopped.iter().zip(outcomes) {
-                    let place = &mut tier.flying[slot as usize];
-                    match outcome {
-                        Outcome::Resume(mut cleared, mut flights, mut watched, top, bottom) => {
-                            let soup = place.as_mut().expect("a soup in flight");
-                            edits.append(&mut cleared);
-                            soup.flights.append(&mut flights);
-                            soup.watched.append(&mut watched);
-                            states[slot as usize].resume(top, bottom);
-                        }
-                        Outcome::Done(tally) => {
-                            let soup = place.take().expect("a soup in flight");
-                            results[(soup.index - first) as usize] = Some(tally);
-                        }
-                        Outcome::Elsewhere(why) if t + 1 < tiers => {
-                            *self.moved.entry(why).or_default() += 1;
-                            let soup = place.take().expect("a soup in flight");
-                            up.push(InFlight::new(soup.index, soup.rows));
-                        }
-                        Outcome::Elsewhere(why) | Outcome::Cpu(why) => {
-                            *self.handed_back.entry(why).or_default() += 1;
-                            let soup = place.take().expect("a soup in flight");
-                            hand_back(&soup);
-                        }
-                    }
-                }
-                tier.boxes.clear(&edits)?;
-                tier.boxes.set_states(&states)?;
-                if let Some(larger) = self.tiers.get_mut(t + 1) {
-                    larger.waiting.extend(up);
-                }
-            }
             let waiting = self.tiers.iter().any(|t| !t.waiting.is_empty());
-            if !busy.contains(&true) && !waiting && (next == end || stop.load(Ordering::Relaxed)) {
+            if !running.contains(&true) && !waiting {
                 break;
             }
         }
@@ -248,6 +199,72 @@ impl GpuCensus {
             results[(index - first) as usize] = Some(tally);
         }
         Ok(results.into_iter().map_while(|t| t).collect())
+    }
+
+    /// Looks at the soups of the boxes of kind `t` that stopped in the last run: the tallies of
+    /// those done go to `results` (soup `first` first), those for the CPU to `hand_back`, those
+    /// for larger boxes are returned, the others run on.
+    fn look_at(
+        &mut self,
+        t: usize,
+        first: u64,
+        results: &mut [Option<Tally>],
+        hand_back: &impl Fn(&InFlight),
+    ) -> Result<Vec<InFlight>, gol_cuda::CudaError> {
+        let larger = self.tiers.iter().any(|l| l.boxes.side() > self.tiers[t].boxes.side());
+        let tier = &mut self.tiers[t];
+        let mut states = tier.boxes.states()?;
+        let stopped: Vec<u32> = (0..tier.flying.len() as u32)
+            .filter(|&s| {
+                tier.flying[s as usize].is_some() && states[s as usize].status() != Status::Running
+            })
+            .collect();
+        let words = tier.boxes.live_words(&stopped)?;
+        let side = tier.boxes.side();
+        let outcomes: Vec<Outcome> = stopped
+            .par_iter()
+            .zip(&words)
+            .map(|(&slot, words)| {
+                let state = &states[slot as usize];
+                let soup = tier.flying[slot as usize]
+                    .as_ref()
+                    .expect("a soup in flight");
+                census::with_classifier(|classifier| {
+                    look(slot, state, side, words, soup, classifier)
+                })
+            })
+            .collect();
+        let mut edits = Vec::new();
+        let mut up = Vec::new();
+        for (&slot, outcome) in stopped.iter().zip(outcomes) {
+            let place = &mut tier.flying[slot as usize];
+            match outcome {
+                Outcome::Resume(mut cleared, mut flights, mut watched, top, bottom) => {
+                    let soup = place.as_mut().expect("a soup in flight");
+                    edits.append(&mut cleared);
+                    soup.flights.append(&mut flights);
+                    soup.watched.append(&mut watched);
+                    states[slot as usize].resume(top, bottom);
+                }
+                Outcome::Done(tally) => {
+                    let soup = place.take().expect("a soup in flight");
+                    results[(soup.index - first) as usize] = Some(tally);
+                }
+                Outcome::Elsewhere(why) if larger => {
+                    *self.moved.entry(why).or_default() += 1;
+                    let soup = place.take().expect("a soup in flight");
+                    up.push(InFlight::new(soup.index, soup.rows));
+                }
+                Outcome::Elsewhere(why) | Outcome::Cpu(why) => {
+                    *self.handed_back.entry(why).or_default() += 1;
+                    let soup = place.take().expect("a soup in flight");
+                    hand_back(&soup);
+                }
+            }
+        }
+        tier.boxes.clear(&edits)?;
+        tier.boxes.set_states(&states)?;
+        Ok(up)
     }
 }
 
