@@ -4,22 +4,26 @@
 //! Each soup runs on a box of 256² cells of its own ([`gol_cuda::soups`]) until it settles,
 //! dies, or a cell comes within [`BAND`] cells of the box's edge. Then the CPU looks:
 //!
-//! - **Cells in the band**: where each cluster there is a glider flying out of the box, and no
-//!   other cell lies within [`ISOLATION`] cells of it, the gliders are taken away and counted,
-//!   and the soup runs on. Nothing that was not taken away can ever come near such a glider
-//!   without coming into the band itself, which stops the soup again (it lies [`ISOLATION`]
-//!   cells from anything, and flies out at a quarter of the speed of light, so anything that
-//!   catches it up is in the band by then), and the gliders taken away are checked not to
-//!   meet one another ([`census::flights_meet`]): what is left of the soup runs as it would
-//!   have with them.
+//! - **Cells in the band**: where each cluster there is a ship (a glider, most often) flying
+//!   out of the box, and every other cell within [`ISOLATION`] cells of it is another ship's,
+//!   the ships in the band are taken away and counted, and the soup runs on. Nothing but those
+//!   other ships can come near a ship taken away without coming into the band itself, which
+//!   stops the soup again: the ship flies out, and whatever lay [`ISOLATION`] cells away cannot
+//!   catch it up, at the speed of light, before it is deep in the band. The other ships near
+//!   it are watched: each must be taken away later where it would have flown to untouched.
+//!   Ships taken away or watched must not come within reach of one another
+//!   ([`census::flights_meet`], strictly): what is left of the soup runs as it would have with
+//!   them.
 //! - **Settled**: its period is checked on the CPU's copy (the GPU compares hashes), and its
 //!   ash cut into objects and named as the CPU's census does ([`census::count_ash`]).
 //!
-//! Anything else (a cluster in the band that is not such a glider, a soup that died, ran past
-//! [`MOST_GENERATIONS`], or left a megasized ash; gliders that meet) is censused from the start
-//! by the CPU's census, which is what the GPU's answer must equal. So the haul is
-//! byte-identical to the CPU's whatever runs where, as long as the CPU's census names the true
-//! ash; the tests check that it is on hundreds of thousands of soups.
+//! A soup that does not pass (a cluster in the band that is not such a ship, or one with
+//! something else near it) starts again in a box of 512² ([`TIERS`]). Where it does not pass
+//! there either, or died, ran past [`MOST_GENERATIONS`], left a megasized ash or ships that
+//! come within reach of one another, it is censused from the start by the CPU's census (on
+//! threads of its own, while the GPU goes on), which is what the GPU's answer must equal. So
+//! the haul is byte-identical to the CPU's whatever runs where, as long as the CPU's census
+//! names the true ash; the tests check that it is, soup for soup, on 10⁶ soups.
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -37,18 +41,18 @@ use crate::universe::{bounds, Universe};
 /// Generations a soup may run on the GPU; one that runs longer is censused by the CPU.
 pub const MOST_GENERATIONS: u32 = 1 << 14;
 
-/// Cells around a glider in the band within which nothing else may be for it to be taken away:
-/// more than anything starting there could cover, at the speed of light, before the glider is
-/// a cell deeper in the band than the band's depth past where it is (16 generations), give or
-/// take the glider's size and reach.
+/// Cells around a ship in the band within which there may be nothing but other ships for it to
+/// be taken away: more than anything starting there could cover, at the speed of light, before
+/// the ship (flying out at c/4 or faster) is four cells deeper in the band than when it came
+/// in (16 generations), give or take its size and reach.
 pub const ISOLATION: i64 = 24;
 
 /// Generations the GPU runs between two looks at the soups that stopped.
 const ROUND: u32 = 128;
 
-/// The boxes by default, (side, how many): a soup runs in a box of the first kind, and from
-/// the start again in one of the next where the CPU cannot go on with it there; 1 GiB of the
-/// GPU's memory each.
+/// The boxes by default, (side, how many): a soup runs in a box of the smallest side (two sets
+/// of them, each looked at while the other runs), and from the start again in one of the next
+/// larger side where the CPU cannot go on with it there; 2 GiB of the GPU's memory in all.
 pub const TIERS: [(usize, usize); 3] = [(256, 1 << 16), (256, 1 << 16), (512, 1 << 15)];
 
 /// The soups in flight on one GPU.
@@ -162,8 +166,8 @@ impl GpuCensus {
         // started again, on its own stream, to run while the others are looked at.
         let mut running = vec![false; tiers];
         loop {
-            for t in 0..tiers {
-                if running[t] {
+            for (t, running) in running.iter_mut().enumerate() {
+                if *running {
                     let up = self.look_at(t, first, &mut results, &hand_back)?;
                     // The first larger kind of box takes the soups moved.
                     let side = self.tiers[t].boxes.side();
@@ -184,8 +188,8 @@ impl GpuCensus {
                     tier.waiting.extend(soups);
                 }
                 tier.place()?;
-                running[t] = tier.flying.iter().any(Option::is_some);
-                if running[t] {
+                *running = tier.flying.iter().any(Option::is_some);
+                if *running {
                     tier.boxes.start(ROUND, MOST_GENERATIONS)?;
                 }
             }
@@ -211,7 +215,10 @@ impl GpuCensus {
         results: &mut [Option<Tally>],
         hand_back: &impl Fn(&InFlight),
     ) -> Result<Vec<InFlight>, gol_cuda::CudaError> {
-        let larger = self.tiers.iter().any(|l| l.boxes.side() > self.tiers[t].boxes.side());
+        let larger = self
+            .tiers
+            .iter()
+            .any(|l| l.boxes.side() > self.tiers[t].boxes.side());
         let tier = &mut self.tiers[t];
         let mut states = tier.boxes.states()?;
         let stopped: Vec<u32> = (0..tier.flying.len() as u32)
@@ -223,8 +230,9 @@ impl GpuCensus {
         let side = tier.boxes.side();
         let outcomes: Vec<Outcome> = stopped
             .par_iter()
-            .zip(&words)
-            .map(|(&slot, words)| {
+            .enumerate()
+            .map(|(i, &slot)| {
+                let words = words.of(i);
                 let state = &states[slot as usize];
                 let soup = tier.flying[slot as usize]
                     .as_ref()
@@ -290,10 +298,11 @@ impl Tier {
 
 /// The live cells of a box of `side` cells a side, (x, y) in the box, from its live words
 /// (place, word).
-fn box_cells(words: &[(u32, u32)], side: usize) -> Vec<(i64, i64)> {
+fn box_cells(words: &[u64], side: usize) -> Vec<(i64, i64)> {
     let row = side / 32;
     let mut out = Vec::new();
-    for &(place, mut bits) in words {
+    for &entry in words {
+        let (place, mut bits) = (entry >> 32, entry as u32);
         let (y, w) = (place as usize / row, place as usize % row);
         while bits != 0 {
             let b = bits.trailing_zeros() as usize;
@@ -310,7 +319,7 @@ fn look(
     slot: u32,
     state: &SoupState,
     side: usize,
-    words: &[(u32, u32)],
+    words: &[u64],
     soup: &InFlight,
     classifier: &mut Classifier,
 ) -> Outcome {
@@ -338,10 +347,10 @@ fn depth((x, y): (i64, i64), side: usize) -> i64 {
 struct Bits(usize, Vec<u32>);
 
 impl Bits {
-    fn of(words: &[(u32, u32)], side: usize) -> Bits {
+    fn of(words: &[u64], side: usize) -> Bits {
         let mut bits = vec![0u32; side * side / 32];
-        for &(place, word) in words {
-            bits[place as usize] = word;
+        for &entry in words {
+            bits[(entry >> 32) as usize] = entry as u32;
         }
         Bits(side, bits)
     }
@@ -403,7 +412,7 @@ fn take_ships(
     slot: u32,
     state: &SoupState,
     side: usize,
-    words: &[(u32, u32)],
+    words: &[u64],
     classifier: &mut Classifier,
 ) -> Outcome {
     let cells = box_cells(words, side);
@@ -562,14 +571,17 @@ mod tests {
     const SIDE: usize = 256;
 
     /// The live words of a box holding `cells`.
-    fn words(cells: &[(i64, i64)]) -> Vec<(u32, u32)> {
+    fn words(cells: &[(i64, i64)]) -> Vec<u64> {
         let mut words = std::collections::BTreeMap::new();
         for &(x, y) in cells {
             *words
-                .entry((y as u32 * SIDE as u32 + x as u32) / 32)
+                .entry((y as u64 * SIDE as u64 + x as u64) / 32)
                 .or_insert(0u32) |= 1 << (x % 32);
         }
-        words.into_iter().collect()
+        words
+            .into_iter()
+            .map(|(place, word)| place << 32 | word as u64)
+            .collect()
     }
 
     /// A glider flying up and left, its top-left corner at (x, y).
@@ -609,11 +621,11 @@ mod tests {
         assert!(edits.iter().all(|e| e.0 == 7));
         let mut left = words(&cells);
         for &(_, word, mask) in &edits {
-            for w in left.iter_mut().filter(|w| w.0 == word) {
-                w.1 &= !mask;
+            for w in left.iter_mut().filter(|w| (**w >> 32) as u32 == word) {
+                *w &= !(mask as u64);
             }
         }
-        left.retain(|w| w.1 != 0);
+        left.retain(|w| *w as u32 != 0);
         assert_eq!(left, words(&block(128, 128)));
     }
 

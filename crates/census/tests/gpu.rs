@@ -26,7 +26,8 @@ fn have_gpu() -> bool {
 /// soup, with `slots` boxes (fewer than the soups, so that boxes are used again).
 fn same_as_cpu(root: &str, first: u64, count: u64, slots: usize) {
     let stop = AtomicBool::new(false);
-    let mut gpu = GpuCensus::new(0, &[(256, slots), (256, slots), (512, 256)]).expect("the GPU's boxes");
+    let mut gpu =
+        GpuCensus::new(0, &[(256, slots), (256, slots), (512, 256)]).expect("the GPU's boxes");
     let on_gpu = gpu
         .tallies(root, first, count, &stop)
         .expect("the GPU's census");

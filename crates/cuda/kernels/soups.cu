@@ -215,11 +215,11 @@ extern "C" __global__ void soups_live(const unsigned int *cells, const int *slot
     }
 }
 
-// Clears cells: edit i clears the bits masks[i] of word words[i] of the box of slots[i].
-extern "C" __global__ void soups_clear(unsigned int *cells, const int *slots,
-                                       const unsigned int *words, const unsigned int *masks,
-                                       int n) {
+// Clears cells: edit i, edits[3 i..3 i + 3] = (slot, word, mask), clears the bits `mask` of
+// word `word` of the box of `slot`.
+extern "C" __global__ void soups_clear(unsigned int *cells, const unsigned int *edits, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    atomicAnd(cells + (size_t)slots[i] * SIDE * WORDS + words[i], ~masks[i]);
+    const unsigned int *e = edits + 3 * i;
+    atomicAnd(cells + (size_t)e[0] * SIDE * WORDS + e[1], ~e[2]);
 }

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use cudarc::driver::{
-    CudaFunction, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg,
+    CudaFunction, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits,
 };
 
 use crate::device::Gpu;
@@ -120,8 +120,58 @@ pub struct SoupBoxes {
     live_fn: CudaFunction,
     clear: CudaFunction,
     slots: usize,
-    /// Room for [`SoupBoxes::live_words`]' output, grown as needed.
+    /// Room for what the kernels are handed and give back, each grown as needed and kept
+    /// (allocating and freeing device memory as the census goes would wait on the other
+    /// boxes' work): lists of slots, soups' rows, live words and their spans, edits.
+    list: Option<CudaSlice<u32>>,
+    rows: Option<CudaSlice<u16>>,
     live: Option<CudaSlice<u64>>,
+    spans: Option<CudaSlice<u32>>,
+    edits: Option<CudaSlice<u32>>,
+    /// soups_live's count of the live words written.
+    used: CudaSlice<u32>,
+}
+
+/// The words with live cells of some boxes ([`SoupBoxes::live_words`]).
+#[derive(Default)]
+pub struct Live {
+    /// Each word as `place << 32 | word`, place being `y * words + w` for word `w` of row `y`
+    /// ([`SoupBoxes::words`]); each box's in order of place.
+    words: Vec<u64>,
+    /// Where each box's words start, and how many there are.
+    spans: Vec<u32>,
+}
+
+impl Live {
+    /// The words of the `i`th box asked for.
+    pub fn of(&self, i: usize) -> &[u64] {
+        let (start, n) = (self.spans[2 * i] as usize, self.spans[2 * i + 1] as usize);
+        &self.words[start..start + n]
+    }
+}
+
+/// `buffer`, at least `len` long (grown to twice that where shorter).
+fn room<'a, T: DeviceRepr + ValidAsZeroBits>(
+    stream: &Arc<CudaStream>,
+    buffer: &'a mut Option<CudaSlice<T>>,
+    len: usize,
+) -> Result<&'a mut CudaSlice<T>> {
+    if buffer.as_ref().is_none_or(|b| b.len() < len) {
+        *buffer = None;
+        *buffer = Some(stream.alloc_zeros::<T>(2 * len)?);
+    }
+    Ok(buffer.as_mut().expect("allocated above"))
+}
+
+/// `host` copied to the start of `buffer`, grown as needed.
+fn upload<'a, T: DeviceRepr + ValidAsZeroBits>(
+    stream: &Arc<CudaStream>,
+    buffer: &'a mut Option<CudaSlice<T>>,
+    host: &[T],
+) -> Result<&'a CudaSlice<T>> {
+    let room = room(stream, buffer, host.len())?;
+    stream.memcpy_htod(host, &mut room.slice_mut(..host.len()))?;
+    Ok(room)
 }
 
 impl SoupBoxes {
@@ -147,9 +197,14 @@ impl SoupBoxes {
             place: module.load_function("soups_place")?,
             live_fn: module.load_function("soups_live")?,
             clear: module.load_function("soups_clear")?,
+            used: stream.alloc_zeros::<u32>(1)?,
             stream,
             slots,
+            list: None,
+            rows: None,
             live: None,
+            spans: None,
+            edits: None,
         })
     }
 
@@ -181,8 +236,8 @@ impl SoupBoxes {
             return Ok(());
         }
         let flat: Vec<u16> = rows.iter().flatten().copied().collect();
-        let slots_dev = self.stream.clone_htod(slots)?;
-        let rows_dev = self.stream.clone_htod(&flat)?;
+        let slots_dev = upload(&self.stream, &mut self.list, slots)?;
+        let rows_dev = upload(&self.stream, &mut self.rows, &flat)?;
         let cfg = LaunchConfig {
             grid_dim: (slots.len() as u32, 1, 1),
             block_dim: (BLOCK, 1, 1),
@@ -196,8 +251,8 @@ impl SoupBoxes {
                 .launch_builder(&self.place)
                 .arg(&mut self.cells)
                 .arg(&mut self.states)
-                .arg(&slots_dev)
-                .arg(&rows_dev)
+                .arg(slots_dev)
+                .arg(rows_dev)
                 .launch(cfg)?;
         }
         Ok(())
@@ -244,22 +299,17 @@ impl SoupBoxes {
         Ok(self.stream.memcpy_htod(states, &mut self.states)?)
     }
 
-    /// The words with live cells of the boxes of `slots`: for each, its (place, word) pairs,
-    /// place being `y * words + w` for word `w` of row `y` ([`SoupBoxes::words`]), in order of
-    /// place.
-    pub fn live_words(&mut self, slots: &[u32]) -> Result<Vec<Vec<(u32, u32)>>> {
+    /// The words with live cells of the boxes of `slots` ([`Live`]).
+    pub fn live_words(&mut self, slots: &[u32]) -> Result<Live> {
         self.check(slots);
         if slots.is_empty() {
-            return Ok(Vec::new());
+            return Ok(Live::default());
         }
         let most = slots.len() * self.box_words();
-        if self.live.as_ref().is_none_or(|l| l.len() < most) {
-            self.live = Some(self.stream.alloc_zeros::<u64>(most)?);
-        }
-        let live = self.live.as_mut().expect("allocated above");
-        let slots_dev = self.stream.clone_htod(slots)?;
-        let mut spans = self.stream.alloc_zeros::<u32>(2 * slots.len())?;
-        let mut used = self.stream.alloc_zeros::<u32>(1)?;
+        let slots_dev = upload(&self.stream, &mut self.list, slots)?;
+        let live = room(&self.stream, &mut self.live, most)?;
+        let spans = room(&self.stream, &mut self.spans, 2 * slots.len())?;
+        self.stream.memset_zeros(&mut self.used)?;
         let cfg = LaunchConfig {
             grid_dim: (slots.len() as u32, 1, 1),
             block_dim: (BLOCK, 1, 1),
@@ -273,26 +323,18 @@ impl SoupBoxes {
             self.stream
                 .launch_builder(&self.live_fn)
                 .arg(&self.cells)
-                .arg(&slots_dev)
+                .arg(slots_dev)
                 .arg(live)
-                .arg(&mut spans)
-                .arg(&mut used)
+                .arg(spans)
+                .arg(&mut self.used)
                 .launch(cfg)?;
         }
-        let total = self.stream.clone_dtoh(&used)?[0] as usize;
-        let spans = self.stream.clone_dtoh(&spans)?;
+        let total = self.stream.clone_dtoh(&self.used)?[0] as usize;
+        let spans = self.spans.as_ref().expect("allocated above");
+        let spans = self.stream.clone_dtoh(&spans.slice(..2 * slots.len()))?;
         let live = self.live.as_ref().expect("allocated above");
         let words = self.stream.clone_dtoh(&live.slice(..total))?;
-        Ok(spans
-            .chunks(2)
-            .map(|span| {
-                let (start, n) = (span[0] as usize, span[1] as usize);
-                words[start..start + n]
-                    .iter()
-                    .map(|&e| ((e >> 32) as u32, e as u32))
-                    .collect()
-            })
-            .collect())
+        Ok(Live { words, spans })
     }
 
     /// Clears cells: edit (slot, word, mask) clears the bits `mask` of word `word` of the box
@@ -307,29 +349,22 @@ impl SoupBoxes {
             edits.iter().all(|e| (e.1 as usize) < self.box_words()),
             "words within a box"
         );
-        let words: Vec<u32> = edits.iter().map(|e| e.1).collect();
-        let masks: Vec<u32> = edits.iter().map(|e| e.2).collect();
-        let (slots_dev, words_dev, masks_dev) = (
-            self.stream.clone_htod(&slots)?,
-            self.stream.clone_htod(&words)?,
-            self.stream.clone_htod(&masks)?,
-        );
+        let flat: Vec<u32> = edits.iter().flat_map(|&(s, w, m)| [s, w, m]).collect();
+        let edits_dev = upload(&self.stream, &mut self.edits, &flat)?;
         let n = edits.len() as i32;
         let cfg = LaunchConfig {
             grid_dim: (edits.len().div_ceil(BLOCK as usize) as u32, 1, 1),
             block_dim: (BLOCK, 1, 1),
             shared_mem_bytes: 0,
         };
-        // SAFETY: soups_clear takes (unsigned int* cells, const int* slots,
-        // const unsigned int* words, const unsigned int* masks, int n); edit i, for i below
-        // n, touches word words[i] (within a box) of box slots[i] (below `slots`).
+        // SAFETY: soups_clear takes (unsigned int* cells, const unsigned int* edits, int n);
+        // edit i, for i below n, is edits[3 i..3 i + 3]: it touches word edits[3 i + 1] (within
+        // a box) of box edits[3 i] (below `slots`).
         unsafe {
             self.stream
                 .launch_builder(&self.clear)
                 .arg(&mut self.cells)
-                .arg(&slots_dev)
-                .arg(&words_dev)
-                .arg(&masks_dev)
+                .arg(edits_dev)
                 .arg(&n)
                 .launch(cfg)?;
         }
