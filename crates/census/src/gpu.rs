@@ -11,11 +11,10 @@
 //!   stops the soup again: the ship flies out, and whatever lay [`ISOLATION`] cells away cannot
 //!   catch it up, at the speed of light, before it is deep in the band. The other ships near
 //!   it are watched: each must be taken away later where it would have flown to untouched.
-//!   Ships taken away or watched must not come within reach of one another
-//!   ([`census::flights_meet`], strictly): what is left of the soup runs as it would have with
-//!   them.
+//!   Ships taken away or watched must not come within reach of one another (the CPU census's
+//!   meeting test, strictly): what is left of the soup runs as it would have with them.
 //! - **Settled**: its period is checked on the CPU's copy (the GPU compares hashes), and its
-//!   ash cut into objects and named as the CPU's census does ([`census::count_ash`]).
+//!   ash cut into objects and named as the CPU's census names it.
 //!
 //! A soup that does not pass (a cluster in the band that is not such a ship, or one with
 //! something else near it) starts again in a box of 512² ([`TIERS`]). Where it does not pass

@@ -1,7 +1,7 @@
 // The census's soups on the GPU (crates/cuda/src/soups.rs is the host side, gol-census's
 // gpu module the census): each soup on a box of SIDE x SIDE cells under B3/S23, stepped until it
 // settles, dies, comes near the box's edge or runs out of generations; the census runs boxes
-// of 256 cells a side, and 1024 for soups that reach the smaller's edge.
+// of 256 cells a side, and 512 for soups that the smaller cannot hold.
 //
 // Layout. A box is SIDE rows of WORDS = SIDE / 32 32-bit words, row after row; bit b of word w
 // of row y is the cell (32 w + b, y). WORDS threads (lanes of one warp) step a soup, lane w
@@ -12,7 +12,7 @@
 //
 // The band: cells fewer than BAND from an edge. A soup stops (PAUSED) as soon as a cell is
 // there, so that the box's edge, beyond which everything is taken as dead, is never near a
-// cell: the host takes the escaping gliders away, or gives the soup to the CPU.
+// cell: the host takes the escaping ships away, or gives the soup to a larger box or the CPU.
 //
 // Settling. Each generation's cells are hashed (a sum over live words of a mix of word and
 // place); the hash of the generation shot_at is kept for shot_every(shot_at) generations and
@@ -83,7 +83,9 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
     if (index >= count) return;
     Soup s = soups[index];
     if (s.status != RUNNING) return;
-    unsigned int mask = WORDS == 32 ? ~0u : ((1u << (WORDS & 31)) - 1u) << (threadIdx.x & (32 - WORDS));
+    // The group's lanes in the warp.
+    unsigned int mask =
+        WORDS == 32 ? ~0u : ((1u << (WORDS & 31)) - 1u) << (threadIdx.x & (32 - WORDS));
     unsigned int *box = cells + (size_t)index * SIDE * WORDS + lane;
     unsigned int edge = 0u;
     if (lane == 0) edge = (1u << BAND) - 1u;

@@ -1,8 +1,8 @@
 //! The census's soups on the GPU: square boxes of cells ([`SIDES`]), each holding one soup
-//! stepped under B3/S23 until it settles, dies, comes near the box's edge or runs out of generations
-//! (`kernels/soups.cu`, whose header gives the bit layout). What to do then (take escaping
-//! gliders away, name the ash, give a soup to the CPU) is the census's (gol-census's `gpu`
-//! module); this is the device side only.
+//! stepped under B3/S23 until it settles, dies, comes near the box's edge or runs out of
+//! generations (`kernels/soups.cu`, whose header gives the bit layout). What to do then (take
+//! escaping ships away, name the ash, give a soup to the CPU) is the census's (gol-census's
+//! `gpu` module); this is the device side only.
 
 use std::sync::Arc;
 
