@@ -502,3 +502,25 @@ fn golly_agrees_on_tori() {
         );
     }
 }
+
+/// `gol census --gpus`: the CPU census's haul, byte for byte, where there is a GPU; refused in
+/// one line where there is none (a failure under `GOL_REQUIRE_GPU`).
+#[test]
+fn census_on_gpus_gives_the_cpus_haul_or_one_line() {
+    let args = ["census", "--root", "k_testseed", "--soups", "3000"];
+    let listed =
+        std::fs::read_dir("/proc/driver/nvidia/gpus").is_ok_and(|mut d| d.next().is_some());
+    for gpus in ["1", "all"] {
+        let on_gpus = [&args[..], &["--gpus", gpus]].concat();
+        if listed {
+            assert_eq!(stdout_of(&on_gpus), stdout_of(&args), "--gpus {gpus}");
+        } else {
+            assert!(
+                std::env::var_os("GOL_REQUIRE_GPU").is_none(),
+                "GOL_REQUIRE_GPU is set but no GPU is listed"
+            );
+            let refused = error_of(&on_gpus);
+            assert!(refused.contains("no CUDA device"), "{refused}");
+        }
+    }
+}
