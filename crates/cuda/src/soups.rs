@@ -150,6 +150,15 @@ impl Live {
     }
 }
 
+/// A launch of `count` blocks of [`BLOCK`] threads.
+fn blocks(count: usize) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (count as u32, 1, 1),
+        block_dim: (BLOCK, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
 /// `buffer`, at least `len` long (grown to twice that where shorter).
 fn room<'a, T: DeviceRepr + ValidAsZeroBits>(
     stream: &Arc<CudaStream>,
@@ -238,11 +247,7 @@ impl SoupBoxes {
         let flat: Vec<u16> = rows.iter().flatten().copied().collect();
         let slots_dev = upload(&self.stream, &mut self.list, slots)?;
         let rows_dev = upload(&self.stream, &mut self.rows, &flat)?;
-        let cfg = LaunchConfig {
-            grid_dim: (slots.len() as u32, 1, 1),
-            block_dim: (BLOCK, 1, 1),
-            shared_mem_bytes: 0,
-        };
+        let cfg = blocks(slots.len());
         // SAFETY: soups_place takes (unsigned int* cells, Soup* soups, const int* slots,
         // const unsigned short* rows); each of the grid's blocks reads one slot (checked to be
         // below `slots`) and 16 rows, and writes that slot's box and state.
@@ -263,15 +268,7 @@ impl SoupBoxes {
     /// come from [`SoupBoxes::states`].
     pub fn start(&mut self, generations: u32, most: u32) -> Result<()> {
         let count = self.slots as i32;
-        let cfg = LaunchConfig {
-            grid_dim: (
-                (self.slots * self.words()).div_ceil(BLOCK as usize) as u32,
-                1,
-                1,
-            ),
-            block_dim: (BLOCK, 1, 1),
-            shared_mem_bytes: 0,
-        };
+        let cfg = blocks((self.slots * self.words()).div_ceil(BLOCK as usize));
         // SAFETY: soups_run takes (unsigned int* cells, Soup* soups, int count,
         // unsigned int generations, unsigned int most); `cells` holds `count` boxes and
         // `states` `count` states, and the grid's groups of WORDS threads past `count` return.
@@ -310,11 +307,7 @@ impl SoupBoxes {
         let live = room(&self.stream, &mut self.live, most)?;
         let spans = room(&self.stream, &mut self.spans, 2 * slots.len())?;
         self.stream.memset_zeros(&mut self.used)?;
-        let cfg = LaunchConfig {
-            grid_dim: (slots.len() as u32, 1, 1),
-            block_dim: (BLOCK, 1, 1),
-            shared_mem_bytes: 0,
-        };
+        let cfg = blocks(slots.len());
         // SAFETY: soups_live takes (const unsigned int* cells, const int* slots,
         // unsigned long long* out, unsigned int* spans, unsigned int* used); block i reads box
         // slots[i] (below `slots`) and writes its live words, at most a box's words, where the
@@ -352,11 +345,7 @@ impl SoupBoxes {
         let flat: Vec<u32> = edits.iter().flat_map(|&(s, w, m)| [s, w, m]).collect();
         let edits_dev = upload(&self.stream, &mut self.edits, &flat)?;
         let n = edits.len() as i32;
-        let cfg = LaunchConfig {
-            grid_dim: (edits.len().div_ceil(BLOCK as usize) as u32, 1, 1),
-            block_dim: (BLOCK, 1, 1),
-            shared_mem_bytes: 0,
-        };
+        let cfg = blocks(edits.len().div_ceil(BLOCK as usize));
         // SAFETY: soups_clear takes (unsigned int* cells, const unsigned int* edits, int n);
         // edit i, for i below n, is edits[3 i..3 i + 3]: it touches word edits[3 i + 1] (within
         // a box) of box edits[3 i] (below `slots`).
