@@ -21,24 +21,25 @@
 //!
 //! # Threads
 //!
-//! From `PARALLEL_LEVEL` up, a node's nine results, then its four, are computed as rayon tasks
-//! (`join`), which idle threads steal; below, by plain recursion on one thread.
+//! From `PARALLEL_LEVEL` up, results are *tasks* that the threads share ([`crate::tasks`]): a
+//! task waiting for others' results is put aside, never blocking its thread, and no result
+//! there is computed twice. Below, a task's nine and four are computed by plain recursion on
+//! its thread. (Rayon's `join` over the nine, as this was first, could not wait for a result
+//! another thread was computing without risking deadlock, so threads computed such results
+//! again: on 16 threads oddity2.mc at 2^36 made 101.7 million results where one thread makes
+//! 26.9 million, and ran slower than one thread.)
 //!
-//! The nine overlap, and so do their own nine below: left alone, threads working side by side
-//! compute the same results again and again (two threads on hashlife-oddity1.mc at 2^24
-//! generations computed 5.66 million results where one thread computes 3.01 million, in the
-//! same time). So a thread *claims* a node before computing its result ([`Store::claim`]: a
-//! compare-and-swap of its result word to [`BUSY`]). A thread that needs a result another has
-//! claimed does not wait for it: it *helps*, computing the same result itself, on its own
-//! thread and going through the node's nine and four the other way round. The parts the
-//! claimant has finished are memoised, those it is working on are claimed (and helped with in
-//! turn), and the others the helper claims, so the two meet midway and split what is left
-//! between them; both store the same result. Going the same way instead, the helper trails the
-//! claimant and computes what it computes (two threads, hashlife-oddity1.mc, 2^24
-//! generations: 5.62 million results; the other way round, 3.22 million against one thread's
-//! 3.01 million, and 1.9 s against 3.4–3.7 s). Nothing ever waits but rayon's `join`, so
-//! nothing can deadlock (waiting for a claim inside `join` could: a thread blocked there runs
-//! stolen tasks on its own stack, above the claims it holds).
+//! Below the parallel level, threads working side by side on neighbouring tasks meet the same
+//! nodes, whose nine overlap. So a thread *claims* a node before computing its result
+//! ([`Store::claim`]: a compare-and-swap of its result word to [`BUSY`]). A thread that needs
+//! a result another has claimed does not wait for it: it *helps*, computing the same result
+//! itself, on its own thread and going through the node's nine and four the other way round.
+//! The parts the claimant has finished are memoised, those it is working on are claimed (and
+//! helped with in turn), and the others the helper claims, so the two meet midway and split
+//! what is left between them; both store the same result. Going the same way instead, the
+//! helper trails the claimant and computes what it computes (two threads, hashlife-oddity1.mc,
+//! 2^24 generations, when this was done over all levels: 5.62 million results; the other way
+//! round, 3.22 million against one thread's 3.01 million).
 //!
 //! A step that runs out of room or is asked to stop returns `None` from any depth, giving its
 //! claims back; what it memoised stays valid.
@@ -49,7 +50,7 @@
 //! every thread stops at its next safe point and one of them sweeps the store in place,
 //! keeping what the threads hold (`Pause`), as Golly does. Where the index will be crowded
 //! first, the step stops and the index grows instead, and the bookkeeping is off (kept on,
-//! its fences at every `join` cost two threads on puzzle.mc 3 % to 12 %).
+//! its fences cost two threads on puzzle.mc 3 % to 12 % when they came at every `join`).
 
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -61,6 +62,7 @@ use num_traits::{One, Zero};
 
 use crate::leaf::Leaf;
 use crate::store::{Id, Store, BUSY, MAX_LEVEL, NONE};
+use crate::tasks::Tasks;
 use crate::tree::Tree;
 
 /// From this level up, results of nodes are computed as parallel tasks. Measured with 16
@@ -96,6 +98,8 @@ pub(crate) struct Stepper<'a, L: Leaf> {
     pub(crate) parallel_level: u32,
     /// How the threads stop together for a collection.
     pub(crate) pause: Pause,
+    /// The results from the parallel level up, where several threads step.
+    pub(crate) tasks: Tasks,
 }
 
 /// What the stepping threads share to collect garbage in the middle of a step.
@@ -103,8 +107,8 @@ pub(crate) struct Stepper<'a, L: Leaf> {
 /// Each thread keeps the ids its recursion holds on a stack of its own ([`Lane`]): the node
 /// whose result each frame computes, its nine and its quarters (the results it has obtained
 /// are those nodes' memoised results, which a collection keeps). A thread is *active* while
-/// it runs the recursion, from [`Stepper::enter`] to [`Stepper::leave`]; it leaves before a
-/// `join` (within which it may run stolen tasks, each of which enters) and enters again after.
+/// it runs a task or the recursion, from [`Stepper::enter`] to [`Stepper::leave`]; it leaves
+/// between tasks. The tasks put aside, and the nodes they wait for, are roots too.
 /// A thread that finds the store wanting a collection sets `requested`; every active thread
 /// stops at its next safe point (the start of a result's computation, its stack complete),
 /// leaving and waiting; no thread can enter while `requested` is set. A thread that leaves
@@ -112,7 +116,8 @@ pub(crate) struct Stepper<'a, L: Leaf> {
 /// with every stack as roots, then clears `requested` and wakes the others.
 ///
 /// Each thread's flag lives in a cache line of its own: a shared count of active threads,
-/// written at every `join`, cost two threads a third of their speed in the line's traffic.
+/// written at every `join` when threads shared results through rayon's `join`, cost two
+/// threads a third of their speed in the line's traffic.
 pub(crate) struct Pause {
     /// Whether collections can happen in this step ([`Store::may_collect`]): where the index
     /// will be crowded first, it grows between attempts instead, and the step skips all of
@@ -184,9 +189,16 @@ impl Pause {
         &self.lanes[rayon::current_thread_index().unwrap_or(0)]
     }
 
+    /// Counts a result computed above the base by this thread, `helping` another or not.
+    pub(crate) fn count(&self, helping: bool) {
+        let lane = self.lane();
+        lane.computed.fetch_add(1, Ordering::Relaxed);
+        lane.helped.fetch_add(helping as u64, Ordering::Relaxed);
+    }
+
     /// Pushes `ids` on this thread's stack of held ids (where collections are on), returning
     /// the stack's height before, for [`Pause::drop_to`].
-    fn hold(&self, ids: &[Id]) -> usize {
+    pub(crate) fn hold(&self, ids: &[Id]) -> usize {
         if !self.on {
             return 0;
         }
@@ -199,7 +211,7 @@ impl Pause {
     }
 
     /// Drops this thread's held ids above `height`.
-    fn drop_to(&self, height: usize) {
+    pub(crate) fn drop_to(&self, height: usize) {
         if self.on {
             // SAFETY: as in `hold`.
             unsafe { &mut *self.lane().held.get() }.truncate(height);
@@ -209,7 +221,7 @@ impl Pause {
 
 impl<L: Leaf> Stepper<'_, L> {
     /// Whether the step must stop: asked to, or the store is full or crowded.
-    fn halted(&self) -> bool {
+    pub(crate) fn halted(&self) -> bool {
         self.stop.load(Ordering::Relaxed) || self.store.is_crowded() || self.store.is_full()
     }
 
@@ -255,7 +267,7 @@ impl<L: Leaf> Stepper<'_, L> {
 
     /// Stops here for a collection where one is wanted (or asks for one where the store wants
     /// it): this thread's stack holds every id its recursion uses.
-    fn safe_point(&self) {
+    pub(crate) fn safe_point(&self) {
         let pause = &self.pause;
         if !pause.on {
             return;
@@ -288,6 +300,7 @@ impl<L: Leaf> Stepper<'_, L> {
             // SAFETY: see `Lane`: no thread is active, so none touches its stack now.
             roots.extend_from_slice(unsafe { &*lane.held.get() });
         }
+        self.tasks.roots(&mut roots);
         self.store.sweep(&roots);
         pause.collections.fetch_add(1, Ordering::Relaxed);
         let _guard = pause.lock.lock().unwrap_or_else(|e| e.into_inner());
@@ -311,9 +324,7 @@ impl<L: Leaf> Stepper<'_, L> {
         // A helper goes through the node the other way round, to meet the claimant midway.
         let helping = self.shared && above && !claimed;
         if above {
-            let lane = self.pause.lane();
-            lane.computed.fetch_add(1, Ordering::Relaxed);
-            lane.helped.fetch_add(helping as u64, Ordering::Relaxed);
+            self.pause.count(helping);
         }
         let height = self.pause.hold(&[id]);
         let computed = self.compute(id, level, helping);
@@ -362,12 +373,10 @@ impl<L: Leaf> Stepper<'_, L> {
         store.node(l, four)
     }
 
-    /// The results of `nodes`, all of `level`: as parallel tasks from [`PARALLEL_LEVEL`] up.
+    /// The results of `nodes`, all of `level`, in order or (`backwards`) the other way round.
     fn many<const N: usize>(&self, nodes: [Id; N], level: u32, backwards: bool) -> Option<[Id; N]> {
         let mut out = [NONE; N];
-        if self.shared && level >= self.parallel_level && !backwards {
-            self.split(&nodes, &mut out, level)?;
-        } else if backwards {
+        if backwards {
             for (o, &n) in out.iter_mut().zip(&nodes).rev() {
                 *o = self.result(n, level)?;
             }
@@ -379,36 +388,9 @@ impl<L: Leaf> Stepper<'_, L> {
         Some(out)
     }
 
-    /// The results of `nodes` into `out`, halves as parallel tasks.
-    fn split(&self, nodes: &[Id], out: &mut [Id], level: u32) -> Option<()> {
-        match nodes.len() {
-            0 => Some(()),
-            1 => {
-                out[0] = self.result(nodes[0], level)?;
-                Some(())
-            }
-            n => {
-                let (left, right) = nodes.split_at(n / 2);
-                let (out_left, out_right) = out.split_at_mut(n / 2);
-                // Each half enters on the thread that runs it; this one, blocked in the join,
-                // leaves meanwhile.
-                let half = |nodes: &[Id], out: &mut [Id]| {
-                    self.enter();
-                    let done = self.split(nodes, out, level);
-                    self.leave();
-                    done
-                };
-                self.leave();
-                let (a, b) = rayon::join(|| half(left, out_left), || half(right, out_right));
-                self.enter();
-                a.and(b)
-            }
-        }
-    }
-
     /// The nine overlapping nodes of level − 1 inside node `id` of `level`, row by row: its
     /// four children, and five made of its grandchildren, looked up together.
-    fn nine(&self, id: Id, level: u32) -> Option<[Id; 9]> {
+    pub(crate) fn nine(&self, id: Id, level: u32) -> Option<[Id; 9]> {
         let store = self.store;
         let [nw, ne, sw, se] = store.key(id);
         // The children lie anywhere in the arena: their four misses overlap.
@@ -431,7 +413,7 @@ impl<L: Leaf> Stepper<'_, L> {
 
     /// The four nodes of level `l` made of the nine results `r` (of level `l` − 1): the
     /// quarters of the result, to be advanced again.
-    fn quarters(&self, r: [Id; 9], l: u32) -> Option<[Id; 4]> {
+    pub(crate) fn quarters(&self, r: [Id; 9], l: u32) -> Option<[Id; 4]> {
         let four = |a: usize, b: usize, c: usize, d: usize| [r[a], r[b], r[c], r[d]];
         let keys = [
             four(0, 1, 3, 4),
@@ -444,7 +426,7 @@ impl<L: Leaf> Stepper<'_, L> {
 
     /// The centres (of level `l` − 1) of the four quarters of the nine results `r`: the
     /// children of a result that advances fewer generations than its level allows.
-    fn centres(&self, r: [Id; 9], l: u32) -> Option<[Id; 4]> {
+    pub(crate) fn centres(&self, r: [Id; 9], l: u32) -> Option<[Id; 4]> {
         let store = self.store;
         let centre = |[a, b, c, d]: [Id; 4]| {
             if l - 1 == L::LEVEL {
@@ -648,13 +630,17 @@ impl<L: Leaf> HashLife<L> {
                 shared: threads > 1,
                 parallel_level: self.parallel_level,
                 pause: Pause::new(threads, root, self.tree.store.may_collect()),
+                tasks: Tasks::new(),
             };
-            let stepped = self.pool.install(|| {
-                stepper.enter();
-                let result = stepper.result(root, level);
-                stepper.leave();
-                result
-            });
+            let stepped = match stepper.shared && stepper.is_task(level) {
+                true => stepper.tasks_result(&self.pool, root, level),
+                false => self.pool.install(|| {
+                    stepper.enter();
+                    let result = stepper.result(root, level);
+                    stepper.leave();
+                    result
+                }),
+            };
             self.collections_within += stepper.pause.collections.load(Ordering::Relaxed);
             let (computed, helped) = stepper.pause.work();
             self.work = (self.work.0 + computed, self.work.1 + helped);

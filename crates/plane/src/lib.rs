@@ -28,6 +28,7 @@ pub mod files;
 pub mod hashlife;
 pub mod leaf;
 pub mod store;
+mod tasks;
 pub mod tiles;
 pub mod tree;
 pub mod window;
