@@ -65,12 +65,15 @@ use crate::store::{Id, Store, BUSY, MAX_LEVEL, NONE};
 use crate::tasks::Tasks;
 use crate::tree::Tree;
 
-/// From this level up, results of nodes are computed as parallel tasks. Measured with 16
-/// threads on a 16-core host (hashlife-oddity1.mc 2^28, logarithmic-width.mc 2^28, puzzle.mc
-/// 2^32): level 12 took 3.99 s, 16.2 s, 10.3 s; level 9 4.61 s, 28.5 s, 14.5 s; level 6 was
-/// slower still (rayon's tasks cost more than such small results). Two threads here: level 12
-/// as fast as 9 or faster.
-const PARALLEL_LEVEL: u32 = 12;
+/// From this level up, results of nodes are tasks shared by the threads ([`crate::tasks`]).
+/// Measured with 16 threads on a 16-core host (gpu-host-16c, `GOL_HASHLIFE_PARALLEL_LEVEL`,
+/// two sweeps; oddity2.mc 2^36, totalperiodic.mc 2^24, logarithmic-width.mc 2^28, ruler.mc
+/// 2^56, puzzle.mc 2^32): level 6 17.8, 4.0, 20.4, 4.0, 4.7 s; level 12 15.4, 3.4, 9.6, 3.6,
+/// 4.0 s; level 15 11.5–12.3, 2.3–2.8, 8.8–10.7, 3.2–3.5, 3.6–4.1 s; level 21 10.7, 9.2, 9.3,
+/// 3.1, 3.7 s; level 30 11.8, 25.0, 9.4, 2.6, 4.3 s. Lower, tasks are too small for what a
+/// task costs (its place in the map, and the nodes it makes read on another core when it is
+/// stolen); higher, a pattern as wide as totalperiodic has too few of them to share.
+const PARALLEL_LEVEL: u32 = 15;
 
 /// The level from which results are parallel tasks: `asked`, or `GOL_HASHLIFE_PARALLEL_LEVEL`
 /// where it is set, or [`PARALLEL_LEVEL`].
