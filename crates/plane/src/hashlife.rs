@@ -21,7 +21,7 @@
 //!
 //! # Threads
 //!
-//! From `PARALLEL_LEVEL` up, results are *tasks* that the threads share ([`crate::tasks`]): a
+//! From `PARALLEL_LEVEL` up, results are *tasks* that the threads share (`tasks.rs`): a
 //! task waiting for others' results is put aside, never blocking its thread, and no result
 //! there is computed twice. Below, a task's nine and four are computed by plain recursion on
 //! its thread. (Rayon's `join` over the nine, as this was first, could not wait for a result
