@@ -147,6 +147,38 @@ fn life_patterns_match_the_oracle_over_many_steps() {
     }
 }
 
+#[test]
+fn a_step_stopped_among_tasks_goes_on_exactly() {
+    // Four threads share the step as tasks (from level 6); a stop lands while they run, or
+    // after. Whatever was memoised or put aside then, the rest of the run must be exact.
+    let bits: Vec<u64> = (1..48u64)
+        .map(|k| k.wrapping_mul(0x94d0_49bb_1331_11eb))
+        .collect();
+    let pattern = random_pattern(256, 256, 2, &bits);
+    let mut plane = plane_of(&pattern, Rule::LIFE, 256 << 20, 4);
+    let mut done = BigUint::from(0u32);
+    for wait_ms in [1u64, 4, 16] {
+        let stop = AtomicBool::new(false);
+        let (taken, _) = std::thread::scope(|scope| {
+            scope.spawn(|| {
+                std::thread::sleep(std::time::Duration::from_millis(wait_ms));
+                stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            });
+            plane.step(&BigUint::from(511u32), &stop).unwrap()
+        });
+        done += taken;
+    }
+    let total = 900u32;
+    let rest = BigUint::from(total) - &done;
+    let (taken, how) = plane.step(&rest, &AtomicBool::new(false)).unwrap();
+    assert_eq!((taken, how), (rest, Stepped::Done));
+    assert_matches(
+        &*plane,
+        &oracle(&pattern, Rule::LIFE, total as u64),
+        &format!("stopped after {done} generations, then run on to {total}"),
+    );
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(48))]
 
