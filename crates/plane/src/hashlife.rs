@@ -65,26 +65,43 @@ use crate::store::{Id, Store, BUSY, MAX_LEVEL, NONE};
 use crate::tasks::Tasks;
 use crate::tree::Tree;
 
-/// From this level up, results of nodes are tasks shared by the threads ([`crate::tasks`]).
-/// Measured with 16 threads on a 16-core host (gpu-host-16c, `GOL_HASHLIFE_PARALLEL_LEVEL`,
-/// two sweeps; oddity2.mc 2^36, totalperiodic.mc 2^24, logarithmic-width.mc 2^28, ruler.mc
-/// 2^56, puzzle.mc 2^32): level 6 17.8, 4.0, 20.4, 4.0, 4.7 s; level 12 15.4, 3.4, 9.6, 3.6,
-/// 4.0 s; level 15 11.5–12.3, 2.3–2.8, 8.8–10.7, 3.2–3.5, 3.6–4.1 s; level 21 10.7, 9.2, 9.3,
-/// 3.1, 3.7 s; level 30 11.8, 25.0, 9.4, 2.6, 4.3 s. Lower, tasks are too small for what a
-/// task costs (its place in the map, and the nodes it makes read on another core when it is
-/// stolen); higher, a pattern as wide as totalperiodic has too few of them to share.
+/// The level from which results of nodes are tasks shared by the threads ([`crate::tasks`]),
+/// for steps of 2^j with j ≥ 24. Measured with 16 threads on a 16-core host (gpu-host-16c,
+/// `GOL_HASHLIFE_PARALLEL_LEVEL`, two sweeps; oddity2.mc 2^36, totalperiodic.mc 2^24,
+/// logarithmic-width.mc 2^28, ruler.mc 2^56, puzzle.mc 2^32): level 6 17.8, 4.0, 20.4, 4.0,
+/// 4.7 s; level 12 15.4, 3.4, 9.6, 3.6, 4.0 s; level 15 11.5–12.3, 2.3–2.8, 8.8–10.7, 3.2–3.5,
+/// 3.6–4.1 s; level 21 10.7, 9.2, 9.3, 3.1, 3.7 s; level 30 11.8, 25.0, 9.4, 2.6, 4.3 s. Lower,
+/// tasks are too small for what a task costs (its place in the map, and the nodes it makes
+/// read on another core when it is stolen); higher, a pattern as wide as totalperiodic has too
+/// few of them to share. Every pattern of Golly's `HashLife` folder run with a step of 2^24 or
+/// more ran faster at level 15 than the build before (rayon's `join` from level 12).
 const PARALLEL_LEVEL: u32 = 15;
 
-/// The level from which results are parallel tasks: `asked`, or `GOL_HASHLIFE_PARALLEL_LEVEL`
-/// where it is set, or [`PARALLEL_LEVEL`].
-fn parallel_level(asked: Option<u32>) -> u32 {
-    asked
-        .or_else(|| {
-            std::env::var("GOL_HASHLIFE_PARALLEL_LEVEL")
-                .ok()
-                .and_then(|v| v.parse().ok())
-        })
-        .unwrap_or(PARALLEL_LEVEL)
+/// The lowest level from which results are tasks by default: the level of the build before,
+/// for short steps.
+const LOWEST_PARALLEL_LEVEL: u32 = 12;
+
+/// The default parallel level of a step of 2^j: [`PARALLEL_LEVEL`] from j = 24 up, one lower
+/// for each halving of the step below, down to [`LOWEST_PARALLEL_LEVEL`], so that a task is
+/// as small a part of the step as at 2^24. At level 15 the four patterns of the folder run
+/// with shorter steps (2^16 and 2^20: triple-Snark, jagged2, hexadecimal, unlimited-novelty)
+/// ran 1.3–2.5× slower on 16 threads than the build before, whose tasks started at level 12;
+/// and a step whose root is below the parallel level runs on one thread. (This rule is not
+/// measured on 16 threads yet.)
+fn default_parallel_level(j: u32) -> u32 {
+    (PARALLEL_LEVEL + j)
+        .saturating_sub(24)
+        .clamp(LOWEST_PARALLEL_LEVEL, PARALLEL_LEVEL)
+}
+
+/// The level asked for: `asked`, or `GOL_HASHLIFE_PARALLEL_LEVEL` where it is set (`None`:
+/// the default of each step, [`default_parallel_level`]).
+fn parallel_level(asked: Option<u32>) -> Option<u32> {
+    asked.or_else(|| {
+        std::env::var("GOL_HASHLIFE_PARALLEL_LEVEL")
+            .ok()
+            .and_then(|v| v.parse().ok())
+    })
 }
 
 /// One step of 2^j generations in progress: what the recursion shares.
@@ -462,8 +479,8 @@ pub struct HashLife<L: Leaf> {
     /// The j of the last step: results above level j + 2 are for steps of 2^j.
     memo_step: Option<u32>,
     pool: rayon::ThreadPool,
-    /// The level from which results are parallel tasks.
-    parallel_level: u32,
+    /// The level from which results are parallel tasks, where one was asked for.
+    parallel_level: Option<u32>,
     /// Garbage collections so far: between steps, and within them.
     collections: u64,
     collections_within: u64,
@@ -631,7 +648,9 @@ impl<L: Leaf> HashLife<L> {
                 j,
                 stop,
                 shared: threads > 1,
-                parallel_level: self.parallel_level,
+                parallel_level: self
+                    .parallel_level
+                    .unwrap_or_else(|| default_parallel_level(j)),
                 pause: Pause::new(threads, root, self.tree.store.may_collect()),
                 tasks: Tasks::new(),
             };
