@@ -108,9 +108,11 @@ impl Tasks {
         }
     }
 
+    /// The shard of node `id`'s task: by the id's low bits (nodes made one after another, as
+    /// a task and those it asks for often are, fall in different shards), leaving the
+    /// hasher's high bits, which the map's probes compare, free to differ within a shard.
     fn shard(&self, id: Id) -> MutexGuard<'_, Shard> {
-        let at = (id as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56;
-        self.shards[at as usize % SHARDS]
+        self.shards[id as usize % SHARDS]
             .lock()
             .unwrap_or_else(|e| e.into_inner())
     }
