@@ -71,6 +71,11 @@ fn random_pattern(width: usize, height: usize, states: u32, bits: &[u64]) -> Gri
     grid
 }
 
+/// The words `multiplier` × k for k in 1..`end`: bits that look random enough for a soup.
+fn multiples(end: u64, multiplier: u64) -> Vec<u64> {
+    (1..end).map(|k| k.wrapping_mul(multiplier)).collect()
+}
+
 /// A stream of pseudo-random numbers from `seed` (a linear congruential generator).
 fn numbers(mut seed: u64) -> impl FnMut() -> u64 {
     move || {
@@ -128,9 +133,7 @@ fn a_line_grows_at_light_speed_and_the_oracle_reaches_as_far() {
 
 #[test]
 fn life_patterns_match_the_oracle_over_many_steps() {
-    let bits: Vec<u64> = (1..40u64)
-        .map(|k| k.wrapping_mul(0x9e3779b97f4a7c15))
-        .collect();
+    let bits = multiples(40, 0x9e3779b97f4a7c15);
     let pattern = random_pattern(37, 29, 2, &bits);
     let stop = AtomicBool::new(false);
     let mut plane = plane_of(&pattern, Rule::LIFE, 64 << 20, 2);
@@ -151,9 +154,7 @@ fn life_patterns_match_the_oracle_over_many_steps() {
 fn a_step_stopped_among_tasks_goes_on_exactly() {
     // Four threads share the step as tasks (from level 6); a stop lands while they run, or
     // after. Whatever was memoised or put aside then, the rest of the run must be exact.
-    let bits: Vec<u64> = (1..48u64)
-        .map(|k| k.wrapping_mul(0x94d0_49bb_1331_11eb))
-        .collect();
+    let bits = multiples(48, 0x94d0_49bb_1331_11eb);
     let pattern = random_pattern(256, 256, 2, &bits);
     let mut plane = plane_of(&pattern, Rule::LIFE, 256 << 20, 4);
     let mut done = BigUint::from(0u32);
@@ -263,9 +264,7 @@ proptest! {
 
 #[test]
 fn a_small_memory_cap_collects_garbage_and_stays_exact() {
-    let bits: Vec<u64> = (1..40u64)
-        .map(|k| k.wrapping_mul(0xd1b54a32d192ed03))
-        .collect();
+    let bits = multiples(40, 0xd1b54a32d192ed03);
     let pattern = random_pattern(120, 120, 2, &bits);
     let stop = AtomicBool::new(false);
     // The least cap (4 MiB, about 75,000 nodes at most): far fewer than a thousand
@@ -293,9 +292,7 @@ fn a_small_memory_cap_collects_garbage_and_stays_exact() {
 fn several_threads_claim_and_help_and_stay_exact() {
     // A 256² soup for 600 generations, whose nodes reach level 12, stepped by 4 threads (more
     // than this machine may have: they interleave), results parallel from level 6.
-    let bits: Vec<u64> = (1..64u64)
-        .map(|k| k.wrapping_mul(0xa076_1d64_78bd_642f))
-        .collect();
+    let bits = multiples(64, 0xa076_1d64_78bd_642f);
     let pattern = random_pattern(256, 256, 2, &bits);
     let stop = AtomicBool::new(false);
     let mut plane = plane_of(&pattern, Rule::LIFE, 256 << 20, 4);
@@ -357,9 +354,7 @@ fn tile_steps(details: &str) -> (u64, u64) {
 fn tiles_leave_settled_ash_alone_and_stay_exact() {
     // A 100² Life soup for 1000 generations: its ash (blinkers beside still lifes) is left
     // alone, its gliders leave and their tiles are dropped.
-    let bits: Vec<u64> = (1..64u64)
-        .map(|k| k.wrapping_mul(0x2545_f491_4f6c_dd1d))
-        .collect();
+    let bits = multiples(64, 0x2545_f491_4f6c_dd1d);
     let pattern = random_pattern(100, 100, 2, &bits);
     let stop = AtomicBool::new(false);
     let mut plane = plane_on(gol_core::EngineId::Tiles, &pattern, Rule::LIFE, 64 << 20, 2);
@@ -454,9 +449,7 @@ fn auto_races_the_engines_and_stays_exact() {
     // A 400² soup for 100000 generations, long enough to be raced (a slice is 0.25 s): whichever
     // engine runs each part, the cells are those of tiles alone (checked against the oracle
     // above).
-    let bits: Vec<u64> = (1..64u64)
-        .map(|k| k.wrapping_mul(0x9fb2_1c65_1e98_df25))
-        .collect();
+    let bits = multiples(64, 0x9fb2_1c65_1e98_df25);
     let pattern = random_pattern(400, 400, 2, &bits);
     let stop = AtomicBool::new(false);
     let gens = BigUint::from(100_000u32);
@@ -508,9 +501,7 @@ fn auto_moves_a_long_run_onto_hashlife() {
 #[test]
 fn auto_runs_generations_rules_on_hashlife() {
     let rule = Rule::parse("345/2/4").unwrap();
-    let bits: Vec<u64> = (1..9u64)
-        .map(|k| k.wrapping_mul(0x9e37_79b9_7f4a_7c15))
-        .collect();
+    let bits = multiples(9, 0x9e37_79b9_7f4a_7c15);
     let pattern = random_pattern(30, 30, 4, &bits);
     let mut plane = auto_of(&pattern, rule, 1);
     assert_eq!(plane.engine(), gol_core::EngineId::Hashlife);
