@@ -66,7 +66,7 @@ use crate::tasks::Tasks;
 use crate::tree::Tree;
 
 /// The level from which results of nodes are tasks shared by the threads ([`crate::tasks`]),
-/// for steps of 2^j with j ≥ 24. Measured with 16 threads on a 16-core host (gpu-host-16c,
+/// for steps of 2^j with j ≥ 23. Measured with 16 threads on a 16-core host (gpu-host-16c,
 /// `GOL_HASHLIFE_PARALLEL_LEVEL`, two sweeps; oddity2.mc 2^36, totalperiodic.mc 2^24,
 /// logarithmic-width.mc 2^28, ruler.mc 2^56, puzzle.mc 2^32): level 6 17.8, 4.0, 20.4, 4.0,
 /// 4.7 s; level 12 15.4, 3.4, 9.6, 3.6, 4.0 s; level 15 11.5–12.3, 2.3–2.8, 8.8–10.7, 3.2–3.5,
@@ -77,20 +77,17 @@ use crate::tree::Tree;
 /// more ran faster at level 15 than the build before (rayon's `join` from level 12).
 const PARALLEL_LEVEL: u32 = 15;
 
-/// The lowest level from which results are tasks by default: the level of the build before,
-/// for short steps.
-const LOWEST_PARALLEL_LEVEL: u32 = 12;
+/// The lowest level from which results are tasks by default.
+const LOWEST_PARALLEL_LEVEL: u32 = 8;
 
-/// The default parallel level of a step of 2^j: [`PARALLEL_LEVEL`] from j = 24 up, one lower
-/// for each halving of the step below, down to [`LOWEST_PARALLEL_LEVEL`], so that a task is
-/// as small a part of the step as at 2^24. At level 15 the four patterns of the folder run
-/// with shorter steps (2^16 and 2^20: triple-Snark, jagged2, hexadecimal, unlimited-novelty)
-/// ran 1.3–2.5× slower on 16 threads than the build before, whose tasks started at level 12;
-/// and a step whose root is below the parallel level runs on one thread. (This rule is not
-/// measured on 16 threads yet.)
+/// The default parallel level of a step of 2^j: j − 8, from [`LOWEST_PARALLEL_LEVEL`] (steps
+/// of 2^16 and less) to [`PARALLEL_LEVEL`] (2^23 and more). Measured on 16 threads (gpu-host-16c,
+/// one call, `GOL_HASHLIFE_PARALLEL_LEVEL` = 8 / 10 / 12 / 14): triple-Snark 2^16 1.05 / 1.74 /
+/// 5.35 / 6.84 s; the three patterns of the folder run with steps of 2^20, together (jagged2,
+/// hexadecimal, unlimited-novelty) 5.62 / 6.10 / 6.17 / 7.61 s. A short step has fewer
+/// results to share at each level, so its tasks must start lower to be enough of them.
 fn default_parallel_level(j: u32) -> u32 {
-    (PARALLEL_LEVEL + j)
-        .saturating_sub(24)
+    j.saturating_sub(8)
         .clamp(LOWEST_PARALLEL_LEVEL, PARALLEL_LEVEL)
 }
 
