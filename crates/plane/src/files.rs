@@ -183,7 +183,7 @@ fn macrocell<L: Leaf>(nodes: &[MacroNode], mut store: Store, leaf: L) -> Result<
     }
     // A file's node, and for multi-state leaves the four nodes of 8x8 cells a leaf of the
     // file may become, and the empty nodes of each level.
-    store.reserve(4 * nodes.len() as u64 + 2 * root_level as u64)?;
+    store.reserve(4 * nodes.len() as u64 + 2 * root_level as u64);
     let full = |_| too_large(&store);
     let mut parts: Vec<Part> = Vec::with_capacity(nodes.len());
     for (i, node) in nodes.iter().enumerate() {

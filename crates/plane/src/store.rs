@@ -35,10 +35,11 @@
 //! were mostly made just before it), growing the index moves 8-byte entries and no node, and
 //! ids never change, so nothing the caller holds is rewritten.
 //!
-//! The index starts small and doubles with the nodes: past `GROW_AT` full (`LARGE_GROW_AT`
-//! once large) it says it is crowded ([`Store::is_crowded`]); a step then stops,
-//! [`Store::grow`] doubles it (entries moved by their tags alone, no node read), and the step
-//! goes on from what it memoised. Past [`COLLECT_AT`] of the arena in nodes, the store asks for
+//! The index starts small and doubles with the nodes, in room reserved for its largest size
+//! as the arena's is: past `GROW_AT` full (`LARGE_GROW_AT` once large) it says it is crowded
+//! ([`Store::is_crowded`]); a step then stops, [`Store::grow`] doubles it in place (entries
+//! moved by their tags alone, no node read; only the new half's pages are fresh), and the
+//! step goes on from what it memoised. Past [`COLLECT_AT`] of the arena in nodes, the store asks for
 //! garbage to be collected ([`Store::wants_collection`]): the stepping threads stop at their
 //! next safe point and one of them [`Store::sweep`]s, keeping every node reachable from the
 //! ids they hold: the others' slots are freed and the index is made anew. Threads take slots
@@ -92,10 +93,9 @@ const MARK: u32 = 1 << 31;
 const SLOT_BYTES: u64 = WORDS as u64 * 4;
 /// Bytes an index entry takes.
 const ENTRY_BYTES: u64 = 8;
-/// Bytes of the cap each node of the arena's capacity stands for: its slot, 4/3 entries of
-/// the largest index (at most [`GROW_AT`] = 3/4 full), and 2/3 of the index before it, which
-/// a doubling holds beside the new one.
-const BYTES_PER_NODE: u64 = SLOT_BYTES + 2 * ENTRY_BYTES;
+/// Bytes of the cap each node of the arena's capacity stands for: its slot and 4/3 entries of
+/// the largest index (at most [`GROW_AT`] = 3/4 full), rounded up. The index grows in place.
+const BYTES_PER_NODE: u64 = (3 * SLOT_BYTES + 4 * ENTRY_BYTES).div_ceil(3);
 
 /// Entries of a fresh index.
 const FIRST_ENTRIES: usize = 1 << 16;
@@ -109,10 +109,11 @@ const FIRST_ENTRIES: usize = 1 << 16;
 const GROW_AT: f64 = 0.75;
 
 /// Entries from which an index holds [`LARGE_GROW_AT`] of them before it doubles: a doubling
-/// there takes 256 MiB or more of fresh memory, which costs more than the longer probes. On
+/// there takes 128 MiB or more of fresh memory, which costs more than the longer probes. On
 /// broken-lines.mc (2^24 generations, 25.7 million nodes, one thread) the last doubling, at 3/4
 /// of 2^25 entries, took 17.1–18.8 s against 14.7–15.7 s without it; under 2^24 entries a
-/// fuller index was measured no faster.
+/// fuller index was measured no faster. (Measured when a doubling copied the index into a
+/// fresh one twice its size, twice the fresh memory of a doubling in place.)
 const LARGE_INDEX: usize = 1 << 24;
 
 /// Share of its entries an index of [`LARGE_INDEX`] entries or more holds before it doubles.
@@ -181,7 +182,10 @@ pub struct Store {
     arena: Box<[AtomicU32]>,
     /// Slots of the arena.
     capacity: u64,
+    /// Room for the largest index, reserved at once as the arena is; the index is its first
+    /// `entries`.
     index: Box<[AtomicU64]>,
+    entries: usize,
     /// The most entries the memory cap allows.
     most_entries: usize,
     /// The memory cap.
@@ -326,7 +330,8 @@ impl Store {
         Ok(Store {
             arena,
             capacity,
-            index: zeroed::<u64, AtomicU64>(FIRST_ENTRIES, "the HashLife index")?,
+            index: zeroed::<u64, AtomicU64>(most_entries, "the HashLife index")?,
+            entries: FIRST_ENTRIES.min(most_entries),
             most_entries,
             cap: bytes,
             tally: Tally {
@@ -360,7 +365,7 @@ impl Store {
 
     /// Bytes the store has touched: the arena's slots ever taken and the index.
     pub fn bytes_used(&self) -> u64 {
-        self.tally.high.load(Ordering::Relaxed) * SLOT_BYTES + self.index.len() as u64 * ENTRY_BYTES
+        self.tally.high.load(Ordering::Relaxed) * SLOT_BYTES + self.entries as u64 * ENTRY_BYTES
     }
 
     /// Whether the store has no room left for a step: the arena has no free slot left, or
@@ -380,13 +385,13 @@ impl Store {
     /// Whether garbage may have to be collected before the index is next crowded: a step
     /// should be ready to stop for a sweep.
     pub fn may_collect(&self) -> bool {
-        self.index.len() >= self.most_entries
+        self.entries >= self.most_entries
             || COLLECT_AT * self.capacity as f64 <= self.crowded_past()
     }
 
     /// The nodes past which the index is crowded.
     fn crowded_past(&self) -> f64 {
-        grow_at(self.index.len()) * self.index.len() as f64
+        grow_at(self.entries) * self.entries as f64
     }
 
     /// Whether the arena holds more than [`COLLECT_AT`] of its slots in nodes: garbage should
@@ -405,7 +410,7 @@ impl Store {
                 flag.store(on, Ordering::Relaxed);
             }
         };
-        let growable = self.index.len() < self.most_entries;
+        let growable = self.entries < self.most_entries;
         set(&self.crowded, growable && nodes > self.crowded_past());
         set(&self.collect, nodes > COLLECT_AT * self.capacity as f64);
     }
@@ -596,7 +601,7 @@ impl Store {
     #[inline]
     fn lookup(&self, level: u32, key: [u32; 4], tag: u32) -> Option<Id> {
         debug_assert!((1..=MAX_LEVEL).contains(&level));
-        let index = &self.index[..];
+        let index = self.index();
         let mut i = home(tag, index.len());
         let mut made = NONE;
         for _ in 0..index.len() {
@@ -648,7 +653,7 @@ impl Store {
     /// 6.06–6.13 s.)
     #[inline]
     pub fn find<const N: usize>(&self, level: u32, keys: [[u32; 4]; N]) -> Option<[Id; N]> {
-        let index = &self.index[..];
+        let index = self.index();
         let tags = keys.map(|key| tag(level, key));
         let homes = tags.map(|tag| home(tag, index.len()));
         for &i in &homes {
@@ -702,35 +707,65 @@ impl Store {
     /// Makes room in the index for `more` nodes beyond those there, as far as the cap
     /// allows: a builder of many nodes calls it first, since the index grows only when asked
     /// to.
-    pub fn reserve(&mut self, more: u64) -> Result<()> {
+    pub fn reserve(&mut self, more: u64) {
         let want = ((self.nodes() + more) as f64 / GROW_AT) as usize;
-        let mut entries = self.index.len();
+        let mut entries = self.entries;
         while entries < want && entries < self.most_entries {
             entries *= 2;
         }
-        self.rehash(entries.min(self.most_entries))
+        self.rehash(entries.min(self.most_entries));
     }
 
     /// Doubles the index (at most to the cap's largest). No node moves.
-    pub fn grow(&mut self) -> Result<()> {
-        let entries = (self.index.len() * 2).min(self.most_entries);
-        self.rehash(entries)
+    pub fn grow(&mut self) {
+        let entries = (self.entries * 2).min(self.most_entries);
+        self.rehash(entries);
     }
 
-    /// Moves the index's entries into one of `entries` entries (where that is larger).
-    fn rehash(&mut self, entries: usize) -> Result<()> {
-        if entries > self.index.len() {
-            let index = zeroed::<u64, AtomicU64>(entries, "the HashLife index")?;
-            for e in self.index.iter_mut() {
-                let e = *e.get_mut();
-                if e != 0 {
-                    place(&index, e);
+    /// The index in use.
+    #[inline]
+    fn index(&self) -> &[AtomicU64] {
+        &self.index[..self.entries]
+    }
+
+    /// Grows the index to `entries` entries (where that is more), in place: the entries
+    /// beyond the old ones are pages never touched, which the system backs only now, and
+    /// nothing is copied to a new table. Growing moves each entry to its home in the larger
+    /// index or past it (a home scales with the index), so the old entries are taken from the
+    /// last down: an entry whose new home is at or past where it was is placed among the
+    /// entries already moved, probing no further than the end; the few others (a home moved
+    /// below the entry's old place, or a probe that would wrap round) wait aside and are
+    /// placed last. No entry is placed over one still to be moved, and no entry placed is
+    /// moved again, so every probe finds what it found before.
+    fn rehash(&mut self, entries: usize) {
+        let old = self.entries;
+        if entries > old {
+            let index = &mut self.index[..entries];
+            let mut aside = Vec::new();
+            for i in (0..old).rev() {
+                let e = std::mem::take(index[i].get_mut());
+                if e == 0 {
+                    continue;
+                }
+                let mut at = home((e >> 32) as u32, entries);
+                if at < i {
+                    aside.push(e);
+                    continue;
+                }
+                while at < entries && *index[at].get_mut() != 0 {
+                    at += 1;
+                }
+                match index.get_mut(at) {
+                    Some(free) => *free.get_mut() = e,
+                    None => aside.push(e),
                 }
             }
-            self.index = index;
+            self.entries = entries;
+            for e in aside {
+                place(self.index(), e);
+            }
         }
         self.signal();
-        Ok(())
     }
 
     /// Collects garbage between steps, as [`Store::sweep`] does during one, and lets the next
@@ -805,7 +840,7 @@ impl Store {
                 }
             }
         }
-        for e in self.index.iter() {
+        for e in self.index() {
             e.store(0, Ordering::Relaxed);
         }
         for id in 1..high {
@@ -813,7 +848,7 @@ impl Store {
             if m & MARK != 0 {
                 self.word(id, META).store(m & !MARK, Ordering::Relaxed);
                 let tag = self.word(id, TAG).load(Ordering::Relaxed);
-                place(&self.index, entry(tag, id));
+                place(self.index(), entry(tag, id));
             } else if is_node(m) {
                 self.word(id, META).store(0, Ordering::Relaxed);
                 self.word(id, RESULT).store(NONE, Ordering::Relaxed);
@@ -891,7 +926,7 @@ mod test {
             .map(|k| store.node(3, [k, 0, 0, 0]).unwrap())
             .collect();
         assert!(store.is_crowded());
-        store.grow().unwrap();
+        store.grow();
         assert!(!store.is_crowded());
         // Every node keeps its id, and is found again by its key.
         for (k, &id) in (1..=60_000u32).zip(&made) {
@@ -902,7 +937,7 @@ mod test {
         let mut k = 60_001u32;
         while !store.is_full() {
             if store.is_crowded() {
-                store.grow().unwrap();
+                store.grow();
             }
             if store.node(3, [k, 0, 0, 0]).is_none() {
                 break;
@@ -916,6 +951,46 @@ mod test {
         assert!(store.is_full() && store.wants_collection() && !store.is_crowded());
         assert_eq!(store.node(3, [k + 1, 0, 0, 0]), None);
         assert_eq!(store.node(3, [5, 0, 0, 0]), Some(made[4]));
+    }
+
+    #[test]
+    fn an_index_grown_in_place_finds_every_node_once() {
+        let mut store = Store::new(64 << 20, 3).unwrap();
+        assert!(!store.most_entries.is_power_of_two());
+        let mut made: Vec<Id> = Vec::new();
+        let more = |store: &mut Store, made: &mut Vec<Id>, to: u32| {
+            for k in made.len() as u32 + 1..=to {
+                made.push(store.node(3, [k, k.wrapping_mul(7), 0, 0]).unwrap());
+            }
+        };
+        // Every node found again with its id, and no entry made for it anew.
+        let check = |store: &Store, made: &[Id]| {
+            for (k, &id) in (1u32..).zip(made) {
+                assert_eq!(store.node(3, [k, k.wrapping_mul(7), 0, 0]), Some(id));
+            }
+            let held = store.index().iter();
+            let held = held.filter(|e| e.load(Ordering::Relaxed) != 0).count();
+            assert_eq!(held, made.len());
+        };
+        // Past crowded, so that probes are long and some wrap round the end: grown once, and
+        // by many doublings at once to a size that is no power of two; then, in another
+        // store, doubling by doubling.
+        more(&mut store, &mut made, 62_000);
+        check(&store, &made);
+        store.grow();
+        check(&store, &made);
+        more(&mut store, &mut made, 124_000);
+        store.reserve(1_000_000);
+        assert_eq!(store.entries, store.most_entries);
+        check(&store, &made);
+        let mut store = Store::new(64 << 20, 3).unwrap();
+        made.clear();
+        while store.entries < store.most_entries {
+            let to = (store.crowded_past() as u32).saturating_sub(10);
+            more(&mut store, &mut made, to);
+            store.grow();
+            check(&store, &made);
+        }
     }
 
     #[test]

@@ -88,9 +88,7 @@ impl<L: Leaf> Tree<L> {
         leaves: HashMap<(i64, i64), [u32; 4]>,
     ) -> Result<Tree<L>, Full> {
         // Every node a tree of n leaves has, and the empty ones of each level.
-        store
-            .reserve(2 * leaves.len() as u64 + 2 * MAX_LEVEL as u64)
-            .map_err(|_| Full)?;
+        store.reserve(2 * leaves.len() as u64 + 2 * MAX_LEVEL as u64);
         let mut nodes: HashMap<(i64, i64), Id> = HashMap::with_capacity(leaves.len());
         for (at, key) in leaves {
             if key != [0; 4] {

@@ -264,10 +264,10 @@ proptest! {
 
 #[test]
 fn a_small_memory_cap_collects_garbage_and_stays_exact() {
-    let bits = multiples(40, 0xd1b54a32d192ed03);
-    let pattern = random_pattern(120, 120, 2, &bits);
+    let bits = multiples(64, 0xd1b54a32d192ed03);
+    let pattern = random_pattern(160, 160, 2, &bits);
     let stop = AtomicBool::new(false);
-    // The least cap (4 MiB, about 75,000 nodes at most): far fewer than a thousand
+    // The least cap (4 MiB, about 97,000 nodes at most): far fewer than a thousand
     // generations of this soup make.
     let mut plane = plane_of(&pattern, Rule::LIFE, 4 << 20, 2);
     plane.step(&BigUint::from(1000u32), &stop).unwrap();
