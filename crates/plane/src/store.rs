@@ -39,14 +39,14 @@
 //! as the arena's is: past `GROW_AT` full (`LARGE_GROW_AT` once large) it says it is crowded
 //! ([`Store::is_crowded`]); a step then stops, [`Store::grow`] doubles it in place (entries
 //! moved by their tags alone, no node read; only the new half's pages are fresh), and the
-//! step goes on from what it memoised. Past [`COLLECT_AT`] of the arena in nodes, the store asks for
-//! garbage to be collected ([`Store::wants_collection`]): the stepping threads stop at their
-//! next safe point and one of them [`Store::sweep`]s, keeping every node reachable from the
-//! ids they hold: the others' slots are freed and the index is made anew. Threads take slots
-//! in runs of `RUN` from a cursor that walks the arena, and after a sweep walks it again from
-//! the start, taking the freed slots of each run; where it reaches the end, the store is full
-//! ([`Store::is_full`]) and the step stops; between steps [`Store::collect`] does the same as a
-//! sweep.
+//! step goes on from what it memoised. Past [`COLLECT_AT`] of the arena in nodes, the store
+//! asks for garbage to be collected ([`Store::wants_collection`]): the stepping threads stop
+//! at their next safe point and one of them [`Store::sweep`]s, keeping every node reachable
+//! from the ids they hold: the others' slots are freed and the index is made anew. Threads
+//! take slots in runs of `RUN` from a cursor that walks the arena, and after a sweep walks it
+//! again from the start, taking the freed slots of each run; where it reaches the end, the
+//! store is full ([`Store::is_full`]) and the step stops; between steps [`Store::collect`]
+//! does the same as a sweep.
 //!
 //! # Concurrency
 //!
@@ -182,9 +182,9 @@ pub struct Store {
     arena: Box<[AtomicU32]>,
     /// Slots of the arena.
     capacity: u64,
-    /// Room for the largest index, reserved at once as the arena is; the index is its first
-    /// `entries`.
+    /// Room for the largest index, reserved at once as the arena is.
     index: Box<[AtomicU64]>,
+    /// Entries of the index in use: the first of `index`.
     entries: usize,
     /// The most entries the memory cap allows.
     most_entries: usize,
