@@ -18,14 +18,8 @@ use crate::interrupt::{self, Interrupted};
 /// Runs with fewer cell updates than this get no progress bar.
 const PROGRESS_MIN_UPDATES: f64 = 2e10;
 
-/// Cell updates of the first chunk of generations, between two looks for a signal.
+/// The fewest cell updates of the first chunk of generations, between two looks for a signal.
 const CHUNK_UPDATES: u64 = 1 << 30;
-
-/// Cell updates of the first chunk on GPUs, which run them a hundred times faster than a CPU
-/// and idle at the start and end of every chunk: 2^30 made 1024³ × 1024 on two GPUs begin
-/// with a chunk of one generation (0.3 ms for 60 µs of work) and run in 4 chunks; 2^36
-/// (64 generations there, a few milliseconds) runs it in 2.
-const GPU_CHUNK_UPDATES: u64 = 1 << 36;
 
 /// The time the later chunks aim at: a signal is answered within about this long.
 const CHUNK_SECONDS: f64 = 0.25;
@@ -34,7 +28,8 @@ const CHUNK_SECONDS: f64 = 0.25;
 /// chunk sized from the last one's rate stays near CHUNK_SECONDS anyway; the cap guards against
 /// rates measured on chunks too short to time well. Every chunk ends waiting for the engine, and
 /// on GPUs each start leaves them idle until the host has queued work again: growing 16-fold
-/// rather than 4-fold, 1024³ × 1024 on two GPUs runs in 4 chunks rather than 6.
+/// rather than 4-fold, 1024³ × 1024 on two GPUs ran in 4 chunks rather than 6 (from a first
+/// chunk of one generation).
 const CHUNK_GROWTH: u64 = 16;
 
 /// The machine-readable report (`--json`).
@@ -315,14 +310,16 @@ fn run_in<W: Dimension>(args: &RunArgs, setup: &Setup) -> Result<()> {
         frames.take(&sim, done)?;
     }
     // Steps in chunks of about CHUNK_SECONDS, so that a signal is answered promptly: the first
-    // of about 2³⁰ cell updates on a CPU (one chunk for the seminar's case), 2³⁶ on GPUs, then
-    // as many as the rate measured so far allows.
-    let first = if sim.engine().on_gpu() {
-        GPU_CHUNK_UPDATES
-    } else {
-        CHUNK_UPDATES
-    };
-    let mut chunk = (first / sim.cells().max(1)).max(1);
+    // as long as the cost model that `auto` chooses by says, and at least 2³⁰ cell updates (one
+    // chunk for the seminar's case); then as many as the rate measured so far allows. Every
+    // chunk ends waiting for the engine, and on GPUs each start leaves them idle until the host
+    // has queued work again: 1024³ × 1024 on two GPUs took 0.3 ms longer in two chunks (a first
+    // of 2^36 updates) than in one.
+    let fewest = (CHUNK_UPDATES / sim.cells().max(1)).max(1);
+    let modelled = sim
+        .generation_seconds()
+        .map_or(0, |s| (CHUNK_SECONDS / s) as u64);
+    let mut chunk = fewest.max(modelled);
     interrupt::looping();
     while done < gens && interrupt::received().is_none() {
         let mut n = (gens - done).min(chunk);

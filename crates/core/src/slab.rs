@@ -235,13 +235,18 @@ pub trait PeerCopy: Send + Sync {
     /// nor read or write a `to` range.
     unsafe fn copy(&self, pairs: &[(DeviceRows, DeviceRows)]) -> Result<()>;
 
-    /// Makes the work queued from now on on `queue` wait for the copies of [`PeerCopy::copy`]
-    /// that send from it or receive into it.
-    fn join(&self, queue: u64) -> Result<()>;
+    /// Makes the work queued from now on on `waiter` wait for the copies of [`PeerCopy::copy`]
+    /// that send from `queue` or receive into it. `waiter` is `queue` or another queue of the
+    /// same device that `queue`'s work then waits for before it touches the copied ranges.
+    fn join(&self, queue: u64, waiter: u64) -> Result<()>;
 
-    /// The time the copies queued since the last call took on the GPUs, in seconds (the
-    /// largest total of any receiving GPU), once their queues have run them; forgets them.
+    /// The time that the copies queued since the last call that have run by now took on the
+    /// GPUs, in seconds (the largest total of any receiving GPU); forgets those, and keeps the
+    /// others for a later call. Never waits; refused while a queue owes a join.
     fn take_seconds(&self) -> Result<f64>;
+
+    /// What [`PeerCopy::take_seconds`] would give now, forgetting nothing.
+    fn pending_seconds(&self) -> Result<f64>;
 
     /// How the copies travel, for reports.
     fn describe(&self) -> String;
@@ -367,8 +372,9 @@ impl<W: World> Slab<W> {
         };
         let layer = self.halo_rows / self.depth;
         let halos = (self.above_rows / layer, self.below_rows / layer);
-        self.engine
-            .queue_round(generations, halos, &mut || peer.join(queue))
+        self.engine.queue_round(generations, halos, &mut |waiter| {
+            peer.join(queue, waiter.unwrap_or(queue))
+        })
     }
 
     fn read(&self, first: usize, rows: usize) -> Result<Vec<u64>> {
@@ -487,6 +493,8 @@ pub struct Decomposed<W: World = Grid> {
     slabs: Option<Slabs>,
     /// Whether the halos are out of date (generations ran since the last exchange).
     stale: bool,
+    /// Whether GPU work may still be queued ([`Engine::wait`] has it to wait for).
+    queued: bool,
     exchange_seconds: f64,
 }
 
@@ -505,6 +513,7 @@ impl<W: World> Decomposed<W> {
             peer: None,
             slabs: None,
             stale: false,
+            queued: false,
             exchange_seconds: 0.0,
         })
     }
@@ -619,6 +628,11 @@ impl<W: World> Engine<W> for Decomposed<W> {
     }
 
     fn load(&mut self, world: &W, rule: Rule) -> Result<()> {
+        self.wait()?;
+        if let Some(peer) = &self.peer {
+            // The last run's copies, whose times are not this run's.
+            peer.take_seconds()?;
+        }
         self.slabs = None;
         let slabs = Slabs::of(world, self.parts.len(), self.depth)?.on(rule.topology());
         each(&mut self.parts, |p, part| {
@@ -647,18 +661,18 @@ impl<W: World> Engine<W> for Decomposed<W> {
             }
             self.stale = true;
         }
-        if on_gpus && self.peer.is_some() {
-            // The peer copies' times are read once the GPUs are done.
+        if let (true, Some(peer)) = (on_gpus, self.peer.as_deref()) {
+            // The times of the copies that have run (the earlier steps'), read while the GPUs
+            // work; the rest at a later step or in `timings`.
+            self.exchange_seconds += peer.take_seconds()?;
+            self.queued = true;
             self.wait()?;
-            if let Some(peer) = &self.peer {
-                self.exchange_seconds += peer.take_seconds()?;
-            }
         }
         Ok(())
     }
 
     fn wait(&mut self) -> Result<()> {
-        if self.on_gpus() {
+        if std::mem::take(&mut self.queued) {
             each(&mut self.parts, |_, part| part.engine.wait())?;
         }
         Ok(())
@@ -695,7 +709,10 @@ impl<W: World> Engine<W> for Decomposed<W> {
     }
 
     fn timings(&self) -> Vec<(&'static str, f64)> {
-        let mut timings = vec![(EXCHANGE_TIMING, self.exchange_seconds)];
+        // Copies whose times were not read yet (NaN where they cannot be).
+        let pending = (self.peer.as_ref()).map_or(Ok(0.0), |peer| peer.pending_seconds());
+        let exchange = self.exchange_seconds + pending.unwrap_or(f64::NAN);
+        let mut timings = vec![(EXCHANGE_TIMING, exchange)];
         // The parts' own timings, the slowest part's for each (they run side by side).
         for part in &self.parts {
             for (what, seconds) in part.engine.timings() {
@@ -956,12 +973,15 @@ mod test {
             }
             Ok(())
         }
-        fn join(&self, queue: u64) -> Result<()> {
-            assert_eq!(queue, 0, "the queue HostRows gives");
+        fn join(&self, queue: u64, waiter: u64) -> Result<()> {
+            assert_eq!((queue, waiter), (0, 0), "the queue HostRows gives");
             (self.joins).fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             Ok(())
         }
         fn take_seconds(&self) -> Result<f64> {
+            Ok(0.0)
+        }
+        fn pending_seconds(&self) -> Result<f64> {
             Ok(0.0)
         }
         fn describe(&self) -> String {

@@ -12,9 +12,10 @@
 
 use std::sync::Arc;
 
+use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{
-    CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig,
-    PushKernelArg,
+    result, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DevicePtrMut,
+    LaunchConfig, PushKernelArg,
 };
 use gol_core::picture::{Axis, Look};
 use gol_core::{Cube, EngineId, Grid, Rule};
@@ -105,6 +106,33 @@ pub struct CubeBits {
     depth: Option<usize>,
     /// Whether launches may start before the previous one ends ([`launch::starts_early`]).
     early: bool,
+    /// The queue of slab rounds' ring launches, made at the first round.
+    beside: Option<Beside>,
+}
+
+/// A second queue of the GPU, of the highest priority, on which a slab round's ring launch
+/// runs beside the launch of the planes that read no halo ([`CubeBits::round`]), and the two
+/// events that order it against the engine's own queue.
+struct Beside {
+    queue: Arc<CudaStream>,
+    /// Recorded on the engine's queue before the round.
+    before: CudaEvent,
+    /// Recorded on this queue after the ring.
+    done: CudaEvent,
+}
+
+impl Beside {
+    fn new(stream: &Arc<CudaStream>) -> Result<Beside> {
+        let ctx = stream.context();
+        ctx.bind_to_thread()?;
+        let (_, highest) = result::stream::get_priority_range()?;
+        let event = || ctx.new_event(Some(CUevent_flags::CU_EVENT_DISABLE_TIMING));
+        Ok(Beside {
+            queue: ctx.new_stream_with_priority(highest)?,
+            before: event()?,
+            done: event()?,
+        })
+    }
 }
 
 /// What CubeBits launches, all from one module: the rule's own, or the generic kernel's.
@@ -359,18 +387,19 @@ impl CubeBits {
         }
     }
 
-    /// See [`Backend::queue_round`]. The round's first launch comes in two: first the planes
-    /// that read no halo, while the halos travel; then, after `refreshed`, the ring of planes
-    /// round the slab's wrap that does. Each later launch makes only the planes that can still
-    /// be exact (one fewer at each end per generation), as halos of d planes leave 2d of every
-    /// launch's planes to be thrown away.
+    /// See [`Backend::queue_round`]. The round's first launch comes in two: the planes that
+    /// read no halo, at once; and the ring of planes round the slab's wrap that does, on the
+    /// queue [`Beside`] once the halos are in (`refreshed`), so that it runs while the first
+    /// part does and fills the GPU as that part's last blocks end. Each later launch makes
+    /// only the planes that can still be exact (one fewer at each end per generation), as halos
+    /// of d planes leave 2d of every launch's planes to be thrown away.
     fn round(
         &mut self,
         stream: &Arc<CudaStream>,
         block: (u32, u32),
         generations: u64,
         (before, after): (usize, usize),
-        refreshed: &mut dyn FnMut() -> gol_core::Result<()>,
+        refreshed: &mut dyn FnMut(Option<u64>) -> gol_core::Result<()>,
     ) -> Result<u64> {
         self.own_kernels_when_ready(stream)?;
         let planes = self.planes;
@@ -381,17 +410,29 @@ impl CubeBits {
             .filter(|&n| n > 0)
         {
             Some(inner) => {
+                let beside = match self.beside.take() {
+                    Some(beside) => beside,
+                    None => Beside::new(stream)?,
+                };
+                // The ring reads what the rounds so far made and writes planes they read.
+                beside.before.record(stream)?;
+                beside.queue.wait(&beside.before)?;
                 let inside = Run::new(before + g, inner);
                 self.launch_run(stream, block, gens, inside)?;
-                refreshed()?;
+                refreshed(Some(beside.queue.cu_stream() as u64))?;
                 let ring = Run {
                     ring: true,
                     ..Run::new(planes - after - g, planes - inner)
                 };
-                self.launch_run(stream, block, gens, ring)?;
+                self.launch_run(&beside.queue, block, gens, ring)?;
+                // The rest of the round reads the ring; and the copies, joined by the ring's
+                // queue, must be done before this queue changes the rows they send.
+                beside.done.record(&beside.queue)?;
+                stream.wait(&beside.done)?;
+                self.beside = Some(beside);
             }
             None => {
-                refreshed()?;
+                refreshed(None)?;
                 self.launch_run(stream, block, gens, Run::whole(planes))?;
             }
         }
@@ -454,6 +495,7 @@ impl Backend for CubeBits {
             sms: gpu.info.multiprocessors as u32,
             depth: depth_from_env()?,
             early: launch::starts_early(gpu)?,
+            beside: None,
         };
         cells.choose_pairs();
         Ok(cells)
@@ -494,7 +536,7 @@ impl Backend for CubeBits {
         block: (u32, u32),
         generations: u64,
         halos: (usize, usize),
-        refreshed: &mut dyn FnMut() -> gol_core::Result<()>,
+        refreshed: &mut dyn FnMut(Option<u64>) -> gol_core::Result<()>,
     ) -> Option<Result<u64>> {
         // Only between halos at both ends; a round no deeper than they are.
         let deep_enough = generations <= halos.0.min(halos.1) as u64;

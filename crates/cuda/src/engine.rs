@@ -98,7 +98,7 @@ pub trait Backend: Sized {
         block: (u32, u32),
         generations: u64,
         halos: (usize, usize),
-        refreshed: &mut dyn FnMut() -> gol_core::Result<()>,
+        refreshed: &mut dyn FnMut(Option<u64>) -> gol_core::Result<()>,
     ) -> Option<Result<u64>> {
         let _ = (stream, block, generations, halos, refreshed);
         None
@@ -271,7 +271,7 @@ impl<B: Backend> GpuEngine<B> {
         &mut self,
         generations: u64,
         halos: (usize, usize),
-        refreshed: &mut dyn FnMut() -> gol_core::Result<()>,
+        refreshed: &mut dyn FnMut(Option<u64>) -> gol_core::Result<()>,
     ) -> Result<()> {
         self.mark_queued()?;
         let (stream, block) = (self.stream.clone(), self.block);
@@ -282,7 +282,7 @@ impl<B: Backend> GpuEngine<B> {
         match backend.queue_round(&stream, block, generations, halos, refreshed) {
             Some(swaps) => self.parity ^= (swaps? % 2) as usize,
             None => {
-                refreshed()?;
+                refreshed(None)?;
                 self.enqueue(generations)?;
             }
         }
@@ -391,7 +391,7 @@ impl<B: Backend + Send> Engine<B::World> for GpuEngine<B> {
         &mut self,
         generations: u64,
         halos: (usize, usize),
-        refreshed: &mut dyn FnMut() -> gol_core::Result<()>,
+        refreshed: &mut dyn FnMut(Option<u64>) -> gol_core::Result<()>,
     ) -> gol_core::Result<()> {
         Ok(self.queue_round_timed(generations, halos, refreshed)?)
     }

@@ -32,7 +32,8 @@ pub struct Peers {
     gpus: Vec<Arc<Gpu>>,
     /// Whether every pair of GPUs has peer access (else some copies are staged by the driver).
     direct: bool,
-    /// Events around each queued copy, by receiving GPU, until [`PeerCopy::take_seconds`].
+    /// Events around each queued copy, by receiving GPU, until [`PeerCopy::take_seconds`]
+    /// finds that it has run.
     timed: Mutex<Vec<(usize, CudaEvent, CudaEvent)>>,
     /// The waits for copies that engine streams still owe ([`PeerCopy::join`]): the stream, its
     /// GPU, and the copy's index in `timed`.
@@ -174,52 +175,64 @@ impl Peers {
         Ok(())
     }
 
-    /// See [`PeerCopy::join`]: `queue` waits for each copy it owes a wait, so that it can
-    /// neither overwrite rows before they are sent nor read a halo before it is written.
-    fn join_queue(&self, queue: u64) -> Result<()> {
+    /// See [`PeerCopy::join`]: `waiter` waits for each copy `queue` owes a wait, so that
+    /// `queue` can neither overwrite rows before they are sent nor read a halo before it is
+    /// written.
+    fn join_queue(&self, queue: u64, waiter: u64) -> Result<()> {
         let timed = self.timed.lock().expect("no panic while held");
         let mut owed = self.owed.lock().expect("no panic while held");
         for &(_, device, copy) in owed.iter().filter(|(q, _, _)| *q == queue) {
             self.gpus[device].ctx.bind_to_thread()?;
-            // SAFETY: `queue` is a live stream of GPU `device` (the contract of
-            // `PeerCopy::copy`), which may wait for an event of any context; the event lives in
-            // `timed` until `take_seconds`, which comes after the queues have run.
+            // SAFETY: `waiter` is a live stream of GPU `device` (the contract of
+            // `PeerCopy::join`), which may wait for an event of any context; the event lives in
+            // `timed` until `take_seconds` finds that its copy has run.
             unsafe {
-                result::stream::wait_event(queue as sys::CUstream, timed[copy].2.cu_event(), WAIT)
+                result::stream::wait_event(waiter as sys::CUstream, timed[copy].2.cu_event(), WAIT)
             }?;
         }
         owed.retain(|(q, _, _)| *q != queue);
         Ok(())
     }
 
-    /// See [`PeerCopy::take_seconds`].
-    fn settle(&self) -> Result<f64> {
+    /// See [`PeerCopy::take_seconds`] (`forget`) and [`PeerCopy::pending_seconds`].
+    fn settle(&self, forget: bool) -> Result<f64> {
         let owed = self.owed.lock().expect("no panic while held");
-        if !owed.is_empty() {
+        if forget && !owed.is_empty() {
             return Err(CudaError::Refused(format!(
                 "{} waits for halo copies were never queued",
                 owed.len()
             )));
         }
-        let mut timed = std::mem::take(&mut *self.timed.lock().expect("no panic while held"));
-        timed.sort_by_key(|(device, _, _)| *device);
+        let mut timed = self.timed.lock().expect("no panic while held");
         let mut per_gpu = vec![0.0f64; self.gpus.len()];
+        let mut ran = vec![false; timed.len()];
         let mut bound = None;
-        for (device, start, done) in &timed {
+        for ((device, start, done), ran) in timed.iter().zip(&mut ran) {
             if bound != Some(*device) {
                 self.gpus[*device].ctx.bind_to_thread()?;
                 bound = Some(*device);
             }
             // SAFETY: both are live events of this GPU's context (now bound), recorded around
             // a copy; where the copy has not run yet the driver says so and changes nothing.
-            let ms = match unsafe { result::event::elapsed(start.cu_event(), done.cu_event()) } {
-                Err(DriverError(CUresult::CUDA_ERROR_NOT_READY)) => start.elapsed_ms(done)?,
-                ms => ms?,
-            };
-            per_gpu[*device] += ms as f64 / 1e3;
+            match unsafe { result::event::elapsed(start.cu_event(), done.cu_event()) } {
+                Err(DriverError(CUresult::CUDA_ERROR_NOT_READY)) => {}
+                ms => {
+                    per_gpu[*device] += ms? as f64 / 1e3;
+                    *ran = true;
+                }
+            }
         }
-        for (device, start, done) in timed {
-            self.keep(device, [start, done]);
+        if forget {
+            // No wait is owed (checked above), so no index into `timed` is held.
+            let mut ran = ran.into_iter();
+            let (done, left) = std::mem::take(&mut *timed)
+                .into_iter()
+                .partition(|_| ran.next().expect("one a copy"));
+            *timed = left;
+            let done: Vec<(usize, CudaEvent, CudaEvent)> = done;
+            for (device, start, done) in done {
+                self.keep(device, [start, done]);
+            }
         }
         Ok(per_gpu.into_iter().fold(0.0, f64::max))
     }
@@ -251,12 +264,16 @@ impl PeerCopy for Peers {
         Ok(unsafe { self.queue_all(pairs) }?)
     }
 
-    fn join(&self, queue: u64) -> gol_core::Result<()> {
-        Ok(self.join_queue(queue)?)
+    fn join(&self, queue: u64, waiter: u64) -> gol_core::Result<()> {
+        Ok(self.join_queue(queue, waiter)?)
     }
 
     fn take_seconds(&self) -> gol_core::Result<f64> {
-        Ok(self.settle()?)
+        Ok(self.settle(true)?)
+    }
+
+    fn pending_seconds(&self) -> gol_core::Result<f64> {
+        Ok(self.settle(false)?)
     }
 
     fn describe(&self) -> String {

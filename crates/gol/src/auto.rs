@@ -220,6 +220,29 @@ pub fn estimate(id: EngineId, work: &Workload, machine: &Machine) -> Option<f64>
     })
 }
 
+/// The estimated time of one generation of `work` on `id` here once the run has started: the
+/// whole run's [`estimate`] less a run of no generations, over its generations.
+pub fn generation_seconds(id: EngineId, work: &Workload, machine: &Machine) -> Option<f64> {
+    let gens = work.generations.max(1);
+    let whole = estimate(
+        id,
+        &Workload {
+            generations: gens,
+            ..*work
+        },
+        machine,
+    )?;
+    let none = estimate(
+        id,
+        &Workload {
+            generations: 0,
+            ..*work
+        },
+        machine,
+    )?;
+    Some((whole - none) / gens as f64)
+}
+
 /// Whether `id` can take `work` here: no GPU engine without a GPU, no engine without row
 /// access for slabs, no GPU options on a CPU engine.
 fn can_take(id: EngineId, work: &Workload, machine: &Machine) -> bool {

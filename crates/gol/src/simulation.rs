@@ -53,6 +53,8 @@ pub struct Timings {
 pub struct Simulation<W: Dimension = Grid> {
     engine: Box<dyn Engine<W>>,
     resolved: Resolved,
+    /// The cost model's time of one generation on the engine ([`auto::generation_seconds`]).
+    generation_seconds: Option<f64>,
     rule: Rule,
     source: Source,
     stamp: u64,
@@ -170,11 +172,11 @@ impl<W: Dimension> Simulation<W> {
         // `auto` that chose a GPU which then could not take the run (too little GPU memory,
         // no NVRTC, a driver that fails to start) falls back to the best CPU engine, and says
         // so in the reason; a GPU engine asked for by name, or a split over GPUs, fails.
-        let (engine, resolved) = match loaded {
+        let cpu = Machine { gpus: 0, ..machine };
+        let (engine, resolved, machine) = match loaded {
             Err(Error::Core(gol_core::Error::Device(cause)))
                 if setup.engine == EngineChoice::Auto && gpus.is_none() && machine.gpus > 0 =>
             {
-                let cpu = Machine { gpus: 0, ..machine };
                 let chosen = auto::resolve(
                     EngineChoice::Auto,
                     &running(problem.rule)?,
@@ -193,13 +195,20 @@ impl<W: Dimension> Simulation<W> {
                         id: chosen.id,
                         reason,
                     },
+                    cpu,
                 )
             }
-            loaded => loaded?,
+            loaded => {
+                let (engine, resolved) = loaded?;
+                (engine, resolved, machine)
+            }
         };
+        let work = work(problem.world.cells(), problem.rule);
+        let generation_seconds = auto::generation_seconds(resolved.id, &work, &machine);
         Ok(Simulation {
             engine,
             resolved,
+            generation_seconds,
             rule: problem.rule,
             stamp: problem.stamp,
             resumed_at: problem.done,
@@ -334,6 +343,12 @@ impl<W: Dimension> Simulation<W> {
     /// The engine running the simulation.
     pub fn engine(&self) -> EngineId {
         self.engine.id()
+    }
+
+    /// The time one generation is estimated to take on the engine once the run has started
+    /// (the cost model `auto` chooses by); `None` for engines it has no model of.
+    pub fn generation_seconds(&self) -> Option<f64> {
+        self.generation_seconds
     }
 
     /// How the engine was chosen.
