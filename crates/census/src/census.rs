@@ -16,7 +16,7 @@ use rayon::prelude::*;
 
 use crate::objects::{clusters, Classifier, Named};
 use crate::soup::{self, Rows};
-use crate::universe::{bounds, Shot, Universe};
+use crate::universe::{bounds, Envelope, Shot, Universe};
 
 /// Cells a ship must lie past the rest of the pattern, towards where it moves, to be taken as
 /// escaping.
@@ -543,15 +543,13 @@ pub(crate) fn count_ash(
     classifier: &mut Classifier,
     tally: &mut Tally,
 ) {
-    let mut envelope = Universe::of(live);
-    let mut history = live.to_vec();
+    let mut u = Universe::of(live);
+    let mut envelope = Envelope::of(&u);
     for _ in 0..generations {
-        envelope.step();
-        history.extend(envelope.cells());
+        u.step();
+        envelope.add(&u);
     }
-    history.sort_unstable();
-    history.dedup();
-    for cluster in clusters(live, &history) {
+    for cluster in clusters(live, &envelope.cells()) {
         for code in classifier.classify(&cluster).codes {
             tally.add(&code, 1);
         }

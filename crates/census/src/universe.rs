@@ -10,7 +10,10 @@
 //! one, so a generation is computed exactly as on the unbounded plane; [`Universe::step`]
 //! grows the window (by whole columns and rows) when the pattern comes nearer. Three generations are kept: now, the one
 //! before, and the one before that (where the next is written), so that a pattern back where it
-//! was two generations ago (still lifes and blinkers) is seen at once.
+//! was two generations ago (still lifes and blinkers) is seen at once, column by column too: a
+//! column that repeats with its neighbours is not computed (copied, or left as it is where it
+//! has not changed at all), so a switch engine's trail of ash sleeps while the engine moves on.
+//! [`Envelope`] ORs generations together in the same layout.
 
 use gol_core::cpu::{Isa, Simd, Vector, VectorKernel};
 
@@ -68,6 +71,25 @@ impl Region {
     }
 }
 
+/// How a column of the window repeats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Still {
+    /// Not known to.
+    No,
+    /// It is now what it was two generations ago: its next generation is the one before,
+    /// copied where its neighbours repeat too.
+    Two,
+    /// It is the same in all three generations kept (whose live bits, ORed, are these): its
+    /// next generation is already in place where its neighbours repeat too.
+    One(u64),
+}
+
+impl Still {
+    fn repeats(self) -> bool {
+        self != Still::No
+    }
+}
+
 /// A pattern of B3/S23 on the plane.
 #[derive(Clone, Debug)]
 pub struct Universe {
@@ -93,6 +115,10 @@ pub struct Universe {
     bbox: Option<Option<Box4>>,
     /// Scratch for [`Universe::step`]: the OR of the words of each column computed.
     live_columns: Vec<u64>,
+    /// By column, how it repeats (as the last step found it). A column that repeats, and
+    /// whose neighbours do, is not computed: a switch engine's trail of still lifes sleeps
+    /// while the engine moves on.
+    still: Vec<Still>,
     /// The instruction set steps are compiled for.
     simd: Simd,
     /// Generations stepped.
@@ -274,6 +300,7 @@ impl Universe {
             edited: 0,
             repeats: false,
             live_columns: Vec::new(),
+            still: vec![Still::One(0); columns],
             bbox: Some(None),
             simd: Simd::new(Isa::detect()),
             generation: 0,
@@ -388,6 +415,9 @@ impl Universe {
                 region.rows = (region.rows.0 + rows_up, region.rows.1 + rows_up);
             }
         }
+        // New columns are dead in all three generations.
+        (self.still).splice(0..0, std::iter::repeat_n(Still::One(0), columns_left));
+        self.still.resize(columns, Still::One(0));
         self.x0 -= 64 * columns_left as i64;
         self.y0 -= rows_up as i64;
         self.columns = columns;
@@ -417,7 +447,46 @@ impl Universe {
         let mut changed = 0u64;
         let live_columns = &mut self.live_columns;
         live_columns.clear();
+        // Where a column and its neighbours are what they were two generations ago, its next
+        // generation is the one before: unless a cell was set by hand since then. `still` is
+        // overwritten column by column, the west neighbour's old state carried. A column
+        // computed alike repeats only where the generation before holds no live cell outside
+        // the rows computed.
+        let chained = self.edited == 0 && self.generation >= 2;
+        let before = self.regions[1];
+        let held = computed.holds(&before);
+        let in_before =
+            |c: usize| !before.is_none() && (before.columns.0..=before.columns.1).contains(&c);
+        let still = &mut self.still;
+        let mut west = computed.columns.0 == 0 || still[computed.columns.0 - 1].repeats();
         for c in computed.columns.0..=computed.columns.1 {
+            let here = still[c];
+            let east = still.get(c + 1).is_none_or(|s| s.repeats());
+            let asleep = chained && west && here.repeats() && east;
+            west = here.repeats();
+            if asleep {
+                let live = match here {
+                    Still::One(live) => live,
+                    _ => {
+                        let span = c * rows + computed.rows.0..=c * rows + computed.rows.1;
+                        let (from, to) = (&self.before[span.clone()], &mut self.spare[span]);
+                        let (mut live, mut differs) = (0, 0);
+                        for (to, &from) in to.iter_mut().zip(from) {
+                            differs |= *to ^ from;
+                            live |= from;
+                            *to = from;
+                        }
+                        // Two generations ago it was what it is now, and that was what it
+                        // was a generation ago: the same in all three from now on.
+                        if differs == 0 {
+                            still[c] = Still::One(live);
+                        }
+                        live
+                    }
+                };
+                live_columns.push(live);
+                continue;
+            }
             let west = if c > 0 {
                 &self.cells[(c - 1) * rows..c * rows]
             } else {
@@ -440,7 +509,22 @@ impl Universe {
                 result: &mut result,
             });
             live_columns.push(result.0);
+            still[c] = match result.1 == 0 && (held || !in_before(c)) {
+                true => Still::Two,
+                false => Still::No,
+            };
             changed |= result.1;
+        }
+        // Outside the columns computed the next generation is dead, and so is now's: the same
+        // in all three where the one before holds no live cell there either.
+        let computed_columns = computed.columns.0..=computed.columns.1;
+        for (c, still) in still.iter_mut().enumerate() {
+            if !computed_columns.contains(&c) {
+                *still = match in_before(c) {
+                    true => Still::No,
+                    false => Still::One(0),
+                };
+            }
         }
         // The live rows: the first and last rows with a live word in any column (a row or two
         // from the ends, mostly).
@@ -693,22 +777,12 @@ impl Universe {
 
     /// Every live cell, row by row.
     pub fn cells(&self) -> Vec<(i64, i64)> {
-        let mut out = Vec::new();
-        let region = self.regions[0];
-        if region.is_none() {
-            return out;
-        }
-        for r in region.rows.0..=region.rows.1 {
-            for c in region.columns.0..=region.columns.1 {
-                let mut bits = self.cells[c * self.rows + r];
-                while bits != 0 {
-                    let b = bits.trailing_zeros() as i64;
-                    out.push((self.x0 + 64 * c as i64 + b, self.y0 + r as i64));
-                    bits &= bits - 1;
-                }
-            }
-        }
-        out
+        live_cells(&self.cells, self.window(), self.regions[0])
+    }
+
+    /// Where the window lies: (x0, y0, columns, rows).
+    fn window(&self) -> Window {
+        (self.x0, self.y0, self.columns, self.rows)
     }
 
     /// The live cells now, where they lie, to be compared later with [`Universe::is`].
@@ -765,6 +839,90 @@ pub struct Shot {
     bbox: Option<Box4>,
     /// The words of the box's columns and rows, column by column.
     words: Vec<u64>,
+}
+
+/// A window: where its first column and row lie on the plane (x0, y0), its columns and rows.
+type Window = (i64, i64, usize, usize);
+
+/// The live cells of `words` (laid out as a universe's, in `window`) within `region`, row by
+/// row.
+fn live_cells(words: &[u64], (x0, y0, _, rows): Window, region: Region) -> Vec<(i64, i64)> {
+    let mut out = Vec::new();
+    if region.is_none() {
+        return out;
+    }
+    for r in region.rows.0..=region.rows.1 {
+        for c in region.columns.0..=region.columns.1 {
+            let mut bits = words[c * rows + r];
+            while bits != 0 {
+                let b = bits.trailing_zeros() as i64;
+                out.push((x0 + 64 * c as i64 + b, y0 + r as i64));
+                bits &= bits - 1;
+            }
+        }
+    }
+    out
+}
+
+/// The cells alive in any of the generations of a universe added to it, kept in the
+/// universe's layout: each generation is ORed in word by word.
+pub struct Envelope {
+    window: Window,
+    words: Vec<u64>,
+    region: Region,
+}
+
+impl Envelope {
+    /// The cells of `u` now.
+    pub fn of(u: &Universe) -> Envelope {
+        Envelope {
+            window: u.window(),
+            words: u.cells.clone(),
+            region: u.regions[0],
+        }
+    }
+
+    /// Adds the cells of `u` now: a later generation of the universe this envelope was made
+    /// of, whose window holds this one's (windows only grow, in whole columns).
+    pub fn add(&mut self, u: &Universe) {
+        let (x0, y0, columns, rows) = u.window();
+        if self.window != u.window() {
+            let (old_x0, old_y0, old_columns, old_rows) = self.window;
+            let (left, up) = (((old_x0 - x0) / 64) as usize, (old_y0 - y0) as usize);
+            let mut words = vec![0; columns * rows];
+            for c in 0..old_columns {
+                let at = (c + left) * rows + up;
+                words[at..at + old_rows]
+                    .copy_from_slice(&self.words[c * old_rows..(c + 1) * old_rows]);
+            }
+            if !self.region.is_none() {
+                let r = &mut self.region;
+                (r.columns, r.rows) = (
+                    (r.columns.0 + left, r.columns.1 + left),
+                    (r.rows.0 + up, r.rows.1 + up),
+                );
+            }
+            (self.window, self.words) = (u.window(), words);
+        }
+        let now = u.regions[0];
+        if now.is_none() {
+            return;
+        }
+        for c in now.columns.0..=now.columns.1 {
+            let span = c * rows + now.rows.0..=c * rows + now.rows.1;
+            for (to, from) in self.words[span.clone()].iter_mut().zip(&u.cells[span]) {
+                *to |= from;
+            }
+        }
+        self.region = (self.region)
+            .with(now.columns.0, now.rows.0)
+            .with(now.columns.1, now.rows.1);
+    }
+
+    /// Every cell alive in a generation added, row by row.
+    pub fn cells(&self) -> Vec<(i64, i64)> {
+        live_cells(&self.words, self.window, self.region)
+    }
 }
 
 /// The smallest rectangle of `cells`: (left, top, right, bottom), inclusive.
@@ -886,5 +1044,72 @@ mod tests {
 
     fn start_of(cells: &BTreeSet<(i64, i64)>) -> Vec<(i64, i64)> {
         cells.iter().copied().collect()
+    }
+
+    /// Soups whose columns repeat over the rows computed while two generations ago they held
+    /// live cells beyond them (dying sparks that kept a cell from being born): such a column
+    /// must not sleep. Found by the census of `k_testseed`, where they settled too early.
+    #[test]
+    fn columns_that_held_cells_beyond_the_rows_computed_stay_awake() {
+        for index in [2525, 13769, 65189] {
+            let rows = crate::soup::rows(&crate::soup::id("k_testseed", index));
+            let mut cells: BTreeSet<(i64, i64)> = crate::soup::cells(&rows).into_iter().collect();
+            let mut u = Universe::of(&start_of(&cells));
+            for generation in 0..200 {
+                let ours: BTreeSet<(i64, i64)> = u.cells().into_iter().collect();
+                assert_eq!(ours, cells, "soup {index}, generation {generation}");
+                u.step();
+                cells = naive(&cells);
+            }
+        }
+    }
+
+    /// Columns of still lifes and blinkers sleep, and wake as Life does: when a glider flies
+    /// into them, when a cell is set beside one, and when one is taken away. The envelope
+    /// holds every cell alive in any generation added.
+    #[test]
+    fn sleeping_columns_wake_as_life_does() {
+        let mut cells = BTreeSet::new();
+        // A block, and a blinker below it, every 70 cells across 13 columns.
+        for k in 0..12i64 {
+            let x = 70 * k;
+            cells.extend([(x, 0), (x + 1, 0), (x, 1), (x + 1, 1)]);
+            cells.extend([(x, 40), (x, 41), (x, 42)]);
+        }
+        // A glider flying down-right into the blinker at x = 280.
+        cells.extend([(231, -10), (232, -9), (230, -8), (231, -8), (232, -8)]);
+        let mut u = Universe::of(&start_of(&cells));
+        let mut envelope = Envelope::of(&u);
+        let mut union = cells.clone();
+        let mut most_asleep = 0;
+        for generation in 0..1500 {
+            match generation {
+                // A cell beside a block far from the glider; a blinker's end taken away.
+                700 => {
+                    u.set(772, 0, true);
+                    cells.insert((772, 0));
+                }
+                900 => {
+                    u.set(630, 40, false);
+                    cells.remove(&(630, 40));
+                }
+                _ => {}
+            }
+            let ours: BTreeSet<(i64, i64)> = u.cells().into_iter().collect();
+            assert_eq!(ours, cells, "generation {generation}");
+            let asleep = u
+                .still
+                .iter()
+                .filter(|s| matches!(s, Still::One(_)))
+                .count();
+            most_asleep = most_asleep.max(asleep);
+            u.step();
+            cells = naive(&cells);
+            envelope.add(&u);
+            union.extend(cells.iter().copied());
+        }
+        assert!(most_asleep >= 8, "at most {most_asleep} columns slept");
+        let enveloped: BTreeSet<(i64, i64)> = envelope.cells().into_iter().collect();
+        assert_eq!(enveloped, union);
     }
 }
