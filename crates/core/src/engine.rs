@@ -367,13 +367,13 @@ pub trait Engine<W: World = Grid>: Send {
     /// (at most the halo depth) of an extended slab whose halos, `halos.0` layers before the
     /// interior and `halos.1` after it, are being refreshed meanwhile by copies on other queues.
     /// Work that neither reads a halo layer nor changes the current layers (it may write
-    /// elsewhere) may be queued first; `refreshed(None)` is then called, and work queued after it
-    /// waits for the new halos. `refreshed(Some(queue))` makes another queue of the engine's
+    /// elsewhere) may be queued first; `refreshed(None)` is then called, and work queued after
+    /// it waits for the new halos. `refreshed(Some(queue))` makes another queue of the engine's
     /// device wait for them instead; the engine's own queue must then wait for that queue's
-    /// work before it reads a halo or changes the current layers. Only the layers that can still be exact need be
-    /// made: after t generations of the round, those at least t layers from an end that has a
-    /// halo; the others may be left holding anything. By default `refreshed`, then
-    /// [`Engine::queue`].
+    /// work before it reads a halo or changes the current layers. Only the layers that can
+    /// still be exact need be made: after t generations of the round, those at least t layers
+    /// from an end that has a halo; the others may be left holding anything. By default
+    /// `refreshed(None)`, then [`Engine::queue`].
     fn queue_round(
         &mut self,
         generations: u64,

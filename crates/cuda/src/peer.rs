@@ -196,6 +196,8 @@ impl Peers {
 
     /// See [`PeerCopy::take_seconds`] (`forget`) and [`PeerCopy::pending_seconds`].
     fn settle(&self, forget: bool) -> Result<f64> {
+        // Locked in the order the other methods lock them.
+        let mut timed = self.timed.lock().expect("no panic while held");
         let owed = self.owed.lock().expect("no panic while held");
         if forget && !owed.is_empty() {
             return Err(CudaError::Refused(format!(
@@ -203,7 +205,7 @@ impl Peers {
                 owed.len()
             )));
         }
-        let mut timed = self.timed.lock().expect("no panic while held");
+        drop(owed);
         let mut per_gpu = vec![0.0f64; self.gpus.len()];
         let mut ran = vec![false; timed.len()];
         let mut bound = None;
