@@ -18,14 +18,17 @@ use crate::interrupt::{self, Interrupted};
 /// Runs with fewer cell updates than this get no progress bar.
 const PROGRESS_MIN_UPDATES: f64 = 2e10;
 
-/// The fewest cell updates of the first chunk of generations, between two looks for a signal.
+/// Cell updates of the first chunk of generations on a CPU, between two looks for a signal.
 const CHUNK_UPDATES: u64 = 1 << 30;
 
-/// The fewest cell updates of the first chunk on GPUs, which run them a hundred times faster
-/// than a CPU and idle at the start and end of every chunk (where no cost model sizes it: the
-/// engines `auto` never chooses). 2^30 made 1024³ × 1024 on two GPUs begin with a chunk of one
-/// generation (0.3 ms for 60 µs of work).
-const GPU_CHUNK_UPDATES: u64 = 1 << 36;
+/// The fewest and the most cell updates of the first chunk on GPUs, which run them a hundred
+/// times faster than a CPU and idle at the start and end of every chunk; between them, as many
+/// as the cost model that `auto` chooses by says take CHUNK_SECONDS. 2^30 made 1024³ × 1024 on
+/// two GPUs begin with a chunk of one generation (0.3 ms for 60 µs of work) and run in 4
+/// chunks; 2^36 in 2; the model in one, 0.3 ms faster. The most keeps a model that is wrong
+/// for this GPU from delaying the answer to a signal long (2^40 updates take 0.1 s on an H200
+/// at 1024³, 0.6 s on the generic 3D kernel).
+const GPU_CHUNK_UPDATES: std::ops::RangeInclusive<u64> = (1 << 36)..=(1 << 40);
 
 /// The time the later chunks aim at: a signal is answered within about this long.
 const CHUNK_SECONDS: f64 = 0.25;
@@ -316,20 +319,18 @@ fn run_in<W: Dimension>(args: &RunArgs, setup: &Setup) -> Result<()> {
         frames.take(&sim, done)?;
     }
     // Steps in chunks of about CHUNK_SECONDS, so that a signal is answered promptly: the first
-    // as long as the cost model that `auto` chooses by says, and at least 2³⁰ cell updates on a
-    // CPU (one chunk for the seminar's case), 2³⁶ on GPUs; then as many as the rate measured so
-    // far allows. Every chunk ends waiting for the engine, and on GPUs each start leaves them
-    // idle until the host has queued work again: 1024³ × 1024 on two GPUs took 0.3 ms longer in
-    // two chunks (a first of 2^36 updates) than in one.
-    let least = match sim.engine().on_gpu() {
-        true => GPU_CHUNK_UPDATES,
+    // of 2³⁰ cell updates on a CPU (one chunk for the seminar's case), on GPUs as many as
+    // GPU_CHUNK_UPDATES allows; then as many as the rate measured so far allows.
+    let cells = sim.cells().max(1);
+    let first = match sim.engine().on_gpu() {
+        true => {
+            let modelled =
+                (sim.generation_seconds()).map_or(0.0, |s| CHUNK_SECONDS / s * cells as f64);
+            (modelled as u64).clamp(*GPU_CHUNK_UPDATES.start(), *GPU_CHUNK_UPDATES.end())
+        }
         false => CHUNK_UPDATES,
     };
-    let fewest = (least / sim.cells().max(1)).max(1);
-    let modelled = sim
-        .generation_seconds()
-        .map_or(0, |s| (CHUNK_SECONDS / s) as u64);
-    let mut chunk = fewest.max(modelled);
+    let mut chunk = (first / cells).max(1);
     interrupt::looping();
     while done < gens && interrupt::received().is_none() {
         let mut n = (gens - done).min(chunk);
