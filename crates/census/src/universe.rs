@@ -57,6 +57,17 @@ impl Region {
                 && other.rows.1 <= self.rows.1)
     }
 
+    /// The same words in a window grown by `left` columns before and `up` rows above.
+    fn moved(self, left: usize, up: usize) -> Region {
+        match self.is_none() {
+            true => self,
+            false => Region {
+                columns: (self.columns.0 + left, self.columns.1 + left),
+                rows: (self.rows.0 + up, self.rows.1 + up),
+            },
+        }
+    }
+
     fn with(self, column: usize, row: usize) -> Region {
         if self.is_none() {
             return Region {
@@ -395,25 +406,19 @@ impl Universe {
         );
         let (old_columns, old_rows) = (self.columns, self.rows);
         let moved = |old: &[u64]| {
-            let mut new = vec![0u64; columns * rows];
-            for c in 0..old_columns {
-                let at = (c + columns_left) * rows + rows_up;
-                new[at..at + old_rows].copy_from_slice(&old[c * old_rows..(c + 1) * old_rows]);
-            }
-            new
+            relaid(
+                old,
+                (old_columns, old_rows),
+                (columns, rows),
+                (columns_left, rows_up),
+            )
         };
         self.cells = moved(&self.cells);
         self.before = moved(&self.before);
         self.spare = moved(&self.spare);
         self.dead = vec![0; rows];
         for region in &mut self.regions {
-            if !region.is_none() {
-                region.columns = (
-                    region.columns.0 + columns_left,
-                    region.columns.1 + columns_left,
-                );
-                region.rows = (region.rows.0 + rows_up, region.rows.1 + rows_up);
-            }
+            *region = region.moved(columns_left, rows_up);
         }
         // New columns are dead in all three generations.
         (self.still).splice(0..0, std::iter::repeat_n(Still::One(0), columns_left));
@@ -844,6 +849,22 @@ pub struct Shot {
 /// A window: where its first column and row lie on the plane (x0, y0), its columns and rows.
 type Window = (i64, i64, usize, usize);
 
+/// `words` of a window of `old` (columns, rows) laid out in one of `new`, grown by `left`
+/// columns before and `up` rows above.
+fn relaid(
+    words: &[u64],
+    (old_columns, old_rows): (usize, usize),
+    (columns, rows): (usize, usize),
+    (left, up): (usize, usize),
+) -> Vec<u64> {
+    let mut new = vec![0u64; columns * rows];
+    for c in 0..old_columns {
+        let at = (c + left) * rows + up;
+        new[at..at + old_rows].copy_from_slice(&words[c * old_rows..(c + 1) * old_rows]);
+    }
+    new
+}
+
 /// The live cells of `words` (laid out as a universe's, in `window`) within `region`, row by
 /// row.
 fn live_cells(words: &[u64], (x0, y0, _, rows): Window, region: Region) -> Vec<(i64, i64)> {
@@ -889,20 +910,14 @@ impl Envelope {
         if self.window != u.window() {
             let (old_x0, old_y0, old_columns, old_rows) = self.window;
             let (left, up) = (((old_x0 - x0) / 64) as usize, (old_y0 - y0) as usize);
-            let mut words = vec![0; columns * rows];
-            for c in 0..old_columns {
-                let at = (c + left) * rows + up;
-                words[at..at + old_rows]
-                    .copy_from_slice(&self.words[c * old_rows..(c + 1) * old_rows]);
-            }
-            if !self.region.is_none() {
-                let r = &mut self.region;
-                (r.columns, r.rows) = (
-                    (r.columns.0 + left, r.columns.1 + left),
-                    (r.rows.0 + up, r.rows.1 + up),
-                );
-            }
-            (self.window, self.words) = (u.window(), words);
+            self.words = relaid(
+                &self.words,
+                (old_columns, old_rows),
+                (columns, rows),
+                (left, up),
+            );
+            self.region = self.region.moved(left, up);
+            self.window = u.window();
         }
         let now = u.regions[0];
         if now.is_none() {
