@@ -720,11 +720,18 @@ thread_local! {
 const MOST_REMEMBERED: usize = 1 << 16;
 
 /// Runs `work` with this thread's classifier.
+///
+/// The classifier is taken out of its cell for the work, not borrowed in it: a thread of
+/// rayon's pool waiting on an engine's own pool (a plane's step) runs other jobs of its pool
+/// meanwhile, and one of those may be a batch of soups that wants a classifier too. That one
+/// starts with a fresh classifier; what either learns is only remembered names, so the
+/// tallies are the same.
 pub(crate) fn with_classifier<R>(work: impl FnOnce(&mut Classifier) -> R) -> R {
-    CLASSIFIER.with_borrow_mut(|classifier| {
-        classifier.forget_if_over(MOST_REMEMBERED);
-        work(classifier)
-    })
+    let mut classifier = CLASSIFIER.take();
+    classifier.forget_if_over(MOST_REMEMBERED);
+    let result = work(&mut classifier);
+    CLASSIFIER.set(classifier);
+    result
 }
 
 /// Soups handed to a thread at a time.
@@ -755,4 +762,22 @@ pub fn tallies(root: &str, first: u64, count: u64, stop: &AtomicBool) -> Vec<Tal
         .map_while(|batch| batch)
         .flatten()
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A thread that waits on a plane's own pool runs other batches meanwhile, so a batch can
+    /// start inside another's classifier: it must get one of its own, and both must name alike.
+    #[test]
+    fn a_classifier_can_be_asked_for_inside_another() {
+        let rows = soup::rows(&soup::id("k_testseed", 3));
+        let (outer, inner) = with_classifier(|classifier| {
+            let inner = with_classifier(|inner| soup(&rows, inner));
+            (soup(&rows, classifier), inner)
+        });
+        assert_eq!(outer, inner);
+        assert!(outer.objects.values().sum::<u64>() > 0);
+    }
 }

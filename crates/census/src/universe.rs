@@ -997,8 +997,8 @@ mod tests {
             seed in any::<u64>(),
             edits in proptest::collection::vec((0usize..300, -50i64..90, -50i64..90, any::<bool>()), 0..6),
         ) {
-            let mut state = seed | 1;
-            let mut random = move || { state ^= state << 13; state ^= state >> 7; state ^= state << 17; state };
+            let mut generator = gol_core::seed::SplitMix64::new(seed);
+            let mut random = move || generator.next();
             let mut cells = BTreeSet::new();
             for y in 0..side as i64 {
                 for x in 0..side as i64 {

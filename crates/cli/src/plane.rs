@@ -33,6 +33,30 @@ impl<T: ToString> From<&T> for Exact {
     }
 }
 
+/// `done` generations in `seconds`, a second, in scientific notation with seven significant
+/// digits (`1.394776e4`) at any size.
+fn rate(done: &BigUint, seconds: f64) -> Exact {
+    if done.is_zero() {
+        return Exact("0".into());
+    }
+    // done = lead × 10^(digits − 1), lead from its first 17 digits (a double's precision).
+    let digits = done.to_string();
+    let lead = &digits[..digits.len().min(17)];
+    let lead = lead.parse::<f64>().unwrap_or(1.0) / 10f64.powi(lead.len() as i32 - 1);
+    let mut mantissa = lead / seconds.max(1e-9);
+    let mut exponent = digits.len() as i64 - 1;
+    let shift = mantissa.log10().floor();
+    mantissa /= 10f64.powf(shift);
+    exponent += shift as i64;
+    let mut text = format!("{mantissa:.6}");
+    // 9.9999996 rounds up to 10.000000.
+    if text.starts_with("10") {
+        exponent += 1;
+        text = format!("{:.6}", mantissa / 10.0);
+    }
+    Exact(format!("{text}e{exponent}"))
+}
+
 /// A bounding box in the JSON report.
 #[derive(Serialize)]
 struct Bounds {
@@ -88,7 +112,8 @@ struct Report {
     count_seconds: f64,
     output_seconds: f64,
     total_seconds: f64,
-    generations_per_second: f64,
+    /// A JSON number at any size (a double holds no more than about 1.8e308).
+    generations_per_second: Exact,
     /// Bytes of the engine's state (HashLife's nodes) at the end.
     memory_bytes: u64,
     /// The process's peak resident memory.
@@ -252,7 +277,7 @@ pub fn run(args: &RunArgs, setup: &Setup) -> Result<()> {
         count_seconds,
         output_seconds: 0.0,
         total_seconds: 0.0,
-        generations_per_second: done.to_f64().unwrap_or(f64::INFINITY) / seconds.max(1e-9),
+        generations_per_second: rate(&done, seconds),
         memory_bytes: sim.memory_bytes(),
         peak_rss_bytes: 0,
         identity: None,
@@ -323,7 +348,7 @@ fn print_report(r: &Report, args: &RunArgs, bounds: Option<&Rect>) {
     println!("Set-up time (sec.): {:.6}", r.setup_seconds);
     println!("Generation loop time (sec.): {:.6}", r.seconds);
     println!("Population count time (sec.): {:.6}", r.count_seconds);
-    println!("Generations per sec.: {:.6e}", r.generations_per_second);
+    println!("Generations per sec.: {}", r.generations_per_second.0);
     println!(
         "Memory: {} of nodes, peak resident {}",
         gol_core::memory::human_bytes(r.memory_bytes),
@@ -342,5 +367,25 @@ fn print_report(r: &Report, args: &RunArgs, bounds: Option<&Rect>) {
     println!("Total time (sec.): {:.6}", r.total_seconds);
     if let Some(identity) = &r.identity {
         print!("{identity}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_are_numbers_at_any_size() {
+        let rate = |done: BigUint, seconds| rate(&done, seconds).0;
+        assert_eq!(rate(BigUint::from(13_947u32), 1.0), "1.394700e4");
+        assert_eq!(rate(BigUint::from(0u32), 2.0), "0");
+        assert_eq!(rate(BigUint::from(1u32), 4.0), "2.500000e-1");
+        assert_eq!(rate(BigUint::from(999_999_999u32), 100.0), "1.000000e7");
+        let huge = BigUint::from(10u32).pow(1000);
+        assert_eq!(rate(huge.clone(), 0.5), "2.000000e1000");
+        assert_eq!(rate(huge * 3u32, 2.0), "1.500000e1000");
+        // 7^500 / 3 = 1.180…e422 (Python: 7**500 // 3).
+        let text = rate(BigUint::from(7u32).pow(500), 3.0);
+        assert!(text.starts_with("1.18") && text.ends_with("e422"), "{text}");
     }
 }

@@ -718,13 +718,8 @@ mod test {
             check_every_neighbourhood(text);
         }
         // Random letter sets at one or two counts on either side.
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut generator = gol_core::seed::SplitMix64::new(0x9e37_79b9_7f4a_7c15u64);
+        let mut next = move || generator.next();
         let mut by_sums = 0;
         for _ in 0..60 {
             let mut side = || {

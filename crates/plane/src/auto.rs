@@ -3,19 +3,26 @@
 //! Which of the two is faster depends on the pattern and on how far it runs: tiles for chaos
 //! (soups, methuselahs), HashLife for the regular and the engineered, and for runs so long that
 //! HashLife's memory of what it computed pays. No cheap look at a pattern tells which, so the
-//! pattern runs on one for a time slice, then on the other for as long, from where the first
-//! stopped; the one that advanced more generations a second (the move from one to the other
-//! counted against the newcomer) runs three slices, and the race is run again with slices four
-//! times as long. The loser's slices are at most a quarter of the time, and a pattern whose
-//! nature changes (a soup that settles into gliders and ash) gets the engine that suits it now.
-//! Moving between them goes through a macrocell written by one and read by the other.
+//! pattern runs on one for a time slice, then on the other for half as long (tiles, whose rate
+//! shows at once, for no longer than the first slice), from where the first stopped; the one
+//! that advanced more generations a second (the move from one to the other counted against the
+//! newcomer) runs three slices, and the race is run again with slices four times as long, the
+//! winner going first with the rate of its last slice. Tiles run their three slices one at a
+//! time, so that their rate is the pattern's as it is now (a growing pattern slows them down),
+//! and a rate that doubles or halves from one slice to the next ends them: the pattern changed
+//! its nature (a soup that settled into gliders and ash), and the race is run again at once,
+//! with slices no longer. The loser's half slice is at most a seventh of a full round, and a
+//! pattern gets the engine that suits it now. Moving between them goes through a macrocell
+//! written by one and read by the other.
 //!
-//! A run that the engine it started on would finish within about two more slices is not raced.
-//! A macrocell file runs on HashLife, not raced: it was written for it, and moving a pattern of
-//! that kind onto tiles and back costs more than a slice. Anything else starts on tiles. Tiles
+//! A run that the engine on it would finish within about two more slices, where that engine was
+//! not the slower when last measured, is not raced further. A macrocell file runs on HashLife,
+//! not raced: it was written for it, and moving a pattern of that kind onto tiles and back costs
+//! more than a slice. Anything else starts on tiles. Tiles
 //! take part only where they can: two-state rules, populations up to [`TILES_MOST`] and cells
 //! within their reach. In a slice HashLife takes steps of 1, 2, 4, … generations, so that its
-//! progress shows, each step reusing what the last memoised.
+//! progress shows, each step reusing what the last memoised, and begins none that would not
+//! end within the slice at twice the last one's time (a step cut short shows no generations).
 
 use std::io::Write;
 use std::path::Path;
@@ -126,7 +133,15 @@ impl Auto {
                     let mut taken = BigUint::zero();
                     let mut step = BigUint::one();
                     let mut how = Stepped::Done;
+                    let mut last = Duration::ZERO;
                     while &taken < left && how == Stepped::Done {
+                        // A step takes up to about twice the last: one that would not end
+                        // within the slice is not begun (halted, its work would show no
+                        // generations).
+                        if start.elapsed() + 2 * last > slice {
+                            break;
+                        }
+                        let begun = Instant::now();
                         let n = (left - &taken).min(step.clone());
                         match plane.step(&n, &halt) {
                             Ok((more, ended)) => {
@@ -138,6 +153,7 @@ impl Auto {
                                 return Err(e);
                             }
                         }
+                        last = begun.elapsed();
                         step <<= 1;
                     }
                     Ok((taken, how))
@@ -219,19 +235,25 @@ impl Plane for Auto {
                 let (more, how) = self.plane.step(&run.left, stop)?;
                 return Ok((run.taken + more, how));
             }
-            // The engine now runs its slice.
+            // The engine now runs its slice, where it has not run one yet (after the first
+            // race, the engine now is the one that won the last and has just run).
             let here = self.plane.engine();
-            if let Some(how) = self.slice(&mut run, self.slice, Instant::now(), stop)? {
-                return Ok((run.taken, how));
+            if self.rates[Self::slot(here)].is_none() {
+                if let Some(how) = self.slice(&mut run, self.slice, Instant::now(), stop)? {
+                    return Ok((run.taken, how));
+                }
             }
-            // Where the engine now would finish within about two more slices, the race would
-            // cost more than it could save.
+            // Where the engine now would finish within about two more slices, and is not the
+            // slower of the two when last measured, the race would cost more than it could
+            // save.
             let now = self.rates[Self::slot(here)].unwrap_or(0.0);
-            if run.left.to_f64().unwrap_or(f64::MAX) <= 2.0 * now * self.slice.as_secs_f64() {
+            let other = self.rates[1 - Self::slot(here)].unwrap_or(0.0);
+            let left = run.left.to_f64().unwrap_or(f64::MAX);
+            if now >= other && left <= 2.0 * now * self.slice.as_secs_f64() {
                 let (more, how) = self.plane.step(&run.left, stop)?;
                 return Ok((run.taken + more, how));
             }
-            // The other runs as long, from here, the move counted against it.
+            // The other runs half as long, from here, the move counted against it.
             let other = match here {
                 EngineId::Tiles => EngineId::Hashlife,
                 _ => EngineId::Tiles,
@@ -240,7 +262,14 @@ impl Plane for Auto {
             if !self.switch(other)? {
                 continue;
             }
-            if let Some(how) = self.slice(&mut run, self.slice, start, stop)? {
+            // Tiles show their rate at once (one generation costs about what the next does):
+            // their half slice is never longer than the first; HashLife's doubling steps need
+            // the whole half to show what they reuse.
+            let probe = match other {
+                EngineId::Tiles => (self.slice / 2).min(FIRST_SLICE),
+                _ => self.slice / 2,
+            };
+            if let Some(how) = self.slice(&mut run, probe, start, stop)? {
                 return Ok((run.taken, how));
             }
             // The faster runs on, three slices as long; then the race again, each slice four
@@ -254,10 +283,33 @@ impl Plane for Auto {
             if best != self.plane.engine() {
                 self.switch(best)?;
             }
-            if let Some(how) = self.slice(&mut run, 3 * self.slice, Instant::now(), stop)? {
-                return Ok((run.taken, how));
+            // Three slices: on tiles one at a time, so that their rate is that of the last, as
+            // the pattern is now (a growing pattern slows tiles down); on HashLife at once (a
+            // slice starts its doubling steps again from one).
+            let (slices, long) = match best {
+                EngineId::Tiles => (3, 1),
+                _ => (1, 3),
+            };
+            let mut changed = false;
+            for _ in 0..slices {
+                let before = self.rates[Self::slot(best)].unwrap_or(0.0);
+                if let Some(how) = self.slice(&mut run, long * self.slice, Instant::now(), stop)? {
+                    return Ok((run.taken, how));
+                }
+                // A rate that doubled or halved in a slice: the pattern changed its nature (a
+                // soup that settled), and the race is run again at once.
+                let now = self.rates[Self::slot(best)].unwrap_or(0.0);
+                if now > 2.0 * before || 2.0 * now < before {
+                    changed = true;
+                    break;
+                }
             }
-            self.slice *= 4;
+            // Slices grow where the pattern kept its nature through the round; where it changed,
+            // the race is run again as short (a soup still settling gives HashLife's half slice
+            // little to reuse: a longer one would only lose more).
+            if !changed {
+                self.slice *= 4;
+            }
         }
     }
 

@@ -212,6 +212,14 @@ pub fn in_bytes(rule: &Rule) -> bool {
     rule.is_multi_state() || rule.rule_table().is_some()
 }
 
+/// "1 thread", "2 threads": for the engines' details.
+fn threads(n: usize) -> String {
+    match n {
+        1 => "1 thread".into(),
+        n => format!("{n} threads"),
+    }
+}
+
 /// Refuses a memory cap below [`store::Store::LEAST`], whatever the engine: `auto` may move
 /// any pattern onto HashLife, and files are written through a tree.
 fn check_memory(options: &Options) -> Result<()> {
@@ -371,9 +379,9 @@ impl<L: Leaf> Plane for Hashed<L> {
     fn details(&self) -> String {
         let store = self.engine.tree().store();
         format!(
-            "{} threads, {} nodes in {} (memory cap {}), {} garbage collections \
+            "{}, {} nodes in {} (memory cap {}), {} garbage collections \
              ({} within a step), {} results computed ({} helping)",
-            self.engine.threads(),
+            threads(self.engine.threads()),
             store.nodes(),
             gol_core::memory::human_bytes(store.bytes_used()),
             gol_core::memory::human_bytes(store.bytes()),

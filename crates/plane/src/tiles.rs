@@ -10,29 +10,33 @@
 //!
 //! # A generation
 //!
-//! Each tile's next state is the rule's [`Circuit`] run over its rows, 64 words at a time, with
-//! the rows and edge bits of its eight neighbours (an absent neighbour is dead). A tile keeps
-//! its two last states, one for each parity of the generation, and flags of where (which edge,
-//! which corner, anywhere) its state now differs from one and from two generations back. Tiles
-//! whose neighbourhood did not change sleep, as QuickLife's do: where neither a tile nor the
-//! cells of its neighbours next to it changed in the last generation, its next state is its
-//! state now (both of its states already are); where none of them differs from two generations
-//! back (blinkers beside blocks), its next state is the one of one generation back, already in
-//! place at the coming parity. Either way nothing is done, and only the tiles whose own or
-//! whose neighbours' flags changed are looked at in the next generation. A missing tile is
-//! dead: it is made when a neighbour's cells next to it changed and some tile beside it has
-//! live cells next to it, and dropped once empty for three generations.
+//! Each tile's next state is the rule's circuit run over its rows by a [`Stencil`]
+//! (compiled to machine code where the CPU has AVX2), with the rows and edge bits of its eight
+//! neighbours (an absent neighbour is dead). A tile keeps its two last states, one for each
+//! parity of the generation, and masks of where its state now differs from one and from two
+//! generations back (`Change`: which rows, and which rows' first and last cells). Rows whose
+//! neighbourhood did not change sleep, as QuickLife's blocks do: where neither a row nor the
+//! rows beside it, in the tile and in its neighbours next to it, changed in the last
+//! generation, its next state is its state now (both of its states already are); where none
+//! of them differs from two generations back (blinkers beside blocks), its next state is the
+//! one of one generation back, already in place at the coming parity. Either way nothing is
+//! done. Only the groups of eight rows that hold a row left are computed (a glider wakes
+//! a group or two, not the tile), and only the tiles whose own or whose neighbours' masks
+//! changed are looked at in the next generation. A missing tile is dead: it is made when a
+//! neighbour's cells next to it changed and some tile beside it has live cells next to it,
+//! and dropped once empty for three generations.
 //!
 //! Two-state rules only (B/S, isotropic non-totalistic, hexagonal, von Neumann: every rule a
-//! [`Circuit`] runs); Generations rules run on HashLife. Cells must stay within ±2^62 of the
+//! circuit runs); Generations rules run on HashLife. Cells must stay within ±2^62 of the
 //! origin.
 
 use std::collections::HashMap;
 use std::io::{self, Write};
 use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
+use gol_core::cpu::Stencil;
 use gol_core::pattern::{PatternFile, Sink};
-use gol_core::rule::circuit::{Circuit, Gate, Signal, FIRST_GATE, ONE};
 use gol_core::{EngineId, Error, Grid, Result, Rule};
 use num_bigint::{BigInt, BigUint};
 use num_traits::ToPrimitive;
@@ -53,6 +57,19 @@ pub const MOST_CELLS: u64 = 50_000_000;
 
 /// A tile's cells: one word a row.
 type Cells = [u64; SIDE as usize];
+
+/// Groups of rows a generation computes at least for its tiles to be shared among the
+/// threads: below, sharing them costs more than it saves (2048² soup at 50%, 20000
+/// generations, dev-2c-z4: from eight tiles on, two threads took 1.06–1.09 s and one 0.90–0.93
+/// s).
+const PARALLEL_GROUPS: u32 = 1024;
+
+/// Rows computed together: where a tile's next state is computed, it is computed for every
+/// group of this many rows that holds a row to compute (a vector of eight words).
+const GROUP: usize = 8;
+
+/// Every group of a tile's rows.
+const ALL_GROUPS: u32 = (1 << (SIDE as usize / GROUP)) - 1;
 
 const EMPTY: Cells = [0; SIDE as usize];
 
@@ -84,9 +101,6 @@ type Edges = u16;
 /// Any cell of the tile.
 const ANYWHERE: Edges = 1 << 8;
 
-/// Every bit of [`Edges`].
-const EVERYWHERE: Edges = (1 << 9) - 1;
-
 /// The edges of `cells` that hold a set bit.
 fn edges(cells: &Cells) -> Edges {
     let all = cells.iter().fold(0, |a, w| a | w);
@@ -114,9 +128,199 @@ fn edges(cells: &Cells) -> Edges {
         .fold(ANYWHERE, |e, (k, &p)| e | (((p != 0) as Edges) << k))
 }
 
-/// Where `a` and `b` differ.
-fn differences(a: &Cells, b: &Cells) -> Edges {
-    edges(&std::array::from_fn(|i| a[i] ^ b[i]))
+/// Where two states of a tile differ, row by row: bit r of `rows` where row r differs, of
+/// `west` and `east` where its first cell (x = 0) and its last (x = 63) do.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Change {
+    rows: u64,
+    west: u64,
+    east: u64,
+}
+
+impl Change {
+    /// Every cell (a state whose past is not known).
+    const ALL: Change = Change {
+        rows: u64::MAX,
+        west: u64::MAX,
+        east: u64::MAX,
+    };
+
+    /// Where `a` and `b` differ in the rows of groups `groups` (bit k for rows `GROUP`·k on).
+    fn between(a: &Cells, b: &Cells, groups: u32) -> Change {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx512f") {
+                // SAFETY: the CPU has AVX-512F (just checked).
+                return unsafe { Change::between_avx512(a, b, groups) };
+            }
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: the CPU has AVX2 (just checked).
+                return unsafe { Change::between_avx2(a, b, groups) };
+            }
+        }
+        Change::between_words(a, b, groups)
+    }
+
+    /// [`Change::between`] a group (eight rows) at a time: `vptestmq` sets a mask bit for each
+    /// word with a bit in common with the other operand.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn between_avx512(a: &Cells, b: &Cells, groups: u32) -> Change {
+        use std::arch::x86_64::*;
+        const { assert!(GROUP == 8, "a group is one vector of eight words") };
+        let mut c = Change::default();
+        let (first, last) = (_mm512_set1_epi64(1), _mm512_set1_epi64(i64::MIN));
+        for rows in runs(groups) {
+            for top in rows.step_by(GROUP) {
+                // SAFETY: runs lie within the tile's 64 rows in whole groups of eight, so
+                // words top..top + 8 of each are inside.
+                let (x, y) = unsafe {
+                    (
+                        _mm512_loadu_si512(a.as_ptr().add(top).cast()),
+                        _mm512_loadu_si512(b.as_ptr().add(top).cast()),
+                    )
+                };
+                let d = _mm512_xor_si512(x, y);
+                c.rows |= (_mm512_test_epi64_mask(d, d) as u64) << top;
+                c.west |= (_mm512_test_epi64_mask(d, first) as u64) << top;
+                c.east |= (_mm512_test_epi64_mask(d, last) as u64) << top;
+            }
+        }
+        c
+    }
+
+    /// [`Change::between`] four rows at a time: a row's flag and its edge cells' are the
+    /// sign bits of a vector's words, gathered by `movemask`.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn between_avx2(a: &Cells, b: &Cells, groups: u32) -> Change {
+        use std::arch::x86_64::*;
+        let mut c = Change::default();
+        let signs = |v: __m256i| _mm256_movemask_pd(_mm256_castsi256_pd(v)) as u64;
+        for rows in runs(groups) {
+            for top in rows.step_by(4) {
+                // SAFETY: runs lie within the tile's 64 rows in whole groups, and a group is
+                // a multiple of four rows, so words top..top + 4 of each are inside.
+                let (x, y) = unsafe {
+                    (
+                        _mm256_loadu_si256(a.as_ptr().add(top).cast()),
+                        _mm256_loadu_si256(b.as_ptr().add(top).cast()),
+                    )
+                };
+                let d = _mm256_xor_si256(x, y);
+                let same = _mm256_cmpeq_epi64(d, _mm256_setzero_si256());
+                c.rows |= (!signs(same) & 15) << top;
+                c.west |= signs(_mm256_slli_epi64::<63>(d)) << top;
+                c.east |= signs(d) << top;
+            }
+        }
+        c
+    }
+
+    /// [`Change::between`] a word at a time.
+    fn between_words(a: &Cells, b: &Cells, groups: u32) -> Change {
+        let mut c = Change::default();
+        for rows in runs(groups) {
+            for top in rows.step_by(GROUP) {
+                // A group at a time, its shifts constant.
+                let (mut rows, mut west, mut east) = (0u64, 0u64, 0u64);
+                for j in 0..GROUP {
+                    let d = a[top + j] ^ b[top + j];
+                    rows |= ((d != 0) as u64) << j;
+                    west |= (d & 1) << j;
+                    east |= (d >> 63) << j;
+                }
+                c.rows |= rows << top;
+                c.west |= west << top;
+                c.east |= east << top;
+            }
+        }
+        c
+    }
+
+    /// The change outside the rows of groups `groups`, and `inside` in them.
+    fn with(self, groups: u32, inside: Change) -> Change {
+        let mask = rows_of(groups);
+        Change {
+            rows: self.rows & !mask | inside.rows,
+            west: self.west & !mask | inside.west,
+            east: self.east & !mask | inside.east,
+        }
+    }
+
+    fn is_none(self) -> bool {
+        self.rows == 0
+    }
+
+    /// The change as [`Edges`].
+    fn edges(self) -> Edges {
+        if self.is_none() {
+            return 0;
+        }
+        let last = SIDE as u32 - 1;
+        // In AROUND's order: the corners' cells, the edges' rows and columns.
+        let parts = [
+            self.west & 1,
+            self.rows & 1,
+            self.east & 1,
+            self.west,
+            self.east,
+            self.west >> last,
+            self.rows >> last,
+            self.east >> last,
+        ];
+        parts
+            .iter()
+            .enumerate()
+            .fold(ANYWHERE, |e, (k, &p)| e | (((p != 0) as Edges) << k))
+    }
+}
+
+/// The groups of rows whose rows `rows` hold (bit k for rows `GROUP`·k on).
+fn groups_of(rows: u64) -> u32 {
+    (0..SIDE as usize / GROUP).fold(0, |g, k| {
+        g | (((rows >> (k * GROUP)) as u8 != 0) as u32) << k
+    })
+}
+
+/// The rows of groups `groups`, as a mask of rows.
+fn rows_of(groups: u32) -> u64 {
+    runs(groups).fold(0, |m, rows| {
+        m | (u64::MAX >> (64 - rows.len())) << rows.start
+    })
+}
+
+/// The rows of groups `groups`, run by run.
+fn runs(mut groups: u32) -> impl Iterator<Item = std::ops::Range<usize>> {
+    std::iter::from_fn(move || {
+        if groups == 0 {
+            return None;
+        }
+        let first = groups.trailing_zeros() as usize;
+        let len = (groups >> first).trailing_ones() as usize;
+        groups &= !(((1 << len) - 1) << first);
+        Some(first * GROUP..(first + len) * GROUP)
+    })
+}
+
+/// A tile's next state in the groups of rows computed, and where it differs from its state
+/// now and from one back.
+#[derive(Clone)]
+struct Computed {
+    /// Boxed: where every row was computed, it becomes the tile's state as it is.
+    next: Box<Cells>,
+    changed: Change,
+    changed_two: Change,
+}
+
+impl Default for Computed {
+    fn default() -> Computed {
+        Computed {
+            next: Box::new(EMPTY),
+            changed: Change::default(),
+            changed_two: Change::default(),
+        }
+    }
 }
 
 /// One tile.
@@ -129,168 +333,13 @@ struct Tile {
     alive: bool,
     /// Whether the tile is in the list of those to look at next generation.
     queued: bool,
-    /// Where the state now differs from one generation back, and from two back ([`Edges`]).
-    changed: Edges,
-    changed_two: Edges,
+    /// Where the state now differs from one generation back, and from two back.
+    changed: Change,
+    changed_two: Change,
     /// Set by the pattern before its first generation: the state one back is not known.
     fresh: bool,
     /// The neighbours, in [`AROUND`]'s order ([`NONE`] where missing).
     around: [u32; 8],
-}
-
-/// What a tile does this generation.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Mode {
-    /// Its next state is its state now.
-    Sleep,
-    /// Its next state is its state one generation back.
-    Swap,
-    /// Computed.
-    Compute,
-}
-
-/// The rule as operations over slots of 64 words: a circuit laid out so that a slot is reused
-/// once the last gate that reads it has run.
-struct Program {
-    ops: Vec<(Gate, usize)>,
-    /// The slot of each signal that feeds a gate (cells 0..9, then the gates').
-    slot_of: Vec<usize>,
-    slots: usize,
-    output: Signal,
-}
-
-impl Program {
-    fn new(circuit: &Circuit) -> Program {
-        let last = circuit.last_uses();
-        let mut slot_of = vec![usize::MAX; last.len()];
-        // Cells in slots 0..9; constants in 9 and 10.
-        for (signal, slot) in slot_of.iter_mut().take(FIRST_GATE as usize).enumerate() {
-            *slot = signal;
-        }
-        let mut slots = FIRST_GATE as usize;
-        let mut free = Vec::new();
-        let mut ops = Vec::with_capacity(circuit.gates().len());
-        for (i, gate) in circuit.gates().iter().enumerate() {
-            // The inputs whose last reader this is free their slots after it runs.
-            let out = free.pop().unwrap_or_else(|| {
-                slots += 1;
-                slots - 1
-            });
-            ops.push((*gate, out));
-            slot_of[FIRST_GATE as usize + i] = out;
-            for input in gate.inputs() {
-                if input >= FIRST_GATE
-                    && last[input as usize] == i
-                    && !free.contains(&slot_of[input as usize])
-                {
-                    free.push(slot_of[input as usize]);
-                }
-            }
-        }
-        Program {
-            ops,
-            slot_of,
-            slots,
-            output: circuit.output(),
-        }
-    }
-
-    /// Runs the gates over `slots` (at least [`Program::slots`] of them, the constants
-    /// filled in), the cells read from `rows` (the neighbourhood's rows shifted west, not and
-    /// east, each with the rows above and below the tile: cell `3r + c` of a row is
-    /// `rows[c][r..r + 64]`). Returns the next state.
-    #[inline(always)]
-    fn run(&self, rows: &[Padded; 3], slots: &mut [Cells]) -> Cells {
-        assert!(slots.len() >= self.slots);
-        let base = slots.as_mut_ptr();
-        let at = |signal: Signal| -> &Cells {
-            let signal = signal as usize;
-            if signal < 9 {
-                let (r, c) = (signal / 3, signal % 3);
-                let row: &[u64; SIDE as usize] =
-                    rows[c][r..r + SIDE as usize].try_into().expect("64 rows");
-                row
-            } else {
-                // SAFETY: slot indices are below `self.slots` <= `slots.len()` (asserted).
-                unsafe { &*base.add(self.slot_of[signal]) }
-            }
-        };
-        for &(gate, out) in &self.ops {
-            // SAFETY: `out` is below `self.slots` <= `slots.len()` and is never a slot the gate
-            // reads (Program::new frees an input's slot only after the output slot of its
-            // last reader is chosen), so this one mutable reference aliases nothing read.
-            let o = unsafe { &mut *base.add(out) };
-            match gate {
-                Gate::And(a, b) => each(o, at(a), at(b), |a, b| a & b),
-                Gate::Or(a, b) => each(o, at(a), at(b), |a, b| a | b),
-                Gate::Xor(a, b) => each(o, at(a), at(b), |a, b| a ^ b),
-                Gate::AndNot(a, b) => each(o, at(a), at(b), |a, b| a & !b),
-                Gate::Not(a) => each(o, at(a), at(a), |a, _| !a),
-                Gate::Xor3(a, b, c) => each3(o, at(a), at(b), at(c), |a, b, c| a ^ b ^ c),
-                Gate::Majority(a, b, c) => {
-                    each3(o, at(a), at(b), at(c), |a, b, c| (a & b) | (c & (a | b)))
-                }
-                Gate::Mux(c, one, zero) => each3(o, at(c), at(one), at(zero), |c, one, zero| {
-                    (c & one) | (!c & zero)
-                }),
-            }
-        }
-        *at(self.output)
-    }
-}
-
-/// A column of a tile's rows with the row above and the row below: 66 words.
-type Padded = [u64; SIDE as usize + 2];
-
-/// `out[i] = f(a[i], b[i])` for every word.
-#[inline(always)]
-fn each(out: &mut Cells, a: &Cells, b: &Cells, f: impl Fn(u64, u64) -> u64) {
-    for ((o, &a), &b) in out.iter_mut().zip(a).zip(b) {
-        *o = f(a, b);
-    }
-}
-
-/// `out[i] = f(a[i], b[i], c[i])` for every word.
-#[inline(always)]
-fn each3(out: &mut Cells, a: &Cells, b: &Cells, c: &Cells, f: impl Fn(u64, u64, u64) -> u64) {
-    for (((o, &a), &b), &c) in out.iter_mut().zip(a).zip(b).zip(c) {
-        *o = f(a, b, c);
-    }
-}
-
-/// The vector instructions the tiles are stepped with.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Vectors {
-    Portable,
-    #[cfg(target_arch = "x86_64")]
-    Avx2,
-    #[cfg(target_arch = "x86_64")]
-    Avx512,
-}
-
-impl Vectors {
-    fn detect() -> Vectors {
-        #[cfg(target_arch = "x86_64")]
-        {
-            if std::is_x86_feature_detected!("avx512f") {
-                return Vectors::Avx512;
-            }
-            if std::is_x86_feature_detected!("avx2") {
-                return Vectors::Avx2;
-            }
-        }
-        Vectors::Portable
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            Vectors::Portable => "portable",
-            #[cfg(target_arch = "x86_64")]
-            Vectors::Avx2 => "avx2",
-            #[cfg(target_arch = "x86_64")]
-            Vectors::Avx512 => "avx512",
-        }
-    }
 }
 
 /// The plane as tiles.
@@ -301,15 +350,17 @@ pub struct Tiles {
     /// Indices of dropped tiles, to reuse.
     free: Vec<u32>,
     rule: Rule,
-    program: Program,
-    pool: rayon::ThreadPool,
-    threads: usize,
+    stencil: Stencil,
+    /// The threads where there are more than one (shared, so that a step can run on them
+    /// while it changes the tiles); one thread is the caller's own.
+    pool: Option<Arc<rayon::ThreadPool>>,
     memory: u64,
-    isa: Vectors,
     /// Which of each tile's two states is the state now: the generation's parity.
     parity: usize,
     /// The tiles to look at next generation.
     active: Vec<u32>,
+    /// Room for the tiles computed in a generation, kept for the next.
+    computed: Vec<Computed>,
     /// Tile steps computed, and tiles there were, summed over the generations.
     work: [u64; 2],
 }
@@ -398,23 +449,29 @@ impl Tiles {
     /// No tiles yet.
     fn empty(rule: Rule, threads: usize, memory: u64) -> Result<Tiles> {
         debug_assert!(!crate::in_bytes(&rule), "gol_plane::new refuses them");
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads.max(1))
-            .thread_name(|i| format!("tiles-{i}"))
-            .build()
-            .map_err(|e| Error::Engine(format!("tiles: cannot start their threads: {e}")))?;
+        let pool = match threads > 1 {
+            true => Some(Arc::new(
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .thread_name(|i| format!("tiles-{i}"))
+                    .build()
+                    .map_err(|e| {
+                        Error::Engine(format!("tiles: cannot start their threads: {e}"))
+                    })?,
+            )),
+            false => None,
+        };
         Ok(Tiles {
             tiles: Vec::new(),
             index: HashMap::new(),
             free: Vec::new(),
             rule,
-            program: Program::new(&Circuit::new(&rule)),
+            stencil: Stencil::new(&rule),
             pool,
-            threads: threads.max(1),
             memory,
-            isa: Vectors::detect(),
             parity: 0,
             active: Vec::new(),
+            computed: Vec::new(),
             work: [0; 2],
         })
     }
@@ -434,8 +491,8 @@ impl Tiles {
                 let parity = self.parity;
                 let tile = &mut self.tiles[i as usize];
                 tile.cells[parity][row] |= bits;
-                tile.changed = EVERYWHERE;
-                tile.changed_two = EVERYWHERE;
+                tile.changed = Change::ALL;
+                tile.changed_two = Change::ALL;
                 tile.fresh = true;
             }
         }
@@ -470,8 +527,8 @@ impl Tiles {
             cells: [Box::new(EMPTY), Box::new(EMPTY)],
             alive: true,
             queued: false,
-            changed: 0,
-            changed_two: 0,
+            changed: Change::default(),
+            changed_two: Change::default(),
             fresh: false,
             around,
         };
@@ -518,11 +575,12 @@ impl Tiles {
         let mut wanted = Vec::new();
         for &i in candidates {
             let t = &self.tiles[i as usize];
-            if t.changed == 0 {
+            let changed = t.changed.edges();
+            if changed == 0 {
                 continue;
             }
             for (k, &n) in t.around.iter().enumerate() {
-                if n != NONE || t.changed & (1 << k) == 0 {
+                if n != NONE || changed & (1 << k) == 0 {
                     continue;
                 }
                 let at = (t.at.0 + AROUND[k].0, t.at.1 + AROUND[k].1);
@@ -541,58 +599,30 @@ impl Tiles {
         wanted
     }
 
-    /// What each tile does this generation.
-    fn mode(&self, t: &Tile) -> Mode {
-        // The tile's cells, and its neighbours' cells next to it (neighbour k's edge facing it
-        // is its edge 7 − k).
-        let (mut changed, mut changed_two) =
-            (t.changed & ANYWHERE != 0, t.changed_two & ANYWHERE != 0);
-        for (k, &n) in t.around.iter().enumerate() {
-            if n != NONE {
-                let n = &self.tiles[n as usize];
-                changed |= n.changed & (1 << (7 - k)) != 0;
-                changed_two |= n.changed_two & (1 << (7 - k)) != 0;
-            }
-        }
-        match (changed, changed_two) {
-            (false, _) => Mode::Sleep,
-            (true, false) => Mode::Swap,
-            (true, true) => Mode::Compute,
-        }
+    /// The rows of tile `t` whose neighbourhood changed in the last generation (the first
+    /// mask), and those whose neighbourhood differs from two generations back (the second).
+    /// A row in neither keeps its state, and a row in the first only repeats its state of
+    /// one generation back: both already hold that state at the coming parity (a row whose
+    /// neighbourhood did not change is the same in both). Only rows in both are computed.
+    fn reach(&self, t: &Tile) -> (u64, u64) {
+        let near = |change: fn(&Tile) -> Change| -> u64 {
+            let at = |k: usize| match t.around[k] {
+                NONE => Change::default(),
+                n => change(&self.tiles[n as usize]),
+            };
+            let last = SIDE as u32 - 1;
+            // Neighbour k's cells next to the tile are on its edge 7 − k.
+            let side = change(t).rows | at(3).east | at(4).west;
+            let above = (at(0).east | at(1).rows | at(2).west) >> last;
+            let below = (at(5).east | at(6).rows | at(7).west) & 1;
+            side | side << 1 | side >> 1 | above | below << last
+        };
+        (near(|t| t.changed), near(|t| t.changed_two))
     }
 
-    /// Tile `t`'s next state, with the widest vector instructions the CPU has (the word loops
-    /// are the same; the compiler vectorises them for each).
-    fn next(&self, t: &Tile, slots: &mut Vec<Cells>) -> Cells {
-        #[cfg(target_arch = "x86_64")]
-        {
-            if self.isa == Vectors::Avx512 {
-                // SAFETY: the CPU has AVX-512F (checked when the tiles were made).
-                return unsafe { self.next_avx512(t, slots) };
-            }
-            if self.isa == Vectors::Avx2 {
-                // SAFETY: the CPU has AVX2 (checked when the tiles were made).
-                return unsafe { self.next_avx2(t, slots) };
-            }
-        }
-        self.next_in(t, slots)
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    unsafe fn next_avx2(&self, t: &Tile, slots: &mut Vec<Cells>) -> Cells {
-        self.next_in(t, slots)
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn next_avx512(&self, t: &Tile, slots: &mut Vec<Cells>) -> Cells {
-        self.next_in(t, slots)
-    }
-
-    /// [`Tiles::next`], inlined into each of its instruction sets.
-    #[inline(always)]
-    fn next_in(&self, t: &Tile, slots: &mut Vec<Cells>) -> Cells {
+    /// Writes the next state of tile `t`'s rows in groups `groups` into `next` (see
+    /// [`Tiles::reach`] for the other rows').
+    fn next(&self, t: &Tile, groups: u32, next: &mut Cells, scratch: &mut Vec<u64>) {
         let cells = |n: u32| -> &Cells {
             match n {
                 NONE => &EMPTY,
@@ -600,32 +630,60 @@ impl Tiles {
             }
         };
         let a: [&Cells; 8] = std::array::from_fn(|k| cells(t.around[k]));
-        let (nw, n, ne, w, e, sw, s, se) = (a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]);
-        if slots.len() < self.program.slots {
-            slots.resize(self.program.slots, EMPTY);
-            slots[ONE as usize] = [u64::MAX; SIDE as usize];
+        let columns = [a[3], &t.cells[self.parity], a[4]];
+        let side = SIDE as usize;
+        for run in runs(groups) {
+            let mut inner = run.clone();
+            // The first and last groups of the tile read a row of the tiles above or below:
+            // through copies of the rows they read, the row beyond in place.
+            if inner.start == 0 {
+                let corners = [[a[0], a[1], a[2]], [a[5], a[6], a[7]]];
+                let [above, _] = corners.map(|row| row.map(|c| c[side - 1]));
+                self.edge_group(columns, 0, above, next, scratch);
+                inner.start = GROUP;
+            }
+            if inner.end == side && inner.start < inner.end {
+                let below = [a[5][0], a[6][0], a[7][0]];
+                self.edge_group(columns, side - GROUP, below, next, scratch);
+                inner.end = side - GROUP;
+            }
+            if inner.start < inner.end {
+                let words = inner.start - 1..inner.end + 1;
+                self.stencil.run(
+                    columns.map(|c| &c[words.clone()]),
+                    &mut next[inner],
+                    scratch,
+                );
+            }
         }
-        let last = SIDE as usize - 1;
-        // The tile's rows and those of the tiles beside it, each with a row above and below.
-        let padded = |above: &Cells, rows: &Cells, below: &Cells| -> Padded {
-            let mut p = [0; SIDE as usize + 2];
-            p[0] = above[last];
-            p[1..=SIDE as usize].copy_from_slice(rows);
-            p[SIDE as usize + 1] = below[0];
-            p
-        };
-        let (west, mid, east) = (
-            padded(nw, w, sw),
-            padded(n, &t.cells[self.parity], s),
-            padded(ne, e, se),
+    }
+
+    /// Writes the next state of the group of rows from `top` (the first or the last of the
+    /// tile) into `next`, `beyond` being the row above or below it of the west, centre and
+    /// east columns.
+    fn edge_group(
+        &self,
+        columns: [&Cells; 3],
+        top: usize,
+        beyond: [u64; 3],
+        next: &mut Cells,
+        scratch: &mut Vec<u64>,
+    ) {
+        let mut copies = [[0u64; GROUP + 2]; 3];
+        for ((copy, column), beyond) in copies.iter_mut().zip(columns).zip(beyond) {
+            if top == 0 {
+                copy[0] = beyond;
+                copy[1..].copy_from_slice(&column[..GROUP + 1]);
+            } else {
+                copy[..GROUP + 1].copy_from_slice(&column[top - 1..]);
+                copy[GROUP + 1] = beyond;
+            }
+        }
+        self.stencil.run(
+            copies.each_ref().map(|c| &c[..]),
+            &mut next[top..top + GROUP],
+            scratch,
         );
-        // Each cell's neighbour to the west (column x − 1) and to the east, at its own bit.
-        let mut shifted = [mid; 3];
-        for (i, (to_west, to_east)) in west.iter().zip(&east).enumerate() {
-            shifted[0][i] = (mid[i] << 1) | (to_west >> 63);
-            shifted[2][i] = (mid[i] >> 1) | (to_east << 63);
-        }
-        self.program.run(&shifted, slots)
     }
 
     /// The state now of tile `i`.
@@ -656,79 +714,89 @@ impl Tiles {
                 candidates.push(self.tile(at)?);
             }
         }
-        let modes: Vec<(u32, Mode)> = candidates
+        let reaches: Vec<(u32, u64, u64)> = candidates
             .iter()
-            .map(|&i| (i, self.mode(&self.tiles[i as usize])))
+            .map(|&i| {
+                let (one, two) = self.reach(&self.tiles[i as usize]);
+                (i, one, two)
+            })
             .collect();
-        let computed: Vec<(u32, Cells)> = {
-            let this = &*self;
-            let step = |&(i, _): &(u32, Mode)| {
-                thread_local! {
-                    static SLOTS: std::cell::RefCell<Vec<Cells>> = const { std::cell::RefCell::new(Vec::new()) };
-                }
-                SLOTS.with(|slots| {
-                    (
-                        i,
-                        this.next(&this.tiles[i as usize], &mut slots.borrow_mut()),
-                    )
-                })
-            };
-            let work: Vec<&(u32, Mode)> =
-                modes.iter().filter(|(_, m)| *m == Mode::Compute).collect();
-            if work.len() >= 8 && self.threads > 1 {
-                self.pool
-                    .install(|| work.par_iter().map(|m| step(m)).collect())
-            } else {
-                work.iter().map(|m| step(m)).collect()
-            }
-        };
         let (now, back) = (self.parity, self.parity ^ 1);
+        // The tiles with rows to compute, and their groups of rows: their next state there
+        // (outside, it is their state one back), and where it differs from the state now and
+        // from one back.
+        let work: Vec<(u32, u32)> = reaches
+            .iter()
+            .filter(|&&(_, one, two)| one & two != 0)
+            .map(|&(i, one, two)| (i, groups_of(one & two)))
+            .collect();
+        let mut computed = std::mem::take(&mut self.computed);
+        computed.resize(work.len(), Computed::default());
+        {
+            let this = &*self;
+            let step = |(out, &(i, groups)): (&mut Computed, &(u32, u32))| {
+                thread_local! {
+                    static SCRATCH: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
+                }
+                let t = &this.tiles[i as usize];
+                SCRATCH
+                    .with(|scratch| this.next(t, groups, &mut out.next, &mut scratch.borrow_mut()));
+                out.changed = t
+                    .changed
+                    .with(groups, Change::between(&out.next, &t.cells[now], groups));
+                out.changed_two = match t.fresh {
+                    true => Change::ALL,
+                    false => Change::between(&out.next, &t.cells[back], groups),
+                };
+            };
+            let groups: u32 = work.iter().map(|&(_, g)| g.count_ones()).sum();
+            match &self.pool {
+                Some(pool) if groups >= PARALLEL_GROUPS => {
+                    pool.install(|| computed.par_iter_mut().zip(&work).for_each(step))
+                }
+                _ => computed.iter_mut().zip(&work).for_each(step),
+            }
+        }
         // The tiles whose flags change: they and their neighbours are looked at next time.
         let mut touched = Vec::new();
         let mut dropped = Vec::new();
-        for &(i, mode) in &modes {
+        for &(i, one, two) in &reaches {
+            if one & two != 0 {
+                continue;
+            }
+            // Nothing computed: the next state is the state one back, in place at the coming
+            // parity; where it differs from the state now stays as it was.
             let t = &mut self.tiles[i as usize];
-            match mode {
-                // Both states are the state now: nothing moves.
-                Mode::Sleep => {
-                    // Empty now, one back (unchanged) and two back: dropped.
-                    if *t.cells[now] == EMPTY && t.changed_two == 0 {
-                        dropped.push(i);
-                    }
-                    if (t.changed, t.changed_two) != (0, 0) {
-                        (t.changed, t.changed_two) = (0, 0);
-                        touched.push(i);
-                    }
-                }
-                // The state one back is the next: in place at the other parity. Where now and
-                // one back differ stays as it was.
-                Mode::Swap => {
-                    if t.changed_two != 0 {
-                        t.changed_two = 0;
-                        touched.push(i);
-                    }
-                }
-                Mode::Compute => {}
+            // Empty now, one back (unchanged) and two back, and nothing changed round it:
+            // dropped.
+            if one == 0 && t.changed_two.is_none() && *t.cells[now] == EMPTY {
+                dropped.push(i);
+            }
+            if !t.changed_two.is_none() {
+                t.changed_two = Change::default();
+                touched.push(i);
             }
         }
-        self.work[0] += computed.len() as u64;
+        self.work[0] += work.len() as u64;
         self.work[1] += self.index.len() as u64;
-        for (i, next) in computed {
+        for (&(i, groups), c) in work.iter().zip(&mut computed) {
             let t = &mut self.tiles[i as usize];
-            let changed = differences(&next, &t.cells[now]);
-            let changed_two = match t.fresh {
-                true => EVERYWHERE,
-                false => differences(&next, &t.cells[back]),
-            };
             t.fresh = false;
-            *t.cells[back] = next;
-            t.changed = changed;
-            t.changed_two = changed_two;
-            if changed == 0 && changed_two == 0 && next == EMPTY {
+            if groups == ALL_GROUPS {
+                // The old state's box takes the next tile's rows.
+                std::mem::swap(&mut t.cells[back], &mut c.next);
+            } else {
+                for rows in runs(groups) {
+                    t.cells[back][rows.clone()].copy_from_slice(&c.next[rows]);
+                }
+            }
+            (t.changed, t.changed_two) = (c.changed, c.changed_two);
+            if t.changed.is_none() && t.changed_two.is_none() && *t.cells[now] == EMPTY {
                 dropped.push(i);
             }
             touched.push(i);
         }
+        self.computed = computed;
         self.parity = back;
         for i in dropped {
             self.drop_tile(i);
@@ -865,12 +933,21 @@ impl Plane for Tiles {
 
     fn step(&mut self, generations: &BigUint, stop: &AtomicBool) -> Result<(BigUint, Stepped)> {
         // Cells move at most one a generation: more than this could leave the tiles' reach.
-        crate::one_at_a_time(
-            generations,
-            stop,
-            "more than tiles run (below 2^60, one at a time); run it with hashlife",
-            || self.generation(),
-        )
+        // Where there is a pool, the generations run on a thread of it, so that the other
+        // threads wait for their next share of tiles beside it rather than beside a third.
+        let pool = self.pool.clone();
+        let mut run = || {
+            crate::one_at_a_time(
+                generations,
+                stop,
+                "more than tiles run (below 2^60, one at a time); run it with hashlife",
+                || self.generation(),
+            )
+        };
+        match pool {
+            Some(pool) => pool.install(run),
+            None => run(),
+        }
     }
 
     fn population(&self) -> BigUint {
@@ -972,15 +1049,59 @@ impl Plane for Tiles {
     fn details(&self) -> String {
         let [computed, all] = self.work;
         format!(
-            "{} threads ({}), {} tiles of 64x64 cells; tile steps: {computed} computed of {all} \
+            "{} ({}), {} tiles of 64x64 cells; tile steps: {computed} computed of {all} \
              (the rest asleep or repeating with period 2)",
-            self.threads,
-            self.isa.name(),
+            crate::threads(self.pool.as_ref().map_or(1, |p| p.current_num_threads())),
+            self.stencil.isa().name(),
             self.index.len()
         )
     }
 
     fn memory_bytes(&self) -> u64 {
         self.tiles.len() as u64 * TILE_BYTES
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn changes_are_found_alike_with_every_instruction_set() {
+        let mut generator = gol_core::seed::SplitMix64::new(0x2545_f491_4f6c_dd1d_u64);
+        let mut random = move || generator.next();
+        for round in 0..200 {
+            let a: Cells = std::array::from_fn(|_| random());
+            // Rows equal, differing in one bit (the first, the last, or inside), or anywhere.
+            let b: Cells = std::array::from_fn(|r| match (random() % 5, round % 2) {
+                (0, _) => a[r] ^ 1,
+                (1, _) => a[r] ^ 1 << 63,
+                (2, _) => a[r] ^ 1 << (random() % 62 + 1),
+                (3, 0) => random(),
+                _ => a[r],
+            });
+            let groups = random() as u32 & 0xff;
+            let words = Change::between_words(&a, &b, groups);
+            // Outside the groups nothing is seen; inside, every row's difference.
+            let inside = rows_of(groups);
+            for r in 0..64 {
+                let d = a[r] ^ b[r];
+                let seen = inside >> r & 1 == 1;
+                assert_eq!(words.rows >> r & 1 == 1, seen && d != 0);
+                assert_eq!(words.west >> r & 1 == 1, seen && d & 1 != 0);
+                assert_eq!(words.east >> r & 1 == 1, seen && d >> 63 != 0);
+            }
+            #[cfg(target_arch = "x86_64")]
+            {
+                if std::arch::is_x86_feature_detected!("avx2") {
+                    // SAFETY: the CPU has AVX2 (just checked).
+                    assert_eq!(unsafe { Change::between_avx2(&a, &b, groups) }, words);
+                }
+                if std::arch::is_x86_feature_detected!("avx512f") {
+                    // SAFETY: the CPU has AVX-512F (just checked).
+                    assert_eq!(unsafe { Change::between_avx512(&a, &b, groups) }, words);
+                }
+            }
+        }
     }
 }

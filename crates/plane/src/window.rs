@@ -480,8 +480,8 @@ impl Plane for Window {
 
     fn details(&self) -> String {
         let mut text = format!(
-            "{} threads, a window of {}x{} cells (reach {}) stepped by {}, re-made {} times",
-            self.threads,
+            "{}, a window of {}x{} cells (reach {}) stepped by {}, re-made {} times",
+            crate::threads(self.threads),
             self.width,
             self.height,
             self.reach,

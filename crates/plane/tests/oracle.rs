@@ -7,7 +7,7 @@ use gol_core::rule::Family;
 use gol_core::{Grid, Rule, RuleTable};
 use gol_plane::check::{self, Expected};
 use gol_plane::{Options, Plane, Start, Stepped};
-use num_bigint::BigUint;
+use num_bigint::{BigInt, BigUint};
 use proptest::prelude::*;
 
 /// `pattern` run `gens` generations by the oracle.
@@ -374,6 +374,29 @@ fn tiles_leave_settled_ash_alone_and_stay_exact() {
 }
 
 #[test]
+fn tiles_shared_among_threads_stay_exact() {
+    // An 800² soup wakes enough rows a generation for its tiles to be shared among the threads
+    // (a small pattern's are computed on one).
+    let mut next = numbers(0x5851_f42d_4c95_7f2d);
+    let bits: Vec<u64> = (0..1021).map(|_| next()).collect();
+    let pattern = random_pattern(800, 800, 2, &bits);
+    let stop = AtomicBool::new(false);
+    let mut plane = plane_on(
+        gol_core::EngineId::Tiles,
+        &pattern,
+        Rule::LIFE,
+        256 << 20,
+        3,
+    );
+    plane.step(&BigUint::from(60u32), &stop).unwrap();
+    assert_matches(
+        &*plane,
+        &oracle(&pattern, Rule::LIFE, 60),
+        "an 800² soup on three threads",
+    );
+}
+
+#[test]
 fn still_lifes_on_tiles_sleep() {
     // A block and, two tiles away, a beehive: after the first generations nothing is computed.
     let mut pattern = Grid::new(200, 4).unwrap();
@@ -446,13 +469,13 @@ fn auto_of(pattern: &Grid, rule: Rule, threads: usize) -> Box<dyn Plane> {
 
 #[test]
 fn auto_races_the_engines_and_stays_exact() {
-    // A 400² soup for 100000 generations, long enough to be raced (a slice is 0.25 s): whichever
-    // engine runs each part, the cells are those of tiles alone (checked against the oracle
-    // above).
+    // A 400² soup for a million generations, long enough to be raced (a slice is 0.25 s):
+    // whichever engine runs each part, the cells are those of HashLife alone (checked against
+    // the oracle above).
     let bits = multiples(64, 0x9fb2_1c65_1e98_df25);
     let pattern = random_pattern(400, 400, 2, &bits);
     let stop = AtomicBool::new(false);
-    let gens = BigUint::from(100_000u32);
+    let gens = BigUint::from(1_000_000u32);
     let mut plane = auto_of(&pattern, Rule::LIFE, 2);
     plane.step(&gens, &stop).unwrap();
     let moves: u64 = plane
@@ -463,15 +486,16 @@ fn auto_races_the_engines_and_stays_exact() {
         .and_then(|n| n.parse().ok())
         .unwrap();
     assert!(moves >= 1, "{}", plane.details());
-    let mut tiles = plane_on(gol_core::EngineId::Tiles, &pattern, Rule::LIFE, 64 << 20, 2);
-    tiles.step(&gens, &stop).unwrap();
-    assert_eq!(plane.population(), tiles.population());
-    let b = tiles.bounding_box().unwrap();
+    let mut hashlife = plane_of(&pattern, Rule::LIFE, 256 << 20, 2);
+    hashlife.step(&gens, &stop).unwrap();
+    assert_eq!(plane.population(), hashlife.population());
+    let b = hashlife.bounding_box().unwrap();
     assert_eq!(plane.bounding_box(), Some(b.clone()));
-    let (w, h) = b.size().unwrap();
+    // The settled soup's middle (its gliders are far apart by now).
+    let (x, y) = (BigInt::from(-200), BigInt::from(-200));
     assert_eq!(
-        plane.cells(&b.x, &b.y, w as usize, h as usize),
-        tiles.cells(&b.x, &b.y, w as usize, h as usize)
+        plane.cells(&x, &y, 800, 800),
+        hashlife.cells(&x, &y, 800, 800)
     );
 }
 

@@ -47,7 +47,7 @@ use crate::rule::{Family, Rule, Topology};
 
 use super::blocks::Blocks;
 use super::generations::Ages;
-use super::program::Program;
+use super::program::{Layout, Program};
 
 /// Words per strip: the three rows of 3-sums of a strip take 6 × 8 × `STRIP_WORDS` bytes.
 pub const STRIP_WORDS: usize = 1024;
@@ -423,8 +423,8 @@ impl Engine for Bitsliced {
                 State::new(&ringed, rule.on(Topology::Plane), &what)?
             }
         });
-        self.program =
-            (rule.family() != Family::OuterTotalistic).then(|| Program::new(&Circuit::new(&rule)));
+        self.program = (rule.family() != Family::OuterTotalistic)
+            .then(|| Program::new(&Circuit::new(&rule), Layout::Rows));
         Ok(())
     }
 
@@ -874,7 +874,7 @@ pub(super) fn shifted(
 /// The words of the west and east neighbours of word `c`'s cells, inside a row: `c` shifted by
 /// one, with the edge bit of the word before (`before`) or after (`after`) it funnelled in.
 #[inline(always)]
-fn west_east(before: u64, c: u64, after: u64) -> (u64, u64) {
+pub(super) fn west_east(before: u64, c: u64, after: u64) -> (u64, u64) {
     ((c << 1) | (before >> 63), (c >> 1) | (after << 63))
 }
 

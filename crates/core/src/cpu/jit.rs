@@ -10,11 +10,17 @@
 //!                    out: *mut u64, vectors: usize, spill: *mut u64)
 //! ```
 //!
-//! `above`, `row` and `below` point at the same word of three rows. The centre column of the
-//! neighbourhood is that word; the west and east columns are the word shifted by one with the
-//! edge bit of the word before or after it funnelled in, all in registers. The rows are given
-//! with a word of margin on either side that makes the row's ends right (see
-//! [`Compiled::rows`]).
+//! In the [`Layout::Rows`] layout, `above`, `row` and `below` point at the same word of three
+//! rows. The centre column of the neighbourhood is that word; the west and east columns are the
+//! word shifted by one with the edge bit of the word before or after it funnelled in, all in
+//! registers. The rows are given with a word of margin on either side that makes the row's
+//! ends right (see [`Compiled::rows`]).
+//!
+//! In the [`Layout::Columns`] layout (the infinite plane's tiles, whose words are the rows of
+//! a 64-cell-wide square), the three pointers are to three columns of words instead, the
+//! square's and the squares' to its west and east, each a word a row: the row above, at and
+//! below are the words before, at and after, and the west and east cells come from the same
+//! row of the neighbouring column (see [`Compiled::columns`]).
 //!
 //! Each gate becomes one to four AVX2 instructions (`vpand`, `vpor`, `vpxor`, `vpandn`,
 //! `vpcmpeqq` for all ones) over `ymm0`–`ymm14`; `ymm15` is scratch for gates and cell loads.
@@ -36,6 +42,7 @@ use dynasmrt::x64::Assembler;
 use dynasmrt::{dynasm, AssemblyOffset, DynasmApi, DynasmLabelApi, ExecutableBuffer};
 
 use super::bitsliced::Isa;
+use super::program::Layout;
 use crate::rule::circuit::{Circuit, Gate, Signal, FIRST_GATE, ONE, ZERO};
 
 /// Words a turn of the loop computes: one AVX2 vector.
@@ -50,7 +57,7 @@ const SCRATCH: u8 = 15;
 /// A compiled entry point (see the module's documentation).
 type Entry = extern "sysv64" fn(*const u64, *const u64, *const u64, *mut u64, usize, *mut u64);
 
-/// The registers of the three row pointers: `rdi`, `rsi`, `rdx`.
+/// The registers of the three row (or column) pointers: `rdi`, `rsi`, `rdx`.
 const ROW_POINTERS: [u8; 3] = [7, 6, 2];
 
 /// A circuit compiled for AVX2, or for AVX2 with AVX-512VL's `vpternlogq`.
@@ -59,13 +66,14 @@ pub(super) struct Compiled {
     entry: AssemblyOffset,
     /// Words of spill space a call needs.
     spill_words: usize,
+    layout: Layout,
 }
 
 impl Compiled {
-    /// `circuit` compiled for `isa` (AVX2, or AVX-512 with three-input logic); `None` for the
-    /// portable path, if this CPU lacks the instructions, if the circuit's output is a
-    /// constant (nothing to compute), or if executable memory cannot be had.
-    pub(super) fn new(circuit: &Circuit, isa: Isa) -> Option<Compiled> {
+    /// `circuit` compiled for `isa` (AVX2, or AVX-512 with three-input logic) and `layout`;
+    /// `None` for the portable path, if this CPU lacks the instructions, if the circuit's
+    /// output is a constant (nothing to compute), or if executable memory cannot be had.
+    pub(super) fn new(circuit: &Circuit, isa: Isa, layout: Layout) -> Option<Compiled> {
         let ternary = match isa {
             Isa::Portable => return None,
             Isa::Avx2 => false,
@@ -76,12 +84,13 @@ impl Compiled {
         }
         let mut ops = Assembler::new().ok()?;
         let entry = ops.offset();
-        function(&mut ops, circuit, ternary);
+        function(&mut ops, circuit, ternary, layout);
         let code = ops.finalize().ok()?;
         Some(Compiled {
             code,
             entry,
             spill_words: circuit.gates().len() * VECTOR_WORDS,
+            layout,
         })
     }
 
@@ -90,13 +99,20 @@ impl Compiled {
         self.spill_words
     }
 
-    /// The next states of `out.len() / VECTOR_WORDS` whole vectors of a row from the row above,
-    /// the row and the row below, each given with a word of margin: word `k` of `out` is
-    /// computed from words `k..=k + 2` of each. On a torus, a row's margins and padding are
+    /// For code compiled for [`Layout::Rows`]: the next states of `out.len() / VECTOR_WORDS`
+    /// whole vectors of a row from the row above, the row and the row below, each given with a
+    /// word of margin: word `k` of `out` is computed from words `k..=k + 2` of each. On a torus, a row's margins and padding are
     /// made so that the shifts bring its other end's cells in: the word before its first has
     /// the last cell at bit 63; the padding bit just past the last cell holds the first cell, or
     /// where the row fills its last word, the word after it has the first cell at bit 0.
     pub(super) fn rows(&self, rows: [&[u64]; 3], out: &mut [u64], spill: &mut [u64]) {
+        assert_eq!(self.layout, Layout::Rows);
+        self.call(rows, out, spill)
+    }
+
+    /// Runs the code over `out.len() / VECTOR_WORDS` vectors, reading words `0..=k + 2` of each
+    /// of `words` for word `k` of `out` (the pointers passed are to their second word).
+    fn call(&self, rows: [&[u64]; 3], out: &mut [u64], spill: &mut [u64]) {
         let vectors = out.len() / VECTOR_WORDS;
         if vectors == 0 {
             return;
@@ -111,7 +127,7 @@ impl Compiled {
         // (System V ABI, AVX2 and for the AVX-512 path AVX-512F/VL, which `new` checked the
         // CPU has), executable while `self` lives.
         let function: Entry = unsafe { std::mem::transmute(self.code.ptr(self.entry)) };
-        // SAFETY: the code reads words `0..vectors * VECTOR_WORDS + 2` of each row (one before
+        // SAFETY: the code reads words `0..vectors * VECTOR_WORDS + 2` of each (one before
         // the pointer given, one past the last vector), writes `vectors` vectors of `out` and at
         // most `spill_words` words of `spill`, all inside (checked above).
         let [above, row, below] = rows.map(|row| unsafe { row.as_ptr().add(1) });
@@ -124,11 +140,20 @@ impl Compiled {
             spill.as_mut_ptr(),
         );
     }
+
+    /// For code compiled for [`Layout::Columns`]: the next states of `out.len() / VECTOR_WORDS`
+    /// whole vectors of words of a column; `columns` are the west, centre and east columns, each a word a
+    /// row with a row of margin above and below, so that word `k` of `out` is computed from
+    /// words `k..=k + 2` of each.
+    pub(super) fn columns(&self, columns: [&[u64]; 3], out: &mut [u64], spill: &mut [u64]) {
+        assert_eq!(self.layout, Layout::Columns);
+        self.call(columns, out, spill)
+    }
 }
 
-/// Assembles the function of `circuit`, with `vpternlogq` where `ternary`.
-fn function(ops: &mut Assembler, circuit: &Circuit, ternary: bool) {
-    let mut turn = Turn::new(circuit, ternary);
+/// Assembles the function of `circuit` for `layout`, with `vpternlogq` where `ternary`.
+fn function(ops: &mut Assembler, circuit: &Circuit, ternary: bool, layout: Layout) {
+    let mut turn = Turn::new(circuit, ternary, layout);
     let top = ops.new_dynamic_label();
     dynasm!(ops ; .arch x64 ; =>top);
     for (i, gate) in circuit.gates().iter().enumerate() {
@@ -162,10 +187,11 @@ struct Turn {
     spilled: Vec<bool>,
     /// Whether gates of three inputs and NOT are made with `vpternlogq`.
     ternary: bool,
+    layout: Layout,
 }
 
 impl Turn {
-    fn new(circuit: &Circuit, ternary: bool) -> Turn {
+    fn new(circuit: &Circuit, ternary: bool, layout: Layout) -> Turn {
         let signals = FIRST_GATE as usize + circuit.gates().len();
         let mut uses = vec![Vec::new(); signals];
         for (i, gate) in circuit.gates().iter().enumerate() {
@@ -182,6 +208,7 @@ impl Turn {
             holds: [None; REGISTERS],
             spilled: vec![false; signals],
             ternary,
+            layout,
         }
     }
 
@@ -358,6 +385,9 @@ impl Turn {
     /// Loads cell `cell` (`3r + c`: row `r` above to below, column `c` west to east) into
     /// `reg`.
     fn load_cell(&self, ops: &mut Assembler, cell: Signal, reg: u8) {
+        if self.layout == Layout::Columns {
+            return load_from_columns(ops, cell, reg);
+        }
         let base = ROW_POINTERS[usize::from(cell / 3)];
         dynasm!(ops ; .arch x64 ; vmovdqu Ry(reg), [Rq(base)]);
         match cell % 3 {
@@ -379,6 +409,34 @@ impl Turn {
             ),
             _ => {}
         }
+    }
+}
+
+/// Loads cell `cell` (`3r + c`) into `reg` in the [`Layout::Columns`] layout: word `r` − 1 of
+/// the centre column, shifted by one with the same word of the west or east column's edge bit
+/// funnelled in.
+fn load_from_columns(ops: &mut Assembler, cell: Signal, reg: u8) {
+    let [west, centre, east] = ROW_POINTERS;
+    let at = 8 * (i32::from(cell / 3) - 1);
+    dynasm!(ops ; .arch x64 ; vmovdqu Ry(reg), [Rq(centre) + at]);
+    match cell % 3 {
+        // West: the word shifted up by one, the west column's top bit below.
+        0 => dynasm!(ops
+            ; .arch x64
+            ; vpsllq Ry(reg), Ry(reg), 1
+            ; vmovdqu Ry(SCRATCH), [Rq(west) + at]
+            ; .bytes vpsrlq(SCRATCH, 63).iter()
+            ; vpor Ry(reg), Ry(reg), Ry(SCRATCH)
+        ),
+        // East: the word shifted down by one, the east column's bottom bit on top.
+        2 => dynasm!(ops
+            ; .arch x64
+            ; .bytes vpsrlq(reg, 1).iter()
+            ; vmovdqu Ry(SCRATCH), [Rq(east) + at]
+            ; vpsllq Ry(SCRATCH), Ry(SCRATCH), 63
+            ; vpor Ry(reg), Ry(reg), Ry(SCRATCH)
+        ),
+        _ => {}
     }
 }
 
@@ -433,14 +491,10 @@ mod tests {
         "B3-jk4eikt6k/S1e2-a3ey4cirt5ky6ci7",
     ];
 
-    /// Marsaglia's xorshift64 from `seed`.
-    fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
-        move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        }
+    /// Random words from `seed`.
+    fn random_words(seed: u64) -> impl FnMut() -> u64 {
+        let mut generator = crate::seed::SplitMix64::new(seed);
+        move || generator.next()
     }
 
     #[test]
@@ -464,10 +518,10 @@ mod tests {
         // neighbours read bit by bit from the rows. Sixteen such rounds meet every one of the
         // 512 neighbourhoods (asserted).
         let words = 34;
-        let mut random = xorshift(0x9e37_79b9_7f4a_7c15);
+        let mut random = random_words(0x9e37_79b9_7f4a_7c15);
         let mut spilled = false;
         // The named rules, then 60 random ones of the three families that run as circuits.
-        let mut draw = xorshift(0x2545_f491_4f6c_dd1d);
+        let mut draw = random_words(0x2545_f491_4f6c_dd1d);
         let random_rules: Vec<Rule> = (0..60)
             .map(|i| Rule::random(Family::ALL[1 + i % 3], &mut draw))
             .collect();
@@ -480,7 +534,8 @@ mod tests {
             if matches!(circuit.output(), ZERO | ONE) {
                 continue;
             }
-            let compiled = Compiled::new(&circuit, isa).expect("the CPU has the instructions");
+            let compiled =
+                Compiled::new(&circuit, isa, Layout::Rows).expect("the CPU has the instructions");
             let mut spill = vec![!0u64; compiled.spill_words()];
             let mut met = [false; 512];
             for _ in 0..16 {
@@ -528,8 +583,8 @@ mod tests {
     fn constant_circuits_are_not_compiled() {
         let dead = Circuit::new(&"B/SV".parse::<Rule>().unwrap());
         assert_eq!(dead.output(), ZERO);
-        assert!(Compiled::new(&dead, Isa::Avx2).is_none());
+        assert!(Compiled::new(&dead, Isa::Avx2, Layout::Rows).is_none());
         let friends = Circuit::new(&"B2-a/S12".parse::<Rule>().unwrap());
-        assert!(Compiled::new(&friends, Isa::Portable).is_none());
+        assert!(Compiled::new(&friends, Isa::Portable, Layout::Rows).is_none());
     }
 }

@@ -12,6 +12,7 @@ mod program;
 mod scalar;
 mod scalar3d;
 mod states;
+mod stencil;
 mod table;
 mod vector;
 
@@ -21,6 +22,7 @@ pub use ghost::{CellUpdate, GhostCells, GhostEngine};
 pub use scalar::{Scalar, SetTest};
 pub use scalar3d::Scalar3d;
 pub use states::{States, MOST_FLAT};
+pub use stencil::Stencil;
 pub use table::{StateTable, Table};
 pub use vector::{Simd, Vector, VectorKernel};
 

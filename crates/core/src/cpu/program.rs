@@ -12,12 +12,23 @@
 //! On x86-64 with AVX2 the circuit is also compiled to machine code (`jit.rs`), which keeps its
 //! values in registers; the AVX2 and AVX-512 paths run that (the AVX-512 one with three-input
 //! logic instructions), the portable path the gates.
+//!
+//! [`super::Stencil`] runs a circuit the same two ways over *columns* of words, a word a row.
 
-use super::bitsliced::{dispatch, shifted, BandWork, Frame, Isa, Kernel};
+use super::bitsliced::{dispatch, shifted, west_east, BandWork, Frame, Isa, Kernel};
 #[cfg(target_arch = "x86_64")]
 use super::jit::{Compiled, VECTOR_WORDS};
 use crate::grid::last_word_mask;
 use crate::rule::circuit::{Circuit, Gate, FIRST_GATE, ONE, ZERO};
+
+/// How a circuit's code finds a cell's neighbours (`jit.rs` says more).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Layout {
+    /// Three rows of words, cells side by side along each (the grids).
+    Rows,
+    /// Three columns of words (west, centre, east), a word a row ([`super::Stencil`]).
+    Columns,
+}
 
 /// Words per strip: a slot is 8 × `STRIP` bytes.
 const STRIP: usize = 256;
@@ -55,8 +66,11 @@ pub(super) struct Program {
 
 impl Program {
     /// The circuit's gates over slots: the nine cells in slots 0 to 8, each gate's output in a
-    /// slot no longer read by the gates after it.
-    pub(super) fn new(circuit: &Circuit) -> Program {
+    /// slot no longer read by the gates after it; compiled, where the CPU can run it, for
+    /// `layout`.
+    pub(super) fn new(circuit: &Circuit, layout: Layout) -> Program {
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = layout;
         let last = circuit.last_uses();
         let mut slot_of = vec![usize::MAX; last.len()];
         for (cell, slot) in slot_of.iter_mut().take(9).enumerate() {
@@ -101,7 +115,65 @@ impl Program {
             slots,
             output,
             #[cfg(target_arch = "x86_64")]
-            compiled: [Isa::Avx2, Isa::Avx512].map(|isa| Compiled::new(circuit, isa)),
+            compiled: [Isa::Avx2, Isa::Avx512].map(|isa| Compiled::new(circuit, isa, layout)),
+        }
+    }
+
+    /// The next states of the words of `out` from three columns of words, as
+    /// [`super::Stencil::run`] says, for a program made for [`Layout::Columns`]: by the
+    /// compiled code for `isa` where there is one, else by the gates.
+    pub(super) fn columns(
+        &self,
+        isa: Isa,
+        columns: [&[u64]; 3],
+        out: &mut [u64],
+        scratch: &mut Vec<u64>,
+    ) {
+        let n = out.len();
+        #[cfg(target_arch = "x86_64")]
+        if let Some(compiled) = match isa {
+            Isa::Portable => None,
+            Isa::Avx2 => self.compiled[0].as_ref(),
+            Isa::Avx512 => self.compiled[1].as_ref(),
+        } {
+            scratch.resize(scratch.len().max(compiled.spill_words()), 0);
+            let whole = n / VECTOR_WORDS * VECTOR_WORDS;
+            compiled.columns(columns, &mut out[..whole], scratch);
+            if whole < n {
+                // The last words, through a vector's worth of copies.
+                let mut tail = [[0u64; VECTOR_WORDS + 2]; 3];
+                for (t, c) in tail.iter_mut().zip(columns) {
+                    t[..n - whole + 2].copy_from_slice(&c[whole..n + 2]);
+                }
+                let mut last = [0u64; VECTOR_WORDS];
+                compiled.columns(tail.each_ref().map(|t| &t[..]), &mut last, scratch);
+                out[whole..].copy_from_slice(&last[..n - whole]);
+            }
+            return;
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = isa;
+        scratch.resize(scratch.len().max(self.slots.max(9) * STRIP), 0);
+        let [west, centre, east] = columns;
+        let mut start = 0;
+        while start < n {
+            let len = (n - start).min(STRIP);
+            for r in 0..3 {
+                let (w, rest) = scratch[3 * r * STRIP..].split_at_mut(STRIP);
+                let (c, e) = rest.split_at_mut(STRIP);
+                for k in 0..len {
+                    let at = start + k + r;
+                    let (to_west, to_east) = west_east(west[at], centre[at], east[at]);
+                    (w[k], c[k], e[k]) = (to_west, centre[at], to_east);
+                }
+            }
+            self.run(scratch, len);
+            let target = &mut out[start..start + len];
+            match self.output {
+                Output::Slot(s) => target.copy_from_slice(&scratch[s * STRIP..][..len]),
+                Output::Constant(c) => target.fill(c),
+            }
+            start += len;
         }
     }
 
