@@ -58,18 +58,13 @@ pub const MOST_CELLS: u64 = 50_000_000;
 /// A tile's cells: one word a row.
 type Cells = [u64; SIDE as usize];
 
-/// Groups of rows a generation computes at least for its tiles to be shared among the
-/// threads: below, sharing them costs more than it saves (2048² soup at 50%, 20000
-/// generations, dev-2c-z4: from eight tiles on, two threads took 1.06–1.09 s and one 0.90–0.93
-/// s).
-const PARALLEL_GROUPS: u32 = 1024;
+/// Tiles a generation looks at at least for them to be shared among the threads (and a
+/// thread's share at least an eighth of it): below, sharing them costs more than it saves.
+const PARALLEL_TILES: usize = 256;
 
 /// Rows computed together: where a tile's next state is computed, it is computed for every
 /// group of this many rows that holds a row to compute (a vector of eight words).
 const GROUP: usize = 8;
-
-/// Every group of a tile's rows.
-const ALL_GROUPS: u32 = (1 << (SIDE as usize / GROUP)) - 1;
 
 const EMPTY: Cells = [0; SIDE as usize];
 
@@ -145,94 +140,117 @@ impl Change {
         east: u64::MAX,
     };
 
-    /// Where `a` and `b` differ in the rows of groups `groups` (bit k for rows `GROUP`·k on).
-    fn between(a: &Cells, b: &Cells, groups: u32) -> Change {
+    /// Stores the rows of groups `groups` (bit k for rows `GROUP`·k on) of `next` into
+    /// `back`, and says where in them `next` differs from `now` and from `back` as it was.
+    fn settle(next: &Cells, now: &Cells, back: &mut Cells, groups: u32) -> [Change; 2] {
         #[cfg(target_arch = "x86_64")]
         {
             if std::arch::is_x86_feature_detected!("avx512f") {
                 // SAFETY: the CPU has AVX-512F (just checked).
-                return unsafe { Change::between_avx512(a, b, groups) };
+                return unsafe { Change::settle_avx512(next, now, back, groups) };
             }
             if std::arch::is_x86_feature_detected!("avx2") {
                 // SAFETY: the CPU has AVX2 (just checked).
-                return unsafe { Change::between_avx2(a, b, groups) };
+                return unsafe { Change::settle_avx2(next, now, back, groups) };
             }
         }
-        Change::between_words(a, b, groups)
+        Change::settle_words(next, now, back, groups)
     }
 
-    /// [`Change::between`] a group (eight rows) at a time: `vptestmq` sets a mask bit for each
+    /// [`Change::settle`] a group (eight rows) at a time: `vptestmq` sets a mask bit for each
     /// word with a bit in common with the other operand.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f")]
-    unsafe fn between_avx512(a: &Cells, b: &Cells, groups: u32) -> Change {
+    unsafe fn settle_avx512(
+        next: &Cells,
+        now: &Cells,
+        back: &mut Cells,
+        groups: u32,
+    ) -> [Change; 2] {
         use std::arch::x86_64::*;
         const { assert!(GROUP == 8, "a group is one vector of eight words") };
-        let mut c = Change::default();
+        let mut c = [Change::default(); 2];
         let (first, last) = (_mm512_set1_epi64(1), _mm512_set1_epi64(i64::MIN));
         for rows in runs(groups) {
             for top in rows.step_by(GROUP) {
                 // SAFETY: runs lie within the tile's 64 rows in whole groups of eight, so
                 // words top..top + 8 of each are inside.
-                let (x, y) = unsafe {
+                let (n, a, b) = unsafe {
                     (
-                        _mm512_loadu_si512(a.as_ptr().add(top).cast()),
-                        _mm512_loadu_si512(b.as_ptr().add(top).cast()),
+                        _mm512_loadu_si512(next.as_ptr().add(top).cast()),
+                        _mm512_loadu_si512(now.as_ptr().add(top).cast()),
+                        _mm512_loadu_si512(back.as_ptr().add(top).cast()),
                     )
                 };
-                let d = _mm512_xor_si512(x, y);
-                c.rows |= (_mm512_test_epi64_mask(d, d) as u64) << top;
-                c.west |= (_mm512_test_epi64_mask(d, first) as u64) << top;
-                c.east |= (_mm512_test_epi64_mask(d, last) as u64) << top;
+                // SAFETY: as above.
+                unsafe { _mm512_storeu_si512(back.as_mut_ptr().add(top).cast(), n) };
+                for (c, d) in c
+                    .iter_mut()
+                    .zip([_mm512_xor_si512(n, a), _mm512_xor_si512(n, b)])
+                {
+                    c.rows |= (_mm512_test_epi64_mask(d, d) as u64) << top;
+                    c.west |= (_mm512_test_epi64_mask(d, first) as u64) << top;
+                    c.east |= (_mm512_test_epi64_mask(d, last) as u64) << top;
+                }
             }
         }
         c
     }
 
-    /// [`Change::between`] four rows at a time: a row's flag and its edge cells' are the
-    /// sign bits of a vector's words, gathered by `movemask`.
+    /// [`Change::settle`] four rows at a time: a row's flag and its edge cells' are the sign
+    /// bits of a vector's words, gathered by `movemask`.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
-    unsafe fn between_avx2(a: &Cells, b: &Cells, groups: u32) -> Change {
+    unsafe fn settle_avx2(next: &Cells, now: &Cells, back: &mut Cells, groups: u32) -> [Change; 2] {
         use std::arch::x86_64::*;
-        let mut c = Change::default();
+        let mut c = [Change::default(); 2];
         let signs = |v: __m256i| _mm256_movemask_pd(_mm256_castsi256_pd(v)) as u64;
         for rows in runs(groups) {
             for top in rows.step_by(4) {
                 // SAFETY: runs lie within the tile's 64 rows in whole groups, and a group is
                 // a multiple of four rows, so words top..top + 4 of each are inside.
-                let (x, y) = unsafe {
+                let (n, a, b) = unsafe {
                     (
-                        _mm256_loadu_si256(a.as_ptr().add(top).cast()),
-                        _mm256_loadu_si256(b.as_ptr().add(top).cast()),
+                        _mm256_loadu_si256(next.as_ptr().add(top).cast()),
+                        _mm256_loadu_si256(now.as_ptr().add(top).cast()),
+                        _mm256_loadu_si256(back.as_ptr().add(top).cast()),
                     )
                 };
-                let d = _mm256_xor_si256(x, y);
-                let same = _mm256_cmpeq_epi64(d, _mm256_setzero_si256());
-                c.rows |= (!signs(same) & 15) << top;
-                c.west |= signs(_mm256_slli_epi64::<63>(d)) << top;
-                c.east |= signs(d) << top;
+                // SAFETY: as above.
+                unsafe { _mm256_storeu_si256(back.as_mut_ptr().add(top).cast(), n) };
+                for (c, d) in c
+                    .iter_mut()
+                    .zip([_mm256_xor_si256(n, a), _mm256_xor_si256(n, b)])
+                {
+                    let same = _mm256_cmpeq_epi64(d, _mm256_setzero_si256());
+                    c.rows |= (!signs(same) & 15) << top;
+                    c.west |= signs(_mm256_slli_epi64::<63>(d)) << top;
+                    c.east |= signs(d) << top;
+                }
             }
         }
         c
     }
 
-    /// [`Change::between`] a word at a time.
-    fn between_words(a: &Cells, b: &Cells, groups: u32) -> Change {
-        let mut c = Change::default();
+    /// [`Change::settle`] a word at a time.
+    fn settle_words(next: &Cells, now: &Cells, back: &mut Cells, groups: u32) -> [Change; 2] {
+        let mut c = [Change::default(); 2];
         for rows in runs(groups) {
             for top in rows.step_by(GROUP) {
                 // A group at a time, its shifts constant.
-                let (mut rows, mut west, mut east) = (0u64, 0u64, 0u64);
-                for j in 0..GROUP {
-                    let d = a[top + j] ^ b[top + j];
-                    rows |= ((d != 0) as u64) << j;
-                    west |= (d & 1) << j;
-                    east |= (d >> 63) << j;
+                for (c, old) in c.iter_mut().zip([now, &*back]) {
+                    let (mut rows, mut west, mut east) = (0u64, 0u64, 0u64);
+                    for j in 0..GROUP {
+                        let d = next[top + j] ^ old[top + j];
+                        rows |= ((d != 0) as u64) << j;
+                        west |= (d & 1) << j;
+                        east |= (d >> 63) << j;
+                    }
+                    c.rows |= rows << top;
+                    c.west |= west << top;
+                    c.east |= east << top;
                 }
-                c.rows |= rows << top;
-                c.west |= west << top;
-                c.east |= east << top;
+                back[top..top + GROUP].copy_from_slice(&next[top..top + GROUP]);
             }
         }
         c
@@ -303,24 +321,26 @@ fn runs(mut groups: u32) -> impl Iterator<Item = std::ops::Range<usize>> {
     })
 }
 
-/// A tile's next state in the groups of rows computed, and where it differs from its state
-/// now and from one back.
-#[derive(Clone)]
-struct Computed {
-    /// Boxed: where every row was computed, it becomes the tile's state as it is.
-    next: Box<Cells>,
+/// A tile looked at in a generation: what the generation's pass over the tiles (on every
+/// thread) found for it, applied to the tile after the pass.
+struct Step {
+    tile: u32,
+    /// The tile's state one generation back, taken out of it for the pass (no other tile
+    /// reads it): in the groups computed, its next state.
+    cells: Box<Cells>,
+    /// The groups of rows computed; none where the tile has nothing to do.
+    groups: u32,
+    /// The rows whose neighbourhood changed in the last generation ([`Tiles::reach`]).
+    near: u64,
+    /// Where the next state differs from the state now and from one back (where computed).
     changed: Change,
     changed_two: Change,
 }
 
-impl Default for Computed {
-    fn default() -> Computed {
-        Computed {
-            next: Box::new(EMPTY),
-            changed: Change::default(),
-            changed_two: Change::default(),
-        }
-    }
+/// Room a thread computes a tile's next state in.
+struct Scratch {
+    next: Cells,
+    words: Vec<u64>,
 }
 
 /// One tile.
@@ -359,8 +379,12 @@ pub struct Tiles {
     parity: usize,
     /// The tiles to look at next generation.
     active: Vec<u32>,
-    /// Room for the tiles computed in a generation, kept for the next.
-    computed: Vec<Computed>,
+    /// Room for the tiles looked at in a generation, kept for the next.
+    steps: Vec<Step>,
+    /// Room for tiles' states, taken out and put back by each generation (boxed: a state
+    /// moves between a tile and here as a pointer, its cells staying where they are).
+    #[allow(clippy::vec_box)]
+    spares: Vec<Box<Cells>>,
     /// Tile steps computed, and tiles there were, summed over the generations.
     work: [u64; 2],
 }
@@ -471,7 +495,8 @@ impl Tiles {
             memory,
             parity: 0,
             active: Vec::new(),
-            computed: Vec::new(),
+            steps: Vec::new(),
+            spares: Vec::new(),
             work: [0; 2],
         })
     }
@@ -703,6 +728,12 @@ impl Tiles {
     /// Advances one generation. Only the tiles on the list are looked at: the others sleep
     /// or repeat with period 2 with nothing to do (their two states are in place), and stay
     /// so until a neighbour's flags change.
+    ///
+    /// Three passes: the tiles to look at (with the tiles made for births); one over them,
+    /// shared among the threads, where each finds its rows to compute and computes them
+    /// into its state one back, taken out of the tile meanwhile (it reads only the other
+    /// tiles' states now and flags, which the pass leaves as they are); and one that puts
+    /// the states back, sets the flags and lists the tiles to look at next.
     fn generation(&mut self) -> Result<()> {
         let mut candidates = std::mem::take(&mut self.active);
         candidates.retain(|&i| self.tiles[i as usize].alive);
@@ -714,89 +745,72 @@ impl Tiles {
                 candidates.push(self.tile(at)?);
             }
         }
-        let reaches: Vec<(u32, u64, u64)> = candidates
-            .iter()
-            .map(|&i| {
-                let (one, two) = self.reach(&self.tiles[i as usize]);
-                (i, one, two)
-            })
-            .collect();
         let (now, back) = (self.parity, self.parity ^ 1);
-        // The tiles with rows to compute, and their groups of rows: their next state there
-        // (outside, it is their state one back), and where it differs from the state now and
-        // from one back.
-        let work: Vec<(u32, u32)> = reaches
-            .iter()
-            .filter(|&&(_, one, two)| one & two != 0)
-            .map(|&(i, one, two)| (i, groups_of(one & two)))
-            .collect();
-        let mut computed = std::mem::take(&mut self.computed);
-        computed.resize(work.len(), Computed::default());
+        let mut steps = std::mem::take(&mut self.steps);
+        steps.extend(candidates.iter().map(|&i| {
+            let spare = self.spares.pop().unwrap_or_else(|| Box::new(EMPTY));
+            Step {
+                tile: i,
+                cells: std::mem::replace(&mut self.tiles[i as usize].cells[back], spare),
+                groups: 0,
+                near: 0,
+                changed: Change::default(),
+                changed_two: Change::default(),
+            }
+        }));
         {
             let this = &*self;
-            let step = |(out, &(i, groups)): (&mut Computed, &(u32, u32))| {
+            let advance = |step: &mut Step| {
                 thread_local! {
-                    static SCRATCH: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
+                    static SCRATCH: std::cell::RefCell<Scratch> = const {
+                        std::cell::RefCell::new(Scratch { next: EMPTY, words: Vec::new() })
+                    };
                 }
-                let t = &this.tiles[i as usize];
-                SCRATCH
-                    .with(|scratch| this.next(t, groups, &mut out.next, &mut scratch.borrow_mut()));
-                out.changed = t
-                    .changed
-                    .with(groups, Change::between(&out.next, &t.cells[now], groups));
-                out.changed_two = match t.fresh {
-                    true => Change::ALL,
-                    false => Change::between(&out.next, &t.cells[back], groups),
-                };
+                SCRATCH.with_borrow_mut(|scratch| this.advance(step, scratch));
             };
-            let groups: u32 = work.iter().map(|&(_, g)| g.count_ones()).sum();
             match &self.pool {
-                Some(pool) if groups >= PARALLEL_GROUPS => {
-                    pool.install(|| computed.par_iter_mut().zip(&work).for_each(step))
-                }
-                _ => computed.iter_mut().zip(&work).for_each(step),
+                Some(pool) if steps.len() >= PARALLEL_TILES => pool.install(|| {
+                    steps
+                        .par_iter_mut()
+                        .with_min_len(PARALLEL_TILES / 8)
+                        .for_each(advance)
+                }),
+                _ => steps.iter_mut().for_each(advance),
             }
         }
         // The tiles whose flags change: they and their neighbours are looked at next time.
         let mut touched = Vec::new();
         let mut dropped = Vec::new();
-        for &(i, one, two) in &reaches {
-            if one & two != 0 {
+        let mut computed = 0;
+        for step in steps.drain(..) {
+            let t = &mut self.tiles[step.tile as usize];
+            self.spares
+                .push(std::mem::replace(&mut t.cells[back], step.cells));
+            if step.groups == 0 {
+                // Nothing computed: the next state is the state one back, in place at the
+                // coming parity; where it differs from the state now stays as it was. Empty
+                // now, one back (unchanged) and two back, and nothing changed round it:
+                // dropped.
+                if step.near == 0 && t.changed_two.is_none() && *t.cells[now] == EMPTY {
+                    dropped.push(step.tile);
+                }
+                if !t.changed_two.is_none() {
+                    t.changed_two = Change::default();
+                    touched.push(step.tile);
+                }
                 continue;
             }
-            // Nothing computed: the next state is the state one back, in place at the coming
-            // parity; where it differs from the state now stays as it was.
-            let t = &mut self.tiles[i as usize];
-            // Empty now, one back (unchanged) and two back, and nothing changed round it:
-            // dropped.
-            if one == 0 && t.changed_two.is_none() && *t.cells[now] == EMPTY {
-                dropped.push(i);
-            }
-            if !t.changed_two.is_none() {
-                t.changed_two = Change::default();
-                touched.push(i);
-            }
-        }
-        self.work[0] += work.len() as u64;
-        self.work[1] += self.index.len() as u64;
-        for (&(i, groups), c) in work.iter().zip(&mut computed) {
-            let t = &mut self.tiles[i as usize];
+            computed += 1;
             t.fresh = false;
-            if groups == ALL_GROUPS {
-                // The old state's box takes the next tile's rows.
-                std::mem::swap(&mut t.cells[back], &mut c.next);
-            } else {
-                for rows in runs(groups) {
-                    t.cells[back][rows.clone()].copy_from_slice(&c.next[rows]);
-                }
-            }
-            (t.changed, t.changed_two) = (c.changed, c.changed_two);
+            (t.changed, t.changed_two) = (step.changed, step.changed_two);
             if t.changed.is_none() && t.changed_two.is_none() && *t.cells[now] == EMPTY {
-                dropped.push(i);
+                dropped.push(step.tile);
             }
-            touched.push(i);
+            touched.push(step.tile);
         }
-        self.computed = computed;
+        self.steps = steps;
+        self.work[0] += computed;
+        self.work[1] += self.index.len() as u64;
         self.parity = back;
         for i in dropped {
             self.drop_tile(i);
@@ -812,6 +826,30 @@ impl Tiles {
             }
         }
         Ok(())
+    }
+
+    /// The pass of a generation over tile `step.tile` (see [`Tiles::generation`]).
+    fn advance(&self, step: &mut Step, scratch: &mut Scratch) {
+        let t = &self.tiles[step.tile as usize];
+        let (one, two) = self.reach(t);
+        step.near = one;
+        if one & two == 0 {
+            return;
+        }
+        let groups = groups_of(one & two);
+        self.next(t, groups, &mut scratch.next, &mut scratch.words);
+        let [changed, changed_two] = Change::settle(
+            &scratch.next,
+            &t.cells[self.parity],
+            &mut step.cells,
+            groups,
+        );
+        step.groups = groups;
+        step.changed = t.changed.with(groups, changed);
+        step.changed_two = match t.fresh {
+            true => Change::ALL,
+            false => changed_two,
+        };
     }
 
     /// The tiles that hold live cells, with their cells.
@@ -1067,39 +1105,52 @@ mod tests {
     use super::*;
 
     #[test]
-    fn changes_are_found_alike_with_every_instruction_set() {
+    fn changes_are_found_and_rows_stored_alike_with_every_instruction_set() {
         let mut generator = gol_core::seed::SplitMix64::new(0x2545_f491_4f6c_dd1d_u64);
         let mut random = move || generator.next();
-        for round in 0..200 {
-            let a: Cells = std::array::from_fn(|_| random());
-            // Rows equal, differing in one bit (the first, the last, or inside), or anywhere.
-            let b: Cells = std::array::from_fn(|r| match (random() % 5, round % 2) {
-                (0, _) => a[r] ^ 1,
-                (1, _) => a[r] ^ 1 << 63,
-                (2, _) => a[r] ^ 1 << (random() % 62 + 1),
+        // A state like `next`: rows equal, differing in one bit (the first, the last, or
+        // inside), or anywhere.
+        let mut like = |next: &Cells, round: u32| -> Cells {
+            std::array::from_fn(|r| match (random() % 5, round % 2) {
+                (0, _) => next[r] ^ 1,
+                (1, _) => next[r] ^ 1 << 63,
+                (2, _) => next[r] ^ 1 << (random() % 62 + 1),
                 (3, 0) => random(),
-                _ => a[r],
-            });
-            let groups = random() as u32 & 0xff;
-            let words = Change::between_words(&a, &b, groups);
-            // Outside the groups nothing is seen; inside, every row's difference.
+                _ => next[r],
+            })
+        };
+        let mut generator = gol_core::seed::SplitMix64::new(7);
+        for round in 0..200 {
+            let next: Cells = std::array::from_fn(|_| generator.next());
+            let (now, back) = (like(&next, round), like(&next, round + 1));
+            let groups = generator.next() as u32 & 0xff;
+            let mut stored = back;
+            let words = Change::settle_words(&next, &now, &mut stored, groups);
+            // Outside the groups nothing is seen or stored; inside, every row's difference.
             let inside = rows_of(groups);
             for r in 0..64 {
-                let d = a[r] ^ b[r];
                 let seen = inside >> r & 1 == 1;
-                assert_eq!(words.rows >> r & 1 == 1, seen && d != 0);
-                assert_eq!(words.west >> r & 1 == 1, seen && d & 1 != 0);
-                assert_eq!(words.east >> r & 1 == 1, seen && d >> 63 != 0);
+                assert_eq!(stored[r], if seen { next[r] } else { back[r] });
+                for (change, old) in words.iter().zip([now, back]) {
+                    let d = next[r] ^ old[r];
+                    assert_eq!(change.rows >> r & 1 == 1, seen && d != 0);
+                    assert_eq!(change.west >> r & 1 == 1, seen && d & 1 != 0);
+                    assert_eq!(change.east >> r & 1 == 1, seen && d >> 63 != 0);
+                }
             }
             #[cfg(target_arch = "x86_64")]
             {
                 if std::arch::is_x86_feature_detected!("avx2") {
+                    let mut avx2 = back;
                     // SAFETY: the CPU has AVX2 (just checked).
-                    assert_eq!(unsafe { Change::between_avx2(&a, &b, groups) }, words);
+                    let found = unsafe { Change::settle_avx2(&next, &now, &mut avx2, groups) };
+                    assert_eq!((found, avx2), (words, stored));
                 }
                 if std::arch::is_x86_feature_detected!("avx512f") {
+                    let mut avx512 = back;
                     // SAFETY: the CPU has AVX-512F (just checked).
-                    assert_eq!(unsafe { Change::between_avx512(&a, &b, groups) }, words);
+                    let found = unsafe { Change::settle_avx512(&next, &now, &mut avx512, groups) };
+                    assert_eq!((found, avx512), (words, stored));
                 }
             }
         }

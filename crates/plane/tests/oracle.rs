@@ -375,11 +375,11 @@ fn tiles_leave_settled_ash_alone_and_stay_exact() {
 
 #[test]
 fn tiles_shared_among_threads_stay_exact() {
-    // An 800² soup wakes enough rows a generation for its tiles to be shared among the threads
-    // (a small pattern's are computed on one).
+    // An 1100² soup (some 300 tiles) has enough tiles to look at a generation for them to be
+    // shared among the threads (a small pattern's are looked at on one).
     let mut next = numbers(0x5851_f42d_4c95_7f2d);
     let bits: Vec<u64> = (0..1021).map(|_| next()).collect();
-    let pattern = random_pattern(800, 800, 2, &bits);
+    let pattern = random_pattern(1100, 1100, 2, &bits);
     let stop = AtomicBool::new(false);
     let mut plane = plane_on(
         gol_core::EngineId::Tiles,
@@ -392,7 +392,7 @@ fn tiles_shared_among_threads_stay_exact() {
     assert_matches(
         &*plane,
         &oracle(&pattern, Rule::LIFE, 60),
-        "an 800² soup on three threads",
+        "an 1100² soup on three threads",
     );
 }
 
