@@ -32,22 +32,30 @@ fn free_port() -> u16 {
 
 /// One HTTP request to `address`, its JSON answer (read to the length the headers give).
 fn http(address: &str, method: &str, path: &str, body: Option<&Value>) -> Value {
-    let stream = TcpStream::connect(address).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(60)))
-        .unwrap();
+    try_http(address, method, path, body)
+        .unwrap_or_else(|e| panic!("{method} {path} to {address}: {e}"))
+}
+
+/// [`http`], or the connection's failure.
+fn try_http(
+    address: &str,
+    method: &str,
+    path: &str,
+    body: Option<&Value>,
+) -> std::io::Result<Value> {
+    let stream = TcpStream::connect(address)?;
+    stream.set_read_timeout(Some(Duration::from_secs(60)))?;
     let body = body.map(Value::to_string).unwrap_or_default();
     write!(
         &stream,
         "{method} {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
         body.len()
-    )
-    .unwrap();
+    )?;
     let mut reader = BufReader::new(stream);
     let mut length = 0;
     loop {
         let mut line = String::new();
-        reader.read_line(&mut line).unwrap();
+        reader.read_line(&mut line)?;
         let line = line.trim_end();
         if line.is_empty() {
             break;
@@ -59,8 +67,8 @@ fn http(address: &str, method: &str, path: &str, body: Option<&Value>) -> Value 
         }
     }
     let mut json = vec![0; length];
-    reader.read_exact(&mut json).unwrap();
-    serde_json::from_slice(&json).unwrap_or(Value::Null)
+    reader.read_exact(&mut json)?;
+    Ok(serde_json::from_slice(&json).unwrap_or(Value::Null))
 }
 
 /// A WebDriver session of headless Chromium.
@@ -85,20 +93,29 @@ impl Browser {
             assert!(Instant::now() < deadline, "chromedriver does not answer");
             std::thread::sleep(Duration::from_millis(100));
         }
-        let answer = http(
-            &driver,
-            "POST",
-            "/session",
-            Some(&json!({"capabilities": {"alwaysMatch": {
-                "browserName": "chrome",
-                "goog:chromeOptions": {
-                    "binary": chromium,
-                    "args": ["--headless=new", "--no-sandbox", "--disable-gpu",
-                             "--disable-dev-shm-usage", "--window-size=1100,760"]
-                },
-                "goog:loggingPrefs": {"browser": "ALL"}
-            }}})),
-        );
+        let capabilities = json!({"capabilities": {"alwaysMatch": {
+            "browserName": "chrome",
+            "goog:chromeOptions": {
+                "binary": chromium,
+                "args": ["--headless=new", "--no-sandbox", "--disable-gpu",
+                         "--disable-dev-shm-usage", "--window-size=1100,760"]
+            },
+            "goog:loggingPrefs": {"browser": "ALL"}
+        }}});
+        // A chromedriver that has just begun to listen, on a loaded machine, may drop the
+        // first connection (CI once saw "connection reset" here): asked again, it answers.
+        let mut tries = 0;
+        let answer = loop {
+            match try_http(&driver, "POST", "/session", Some(&capabilities)) {
+                Ok(answer) => break answer,
+                Err(e) if tries < 3 => {
+                    eprintln!("chromedriver: {e}; asking again");
+                    tries += 1;
+                    std::thread::sleep(Duration::from_secs(1));
+                }
+                Err(e) => panic!("chromedriver starts no session: {e}"),
+            }
+        };
         let session = answer["value"]["sessionId"]
             .as_str()
             .unwrap_or_else(|| panic!("no session: {answer}"))
