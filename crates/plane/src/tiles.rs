@@ -30,7 +30,6 @@
 //! circuit runs); Generations rules run on HashLife. Cells must stay within ±2^62 of the
 //! origin.
 
-use std::collections::HashMap;
 use std::io::{self, Write};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -41,6 +40,7 @@ use gol_core::{EngineId, Error, Grid, Result, Rule};
 use num_bigint::{BigInt, BigUint};
 use num_traits::ToPrimitive;
 use rayon::prelude::*;
+use rustc_hash::FxHashMap;
 
 use crate::files::{self, Builder};
 use crate::leaf::{Bits, Leaf};
@@ -92,38 +92,20 @@ const AROUND: [(i64, i64); 8] = [
 /// No tile.
 const NONE: u32 = u32::MAX;
 
-/// Where in a tile something is: bit k for the cells next to neighbour k of [`AROUND`] (a
-/// corner cell, a row or a column), [`ANYWHERE`] for any cell at all.
-type Edges = u16;
-
-/// Any cell of the tile.
-const ANYWHERE: Edges = 1 << 8;
-
-/// The edges of `cells` that hold a set bit.
-fn edges(cells: &Cells) -> Edges {
-    let all = cells.iter().fold(0, |a, w| a | w);
-    if all == 0 {
-        return 0;
-    }
+/// Whether `cells` has a live cell next to neighbour `k` of [`AROUND`] (a corner cell, a
+/// row or a column).
+fn touches(cells: &Cells, k: usize) -> bool {
     let (top, bottom) = (cells[0], cells[SIDE as usize - 1]);
-    let (left, right) = cells
-        .iter()
-        .fold((0, 0), |(l, r), w| (l | (w & 1), r | (w >> 63)));
-    // In AROUND's order: the corners' cells, the edges' rows and columns.
-    let parts = [
-        top & 1,
-        top,
-        top >> 63,
-        left,
-        right,
-        bottom & 1,
-        bottom,
-        bottom >> 63,
-    ];
-    parts
-        .iter()
-        .enumerate()
-        .fold(ANYWHERE, |e, (k, &p)| e | (((p != 0) as Edges) << k))
+    match k {
+        0 => top & 1 != 0,
+        1 => top != 0,
+        2 => top >> 63 != 0,
+        3 => cells.iter().any(|w| w & 1 != 0),
+        4 => cells.iter().any(|w| w >> 63 != 0),
+        5 => bottom & 1 != 0,
+        6 => bottom != 0,
+        _ => bottom >> 63 != 0,
+    }
 }
 
 /// Where two states of a tile differ, row by row: bit r of `rows` where row r differs, of
@@ -273,11 +255,9 @@ impl Change {
         self.rows == 0
     }
 
-    /// The change as [`Edges`].
-    fn edges(self) -> Edges {
-        if self.is_none() {
-            return 0;
-        }
+    /// Where the change reaches the tile's edges: bit k where it reaches the cells next to
+    /// neighbour k of [`AROUND`] (a corner cell, a row or a column).
+    fn edges(self) -> u8 {
         let last = SIDE as u32 - 1;
         // In AROUND's order: the corners' cells, the edges' rows and columns.
         let parts = [
@@ -293,7 +273,7 @@ impl Change {
         parts
             .iter()
             .enumerate()
-            .fold(ANYWHERE, |e, (k, &p)| e | (((p != 0) as Edges) << k))
+            .fold(0, |e, (k, &p)| e | ((p != 0) as u8) << k)
     }
 }
 
@@ -363,13 +343,20 @@ struct Tile {
     fresh: bool,
     /// The neighbours, in [`AROUND`]'s order ([`NONE`] where missing).
     around: [u32; 8],
+    /// Bit k where neighbour k is missing.
+    missing: u8,
+}
+
+/// The neighbours of `around` that are missing: bit k for neighbour k.
+fn missing(around: &[u32; 8]) -> u8 {
+    (0..8).fold(0, |m, k| m | ((around[k] == NONE) as u8) << k)
 }
 
 /// The plane as tiles.
 pub struct Tiles {
     tiles: Vec<Tile>,
     /// Tile coordinates to indices.
-    index: HashMap<(i64, i64), u32>,
+    index: FxHashMap<(i64, i64), u32>,
     /// Indices of dropped tiles, to reuse.
     free: Vec<u32>,
     rule: Rule,
@@ -492,7 +479,7 @@ impl Tiles {
         };
         Ok(Tiles {
             tiles: Vec::new(),
-            index: HashMap::new(),
+            index: FxHashMap::default(),
             free: Vec::new(),
             rule,
             stencil: Stencil::new(&rule),
@@ -562,6 +549,7 @@ impl Tiles {
             changed_two: Change::default(),
             fresh: false,
             around,
+            missing: missing(&around),
         };
         let i = match self.free.pop() {
             Some(i) => {
@@ -576,7 +564,9 @@ impl Tiles {
         self.index.insert(at, i);
         for (k, &n) in around.iter().enumerate() {
             if n != NONE {
-                self.tiles[n as usize].around[7 - k] = i;
+                let n = &mut self.tiles[n as usize];
+                n.around[7 - k] = i;
+                n.missing &= !(1 << (7 - k));
             }
         }
         self.queue(i);
@@ -590,11 +580,14 @@ impl Tiles {
         let around = tile.around;
         for (k, &n) in around.iter().enumerate() {
             if n != NONE {
-                self.tiles[n as usize].around[7 - k] = NONE;
+                let n = &mut self.tiles[n as usize];
+                n.around[7 - k] = NONE;
+                n.missing |= 1 << (7 - k);
             }
         }
         let tile = &mut self.tiles[i as usize];
         tile.around = [NONE; 8];
+        tile.missing = u8::MAX;
         tile.alive = false;
         self.free.push(i);
     }
@@ -606,21 +599,17 @@ impl Tiles {
         let mut wanted = Vec::new();
         for &i in candidates {
             let t = &self.tiles[i as usize];
-            let changed = t.changed.edges();
-            if changed == 0 {
-                continue;
-            }
-            for (k, &n) in t.around.iter().enumerate() {
-                if n != NONE || changed & (1 << k) == 0 {
-                    continue;
-                }
+            let mut across = t.missing & t.changed.edges();
+            while across != 0 {
+                let k = across.trailing_zeros() as usize;
+                across &= across - 1;
                 let at = (t.at.0 + AROUND[k].0, t.at.1 + AROUND[k].1);
                 // Live cells beside it: in a tile at direction j from it, on that tile's edge
                 // facing it (direction 7 − j).
                 let live = AROUND.iter().enumerate().any(|(j, (dx, dy))| {
                     self.index
                         .get(&(at.0 + dx, at.1 + dy))
-                        .is_some_and(|&x| edges(self.now(x)) & (1 << (7 - j)) != 0)
+                        .is_some_and(|&x| touches(self.now(x), 7 - j))
                 });
                 if live {
                     wanted.push(at);
