@@ -343,8 +343,6 @@ struct Tile {
     fresh: bool,
     /// The neighbours, in [`AROUND`]'s order ([`NONE`] where missing).
     around: [u32; 8],
-    /// Bit k where neighbour k is missing.
-    missing: u8,
 }
 
 /// The neighbours of `around` that are missing: bit k for neighbour k.
@@ -549,7 +547,6 @@ impl Tiles {
             changed_two: Change::default(),
             fresh: false,
             around,
-            missing: missing(&around),
         };
         let i = match self.free.pop() {
             Some(i) => {
@@ -564,9 +561,7 @@ impl Tiles {
         self.index.insert(at, i);
         for (k, &n) in around.iter().enumerate() {
             if n != NONE {
-                let n = &mut self.tiles[n as usize];
-                n.around[7 - k] = i;
-                n.missing &= !(1 << (7 - k));
+                self.tiles[n as usize].around[7 - k] = i;
             }
         }
         self.queue(i);
@@ -580,14 +575,11 @@ impl Tiles {
         let around = tile.around;
         for (k, &n) in around.iter().enumerate() {
             if n != NONE {
-                let n = &mut self.tiles[n as usize];
-                n.around[7 - k] = NONE;
-                n.missing |= 1 << (7 - k);
+                self.tiles[n as usize].around[7 - k] = NONE;
             }
         }
         let tile = &mut self.tiles[i as usize];
         tile.around = [NONE; 8];
-        tile.missing = u8::MAX;
         tile.alive = false;
         self.free.push(i);
     }
@@ -599,7 +591,10 @@ impl Tiles {
         let mut wanted = Vec::new();
         for &i in candidates {
             let t = &self.tiles[i as usize];
-            let mut across = t.missing & t.changed.edges();
+            let mut across = match t.changed.edges() {
+                0 => 0,
+                edges => edges & missing(&t.around),
+            };
             while across != 0 {
                 let k = across.trailing_zeros() as usize;
                 across &= across - 1;
