@@ -101,10 +101,11 @@ impl Compiled {
 
     /// For code compiled for [`Layout::Rows`]: the next states of `out.len() / VECTOR_WORDS`
     /// whole vectors of a row from the row above, the row and the row below, each given with a
-    /// word of margin: word `k` of `out` is computed from words `k..=k + 2` of each. On a torus, a row's margins and padding are
-    /// made so that the shifts bring its other end's cells in: the word before its first has
-    /// the last cell at bit 63; the padding bit just past the last cell holds the first cell, or
-    /// where the row fills its last word, the word after it has the first cell at bit 0.
+    /// word of margin: word `k` of `out` is computed from words `k..=k + 2` of each. On a
+    /// torus, a row's margins and padding are made so that the shifts bring its other end's
+    /// cells in: the word before its first has the last cell at bit 63; the padding bit just
+    /// past the last cell holds the first cell, or where the row fills its last word, the word
+    /// after it has the first cell at bit 0.
     pub(super) fn rows(&self, rows: [&[u64]; 3], out: &mut [u64], spill: &mut [u64]) {
         assert_eq!(self.layout, Layout::Rows);
         self.call(rows, out, spill)
@@ -142,9 +143,9 @@ impl Compiled {
     }
 
     /// For code compiled for [`Layout::Columns`]: the next states of `out.len() / VECTOR_WORDS`
-    /// whole vectors of words of a column; `columns` are the west, centre and east columns, each a word a
-    /// row with a row of margin above and below, so that word `k` of `out` is computed from
-    /// words `k..=k + 2` of each.
+    /// whole vectors of words of a column; `columns` are the west, centre and east columns,
+    /// each a word a row with a row of margin above and below, so that word `k` of `out` is
+    /// computed from words `k..=k + 2` of each.
     pub(super) fn columns(&self, columns: [&[u64]; 3], out: &mut [u64], spill: &mut [u64]) {
         assert_eq!(self.layout, Layout::Columns);
         self.call(columns, out, spill)
