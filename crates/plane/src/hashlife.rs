@@ -545,6 +545,20 @@ impl<L: Leaf> HashLife<L> {
         })
     }
 
+    /// The engine on the cells that `plant` makes in its store, in place of its own: what it
+    /// memoised stays (a result is of a node's cells, whatever pattern holds the node), and
+    /// the old pattern's nodes are garbage for the next collection.
+    pub fn replanted<E>(
+        self,
+        plant: impl FnOnce(Store, L) -> std::result::Result<Tree<L>, E>,
+    ) -> std::result::Result<HashLife<L>, E> {
+        let Tree { store, leaf, .. } = self.tree;
+        Ok(HashLife {
+            tree: plant(store, leaf)?,
+            ..self
+        })
+    }
+
     /// The tree now.
     pub fn tree(&self) -> &Tree<L> {
         &self.tree
@@ -570,12 +584,17 @@ impl<L: Leaf> HashLife<L> {
         self.collections_within
     }
 
-    /// Advances `generations`, a power of two at a time (each set bit, the lowest first);
+    /// Advances `generations`, a power of two at a time (each set bit, the highest first);
     /// returns the generations taken and how it ended.
+    ///
+    /// Highest first, because a step of 2^j keeps the results memoised for 2^i where they are
+    /// whole steps, those of levels up to min(i, j) + 2: going down from the step before, each
+    /// step reuses all that a smaller one can; going up from 2^0, the first step would forget
+    /// every result above level 2 that a long step before had memoised.
     pub fn step(&mut self, generations: &BigUint, stop: &AtomicBool) -> Result<(BigUint, Stepped)> {
         check_generations(generations)?;
         let mut done = BigUint::zero();
-        for j in 0..generations.bits() {
+        for j in (0..generations.bits()).rev() {
             if !generations.bit(j) {
                 continue;
             }

@@ -244,33 +244,17 @@ pub fn new(
     check_rule(engine, &rule)?;
     check_memory(options)?;
     match engine {
-        EngineId::Hashlife if in_bytes(&rule) => {
-            hashlife_of(start, States::new(&rule), rule, options)
-        }
-        EngineId::Hashlife => hashlife_of(start, Bits::new(&rule), rule, options),
+        EngineId::Hashlife if in_bytes(&rule) => Ok(Box::new(hashed_of(
+            start,
+            States::new(&rule),
+            rule,
+            options,
+        )?)),
+        EngineId::Hashlife => Ok(Box::new(hashed_of(start, Bits::new(&rule), rule, options)?)),
         EngineId::Tiles if in_bytes(&rule) => Err(Error::Invalid(format!(
             "rule {rule}: tiles run two-state B/S rules; Generations rules and rule tables run on hashlife"
         ))),
-        EngineId::Tiles => {
-            let (threads, memory) = (options.threads, options.memory);
-            // Straight into tiles where the reader can; through a tree where only it can.
-            let direct = match start {
-                Start::Grid { grid, x, y } if grid.states() == 2 => {
-                    Some(Tiles::from_grid(grid, (x, y), rule, threads, memory)?)
-                }
-                Start::File(file) => Tiles::from_file(file, rule, threads, memory)?,
-                Start::Grid { .. } => None,
-            };
-            let tiles = match direct {
-                Some(tiles) => tiles,
-                None => {
-                    let store = store::Store::new(memory, Bits::LEVEL)?;
-                    let tree = tree_of(start, store, Bits::new(&rule))?;
-                    Tiles::new(&tree, rule, threads, memory)?
-                }
-            };
-            Ok(Box::new(tiles))
-        }
+        EngineId::Tiles => Ok(Box::new(tiles_of(start, rule, options)?)),
         EngineId::Window => {
             let store = store::Store::new(options.memory, States::LEVEL)?;
             let generation = match start {
@@ -302,18 +286,36 @@ pub fn auto(start: Start<'_>, rule: Rule, options: &Options) -> Result<Box<dyn P
     Ok(Box::new(auto::Auto::new(start, rule, options)?))
 }
 
-fn hashlife_of<L: Leaf>(
+/// HashLife on the cells of `start`, its leaves stepped by `leaf`.
+pub(crate) fn hashed_of<L: Leaf>(
     start: Start<'_>,
     leaf: L,
     rule: Rule,
     options: &Options,
-) -> Result<Box<dyn Plane>> {
+) -> Result<Hashed<L>> {
     let store = store::Store::new(options.memory, L::LEVEL)?;
-    let tree = tree_of(start, store, leaf)?;
-    Ok(Box::new(Hashed {
-        engine: HashLife::new(tree, options.threads, options.parallel_level)?,
-        rule,
-    }))
+    Hashed::new(tree_of(start, store, leaf)?, rule, options)
+}
+
+/// Tiles of the cells of `start` under `rule` (two states).
+pub(crate) fn tiles_of(start: Start<'_>, rule: Rule, options: &Options) -> Result<Tiles> {
+    let (threads, memory) = (options.threads, options.memory);
+    // Straight into tiles where the reader can; through a tree where only it can.
+    let direct = match start {
+        Start::Grid { grid, x, y } if grid.states() == 2 => {
+            Some(Tiles::from_grid(grid, (x, y), rule, threads, memory)?)
+        }
+        Start::File(file) => Tiles::from_file(file, rule, threads, memory)?,
+        Start::Grid { .. } => None,
+    };
+    match direct {
+        Some(tiles) => Ok(tiles),
+        None => {
+            let store = store::Store::new(memory, Bits::LEVEL)?;
+            let tree = tree_of(start, store, Bits::new(&rule))?;
+            Tiles::new(&tree, rule, threads, memory)
+        }
+    }
 }
 
 /// The cells of `start` as a tree of `store`.
@@ -325,9 +327,30 @@ fn tree_of<L: Leaf>(start: Start<'_>, store: store::Store, leaf: L) -> Result<Tr
 }
 
 /// HashLife behind [`Plane`].
-struct Hashed<L: Leaf> {
-    engine: HashLife<L>,
+pub(crate) struct Hashed<L: Leaf> {
+    pub(crate) engine: HashLife<L>,
     rule: Rule,
+}
+
+impl<L: Leaf> Hashed<L> {
+    /// HashLife over `tree` under `rule`, on the threads of `options`.
+    pub(crate) fn new(tree: Tree<L>, rule: Rule, options: &Options) -> Result<Hashed<L>> {
+        Ok(Hashed {
+            engine: HashLife::new(tree, options.threads, options.parallel_level)?,
+            rule,
+        })
+    }
+
+    /// This HashLife on the cells that `plant` makes in its store ([`HashLife::replanted`]).
+    pub(crate) fn replanted(
+        self,
+        plant: impl FnOnce(store::Store, L) -> Result<Tree<L>>,
+    ) -> Result<Hashed<L>> {
+        Ok(Hashed {
+            engine: self.engine.replanted(plant)?,
+            rule: self.rule,
+        })
+    }
 }
 
 impl<L: Leaf> Plane for Hashed<L> {

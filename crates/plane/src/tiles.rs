@@ -849,8 +849,14 @@ impl Tiles {
             .filter(|(_, now)| **now != EMPTY)
     }
 
-    /// The cells as a tree in a store of `memory` bytes (for files).
-    fn tree(&self) -> Result<Tree<Bits>> {
+    /// The cells as a tree in a store of `memory` bytes (for files, and for `auto`'s moves
+    /// onto HashLife).
+    pub(crate) fn tree(&self) -> Result<Tree<Bits>> {
+        self.tree_in(Store::new(self.memory, Bits::LEVEL)?)
+    }
+
+    /// The cells as a tree in `store`, which may hold other nodes.
+    pub(crate) fn tree_in(&self, store: Store) -> Result<Tree<Bits>> {
         let mut builder = Builder::<Bits>::new((0, 0), 2);
         for (t, now) in self.occupied() {
             for (r, &word) in now.iter().enumerate() {
@@ -862,7 +868,6 @@ impl Tiles {
                 }
             }
         }
-        let store = Store::new(self.memory, Bits::LEVEL)?;
         builder.build(store, Bits::new(&self.rule))
     }
 

@@ -6,7 +6,8 @@ use std::sync::atomic::AtomicBool;
 use gol_core::rule::Family;
 use gol_core::{Grid, Rule, RuleTable};
 use gol_plane::check::{self, Expected};
-use gol_plane::{Options, Plane, Start, Stepped};
+use gol_plane::store::Store;
+use gol_plane::{files, Bits, HashLife, Leaf, Options, Plane, Start, Stepped};
 use num_bigint::{BigInt, BigUint};
 use proptest::prelude::*;
 
@@ -497,6 +498,48 @@ fn auto_races_the_engines_and_stays_exact() {
         plane.cells(&x, &y, 800, 800),
         hashlife.cells(&x, &y, 800, 800)
     );
+}
+
+#[test]
+fn hashlife_replanted_with_another_pattern_runs_it_as_a_fresh_one_does() {
+    // auto's HashLife, taken off a pattern and given it back later from tiles, keeps what it
+    // memoised: the pattern planted in its store (mostly the same nodes as the one before,
+    // some changed) runs as it does in a fresh store, under steps whose memoised results the
+    // two share (2^5 after 2^5) and others, counts that are not powers of two included.
+    let rule = Rule::LIFE;
+    let first = random_pattern(90, 70, 2, &multiples(64, 0x9fb2_1c65_1e98_df25));
+    let mut second = first.clone();
+    for y in 20..35 {
+        for x in 10..60 {
+            second.set_state(x, y, u32::from((x * y) % 3 == 0));
+        }
+    }
+    let stop = AtomicBool::new(false);
+    let hashlife = |grid: &Grid| {
+        let store = Store::new(64 << 20, Bits::LEVEL).unwrap();
+        let tree = files::from_grid(grid, 0, 0, store, Bits::new(&rule)).unwrap();
+        HashLife::new(tree, 2, Some(6)).unwrap()
+    };
+    let mut replanted = hashlife(&first);
+    replanted.step(&BigUint::from(32u32), &stop).unwrap();
+    let mut replanted = replanted
+        .replanted(|store, leaf| files::from_grid(&second, 0, 0, store, leaf))
+        .unwrap();
+    let mut fresh = hashlife(&second);
+    for gens in [32u32, 32, 300, 1, 7] {
+        let gens = BigUint::from(gens);
+        assert_eq!(replanted.step(&gens, &stop).unwrap().0, gens);
+        fresh.step(&gens, &stop).unwrap();
+        let (a, b) = (replanted.tree(), fresh.tree());
+        assert_eq!(a.population(), b.population());
+        let bounds = b.bounding_box().unwrap();
+        assert_eq!(a.bounding_box(), Some(bounds.clone()));
+        let (w, h) = bounds.size().unwrap();
+        assert_eq!(
+            a.cells(&bounds.x, &bounds.y, w as usize, h as usize),
+            b.cells(&bounds.x, &bounds.y, w as usize, h as usize)
+        );
+    }
 }
 
 #[test]

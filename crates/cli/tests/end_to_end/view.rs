@@ -666,19 +666,35 @@ fn oversized_requests_are_refused_once_and_long_steps_can_be_stopped() {
         &mut socket,
         serde_json::json!({"type": "step", "generations": 3}),
     );
+    // The long step may take a few generations before the short one replaces it (on a loaded
+    // machine), then the short one takes its three, and nothing steps after: twenty frames
+    // alike come within a second or two.
     let at = last.status["generation"].as_u64().unwrap();
-    let settled = next(&mut socket, |f| {
-        f.status["generation"].as_u64().unwrap() >= at + 3
-    })
-    .unwrap();
-    let mut seen = settled.status["generation"].as_u64().unwrap();
-    for _ in 0..20 {
-        let now = next(&mut socket, |_| true).unwrap().status["generation"]
+    let replaced = Instant::now();
+    let generation = |socket: &mut _| {
+        next(socket, |_| true).unwrap().status["generation"]
             .as_u64()
-            .unwrap();
-        assert!(now == seen, "stepping on: {seen} then {now}");
+            .unwrap()
+    };
+    let mut seen = generation(&mut socket);
+    let mut same = 0;
+    while same < 20 {
+        let now = generation(&mut socket);
+        if now == seen {
+            same += 1;
+        } else {
+            assert!(
+                replaced.elapsed() < Duration::from_secs(2),
+                "stepping on: {seen} then {now}"
+            );
+            same = 0;
+        }
         seen = now;
     }
+    assert!(
+        seen >= at + 3,
+        "the short step was not taken: {at} then {seen}"
+    );
 }
 
 #[test]
