@@ -23,7 +23,7 @@
 //! take part only where they can: two-state rules, populations up to [`TILES_MOST`] and cells
 //! within their reach. In a slice HashLife takes steps that double, so that its progress
 //! shows, each reusing what the last memoised, from 1 generation on a fresh HashLife and from
-//! its last whole step on one that has run, and begins none that would not end within the
+//! about its last whole step on one that has run, and begins none that would not end within the
 //! slice at the last one's time (a step cut short shows no generations). Its rate is that of
 //! its last whole step where that is higher than the slice's mean.
 
@@ -202,12 +202,13 @@ impl Auto {
             let result = match plane.engine() {
                 // Steps that double, each reusing what the last memoised, from the last whole
                 // step of a slice before on this engine (from one on a fresh one), halved
-                // until twice its time then fits in this slice. The first step always begins.
+                // until four times its time then fits in this slice (a growing pattern makes
+                // the same step slower). The first step always begins.
                 EngineId::Hashlife => {
                     let mut taken = BigUint::zero();
                     let (mut step, mut time) =
                         pace.clone().unwrap_or((BigUint::one(), Duration::ZERO));
-                    while 2 * time > slice && step > BigUint::one() {
+                    while 4 * time > slice && step > BigUint::one() {
                         (step, time) = (step >> 1, time / 2);
                     }
                     let mut last = Duration::ZERO;
@@ -224,10 +225,13 @@ impl Auto {
                         let n = (left - &taken).min(step.clone());
                         match plane.step(&n, &halt) {
                             Ok((more, ended)) => {
+                                let time = begun.elapsed();
                                 if ended == Stepped::Done && more == step {
-                                    let time = begun.elapsed();
                                     marginal = Some(rate(&step, time.as_secs_f64()));
                                     *pace = Some((step.clone(), time));
+                                } else if ended == Stepped::Stopped {
+                                    // Cut short: the next slice starts lower.
+                                    *pace = Some((step.clone() >> 1, time));
                                 }
                                 taken += more;
                                 how = ended;

@@ -590,7 +590,9 @@ impl<L: Leaf> HashLife<L> {
     /// Highest first, because a step of 2^j keeps the results memoised for 2^i where they are
     /// whole steps, those of levels up to min(i, j) + 2: going down from the step before, each
     /// step reuses all that a smaller one can; going up from 2^0, the first step would forget
-    /// every result above level 2 that a long step before had memoised.
+    /// every result above level 2 that a long step before had memoised (`auto`'s slices end
+    /// on long steps). From a fresh start the order makes no difference: the line puffer's
+    /// 10^5 generations computed 4.63 million results highest first, 4.61 million lowest.
     pub fn step(&mut self, generations: &BigUint, stop: &AtomicBool) -> Result<(BigUint, Stepped)> {
         check_generations(generations)?;
         let mut done = BigUint::zero();
