@@ -120,11 +120,11 @@ impl Auto {
     fn switch(&mut self, engine: EngineId) -> Result<bool> {
         let rule = self.plane.get().rule();
         let options = &self.options;
+        let kept = |hashed: &Hashed<Bits>| hashed.memory_bytes() <= options.memory / 4;
         let moved = match (&self.plane, engine) {
             (On::Hashed(hashed), EngineId::Tiles) => {
-                let kept = hashed.memory_bytes();
-                let memory = match kept <= options.memory / 4 {
-                    true => options.memory - kept,
+                let memory = match kept(hashed) {
+                    true => options.memory - hashed.memory_bytes(),
                     false => options.memory,
                 };
                 match hashed.engine.tree().population() > BigUint::from(TILES_MOST) {
@@ -160,7 +160,7 @@ impl Auto {
         match moved {
             Ok(plane) => {
                 match std::mem::replace(&mut self.plane, plane) {
-                    On::Hashed(left) if left.memory_bytes() <= options.memory / 4 => {
+                    On::Hashed(left) if kept(&left) => {
                         self.parked = Some(left);
                     }
                     _ => {}
