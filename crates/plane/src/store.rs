@@ -61,6 +61,8 @@
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
 
 use gol_core::{memory, Error, Result};
 
@@ -192,6 +194,8 @@ pub struct Store {
     cap: u64,
     /// What the threads count and take, in a cache line of its own.
     tally: Tally,
+    /// How the arena's pages are chosen (apart: it is read once for a run of slots).
+    pager: Box<Pager>,
     /// Set when the arena has no free slot left, or a sweep freed too little.
     full: AtomicBool,
     /// Set when the index is past [`grow_at`] full and can grow.
@@ -215,39 +219,139 @@ fn atomics<T, A>(values: Vec<T>) -> Box<[A]> {
     unsafe { Box::from_raw(boxed as *mut [A]) }
 }
 
-/// Asks Linux to back `memory` with huge pages (2 MiB) where it can, before any of its pages
-/// is touched (pages already faulted in stay small): index entries are read at random, and
-/// with 4 KiB pages nearly every lookup would also miss the TLB.
-fn huge_pages<T>(memory: &[T]) {
+/// A huge page.
+const HUGE: usize = 2 << 20;
+
+/// Asks Linux to back the whole huge pages (2 MiB) of `memory` with huge pages (`huge`) or
+/// with small ones, before they are touched (pages already faulted in stay as they are).
+fn advise<T>(memory: &[T], huge: bool) {
     #[cfg(target_os = "linux")]
     {
-        const HUGE: usize = 2 << 20;
         let start = memory.as_ptr() as usize;
         let end = start + std::mem::size_of_val(memory);
         let (first, last) = (start.next_multiple_of(HUGE), end / HUGE * HUGE);
         if last > first {
+            let advice = match huge {
+                true => libc::MADV_HUGEPAGE,
+                false => libc::MADV_NOHUGEPAGE,
+            };
             // SAFETY: madvise only advises on pages of this allocation (the range lies inside
-            // it); MADV_HUGEPAGE changes no content. A refusal is harmless and ignored.
+            // it); neither advice changes content. A refusal is harmless and ignored.
             unsafe {
-                libc::madvise(
-                    first as *mut libc::c_void,
-                    last - first,
-                    libc::MADV_HUGEPAGE,
-                );
+                libc::madvise(first as *mut libc::c_void, last - first, advice);
             }
         }
     }
     #[cfg(not(target_os = "linux"))]
-    let _ = memory;
+    let _ = (memory, huge);
 }
 
-/// Zeroed atomics of `count` (`u32` or `u64`), in huge pages where the system gives them;
-/// refused (not aborted) where the system has no room.
+/// The share of the user time that the system time may take, while a chunk of the arena fills
+/// in huge pages, before the next chunks get small pages: past it, fresh huge pages cost more
+/// than their fewer TLB misses save (small pages cost 10–20% more user time). Where a host
+/// backs memory at once the kernel clears a huge page in 0.1–0.6 ms, a few per cent of a run;
+/// in the virtual machines we develop on, huge pages the guest freed a while before come
+/// back unbacked, and their first touch took 20–28 ms each (14 s a GiB, against 0.8 s a GiB
+/// in small pages): as much system time as user time, or more.
+const COSTLY_SYSTEM_SHARE: f64 = 0.25;
+
+/// The system time a huge page of a chunk may cost in any case: a chunk filled while a file
+/// was read, or the threads started, spends a share of its little user time on those.
+const FREE_SYSTEM_A_PAGE: f64 = 1e-3;
+
+/// The arena's pages are chosen (huge or small) in chunks of this many bytes.
+const CHUNK: usize = 16 << 20;
+
+/// Slots of the arena a chunk.
+const CHUNK_SLOTS: u64 = (CHUNK / (WORDS * 4)) as u64;
+
+/// After this many chunks in small pages, the next is tried in huge pages again.
+const RETRY_HUGE: usize = 16;
+
+/// The process's (user, system) time so far: the system time is mostly where the kernel
+/// backs fresh pages.
+fn times() -> (Duration, Duration) {
+    #[cfg(unix)]
+    {
+        let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+        // SAFETY: getrusage writes one rusage where it is pointed, which holds one (zeroed, so
+        // initialised whatever it writes).
+        if unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) } == 0 {
+            // SAFETY: zeroed above and filled by getrusage: every field is an integer.
+            let usage = unsafe { usage.assume_init() };
+            let time = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+            return (time(usage.ru_utime), time(usage.ru_stime));
+        }
+    }
+    (Duration::ZERO, Duration::ZERO)
+}
+
+/// How the arena's pages are chosen, a chunk at a time as it fills, a chunk ahead: huge pages
+/// while the last chunk filled in huge pages cost the process little system time, small pages
+/// (tried in huge pages again now and then) where its system time was more than
+/// [`COSTLY_SYSTEM_SHARE`] of its user time and [`FREE_SYSTEM_A_PAGE`] a huge page.
+struct Pager {
+    /// Chunks whose pages are chosen: read by every run of slots taken.
+    chosen: AtomicU64,
+    /// The thread choosing: each chunk's pages (huge or not), and the process's (user,
+    /// system) time when the arena's fill entered the last chunk.
+    history: Mutex<(Vec<bool>, (Duration, Duration))>,
+}
+
+impl Pager {
+    fn new() -> Pager {
+        Pager {
+            chosen: AtomicU64::new(0),
+            history: Mutex::new((Vec::new(), (Duration::ZERO, Duration::ZERO))),
+        }
+    }
+
+    /// Chooses the pages of the arena's chunks up to the one after that of slot `end`, where
+    /// the fill has just come.
+    #[inline]
+    fn ahead(&self, arena: &[AtomicU32], end: u64) {
+        let want = end / CHUNK_SLOTS + 2;
+        if self.chosen.load(Ordering::Relaxed) >= want {
+            return;
+        }
+        let mut history = self.history.lock().unwrap_or_else(|e| e.into_inner());
+        let (huge, entered) = &mut *history;
+        while (huge.len() as u64) < want {
+            // Chunk c is chosen as the fill enters chunk c - 1, so chunk c - 2 is full: its
+            // system time is mostly its pages' (and the index's growth while it filled).
+            let now = times();
+            let c = huge.len();
+            let (user, system) = (now.0 - entered.0, now.1 - entered.1);
+            *entered = now;
+            let choice = match c.checked_sub(2).map(|full| huge[full]) {
+                None => true,
+                Some(true) => {
+                    let system = system.as_secs_f64();
+                    system < COSTLY_SYSTEM_SHARE * user.as_secs_f64()
+                        || system < FREE_SYSTEM_A_PAGE * (CHUNK / HUGE) as f64
+                }
+                Some(false) => huge[c.saturating_sub(RETRY_HUGE)..].iter().all(|&h| !h),
+            };
+            huge.push(choice);
+            // The chunk's huge pages: those that begin in it (the one across its end is the
+            // next chunk's, untouched when that is chosen).
+            let (base, size) = (arena.as_ptr() as usize, std::mem::size_of_val(arena));
+            let page_at =
+                |chunk: usize| ((base + chunk * CHUNK) / HUGE * HUGE).clamp(base, base + size);
+            let (from, to) = (page_at(c), page_at(c + 1));
+            if from < to {
+                advise(&arena[(from - base) / 4..(to - base) / 4], choice);
+            }
+        }
+        self.chosen.store(want, Ordering::Relaxed);
+    }
+}
+
+/// Zeroed atomics of `count` (`u32` or `u64`), untouched; refused (not aborted) where the
+/// system has no room.
 fn zeroed<T: memory::Zeroed, A>(count: usize, what: &str) -> Result<Box<[A]>> {
     let values = memory::zeroed_vec::<T>(count as u64, what)?;
-    let atomics = atomics::<T, A>(values);
-    huge_pages(&atomics);
-    Ok(atomics)
+    Ok(atomics::<T, A>(values))
 }
 
 /// Asks the processor to bring the cache line of `value` in, without waiting for it.
@@ -326,11 +430,16 @@ impl Store {
         }
         let capacity = (bytes / BYTES_PER_NODE).min(1 << 31);
         let most_entries = ((capacity as f64 / GROW_AT) as usize).max(FIRST_ENTRIES);
+        // The arena's pages are chosen a chunk at a time as it fills (see `Pager`); the
+        // index's are huge: entries are read at random, and with 4 KiB pages nearly every
+        // lookup would also miss the TLB.
         let arena = zeroed::<u32, AtomicU32>(capacity as usize * WORDS, "the HashLife arena")?;
+        let index = zeroed::<u64, AtomicU64>(most_entries, "the HashLife index")?;
+        advise(&index, true);
         Ok(Store {
             arena,
             capacity,
-            index: zeroed::<u64, AtomicU64>(most_entries, "the HashLife index")?,
+            index,
             entries: FIRST_ENTRIES.min(most_entries),
             most_entries,
             cap: bytes,
@@ -339,6 +448,7 @@ impl Store {
                 cursor: AtomicU64::new(1),
                 high: AtomicU64::new(1),
             },
+            pager: Box::new(Pager::new()),
             full: AtomicBool::new(false),
             crowded: AtomicBool::new(false),
             collect: AtomicBool::new(false),
@@ -546,6 +656,7 @@ impl Store {
                 l.next = first;
                 l.end = (first + RUN).min(self.capacity);
                 self.tally.high.fetch_max(l.end, Ordering::Relaxed);
+                self.pager.ahead(&self.arena, l.end);
             }
         })
     }
@@ -917,6 +1028,33 @@ mod test {
         ids.sort();
         ids.dedup();
         assert_eq!(ids.len(), 20000);
+    }
+
+    #[test]
+    fn the_arenas_pages_are_chosen_a_chunk_ahead_of_its_fill() {
+        let mut store = Store::new(64 << 20, 3).unwrap();
+        let chosen = |store: &Store| store.pager.history.lock().unwrap().0.clone();
+        assert!(chosen(&store).is_empty());
+        // The first node: its chunk and the next, in huge pages (nothing measured yet).
+        let first = store.node(3, [1, 0, 0, 0]).unwrap();
+        assert_eq!(chosen(&store), [true, true]);
+        // Into the second chunk: the third is chosen, from what the first cost.
+        let mut k = 2u32;
+        while (k as u64) < CHUNK_SLOTS + 1000 {
+            if store.is_crowded() {
+                store.grow();
+            }
+            store.node(3, [k, 0, 0, 0]).unwrap();
+            k += 1;
+        }
+        assert_eq!(chosen(&store).len(), 3);
+        assert_eq!(store.pager.chosen.load(Ordering::Relaxed), 3);
+        // Whatever the pages, the nodes are what they were.
+        assert_eq!(store.key(first), [1, 0, 0, 0]);
+        assert_eq!(
+            store.node(3, [k - 1, 0, 0, 0]).map(|id| store.key(id)),
+            Some([k - 1, 0, 0, 0])
+        );
     }
 
     #[test]
