@@ -333,8 +333,9 @@ impl Pager {
                 Some(false) => huge[c.saturating_sub(RETRY_HUGE)..].iter().all(|&h| !h),
             };
             huge.push(choice);
-            // The chunk's huge pages: those that begin in it (the one across its end is the
-            // next chunk's, untouched when that is chosen).
+            // The chunk's huge pages: from the one its start falls in (across the end of the
+            // chunk before, whose fill has only begun when this one is chosen) to the one its
+            // end falls in, which is the next chunk's.
             let (base, size) = (arena.as_ptr() as usize, std::mem::size_of_val(arena));
             let page_at =
                 |chunk: usize| ((base + chunk * CHUNK) / HUGE * HUGE).clamp(base, base + size);
