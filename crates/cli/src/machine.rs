@@ -67,14 +67,3 @@ pub fn mpi_ranks() -> Option<usize> {
         .iter()
         .find_map(|var| std::env::var(var).ok()?.parse().ok())
 }
-
-/// This process's peak resident memory.
-pub fn peak_rss_bytes() -> u64 {
-    // SAFETY: getrusage fills the struct it is given; a zeroed rusage is a valid value.
-    let usage = unsafe {
-        let mut usage: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
-        usage
-    };
-    usage.ru_maxrss as u64 * 1024
-}

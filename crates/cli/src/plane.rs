@@ -302,7 +302,7 @@ pub fn run(args: &RunArgs, setup: &Setup) -> Result<()> {
     }
     report.output_seconds = output_start.elapsed().as_secs_f64() + frame_seconds;
     report.total_seconds = start.elapsed().as_secs_f64();
-    report.peak_rss_bytes = crate::machine::peak_rss_bytes();
+    report.peak_rss_bytes = gol_core::memory::usage().peak_rss_bytes;
     if args.json {
         println!("{}", serde_json::to_string(&report)?);
     } else {

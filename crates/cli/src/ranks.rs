@@ -169,7 +169,7 @@ fn run_rank_in<W: Dimension>(
     };
     let exchange_all = gathered(exchange_seconds);
     let state_all = gathered(state_bytes as f64);
-    let rss_all = gathered(crate::machine::peak_rss_bytes() as f64);
+    let rss_all = gathered(gol_core::memory::usage().peak_rss_bytes as f64);
     let stop = |message: String| -> Result<()> {
         if !interrupted {
             return Ok(());

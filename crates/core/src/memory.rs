@@ -28,6 +28,37 @@ pub fn available_bytes() -> Option<u64> {
         .min()
 }
 
+/// What this process has used so far, as `getrusage` tells it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Usage {
+    /// Time spent on the CPU in user mode, over all threads.
+    pub user: std::time::Duration,
+    /// Time the kernel spent for the process (mostly backing fresh pages in a run of ours).
+    pub system: std::time::Duration,
+    /// The most resident memory the process has held, in bytes.
+    pub peak_rss_bytes: u64,
+}
+
+/// This process's [`Usage`] so far; all zero where `getrusage` fails.
+pub fn usage() -> Usage {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage writes one rusage where it is pointed, which holds one (zeroed, so
+    // initialised whatever it writes).
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) } != 0 {
+        return Usage::default();
+    }
+    // SAFETY: zeroed above and filled by getrusage: every field is an integer.
+    let usage = unsafe { usage.assume_init() };
+    let time =
+        |t: libc::timeval| std::time::Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    Usage {
+        user: time(usage.ru_utime),
+        system: time(usage.ru_stime),
+        // Linux gives kibibytes.
+        peak_rss_bytes: usage.ru_maxrss as u64 * 1024,
+    }
+}
+
 /// `MemAvailable` of `/proc/meminfo`.
 fn mem_available() -> Option<u64> {
     let info = std::fs::read_to_string("/proc/meminfo").ok()?;
@@ -246,6 +277,25 @@ mod test {
         let v1 = "5:cpu,cpuacct:/x\n4:memory:/x\n1:name=systemd:/\n";
         assert_eq!(cgroup_left_in(root.path(), v1), Some(700));
         assert_eq!(cgroup_left_in(root.path(), "4:memory:/y\n"), None);
+    }
+
+    #[test]
+    fn usage_counts_time_on_the_cpu_and_the_memory_held() {
+        let before = usage();
+        // 64 MiB written: resident at once, and some user time to count.
+        let mut held = vec![1u8; 64 << 20];
+        let spin = std::time::Instant::now();
+        let mut x = 0u64;
+        while spin.elapsed() < std::time::Duration::from_millis(50) {
+            for b in held.iter_mut().step_by(4096) {
+                x = x.wrapping_mul(31).wrapping_add(*b as u64);
+                *b = x as u8;
+            }
+        }
+        std::hint::black_box(&held);
+        let after = usage();
+        assert!(after.user + after.system > before.user + before.system);
+        assert!(after.peak_rss_bytes >= 64 << 20, "{after:?}");
     }
 
     #[test]

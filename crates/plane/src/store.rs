@@ -62,7 +62,6 @@
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Mutex;
-use std::time::Duration;
 
 use gol_core::{memory, Error, Result};
 
@@ -268,24 +267,6 @@ const CHUNK_SLOTS: u64 = (CHUNK / (WORDS * 4)) as u64;
 /// After this many chunks in small pages, the next is tried in huge pages again.
 const RETRY_HUGE: usize = 16;
 
-/// The process's (user, system) time so far: the system time is mostly where the kernel
-/// backs fresh pages.
-fn times() -> (Duration, Duration) {
-    #[cfg(unix)]
-    {
-        let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-        // SAFETY: getrusage writes one rusage where it is pointed, which holds one (zeroed, so
-        // initialised whatever it writes).
-        if unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) } == 0 {
-            // SAFETY: zeroed above and filled by getrusage: every field is an integer.
-            let usage = unsafe { usage.assume_init() };
-            let time = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-            return (time(usage.ru_utime), time(usage.ru_stime));
-        }
-    }
-    (Duration::ZERO, Duration::ZERO)
-}
-
 /// How the arena's pages are chosen, a chunk at a time as it fills, a chunk ahead: huge pages
 /// while the last chunk filled in huge pages cost the process little system time, small pages
 /// (tried in huge pages again now and then) where its system time was more than
@@ -293,16 +274,16 @@ fn times() -> (Duration, Duration) {
 struct Pager {
     /// Chunks whose pages are chosen: read by every run of slots taken.
     chosen: AtomicU64,
-    /// The thread choosing: each chunk's pages (huge or not), and the process's (user,
-    /// system) time when the arena's fill entered the last chunk.
-    history: Mutex<(Vec<bool>, (Duration, Duration))>,
+    /// The thread choosing: each chunk's pages (huge or not), and the process's usage when
+    /// the arena's fill entered the last chunk.
+    history: Mutex<(Vec<bool>, memory::Usage)>,
 }
 
 impl Pager {
     fn new() -> Pager {
         Pager {
             chosen: AtomicU64::new(0),
-            history: Mutex::new((Vec::new(), (Duration::ZERO, Duration::ZERO))),
+            history: Mutex::new((Vec::new(), memory::Usage::default())),
         }
     }
 
@@ -319,9 +300,9 @@ impl Pager {
         while (huge.len() as u64) < want {
             // Chunk c is chosen as the fill enters chunk c - 1, so chunk c - 2 is full: its
             // system time is mostly its pages' (and the index's growth while it filled).
-            let now = times();
+            let now = memory::usage();
             let c = huge.len();
-            let (user, system) = (now.0 - entered.0, now.1 - entered.1);
+            let (user, system) = (now.user - entered.user, now.system - entered.system);
             *entered = now;
             let choice = match c.checked_sub(2).map(|full| huge[full]) {
                 None => true,
