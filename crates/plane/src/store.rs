@@ -637,8 +637,22 @@ impl Store {
                 }
                 l.next = first;
                 l.end = (first + RUN).min(self.capacity);
-                self.tally.high.fetch_max(l.end, Ordering::Relaxed);
+                // Slots at or past the highest end of a run taken before (in any epoch: the
+                // high mark never falls) were never in a run: the pages that begin among them
+                // are written before the walk above reads them. (Read first, a page would map
+                // the shared zero page, which the node's first write then replaces: a second
+                // fault, which makes every other core of the process flush its TLB; and on
+                // some kernels a huge page read first stays in small pages once written.)
+                let fresh = self
+                    .tally
+                    .high
+                    .fetch_max(l.end, Ordering::Relaxed)
+                    .max(first);
                 self.pager.ahead(&self.arena, l.end);
+                let page = 4096 / SLOT_BYTES;
+                for id in (fresh.next_multiple_of(page)..l.end).step_by(page as usize) {
+                    self.word(id as Id, META).store(0, Ordering::Relaxed);
+                }
             }
         })
     }
@@ -834,6 +848,12 @@ impl Store {
         let old = self.entries;
         if entries > old {
             let index = &mut self.index[..entries];
+            // The new entries' pages written before any is read: a read first would map the
+            // shared zero page, and the write after it fault again, making every other core
+            // of the process flush its TLB.
+            for e in index[old..].iter_mut().step_by(4096 / ENTRY_BYTES as usize) {
+                *e.get_mut() = 0;
+            }
             let mut aside = Vec::new();
             for i in (0..old).rev() {
                 let e = std::mem::take(index[i].get_mut());
