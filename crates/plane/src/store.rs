@@ -221,6 +221,10 @@ fn atomics<T, A>(values: Vec<T>) -> Box<[A]> {
 /// A huge page.
 const HUGE: usize = 2 << 20;
 
+/// The bytes of a small page: written once each, where fresh memory must be written before
+/// it is read.
+const SMALL: u64 = 4096;
+
 /// Asks Linux to back the whole huge pages (2 MiB) of `memory` with huge pages (`huge`) or
 /// with small ones, before they are touched (pages already faulted in stay as they are).
 fn advise<T>(memory: &[T], huge: bool) {
@@ -649,7 +653,7 @@ impl Store {
                     .fetch_max(l.end, Ordering::Relaxed)
                     .max(first);
                 self.pager.ahead(&self.arena, l.end);
-                let page = 4096 / SLOT_BYTES;
+                let page = SMALL / SLOT_BYTES;
                 for id in (fresh.next_multiple_of(page)..l.end).step_by(page as usize) {
                     self.word(id as Id, META).store(0, Ordering::Relaxed);
                 }
@@ -851,7 +855,10 @@ impl Store {
             // The new entries' pages written before any is read: a read first would map the
             // shared zero page, and the write after it fault again, making every other core
             // of the process flush its TLB.
-            for e in index[old..].iter_mut().step_by(4096 / ENTRY_BYTES as usize) {
+            for e in index[old..]
+                .iter_mut()
+                .step_by((SMALL / ENTRY_BYTES) as usize)
+            {
                 *e.get_mut() = 0;
             }
             let mut aside = Vec::new();
