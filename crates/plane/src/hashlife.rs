@@ -648,7 +648,8 @@ impl<L: Leaf> HashLife<L> {
         }
         loop {
             if self.tree.store.is_crowded() {
-                self.tree.store.grow();
+                let store = &mut self.tree.store;
+                self.pool.install(|| store.grow());
             }
             // Cells move at most one cell a generation: from the centre's centre, 2^j
             // generations (at most an eighth of the root's side) stay inside the centre, the

@@ -391,6 +391,56 @@ fn entry(tag: u32, id: Id) -> u64 {
     (tag as u64) << 32 | id as u64
 }
 
+/// The fewest entries a wave of a doubling moves ([`move_wave`]); below, one thread moves
+/// them.
+const WAVE_LEAST: usize = 1 << 16;
+
+/// Moves the entries of `index[from..to]`, an index of half `index.len()` entries being
+/// doubled, to their homes in the whole, in `pieces` pieces shared by the threads of the rayon
+/// pool; returns the entries left aside, to be placed last. Every entry at `to` or past it is
+/// either moved already or empty, and none below `from` is moved yet.
+///
+/// A home doubles with the index (h becomes 2h or 2h + 1), so the entries of a piece
+/// `[s, e)` whose old homes lie in it go to `[2s, 2e)`: at or past `to`, apart from the
+/// others' pieces, and empty but for what this piece has placed. Each piece probes within its
+/// own range only; an entry whose home lies below its piece (its probe ran in from the piece
+/// before), or whose probe would leave the range, is left aside. The pieces share the
+/// index through atomics, each touching entries no other piece touches.
+fn move_wave(index: &[AtomicU64], from: usize, to: usize, pieces: usize) -> Vec<u64> {
+    use rayon::prelude::*;
+    let entries = index.len();
+    debug_assert!(to <= entries / 2 && to == 2 * from);
+    let size = (to - from).div_ceil(pieces);
+    let asides: Vec<Vec<u64>> = (0..pieces)
+        .into_par_iter()
+        .map(|k| {
+            let s = (from + k * size).min(to);
+            let e = (s + size).min(to);
+            let mut aside = Vec::new();
+            for i in s..e {
+                let moved = index[i].swap(0, Ordering::Relaxed);
+                if moved == 0 {
+                    continue;
+                }
+                let mut at = home((moved >> 32) as u32, entries);
+                if at < 2 * s {
+                    aside.push(moved);
+                    continue;
+                }
+                while at < 2 * e && index[at].load(Ordering::Relaxed) != 0 {
+                    at += 1;
+                }
+                match at < 2 * e {
+                    true => index[at].store(moved, Ordering::Relaxed),
+                    false => aside.push(moved),
+                }
+            }
+            aside
+        })
+        .collect();
+    asides.concat()
+}
+
 /// Puts `e` in the first empty entry of its probe in `index` (the store to oneself).
 fn place(index: &[AtomicU64], e: u64) {
     let mut i = home((e >> 32) as u32, index.len());
@@ -848,21 +898,43 @@ impl Store {
     /// below the entry's old place, or a probe that would wrap round) wait aside and are
     /// placed last. No entry is placed over one still to be moved, and no entry placed is
     /// moved again, so every probe finds what it found before.
+    ///
+    /// Called in a rayon pool of several threads, a doubling moves the upper entries in
+    /// waves the threads share ([`Store::move_wave`]): the upper half's entries go to the
+    /// fresh half, then the quarter below into the half just emptied, and so on down to
+    /// [`WAVE_LEAST`] entries, which are moved as above. The fresh half's pages are written
+    /// by all the threads too.
     fn rehash(&mut self, entries: usize) {
         let old = self.entries;
         if entries > old {
-            let index = &mut self.index[..entries];
+            let threads = rayon::current_thread_index().map_or(1, |_| rayon::current_num_threads());
+            let index = &self.index[..entries];
             // The new entries' pages written before any is read: a read first would map the
             // shared zero page, and the write after it fault again, making every other core
             // of the process flush its TLB.
-            for e in index[old..]
-                .iter_mut()
-                .step_by((SMALL / ENTRY_BYTES) as usize)
-            {
-                *e.get_mut() = 0;
+            let page = (SMALL / ENTRY_BYTES) as usize;
+            let write_pages = |fresh: &[AtomicU64]| {
+                for e in fresh.iter().step_by(page) {
+                    e.store(0, Ordering::Relaxed);
+                }
+            };
+            let fresh = &index[old..];
+            if threads > 1 {
+                use rayon::prelude::*;
+                fresh.par_chunks(page << 6).for_each(write_pages);
+            } else {
+                write_pages(fresh);
             }
             let mut aside = Vec::new();
-            for i in (0..old).rev() {
+            let mut low = old;
+            if entries == 2 * old && threads > 1 {
+                while low >= 2 * WAVE_LEAST {
+                    aside.extend(move_wave(index, low / 2, low, 4 * threads));
+                    low /= 2;
+                }
+            }
+            let index = &mut self.index[..entries];
+            for i in (0..low).rev() {
                 let e = std::mem::take(index[i].get_mut());
                 if e == 0 {
                     continue;
@@ -1130,13 +1202,23 @@ mod test {
         store.reserve(1_000_000);
         assert_eq!(store.entries, store.most_entries);
         check(&store, &made);
-        let mut store = Store::new(64 << 20, 3).unwrap();
-        made.clear();
-        while store.entries < store.most_entries {
-            let to = (store.crowded_past() as u32).saturating_sub(10);
-            more(&mut store, &mut made, to);
-            store.grow();
-            check(&store, &made);
+        // Doubling by doubling, by one thread and then in waves by four.
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(4)
+            .build()
+            .unwrap();
+        for threads in [1, 4] {
+            let mut store = Store::new(64 << 20, 3).unwrap();
+            made.clear();
+            while store.entries < store.most_entries {
+                let to = (store.crowded_past() as u32).saturating_sub(10);
+                more(&mut store, &mut made, to);
+                match threads {
+                    1 => store.grow(),
+                    _ => pool.install(|| store.grow()),
+                }
+                check(&store, &made);
+            }
         }
     }
 
