@@ -900,7 +900,7 @@ impl Store {
     /// moved again, so every probe finds what it found before.
     ///
     /// Called in a rayon pool of several threads, a doubling moves the upper entries in
-    /// waves the threads share ([`Store::move_wave`]): the upper half's entries go to the
+    /// waves the threads share ([`move_wave`]): the upper half's entries go to the
     /// fresh half, then the quarter below into the half just emptied, and so on down to
     /// [`WAVE_LEAST`] entries, which are moved as above. The fresh half's pages are written
     /// by all the threads too.
