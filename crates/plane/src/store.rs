@@ -408,8 +408,7 @@ const WAVE_LEAST: usize = 1 << 16;
 /// index through atomics, each touching entries no other piece touches.
 fn move_wave(index: &[AtomicU64], from: usize, to: usize, pieces: usize) -> Vec<u64> {
     use rayon::prelude::*;
-    let entries = index.len();
-    debug_assert!(to <= entries / 2 && to == 2 * from);
+    debug_assert!(to <= index.len() / 2 && to == 2 * from);
     let size = (to - from).div_ceil(pieces);
     let asides: Vec<Vec<u64>> = (0..pieces)
         .into_par_iter()
@@ -418,27 +417,37 @@ fn move_wave(index: &[AtomicU64], from: usize, to: usize, pieces: usize) -> Vec<
             let e = (s + size).min(to);
             let mut aside = Vec::new();
             for i in s..e {
-                let moved = index[i].swap(0, Ordering::Relaxed);
-                if moved == 0 {
-                    continue;
-                }
-                let mut at = home((moved >> 32) as u32, entries);
-                if at < 2 * s {
-                    aside.push(moved);
-                    continue;
-                }
-                while at < 2 * e && index[at].load(Ordering::Relaxed) != 0 {
-                    at += 1;
-                }
-                match at < 2 * e {
-                    true => index[at].store(moved, Ordering::Relaxed),
-                    false => aside.push(moved),
-                }
+                let moved = index[i].load(Ordering::Relaxed);
+                index[i].store(0, Ordering::Relaxed);
+                aside.extend(move_entry(index, moved, 2 * s, 2 * e));
             }
             aside
         })
         .collect();
     asides.concat()
+}
+
+/// Puts entry `e` (taken out of the index being grown; nothing where it is 0) in the first
+/// empty entry of its probe in `index`, where its home is at `lowest` or past and that entry
+/// lies before `end`; otherwise gives it back, to be placed last.
+fn move_entry(index: &[AtomicU64], e: u64, lowest: usize, end: usize) -> Option<u64> {
+    if e == 0 {
+        return None;
+    }
+    let mut at = home((e >> 32) as u32, index.len());
+    if at < lowest {
+        return Some(e);
+    }
+    while at < end && index[at].load(Ordering::Relaxed) != 0 {
+        at += 1;
+    }
+    match at < end {
+        true => {
+            index[at].store(e, Ordering::Relaxed);
+            None
+        }
+        false => Some(e),
+    }
 }
 
 /// Puts `e` in the first empty entry of its probe in `index` (the store to oneself).
@@ -933,24 +942,11 @@ impl Store {
                     low /= 2;
                 }
             }
-            let index = &mut self.index[..entries];
             for i in (0..low).rev() {
-                let e = std::mem::take(index[i].get_mut());
-                if e == 0 {
-                    continue;
-                }
-                let mut at = home((e >> 32) as u32, entries);
-                if at < i {
-                    aside.push(e);
-                    continue;
-                }
-                while at < entries && *index[at].get_mut() != 0 {
-                    at += 1;
-                }
-                match index.get_mut(at) {
-                    Some(free) => *free.get_mut() = e,
-                    None => aside.push(e),
-                }
+                // Only this thread touches the index: a load and a store, not a locked swap.
+                let e = index[i].load(Ordering::Relaxed);
+                index[i].store(0, Ordering::Relaxed);
+                aside.extend(move_entry(index, e, i, entries));
             }
             self.entries = entries;
             for e in aside {
