@@ -208,9 +208,14 @@ impl Pause {
 
     /// Counts a result computed above the base by this thread, `helping` another or not.
     pub(crate) fn count(&self, helping: bool) {
+        // Only this thread writes its lane's counts (others read them after the step), so a
+        // load and a store do what a locked add would, without its cost on every result.
         let lane = self.lane();
-        lane.computed.fetch_add(1, Ordering::Relaxed);
-        lane.helped.fetch_add(helping as u64, Ordering::Relaxed);
+        let add = |count: &AtomicU64, n: u64| {
+            count.store(count.load(Ordering::Relaxed) + n, Ordering::Relaxed)
+        };
+        add(&lane.computed, 1);
+        add(&lane.helped, helping as u64);
     }
 
     /// Pushes `ids` on this thread's stack of held ids (where collections are on), returning
@@ -524,6 +529,12 @@ pub(crate) fn short(n: &BigUint) -> String {
     }
 }
 
+/// `tree`, its store told whether `pool`'s threads are one ([`Store::set_alone`]).
+fn stepped_by<L: Leaf>(mut tree: Tree<L>, pool: &rayon::ThreadPool) -> Tree<L> {
+    tree.store.set_alone(pool.current_num_threads() == 1);
+    tree
+}
+
 impl<L: Leaf> HashLife<L> {
     /// The engine over `tree`, on `threads` threads, results parallel from `parallel_level`
     /// (see [`Options::parallel_level`](crate::Options::parallel_level)).
@@ -535,7 +546,7 @@ impl<L: Leaf> HashLife<L> {
             .build()
             .map_err(|e| Error::Engine(format!("hashlife: cannot start its threads: {e}")))?;
         Ok(HashLife {
-            tree,
+            tree: stepped_by(tree, &pool),
             memo_step: None,
             pool,
             parallel_level: self::parallel_level(parallel_level),
@@ -554,7 +565,7 @@ impl<L: Leaf> HashLife<L> {
     ) -> std::result::Result<HashLife<L>, E> {
         let Tree { store, leaf, .. } = self.tree;
         Ok(HashLife {
-            tree: plant(store, leaf)?,
+            tree: stepped_by(plant(store, leaf)?, &self.pool),
             ..self
         })
     }
