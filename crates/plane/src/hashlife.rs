@@ -529,12 +529,6 @@ pub(crate) fn short(n: &BigUint) -> String {
     }
 }
 
-/// `tree`, its store told whether `pool`'s threads are one ([`Store::set_alone`]).
-fn stepped_by<L: Leaf>(mut tree: Tree<L>, pool: &rayon::ThreadPool) -> Tree<L> {
-    tree.store.set_alone(pool.current_num_threads() == 1);
-    tree
-}
-
 impl<L: Leaf> HashLife<L> {
     /// The engine over `tree`, on `threads` threads, results parallel from `parallel_level`
     /// (see [`Options::parallel_level`](crate::Options::parallel_level)).
@@ -546,7 +540,7 @@ impl<L: Leaf> HashLife<L> {
             .build()
             .map_err(|e| Error::Engine(format!("hashlife: cannot start its threads: {e}")))?;
         Ok(HashLife {
-            tree: stepped_by(tree, &pool),
+            tree,
             memo_step: None,
             pool,
             parallel_level: self::parallel_level(parallel_level),
@@ -565,7 +559,7 @@ impl<L: Leaf> HashLife<L> {
     ) -> std::result::Result<HashLife<L>, E> {
         let Tree { store, leaf, .. } = self.tree;
         Ok(HashLife {
-            tree: stepped_by(plant(store, leaf)?, &self.pool),
+            tree: plant(store, leaf)?,
             ..self
         })
     }

@@ -55,8 +55,7 @@
 //! entry its probe ended at (release; probes load entries with acquire, so a node is whole
 //! before its id can be read). A thread that loses the swap looks at the entry that won: the
 //! same key (another thread made the node first) gives that node, and its own slot is
-//! freed for its next node; another key sends the probe on. (Where one thread alone steps, it
-//! publishes by a plain store: [`Store::set_alone`].)
+//! freed for its next node; another key sends the probe on.
 //! Results are written with one atomic store (release) and read with acquire: two threads that
 //! compute the same result store the same id.
 
@@ -206,8 +205,6 @@ pub struct Store {
     /// The empty node of each level, once made (0 before).
     empty: Box<[AtomicU32]>,
     leaf_level: u32,
-    /// Whether one thread alone finds and makes nodes ([`Store::set_alone`]).
-    alone: bool,
 }
 
 /// `values` as atomics.
@@ -503,16 +500,7 @@ impl Store {
             epoch: AtomicU64::new(fresh_epoch()),
             empty: atomics::<u32, AtomicU32>(vec![0; MAX_LEVEL as usize + 1]),
             leaf_level,
-            alone: false,
         })
-    }
-
-    /// Says whether one thread alone will find and make nodes from now on (an engine that
-    /// steps on one thread): a node is then published by a plain store of its index entry
-    /// rather than a compare-and-swap, a locked instruction saved for each node made. While
-    /// it is set, no two threads may call [`Store::node`] at once.
-    pub fn set_alone(&mut self, alone: bool) {
-        self.alone = alone;
     }
 
     /// The level of the leaves.
@@ -799,19 +787,12 @@ impl Store {
                     self.word(made, TAG).store(tag, Ordering::Relaxed);
                     self.word(made, META).store(level, Ordering::Relaxed);
                 }
-                let published = match self.alone {
-                    true => {
-                        index[i].store(entry(tag, made), Ordering::Release);
-                        Ok(0)
-                    }
-                    false => index[i].compare_exchange(
-                        0,
-                        entry(tag, made),
-                        Ordering::Release,
-                        Ordering::Acquire,
-                    ),
-                };
-                match published {
+                match index[i].compare_exchange(
+                    0,
+                    entry(tag, made),
+                    Ordering::Release,
+                    Ordering::Acquire,
+                ) {
                     Ok(_) => {
                         self.count_one();
                         return Some(made);
