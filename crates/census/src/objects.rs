@@ -112,6 +112,7 @@ const GROWTH_PERIODS: usize = 4800;
 fn linear_growth(cells: &[(i64, i64)]) -> Option<String> {
     let most = GROWTH_PERIODS;
     let mut u = Universe::of(cells);
+    u.track_population();
     let mut population = Vec::with_capacity(4 * most);
     for _ in 0..4 * most {
         population.push(u.population() as i32);

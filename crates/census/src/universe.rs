@@ -130,6 +130,13 @@ pub struct Universe {
     /// whose neighbours do, is not computed: a switch engine's trail of still lifes sleeps
     /// while the engine moves on.
     still: Vec<Still>,
+    /// By column, its live cells now and a generation ago, kept once
+    /// [`Universe::track_population`] asks for them (empty before): a column that sleeps is
+    /// not counted again, so a switch engine's trail costs nothing a generation.
+    counts: Vec<u32>,
+    counts_before: Vec<u32>,
+    /// Scratch for [`Universe::step`]: the counts of the generation written.
+    next_counts: Vec<u32>,
     /// The instruction set steps are compiled for.
     simd: Simd,
     /// Generations stepped.
@@ -212,6 +219,42 @@ impl VectorKernel for Column<'_> {
         } else {
             rows::<u64>(west, here, east, before, out)
         };
+    }
+}
+
+/// A column's words copied `from` one generation `to` another, in the kernels' instruction set:
+/// the OR of the words copied (`live`) and of how they differ from those replaced (`differs`).
+struct Repeat<'a> {
+    from: &'a [u64],
+    to: &'a mut [u64],
+    live: &'a mut u64,
+    differs: &'a mut u64,
+}
+
+impl VectorKernel for Repeat<'_> {
+    #[inline(always)]
+    fn run<V: Vector>(self) {
+        let (mut live, mut differs) = (0, 0);
+        for (to, &from) in self.to.iter_mut().zip(self.from) {
+            differs |= *to ^ from;
+            live |= from;
+            *to = from;
+        }
+        (*self.live, *self.differs) = (live, differs);
+    }
+}
+
+/// The live cells of `words`, counted in the kernels' instruction set (vectorised there; not
+/// in the baseline's, which has no population count).
+struct Count<'a> {
+    words: &'a [u64],
+    count: &'a mut u32,
+}
+
+impl VectorKernel for Count<'_> {
+    #[inline(always)]
+    fn run<V: Vector>(self) {
+        *self.count = self.words.iter().map(|w| w.count_ones()).sum();
     }
 }
 
@@ -312,6 +355,9 @@ impl Universe {
             repeats: false,
             live_columns: Vec::new(),
             still: vec![Still::One(0); columns],
+            counts: Vec::new(),
+            counts_before: Vec::new(),
+            next_counts: Vec::new(),
             bbox: Some(None),
             simd: Simd::new(Isa::detect()),
             generation: 0,
@@ -363,6 +409,13 @@ impl Universe {
             self.cells[i] &= !(1 << bit);
         }
         if self.cells[i] != was {
+            if self.is_counting() {
+                let c = i / self.rows;
+                match alive {
+                    true => self.counts[c] += 1,
+                    false => self.counts[c] -= 1,
+                }
+            }
             self.edited = 2;
             self.repeats = false;
             self.bbox = None;
@@ -423,6 +476,12 @@ impl Universe {
         // New columns are dead in all three generations.
         (self.still).splice(0..0, std::iter::repeat_n(Still::One(0), columns_left));
         self.still.resize(columns, Still::One(0));
+        for counts in [&mut self.counts, &mut self.counts_before] {
+            if !counts.is_empty() {
+                counts.splice(0..0, std::iter::repeat_n(0, columns_left));
+                counts.resize(columns, 0);
+            }
+        }
         self.x0 -= 64 * columns_left as i64;
         self.y0 -= rows_up as i64;
         self.columns = columns;
@@ -434,6 +493,8 @@ impl Universe {
     pub fn step(&mut self) {
         let Some((l, t, r, b)) = self.bounds() else {
             // Dead, and dead next.
+            std::mem::swap(&mut self.counts_before, &mut self.counts);
+            self.counts.fill(0);
             self.clear_spare(Region::NONE);
             self.repeats = self.regions[1].is_none();
             self.rotate(Region::NONE);
@@ -452,6 +513,13 @@ impl Universe {
         let mut changed = 0u64;
         let live_columns = &mut self.live_columns;
         live_columns.clear();
+        // Where populations are counted: the generation written's, by column (dead outside
+        // the columns computed).
+        let counting = !self.counts.is_empty();
+        let next_counts = &mut self.next_counts;
+        next_counts.clear();
+        next_counts.resize(self.counts.len(), 0);
+        let span = computed.rows.0..=computed.rows.1;
         // Where a column and its neighbours are what they were two generations ago, its next
         // generation is the one before: unless a cell was set by hand since then. `still` is
         // overwritten column by column, the west neighbour's old state carried. A column
@@ -471,20 +539,29 @@ impl Universe {
             west = here.repeats();
             if asleep {
                 let live = match here {
-                    Still::One(live) => live,
-                    _ => {
-                        let span = c * rows + computed.rows.0..=c * rows + computed.rows.1;
-                        let (from, to) = (&self.before[span.clone()], &mut self.spare[span]);
-                        let (mut live, mut differs) = (0, 0);
-                        for (to, &from) in to.iter_mut().zip(from) {
-                            differs |= *to ^ from;
-                            live |= from;
-                            *to = from;
+                    Still::One(live) => {
+                        if counting {
+                            next_counts[c] = self.counts[c];
                         }
+                        live
+                    }
+                    _ => {
+                        let words = c * rows + computed.rows.0..=c * rows + computed.rows.1;
+                        let (mut live, mut differs) = (0, 0);
+                        self.simd.run(Repeat {
+                            from: &self.before[words.clone()],
+                            to: &mut self.spare[words],
+                            live: &mut live,
+                            differs: &mut differs,
+                        });
                         // Two generations ago it was what it is now, and that was what it
                         // was a generation ago: the same in all three from now on.
                         if differs == 0 {
                             still[c] = Still::One(live);
+                        }
+                        // Its next generation is the one before, counted then.
+                        if counting {
+                            next_counts[c] = self.counts_before[c];
                         }
                         live
                     }
@@ -514,6 +591,12 @@ impl Universe {
                 result: &mut result,
             });
             live_columns.push(result.0);
+            if counting {
+                self.simd.run(Count {
+                    words: &self.spare[c * rows..][span.clone()],
+                    count: &mut next_counts[c],
+                });
+            }
             still[c] = match result.1 == 0 && (held || !in_before(c)) {
                 true => Still::Two,
                 false => Still::No,
@@ -569,6 +652,9 @@ impl Universe {
         // Back where it was two generations ago: no word computed differs, and none was
         // alive then outside those computed.
         self.repeats = changed == 0 && computed.holds(&self.regions[1]);
+        // Counts: written → now → a generation ago → scratch.
+        std::mem::swap(&mut self.counts_before, &mut self.next_counts);
+        std::mem::swap(&mut self.counts, &mut self.counts_before);
         self.rotate(region);
         self.bbox = Some(bbox);
     }
@@ -766,18 +852,49 @@ impl Universe {
         out
     }
 
+    /// Keeps each column's live cells counted from now on, so that [`Universe::population`]
+    /// costs a sum over the columns rather than a count of every word: for a pattern whose
+    /// population is wanted every generation.
+    pub fn track_population(&mut self) {
+        if !self.is_counting() {
+            let counts = |cells: &[u64], region: Region| -> Vec<u32> {
+                (0..self.columns)
+                    .map(|c| self.column_population(cells, region, c))
+                    .collect()
+            };
+            let (now, before) = (
+                counts(&self.cells, self.regions[0]),
+                counts(&self.before, self.regions[1]),
+            );
+            (self.counts, self.counts_before) = (now, before);
+        }
+    }
+
+    /// Whether each column's live cells are counted ([`Universe::track_population`]).
+    fn is_counting(&self) -> bool {
+        !self.counts.is_empty()
+    }
+
     /// Live cells.
     pub fn population(&self) -> u64 {
-        let region = self.regions[0];
-        if region.is_none() {
-            return 0;
+        if self.is_counting() {
+            return self.counts.iter().map(|&n| n as u64).sum();
         }
-        (region.columns.0..=region.columns.1)
-            .map(|c| {
-                let column = &self.cells[c * self.rows..][region.rows.0..=region.rows.1];
-                column.iter().map(|w| w.count_ones() as u64).sum::<u64>()
-            })
+        (0..self.columns)
+            .map(|c| self.column_population(&self.cells, self.regions[0], c) as u64)
             .sum()
+    }
+
+    /// Live cells of column `c` of `cells` (one of the three generations), whose live cells
+    /// lie in `region`.
+    fn column_population(&self, cells: &[u64], region: Region, c: usize) -> u32 {
+        match region.is_none() || c < region.columns.0 || c > region.columns.1 {
+            true => 0,
+            false => cells[c * self.rows..][region.rows.0..=region.rows.1]
+                .iter()
+                .map(|w| w.count_ones())
+                .sum(),
+        }
     }
 
     /// Every live cell, row by row.
@@ -996,6 +1113,7 @@ mod tests {
             side in 1usize..40,
             seed in any::<u64>(),
             edits in proptest::collection::vec((0usize..300, -50i64..90, -50i64..90, any::<bool>()), 0..6),
+            track_from in 0usize..200,
         ) {
             let mut generator = gol_core::seed::SplitMix64::new(seed);
             let mut random = move || generator.next();
@@ -1022,6 +1140,10 @@ mod tests {
                 }
                 let ours: BTreeSet<(i64, i64)> = u.cells().into_iter().collect();
                 prop_assert_eq!(&ours, &cells, "generation {}", generation);
+                if generation == track_from {
+                    u.track_population();
+                }
+                prop_assert_eq!(u.population(), cells.len() as u64, "generation {}", generation);
                 prop_assert_eq!(u.bounds(), bounds(&start_of(&cells)));
                 // A shot of the same cells set afresh in another window.
                 prop_assert!(u.is(&Universe::of(&start_of(&cells)).shot()));
@@ -1094,6 +1216,7 @@ mod tests {
         // A glider flying down-right into the blinker at x = 280.
         cells.extend([(231, -10), (232, -9), (230, -8), (231, -8), (232, -8)]);
         let mut u = Universe::of(&start_of(&cells));
+        u.track_population();
         let mut envelope = Envelope::of(&u);
         let mut union = cells.clone();
         let mut most_asleep = 0;
@@ -1112,6 +1235,11 @@ mod tests {
             }
             let ours: BTreeSet<(i64, i64)> = u.cells().into_iter().collect();
             assert_eq!(ours, cells, "generation {generation}");
+            assert_eq!(
+                u.population(),
+                cells.len() as u64,
+                "generation {generation}"
+            );
             let asleep = u
                 .still
                 .iter()
