@@ -888,13 +888,14 @@ impl Universe {
     /// Live cells of column `c` of `cells` (one of the three generations), whose live cells
     /// lie in `region`.
     fn column_population(&self, cells: &[u64], region: Region, c: usize) -> u32 {
-        match region.is_none() || c < region.columns.0 || c > region.columns.1 {
-            true => 0,
-            false => cells[c * self.rows..][region.rows.0..=region.rows.1]
-                .iter()
-                .map(|w| w.count_ones())
-                .sum(),
+        let mut count = 0;
+        if !(region.is_none() || c < region.columns.0 || c > region.columns.1) {
+            self.simd.run(Count {
+                words: &cells[c * self.rows..][region.rows.0..=region.rows.1],
+                count: &mut count,
+            });
         }
+        count
     }
 
     /// Every live cell, row by row.
