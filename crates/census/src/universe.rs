@@ -49,14 +49,6 @@ impl Region {
         self.columns.0 > self.columns.1 || self.rows.0 > self.rows.1
     }
 
-    fn holds(&self, other: &Region) -> bool {
-        other.is_none()
-            || (self.columns.0 <= other.columns.0
-                && other.columns.1 <= self.columns.1
-                && self.rows.0 <= other.rows.0
-                && other.rows.1 <= self.rows.1)
-    }
-
     /// The same words in a window grown by `left` columns before and `up` rows above.
     fn moved(self, left: usize, up: usize) -> Region {
         match self.is_none() {
@@ -78,6 +70,60 @@ impl Region {
         Region {
             columns: (self.columns.0.min(column), self.columns.1.max(column)),
             rows: (self.rows.0.min(row), self.rows.1.max(row)),
+        }
+    }
+}
+
+/// The rows of one column of a buffer that may hold live cells, first and last; nothing when
+/// the first is past the last. A column is computed only over its own and its neighbours'
+/// rows (a row more each way), so a glider crossing a column 4,000 rows tall costs a few rows,
+/// not the column.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Span(usize, usize);
+
+impl Span {
+    const NONE: Span = Span(1, 0);
+
+    fn is_none(self) -> bool {
+        self.0 > self.1
+    }
+
+    fn union(self, other: Span) -> Span {
+        match (self.is_none(), other.is_none()) {
+            (true, _) => other,
+            (_, true) => self,
+            _ => Span(self.0.min(other.0), self.1.max(other.1)),
+        }
+    }
+
+    fn holds(self, other: Span) -> bool {
+        other.is_none() || (!self.is_none() && self.0 <= other.0 && other.1 <= self.1)
+    }
+
+    /// A row more each way, within `rows` (first and last).
+    fn widened(self, (first, last): (usize, usize)) -> Span {
+        match self.is_none() {
+            true => self,
+            false => Span(self.0.saturating_sub(1).max(first), (self.1 + 1).min(last)),
+        }
+    }
+
+    fn moved(self, up: usize) -> Span {
+        match self.is_none() {
+            true => self,
+            false => Span(self.0 + up, self.1 + up),
+        }
+    }
+
+    fn with(self, row: usize) -> Span {
+        self.union(Span(row, row))
+    }
+
+    /// The rows, as indices of a column's words.
+    fn range(self) -> std::ops::Range<usize> {
+        match self.is_none() {
+            true => 0..0,
+            false => self.0..self.1 + 1,
         }
     }
 }
@@ -112,8 +158,11 @@ pub struct Universe {
     cells: Vec<u64>,
     before: Vec<u64>,
     spare: Vec<u64>,
-    /// Where `cells`, `before` and `spare` may hold live cells.
-    regions: [Region; 3],
+    /// Where `cells` may hold live cells.
+    region: Region,
+    /// Where `cells`, `before` and `spare` may hold live cells, column by column: the rows of
+    /// each.
+    spans: [Vec<Span>; 3],
     /// A dead column, for the neighbours of the window's first and last columns.
     dead: Vec<u64>,
     /// Steps still to come before the pattern may be found back where it was two generations
@@ -349,7 +398,8 @@ impl Universe {
             cells: vec![0; columns * rows],
             before: vec![0; columns * rows],
             spare: vec![0; columns * rows],
-            regions: [Region::NONE; 3],
+            region: Region::NONE,
+            spans: std::array::from_fn(|_| vec![Span::NONE; columns]),
             dead: vec![0; rows],
             edited: 0,
             repeats: false,
@@ -419,7 +469,9 @@ impl Universe {
             self.edited = 2;
             self.repeats = false;
             self.bbox = None;
-            self.regions[0] = self.regions[0].with(i / self.rows, i % self.rows);
+            self.region = self.region.with(i / self.rows, i % self.rows);
+            let span = &mut self.spans[0][i / self.rows];
+            *span = span.with(i % self.rows);
         }
     }
 
@@ -470,8 +522,13 @@ impl Universe {
         self.before = moved(&self.before);
         self.spare = moved(&self.spare);
         self.dead = vec![0; rows];
-        for region in &mut self.regions {
-            *region = region.moved(columns_left, rows_up);
+        self.region = self.region.moved(columns_left, rows_up);
+        for spans in &mut self.spans {
+            for span in spans.iter_mut() {
+                *span = span.moved(rows_up);
+            }
+            spans.splice(0..0, std::iter::repeat_n(Span::NONE, columns_left));
+            spans.resize(columns, Span::NONE);
         }
         // New columns are dead in all three generations.
         (self.still).splice(0..0, std::iter::repeat_n(Still::One(0), columns_left));
@@ -489,19 +546,27 @@ impl Universe {
     }
 
     /// Advances one generation; the window grows first where the pattern is near its edge.
-    /// Only the words round the live cells are computed.
+    /// Only the words round the live cells are computed: in each column, the rows by a live
+    /// cell of it or its neighbours.
     pub fn step(&mut self) {
         let Some((l, t, r, b)) = self.bounds() else {
             // Dead, and dead next.
+            let rows = self.rows;
+            let mut next = std::mem::take(&mut self.spans[2]);
             std::mem::swap(&mut self.counts_before, &mut self.counts);
             self.counts.fill(0);
-            self.clear_spare(Region::NONE);
-            self.repeats = self.regions[1].is_none();
-            self.rotate(Region::NONE);
+            for (c, span) in next.iter_mut().enumerate() {
+                clear_outside(&mut self.spare[c * rows..(c + 1) * rows], *span, Span::NONE);
+                *span = Span::NONE;
+            }
+            self.repeats = self.spans[1].iter().all(|s| s.is_none());
+            self.rotate(Region::NONE, next);
             return;
         };
         self.reach(l - 1, t - 1, r + 1, b + 1);
         let rows = self.rows;
+        // The spans of `spare`, overwritten column by column with the next generation's.
+        let mut next = std::mem::take(&mut self.spans[2]);
         let computed = Region {
             columns: (
                 ((l - 1 - self.x0) / 64) as usize,
@@ -509,8 +574,17 @@ impl Universe {
             ),
             rows: ((t - 1 - self.y0) as usize, (b + 1 - self.y0) as usize),
         };
-        self.clear_spare(computed);
+        let computed_columns = computed.columns.0..=computed.columns.1;
+        // Outside the columns computed the next generation is dead.
+        for (c, span) in next.iter_mut().enumerate() {
+            if !computed_columns.contains(&c) {
+                clear_outside(&mut self.spare[c * rows..(c + 1) * rows], *span, Span::NONE);
+                *span = Span::NONE;
+            }
+        }
         let mut changed = 0u64;
+        // Whether no column held a live cell a generation ago outside the rows compared.
+        let mut held = true;
         let live_columns = &mut self.live_columns;
         live_columns.clear();
         // Where populations are counted: the generation written's, by column (dead outside
@@ -519,38 +593,38 @@ impl Universe {
         let next_counts = &mut self.next_counts;
         next_counts.clear();
         next_counts.resize(self.counts.len(), 0);
-        let span = computed.rows.0..=computed.rows.1;
+        let [now_spans, before_spans, _] = &self.spans;
         // Where a column and its neighbours are what they were two generations ago, its next
         // generation is the one before: unless a cell was set by hand since then. `still` is
         // overwritten column by column, the west neighbour's old state carried. A column
         // computed alike repeats only where the generation before holds no live cell outside
         // the rows computed.
         let chained = self.edited == 0 && self.generation >= 2;
-        let before = self.regions[1];
-        let held = computed.holds(&before);
-        let in_before =
-            |c: usize| !before.is_none() && (before.columns.0..=before.columns.1).contains(&c);
         let still = &mut self.still;
         let mut west = computed.columns.0 == 0 || still[computed.columns.0 - 1].repeats();
-        for c in computed.columns.0..=computed.columns.1 {
+        for c in computed_columns.clone() {
             let here = still[c];
             let east = still.get(c + 1).is_none_or(|s| s.repeats());
             let asleep = chained && west && here.repeats() && east;
             west = here.repeats();
+            let column = &mut self.spare[c * rows..(c + 1) * rows];
             if asleep {
                 let live = match here {
                     Still::One(live) => {
                         if counting {
                             next_counts[c] = self.counts[c];
                         }
+                        next[c] = now_spans[c];
                         live
                     }
                     _ => {
-                        let words = c * rows + computed.rows.0..=c * rows + computed.rows.1;
+                        // The rows the generation before holds, and those to be cleared.
+                        let copied = before_spans[c].union(next[c]);
+                        let words = copied.range();
                         let (mut live, mut differs) = (0, 0);
                         self.simd.run(Repeat {
-                            from: &self.before[words.clone()],
-                            to: &mut self.spare[words],
+                            from: &self.before[c * rows..(c + 1) * rows][words.clone()],
+                            to: &mut column[words],
                             live: &mut live,
                             differs: &mut differs,
                         });
@@ -563,54 +637,73 @@ impl Universe {
                         if counting {
                             next_counts[c] = self.counts_before[c];
                         }
+                        next[c] = before_spans[c];
                         live
                     }
                 };
                 live_columns.push(live);
                 continue;
             }
-            let west = if c > 0 {
-                &self.cells[(c - 1) * rows..c * rows]
-            } else {
-                &self.dead[..]
+            let beside = |d: Option<usize>| {
+                d.and_then(|d| now_spans.get(d).copied())
+                    .unwrap_or(Span::NONE)
             };
-            let east = if c + 1 < self.columns {
-                &self.cells[(c + 1) * rows..(c + 2) * rows]
-            } else {
-                &self.dead[..]
-            };
+            let span = now_spans[c]
+                .union(beside(c.checked_sub(1)))
+                .union(beside(Some(c + 1)))
+                .widened(computed.rows);
+            clear_outside(column, next[c], span);
             let mut result = (0, 0);
-            self.simd.run(Column {
-                west,
-                here: &self.cells[c * rows..(c + 1) * rows],
-                east,
-                before: &self.before[c * rows..(c + 1) * rows],
-                out: &mut self.spare[c * rows..(c + 1) * rows],
-                first: computed.rows.0,
-                last: computed.rows.1,
-                result: &mut result,
-            });
-            live_columns.push(result.0);
-            if counting {
-                self.simd.run(Count {
-                    words: &self.spare[c * rows..][span.clone()],
-                    count: &mut next_counts[c],
+            if !span.is_none() {
+                let west = if c > 0 {
+                    &self.cells[(c - 1) * rows..c * rows]
+                } else {
+                    &self.dead[..]
+                };
+                let east = if c + 1 < self.columns {
+                    &self.cells[(c + 1) * rows..(c + 2) * rows]
+                } else {
+                    &self.dead[..]
+                };
+                self.simd.run(Column {
+                    west,
+                    here: &self.cells[c * rows..(c + 1) * rows],
+                    east,
+                    before: &self.before[c * rows..(c + 1) * rows],
+                    out: &mut *column,
+                    first: span.0,
+                    last: span.1,
+                    result: &mut result,
                 });
+                if counting {
+                    self.simd.run(Count {
+                        words: &column[span.range()],
+                        count: &mut next_counts[c],
+                    });
+                }
             }
-            still[c] = match result.1 == 0 && (held || !in_before(c)) {
+            live_columns.push(result.0);
+            let repeats = span.holds(before_spans[c]);
+            held &= repeats;
+            still[c] = match result.1 == 0 && repeats {
                 true => Still::Two,
                 false => Still::No,
             };
             changed |= result.1;
+            next[c] = match result.0 {
+                0 => Span::NONE,
+                _ => live_span(column, span),
+            };
         }
         // Outside the columns computed the next generation is dead, and so is now's: the same
         // in all three where the one before holds no live cell there either.
-        let computed_columns = computed.columns.0..=computed.columns.1;
         for (c, still) in still.iter_mut().enumerate() {
             if !computed_columns.contains(&c) {
-                *still = match in_before(c) {
-                    true => Still::No,
-                    false => Still::One(0),
+                let dead_before = before_spans[c].is_none();
+                held &= dead_before;
+                *still = match dead_before {
+                    true => Still::One(0),
+                    false => Still::No,
                 };
             }
         }
@@ -618,7 +711,7 @@ impl Universe {
         // from the ends, mostly).
         let (mut top, mut bottom) = (usize::MAX, 0);
         if live_columns.iter().any(|&w| w != 0) {
-            let columns = computed.columns.0..=computed.columns.1;
+            let columns = computed_columns.clone();
             let row_live = |row: usize| columns.clone().any(|c| self.spare[c * rows + row] != 0);
             let (r0, r1) = computed.rows;
             top = (r0..=r1).find(|&row| row_live(row)).expect("a live row");
@@ -650,46 +743,25 @@ impl Universe {
             )
         };
         // Back where it was two generations ago: no word computed differs, and none was
-        // alive then outside those computed.
-        self.repeats = changed == 0 && computed.holds(&self.regions[1]);
+        // alive then outside those compared.
+        self.repeats = changed == 0 && held;
         // Counts: written → now → a generation ago → scratch.
         std::mem::swap(&mut self.counts_before, &mut self.next_counts);
         std::mem::swap(&mut self.counts, &mut self.counts_before);
-        self.rotate(region);
+        self.rotate(region, next);
         self.bbox = Some(bbox);
     }
 
-    /// Clears what `spare` (two generations ago, where the next goes) held outside `written`,
-    /// the words the next generation is written to.
-    fn clear_spare(&mut self, written: Region) {
-        let old = self.regions[2];
-        if old.is_none() {
-            return;
-        }
-        let rows = self.rows;
-        for c in old.columns.0..=old.columns.1 {
-            let column = &mut self.spare[c * rows..(c + 1) * rows];
-            if written.is_none() || c < written.columns.0 || c > written.columns.1 {
-                column[old.rows.0..=old.rows.1].fill(0);
-            } else {
-                // Above and below the rows written.
-                if old.rows.0 < written.rows.0 {
-                    column[old.rows.0..written.rows.0.min(old.rows.1 + 1)].fill(0);
-                }
-                if old.rows.1 > written.rows.1 {
-                    column[(written.rows.1 + 1).max(old.rows.0)..=old.rows.1].fill(0);
-                }
-            }
-        }
-    }
-
-    /// Makes the generation written into `spare`, whose cells lie in `region`, the one now.
-    fn rotate(&mut self, region: Region) {
+    /// Makes the generation written into `spare`, whose cells lie in `region` (by column in
+    /// `spans`), the one now.
+    fn rotate(&mut self, region: Region, spans: Vec<Span>) {
         self.edited = self.edited.saturating_sub(1);
         // Now → a generation ago → two generations ago → now.
         std::mem::swap(&mut self.before, &mut self.spare);
         std::mem::swap(&mut self.cells, &mut self.before);
-        self.regions = [region, self.regions[0], self.regions[1]];
+        self.region = region;
+        self.spans.rotate_right(1);
+        self.spans[0] = spans;
         self.bbox = Some(None);
         self.generation += 1;
     }
@@ -716,7 +788,7 @@ impl Universe {
     }
 
     fn scan_bounds(&self) -> Option<Box4> {
-        let region = self.regions[0];
+        let region = self.region;
         if region.is_none() {
             return None;
         }
@@ -857,14 +929,14 @@ impl Universe {
     /// population is wanted every generation.
     pub fn track_population(&mut self) {
         if !self.is_counting() {
-            let counts = |cells: &[u64], region: Region| -> Vec<u32> {
+            let counts = |cells: &[u64], spans: &[Span]| -> Vec<u32> {
                 (0..self.columns)
-                    .map(|c| self.column_population(cells, region, c))
+                    .map(|c| self.column_population(cells, spans[c], c))
                     .collect()
             };
             let (now, before) = (
-                counts(&self.cells, self.regions[0]),
-                counts(&self.before, self.regions[1]),
+                counts(&self.cells, &self.spans[0]),
+                counts(&self.before, &self.spans[1]),
             );
             (self.counts, self.counts_before) = (now, before);
         }
@@ -881,26 +953,24 @@ impl Universe {
             return self.counts.iter().map(|&n| n as u64).sum();
         }
         (0..self.columns)
-            .map(|c| self.column_population(&self.cells, self.regions[0], c) as u64)
+            .map(|c| self.column_population(&self.cells, self.spans[0][c], c) as u64)
             .sum()
     }
 
     /// Live cells of column `c` of `cells` (one of the three generations), whose live cells
-    /// lie in `region`.
-    fn column_population(&self, cells: &[u64], region: Region, c: usize) -> u32 {
+    /// lie in the rows `span`.
+    fn column_population(&self, cells: &[u64], span: Span, c: usize) -> u32 {
         let mut count = 0;
-        if !(region.is_none() || c < region.columns.0 || c > region.columns.1) {
-            self.simd.run(Count {
-                words: &cells[c * self.rows..][region.rows.0..=region.rows.1],
-                count: &mut count,
-            });
-        }
+        self.simd.run(Count {
+            words: &cells[c * self.rows..(c + 1) * self.rows][span.range()],
+            count: &mut count,
+        });
         count
     }
 
     /// Every live cell, row by row.
     pub fn cells(&self) -> Vec<(i64, i64)> {
-        live_cells(&self.cells, self.window(), self.regions[0])
+        live_cells(&self.cells, self.window(), self.region)
     }
 
     /// Where the window lies: (x0, y0, columns, rows).
@@ -1003,6 +1073,35 @@ fn live_cells(words: &[u64], (x0, y0, _, rows): Window, region: Region) -> Vec<(
     out
 }
 
+/// Zeroes the rows of `old` outside `kept` in `column`.
+fn clear_outside(column: &mut [u64], old: Span, kept: Span) {
+    if old.is_none() {
+        return;
+    }
+    if kept.is_none() {
+        column[old.range()].fill(0);
+        return;
+    }
+    if old.0 < kept.0 {
+        column[old.0..kept.0.min(old.1 + 1)].fill(0);
+    }
+    if old.1 > kept.1 {
+        column[(kept.1 + 1).max(old.0)..=old.1].fill(0);
+    }
+}
+
+/// The rows of `span` from the first to the last with a live word of `column` (which has one
+/// there).
+fn live_span(column: &[u64], span: Span) -> Span {
+    let first = span.range().find(|&r| column[r] != 0).expect("a live row");
+    let last = span
+        .range()
+        .rev()
+        .find(|&r| column[r] != 0)
+        .expect("a live row");
+    Span(first, last)
+}
+
 /// The cells alive in any of the generations of a universe added to it, kept in the
 /// universe's layout: each generation is ORed in word by word.
 pub struct Envelope {
@@ -1017,7 +1116,7 @@ impl Envelope {
         Envelope {
             window: u.window(),
             words: u.cells.clone(),
-            region: u.regions[0],
+            region: u.region,
         }
     }
 
@@ -1037,13 +1136,15 @@ impl Envelope {
             self.region = self.region.moved(left, up);
             self.window = u.window();
         }
-        let now = u.regions[0];
+        let now = u.region;
         if now.is_none() {
             return;
         }
         for c in now.columns.0..=now.columns.1 {
-            let span = c * rows + now.rows.0..=c * rows + now.rows.1;
-            for (to, from) in self.words[span.clone()].iter_mut().zip(&u.cells[span]) {
+            let column = c * rows..(c + 1) * rows;
+            let span = u.spans[0][c].range();
+            let (to, from) = (&mut self.words[column.clone()], &u.cells[column]);
+            for (to, from) in to[span.clone()].iter_mut().zip(&from[span]) {
                 *to |= from;
             }
         }
