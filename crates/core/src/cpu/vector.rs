@@ -116,6 +116,11 @@ pub trait Vector: Copy {
         self.store(&mut words);
         words[..Self::WORDS].iter().fold(0, |all, w| all | w)
     }
+    /// Whether every word is 0.
+    #[inline(always)]
+    fn is_zero(self) -> bool {
+        self.or_words() == 0
+    }
     /// Each word shifted right by `s` (0..64), the low bits of `next`'s word shifted in
     /// (`(self >> s) | (next << (64 − s))`, `self` where `s` is 0).
     fn funnel(self, next: Self, s: u32) -> Self;
@@ -261,6 +266,11 @@ mod x86 {
             Avx512(unsafe { _mm512_ternarylogic_epi64::<0xe8>(self.0, b.0, c.0) })
         }
         #[inline(always)]
+        fn is_zero(self) -> bool {
+            // SAFETY: see the note above the impl.
+            unsafe { _mm512_test_epi64_mask(self.0, self.0) == 0 }
+        }
+        #[inline(always)]
         fn funnel(self, next: Self, s: u32) -> Self {
             // SAFETY: see the note above the impl.
             unsafe {
@@ -331,6 +341,11 @@ mod x86 {
             Avx2(unsafe { _mm256_xor_si256(self.0, other.0) })
         }
         #[inline(always)]
+        fn is_zero(self) -> bool {
+            // SAFETY: see the note above the impl.
+            unsafe { _mm256_testz_si256(self.0, self.0) != 0 }
+        }
+        #[inline(always)]
         fn funnel(self, next: Self, s: u32) -> Self {
             // SAFETY: see the note above the impl.
             unsafe {
@@ -393,6 +408,33 @@ mod tests {
                 v.store(&mut out);
                 self.0.push(out);
             }
+        }
+    }
+
+    /// Whether each vector with one bit set in one word, and the vector of zeros, is zero.
+    struct Zeros<'a>(&'a mut Vec<bool>);
+
+    impl VectorKernel for Zeros<'_> {
+        fn run<V: Vector>(self) {
+            for word in 0..V::WORDS {
+                for bit in [0, 31, 63] {
+                    let mut words = vec![0; V::WORDS];
+                    words[word] = 1 << bit;
+                    self.0.push(V::load(&words).is_zero());
+                }
+            }
+            self.0.push(V::splat(0).is_zero());
+        }
+    }
+
+    #[test]
+    fn every_instruction_set_finds_a_bit_in_any_word() {
+        for isa in Isa::available() {
+            let mut got = Vec::new();
+            Simd::new(isa).run(Zeros(&mut got));
+            let (zero, rest) = got.split_last().expect("a vector of zeros");
+            assert!(*zero, "{isa:?}");
+            assert!(rest.iter().all(|z| !z), "{isa:?}: {rest:?}");
         }
     }
 
