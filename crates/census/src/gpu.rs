@@ -24,9 +24,10 @@
 //! the haul is byte-identical to the CPU's whatever runs where, as long as the CPU's census
 //! names the true ash; the tests check that it is, soup for soup, on 10⁶ soups.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashSet, VecDeque};
+use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Condvar, Mutex};
 
 use rayon::prelude::*;
 
@@ -54,11 +55,16 @@ const ROUND: u32 = 128;
 /// larger side where the CPU cannot go on with it there; 2 GiB of the GPU's memory in all.
 pub const TIERS: [(usize, usize); 3] = [(256, 1 << 16), (256, 1 << 16), (512, 1 << 15)];
 
+/// Soups a CPU thread takes from the back of those not yet taken at a time, when no soup
+/// handed back waits.
+const BACK_BATCH: u64 = 16;
+
 /// The soups in flight on one GPU.
 pub struct GpuCensus {
     tiers: Vec<Tier>,
-    /// Threads for the soups handed back to the CPU's census, as many as rayon's.
-    pool: Arc<rayon::ThreadPool>,
+    /// Whether the CPU's threads census soups from the back of the range when none is handed
+    /// back (true; the tests turn it off to compare the GPU's tallies with the CPU's).
+    pub share: bool,
     /// Soups moved to larger boxes so far, by why.
     pub moved: BTreeMap<&'static str, u64>,
     /// Soups handed back to the CPU's census so far, by why.
@@ -70,7 +76,73 @@ struct Tier {
     boxes: SoupBoxes,
     flying: Vec<Option<InFlight>>,
     /// Soups waiting for a box.
-    waiting: std::collections::VecDeque<InFlight>,
+    waiting: VecDeque<InFlight>,
+}
+
+/// The work of the CPU's threads beside a GPU ([`GpuCensus::tallies`]).
+struct Backlog {
+    state: Mutex<BacklogState>,
+    /// Signalled when a soup is handed back and when the GPU is done.
+    ready: Condvar,
+}
+
+struct BacklogState {
+    /// Soups handed back by the GPU, censused first.
+    handed: VecDeque<(u64, Rows)>,
+    /// Soups not yet taken: the GPU takes them from the front as its boxes free up, the CPU's
+    /// threads from the back, a few at a time, when nothing is handed back.
+    left: Range<u64>,
+    /// Whether the GPU is done: a thread with nothing to do then leaves.
+    closed: bool,
+    /// Whether the CPU's threads take soups from the back ([`GpuCensus::share`]).
+    share: bool,
+}
+
+/// What a CPU thread takes from the backlog.
+enum Job {
+    Handed(u64, Rows),
+    Back(Range<u64>),
+}
+
+impl Backlog {
+    /// The next job for a CPU thread, waiting for one; `None` once the GPU is done and nothing
+    /// is left (no soup taken from the back after `stop`).
+    fn next(&self, stop: &AtomicBool) -> Option<Job> {
+        let mut state = self.state.lock().expect("the backlog's lock");
+        loop {
+            if let Some((index, rows)) = state.handed.pop_front() {
+                return Some(Job::Handed(index, rows));
+            }
+            if state.share && !state.left.is_empty() && !stop.load(Ordering::Relaxed) {
+                let end = state.left.end;
+                state.left.end -= BACK_BATCH.min(end - state.left.start);
+                return Some(Job::Back(state.left.end..end));
+            }
+            if state.closed {
+                return None;
+            }
+            state = self.ready.wait(state).expect("the backlog's lock");
+        }
+    }
+
+    /// Up to `most` soups for the GPU, from the front.
+    fn take_front(&self, most: u64) -> Range<u64> {
+        let mut state = self.state.lock().expect("the backlog's lock");
+        let start = state.left.start;
+        state.left.start += most.min(state.left.end - start);
+        start..state.left.start
+    }
+
+    fn hand_back(&self, index: u64, rows: Rows) {
+        let mut state = self.state.lock().expect("the backlog's lock");
+        state.handed.push_back((index, rows));
+        self.ready.notify_one();
+    }
+
+    fn close(&self) {
+        self.state.lock().expect("the backlog's lock").closed = true;
+        self.ready.notify_all();
+    }
 }
 
 /// What is known of a soup in a box.
@@ -110,12 +182,7 @@ enum Outcome {
 impl GpuCensus {
     /// Boxes of each of `tiers` (side, how many) on GPU `ordinal`.
     pub fn new(ordinal: usize, tiers: &[(usize, usize)]) -> Result<GpuCensus, gol_cuda::CudaError> {
-        let gpu: Arc<gol_cuda::device::Gpu> = gol_cuda::device::gpu_on(ordinal)?;
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(rayon::current_num_threads())
-            .thread_name(|i| format!("census-cpu-{i}"))
-            .build()
-            .map_err(|e| gol_cuda::CudaError::Refused(format!("the census's CPU threads: {e}")))?;
+        let gpu: std::sync::Arc<gol_cuda::device::Gpu> = gol_cuda::device::gpu_on(ordinal)?;
         let tiers = tiers
             .iter()
             .map(|&(side, slots)| {
@@ -128,7 +195,7 @@ impl GpuCensus {
             .collect::<Result<Vec<_>, gol_cuda::CudaError>>()?;
         Ok(GpuCensus {
             tiers,
-            pool: Arc::new(pool),
+            share: true,
             moved: BTreeMap::new(),
             handed_back: BTreeMap::new(),
         })
@@ -137,6 +204,10 @@ impl GpuCensus {
     /// The tallies of soups `first..first + count` of `root`, in index order, as
     /// [`census::tallies`] gives them; `stop` ends it early: the tallies of the soups done, from
     /// `first` on without a gap.
+    ///
+    /// The CPU's threads (as many as rayon's) census the soups the GPU hands back, and
+    /// meanwhile soups from the back of the range, which the GPU takes from the front: the
+    /// GPU's loop leaves most cores idle.
     pub fn tallies(
         &mut self,
         root: &str,
@@ -145,20 +216,61 @@ impl GpuCensus {
         stop: &AtomicBool,
     ) -> Result<Vec<Tally>, gol_cuda::CudaError> {
         let mut results: Vec<Option<Tally>> = vec![None; count as usize];
-        // Soups handed back are censused by the CPU's threads of their own meanwhile.
-        let (sender, receiver) = std::sync::mpsc::channel();
-        let pool = Arc::clone(&self.pool);
-        let hand_back = |soup: &InFlight| {
-            let sender = sender.clone();
-            let (index, rows) = (soup.index, soup.rows);
-            pool.spawn(move || {
-                let tally = census::with_classifier(|classifier| census::soup(&rows, classifier));
-                // The receiver outlives every job (it waits for all of them).
-                let _ = sender.send((index, tally));
-            });
+        let backlog = Backlog {
+            state: Mutex::new(BacklogState {
+                handed: VecDeque::new(),
+                left: first..first + count,
+                closed: false,
+                share: self.share,
+            }),
+            ready: Condvar::new(),
         };
-        let mut next = first;
-        let end = first + count;
+        let (sender, receiver) = std::sync::mpsc::channel();
+        let on_gpu = std::thread::scope(|scope| {
+            for _ in 0..rayon::current_num_threads() {
+                let (sender, backlog) = (sender.clone(), &backlog);
+                scope.spawn(move || {
+                    while let Some(job) = backlog.next(stop) {
+                        let soups: Vec<(u64, Rows)> = match job {
+                            Job::Handed(index, rows) => vec![(index, rows)],
+                            Job::Back(range) => range
+                                .map(|index| (index, soup::rows(&soup::id(root, index))))
+                                .collect(),
+                        };
+                        census::with_classifier(|classifier| {
+                            for (index, rows) in soups {
+                                // The receiver outlives every thread.
+                                let _ = sender.send((index, census::soup(&rows, classifier)));
+                            }
+                        });
+                    }
+                });
+            }
+            let on_gpu = self.run(root, first, stop, &backlog, &mut results);
+            // Also on an error, or the threads would wait for more.
+            backlog.close();
+            on_gpu
+        });
+        drop(sender);
+        on_gpu?;
+        for (index, tally) in receiver {
+            results[(index - first) as usize] = Some(tally);
+        }
+        Ok(results.into_iter().map_while(|t| t).collect())
+    }
+
+    /// The GPU's part of [`GpuCensus::tallies`]: soups taken from the front of the `backlog`
+    /// until none is left, run in the boxes, their tallies put in `results` (soup `first`
+    /// first) or handed back to the backlog.
+    fn run(
+        &mut self,
+        root: &str,
+        first: u64,
+        stop: &AtomicBool,
+        backlog: &Backlog,
+        results: &mut [Option<Tally>],
+    ) -> Result<(), gol_cuda::CudaError> {
+        let hand_back = |soup: &InFlight| backlog.hand_back(soup.index, soup.rows);
         let tiers = self.tiers.len();
         let smallest = self.tiers[0].boxes.side();
         // Each kind of box, in turn: its soups that stopped looked at, then its boxes filled and
@@ -167,7 +279,7 @@ impl GpuCensus {
         loop {
             for (t, running) in running.iter_mut().enumerate() {
                 if *running {
-                    let up = self.look_at(t, first, &mut results, &hand_back)?;
+                    let up = self.look_at(t, first, results, &hand_back)?;
                     // The first larger kind of box takes the soups moved.
                     let side = self.tiers[t].boxes.side();
                     match self.tiers.iter_mut().find(|l| l.boxes.side() > side) {
@@ -178,12 +290,11 @@ impl GpuCensus {
                 let tier = &mut self.tiers[t];
                 if tier.boxes.side() == smallest && !stop.load(Ordering::Relaxed) {
                     let free = tier.flying.iter().filter(|f| f.is_none()).count();
-                    let new = (free.saturating_sub(tier.waiting.len()) as u64).min(end - next);
-                    let soups: Vec<InFlight> = (next..next + new)
+                    let new = backlog.take_front(free.saturating_sub(tier.waiting.len()) as u64);
+                    let soups: Vec<InFlight> = new
                         .into_par_iter()
                         .map(|index| InFlight::new(index, soup::rows(&soup::id(root, index))))
                         .collect();
-                    next += new;
                     tier.waiting.extend(soups);
                 }
                 tier.place()?;
@@ -194,14 +305,9 @@ impl GpuCensus {
             }
             let waiting = self.tiers.iter().any(|t| !t.waiting.is_empty());
             if !running.contains(&true) && !waiting {
-                break;
+                return Ok(());
             }
         }
-        drop(sender);
-        for (index, tally) in receiver {
-            results[(index - first) as usize] = Some(tally);
-        }
-        Ok(results.into_iter().map_while(|t| t).collect())
     }
 
     /// Looks at the soups of the boxes of kind `t` that stopped in the last run: the tallies of

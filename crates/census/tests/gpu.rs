@@ -23,11 +23,13 @@ fn have_gpu() -> bool {
 }
 
 /// Compares the GPU's tallies of `count` soups of `root` from `first` with the CPU's, soup by
-/// soup, with `slots` boxes (fewer than the soups, so that boxes are used again).
-fn same_as_cpu(root: &str, first: u64, count: u64, slots: usize) {
+/// soup, with `slots` boxes (fewer than the soups, so that boxes are used again); where
+/// `share`, the CPU's threads census soups beside the GPU, as they do in a census.
+fn same_as_cpu(root: &str, first: u64, count: u64, slots: usize, share: bool) {
     let stop = AtomicBool::new(false);
     let mut gpu =
         GpuCensus::new(0, &[(256, slots), (256, slots), (512, 256)]).expect("the GPU's boxes");
+    gpu.share = share;
     let on_gpu = gpu
         .tallies(root, first, count, &stop)
         .expect("the GPU's census");
@@ -60,6 +62,9 @@ fn the_gpus_tallies_are_the_cpus() {
     if !have_gpu() {
         return;
     }
-    same_as_cpu("k_testseed", 0, 20_000, 4096);
-    same_as_cpu("l_kEwHfF3ArtPb", 5_000, 20_000, 1 << 17);
+    // The GPU's own tallies, the CPU's threads censusing only the soups it hands back.
+    same_as_cpu("k_testseed", 0, 20_000, 4096, false);
+    same_as_cpu("l_kEwHfF3ArtPb", 5_000, 20_000, 1 << 17, false);
+    // As in a census: soups shared with the CPU's threads, every one tallied once.
+    same_as_cpu("k_testseed", 7, 30_001, 1024, true);
 }
