@@ -331,13 +331,12 @@ impl GpuCensus {
                 tier.flying[s as usize].is_some() && states[s as usize].status() != Status::Running
             })
             .collect();
-        let words = tier.boxes.live_words(&stopped)?;
+        let words = tier.boxes.live_words()?;
         let side = tier.boxes.side();
         let outcomes: Vec<Outcome> = stopped
             .par_iter()
-            .enumerate()
-            .map(|(i, &slot)| {
-                let words = words.of(i);
+            .map(|&slot| {
+                let words = words.of(slot as usize);
                 let state = &states[slot as usize];
                 let soup = tier.flying[slot as usize]
                     .as_ref()
@@ -373,6 +372,12 @@ impl GpuCensus {
                     let soup = place.take().expect("a soup in flight");
                     hand_back(&soup);
                 }
+            }
+        }
+        // A box left empty is dead to the kernels: its words are not gathered again.
+        for (slot, place) in tier.flying.iter().enumerate() {
+            if place.is_none() {
+                states[slot] = SoupState::new(Status::Died, 0, 0, 0, 0);
             }
         }
         tier.boxes.clear(&edits)?;

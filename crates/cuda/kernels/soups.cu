@@ -183,16 +183,28 @@ extern "C" __global__ void soups_place(unsigned int *cells, Soup *soups, const i
     }
 }
 
-// The words with live cells of the box of each of slots[0..n], written to `out` as
-// (y * WORDS + w) << 32 | word, in order: box i's from spans[2 i] on, spans[2 i + 1] of them,
-// where an atomic add on *used placed them. One block a box.
-extern "C" __global__ void soups_live(const unsigned int *cells, const int *slots,
+// The words with live cells of each box whose soup has stopped (neither RUNNING nor DIED),
+// written to `out` as (y * WORDS + w) << 32 | word, in order: box b's from spans[2 b] on,
+// spans[2 b + 1] of them, where an atomic add on *used placed them; spans[2 b + 1] is 0 for the
+// others. Where they would go past out[capacity - 1] nothing is written (the host sees *used
+// past `capacity` and asks again with more room). One block a box, queued after soups_run, so
+// that the host finds the words gathered when it looks.
+extern "C" __global__ void soups_live(const unsigned int *cells, const Soup *soups,
                                       unsigned long long *out, unsigned int *spans,
-                                      unsigned int *used) {
+                                      unsigned int *used, unsigned int capacity) {
     __shared__ unsigned int sums[THREADS];
     __shared__ unsigned int base;
+    int b = blockIdx.x;
     int t = threadIdx.x;
-    const unsigned int *rows = cells + ((size_t)slots[blockIdx.x] * SIDE + t * ROWS) * WORDS;
+    unsigned int status = soups[b].status;
+    if (status == RUNNING || status == DIED) {
+        if (t == 0) {
+            spans[2 * b] = 0u;
+            spans[2 * b + 1] = 0u;
+        }
+        return;
+    }
+    const unsigned int *rows = cells + ((size_t)b * SIDE + t * ROWS) * WORDS;
     unsigned int n = 0u;
     for (int i = 0; i < ROWS * WORDS; i++) n += rows[i] != 0u;
     // The words of threads 0..=t, summed in place.
@@ -206,10 +218,11 @@ extern "C" __global__ void soups_live(const unsigned int *cells, const int *slot
     }
     if (t == THREADS - 1) {
         base = atomicAdd(used, sums[t]);
-        spans[2 * blockIdx.x] = base;
-        spans[2 * blockIdx.x + 1] = sums[t];
+        spans[2 * b] = base;
+        spans[2 * b + 1] = sums[t];
     }
     __syncthreads();
+    if (base + sums[THREADS - 1] > capacity) return;
     unsigned int at = base + sums[t] - n;
     for (int i = 0; i < ROWS * WORDS; i++) {
         unsigned int word = rows[i];

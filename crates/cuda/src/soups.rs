@@ -109,6 +109,10 @@ impl SoupState {
 /// Threads a block of every kernel here (the kernels' THREADS): 8 to 32 soups of soups_run.
 const BLOCK: u32 = 256;
 
+/// Live words gathered after each run at most, at first ([`SoupBoxes::live_words`] makes more
+/// room where a run stops more): 32 MiB. A stopped soup has some hundreds.
+const LIVE_WORDS: usize = 1 << 22;
+
 /// Boxes for soups on one GPU: `slots` of them, each with its state.
 pub struct SoupBoxes {
     side: usize,
@@ -120,19 +124,21 @@ pub struct SoupBoxes {
     live_fn: CudaFunction,
     clear: CudaFunction,
     slots: usize,
-    /// Room for what the kernels are handed and give back, each grown as needed and kept
-    /// (allocating and freeing device memory as the census goes would wait on the other
-    /// boxes' work): lists of slots, soups' rows, live words and their spans, edits.
+    /// Room for what the kernels are handed, each grown as needed and kept (allocating and
+    /// freeing device memory as the census goes would wait on the other boxes' work): lists
+    /// of slots, soups' rows, edits.
     list: Option<CudaSlice<u32>>,
     rows: Option<CudaSlice<u16>>,
-    live: Option<CudaSlice<u64>>,
-    spans: Option<CudaSlice<u32>>,
     edits: Option<CudaSlice<u32>>,
-    /// soups_live's count of the live words written.
+    /// The live words of the boxes stopped in the last run, gathered by soups_live after it,
+    /// and each box's span of them.
+    live: CudaSlice<u64>,
+    spans: CudaSlice<u32>,
+    /// soups_live's count of the live words (written where `live` holds them).
     used: CudaSlice<u32>,
 }
 
-/// The words with live cells of some boxes ([`SoupBoxes::live_words`]).
+/// The words with live cells of the boxes whose soups stopped ([`SoupBoxes::live_words`]).
 #[derive(Default)]
 pub struct Live {
     /// Each word as `place << 32 | word`, place being `y * words + w` for word `w` of row `y`
@@ -143,9 +149,12 @@ pub struct Live {
 }
 
 impl Live {
-    /// The words of the `i`th box asked for.
-    pub fn of(&self, i: usize) -> &[u64] {
-        let (start, n) = (self.spans[2 * i] as usize, self.spans[2 * i + 1] as usize);
+    /// The words of the box of `slot` (none where its soup is running or died).
+    pub fn of(&self, slot: usize) -> &[u64] {
+        let (start, n) = (
+            self.spans[2 * slot] as usize,
+            self.spans[2 * slot + 1] as usize,
+        );
         &self.words[start..start + n]
     }
 }
@@ -189,7 +198,9 @@ impl SoupBoxes {
     pub fn new(gpu: &Arc<Gpu>, slots: usize, side: usize) -> Result<SoupBoxes> {
         assert!(SIDES.contains(&side), "a box's side is one of {SIDES:?}");
         let box_words = side * side / 32;
-        let bytes = slots as u64 * (box_words as u64 * 4 + size_of::<SoupState>() as u64);
+        let live = LIVE_WORDS.min(slots * box_words);
+        let bytes = slots as u64 * (box_words as u64 * 4 + size_of::<SoupState>() as u64 + 8)
+            + live as u64 * 8;
         gpu.check_memory(bytes, "the census's soup boxes")?;
         let module = gpu.module(&source(side))?;
         let stream = gpu.ctx.new_stream()?;
@@ -207,12 +218,12 @@ impl SoupBoxes {
             live_fn: module.load_function("soups_live")?,
             clear: module.load_function("soups_clear")?,
             used: stream.alloc_zeros::<u32>(1)?,
+            live: stream.alloc_zeros::<u64>(live)?,
+            spans: stream.alloc_zeros::<u32>(2 * slots)?,
             stream,
             slots,
             list: None,
             rows: None,
-            live: None,
-            spans: None,
             edits: None,
         })
     }
@@ -264,8 +275,9 @@ impl SoupBoxes {
     }
 
     /// Queues on the boxes' own stream (to run beside other work): every running soup stepped
-    /// up to `generations` generations on, none beyond generation `most`. Their states then
-    /// come from [`SoupBoxes::states`].
+    /// up to `generations` generations on, none beyond generation `most`, then the live words
+    /// of those that stop gathered. Their states then come from [`SoupBoxes::states`], their
+    /// words from [`SoupBoxes::live_words`].
     pub fn start(&mut self, generations: u32, most: u32) -> Result<()> {
         let count = self.slots as i32;
         let cfg = blocks((self.slots * self.words()).div_ceil(BLOCK as usize));
@@ -282,6 +294,29 @@ impl SoupBoxes {
                 .arg(&most)
                 .launch(cfg)?;
         }
+        self.gather()
+    }
+
+    /// Queues soups_live: the live words of the boxes whose soups stopped, into `live`.
+    fn gather(&mut self) -> Result<()> {
+        self.stream.memset_zeros(&mut self.used)?;
+        let capacity = self.live.len() as u32;
+        // SAFETY: soups_live takes (const unsigned int* cells, const Soup* soups,
+        // unsigned long long* out, unsigned int* spans, unsigned int* used,
+        // unsigned int capacity); block b reads box b and state b (one block a box), writes
+        // spans[2 b..2 b + 2] (`spans` holds two a box) and its words only where they end
+        // within `capacity`, the length of `live`.
+        unsafe {
+            self.stream
+                .launch_builder(&self.live_fn)
+                .arg(&self.cells)
+                .arg(&self.states)
+                .arg(&mut self.live)
+                .arg(&mut self.spans)
+                .arg(&mut self.used)
+                .arg(&capacity)
+                .launch(blocks(self.slots))?;
+        }
         Ok(())
     }
 
@@ -296,37 +331,18 @@ impl SoupBoxes {
         Ok(self.stream.memcpy_htod(states, &mut self.states)?)
     }
 
-    /// The words with live cells of the boxes of `slots` ([`Live`]).
-    pub fn live_words(&mut self, slots: &[u32]) -> Result<Live> {
-        self.check(slots);
-        if slots.is_empty() {
-            return Ok(Live::default());
+    /// The words with live cells of the boxes whose soups stopped in the last run ([`Live`]),
+    /// once it has run: gathered after it, or gathered again with more room where they did not
+    /// fit.
+    pub fn live_words(&mut self) -> Result<Live> {
+        let mut total = self.stream.clone_dtoh(&self.used)?[0] as usize;
+        if total > self.live.len() {
+            self.live = self.stream.alloc_zeros::<u64>(2 * total)?;
+            self.gather()?;
+            total = self.stream.clone_dtoh(&self.used)?[0] as usize;
         }
-        let most = slots.len() * self.box_words();
-        let slots_dev = upload(&self.stream, &mut self.list, slots)?;
-        let live = room(&self.stream, &mut self.live, most)?;
-        let spans = room(&self.stream, &mut self.spans, 2 * slots.len())?;
-        self.stream.memset_zeros(&mut self.used)?;
-        let cfg = blocks(slots.len());
-        // SAFETY: soups_live takes (const unsigned int* cells, const int* slots,
-        // unsigned long long* out, unsigned int* spans, unsigned int* used); block i reads box
-        // slots[i] (below `slots`) and writes its live words, at most a box's words, where the
-        // atomic add on `used` puts them: `live` holds a box's words for each slot.
-        unsafe {
-            self.stream
-                .launch_builder(&self.live_fn)
-                .arg(&self.cells)
-                .arg(slots_dev)
-                .arg(live)
-                .arg(spans)
-                .arg(&mut self.used)
-                .launch(cfg)?;
-        }
-        let total = self.stream.clone_dtoh(&self.used)?[0] as usize;
-        let spans = self.spans.as_ref().expect("allocated above");
-        let spans = self.stream.clone_dtoh(&spans.slice(..2 * slots.len()))?;
-        let live = self.live.as_ref().expect("allocated above");
-        let words = self.stream.clone_dtoh(&live.slice(..total))?;
+        let spans = self.stream.clone_dtoh(&self.spans)?;
+        let words = self.stream.clone_dtoh(&self.live.slice(..total))?;
         Ok(Live { words, spans })
     }
 
