@@ -622,10 +622,7 @@ impl Universe {
             let mut next = std::mem::take(&mut self.spans[2]);
             std::mem::swap(&mut self.counts_before, &mut self.counts);
             self.counts.fill(0);
-            for (c, span) in next.iter_mut().enumerate() {
-                clear_outside(&mut self.spare[c * rows..(c + 1) * rows], *span, Span::NONE);
-                *span = Span::NONE;
-            }
+            clear_columns(&mut self.spare, rows, &mut next, |_| true);
             self.repeats = self.spans[1].iter().all(|s| s.is_none());
             self.rotate(Region::NONE, next);
             return;
@@ -643,12 +640,9 @@ impl Universe {
         };
         let computed_columns = computed.columns.0..=computed.columns.1;
         // Outside the columns computed the next generation is dead.
-        for (c, span) in next.iter_mut().enumerate() {
-            if !computed_columns.contains(&c) {
-                clear_outside(&mut self.spare[c * rows..(c + 1) * rows], *span, Span::NONE);
-                *span = Span::NONE;
-            }
-        }
+        clear_columns(&mut self.spare, rows, &mut next, |c| {
+            !computed_columns.contains(&c)
+        });
         let mut changed = 0u64;
         // Whether no column held a live cell a generation ago outside the rows compared.
         let mut held = true;
@@ -1152,6 +1146,22 @@ fn live_cells(words: &[u64], (x0, y0, _, rows): Window, region: Region) -> Vec<(
 }
 
 /// Zeroes the rows of `old` outside `kept` in `column`.
+/// The columns `c` of `grid` (`rows` words each) where `cleared(c)` is true made dead, their
+/// live rows (`spans`) cleared and their spans set to none.
+fn clear_columns(
+    grid: &mut [u64],
+    rows: usize,
+    spans: &mut [Span],
+    cleared: impl Fn(usize) -> bool,
+) {
+    for (c, span) in spans.iter_mut().enumerate() {
+        if cleared(c) {
+            clear_outside(&mut grid[c * rows..(c + 1) * rows], *span, Span::NONE);
+            *span = Span::NONE;
+        }
+    }
+}
+
 fn clear_outside(column: &mut [u64], old: Span, kept: Span) {
     if old.is_none() {
         return;

@@ -139,7 +139,6 @@ pub struct SoupBoxes {
 }
 
 /// The words with live cells of the boxes whose soups stopped ([`SoupBoxes::live_words`]).
-#[derive(Default)]
 pub struct Live {
     /// Each word as `place << 32 | word`, place being `y * words + w` for word `w` of row `y`
     /// ([`SoupBoxes::words`]); each box's in order of place.
@@ -168,26 +167,18 @@ fn blocks(count: usize) -> LaunchConfig {
     }
 }
 
-/// `buffer`, at least `len` long (grown to twice that where shorter).
-fn room<'a, T: DeviceRepr + ValidAsZeroBits>(
-    stream: &Arc<CudaStream>,
-    buffer: &'a mut Option<CudaSlice<T>>,
-    len: usize,
-) -> Result<&'a mut CudaSlice<T>> {
-    if buffer.as_ref().is_none_or(|b| b.len() < len) {
-        *buffer = None;
-        *buffer = Some(stream.alloc_zeros::<T>(2 * len)?);
-    }
-    Ok(buffer.as_mut().expect("allocated above"))
-}
-
-/// `host` copied to the start of `buffer`, grown as needed.
+/// `host` copied to the start of `buffer`, which is grown to twice `host`'s length where
+/// shorter.
 fn upload<'a, T: DeviceRepr + ValidAsZeroBits>(
     stream: &Arc<CudaStream>,
     buffer: &'a mut Option<CudaSlice<T>>,
     host: &[T],
 ) -> Result<&'a CudaSlice<T>> {
-    let room = room(stream, buffer, host.len())?;
+    if buffer.as_ref().is_none_or(|b| b.len() < host.len()) {
+        *buffer = None;
+        *buffer = Some(stream.alloc_zeros::<T>(2 * host.len())?);
+    }
+    let room = buffer.as_mut().expect("allocated above");
     stream.memcpy_htod(host, &mut room.slice_mut(..host.len()))?;
     Ok(room)
 }
