@@ -24,12 +24,13 @@
 //! the haul is byte-identical to the CPU's whatever runs where, as long as the CPU's census
 //! names the true ash; the tests check that it is, soup for soup, on 10⁶ soups.
 
-use std::collections::{BTreeMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex};
 
 use rayon::prelude::*;
+use rustc_hash::FxHashSet as HashSet;
 
 use gol_cuda::soups::{SoupBoxes, SoupState, Status, BAND};
 
@@ -166,6 +167,18 @@ impl InFlight {
     }
 }
 
+/// What became of a stopped soup, once its [`Outcome`] was applied to its box.
+enum After {
+    /// It runs on, with these edits to its box (slot, word, mask).
+    Resumed(Vec<(u32, u32, u32)>),
+    /// Soup `index`'s tally.
+    Done(u64, Tally),
+    /// For a larger box, and why.
+    Moved(&'static str, InFlight),
+    /// For the CPU's census, and why.
+    HandedBack(&'static str, InFlight),
+}
+
 /// What the CPU made of a stopped soup.
 enum Outcome {
     /// Ships taken away (the edits to the box: slot, word, mask), ships watched, and the rows
@@ -229,22 +242,25 @@ impl GpuCensus {
         let on_gpu = std::thread::scope(|scope| {
             for _ in 0..rayon::current_num_threads() {
                 let (sender, backlog) = (sender.clone(), &backlog);
-                scope.spawn(move || {
-                    while let Some(job) = backlog.next(stop) {
-                        let soups: Vec<(u64, Rows)> = match job {
-                            Job::Handed(index, rows) => vec![(index, rows)],
-                            Job::Back(range) => range
-                                .map(|index| (index, soup::rows(&soup::id(root, index))))
-                                .collect(),
-                        };
-                        census::with_classifier(|classifier| {
-                            for (index, rows) in soups {
-                                // The receiver outlives every thread.
-                                let _ = sender.send((index, census::soup(&rows, classifier)));
-                            }
-                        });
-                    }
-                });
+                std::thread::Builder::new()
+                    .name("census-share".into())
+                    .spawn_scoped(scope, move || {
+                        while let Some(job) = backlog.next(stop) {
+                            let soups: Vec<(u64, Rows)> = match job {
+                                Job::Handed(index, rows) => vec![(index, rows)],
+                                Job::Back(range) => range
+                                    .map(|index| (index, soup::rows(&soup::id(root, index))))
+                                    .collect(),
+                            };
+                            census::with_classifier(|classifier| {
+                                for (index, rows) in soups {
+                                    // The receiver outlives every thread.
+                                    let _ = sender.send((index, census::soup(&rows, classifier)));
+                                }
+                            });
+                        }
+                    })
+                    .expect("a census thread starts");
             }
             let on_gpu = self.run(root, first, stop, &backlog, &mut results);
             // Also on an error, or the threads would wait for more.
@@ -326,58 +342,62 @@ impl GpuCensus {
             .any(|l| l.boxes.side() > self.tiers[t].boxes.side());
         let tier = &mut self.tiers[t];
         let mut states = tier.boxes.states()?;
-        let stopped: Vec<u32> = (0..tier.flying.len() as u32)
-            .filter(|&s| {
-                tier.flying[s as usize].is_some() && states[s as usize].status() != Status::Running
-            })
-            .collect();
         let words = tier.boxes.live_words()?;
         let side = tier.boxes.side();
-        let outcomes: Vec<Outcome> = stopped
-            .par_iter()
-            .map(|&slot| {
-                let words = words.of(slot as usize);
-                let state = &states[slot as usize];
-                let soup = tier.flying[slot as usize]
-                    .as_ref()
-                    .expect("a soup in flight");
-                census::with_classifier(|classifier| {
-                    look(slot, state, side, words, soup, classifier)
-                })
+        // Each soup that stopped looked at, and what the CPU made of it applied to its box, on
+        // every core.
+        let after: Vec<After> = tier
+            .flying
+            .par_iter_mut()
+            .zip(states.par_iter_mut())
+            .enumerate()
+            .filter_map(|(slot, (place, state))| {
+                let Some(soup) = place else {
+                    // A box left empty is dead to the kernels: its words are not gathered again.
+                    *state = SoupState::new(Status::Died, 0, 0, 0, 0);
+                    return None;
+                };
+                if state.status() == Status::Running {
+                    return None;
+                }
+                let outcome = census::with_classifier(|classifier| {
+                    look(slot as u32, state, side, words.of(slot), soup, classifier)
+                });
+                let (index, rows) = (soup.index, soup.rows);
+                let after = match outcome {
+                    Outcome::Resume(cleared, mut flights, mut watched, top, bottom) => {
+                        soup.flights.append(&mut flights);
+                        soup.watched.append(&mut watched);
+                        state.resume(top, bottom);
+                        return Some(After::Resumed(cleared));
+                    }
+                    Outcome::Done(tally) => After::Done(index, tally),
+                    Outcome::Elsewhere(why) if larger => {
+                        After::Moved(why, InFlight::new(index, rows))
+                    }
+                    Outcome::Elsewhere(why) | Outcome::Cpu(why) => {
+                        After::HandedBack(why, InFlight::new(index, rows))
+                    }
+                };
+                *place = None;
+                *state = SoupState::new(Status::Died, 0, 0, 0, 0);
+                Some(after)
             })
             .collect();
         let mut edits = Vec::new();
         let mut up = Vec::new();
-        for (&slot, outcome) in stopped.iter().zip(outcomes) {
-            let place = &mut tier.flying[slot as usize];
-            match outcome {
-                Outcome::Resume(mut cleared, mut flights, mut watched, top, bottom) => {
-                    let soup = place.as_mut().expect("a soup in flight");
-                    edits.append(&mut cleared);
-                    soup.flights.append(&mut flights);
-                    soup.watched.append(&mut watched);
-                    states[slot as usize].resume(top, bottom);
-                }
-                Outcome::Done(tally) => {
-                    let soup = place.take().expect("a soup in flight");
-                    results[(soup.index - first) as usize] = Some(tally);
-                }
-                Outcome::Elsewhere(why) if larger => {
+        for after in after {
+            match after {
+                After::Resumed(mut cleared) => edits.append(&mut cleared),
+                After::Done(index, tally) => results[(index - first) as usize] = Some(tally),
+                After::Moved(why, soup) => {
                     *self.moved.entry(why).or_default() += 1;
-                    let soup = place.take().expect("a soup in flight");
-                    up.push(InFlight::new(soup.index, soup.rows));
+                    up.push(soup);
                 }
-                Outcome::Elsewhere(why) | Outcome::Cpu(why) => {
+                After::HandedBack(why, soup) => {
                     *self.handed_back.entry(why).or_default() += 1;
-                    let soup = place.take().expect("a soup in flight");
                     hand_back(&soup);
                 }
-            }
-        }
-        // A box left empty is dead to the kernels: its words are not gathered again.
-        for (slot, place) in tier.flying.iter().enumerate() {
-            if place.is_none() {
-                states[slot] = SoupState::new(Status::Died, 0, 0, 0, 0);
             }
         }
         tier.boxes.clear(&edits)?;
@@ -527,7 +547,7 @@ fn take_ships(
 ) -> Outcome {
     let cells = box_cells(words, side);
     let bits = Bits::of(words, side);
-    let mut seen: HashSet<(i64, i64)> = HashSet::new();
+    let mut seen: HashSet<(i64, i64)> = HashSet::default();
     let mut taken: Vec<Flight> = Vec::new();
     let band = BAND as i64;
     let last = side as i64 - 1;

@@ -460,24 +460,46 @@ fn runs_alone(cells: &[Vec<(i64, i64)>], displacement: (i64, i64)) -> bool {
 /// The clusters of the settled cells: `live` and `envelope` (the cells alive at some
 /// generation of a period) joined within √5; each cluster's live cells.
 pub fn clusters(live: &[(i64, i64)], envelope: &[(i64, i64)]) -> Vec<Vec<(i64, i64)>> {
-    let alive: HashSet<(i64, i64)> = live.iter().copied().collect();
-    let mut left: HashSet<(i64, i64)> = envelope.iter().chain(live).copied().collect();
-    let mut out = Vec::new();
-    let mut order: Vec<(i64, i64)> = left.iter().copied().collect();
+    let mut order: Vec<(i64, i64)> = envelope.iter().chain(live).copied().collect();
     order.sort_unstable_by_key(|&(x, y)| (y, x));
-    for start in order {
-        if !left.remove(&start) {
+    order.dedup();
+    match Grid::around(&order) {
+        Some(mut left) => {
+            let mut alive = left.empty();
+            for &cell in live {
+                alive.insert(cell);
+            }
+            for &cell in &order {
+                left.insert(cell);
+            }
+            joined(&order, &alive, &mut left)
+        }
+        None => {
+            let alive: HashSet<(i64, i64)> = live.iter().copied().collect();
+            let mut left: HashSet<(i64, i64)> = order.iter().copied().collect();
+            joined(&order, &alive, &mut left)
+        }
+    }
+}
+
+/// The clusters of `left` (every cell of `order`, which it empties) joined within √5, each
+/// started from its first cell in `order`; each cluster's cells in `alive`.
+fn joined(order: &[(i64, i64)], alive: &impl Cells, left: &mut impl Cells) -> Vec<Vec<(i64, i64)>> {
+    let mut out = Vec::new();
+    let mut stack = Vec::new();
+    for &start in order {
+        if !left.remove(start) {
             continue;
         }
-        let mut stack = vec![start];
+        stack.push(start);
         let mut cluster = Vec::new();
         while let Some((x, y)) = stack.pop() {
-            if alive.contains(&(x, y)) {
+            if alive.contains((x, y)) {
                 cluster.push((x, y));
             }
             for dy in -2i64..=2 {
                 for dx in -2i64..=2 {
-                    if dx * dx + dy * dy <= 5 && left.remove(&(x + dx, y + dy)) {
+                    if dx * dx + dy * dy <= 5 && left.remove((x + dx, y + dy)) {
                         stack.push((x + dx, y + dy));
                     }
                 }
@@ -488,6 +510,83 @@ pub fn clusters(live: &[(i64, i64)], envelope: &[(i64, i64)]) -> Vec<Vec<(i64, i
         }
     }
     out
+}
+
+/// A set of cells, as [`clusters`] looks cells up.
+trait Cells {
+    fn contains(&self, cell: (i64, i64)) -> bool;
+    /// Whether `cell` was in the set; it is not now.
+    fn remove(&mut self, cell: (i64, i64)) -> bool;
+}
+
+impl Cells for HashSet<(i64, i64)> {
+    fn contains(&self, cell: (i64, i64)) -> bool {
+        HashSet::contains(self, &cell)
+    }
+
+    fn remove(&mut self, cell: (i64, i64)) -> bool {
+        HashSet::remove(self, &cell)
+    }
+}
+
+/// Cells of a box as bits, row by row, `width` bits a row from (x0, y0); every cell within two
+/// of the cells it was made [`Grid::around`] lies in it.
+struct Grid {
+    x0: i64,
+    y0: i64,
+    width: usize,
+    bits: Vec<u64>,
+}
+
+impl Grid {
+    /// Bits a grid may have; cells spread wider are kept in a hash set.
+    const MOST_BITS: usize = 1 << 22;
+
+    /// An empty grid over `cells`' bounding box and two cells round it, where that is at most
+    /// [`Grid::MOST_BITS`].
+    fn around(cells: &[(i64, i64)]) -> Option<Grid> {
+        let (l, t, r, b) = bounds(cells)?;
+        let width = (r - l + 5) as usize;
+        let bits = width.checked_mul((b - t + 5) as usize)?;
+        (bits <= Grid::MOST_BITS).then(|| Grid {
+            x0: l - 2,
+            y0: t - 2,
+            width,
+            bits: vec![0; bits.div_ceil(64)],
+        })
+    }
+
+    /// An empty grid of the same box.
+    fn empty(&self) -> Grid {
+        Grid {
+            bits: vec![0; self.bits.len()],
+            ..*self
+        }
+    }
+
+    fn place(&self, (x, y): (i64, i64)) -> (usize, u64) {
+        let i = (y - self.y0) as usize * self.width + (x - self.x0) as usize;
+        (i / 64, 1 << (i % 64))
+    }
+
+    fn insert(&mut self, cell: (i64, i64)) {
+        let (word, bit) = self.place(cell);
+        self.bits[word] |= bit;
+    }
+}
+
+impl Cells for Grid {
+    fn contains(&self, cell: (i64, i64)) -> bool {
+        let (word, bit) = self.place(cell);
+        self.bits[word] & bit != 0
+    }
+
+    fn remove(&mut self, cell: (i64, i64)) -> bool {
+        let (word, bit) = self.place(cell);
+        let was = self.bits[word] & bit != 0;
+        self.bits[word] &= !bit;
+        was
+    }
 }
 
 #[cfg(test)]
@@ -528,6 +627,35 @@ mod tests {
                 .ok()
                 .map(|(phases, displacement)| (phases.len() as u64, displacement));
             proptest::prop_assert_eq!(motion(&cells, SHIP_GENERATIONS), Some(cycled));
+        }
+
+        /// Cells looked up as bits and in a hash set join into the same clusters, in the same
+        /// order.
+        #[test]
+        fn clusters_by_grid_are_by_hash(
+            envelope in proptest::collection::btree_set((-20i64..20, -20i64..20), 1..80),
+            keep in proptest::collection::vec(proptest::bool::ANY, 80),
+        ) {
+            let order: Vec<(i64, i64)> = {
+                let mut o: Vec<_> = envelope.iter().copied().collect();
+                o.sort_unstable_by_key(|&(x, y)| (y, x));
+                o
+            };
+            let live: Vec<(i64, i64)> =
+                order.iter().zip(&keep).filter(|(_, &k)| k).map(|(&c, _)| c).collect();
+            let mut left = Grid::around(&order).expect("a small box");
+            let mut alive = left.empty();
+            for &c in &live {
+                alive.insert(c);
+            }
+            for &c in &order {
+                left.insert(c);
+            }
+            let by_grid = joined(&order, &alive, &mut left);
+            let alive: HashSet<(i64, i64)> = live.iter().copied().collect();
+            let mut left: HashSet<(i64, i64)> = order.iter().copied().collect();
+            proptest::prop_assert_eq!(&by_grid, &joined(&order, &alive, &mut left));
+            proptest::prop_assert_eq!(by_grid, clusters(&live, &order));
         }
     }
 
@@ -576,5 +704,12 @@ mod tests {
         // Knight's-move apart joins; (3, 0) does not.
         assert_eq!(clusters(&[(0, 0), (2, 1)], &[]).len(), 1);
         assert_eq!(clusters(&[(0, 0), (3, 0)], &[]).len(), 2);
+        // Spread too wide for a grid: looked up by hash.
+        let far = [(0, 0), (1, 0), (4000, 4000), (4001, 4001)];
+        assert!(Grid::around(&far).is_none());
+        assert_eq!(
+            clusters(&far, &[]),
+            [vec![(0, 0), (1, 0)], vec![(4000, 4000), (4001, 4001)]]
+        );
     }
 }
