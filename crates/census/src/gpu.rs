@@ -70,6 +70,17 @@ pub struct GpuCensus {
     pub moved: BTreeMap<&'static str, u64>,
     /// Soups handed back to the CPU's census so far, by why.
     pub handed_back: BTreeMap<&'static str, u64>,
+    /// Soups of the next call's range taken while this call's last soups finished.
+    ahead: Ahead,
+}
+
+/// Soups taken ahead of their call ([`GpuCensus::tallies`]'s `next`): those from `taken.start`
+/// to `taken.end`, in the boxes or done.
+#[derive(Default)]
+struct Ahead {
+    taken: Range<u64>,
+    /// The tallies of those done.
+    done: Vec<(u64, Tally)>,
 }
 
 /// Boxes of one size and the soups in them.
@@ -78,6 +89,8 @@ struct Tier {
     flying: Vec<Option<InFlight>>,
     /// Soups waiting for a box.
     waiting: VecDeque<InFlight>,
+    /// Whether the boxes were started and not looked at since.
+    running: bool,
 }
 
 /// The work of the CPU's threads beside a GPU ([`GpuCensus::tallies`]).
@@ -124,6 +137,15 @@ impl Backlog {
             }
             state = self.ready.wait(state).expect("the backlog's lock");
         }
+    }
+
+    /// Whether every soup was taken.
+    fn is_empty(&self) -> bool {
+        self.state
+            .lock()
+            .expect("the backlog's lock")
+            .left
+            .is_empty()
     }
 
     /// Up to `most` soups for the GPU, from the front.
@@ -203,6 +225,7 @@ impl GpuCensus {
                     boxes: SoupBoxes::new(&gpu, slots, side)?,
                     flying: (0..slots).map(|_| None).collect(),
                     waiting: Default::default(),
+                    running: false,
                 })
             })
             .collect::<Result<Vec<_>, gol_cuda::CudaError>>()?;
@@ -211,12 +234,18 @@ impl GpuCensus {
             share: true,
             moved: BTreeMap::new(),
             handed_back: BTreeMap::new(),
+            ahead: Ahead::default(),
         })
     }
 
     /// The tallies of soups `first..first + count` of `root`, in index order, as
     /// [`census::tallies`] gives them; `stop` ends it early: the tallies of the soups done, from
     /// `first` on without a gap.
+    ///
+    /// Once every soup of the range is taken, the GPU fills the boxes that free up with soups
+    /// from the front of `next` (the range of the next call), and returns as soon as the
+    /// range's own soups are done, those of `next` still running: so that the boxes do not run
+    /// empty while the range's longest soups finish. A next call for another range drops them.
     ///
     /// The CPU's threads (as many as rayon's) census the soups the GPU hands back, and
     /// meanwhile soups from the back of the range, which the GPU takes from the front: the
@@ -226,13 +255,29 @@ impl GpuCensus {
         root: &str,
         first: u64,
         count: u64,
+        next: Range<u64>,
         stop: &AtomicBool,
     ) -> Result<Vec<Tally>, gol_cuda::CudaError> {
+        let end = first + count;
         let mut results: Vec<Option<Tally>> = vec![None; count as usize];
+        let ahead = std::mem::take(&mut self.ahead);
+        let mut left = first..end;
+        if ahead.taken.start == first && ahead.taken.end <= end {
+            left.start = ahead.taken.end;
+            for (index, tally) in ahead.done {
+                results[(index - first) as usize] = Some(tally);
+            }
+        } else {
+            for tier in &mut self.tiers {
+                tier.flying.iter_mut().for_each(|f| *f = None);
+                tier.waiting.clear();
+            }
+        }
+        self.ahead.taken = next.start..next.start;
         let backlog = Backlog {
             state: Mutex::new(BacklogState {
                 handed: VecDeque::new(),
-                left: first..first + count,
+                left,
                 closed: false,
                 share: self.share,
             }),
@@ -262,7 +307,7 @@ impl GpuCensus {
                     })
                     .expect("a census thread starts");
             }
-            let on_gpu = self.run(root, first, stop, &backlog, &mut results);
+            let on_gpu = self.run(root, first, &next, stop, &backlog, &mut results);
             // Also on an error, or the threads would wait for more.
             backlog.close();
             on_gpu
@@ -270,31 +315,35 @@ impl GpuCensus {
         drop(sender);
         on_gpu?;
         for (index, tally) in receiver {
-            results[(index - first) as usize] = Some(tally);
+            match results.get_mut((index - first) as usize) {
+                Some(result) => *result = Some(tally),
+                None => self.ahead.done.push((index, tally)),
+            }
         }
         Ok(results.into_iter().map_while(|t| t).collect())
     }
 
     /// The GPU's part of [`GpuCensus::tallies`]: soups taken from the front of the `backlog`
-    /// until none is left, run in the boxes, their tallies put in `results` (soup `first`
-    /// first) or handed back to the backlog.
+    /// until none is left, then from the front of `next`, run in the boxes, their tallies put
+    /// in `results` (soup `first` first) or handed back to the backlog; until every soup of
+    /// `results` is done (every soup in the boxes, once stopped).
     fn run(
         &mut self,
         root: &str,
         first: u64,
+        next: &Range<u64>,
         stop: &AtomicBool,
         backlog: &Backlog,
         results: &mut [Option<Tally>],
     ) -> Result<(), gol_cuda::CudaError> {
         let hand_back = |soup: &InFlight| backlog.hand_back(soup.index, soup.rows);
-        let tiers = self.tiers.len();
+        let end = first + results.len() as u64;
         let smallest = self.tiers[0].boxes.side();
         // Each kind of box, in turn: its soups that stopped looked at, then its boxes filled and
         // started again, on its own stream, to run while the others are looked at.
-        let mut running = vec![false; tiers];
         loop {
-            for (t, running) in running.iter_mut().enumerate() {
-                if *running {
+            for t in 0..self.tiers.len() {
+                if self.tiers[t].running {
                     let up = self.look_at(t, first, results, &hand_back)?;
                     // The first larger kind of box takes the soups moved.
                     let side = self.tiers[t].boxes.side();
@@ -306,7 +355,13 @@ impl GpuCensus {
                 let tier = &mut self.tiers[t];
                 if tier.boxes.side() == smallest && !stop.load(Ordering::Relaxed) {
                     let free = tier.flying.iter().filter(|f| f.is_none()).count();
-                    let new = backlog.take_front(free.saturating_sub(tier.waiting.len()) as u64);
+                    let want = free.saturating_sub(tier.waiting.len()) as u64;
+                    let mut new = backlog.take_front(want);
+                    if new.is_empty() && backlog.is_empty() {
+                        let taken = &mut self.ahead.taken;
+                        new = taken.end..next.end.min(taken.end + want);
+                        taken.end = new.end;
+                    }
                     let soups: Vec<InFlight> = new
                         .into_par_iter()
                         .map(|index| InFlight::new(index, soup::rows(&soup::id(root, index))))
@@ -314,13 +369,23 @@ impl GpuCensus {
                     tier.waiting.extend(soups);
                 }
                 tier.place()?;
-                *running = tier.flying.iter().any(Option::is_some);
-                if *running {
+                tier.running = tier.flying.iter().any(Option::is_some);
+                if tier.running {
                     tier.boxes.start(ROUND, MOST_GENERATIONS)?;
                 }
             }
-            let waiting = self.tiers.iter().any(|t| !t.waiting.is_empty());
-            if !running.contains(&true) && !waiting {
+            let held = |t: &Tier| {
+                t.flying
+                    .iter()
+                    .flatten()
+                    .chain(&t.waiting)
+                    .any(|s| s.index < end)
+            };
+            if !self.tiers.iter().any(held) && !stop.load(Ordering::Relaxed) && backlog.is_empty() {
+                return Ok(());
+            }
+            let idle = |t: &Tier| !t.running && t.waiting.is_empty();
+            if self.tiers.iter().all(idle) {
                 return Ok(());
             }
         }
@@ -389,7 +454,10 @@ impl GpuCensus {
         for after in after {
             match after {
                 After::Resumed(mut cleared) => edits.append(&mut cleared),
-                After::Done(index, tally) => results[(index - first) as usize] = Some(tally),
+                After::Done(index, tally) => match results.get_mut((index - first) as usize) {
+                    Some(result) => *result = Some(tally),
+                    None => self.ahead.done.push((index, tally)),
+                },
                 After::Moved(why, soup) => {
                     *self.moved.entry(why).or_default() += 1;
                     up.push(soup);

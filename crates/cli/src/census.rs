@@ -2,6 +2,7 @@
 //! apgsearch's format; a long census checkpointed and resumed, or run until Ctrl-C.
 
 use std::io::Write;
+use std::ops::Range;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
@@ -21,8 +22,8 @@ struct Saved {
 /// Soups censused between two looks at Ctrl-C, checkpoints and progress.
 const ROUND: u64 = 1 << 16;
 
-/// [`ROUND`] for each GPU with `--gpus`: a GPU holds 2^17 soups at once, and a round ends
-/// waiting for its longest soups.
+/// [`ROUND`] for each GPU with `--gpus`: a GPU holds 2^17 soups at once, and starts on the next
+/// round's soups while a round's longest soups finish.
 const GPU_ROUND: u64 = 1 << 20;
 
 pub fn census(args: &CensusArgs) -> Result<()> {
@@ -117,7 +118,12 @@ pub fn census(args: &CensusArgs) -> Result<()> {
         let first = haul.soups;
         let done = match gpus.is_empty() {
             true => census::tallies(&root, first, count, &interrupt::STOP),
-            false => on_gpus(&mut gpus, &root, first, count)?,
+            false => {
+                // The next round's soups, for the GPUs to start on while this round's last
+                // soups finish.
+                let next = total.map_or(round, |n| (n - first - count).min(round));
+                on_gpus(&mut gpus, &root, first..first + count, next)?
+            }
         };
         for (i, tally) in done.iter().enumerate() {
             haul.add(first + i as u64, tally);
@@ -193,17 +199,19 @@ pub fn census(args: &CensusArgs) -> Result<()> {
 /// The tallies of soups `first..first + count` of `root`, each GPU of `gpus` taking an equal
 /// share of them in turn, all at once; stopped by Ctrl-C, those done from `first` on without
 /// a gap.
-fn on_gpus(gpus: &mut [GpuCensus], root: &str, first: u64, count: u64) -> Result<Vec<Tally>> {
-    let share = count.div_ceil(gpus.len() as u64);
+/// The tallies of the soups of `range`, each GPU taking its share of them, and starting on its
+/// share of the `next` soups after them once its own are taken.
+fn on_gpus(gpus: &mut [GpuCensus], root: &str, range: Range<u64>, next: u64) -> Result<Vec<Tally>> {
+    let parts = shares(range.clone(), gpus.len());
+    let next_parts = shares(range.end..range.end + next, gpus.len());
     let parts: Vec<Result<(u64, Vec<Tally>)>> = std::thread::scope(|scope| {
         let handles: Vec<_> = gpus
             .iter_mut()
-            .enumerate()
-            .map(|(i, gpu)| {
-                let start = first + i as u64 * share;
-                let n = share.min((first + count).saturating_sub(start));
+            .zip(parts.into_iter().zip(next_parts))
+            .map(|(gpu, (part, next))| {
                 scope.spawn(move || {
-                    let tallies = gpu.tallies(root, start, n, &interrupt::STOP)?;
+                    let n = part.end - part.start;
+                    let tallies = gpu.tallies(root, part.start, n, next, &interrupt::STOP)?;
                     Ok((n, tallies))
                 })
             })
@@ -223,4 +231,27 @@ fn on_gpus(gpus: &mut [GpuCensus], root: &str, first: u64, count: u64) -> Result
         }
     }
     Ok(out)
+}
+
+/// `range` cut into `n` shares in order, the last ones shorter (or empty).
+fn shares(range: Range<u64>, n: usize) -> Vec<Range<u64>> {
+    let share = (range.end - range.start).div_ceil(n as u64);
+    (0..n as u64)
+        .map(|i| {
+            let start = (range.start + i * share).min(range.end);
+            start..(start + share).min(range.end)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shares_cover_the_range_in_order() {
+        assert_eq!(shares(10..20, 3), [10..14, 14..18, 18..20]);
+        assert_eq!(shares(5..6, 3), [5..6, 6..6, 6..6]);
+        assert_eq!(shares(7..7, 2), [7..7, 7..7]);
+    }
 }
