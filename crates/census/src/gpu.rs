@@ -83,6 +83,17 @@ struct Ahead {
     done: Vec<(u64, Tally)>,
 }
 
+impl Ahead {
+    /// Soup `index`'s tally put in `results` (soup `first` first), or kept here where it is
+    /// past them (a soup taken ahead).
+    fn keep(&mut self, results: &mut [Option<Tally>], first: u64, index: u64, tally: Tally) {
+        match results.get_mut((index - first) as usize) {
+            Some(result) => *result = Some(tally),
+            None => self.done.push((index, tally)),
+        }
+    }
+}
+
 /// Boxes of one size and the soups in them.
 struct Tier {
     boxes: SoupBoxes,
@@ -315,10 +326,7 @@ impl GpuCensus {
         drop(sender);
         on_gpu?;
         for (index, tally) in receiver {
-            match results.get_mut((index - first) as usize) {
-                Some(result) => *result = Some(tally),
-                None => self.ahead.done.push((index, tally)),
-            }
+            self.ahead.keep(&mut results, first, index, tally);
         }
         Ok(results.into_iter().map_while(|t| t).collect())
     }
@@ -417,36 +425,36 @@ impl GpuCensus {
             .zip(states.par_iter_mut())
             .enumerate()
             .filter_map(|(slot, (place, state))| {
-                let Some(soup) = place else {
-                    // A box left empty is dead to the kernels: its words are not gathered again.
-                    *state = SoupState::new(Status::Died, 0, 0, 0, 0);
-                    return None;
+                let after = match place.as_mut() {
+                    None => None,
+                    Some(_) if state.status() == Status::Running => return None,
+                    Some(soup) => {
+                        let outcome = census::with_classifier(|classifier| {
+                            look(slot as u32, state, side, words.of(slot), soup, classifier)
+                        });
+                        let (index, rows) = (soup.index, soup.rows);
+                        let after = match outcome {
+                            Outcome::Resume(cleared, mut flights, mut watched, top, bottom) => {
+                                soup.flights.append(&mut flights);
+                                soup.watched.append(&mut watched);
+                                state.resume(top, bottom);
+                                return Some(After::Resumed(cleared));
+                            }
+                            Outcome::Done(tally) => After::Done(index, tally),
+                            Outcome::Elsewhere(why) if larger => {
+                                After::Moved(why, InFlight::new(index, rows))
+                            }
+                            Outcome::Elsewhere(why) | Outcome::Cpu(why) => {
+                                After::HandedBack(why, InFlight::new(index, rows))
+                            }
+                        };
+                        *place = None;
+                        Some(after)
+                    }
                 };
-                if state.status() == Status::Running {
-                    return None;
-                }
-                let outcome = census::with_classifier(|classifier| {
-                    look(slot as u32, state, side, words.of(slot), soup, classifier)
-                });
-                let (index, rows) = (soup.index, soup.rows);
-                let after = match outcome {
-                    Outcome::Resume(cleared, mut flights, mut watched, top, bottom) => {
-                        soup.flights.append(&mut flights);
-                        soup.watched.append(&mut watched);
-                        state.resume(top, bottom);
-                        return Some(After::Resumed(cleared));
-                    }
-                    Outcome::Done(tally) => After::Done(index, tally),
-                    Outcome::Elsewhere(why) if larger => {
-                        After::Moved(why, InFlight::new(index, rows))
-                    }
-                    Outcome::Elsewhere(why) | Outcome::Cpu(why) => {
-                        After::HandedBack(why, InFlight::new(index, rows))
-                    }
-                };
-                *place = None;
+                // A box left empty is dead to the kernels: its words are not gathered again.
                 *state = SoupState::new(Status::Died, 0, 0, 0, 0);
-                Some(after)
+                after
             })
             .collect();
         let mut edits = Vec::new();
@@ -454,10 +462,7 @@ impl GpuCensus {
         for after in after {
             match after {
                 After::Resumed(mut cleared) => edits.append(&mut cleared),
-                After::Done(index, tally) => match results.get_mut((index - first) as usize) {
-                    Some(result) => *result = Some(tally),
-                    None => self.ahead.done.push((index, tally)),
-                },
+                After::Done(index, tally) => self.ahead.keep(results, first, index, tally),
                 After::Moved(why, soup) => {
                     *self.moved.entry(why).or_default() += 1;
                     up.push(soup);

@@ -1145,7 +1145,6 @@ fn live_cells(words: &[u64], (x0, y0, _, rows): Window, region: Region) -> Vec<(
     out
 }
 
-/// Zeroes the rows of `old` outside `kept` in `column`.
 /// The columns `c` of `grid` (`rows` words each) where `cleared(c)` is true made dead, their
 /// live rows (`spans`) cleared and their spans set to none.
 fn clear_columns(
@@ -1162,6 +1161,7 @@ fn clear_columns(
     }
 }
 
+/// Zeroes the rows of `old` outside `kept` in `column`.
 fn clear_outside(column: &mut [u64], old: Span, kept: Span) {
     if old.is_none() {
         return;
