@@ -52,7 +52,12 @@ pub struct Tally {
 
 impl Tally {
     pub(crate) fn add(&mut self, code: &str, n: u64) {
-        *self.objects.entry(code.to_string()).or_default() += n;
+        match self.objects.get_mut(code) {
+            Some(count) => *count += n,
+            None => {
+                self.objects.insert(code.to_string(), n);
+            }
+        }
     }
 }
 
@@ -415,7 +420,7 @@ fn soup_with(
         0 => GIVEN_UP_HISTORY,
         _ => period.max(2),
     };
-    count_ash(&ash, history, classifier, &mut tally);
+    count_ash(&ash, history, None, classifier, &mut tally);
     Some(tally)
 }
 
@@ -536,24 +541,34 @@ fn population_after(cells: &[(i64, i64)], generations: u64) -> usize {
 }
 
 /// Counts in `tally` the objects of `live`: its clusters, joined within √5 over the live cells
-/// and every cell alive in the next `generations`, each named.
+/// and every cell alive in the next `generations`, each named. Where a `period` (at most
+/// `generations`) is given, checks on the way that `live` is back where it was after it: where
+/// it is not, counts nothing and returns false.
 pub(crate) fn count_ash(
     live: &[(i64, i64)],
     generations: u64,
+    period: Option<u64>,
     classifier: &mut Classifier,
     tally: &mut Tally,
-) {
+) -> bool {
     let mut u = Universe::of(live);
+    let start = period.map(|_| u.shot());
     let mut envelope = Envelope::of(&u);
-    for _ in 0..generations {
+    for generation in 1..=generations {
         u.step();
+        if let (Some(period), Some(start)) = (period, &start) {
+            if generation == period && !u.is(start) {
+                return false;
+            }
+        }
         envelope.add(&u);
     }
     for cluster in clusters(live, &envelope.cells()) {
-        for code in classifier.classify(&cluster).codes {
-            tally.add(&code, 1);
+        for code in &classifier.classify(&cluster).codes {
+            tally.add(code, 1);
         }
     }
+    true
 }
 
 /// What a soup truly leaves, for explaining where a census and apgsearch differ: the soup run
@@ -588,7 +603,7 @@ pub fn truth(
         .map(|(i, _)| (x0 + (i as u64 % w) as i64, y0 + (i as u64 / w) as i64))
         .collect();
     // Over 60 generations: any period of ash up to 60 that divides it.
-    count_ash(&live, 60, classifier, &mut tally);
+    count_ash(&live, 60, None, classifier, &mut tally);
     Ok(tally)
 }
 

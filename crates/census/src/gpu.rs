@@ -30,7 +30,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex};
 
 use rayon::prelude::*;
-use rustc_hash::FxHashSet as HashSet;
 
 use gol_cuda::soups::{SoupBoxes, SoupState, Status, BAND};
 
@@ -258,9 +257,9 @@ impl GpuCensus {
     /// range's own soups are done, those of `next` still running: so that the boxes do not run
     /// empty while the range's longest soups finish. A next call for another range drops them.
     ///
-    /// The CPU's threads (as many as rayon's) census the soups the GPU hands back, and
-    /// meanwhile soups from the back of the range, which the GPU takes from the front: the
-    /// GPU's loop leaves most cores idle.
+    /// The CPU's threads (as many as rayon's, at the least priority, on the cores left idle)
+    /// census the soups the GPU hands back, and meanwhile soups from the back of the range,
+    /// which the GPU takes from the front: the GPU's loop leaves most cores idle.
     pub fn tallies(
         &mut self,
         root: &str,
@@ -301,6 +300,7 @@ impl GpuCensus {
                 std::thread::Builder::new()
                     .name("census-share".into())
                     .spawn_scoped(scope, move || {
+                        in_background();
                         while let Some(job) = backlog.next(stop) {
                             let soups: Vec<(u64, Rows)> = match job {
                                 Job::Handed(index, rows) => vec![(index, rows)],
@@ -499,6 +499,22 @@ impl Tier {
     }
 }
 
+/// Lowers the calling thread's priority to the least (nice 19, on Linux): a CPU thread beside
+/// the GPU then takes only the cores that the look at the GPU's stopped soups leaves idle. The
+/// look is on the GPU's critical path and a third as costly a soup as a whole census of it on
+/// the CPU, so the CPU's threads must never slow it down.
+fn in_background() {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: setpriority only reads its arguments; on Linux, PRIO_PROCESS with `who` 0 sets
+        // the calling thread's nice value alone. Raising it needs no privilege; where it fails
+        // the thread runs on at its priority, which is only slower.
+        unsafe {
+            libc::setpriority(libc::PRIO_PROCESS, 0, 19);
+        }
+    }
+}
+
 /// The live cells of a box of `side` cells a side, (x, y) in the box, from its live words
 /// (place, word).
 fn box_cells(words: &[u64], side: usize) -> Vec<(i64, i64)> {
@@ -540,13 +556,9 @@ fn look(
     }
 }
 
-/// Cells from the nearest edge of a box of `side` cells a side.
-fn depth((x, y): (i64, i64), side: usize) -> i64 {
-    let last = side as i64 - 1;
-    x.min(y).min(last - x).min(last - y)
-}
-
-/// A box's cells as bits, for looking cells up: its side and its words.
+/// A box's cells as bits, for looking cells up and taking them out: its side and its words,
+/// row by row, cell (x, y) bit `x % 32` of word `(y * side + x) / 32` (the GPU's live words'
+/// layout).
 struct Bits(usize, Vec<u32>);
 
 impl Bits {
@@ -558,23 +570,38 @@ impl Bits {
         Bits(side, bits)
     }
 
-    fn get(&self, (x, y): (i64, i64)) -> bool {
+    /// Whether `cell` is in the box and set; it is not now.
+    fn take(&mut self, (x, y): (i64, i64)) -> bool {
         let side = self.0 as i64;
-        (0..side).contains(&x)
-            && (0..side).contains(&y)
-            && self.1[(y * side + x) as usize / 32] >> (x % 32) & 1 != 0
+        if !(0..side).contains(&x) || !(0..side).contains(&y) {
+            return false;
+        }
+        let (word, bit) = ((y * side + x) as usize / 32, 1u32 << (x % 32));
+        let was = self.1[word] & bit != 0;
+        self.1[word] &= !bit;
+        was
+    }
+
+    /// The first cell set in row `y` from column `from` to column `to`, if any.
+    fn first_in_row(&self, y: i64, from: i64, to: i64) -> Option<(i64, i64)> {
+        let row = y as usize * self.0 / 32;
+        for w in from / 32..=to / 32 {
+            let low = (from - 32 * w).max(0);
+            let high = (to - 32 * w).min(31);
+            let mask = (u32::MAX >> (31 - high)) & (u32::MAX << low);
+            let bits = self.1[row + w as usize] & mask;
+            if bits != 0 {
+                return Some((32 * w + bits.trailing_zeros() as i64, y));
+            }
+        }
+        None
     }
 }
 
-/// The cells joined to `cell` within two cells (a ship's are), or `None` where there are more
-/// than a ship has.
-fn cluster_of(
-    cell: (i64, i64),
-    bits: &Bits,
-    seen: &mut HashSet<(i64, i64)>,
-) -> Option<Vec<(i64, i64)>> {
+/// The cells joined to `cell` within two cells (a ship's are), taken out of `left` with it,
+/// or `None` where there are more than a ship has.
+fn cluster_of(cell: (i64, i64), left: &mut Bits) -> Option<Vec<(i64, i64)>> {
     let mut cluster = vec![cell];
-    seen.insert(cell);
     let mut i = 0;
     while i < cluster.len() {
         if cluster.len() > census::MOST_SHIP_CELLS {
@@ -584,7 +611,7 @@ fn cluster_of(
         for dy in -2..=2 {
             for dx in -2..=2 {
                 let n = (x + dx, y + dy);
-                if bits.get(n) && seen.insert(n) {
+                if left.take(n) {
                     cluster.push(n);
                 }
             }
@@ -618,57 +645,71 @@ fn take_ships(
     words: &[u64],
     classifier: &mut Classifier,
 ) -> Outcome {
-    let cells = box_cells(words, side);
-    let bits = Bits::of(words, side);
-    let mut seen: HashSet<(i64, i64)> = HashSet::default();
+    // The cells not yet in a cluster looked at.
+    let mut left = Bits::of(words, side);
     let mut taken: Vec<Flight> = Vec::new();
     let band = BAND as i64;
     let last = side as i64 - 1;
     let at = state.generation as u64;
-    for &cell in cells.iter().filter(|&&c| depth(c, side) < band) {
-        if seen.contains(&cell) {
-            continue;
-        }
-        let Some(cluster) = cluster_of(cell, &bits, &mut seen) else {
-            return Outcome::Elsewhere("big cluster");
+    let row_words = side / 32;
+    for &entry in words {
+        let (place, bits) = ((entry >> 32) as usize, entry as u32);
+        let (y, w) = ((place / row_words) as i64, place % row_words);
+        // The band's cells of the word: all of it in the band's rows, else its first or last
+        // columns in the first or last word of a row.
+        let mut band_bits = match y < band || y > last - band {
+            true => bits,
+            false => {
+                let first = if w == 0 { u32::MAX >> (32 - band) } else { 0 };
+                let last = if w == row_words - 1 {
+                    u32::MAX << (32 - band)
+                } else {
+                    0
+                };
+                bits & (first | last)
+            }
         };
-        let Some(flight) = ship(cluster, at, classifier) else {
-            return Outcome::Elsewhere("not a ship");
-        };
-        let (dx, dy) = flight.displacement;
-        let (l, t, r, b) = flight.bounds;
-        // Out of the box across every edge whose band it is in.
-        let out = (l >= band || dx < 0)
-            && (r <= last - band || dx > 0)
-            && (t >= band || dy < 0)
-            && (b <= last - band || dy > 0);
-        if !out {
-            return Outcome::Elsewhere("inward");
+        while band_bits != 0 {
+            let cell = (32 * w as i64 + band_bits.trailing_zeros() as i64, y);
+            band_bits &= band_bits - 1;
+            if !left.take(cell) {
+                continue;
+            }
+            let Some(cluster) = cluster_of(cell, &mut left) else {
+                return Outcome::Elsewhere("big cluster");
+            };
+            let Some(flight) = ship(cluster, at, classifier) else {
+                return Outcome::Elsewhere("not a ship");
+            };
+            let (dx, dy) = flight.displacement;
+            let (l, t, r, b) = flight.bounds;
+            // Out of the box across every edge whose band it is in.
+            let out = (l >= band || dx < 0)
+                && (r <= last - band || dx > 0)
+                && (t >= band || dy < 0)
+                && (b <= last - band || dy > 0);
+            if !out {
+                return Outcome::Elsewhere("inward");
+            }
+            taken.push(flight);
         }
-        taken.push(flight);
     }
     // What lies near each ship taken: other ships only, each flying free of it.
     let mut watched: Vec<Flight> = Vec::new();
     for flight in &taken {
         let (l, t, r, b) = flight.bounds;
-        let near: Vec<(i64, i64)> = cells
-            .iter()
-            .copied()
-            .filter(|&(x, y)| {
-                x >= l - ISOLATION && x <= r + ISOLATION && y >= t - ISOLATION && y <= b + ISOLATION
-            })
-            .collect();
-        for cell in near {
-            if seen.contains(&cell) {
-                continue;
+        let (from, to) = ((l - ISOLATION).max(0), (r + ISOLATION).min(last));
+        for y in (t - ISOLATION).max(0)..=(b + ISOLATION).min(last) {
+            while let Some(cell) = left.first_in_row(y, from, to) {
+                left.take(cell);
+                let Some(cluster) = cluster_of(cell, &mut left) else {
+                    return Outcome::Elsewhere("not alone");
+                };
+                let Some(other) = ship(cluster, at, classifier) else {
+                    return Outcome::Elsewhere("not alone");
+                };
+                watched.push(other);
             }
-            let Some(cluster) = cluster_of(cell, &bits, &mut seen) else {
-                return Outcome::Elsewhere("not alone");
-            };
-            let Some(other) = ship(cluster, at, classifier) else {
-                return Outcome::Elsewhere("not alone");
-            };
-            watched.push(other);
         }
     }
     // Each ship taken or watched apart from every other one.
@@ -676,24 +717,32 @@ fn take_ships(
     if census::flights_meet(&all, true) {
         return Outcome::Cpu("meet");
     }
-    let gone: HashSet<(i64, i64)> = taken.iter().flat_map(|f| f.cells.clone()).collect();
-    let rest: Vec<(i64, i64)> = cells
+    let mut edits: Vec<(u32, u32, u32)> = taken
         .iter()
-        .copied()
-        .filter(|c| !gone.contains(c))
-        .collect();
-    let Some((_, top, _, bottom)) = bounds(&rest) else {
-        // Nothing but ships: it died (the CPU's census says whether it is messless).
-        return Outcome::Cpu("only ships");
-    };
-    let mut edits: Vec<(u32, u32, u32)> = gone
-        .iter()
+        .flat_map(|f| &f.cells)
         .map(|&(x, y)| {
             let word = (y as u32 * side as u32 + x as u32) / 32;
             (slot, word, 1u32 << (x % 32))
         })
         .collect();
     edits.sort_unstable();
+    // The rows of the cells left.
+    let rows = words.iter().filter_map(|&entry| {
+        let place = (entry >> 32) as u32;
+        let from = edits.partition_point(|e| e.1 < place);
+        let gone = edits[from..]
+            .iter()
+            .take_while(|e| e.1 == place)
+            .fold(0, |m, e| m | e.2);
+        (entry as u32 & !gone != 0).then_some(place as usize / row_words)
+    });
+    let Some((top, bottom)) = rows.fold(None, |span, y| match span {
+        None => Some((y, y)),
+        Some((t, b)) => Some((y.min(t), y.max(b))),
+    }) else {
+        // Nothing but ships: it died (the CPU's census says whether it is messless).
+        return Outcome::Cpu("only ships");
+    };
     Outcome::Resume(edits, taken, watched, top as u32, bottom as u32)
 }
 
@@ -728,7 +777,7 @@ fn taken_later(watched: &Flight, flights: &[Flight]) -> bool {
 /// The tally of a settled soup: its period checked, its ash named, its gliders counted.
 fn settle(
     state: &SoupState,
-    mut ash: Vec<(i64, i64)>,
+    ash: Vec<(i64, i64)>,
     flights: &[Flight],
     watched: &[Flight],
     classifier: &mut Classifier,
@@ -743,16 +792,6 @@ fn settle(
         return Outcome::Elsewhere("watched");
     }
     let period = state.period as u64;
-    let mut u = Universe::of(&ash);
-    for _ in 0..period {
-        u.step();
-    }
-    let mut after = u.cells();
-    after.sort_unstable();
-    ash.sort_unstable();
-    if after != ash {
-        return Outcome::Elsewhere("period");
-    }
     let mut tally = Tally {
         settled_at: state.shot_at as u64,
         period: period.max(2),
@@ -763,7 +802,10 @@ fn settle(
             tally.add(code, 1);
         }
     }
-    census::count_ash(&ash, period.max(2), classifier, &mut tally);
+    let back = census::count_ash(&ash, period.max(2), Some(period), classifier, &mut tally);
+    if !back {
+        return Outcome::Elsewhere("period");
+    }
     Outcome::Done(tally)
 }
 

@@ -214,14 +214,13 @@ impl Classifier {
     }
 
     /// The names of the object whose live cells are `cells`.
-    pub fn classify(&mut self, cells: &[(i64, i64)]) -> Named {
+    pub fn classify(&mut self, cells: &[(i64, i64)]) -> &Named {
         let (shape, _) = normalised(cells);
-        if let Some(named) = self.known.get(&shape) {
-            return named.clone();
+        if !self.known.contains_key(&shape) {
+            let named = self.name(&shape);
+            self.known.insert(shape.clone(), named);
         }
-        let named = self.name(&shape);
-        self.known.insert(shape, named.clone());
-        named
+        &self.known[&shape]
     }
 
     /// The ship `cells` are, if they are one (a cluster that repeats moved within
@@ -241,7 +240,7 @@ impl Classifier {
         });
         let ship = match moves {
             Some((period, displacement)) if displacement != (0, 0) => {
-                Some((self.classify(&shape), period))
+                Some((self.classify(&shape).clone(), period))
             }
             _ => None,
         };
@@ -269,7 +268,7 @@ impl Classifier {
         if let Some(parts) = parts(&phases, displacement) {
             let mut codes = Vec::new();
             for part in parts {
-                codes.extend(self.classify(&part).codes);
+                codes.extend(self.classify(&part).codes.iter().cloned());
             }
             return Named {
                 codes,
@@ -458,23 +457,25 @@ fn runs_alone(cells: &[Vec<(i64, i64)>], displacement: (i64, i64)) -> bool {
 }
 
 /// The clusters of the settled cells: `live` and `envelope` (the cells alive at some
-/// generation of a period) joined within √5; each cluster's live cells.
+/// generation of a period) joined within √5; each cluster's live cells. The clusters come in
+/// the order of their first cells by row, then column.
 pub fn clusters(live: &[(i64, i64)], envelope: &[(i64, i64)]) -> Vec<Vec<(i64, i64)>> {
-    let mut order: Vec<(i64, i64)> = envelope.iter().chain(live).copied().collect();
-    order.sort_unstable_by_key(|&(x, y)| (y, x));
-    order.dedup();
-    match Grid::around(&order) {
+    let all = || envelope.iter().chain(live).copied();
+    match Grid::around(all()) {
         Some(mut left) => {
             let mut alive = left.empty();
-            for &cell in live {
-                alive.insert(cell);
+            for cell in live {
+                alive.insert(*cell);
             }
-            for &cell in &order {
+            for cell in all() {
                 left.insert(cell);
             }
-            joined(&order, &alive, &mut left)
+            left.joined(&alive)
         }
         None => {
+            let mut order: Vec<(i64, i64)> = all().collect();
+            order.sort_unstable_by_key(|&(x, y)| (y, x));
+            order.dedup();
             let alive: HashSet<(i64, i64)> = live.iter().copied().collect();
             let mut left: HashSet<(i64, i64)> = order.iter().copied().collect();
             joined(&order, &alive, &mut left)
@@ -482,25 +483,40 @@ pub fn clusters(live: &[(i64, i64)], envelope: &[(i64, i64)]) -> Vec<Vec<(i64, i
     }
 }
 
+/// The cells within √5 of a cell, row by row: (rows down, the columns from two to the left
+/// as bits).
+const JOINED: [(i64, u64); 5] = [
+    (-2, 0b01110),
+    (-1, 0b11111),
+    (0, 0b11111),
+    (1, 0b11111),
+    (2, 0b01110),
+];
+
 /// The clusters of `left` (every cell of `order`, which it empties) joined within √5, each
 /// started from its first cell in `order`; each cluster's cells in `alive`.
-fn joined(order: &[(i64, i64)], alive: &impl Cells, left: &mut impl Cells) -> Vec<Vec<(i64, i64)>> {
+fn joined(
+    order: &[(i64, i64)],
+    alive: &HashSet<(i64, i64)>,
+    left: &mut HashSet<(i64, i64)>,
+) -> Vec<Vec<(i64, i64)>> {
     let mut out = Vec::new();
     let mut stack = Vec::new();
     for &start in order {
-        if !left.remove(start) {
+        if !left.remove(&start) {
             continue;
         }
         stack.push(start);
         let mut cluster = Vec::new();
         while let Some((x, y)) = stack.pop() {
-            if alive.contains((x, y)) {
+            if alive.contains(&(x, y)) {
                 cluster.push((x, y));
             }
-            for dy in -2i64..=2 {
-                for dx in -2i64..=2 {
-                    if dx * dx + dy * dy <= 5 && left.remove((x + dx, y + dy)) {
-                        stack.push((x + dx, y + dy));
+            for (dy, row) in JOINED {
+                for dx in (0..5).filter(|dx| row >> dx & 1 != 0) {
+                    let cell = (x + dx - 2, y + dy);
+                    if left.remove(&cell) {
+                        stack.push(cell);
                     }
                 }
             }
@@ -512,25 +528,9 @@ fn joined(order: &[(i64, i64)], alive: &impl Cells, left: &mut impl Cells) -> Ve
     out
 }
 
-/// A set of cells, as [`clusters`] looks cells up.
-trait Cells {
-    fn contains(&self, cell: (i64, i64)) -> bool;
-    /// Whether `cell` was in the set; it is not now.
-    fn remove(&mut self, cell: (i64, i64)) -> bool;
-}
-
-impl Cells for HashSet<(i64, i64)> {
-    fn contains(&self, cell: (i64, i64)) -> bool {
-        HashSet::contains(self, &cell)
-    }
-
-    fn remove(&mut self, cell: (i64, i64)) -> bool {
-        HashSet::remove(self, &cell)
-    }
-}
-
-/// Cells of a box as bits, row by row, `width` bits a row from (x0, y0); every cell within two
-/// of the cells it was made [`Grid::around`] lies in it.
+/// Cells of a box as bits, row by row, `width` bits a row from (x0, y0), bit `i` of the box
+/// bit `i % 64` of word `i / 64`; every cell within two of the cells it was made
+/// [`Grid::around`] lies in it.
 struct Grid {
     x0: i64,
     y0: i64,
@@ -544,8 +544,11 @@ impl Grid {
 
     /// An empty grid over `cells`' bounding box and two cells round it, where that is at most
     /// [`Grid::MOST_BITS`].
-    fn around(cells: &[(i64, i64)]) -> Option<Grid> {
-        let (l, t, r, b) = bounds(cells)?;
+    fn around(cells: impl Iterator<Item = (i64, i64)>) -> Option<Grid> {
+        let (l, t, r, b) = cells.fold(None, |bounds, (x, y)| match bounds {
+            None => Some((x, y, x, y)),
+            Some((l, t, r, b)) => Some((x.min(l), y.min(t), x.max(r), y.max(b))),
+        })?;
         let width = (r - l + 5) as usize;
         let bits = width.checked_mul((b - t + 5) as usize)?;
         (bits <= Grid::MOST_BITS).then(|| Grid {
@@ -564,28 +567,73 @@ impl Grid {
         }
     }
 
-    fn place(&self, (x, y): (i64, i64)) -> (usize, u64) {
-        let i = (y - self.y0) as usize * self.width + (x - self.x0) as usize;
-        (i / 64, 1 << (i % 64))
+    fn index(&self, (x, y): (i64, i64)) -> usize {
+        (y - self.y0) as usize * self.width + (x - self.x0) as usize
+    }
+
+    fn cell(&self, i: usize) -> (i64, i64) {
+        (
+            self.x0 + (i % self.width) as i64,
+            self.y0 + (i / self.width) as i64,
+        )
     }
 
     fn insert(&mut self, cell: (i64, i64)) {
-        let (word, bit) = self.place(cell);
-        self.bits[word] |= bit;
-    }
-}
-
-impl Cells for Grid {
-    fn contains(&self, cell: (i64, i64)) -> bool {
-        let (word, bit) = self.place(cell);
-        self.bits[word] & bit != 0
+        let i = self.index(cell);
+        self.bits[i / 64] |= 1 << (i % 64);
     }
 
-    fn remove(&mut self, cell: (i64, i64)) -> bool {
-        let (word, bit) = self.place(cell);
-        let was = self.bits[word] & bit != 0;
-        self.bits[word] &= !bit;
-        was
+    fn contains(&self, i: usize) -> bool {
+        self.bits[i / 64] >> (i % 64) & 1 != 0
+    }
+
+    /// The cells of `mask` (five bits) from bit `i` on that are set, as bits from `i`; they are
+    /// cleared. Bit `i + 4` is in the grid.
+    fn take(&mut self, i: usize, mask: u64) -> u64 {
+        let (w, b) = (i / 64, i % 64);
+        let mut found = self.bits[w] >> b & mask;
+        self.bits[w] &= !(found << b);
+        if b > 59 {
+            let high = self.bits[w + 1] << (64 - b) & mask;
+            self.bits[w + 1] &= !(high >> (64 - b));
+            found |= high;
+        }
+        found
+    }
+
+    /// The clusters of the cells set (which it clears) joined within √5, in the order of
+    /// their first cells by row, then column; each cluster's cells in `alive` (of the same box).
+    fn joined(&mut self, alive: &Grid) -> Vec<Vec<(i64, i64)>> {
+        let mut out = Vec::new();
+        let mut stack = Vec::new();
+        let width = self.width as i64;
+        for w in 0..self.bits.len() {
+            while self.bits[w] != 0 {
+                let start = 64 * w + self.bits[w].trailing_zeros() as usize;
+                self.bits[w] &= self.bits[w] - 1;
+                stack.push(start);
+                let mut cluster = Vec::new();
+                while let Some(i) = stack.pop() {
+                    if alive.contains(i) {
+                        cluster.push(self.cell(i));
+                    }
+                    // Every cell set is two or more cells inside the box: the five rows and
+                    // columns around it are in the grid.
+                    for (dy, row) in JOINED {
+                        let from = (i as i64 + dy * width - 2) as usize;
+                        let mut found = self.take(from, row);
+                        while found != 0 {
+                            stack.push(from + found.trailing_zeros() as usize);
+                            found &= found - 1;
+                        }
+                    }
+                }
+                if !cluster.is_empty() {
+                    out.push(cluster);
+                }
+            }
+        }
+        out
     }
 }
 
@@ -630,10 +678,10 @@ mod tests {
         }
 
         /// Cells looked up as bits and in a hash set join into the same clusters, in the same
-        /// order.
+        /// order (each cluster's cells in an order of their own).
         #[test]
         fn clusters_by_grid_are_by_hash(
-            envelope in proptest::collection::btree_set((-20i64..20, -20i64..20), 1..80),
+            envelope in proptest::collection::btree_set((-70i64..70, -20i64..20), 1..80),
             keep in proptest::collection::vec(proptest::bool::ANY, 80),
         ) {
             let order: Vec<(i64, i64)> = {
@@ -643,7 +691,7 @@ mod tests {
             };
             let live: Vec<(i64, i64)> =
                 order.iter().zip(&keep).filter(|(_, &k)| k).map(|(&c, _)| c).collect();
-            let mut left = Grid::around(&order).expect("a small box");
+            let mut left = Grid::around(order.iter().copied()).expect("a small box");
             let mut alive = left.empty();
             for &c in &live {
                 alive.insert(c);
@@ -651,10 +699,13 @@ mod tests {
             for &c in &order {
                 left.insert(c);
             }
-            let by_grid = joined(&order, &alive, &mut left);
+            let by_grid = left.joined(&alive);
             let alive: HashSet<(i64, i64)> = live.iter().copied().collect();
             let mut left: HashSet<(i64, i64)> = order.iter().copied().collect();
-            proptest::prop_assert_eq!(&by_grid, &joined(&order, &alive, &mut left));
+            let sorted = |clusters: &[Vec<(i64, i64)>]| -> Vec<Vec<(i64, i64)>> {
+                clusters.iter().map(|c| { let mut c = c.clone(); c.sort_unstable(); c }).collect()
+            };
+            proptest::prop_assert_eq!(sorted(&by_grid), sorted(&joined(&order, &alive, &mut left)));
             proptest::prop_assert_eq!(by_grid, clusters(&live, &order));
         }
     }
@@ -684,7 +735,8 @@ mod tests {
         // A block beside a blinker.
         let mut codes = c
             .classify(&cells(&["oo....", "oo....", "......", "...ooo"]))
-            .codes;
+            .codes
+            .clone();
         codes.sort();
         assert_eq!(codes, ["xp2_7", "xs4_33"]);
         // A glider moves.
@@ -706,7 +758,7 @@ mod tests {
         assert_eq!(clusters(&[(0, 0), (3, 0)], &[]).len(), 2);
         // Spread too wide for a grid: looked up by hash.
         let far = [(0, 0), (1, 0), (4000, 4000), (4001, 4001)];
-        assert!(Grid::around(&far).is_none());
+        assert!(Grid::around(far.into_iter()).is_none());
         assert_eq!(
             clusters(&far, &[]),
             [vec![(0, 0), (1, 0)], vec![(4000, 4000), (4001, 4001)]]
