@@ -660,13 +660,13 @@ fn take_ships(
         let mut band_bits = match y < band || y > last - band {
             true => bits,
             false => {
-                let first = if w == 0 { u32::MAX >> (32 - band) } else { 0 };
-                let last = if w == row_words - 1 {
+                let left_edge = if w == 0 { u32::MAX >> (32 - band) } else { 0 };
+                let right_edge = if w == row_words - 1 {
                     u32::MAX << (32 - band)
                 } else {
                     0
                 };
-                bits & (first | last)
+                bits & (left_edge | right_edge)
             }
         };
         while band_bits != 0 {

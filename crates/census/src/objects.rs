@@ -460,20 +460,20 @@ fn runs_alone(cells: &[Vec<(i64, i64)>], displacement: (i64, i64)) -> bool {
 /// generation of a period) joined within √5; each cluster's live cells. The clusters come in
 /// the order of their first cells by row, then column.
 pub fn clusters(live: &[(i64, i64)], envelope: &[(i64, i64)]) -> Vec<Vec<(i64, i64)>> {
-    let all = || envelope.iter().chain(live).copied();
+    let all = || envelope.iter().chain(live);
     match Grid::around(all()) {
         Some(mut left) => {
             let mut alive = left.empty();
             for cell in live {
                 alive.insert(*cell);
             }
-            for cell in all() {
+            for &cell in all() {
                 left.insert(cell);
             }
             left.joined(&alive)
         }
         None => {
-            let mut order: Vec<(i64, i64)> = all().collect();
+            let mut order: Vec<(i64, i64)> = all().copied().collect();
             order.sort_unstable_by_key(|&(x, y)| (y, x));
             order.dedup();
             let alive: HashSet<(i64, i64)> = live.iter().copied().collect();
@@ -544,11 +544,8 @@ impl Grid {
 
     /// An empty grid over `cells`' bounding box and two cells round it, where that is at most
     /// [`Grid::MOST_BITS`].
-    fn around(cells: impl Iterator<Item = (i64, i64)>) -> Option<Grid> {
-        let (l, t, r, b) = cells.fold(None, |bounds, (x, y)| match bounds {
-            None => Some((x, y, x, y)),
-            Some((l, t, r, b)) => Some((x.min(l), y.min(t), x.max(r), y.max(b))),
-        })?;
+    fn around<'a>(cells: impl IntoIterator<Item = &'a (i64, i64)>) -> Option<Grid> {
+        let (l, t, r, b) = bounds(cells)?;
         let width = (r - l + 5) as usize;
         let bits = width.checked_mul((b - t + 5) as usize)?;
         (bits <= Grid::MOST_BITS).then(|| Grid {
@@ -691,7 +688,7 @@ mod tests {
             };
             let live: Vec<(i64, i64)> =
                 order.iter().zip(&keep).filter(|(_, &k)| k).map(|(&c, _)| c).collect();
-            let mut left = Grid::around(order.iter().copied()).expect("a small box");
+            let mut left = Grid::around(&order).expect("a small box");
             let mut alive = left.empty();
             for &c in &live {
                 alive.insert(c);
@@ -758,7 +755,7 @@ mod tests {
         assert_eq!(clusters(&[(0, 0), (3, 0)], &[]).len(), 2);
         // Spread too wide for a grid: looked up by hash.
         let far = [(0, 0), (1, 0), (4000, 4000), (4001, 4001)];
-        assert!(Grid::around(far.into_iter()).is_none());
+        assert!(Grid::around(&far).is_none());
         assert_eq!(
             clusters(&far, &[]),
             [vec![(0, 0), (1, 0)], vec![(4000, 4000), (4001, 4001)]]

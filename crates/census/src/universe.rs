@@ -1236,13 +1236,11 @@ impl Envelope {
 }
 
 /// The smallest rectangle of `cells`: (left, top, right, bottom), inclusive.
-pub fn bounds(cells: &[(i64, i64)]) -> Option<Box4> {
-    let &(x, y) = cells.first()?;
-    let mut b = (x, y, x, y);
-    for &(x, y) in cells {
-        b = (b.0.min(x), b.1.min(y), b.2.max(x), b.3.max(y));
-    }
-    Some(b)
+pub fn bounds<'a>(cells: impl IntoIterator<Item = &'a (i64, i64)>) -> Option<Box4> {
+    cells.into_iter().fold(None, |b, &(x, y)| match b {
+        None => Some((x, y, x, y)),
+        Some((l, t, r, b)) => Some((l.min(x), t.min(y), r.max(x), b.max(y))),
+    })
 }
 
 #[cfg(test)]
