@@ -546,7 +546,7 @@ fn look(
         Status::Paused => take_ships(slot, state, side, words, classifier),
         Status::Settled => settle(
             state,
-            box_cells(words, side),
+            &box_cells(words, side),
             &soup.flights,
             &soup.watched,
             classifier,
@@ -777,7 +777,7 @@ fn taken_later(watched: &Flight, flights: &[Flight]) -> bool {
 /// The tally of a settled soup: its period checked, its ash named, its gliders counted.
 fn settle(
     state: &SoupState,
-    ash: Vec<(i64, i64)>,
+    ash: &[(i64, i64)],
     flights: &[Flight],
     watched: &[Flight],
     classifier: &mut Classifier,
@@ -802,7 +802,7 @@ fn settle(
             tally.add(code, 1);
         }
     }
-    let back = census::count_ash(&ash, period.max(2), Some(period), classifier, &mut tally);
+    let back = census::count_ash(ash, period.max(2), Some(period), classifier, &mut tally);
     if !back {
         return Outcome::Elsewhere("period");
     }
@@ -922,13 +922,7 @@ mod tests {
         let settled = |period| {
             let state = SoupState::new(Status::Settled, 1000, 100, 129, period);
             let flights = std::slice::from_ref(&flight);
-            settle(
-                &state,
-                ash.clone(),
-                flights,
-                &[],
-                &mut Classifier::default(),
-            )
+            settle(&state, &ash, flights, &[], &mut Classifier::default())
         };
         let Outcome::Done(tally) = settled(2) else {
             panic!("not named");
