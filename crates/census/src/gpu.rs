@@ -34,9 +34,9 @@ use rayon::prelude::*;
 use gol_cuda::soups::{SoupBoxes, SoupState, Status, BAND};
 
 use crate::census::{self, Flight, Tally};
-use crate::objects::Classifier;
+use crate::objects::{clusters_of_rows, Classifier};
 use crate::soup::{self, Rows};
-use crate::universe::{bounds, Universe};
+use crate::universe::{bounds, next_word, Universe};
 
 /// Generations a soup may run on the GPU; one that runs longer is censused by the CPU.
 pub const MOST_GENERATIONS: u32 = 1 << 14;
@@ -544,13 +544,7 @@ fn look(
 ) -> Outcome {
     match state.status() {
         Status::Paused => take_ships(slot, state, side, words, classifier),
-        Status::Settled => settle(
-            state,
-            &box_cells(words, side),
-            &soup.flights,
-            &soup.watched,
-            classifier,
-        ),
+        Status::Settled => settle(state, side, words, &soup.flights, &soup.watched, classifier),
         Status::Died => Outcome::Cpu("died"),
         _ => Outcome::Cpu("given up"),
     }
@@ -774,15 +768,21 @@ fn taken_later(watched: &Flight, flights: &[Flight]) -> bool {
     })
 }
 
-/// The tally of a settled soup: its period checked, its ash named, its gliders counted.
+/// The tally of a settled soup, in a box of `side` cells a side with live words `words`: its
+/// period checked, its ash named, its gliders counted.
 fn settle(
     state: &SoupState,
-    ash: &[(i64, i64)],
+    side: usize,
+    words: &[u64],
     flights: &[Flight],
     watched: &[Flight],
     classifier: &mut Classifier,
 ) -> Outcome {
-    if ash.len() + flights.len() * census::MOST_SHIP_CELLS >= census::MEGASIZED {
+    let cells: usize = words
+        .iter()
+        .map(|&w| (w as u32).count_ones() as usize)
+        .sum();
+    if cells + flights.len() * census::MOST_SHIP_CELLS >= census::MEGASIZED {
         return Outcome::Elsewhere("megasized");
     }
     if census::flights_meet(flights, true) {
@@ -802,11 +802,78 @@ fn settle(
             tally.add(code, 1);
         }
     }
-    let back = census::count_ash(ash, period.max(2), Some(period), classifier, &mut tally);
+    let back = match period {
+        1 | 2 => ash_of_bits(state, side, words, classifier, &mut tally),
+        _ => {
+            let ash = box_cells(words, side);
+            census::count_ash(&ash, period.max(2), Some(period), classifier, &mut tally)
+        }
+    };
     if !back {
         return Outcome::Elsewhere("period");
     }
     Outcome::Done(tally)
+}
+
+/// [`census::count_ash`] of the ash of a soup settled with period 1 or 2 (`state.period`), in
+/// a box of `side` cells a side with live words `words`, on the box's bits: its cells stepped
+/// two generations, the period checked, the clusters of those generations' cells found and
+/// named; whether the period held. Cells lie [`BAND`] or more cells inside the box, so its rows
+/// from three above the first with cells to three below the last hold every generation with
+/// two rows and columns to spare.
+fn ash_of_bits(
+    state: &SoupState,
+    side: usize,
+    words: &[u64],
+    classifier: &mut Classifier,
+    tally: &mut Tally,
+) -> bool {
+    debug_assert!(state.top as usize >= BAND && state.bottom as usize + BAND < side);
+    // Rows of `across` 64-bit words, the first at row `y0` of the box.
+    let (y0, rows) = (
+        state.top as usize - 3,
+        (state.bottom - state.top) as usize + 7,
+    );
+    let (across, row_words) = (side / 64, side / 32);
+    let mut now = vec![0u64; rows * across];
+    for &entry in words {
+        let (place, bits) = ((entry >> 32) as usize, entry & 0xffff_ffff);
+        let (y, w) = (place / row_words, place % row_words);
+        now[(y - y0) * across + w / 2] |= bits << (32 * (w % 2));
+    }
+    let step = |cells: &[u64]| -> Vec<u64> {
+        let mut next = vec![0u64; cells.len()];
+        // A row's words as (west neighbours, cells, east neighbours) in the same bits.
+        let sides = |row: usize, j: usize| {
+            let word = |j: usize| cells[row * across + j];
+            let (m, before) = (word(j), if j > 0 { word(j - 1) } else { 0 });
+            let after = if j + 1 < across { word(j + 1) } else { 0 };
+            (m << 1 | before >> 63, m, m >> 1 | after << 63)
+        };
+        for row in 1..rows - 1 {
+            for j in 0..across {
+                next[row * across + j] =
+                    next_word(sides(row - 1, j), sides(row, j), sides(row + 1, j));
+            }
+        }
+        next
+    };
+    let one = step(&now);
+    let repeats = match state.period {
+        1 => one == now,
+        _ => step(&one) == now,
+    };
+    if !repeats {
+        return false;
+    }
+    // The envelope: the cells of generations 0 and 1 (generation 2 is generation 0's).
+    let envelope: Vec<u64> = now.iter().zip(&one).map(|(a, b)| a | b).collect();
+    for cluster in clusters_of_rows(y0 as i64, side, now, envelope) {
+        for code in &classifier.classify(&cluster).codes {
+            tally.add(code, 1);
+        }
+    }
+    true
 }
 
 #[cfg(test)]
@@ -922,7 +989,14 @@ mod tests {
         let settled = |period| {
             let state = SoupState::new(Status::Settled, 1000, 100, 129, period);
             let flights = std::slice::from_ref(&flight);
-            settle(&state, &ash, flights, &[], &mut Classifier::default())
+            settle(
+                &state,
+                SIDE,
+                &words(&ash),
+                flights,
+                &[],
+                &mut Classifier::default(),
+            )
         };
         let Outcome::Done(tally) = settled(2) else {
             panic!("not named");
@@ -933,7 +1007,46 @@ mod tests {
             .map(|(c, &n)| (c.as_str(), n))
             .collect();
         assert_eq!(objects, [("xp2_7", 1), ("xq4_153", 1), ("xs4_33", 1)]);
-        // A period the ash does not have (the GPU's hashes matched by chance).
+        // A period the ash does not have (the GPU's hashes matched by chance), on the box's
+        // bits and on a universe.
+        assert!(matches!(settled(1), Outcome::Elsewhere("period")));
         assert!(matches!(settled(3), Outcome::Elsewhere("period")));
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+        /// The ash named on a box's bits is the ash a universe names: the same tally, and the
+        /// same answer to whether the period holds. The ash is a soup's, run until most have
+        /// settled, with what left the box dropped every 100 generations.
+        #[test]
+        fn ash_on_bits_is_ash_on_a_universe(
+            index in 0u64..1 << 20,
+            generations in 0u64..3000,
+            period in 1u32..3,
+        ) {
+            let in_box = |cells: Vec<(i64, i64)>| -> Vec<(i64, i64)> {
+                let inside = BAND as i64 + 2..SIDE as i64 - BAND as i64 - 2;
+                cells
+                    .into_iter()
+                    .filter(|(x, y)| inside.contains(x) && inside.contains(y))
+                    .collect()
+            };
+            let rows = soup::rows(&soup::id("k_bits", index));
+            let mut cells: Vec<_> = soup::cells(&rows).iter().map(|&(x, y)| (x + 120, y + 120)).collect();
+            for left in (0..generations).step_by(100) {
+                let mut u = Universe::of(&cells);
+                (0..(generations - left).min(100)).for_each(|_| u.step());
+                cells = in_box(u.cells());
+            }
+            proptest::prop_assume!(!cells.is_empty());
+            let (_, top, _, bottom) = bounds(&cells).expect("cells");
+            let state = SoupState::new(Status::Settled, 0, top as u32, bottom as u32, period);
+            let (mut on_bits, mut on_universe) = (Tally::default(), Tally::default());
+            let held = ash_of_bits(&state, SIDE, &words(&cells), &mut Classifier::default(), &mut on_bits);
+            let period = Some(period as u64);
+            let also = census::count_ash(&cells, 2, period, &mut Classifier::default(), &mut on_universe);
+            proptest::prop_assert_eq!(held, also);
+            proptest::prop_assert_eq!(on_bits, on_universe);
+        }
     }
 }

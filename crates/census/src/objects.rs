@@ -32,6 +32,20 @@ fn normalised(cells: &[(i64, i64)]) -> (Shape, (i64, i64)) {
     (shape, (l, t))
 }
 
+/// The shape of `cells` as one word where it fits in 8 × 8 cells: the cell (x, y) from the top
+/// left of its box is bit 8 y + x.
+fn small_key(cells: &[(i64, i64)]) -> Option<u64> {
+    let (l, t, r, b) = bounds(cells)?;
+    if r - l >= 8 || b - t >= 8 {
+        return None;
+    }
+    Some(
+        cells
+            .iter()
+            .fold(0, |key, &(x, y)| key | 1 << (8 * (y - t) + x - l)),
+    )
+}
+
 /// An object's name and how it moves.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Named {
@@ -45,6 +59,9 @@ pub struct Named {
 #[derive(Default)]
 pub struct Classifier {
     known: HashMap<Shape, Named>,
+    /// The names of shapes that fit in 8 × 8 cells, by [`small_key`]: most ash, looked up
+    /// without a sort or a list.
+    small: HashMap<u64, Named>,
     /// Shapes looked at as possible ships: the ship, or `None`.
     ships: HashMap<Shape, Option<(Named, u64)>>,
 }
@@ -208,13 +225,21 @@ fn motion(cells: &[(i64, i64)], most: u64) -> Option<Option<(u64, (i64, i64))>> 
 impl Classifier {
     /// Forgets every shape once more than `most` are remembered.
     pub fn forget_if_over(&mut self, most: usize) {
-        if self.known.len() + self.ships.len() > most {
+        if self.known.len() + self.small.len() + self.ships.len() > most {
             *self = Classifier::default();
         }
     }
 
     /// The names of the object whose live cells are `cells`.
     pub fn classify(&mut self, cells: &[(i64, i64)]) -> &Named {
+        if let Some(key) = small_key(cells) {
+            if !self.small.contains_key(&key) {
+                let (shape, _) = normalised(cells);
+                let named = self.name(&shape);
+                self.small.insert(key, named);
+            }
+            return &self.small[&key];
+        }
         let (shape, _) = normalised(cells);
         if !self.known.contains_key(&shape) {
             let named = self.name(&shape);
@@ -481,6 +506,26 @@ pub fn clusters(live: &[(i64, i64)], envelope: &[(i64, i64)]) -> Vec<Vec<(i64, i
             joined(&order, &alive, &mut left)
         }
     }
+}
+
+/// The clusters of [`clusters`] for cells given as rows of bits, `width` cells a row (a
+/// multiple of 64), cell (x, y) bit `x % 64` of word `((y - y0) * width + x) / 64`: `envelope`
+/// holds every cell of `live` and every other cell of the envelope, each two or more rows and
+/// columns inside the rows given.
+pub(crate) fn clusters_of_rows(
+    y0: i64,
+    width: usize,
+    live: Vec<u64>,
+    envelope: Vec<u64>,
+) -> Vec<Vec<(i64, i64)>> {
+    debug_assert!(width.is_multiple_of(64) && live.len() == envelope.len());
+    let grid = |bits| Grid {
+        x0: 0,
+        y0,
+        width,
+        bits,
+    };
+    grid(envelope).joined(&grid(live))
 }
 
 /// The cells within √5 of a cell, row by row: (rows down, the columns from two to the left
