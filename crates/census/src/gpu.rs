@@ -829,17 +829,24 @@ fn ash_of_bits(
     tally: &mut Tally,
 ) -> bool {
     debug_assert!(state.top as usize >= BAND && state.bottom as usize + BAND < side);
-    // Rows of `across` 64-bit words, the first at row `y0` of the box.
+    // Rows of `across` 64-bit words, the first at row `y0` of the box, from word `first` of
+    // its rows: the words with cells and one more each side, within the box.
     let (y0, rows) = (
         state.top as usize - 3,
         (state.bottom - state.top) as usize + 7,
     );
-    let (across, row_words) = (side / 64, side / 32);
+    let row_words = side / 32;
+    let (low, high) = words.iter().fold((usize::MAX, 0), |(low, high), &entry| {
+        let w = (entry >> 32) as usize % row_words / 2;
+        (low.min(w), high.max(w))
+    });
+    let (first, last) = (low.saturating_sub(1), (high + 1).min(side / 64 - 1));
+    let across = last + 1 - first;
     let mut now = vec![0u64; rows * across];
     for &entry in words {
         let (place, bits) = ((entry >> 32) as usize, entry & 0xffff_ffff);
         let (y, w) = (place / row_words, place % row_words);
-        now[(y - y0) * across + w / 2] |= bits << (32 * (w % 2));
+        now[(y - y0) * across + w / 2 - first] |= bits << (32 * (w % 2));
     }
     let step = |cells: &[u64]| -> Vec<u64> {
         let mut next = vec![0u64; cells.len()];
@@ -868,7 +875,8 @@ fn ash_of_bits(
     }
     // The envelope: the cells of generations 0 and 1 (generation 2 is generation 0's).
     let envelope: Vec<u64> = now.iter().zip(&one).map(|(a, b)| a | b).collect();
-    for cluster in clusters_of_rows(y0 as i64, side, now, envelope) {
+    let corner = (64 * first as i64, y0 as i64);
+    for cluster in clusters_of_rows(corner, 64 * across, now, envelope) {
         for code in &classifier.classify(&cluster).codes {
             tally.add(code, 1);
         }

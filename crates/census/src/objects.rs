@@ -509,18 +509,18 @@ pub fn clusters(live: &[(i64, i64)], envelope: &[(i64, i64)]) -> Vec<Vec<(i64, i
 }
 
 /// The clusters of [`clusters`] for cells given as rows of bits, `width` cells a row (a
-/// multiple of 64), cell (x, y) bit `x % 64` of word `((y - y0) * width + x) / 64`: `envelope`
-/// holds every cell of `live` and every other cell of the envelope, each two or more rows and
-/// columns inside the rows given.
+/// multiple of 64) from the cell `(x0, y0)`, cell (x, y) bit `(x - x0) % 64` of word
+/// `((y - y0) * width + x - x0) / 64`: `envelope` holds every cell of `live` and every other
+/// cell of the envelope, each two or more rows and columns inside the rows given.
 pub(crate) fn clusters_of_rows(
-    y0: i64,
+    (x0, y0): (i64, i64),
     width: usize,
     live: Vec<u64>,
     envelope: Vec<u64>,
 ) -> Vec<Vec<(i64, i64)>> {
     debug_assert!(width.is_multiple_of(64) && live.len() == envelope.len());
     let grid = |bits| Grid {
-        x0: 0,
+        x0,
         y0,
         width,
         bits,
