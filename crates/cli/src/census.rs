@@ -196,11 +196,9 @@ pub fn census(args: &CensusArgs) -> Result<()> {
     Ok(())
 }
 
-/// The tallies of soups `first..first + count` of `root`, each GPU of `gpus` taking an equal
-/// share of them in turn, all at once; stopped by Ctrl-C, those done from `first` on without
-/// a gap.
-/// The tallies of the soups of `range`, each GPU taking its share of them, and starting on its
-/// share of the `next` soups after them once its own are taken.
+/// The tallies of the soups of `range` of `root`, each GPU of `gpus` taking an equal share of
+/// them at once, and starting on its share of the `next` soups after them once its own are
+/// taken; stopped by Ctrl-C, those done from `range.start` on without a gap.
 fn on_gpus(gpus: &mut [GpuCensus], root: &str, range: Range<u64>, next: u64) -> Result<Vec<Tally>> {
     let parts = shares(range.clone(), gpus.len());
     let next_parts = shares(range.end..range.end + next, gpus.len());
