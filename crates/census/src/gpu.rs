@@ -829,6 +829,10 @@ fn ash_of_bits(
     tally: &mut Tally,
 ) -> bool {
     debug_assert!(state.top as usize >= BAND && state.bottom as usize + BAND < side);
+    if words.is_empty() {
+        // Nothing, which repeats with any period.
+        return true;
+    }
     // Rows of `across` 64-bit words, the first at row `y0` of the box, from word `first` of
     // its rows: the words with cells and one more each side, within the box.
     let (y0, rows) = (
