@@ -48,7 +48,7 @@ pub const MOST_GENERATIONS: u32 = 1 << 14;
 pub const ISOLATION: i64 = 24;
 
 /// Generations the GPU runs between two looks at the soups that stopped.
-const ROUND: u32 = 128;
+const ROUND: u32 = 256;
 
 /// The boxes by default, (side, how many): a soup runs in a box of the smallest side (two sets
 /// of them, each looked at while the other runs), and from the start again in one of the next
