@@ -36,7 +36,7 @@ use gol_cuda::soups::{SoupBoxes, SoupState, Status, BAND};
 use crate::census::{self, Flight, Tally};
 use crate::objects::{clusters_of_rows, Classifier};
 use crate::soup::{self, Rows};
-use crate::universe::{bounds, next_word, Universe};
+use crate::universe::{bounds, step_rows, Universe};
 
 /// Generations a soup may run on the GPU; one that runs longer is censused by the CPU.
 pub const MOST_GENERATIONS: u32 = 1 << 14;
@@ -854,19 +854,7 @@ fn ash_of_bits(
     }
     let step = |cells: &[u64]| -> Vec<u64> {
         let mut next = vec![0u64; cells.len()];
-        // A row's words as (west neighbours, cells, east neighbours) in the same bits.
-        let sides = |row: usize, j: usize| {
-            let word = |j: usize| cells[row * across + j];
-            let (m, before) = (word(j), if j > 0 { word(j - 1) } else { 0 });
-            let after = if j + 1 < across { word(j + 1) } else { 0 };
-            (m << 1 | before >> 63, m, m >> 1 | after << 63)
-        };
-        for row in 1..rows - 1 {
-            for j in 0..across {
-                next[row * across + j] =
-                    next_word(sides(row - 1, j), sides(row, j), sides(row + 1, j));
-            }
-        }
+        step_rows(cells, across, 1..rows - 1, &mut next);
         next
     };
     let one = step(&now);

@@ -14,7 +14,7 @@
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use crate::apgcode::{self, Kind};
-use crate::universe::{bounds, next_word, Universe};
+use crate::universe::{bounds, step_rows, Universe};
 
 /// Generations an object is run alone, at most, looking for its period.
 const MOST_GENERATIONS: u64 = 4096;
@@ -213,10 +213,7 @@ fn motion(cells: &[(i64, i64)], most: u64) -> Option<Option<(u64, (i64, i64))>> 
             return Some(None);
         }
         phases.push((corner, shape));
-        for y in top - 1..=bottom + 1 {
-            let side = |m: u64| (m << 1, m, m >> 1);
-            next[y] = next_word(side(rows[y - 1]), side(rows[y]), side(rows[y + 1]));
-        }
+        step_rows(&rows, 1, top - 1..bottom + 2, &mut next);
         rows[top - 1..=bottom + 1].copy_from_slice(&next[top - 1..=bottom + 1]);
     }
     unreachable!("the loop returns")

@@ -15,6 +15,8 @@
 //! has not changed at all), so a switch engine's trail of ash sleeps while the engine moves on.
 //! [`Envelope`] ORs generations together in the same layout.
 
+use std::ops::Range;
+
 use gol_core::cpu::{Isa, Simd, Vector, VectorKernel};
 
 /// Dead cells kept between the pattern and the window's edge.
@@ -223,6 +225,34 @@ pub(crate) fn next_word<V: Vector>(above: (V, V, V), here: (V, V, V), below: (V,
         Across::of(below).three,
         alive,
     )
+}
+
+/// Steps rows `rows` of `cells` one generation into the same rows of `next`: rows of
+/// `across` 64-bit words, bit `b` of a row's word `j` the cell of column `64 j + b`, and every
+/// cell beyond the rows and words given dead. Each word's neighbours are slid in once, down
+/// its column of words.
+pub(crate) fn step_rows(cells: &[u64], across: usize, rows: Range<usize>, next: &mut [u64]) {
+    let height = cells.len() / across;
+    // A row's word `j` as (west neighbours, cells, east neighbours) in the same bits.
+    let sides = |row: usize, j: usize| {
+        if row >= height {
+            return (0, 0, 0);
+        }
+        let word = |j: usize| cells[row * across + j];
+        let m = word(j);
+        let before = if j > 0 { word(j - 1) } else { 0 };
+        let after = if j + 1 < across { word(j + 1) } else { 0 };
+        (m << 1 | before >> 63, m, m >> 1 | after << 63)
+    };
+    for j in 0..across {
+        // Row usize::MAX (above row 0) is past the rows: dead.
+        let (mut above, mut here) = (sides(rows.start.wrapping_sub(1), j), sides(rows.start, j));
+        for row in rows.clone() {
+            let below = sides(row + 1, j);
+            next[row * across + j] = next_word(above, here, below);
+            (above, here) = (here, below);
+        }
+    }
 }
 
 /// A row's sums across, bit by bit: of each cell and its west and east neighbours, and of
