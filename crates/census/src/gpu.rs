@@ -12,7 +12,11 @@
 //!   catch it up, at the speed of light, before it is deep in the band. The other ships near
 //!   it are watched: each must be taken away later where it would have flown to untouched.
 //!   Ships taken away or watched must not come within reach of one another (the CPU census's
-//!   meeting test, strictly): what is left of the soup runs as it would have with them.
+//!   meeting test, strictly): what is left of the soup runs as it would have with them. The
+//!   commonest case, the band's cells one glider flying out with nothing within [`ISOLATION`]
+//!   cells of it, the GPU settles itself, as this would: it takes the glider away, logs it
+//!   ([`glider_phases`] are the shapes it knows), and runs on; the CPU reads the log as flights
+//!   the next time the soup stops.
 //! - **Settled**: its period is checked on the CPU's copy (the GPU compares hashes), and its
 //!   ash cut into objects and named as the CPU's census names it.
 //!
@@ -31,7 +35,7 @@ use std::sync::{Condvar, Mutex};
 
 use rayon::prelude::*;
 
-use gol_cuda::soups::{SoupBoxes, SoupState, Status, BAND};
+use gol_cuda::soups::{self, SoupBoxes, SoupState, Status, Taken, BAND};
 
 use crate::census::{self, Flight, Tally};
 use crate::objects::{clusters_of_rows, Classifier};
@@ -44,8 +48,9 @@ pub const MOST_GENERATIONS: u32 = 1 << 14;
 /// Cells around a ship in the band within which there may be nothing but other ships for it to
 /// be taken away: more than anything starting there could cover, at the speed of light, before
 /// the ship (flying out at c/4 or faster) is four cells deeper in the band than when it came
-/// in (16 generations), give or take its size and reach.
-pub const ISOLATION: i64 = 24;
+/// in (16 generations), give or take its size and reach. The kernel's own ([`soups::ISOLATION`]),
+/// which takes lone gliders away by the same rule.
+pub const ISOLATION: i64 = soups::ISOLATION as i64;
 
 /// Generations the GPU runs between two looks at the soups that stopped.
 const ROUND: u32 = 256;
@@ -71,6 +76,8 @@ pub struct GpuCensus {
     pub handed_back: BTreeMap<&'static str, u64>,
     /// Soups of the next call's range taken while this call's last soups finished.
     ahead: Ahead,
+    /// The glider phases the kernel takes away ([`glider_phases`]).
+    gliders: [u32; 16],
 }
 
 /// Soups taken ahead of their call ([`GpuCensus::tallies`]'s `next`): those from `taken.start`
@@ -228,11 +235,12 @@ impl GpuCensus {
     /// Boxes of each of `tiers` (side, how many) on GPU `ordinal`.
     pub fn new(ordinal: usize, tiers: &[(usize, usize)]) -> Result<GpuCensus, gol_cuda::CudaError> {
         let gpu: std::sync::Arc<gol_cuda::device::Gpu> = gol_cuda::device::gpu_on(ordinal)?;
+        let gliders = glider_phases();
         let tiers = tiers
             .iter()
             .map(|&(side, slots)| {
                 Ok(Tier {
-                    boxes: SoupBoxes::new(&gpu, slots, side)?,
+                    boxes: SoupBoxes::new(&gpu, slots, side, &gliders)?,
                     flying: (0..slots).map(|_| None).collect(),
                     waiting: Default::default(),
                     running: false,
@@ -245,6 +253,7 @@ impl GpuCensus {
             moved: BTreeMap::new(),
             handed_back: BTreeMap::new(),
             ahead: Ahead::default(),
+            gliders,
         })
     }
 
@@ -413,9 +422,15 @@ impl GpuCensus {
             .tiers
             .iter()
             .any(|l| l.boxes.side() > self.tiers[t].boxes.side());
+        let gliders = self.gliders;
         let tier = &mut self.tiers[t];
         let mut states = tier.boxes.states()?;
         let words = tier.boxes.live_words()?;
+        let stopped_with_gliders = |s: &SoupState| s.status() != Status::Running && s.taken > 0;
+        let log = match states.iter().any(stopped_with_gliders) {
+            true => Some(tier.boxes.log()?),
+            false => None,
+        };
         let side = tier.boxes.side();
         // Each soup that stopped looked at, and what the CPU made of it applied to its box, on
         // every core.
@@ -430,6 +445,11 @@ impl GpuCensus {
                     Some(_) if state.status() == Status::Running => return None,
                     Some(soup) => {
                         let outcome = census::with_classifier(|classifier| {
+                            // The gliders the kernel took away are the soup's flights too.
+                            let taken = log.iter().flat_map(|log| log.of(slot, state));
+                            for glider in taken {
+                                soup.flights.push(flight_of(glider, &gliders, classifier));
+                            }
                             look(slot as u32, state, side, words.of(slot), soup, classifier)
                         });
                         let (index, rows) = (soup.index, soup.rows);
@@ -613,6 +633,41 @@ fn cluster_of(cell: (i64, i64), left: &mut Bits) -> Option<Vec<(i64, i64)>> {
         i += 1;
     }
     Some(cluster)
+}
+
+/// The 16 phases of a glider, as the kernel takes them away ([`SoupBoxes::new`]): phase `p`
+/// of the glider flying south-east, reflected east to west where bit 0 of `k / 4` is set and
+/// north to south where bit 1 is, at `k`; each its 3 × 3 cells as bits `3 y + x`, bit 9 set
+/// where it flies east, bit 10 where south.
+fn glider_phases() -> [u32; 16] {
+    let mut phases = [0; 16];
+    let mut glider = Universe::of(&[(1, 0), (2, 1), (0, 2), (1, 2), (2, 2)]);
+    for p in 0..4 {
+        let cells = glider.cells();
+        let (l, t, ..) = bounds(&cells).expect("a glider");
+        for k in (0..4).map(|r| 4 * r + p) {
+            let (west, north) = (k & 4 == 4, k & 8 == 8);
+            phases[k] = cells.iter().fold(0, |bits, &(x, y)| {
+                let (x, y) = ((x - l) as u32, (y - t) as u32);
+                let x = if west { 2 - x } else { x };
+                let y = if north { 2 - y } else { y };
+                bits | 1 << (3 * y + x)
+            }) | u32::from(!west) << 9
+                | u32::from(!north) << 10;
+        }
+        glider.step();
+    }
+    phases
+}
+
+/// The flight of a glider the kernel took away (phase `taken.phase` of `gliders`).
+fn flight_of(taken: Taken, gliders: &[u32; 16], classifier: &mut Classifier) -> Flight {
+    let shape = gliders[taken.phase];
+    let cells: Vec<(i64, i64)> = (0..9)
+        .filter(|i| shape >> i & 1 == 1)
+        .map(|i| ((taken.x + i % 3) as i64, (taken.y + i / 3) as i64))
+        .collect();
+    ship(cells, taken.generation as u64, classifier).expect("a glider is a ship")
 }
 
 /// The ship `cells` are, as a flight from generation `at`, where they are one.
@@ -979,6 +1034,31 @@ mod tests {
         assert!(taken_later(&watched[0], std::slice::from_ref(&later)));
         later.cells = glider(114 - 5, 19 - 4);
         assert!(!taken_later(&watched[0], &[later]));
+    }
+
+    /// The kernel's table: 16 different shapes, each a glider flying the way its bits say, and
+    /// each read back from a log entry as the glider it is, where it is.
+    #[test]
+    fn the_glider_phases_are_the_sixteen_gliders() {
+        let phases = glider_phases();
+        let shapes: std::collections::BTreeSet<u32> = phases.iter().map(|p| p & 0x1ff).collect();
+        assert_eq!(shapes.len(), 16);
+        let mut classifier = Classifier::default();
+        for (phase, &bits) in phases.iter().enumerate() {
+            let taken = Taken {
+                generation: 40,
+                phase,
+                x: 100,
+                y: 7,
+            };
+            let flight = flight_of(taken, &phases, &mut classifier);
+            assert!(flight.glider);
+            assert_eq!((flight.at, flight.period), (40, 4));
+            assert_eq!(flight.bounds, (100, 7, 102, 9));
+            let east = if bits >> 9 & 1 == 1 { 1 } else { -1 };
+            let south = if bits >> 10 & 1 == 1 { 1 } else { -1 };
+            assert_eq!(flight.displacement, (east, south), "phase {phase}");
+        }
     }
 
     #[test]

@@ -13,6 +13,10 @@
 // The band: cells fewer than BAND from an edge. A soup stops (PAUSED) as soon as a cell is
 // there, so that the box's edge, beyond which everything is taken as dead, is never near a
 // cell: the host takes the escaping ships away, or gives the soup to a larger box or the CPU.
+// One case the kernel settles itself, as the host would (take_glider): the band's cells are
+// one glider, flying out, with no other cell within ISOLATION of it and cells left elsewhere.
+// It is cleared, logged for the host (its generation, place and phase: LOGGED a soup between
+// two looks, after which the soup stops as before), and the soup runs on from a new shot.
 //
 // Settling. Each generation's cells are hashed (a sum over live words of a mix of word and
 // place); the hash of the generation shot_at is kept for shot_every(shot_at) generations and
@@ -20,12 +24,16 @@
 // period of a pattern that was already repeating at shot_at. The host checks the period on
 // its own copy, so a false match of hashes is caught there.
 
-// The host defines SIDE (256, 512 or 1024) in front of this.
+// The host defines SIDE (256, 512 or 1024), BAND, ISOLATION (cells round a glider taken away
+// within which there is nothing else) and LOGGED (gliders a soup's log holds) in front of this,
+// from soups.rs; the values here are its, for reading this alone.
 #ifndef SIDE
 #define SIDE 256
+#define BAND 12
+#define ISOLATION 24
+#define LOGGED 8
 #endif
 #define WORDS (SIDE / 32)
-#define BAND 12
 
 #define RUNNING 0u
 #define SETTLED 1u
@@ -43,6 +51,8 @@ struct Soup {
     unsigned int status;
     unsigned int shot_at;
     unsigned int period;
+    // Gliders taken away since the host last looked, in the soup's log.
+    unsigned int taken;
     unsigned long long shot;
 };
 
@@ -73,11 +83,140 @@ __device__ __forceinline__ void across(unsigned int c, unsigned int mask, int la
     h1 = (w & c) | (w & e) | (c & e);
 }
 
+// 16 cells of row y of `box` from column x on, bit i the cell of column x + i; cells beyond
+// the box are dead.
+__device__ __forceinline__ unsigned int row16(const unsigned int *box, int y, int x) {
+    if (y < 0 || y >= SIDE) return 0u;
+    int w = x >= 0 ? x / 32 : -((31 - x) / 32);
+    unsigned long long lo = w >= 0 && w < WORDS ? box[y * WORDS + w] : 0u;
+    unsigned long long hi = w + 1 >= 0 && w + 1 < WORDS ? box[y * WORDS + w + 1] : 0u;
+    return (unsigned int)((lo | hi << 32) >> (x - 32 * w)) & 0xffffu;
+}
+
+// The bits of lane `lane`'s word that row bits `bits` (bit i the cell of column x + i) cover.
+__device__ __forceinline__ unsigned int lane_bits(unsigned int bits, int x, int lane) {
+    int shift = x - 32 * lane;
+    if (shift >= 32 || shift <= -32) return 0u;
+    return shift >= 0 ? bits << shift : bits >> -shift;
+}
+
+// The band's cells, all within columns bx0..=bx1 and rows by0..=by1, taken away where they are
+// one glider flying out of the box with nothing else within ISOLATION cells of it, and cells
+// left elsewhere: as the host's take_ships would take it. `gliders[k]` is glider phase k: its
+// 3 x 3 cells as bits 3 y + x, bit 9 set where it flies east, bit 10 where south. Returns the
+// log entry (1 | phase << 1 | left << 5 | top << 16), 0 where nothing was taken; `top` and
+// `bottom` are then the rows with cells left. Every lane of the group calls it.
+__device__ unsigned int take_glider(unsigned int *box, int lane, unsigned int mask,
+                                    const unsigned int *gliders, int &top, int &bottom, int bx0,
+                                    int bx1, int by0, int by1) {
+    if (bx1 - bx0 > 2 || by1 - by0 > 2) return 0u;
+    // The cells other lanes wrote this generation, seen by lane 0.
+    __syncwarp(mask);
+    unsigned int found = 0u;
+    if (lane == 0) {
+        // A window of 16 x 16 cells from (wx, wy); the band's cells' cluster grown from those
+        // in their box (all within two cells of one another), joined within two cells as the
+        // host's cluster_of joins them. A glider's lies within rows and columns 4 to 10; one
+        // that comes within two of the window's edge, or has more than five cells, is not one.
+        int wx = bx0 - 6, wy = by0 - 6;
+        unsigned int live[16], cluster[16];
+        unsigned int seed = ((1u << (bx1 - bx0 + 1)) - 1u) << 6;
+        for (int i = 0; i < 16; i++) {
+            live[i] = row16(box, wy + i, wx);
+            cluster[i] = i >= 6 && i <= 6 + by1 - by0 ? live[i] & seed : 0u;
+        }
+        bool grown = true;
+        int cells = 0;
+        for (int round = 0; grown && cells <= 5; round++) {
+            unsigned int wide[16];
+            for (int i = 0; i < 16; i++) {
+                unsigned int c = cluster[i];
+                wide[i] = (c | c << 1 | c << 2 | c >> 1 | c >> 2) & 0xffffu;
+            }
+            grown = false;
+            cells = 0;
+            for (int i = 0; i < 16; i++) {
+                unsigned int near = 0u;
+                for (int j = i - 2; j <= i + 2; j++) near |= j >= 0 && j < 16 ? wide[j] : 0u;
+                unsigned int c = near & live[i];
+                grown |= c != cluster[i];
+                cluster[i] = c;
+                cells += __popc(c);
+            }
+        }
+        unsigned int rows = 0u, columns = 0u;
+        for (int i = 0; i < 16; i++) {
+            columns |= cluster[i];
+            if (cluster[i]) rows |= 1u << i;
+        }
+        int t = __ffs(rows) - 1, l = __ffs(columns) - 1;
+        bool three = cells == 5 && rows == 7u << t && columns == 7u << l && t >= 2 && l >= 2 &&
+                     t + 2 <= 13 && l + 2 <= 13;
+        if (three) {
+            unsigned int shape = 0u;
+            for (int r = 0; r < 3; r++) shape |= (cluster[t + r] >> l & 7u) << (3 * r);
+            for (int k = 0; k < 16; k++) {
+                if ((gliders[k] & 0x1ffu) != shape) continue;
+                int x = wx + l, y = wy + t, last = SIDE - 1;
+                bool east = gliders[k] >> 9 & 1u, south = gliders[k] >> 10 & 1u;
+                // Out of the box across every edge whose band it is in.
+                bool out = (x >= BAND || !east) && (x + 2 <= last - BAND || east) &&
+                           (y >= BAND || !south) && (y + 2 <= last - BAND || south);
+                if (out) found = 1u | (unsigned int)k << 1 | (unsigned int)x << 5 |
+                                 (unsigned int)y << 16;
+                break;
+            }
+        }
+    }
+    found = __shfl_sync(mask, found, 0, WORDS);
+    if (!found) return 0u;
+    unsigned int shape = gliders[found >> 1 & 15u] & 0x1ffu;
+    int x = found >> 5 & 0x7ff, y = found >> 16 & 0x7ff;
+    for (int r = 0; r < 3; r++) {
+        unsigned int bits = lane_bits(shape >> (3 * r) & 7u, x, lane);
+        if (bits) box[(y + r) * WORDS + lane] &= ~bits;
+    }
+    __syncwarp(mask);
+    // Nothing else within ISOLATION cells of it.
+    int from = max(x - ISOLATION, 0), to = min(x + 2 + ISOLATION, SIDE - 1);
+    int low = max(from, 32 * lane), high = min(to, 32 * lane + 31);
+    unsigned int near = low > high ? 0u : ~0u >> (31 - (high - low)) << (low - 32 * lane);
+    unsigned int other = 0u;
+    for (int r = max(y - ISOLATION, 0); r <= min(y + 2 + ISOLATION, SIDE - 1); r++)
+        other |= box[r * WORDS + lane] & near;
+    bool alone = !__any_sync(mask, other != 0u);
+    // The rows with cells left.
+    int first = SIDE, last = -1;
+    if (alone) {
+        for (int r = top; r <= bottom; r++) {
+            if (__any_sync(mask, box[r * WORDS + lane] != 0u)) {
+                if (first == SIDE) first = r;
+                last = r;
+            }
+        }
+    }
+    if (!alone || last < 0) {
+        // Left to the host: the glider back.
+        for (int r = 0; r < 3; r++) {
+            unsigned int bits = lane_bits(shape >> (3 * r) & 7u, x, lane);
+            if (bits) box[(y + r) * WORDS + lane] |= bits;
+        }
+        __syncwarp(mask);
+        return 0u;
+    }
+    top = first;
+    bottom = last;
+    return found;
+}
+
 // Steps the soups in `soups[0..count]` that are RUNNING by up to `generations` generations
 // each, stopping each where it settles, dies, reaches the band, or reaches generation `most`.
 // Blocks of whole groups of eight lanes; one group a soup.
+// Gliders in the band are taken away where take_glider can (phases `gliders`), each logged
+// in the soup's LOGGED entries of `log` as (generation << 32 | take_glider's entry).
 extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count,
-                                     unsigned int generations, unsigned int most) {
+                                     unsigned int generations, unsigned int most,
+                                     const unsigned int *gliders, unsigned long long *log) {
     int lane = threadIdx.x & (WORDS - 1);
     int index = (blockIdx.x * blockDim.x + threadIdx.x) / WORDS;
     if (index >= count) return;
@@ -96,6 +235,8 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
         unsigned int a0 = 0u, a1 = 0u, b0 = 0u, b1 = 0u, c = 0u;
         int top = SIDE, bottom = -1;
         bool band = false;
+        // The box of this lane's cells in the band.
+        int bx0 = SIDE, bx1 = -1, by0 = SIDE, by1 = -1;
         unsigned long long hash = 0ull;
         for (int y = first; y <= last; y++) {
             unsigned int below = box[(y + 1) * WORDS];
@@ -116,7 +257,14 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
                 bottom = y;
             }
             if (next != 0u) {
-                if (y < BAND || y >= SIDE - BAND || (next & edge)) band = true;
+                unsigned int in_band = y < BAND || y >= SIDE - BAND ? next : next & edge;
+                if (in_band) {
+                    band = true;
+                    if (by0 == SIDE) by0 = y;
+                    by1 = y;
+                    bx0 = min(bx0, 32 * lane + __ffs(in_band) - 1);
+                    bx1 = max(bx1, 32 * lane + 31 - __clz(in_band));
+                }
                 hash += mix(((unsigned long long)(y * WORDS + lane) << 32) | next);
             }
             a0 = b0;
@@ -131,9 +279,26 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
         if (bottom < 0) {
             s.status = DIED;
         } else {
+            unsigned int entry = 0u;
+            if (band && s.taken < LOGGED) {
+                for (int o = WORDS / 2; o > 0; o /= 2) {
+                    bx0 = min(bx0, __shfl_xor_sync(mask, bx0, o, WORDS));
+                    bx1 = max(bx1, __shfl_xor_sync(mask, bx1, o, WORDS));
+                    by0 = min(by0, __shfl_xor_sync(mask, by0, o, WORDS));
+                    by1 = max(by1, __shfl_xor_sync(mask, by1, o, WORDS));
+                }
+                entry = take_glider(cells + (size_t)index * SIDE * WORDS, lane, mask, gliders,
+                                    top, bottom, bx0, bx1, by0, by1);
+            }
             s.top = top;
             s.bottom = bottom;
-            if (band) {
+            if (entry) {
+                if (lane == 0)
+                    log[(size_t)index * LOGGED + s.taken] =
+                        (unsigned long long)s.generation << 32 | entry;
+                s.taken += 1u;
+                s.shot_at = NO_SHOT;
+            } else if (band) {
                 s.status = PAUSED;
             } else if (s.shot_at != NO_SHOT && hash == s.shot) {
                 s.status = SETTLED;
@@ -178,6 +343,7 @@ extern "C" __global__ void soups_place(unsigned int *cells, Soup *soups, const i
         s.status = RUNNING;
         s.shot_at = NO_SHOT;
         s.period = 0u;
+        s.taken = 0u;
         s.shot = 0ull;
         soups[slot] = s;
     }

@@ -19,6 +19,42 @@ pub const SIDES: [usize; 3] = [256, 512, 1024];
 /// Cells from an edge of the box in which a cell stops its soup ([`Status::Paused`]).
 pub const BAND: usize = 12;
 
+/// Cells round a glider in the band within which there must be nothing else for the kernel to
+/// take it away (the census's `ISOLATION`, whose reasons its doc gives).
+pub const ISOLATION: usize = 24;
+
+/// Gliders a soup's log holds between two looks ([`SoupBoxes::log`]): the kernel takes a glider
+/// flying out alone away itself (the header of `kernels/soups.cu` says when), and stops the soup
+/// as before once its log is full.
+pub const LOGGED: usize = 8;
+
+/// A glider the kernel took away, as its log holds it: at `generation`, phase `phase` of the
+/// census's table (the kernel's `gliders`), its 3 × 3 box's top-left cell at (`x`, `y`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Taken {
+    /// The generation it was taken away at.
+    pub generation: u32,
+    /// Its phase in the table of glider phases the boxes were made with.
+    pub phase: usize,
+    /// Its box's left column.
+    pub x: usize,
+    /// Its box's top row.
+    pub y: usize,
+}
+
+impl Taken {
+    /// A log entry read (`generation << 32 | 1 | phase << 1 | x << 5 | y << 16`).
+    fn of(entry: u64) -> Taken {
+        let low = entry as u32;
+        Taken {
+            generation: (entry >> 32) as u32,
+            phase: (low >> 1 & 15) as usize,
+            x: (low >> 5 & 0x7ff) as usize,
+            y: (low >> 16 & 0x7ff) as usize,
+        }
+    }
+}
+
 /// Where a soup's top-left cell is placed in a box of `side` cells (both coordinates): its
 /// middle.
 pub fn left(side: usize) -> usize {
@@ -27,7 +63,11 @@ pub fn left(side: usize) -> usize {
 
 /// The kernels' source for boxes of `side` cells a side.
 pub fn source(side: usize) -> String {
-    format!("#define SIDE {side}\n{}", crate::source::SOUPS)
+    format!(
+        "#define SIDE {side}\n#define BAND {BAND}\n#define ISOLATION {ISOLATION}\n\
+         #define LOGGED {LOGGED}\n{}",
+        crate::source::SOUPS
+    )
 }
 
 /// Where a soup stands (the kernels' numbers).
@@ -61,6 +101,9 @@ pub struct SoupState {
     pub shot_at: u32,
     /// Its period, once settled.
     pub period: u32,
+    /// Gliders the kernel took away since the soup was placed or last looked at: the first
+    /// entries of its log.
+    pub taken: u32,
     shot: u64,
 }
 
@@ -81,6 +124,7 @@ impl SoupState {
             status: status as u32,
             shot_at: NO_SHOT,
             period,
+            taken: 0,
             shot: 0,
         }
     }
@@ -97,12 +141,13 @@ impl SoupState {
     }
 
     /// Runs the soup on, its rows of cells now `top..=bottom`, from a new shot (after cells
-    /// were taken away from a paused soup).
+    /// were taken away from a paused soup), its log read.
     pub fn resume(&mut self, top: u32, bottom: u32) {
         self.top = top;
         self.bottom = bottom;
         self.status = 0;
         self.shot_at = NO_SHOT;
+        self.taken = 0;
     }
 }
 
@@ -124,6 +169,9 @@ pub struct SoupBoxes {
     live_fn: CudaFunction,
     clear: CudaFunction,
     slots: usize,
+    /// The glider phases the kernel takes away, and each box's log of those it took.
+    gliders: CudaSlice<u32>,
+    log: CudaSlice<u64>,
     /// Room for what the kernels are handed, each grown as needed and kept (allocating and
     /// freeing device memory as the census goes would wait on the other boxes' work): lists
     /// of slots, soups' rows, edits.
@@ -158,6 +206,19 @@ impl Live {
     }
 }
 
+/// Each box's log of the gliders the kernel took away ([`SoupBoxes::log`]).
+pub struct Log(Vec<u64>);
+
+impl Log {
+    /// The gliders taken away from the soup of box `slot`, whose state is `state`: the first
+    /// [`SoupState::taken`] entries of its log.
+    pub fn of(&self, slot: usize, state: &SoupState) -> impl Iterator<Item = Taken> + '_ {
+        self.0[slot * LOGGED..][..state.taken as usize]
+            .iter()
+            .map(|&entry| Taken::of(entry))
+    }
+}
+
 /// A launch of `count` blocks of [`BLOCK`] threads.
 fn blocks(count: usize) -> LaunchConfig {
     LaunchConfig {
@@ -185,12 +246,20 @@ fn upload<'a, T: DeviceRepr + ValidAsZeroBits>(
 
 impl SoupBoxes {
     /// `slots` empty boxes of `side` cells a side (one of [`SIDES`]) on `gpu`, `side`² / 8 bytes
-    /// each; refused where the GPU has not that much free.
-    pub fn new(gpu: &Arc<Gpu>, slots: usize, side: usize) -> Result<SoupBoxes> {
+    /// each; refused where the GPU has not that much free. `gliders` are the 16 phases of a
+    /// glider the kernel may take away: each its 3 × 3 cells as bits `3 y + x`, bit 9 set where
+    /// it flies east (towards higher x), bit 10 where south (higher y).
+    pub fn new(
+        gpu: &Arc<Gpu>,
+        slots: usize,
+        side: usize,
+        gliders: &[u32; 16],
+    ) -> Result<SoupBoxes> {
         assert!(SIDES.contains(&side), "a box's side is one of {SIDES:?}");
         let box_words = side * side / 32;
         let live = LIVE_WORDS.min(slots * box_words);
-        let bytes = slots as u64 * (box_words as u64 * 4 + size_of::<SoupState>() as u64 + 8)
+        let bytes = slots as u64
+            * (box_words as u64 * 4 + size_of::<SoupState>() as u64 + 8 + 8 * LOGGED as u64)
             + live as u64 * 8;
         gpu.check_memory(bytes, "the census's soup boxes")?;
         let module = gpu.module(&source(side))?;
@@ -208,6 +277,8 @@ impl SoupBoxes {
             place: module.load_function("soups_place")?,
             live_fn: module.load_function("soups_live")?,
             clear: module.load_function("soups_clear")?,
+            gliders: stream.clone_htod(gliders)?,
+            log: stream.alloc_zeros::<u64>(slots * LOGGED)?,
             used: stream.alloc_zeros::<u32>(1)?,
             live: stream.alloc_zeros::<u64>(live)?,
             spans: stream.alloc_zeros::<u32>(2 * slots)?,
@@ -273,8 +344,11 @@ impl SoupBoxes {
         let count = self.slots as i32;
         let cfg = blocks((self.slots * self.words()).div_ceil(BLOCK as usize));
         // SAFETY: soups_run takes (unsigned int* cells, Soup* soups, int count,
-        // unsigned int generations, unsigned int most); `cells` holds `count` boxes and
-        // `states` `count` states, and the grid's groups of WORDS threads past `count` return.
+        // unsigned int generations, unsigned int most, const unsigned int* gliders,
+        // unsigned long long* log); `cells` holds `count` boxes, `states` `count` states, `log`
+        // LOGGED entries for each (the kernel writes entry `taken` only while below LOGGED),
+        // `gliders` the 16 phases it reads, and the grid's groups of WORDS threads past `count`
+        // return.
         unsafe {
             self.stream
                 .launch_builder(&self.run)
@@ -283,6 +357,8 @@ impl SoupBoxes {
                 .arg(&count)
                 .arg(&generations)
                 .arg(&most)
+                .arg(&self.gliders)
+                .arg(&mut self.log)
                 .launch(cfg)?;
         }
         self.gather()
@@ -314,6 +390,12 @@ impl SoupBoxes {
     /// Every box's state, once the work queued so far has run.
     pub fn states(&self) -> Result<Vec<SoupState>> {
         Ok(self.stream.clone_dtoh(&self.states)?)
+    }
+
+    /// The gliders the kernel took away from each box's soup ([`Log`]), once the work queued
+    /// so far has run.
+    pub fn log(&self) -> Result<Log> {
+        Ok(Log(self.stream.clone_dtoh(&self.log)?))
     }
 
     /// Sets the states of boxes `slots[i]` to `states[i]`.
