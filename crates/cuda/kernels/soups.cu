@@ -34,6 +34,8 @@
 #define LOGGED 8
 #endif
 #define WORDS (SIDE / 32)
+// Rows read ahead at a time in soups_run.
+#define AHEAD 8
 
 #define RUNNING 0u
 #define SETTLED 1u
@@ -238,40 +240,51 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
         // The box of this lane's cells in the band.
         int bx0 = SIDE, bx1 = -1, by0 = SIDE, by1 = -1;
         unsigned long long hash = 0ull;
-        for (int y = first; y <= last; y++) {
-            unsigned int below = box[(y + 1) * WORDS];
-            unsigned int d0, d1;
-            across(below, mask, lane, d0, d1);
-            // The sum of the nine cells, the cell itself included, as bits t0, t1, t2 of
-            // weights 1, 2 and 4 (and 8, where it is 8 or 9, which the rule needs not).
-            unsigned int t0 = a0 ^ b0 ^ d0;
-            unsigned int k = (a0 & b0) | (a0 & d0) | (b0 & d0);
-            unsigned int x = a1 ^ b1, z = d1 ^ k;
-            unsigned int t1 = x ^ z;
-            unsigned int t2 = (a1 & b1) ^ (d1 & k) ^ (x & z);
-            // Three with the cell, or four with the cell alive: B3/S23.
-            unsigned int next = (t0 & t1 & ~t2) | (~t0 & ~t1 & t2 & c);
-            box[y * WORDS] = next;
-            if (__any_sync(mask, next != 0u)) {
-                if (top == SIDE) top = y;
-                bottom = y;
-            }
-            if (next != 0u) {
-                unsigned int in_band = y < BAND || y >= SIDE - BAND ? next : next & edge;
-                if (in_band) {
-                    band = true;
-                    if (by0 == SIDE) by0 = y;
-                    by1 = y;
-                    bx0 = min(bx0, 32 * lane + __ffs(in_band) - 1);
-                    bx1 = max(bx1, 32 * lane + 31 - __clz(in_band));
+        // AHEAD rows at a time, their rows below read first, all at once: a soup's rows are
+        // stepped one after another, so each read's latency would otherwise be waited out
+        // row by row. Every row read is read before this generation writes it.
+        for (int y0 = first; y0 <= last; y0 += AHEAD) {
+            unsigned int ahead[AHEAD];
+#pragma unroll
+            for (int i = 0; i < AHEAD; i++) ahead[i] = box[min(y0 + 1 + i, SIDE - 1) * WORDS];
+#pragma unroll
+            for (int i = 0; i < AHEAD; i++) {
+                int y = y0 + i;
+                if (y > last) break;
+                unsigned int below = ahead[i];
+                unsigned int d0, d1;
+                across(below, mask, lane, d0, d1);
+                // The sum of the nine cells, the cell itself included, as bits t0, t1, t2 of
+                // weights 1, 2 and 4 (and 8, where it is 8 or 9, which the rule needs not).
+                unsigned int t0 = a0 ^ b0 ^ d0;
+                unsigned int k = (a0 & b0) | (a0 & d0) | (b0 & d0);
+                unsigned int x = a1 ^ b1, z = d1 ^ k;
+                unsigned int t1 = x ^ z;
+                unsigned int t2 = (a1 & b1) ^ (d1 & k) ^ (x & z);
+                // Three with the cell, or four with the cell alive: B3/S23.
+                unsigned int next = (t0 & t1 & ~t2) | (~t0 & ~t1 & t2 & c);
+                box[y * WORDS] = next;
+                if (__any_sync(mask, next != 0u)) {
+                    if (top == SIDE) top = y;
+                    bottom = y;
                 }
-                hash += mix(((unsigned long long)(y * WORDS + lane) << 32) | next);
+                if (next != 0u) {
+                    unsigned int in_band = y < BAND || y >= SIDE - BAND ? next : next & edge;
+                    if (in_band) {
+                        band = true;
+                        if (by0 == SIDE) by0 = y;
+                        by1 = y;
+                        bx0 = min(bx0, 32 * lane + __ffs(in_band) - 1);
+                        bx1 = max(bx1, 32 * lane + 31 - __clz(in_band));
+                    }
+                    hash += mix(((unsigned long long)(y * WORDS + lane) << 32) | next);
+                }
+                a0 = b0;
+                a1 = b1;
+                b0 = d0;
+                b1 = d1;
+                c = below;
             }
-            a0 = b0;
-            a1 = b1;
-            b0 = d0;
-            b1 = d1;
-            c = below;
         }
         for (int o = WORDS / 2; o > 0; o /= 2) hash += __shfl_xor_sync(mask, hash, o, WORDS);
         band = __any_sync(mask, band);
