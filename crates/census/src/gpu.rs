@@ -15,7 +15,7 @@
 //!   meeting test, strictly): what is left of the soup runs as it would have with them. The
 //!   commonest case, the band's cells one glider flying out with nothing within [`ISOLATION`]
 //!   cells of it, the GPU settles itself, as this would: it takes the glider away, logs it
-//!   ([`glider_phases`] are the shapes it knows), and runs on; the CPU reads the log as flights
+//!   (`glider_phases` are the shapes it knows), and runs on; the CPU reads the log as flights
 //!   the next time the soup stops.
 //! - **Settled**: its period is checked on the CPU's copy (the GPU compares hashes), and its
 //!   ash cut into objects and named as the CPU's census names it.
