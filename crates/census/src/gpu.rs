@@ -60,6 +60,9 @@ const ROUND: u32 = 256;
 /// larger side where the CPU cannot go on with it there; 2 GiB of the GPU's memory in all.
 pub const TIERS: [(usize, usize); 3] = [(256, 1 << 16), (256, 1 << 16), (512, 1 << 15)];
 
+/// How long the GPU's loop sleeps when no kind of box has ended its run.
+const WAIT: std::time::Duration = std::time::Duration::from_micros(100);
+
 /// Soups a CPU thread takes from the back of those not yet taken at a time, when no soup
 /// handed back waits.
 const BACK_BATCH: u64 = 16;
@@ -356,10 +359,17 @@ impl GpuCensus {
         let hand_back = |soup: &InFlight| backlog.hand_back(soup.index, soup.rows);
         let end = first + results.len() as u64;
         let smallest = self.tiers[0].boxes.side();
-        // Each kind of box, in turn: its soups that stopped looked at, then its boxes filled and
-        // started again, on its own stream, to run while the others are looked at.
+        // Each kind of box whose run has ended, in turn: its soups that stopped looked at, then
+        // its boxes filled and started again, on its own streams, to run while the others are
+        // looked at. Runs of larger boxes last longer (136 ms against 90, measured): the
+        // smaller are not kept waiting for them.
         loop {
+            let mut looked = false;
             for t in 0..self.tiers.len() {
+                if self.tiers[t].running && !self.tiers[t].boxes.is_done()? {
+                    continue;
+                }
+                looked = true;
                 if self.tiers[t].running {
                     let up = self.look_at(t, first, results, &hand_back)?;
                     // The first larger kind of box takes the soups moved.
@@ -404,6 +414,9 @@ impl GpuCensus {
             let idle = |t: &Tier| !t.running && t.waiting.is_empty();
             if self.tiers.iter().all(idle) {
                 return Ok(());
+            }
+            if !looked {
+                std::thread::sleep(WAIT);
             }
         }
     }

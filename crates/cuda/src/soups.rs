@@ -7,7 +7,8 @@
 use std::sync::Arc;
 
 use cudarc::driver::{
-    CudaFunction, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits,
+    CudaEvent, CudaFunction, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PinnedHostSlice,
+    PushKernelArg, ValidAsZeroBits,
 };
 
 use crate::device::Gpu;
@@ -109,6 +110,8 @@ pub struct SoupState {
 
 // SAFETY: `#[repr(C)]` fields in the order and of the types of the kernels' `struct Soup`.
 unsafe impl DeviceRepr for SoupState {}
+// SAFETY: integers only; all zeros is a state (a running soup at generation 0).
+unsafe impl ValidAsZeroBits for SoupState {}
 
 /// [`SoupState::shot_at`] of a soup that has no shot yet: its next generation's is taken.
 pub const NO_SHOT: u32 = u32::MAX;
@@ -161,7 +164,15 @@ const LIVE_WORDS: usize = 1 << 22;
 /// Boxes for soups on one GPU: `slots` of them, each with its state.
 pub struct SoupBoxes {
     side: usize,
+    /// Where everything but soups_run is queued, at the GPU's greatest priority: the other
+    /// kernels are short, and a block of a kernel waits until every block of those queued
+    /// before it at its priority has started, which for the other boxes' soups_run is most of
+    /// its length (50 to 80 ms, measured, before a soups_live began).
     stream: Arc<CudaStream>,
+    /// Where soups_run is queued, at the least priority, after what `stream` holds.
+    running: Arc<CudaStream>,
+    /// Recorded on `stream` after the soups stopped in the last run were gathered.
+    done: Option<CudaEvent>,
     cells: CudaSlice<u32>,
     states: CudaSlice<SoupState>,
     run: CudaFunction,
@@ -172,12 +183,12 @@ pub struct SoupBoxes {
     /// The glider phases the kernel takes away, and each box's log of those it took.
     gliders: CudaSlice<u32>,
     log: CudaSlice<u64>,
-    /// Room for what the kernels are handed, each grown as needed and kept (allocating and
-    /// freeing device memory as the census goes would wait on the other boxes' work): lists
-    /// of slots, soups' rows, edits.
-    list: Option<CudaSlice<u32>>,
-    rows: Option<CudaSlice<u16>>,
-    edits: Option<CudaSlice<u32>>,
+    /// What the kernels are handed: lists of slots, soups' rows, edits; and the states set,
+    /// copied from page-locked memory as an [`Upload`]'s are, and for the same reason.
+    list: Upload<u32>,
+    rows: Upload<u16>,
+    edits: Upload<u32>,
+    set: PinnedHostSlice<SoupState>,
     /// The live words of the boxes stopped in the last run, gathered by soups_live after it,
     /// and each box's span of them.
     live: CudaSlice<u64>,
@@ -228,20 +239,45 @@ fn blocks(count: usize) -> LaunchConfig {
     }
 }
 
-/// `host` copied to the start of `buffer`, which is grown to twice `host`'s length where
-/// shorter.
-fn upload<'a, T: DeviceRepr + ValidAsZeroBits>(
-    stream: &Arc<CudaStream>,
-    buffer: &'a mut Option<CudaSlice<T>>,
-    host: &[T],
-) -> Result<&'a CudaSlice<T>> {
-    if buffer.as_ref().is_none_or(|b| b.len() < host.len()) {
-        *buffer = None;
-        *buffer = Some(stream.alloc_zeros::<T>(2 * host.len())?);
+/// Room for what a kernel is handed, on the device and in page-locked host memory to copy it
+/// from, each grown as needed and kept: allocating and freeing device memory as the census goes
+/// would wait on the other boxes' work, and so would a copy from pageable memory. Such a copy
+/// waits for its stream's work queued before it, whose kernels wait for room on the GPU, which
+/// the other boxes' long runs hold (19 ms a look, measured); from page-locked memory the copy
+/// is queued and the host goes on.
+struct Upload<T> {
+    host: Option<PinnedHostSlice<T>>,
+    device: Option<CudaSlice<T>>,
+}
+
+impl<T> Default for Upload<T> {
+    fn default() -> Upload<T> {
+        Upload {
+            host: None,
+            device: None,
+        }
     }
-    let room = buffer.as_mut().expect("allocated above");
-    stream.memcpy_htod(host, &mut room.slice_mut(..host.len()))?;
-    Ok(room)
+}
+
+impl<T: DeviceRepr + ValidAsZeroBits + Copy> Upload<T> {
+    /// `data` queued for copying to the start of the device room, which is grown to twice its
+    /// length where shorter. The rooms are copied whole, so that cudarc keeps the host room
+    /// from being written again before the copy has read it.
+    fn send(&mut self, stream: &Arc<CudaStream>, data: &[T]) -> Result<&CudaSlice<T>> {
+        if self.device.as_ref().is_none_or(|d| d.len() < data.len()) {
+            self.device = None;
+            self.host = None;
+            self.device = Some(stream.alloc_zeros::<T>(2 * data.len())?);
+            // SAFETY: page-locked host memory for 2 * data.len() values of T, every one of
+            // which is valid as zero bits; what is read of it is written first (below).
+            self.host = Some(unsafe { stream.context().alloc_pinned::<T>(2 * data.len())? });
+        }
+        let host = self.host.as_mut().expect("allocated above");
+        host.as_mut_slice()?[..data.len()].copy_from_slice(data);
+        let device = self.device.as_mut().expect("allocated above");
+        stream.memcpy_htod(host, device)?;
+        Ok(device)
+    }
 }
 
 impl SoupBoxes {
@@ -263,7 +299,9 @@ impl SoupBoxes {
             + live as u64 * 8;
         gpu.check_memory(bytes, "the census's soup boxes")?;
         let module = gpu.module(&source(side))?;
-        let stream = gpu.ctx.new_stream()?;
+        let (least, greatest) = cudarc::driver::result::stream::get_priority_range()?;
+        let stream = gpu.ctx.new_stream_with_priority(greatest)?;
+        let running = gpu.ctx.new_stream_with_priority(least)?;
         // A box without a soup is dead: soups_run passes it by.
         let dead = SoupState {
             status: 3,
@@ -283,10 +321,15 @@ impl SoupBoxes {
             live: stream.alloc_zeros::<u64>(live)?,
             spans: stream.alloc_zeros::<u32>(2 * slots)?,
             stream,
+            running,
+            done: None,
             slots,
-            list: None,
-            rows: None,
-            edits: None,
+            list: Upload::default(),
+            rows: Upload::default(),
+            edits: Upload::default(),
+            // SAFETY: page-locked host memory for `slots` states, valid as zero bits; it is
+            // written whole before each copy from it (set_states).
+            set: unsafe { gpu.ctx.alloc_pinned::<SoupState>(slots)? },
         })
     }
 
@@ -318,8 +361,8 @@ impl SoupBoxes {
             return Ok(());
         }
         let flat: Vec<u16> = rows.iter().flatten().copied().collect();
-        let slots_dev = upload(&self.stream, &mut self.list, slots)?;
-        let rows_dev = upload(&self.stream, &mut self.rows, &flat)?;
+        let slots_dev = self.list.send(&self.stream, slots)?;
+        let rows_dev = self.rows.send(&self.stream, &flat)?;
         let cfg = blocks(slots.len());
         // SAFETY: soups_place takes (unsigned int* cells, Soup* soups, const int* slots,
         // const unsigned short* rows); each of the grid's blocks reads one slot (checked to be
@@ -336,13 +379,25 @@ impl SoupBoxes {
         Ok(())
     }
 
-    /// Queues on the boxes' own stream (to run beside other work): every running soup stepped
+    /// Whether the work queued by the last [`SoupBoxes::start`] has run: [`SoupBoxes::states`]
+    /// would not wait.
+    pub fn is_done(&self) -> Result<bool> {
+        Ok(match &self.done {
+            Some(done) => done.try_is_complete()?,
+            None => true,
+        })
+    }
+
+    /// Queues on the boxes' own streams (to run beside other work): every running soup stepped
     /// up to `generations` generations on, none beyond generation `most`, then the live words
     /// of those that stop gathered. Their states then come from [`SoupBoxes::states`], their
     /// words from [`SoupBoxes::live_words`].
     pub fn start(&mut self, generations: u32, most: u32) -> Result<()> {
         let count = self.slots as i32;
         let cfg = blocks((self.slots * self.words()).div_ceil(BLOCK as usize));
+        // After what `stream` holds (the boxes filled, cleared and set), and before what it is
+        // given next.
+        self.running.join(&self.stream)?;
         // SAFETY: soups_run takes (unsigned int* cells, Soup* soups, int count,
         // unsigned int generations, unsigned int most, const unsigned int* gliders,
         // unsigned long long* log); `cells` holds `count` boxes, `states` `count` states, `log`
@@ -350,7 +405,7 @@ impl SoupBoxes {
         // `gliders` the 16 phases it reads, and the grid's groups of WORDS threads past `count`
         // return.
         unsafe {
-            self.stream
+            self.running
                 .launch_builder(&self.run)
                 .arg(&mut self.cells)
                 .arg(&mut self.states)
@@ -361,7 +416,10 @@ impl SoupBoxes {
                 .arg(&mut self.log)
                 .launch(cfg)?;
         }
-        self.gather()
+        self.stream.join(&self.running)?;
+        self.gather()?;
+        self.done = Some(self.stream.record_event(None)?);
+        Ok(())
     }
 
     /// Queues soups_live: the live words of the boxes whose soups stopped, into `live`.
@@ -401,7 +459,8 @@ impl SoupBoxes {
     /// Sets the states of boxes `slots[i]` to `states[i]`.
     pub fn set_states(&mut self, states: &[SoupState]) -> Result<()> {
         assert_eq!(states.len(), self.slots, "a state for each box");
-        Ok(self.stream.memcpy_htod(states, &mut self.states)?)
+        self.set.as_mut_slice()?.copy_from_slice(states);
+        Ok(self.stream.memcpy_htod(&self.set, &mut self.states)?)
     }
 
     /// The words with live cells of the boxes whose soups stopped in the last run ([`Live`]),
@@ -432,7 +491,7 @@ impl SoupBoxes {
             "words within a box"
         );
         let flat: Vec<u32> = edits.iter().flat_map(|&(s, w, m)| [s, w, m]).collect();
-        let edits_dev = upload(&self.stream, &mut self.edits, &flat)?;
+        let edits_dev = self.edits.send(&self.stream, &flat)?;
         let n = edits.len() as i32;
         let cfg = blocks(edits.len().div_ceil(BLOCK as usize));
         // SAFETY: soups_clear takes (unsigned int* cells, const unsigned int* edits, int n);
