@@ -211,6 +211,31 @@ __device__ unsigned int take_glider(unsigned int *box, int lane, unsigned int ma
     return found;
 }
 
+// The box of the band's cells of rows top..=bottom (those with cells), columns bx0..=bx1
+// and rows by0..=by1; `edge` is this lane's columns in the band. Every lane of the group
+// calls it, `box` at its own word of row 0.
+__device__ void band_box(const unsigned int *box, int lane, unsigned int mask,
+                         unsigned int edge, int top, int bottom, int &bx0, int &bx1, int &by0,
+                         int &by1) {
+    bx0 = SIDE, bx1 = -1, by0 = SIDE, by1 = -1;
+    for (int y = top; y <= bottom; y++) {
+        unsigned int word = box[y * WORDS];
+        unsigned int in_band = y < BAND || y >= SIDE - BAND ? word : word & edge;
+        if (in_band) {
+            if (by0 == SIDE) by0 = y;
+            by1 = y;
+            bx0 = min(bx0, 32 * lane + __ffs(in_band) - 1);
+            bx1 = max(bx1, 32 * lane + 31 - __clz(in_band));
+        }
+    }
+    for (int o = WORDS / 2; o > 0; o /= 2) {
+        bx0 = min(bx0, __shfl_xor_sync(mask, bx0, o, WORDS));
+        bx1 = max(bx1, __shfl_xor_sync(mask, bx1, o, WORDS));
+        by0 = min(by0, __shfl_xor_sync(mask, by0, o, WORDS));
+        by1 = max(by1, __shfl_xor_sync(mask, by1, o, WORDS));
+    }
+}
+
 // Steps the soups in `soups[0..count]` that are RUNNING by up to `generations` generations
 // each, stopping each where it settles, dies, reaches the band, or reaches generation `most`.
 // Blocks of whole groups of eight lanes; one group a soup.
@@ -235,10 +260,11 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
         int first = (int)s.top - 1, last = (int)s.bottom + 1;
         // Rows first - 1 and first are empty (top is the first row with cells).
         unsigned int a0 = 0u, a1 = 0u, b0 = 0u, b1 = 0u, c = 0u;
+        // This lane's first and last rows with cells, and its cells of every row, ORed.
         int top = SIDE, bottom = -1;
-        bool band = false;
-        // The box of this lane's cells in the band.
-        int bx0 = SIDE, bx1 = -1, by0 = SIDE, by1 = -1;
+        unsigned int seen = 0u;
+        // Each of this lane's words with cells and its row, in order, run through a multiply
+        // and add, then mixed with the lane.
         unsigned long long hash = 0ull;
         // AHEAD rows at a time, their rows below read first, all at once: a soup's rows are
         // stepped one after another, so each read's latency would otherwise be waited out
@@ -264,21 +290,12 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
                 // Three with the cell, or four with the cell alive: B3/S23.
                 unsigned int next = (t0 & t1 & ~t2) | (~t0 & ~t1 & t2 & c);
                 box[y * WORDS] = next;
-                if (__any_sync(mask, next != 0u)) {
-                    if (top == SIDE) top = y;
-                    bottom = y;
-                }
-                if (next != 0u) {
-                    unsigned int in_band = y < BAND || y >= SIDE - BAND ? next : next & edge;
-                    if (in_band) {
-                        band = true;
-                        if (by0 == SIDE) by0 = y;
-                        by1 = y;
-                        bx0 = min(bx0, 32 * lane + __ffs(in_band) - 1);
-                        bx1 = max(bx1, 32 * lane + 31 - __clz(in_band));
-                    }
-                    hash += mix(((unsigned long long)(y * WORDS + lane) << 32) | next);
-                }
+                seen |= next;
+                top = next != 0u && top == SIDE ? y : top;
+                bottom = next != 0u ? y : bottom;
+                hash = next != 0u
+                           ? hash * 0x9e3779b97f4a7c15ull + ((unsigned long long)y << 32 | next)
+                           : hash;
                 a0 = b0;
                 a1 = b1;
                 b0 = d0;
@@ -286,20 +303,23 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
                 c = below;
             }
         }
-        for (int o = WORDS / 2; o > 0; o /= 2) hash += __shfl_xor_sync(mask, hash, o, WORDS);
-        band = __any_sync(mask, band);
+        hash = mix(hash ^ (unsigned long long)lane << 56);
+        unsigned int out = seen & edge;
+        for (int o = WORDS / 2; o > 0; o /= 2) {
+            hash += __shfl_xor_sync(mask, hash, o, WORDS);
+            top = min(top, __shfl_xor_sync(mask, top, o, WORDS));
+            bottom = max(bottom, __shfl_xor_sync(mask, bottom, o, WORDS));
+            out |= __shfl_xor_sync(mask, out, o, WORDS);
+        }
+        bool band = bottom >= 0 && (top < BAND || bottom >= SIDE - BAND || out != 0u);
         s.generation += 1u;
         if (bottom < 0) {
             s.status = DIED;
         } else {
             unsigned int entry = 0u;
             if (band && s.taken < LOGGED) {
-                for (int o = WORDS / 2; o > 0; o /= 2) {
-                    bx0 = min(bx0, __shfl_xor_sync(mask, bx0, o, WORDS));
-                    bx1 = max(bx1, __shfl_xor_sync(mask, bx1, o, WORDS));
-                    by0 = min(by0, __shfl_xor_sync(mask, by0, o, WORDS));
-                    by1 = max(by1, __shfl_xor_sync(mask, by1, o, WORDS));
-                }
+                int bx0, bx1, by0, by1;
+                band_box(box, lane, mask, edge, top, bottom, bx0, bx1, by0, by1);
                 entry = take_glider(cells + (size_t)index * SIDE * WORDS, lane, mask, gliders,
                                     top, bottom, bx0, bx1, by0, by1);
             }
