@@ -364,12 +364,12 @@ impl GpuCensus {
         // looked at. Runs of larger boxes last longer (136 ms against 90, measured): the
         // smaller are not kept waiting for them.
         loop {
-            let mut looked = false;
+            let mut served = false;
             for t in 0..self.tiers.len() {
                 if self.tiers[t].running && !self.tiers[t].boxes.is_done()? {
                     continue;
                 }
-                looked = true;
+                served = true;
                 if self.tiers[t].running {
                     let up = self.look_at(t, first, results, &hand_back)?;
                     // The first larger kind of box takes the soups moved.
@@ -415,7 +415,7 @@ impl GpuCensus {
             if self.tiers.iter().all(idle) {
                 return Ok(());
             }
-            if !looked {
+            if !served {
                 std::thread::sleep(WAIT);
             }
         }

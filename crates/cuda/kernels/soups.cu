@@ -18,8 +18,8 @@
 // It is cleared, logged for the host (its generation, place and phase: LOGGED a soup between
 // two looks, after which the soup stops as before), and the soup runs on from a new shot.
 //
-// Settling. Each generation's cells are hashed (a sum over live words of a mix of word and
-// place); the hash of the generation shot_at is kept for shot_every(shot_at) generations and
+// Settling. Each generation's cells are hashed (each lane runs its live words and their rows
+// through a multiply and add, the group sums a mix of each lane's); the hash of the generation shot_at is kept for shot_every(shot_at) generations and
 // the soup has SETTLED when it comes back: its period is the generations since, the least
 // period of a pattern that was already repeating at shot_at. The host checks the period on
 // its own copy, so a false match of hashes is caught there.
