@@ -30,7 +30,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 use std::ops::Range;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex};
 
 use rayon::prelude::*;
@@ -77,6 +77,8 @@ pub struct GpuCensus {
     pub moved: BTreeMap<&'static str, u64>,
     /// Soups handed back to the CPU's census so far, by why.
     pub handed_back: BTreeMap<&'static str, u64>,
+    /// Soups the CPU's threads took from the back of the ranges so far ([`GpuCensus::share`]).
+    pub from_back: u64,
     /// Soups of the next call's range taken while this call's last soups finished.
     ahead: Ahead,
     /// The glider phases the kernel takes away ([`glider_phases`]).
@@ -255,6 +257,7 @@ impl GpuCensus {
             share: true,
             moved: BTreeMap::new(),
             handed_back: BTreeMap::new(),
+            from_back: 0,
             ahead: Ahead::default(),
             gliders,
         })
@@ -306,9 +309,10 @@ impl GpuCensus {
             ready: Condvar::new(),
         };
         let (sender, receiver) = std::sync::mpsc::channel();
+        let from_back = AtomicU64::new(0);
         let on_gpu = std::thread::scope(|scope| {
             for _ in 0..rayon::current_num_threads() {
-                let (sender, backlog) = (sender.clone(), &backlog);
+                let (sender, backlog, from_back) = (sender.clone(), &backlog, &from_back);
                 std::thread::Builder::new()
                     .name("census-share".into())
                     .spawn_scoped(scope, move || {
@@ -316,9 +320,12 @@ impl GpuCensus {
                         while let Some(job) = backlog.next(stop) {
                             let soups: Vec<(u64, Rows)> = match job {
                                 Job::Handed(index, rows) => vec![(index, rows)],
-                                Job::Back(range) => range
-                                    .map(|index| (index, soup::rows(&soup::id(root, index))))
-                                    .collect(),
+                                Job::Back(range) => {
+                                    from_back.fetch_add(range.end - range.start, Ordering::Relaxed);
+                                    range
+                                        .map(|index| (index, soup::rows(&soup::id(root, index))))
+                                        .collect()
+                                }
                             };
                             census::with_classifier(|classifier| {
                                 for (index, rows) in soups {
@@ -336,6 +343,7 @@ impl GpuCensus {
             on_gpu
         });
         drop(sender);
+        self.from_back += from_back.into_inner();
         on_gpu?;
         for (index, tally) in receiver {
             self.ahead.keep(&mut results, first, index, tally);

@@ -176,9 +176,11 @@ pub fn census(args: &CensusArgs) -> Result<()> {
             }
         };
         eprintln!(
-            "gol census: GPU {i}: soups moved to larger boxes: {}; handed back to the CPU: {}",
+            "gol census: GPU {i}: soups moved to larger boxes: {}; handed back to the CPU: {}; \
+             censused by the CPU's threads beside it: {}",
             list(&gpu.moved),
-            list(&gpu.handed_back)
+            list(&gpu.handed_back),
+            gpu.from_back
         );
     }
     let mut text = String::new();
