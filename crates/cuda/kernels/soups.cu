@@ -26,12 +26,9 @@
 
 // The host defines SIDE (256, 512 or 1024), BAND, ISOLATION (cells round a glider taken away
 // within which there is nothing else) and LOGGED (gliders a soup's log holds) in front of this,
-// from soups.rs; the values here are its, for reading this alone.
-#ifndef SIDE
-#define SIDE 256
-#define BAND 12
-#define ISOLATION 24
-#define LOGGED 8
+// from soups.rs's constants (soups::source).
+#if !defined(SIDE) || !defined(BAND) || !defined(ISOLATION) || !defined(LOGGED)
+#error "soups.rs's source() defines SIDE, BAND, ISOLATION and LOGGED in front of this file"
 #endif
 #define WORDS (SIDE / 32)
 // Rows read ahead at a time in soups_run.
