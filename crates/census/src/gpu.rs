@@ -369,8 +369,8 @@ impl GpuCensus {
         let smallest = self.tiers[0].boxes.side();
         // Each kind of box whose run has ended, in turn: its soups that stopped looked at, then
         // its boxes filled and started again, on its own streams, to run while the others are
-        // looked at. Runs of larger boxes last longer (136 ms against 90, measured): the
-        // smaller are not kept waiting for them.
+        // looked at. Runs of larger boxes last longer (22 ms against 11 on average, each run
+        // alone under ncu, measured): the smaller are not kept waiting for them.
         loop {
             let mut served = false;
             for t in 0..self.tiers.len() {

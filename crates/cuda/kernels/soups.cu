@@ -4,11 +4,12 @@
 // of 256 cells a side, and 512 for soups that the smaller cannot hold.
 //
 // Layout. A box is SIDE rows of WORDS = SIDE / 32 32-bit words, row after row; bit b of word w
-// of row y is the cell (32 w + b, y). WORDS threads (lanes of one warp) step a soup, lane w
-// holding word w of each row; a row's cells beside the word's ends come from the next lanes by
-// shuffles. A soup's state (struct Soup, mirrored by soups.rs's SoupState) says which rows hold
-// cells, so that only those and the two beside them are stepped, in place: a lane reads row
-// y + 1 before it writes row y, and keeps the old rows y - 1 and y in registers.
+// of row y is the cell (32 w + b, y). A warp steps a soup: each group of WORDS lanes a strip
+// of its rows, lane w of a group holding word w of each row; a row's cells beside the word's
+// ends come from the next lanes by shuffles. A soup's state (struct Soup, mirrored by soups.rs's
+// SoupState) says which rows hold cells, so that only those and the two beside them are
+// stepped, in place: a lane reads row y + 1 before it writes row y, and keeps the old rows
+// y - 1 and y in registers; the rows beside a strip are read before any group writes.
 //
 // The band: cells fewer than BAND from an edge. A soup stops (PAUSED) as soon as a cell is
 // there, so that the box's edge, beyond which everything is taken as dead, is never near a
@@ -25,10 +26,12 @@
 // its own copy, so a false match of hashes is caught there.
 
 // The host defines SIDE (256, 512 or 1024), BAND, ISOLATION (cells round a glider taken away
-// within which there is nothing else) and LOGGED (gliders a soup's log holds) in front of this,
-// from soups.rs's constants (soups::source).
-#if !defined(SIDE) || !defined(BAND) || !defined(ISOLATION) || !defined(LOGGED)
-#error "soups.rs's source() defines SIDE, BAND, ISOLATION and LOGGED in front of this file"
+// within which there is nothing else), LOGGED (gliders a soup's log holds) and SHARED (1 where
+// soups_run keeps a box in shared memory) in front of this, from soups.rs's constants
+// (soups::source).
+#if !defined(SIDE) || !defined(BAND) || !defined(ISOLATION) || !defined(LOGGED) || \
+    !defined(SHARED)
+#error "soups.rs's source() defines SIDE, BAND, ISOLATION, LOGGED and SHARED in front of this file"
 #endif
 #define WORDS (SIDE / 32)
 // Rows read ahead at a time in soups_run.
@@ -233,47 +236,85 @@ __device__ void band_box(const unsigned int *box, int lane, unsigned int mask,
     }
 }
 
+// A row of a box as lane `lane` holds it (`box` at its word of row 0); rows beyond the box
+// are dead.
+__device__ __forceinline__ unsigned int row_at(const unsigned int *box, int y) {
+    return y >= 0 && y < SIDE ? box[y * WORDS] : 0u;
+}
+
 // Steps the soups in `soups[0..count]` that are RUNNING by up to `generations` generations
 // each, stopping each where it settles, dies, reaches the band, or reaches generation `most`.
-// Blocks of whole groups of eight lanes; one group a soup.
+// A block (one warp) a soup: its rows to step are cut into STRIPS strips of consecutive rows,
+// one a group of WORDS lanes, so that every lane of the warp steps rows of the same soup. Where
+// SHARED, the box is copied into shared memory (SIDE * WORDS words, the launch's dynamic shared
+// memory) for the launch, and its rows that held cells at any time in it copied back at its end.
 // Gliders in the band are taken away where take_glider can (phases `gliders`), each logged
 // in the soup's LOGGED entries of `log` as (generation << 32 | take_glider's entry).
+#define STRIPS (32 / WORDS)
 extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count,
                                      unsigned int generations, unsigned int most,
                                      const unsigned int *gliders, unsigned long long *log) {
-    int lane = threadIdx.x & (WORDS - 1);
-    int index = (blockIdx.x * blockDim.x + threadIdx.x) / WORDS;
+    int index = blockIdx.x;
     if (index >= count) return;
     Soup s = soups[index];
     if (s.status != RUNNING) return;
-    // The group's lanes in the warp.
+    int t = threadIdx.x, lane = t & (WORDS - 1), strip = t / WORDS;
+    // The lanes of this lane's group.
     unsigned int mask =
-        WORDS == 32 ? ~0u : ((1u << (WORDS & 31)) - 1u) << (threadIdx.x & (32 - WORDS));
-    unsigned int *box = cells + (size_t)index * SIDE * WORDS + lane;
+        WORDS == 32 ? ~0u : ((1u << (WORDS & 31)) - 1u) << (t & (32 - WORDS));
+    unsigned int *global = cells + (size_t)index * SIDE * WORDS;
+#if SHARED
+    extern __shared__ uint4 shared[];
+    // The rows with cells (top..bottom), the others empty; 4 words of a row a uint4.
+    const uint4 *from = (const uint4 *)global;
+    for (int i = t; i < SIDE * WORDS / 4; i += 32) {
+        int y = 4 * i / WORDS;
+        shared[i] = y >= (int)s.top && y <= (int)s.bottom ? from[i] : make_uint4(0, 0, 0, 0);
+    }
+    __syncwarp();
+    unsigned int *whole = (unsigned int *)shared;
+    // The rows that held cells at some time in this launch: those copied back.
+    int held_top = s.top, held_bottom = s.bottom;
+#else
+    unsigned int *whole = global;
+#endif
+    unsigned int *box = whole + lane;
     unsigned int edge = 0u;
     if (lane == 0) edge = (1u << BAND) - 1u;
     if (lane == WORDS - 1) edge = ~0u << (32 - BAND);
     for (unsigned int g = 0; g < generations && s.status == RUNNING; g++) {
-        int first = (int)s.top - 1, last = (int)s.bottom + 1;
-        // Rows first - 1 and first are empty (top is the first row with cells).
-        unsigned int a0 = 0u, a1 = 0u, b0 = 0u, b1 = 0u, c = 0u;
+        // Rows first - 1 and first are empty (top is the first row with cells); this group's
+        // strip is rows lo..=hi of first..=last.
+        int first = (int)s.top - 1, last = (int)s.bottom + 1, n = last - first + 1;
+        int lo = first + n * strip / STRIPS, hi = first + n * (strip + 1) / STRIPS - 1;
+        // The strip's rows above, first and below, read before any group writes a row.
+        unsigned int up = lo <= hi ? row_at(box, lo - 1) : 0u;
+        unsigned int c = lo <= hi ? row_at(box, lo) : 0u;
+        unsigned int down = lo <= hi ? row_at(box, hi + 1) : 0u;
+        unsigned int a0, a1, b0, b1;
+        across(up, mask, lane, a0, a1);
+        across(c, mask, lane, b0, b1);
+        __syncwarp();
         // This lane's first and last rows with cells, and its cells of every row, ORed.
         int top = SIDE, bottom = -1;
         unsigned int seen = 0u;
         // Each of this lane's words with cells and its row, in order, run through a multiply
         // and add, then mixed with the lane.
         unsigned long long hash = 0ull;
-        // AHEAD rows at a time, their rows below read first, all at once: a soup's rows are
+        // AHEAD rows at a time, their rows below read first, all at once: a strip's rows are
         // stepped one after another, so each read's latency would otherwise be waited out
-        // row by row. Every row read is read before this generation writes it.
-        for (int y0 = first; y0 <= last; y0 += AHEAD) {
+        // row by row. Every row of the strip read is read before this generation writes it.
+        for (int y0 = lo; y0 <= hi; y0 += AHEAD) {
             unsigned int ahead[AHEAD];
 #pragma unroll
-            for (int i = 0; i < AHEAD; i++) ahead[i] = box[min(y0 + 1 + i, SIDE - 1) * WORDS];
+            for (int i = 0; i < AHEAD; i++) {
+                int y = y0 + 1 + i;
+                ahead[i] = y <= hi ? box[y * WORDS] : down;
+            }
 #pragma unroll
             for (int i = 0; i < AHEAD; i++) {
                 int y = y0 + i;
-                if (y > last) break;
+                if (y > hi) break;
                 unsigned int below = ahead[i];
                 unsigned int d0, d1;
                 across(below, mask, lane, d0, d1);
@@ -300,14 +341,19 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
                 c = below;
             }
         }
-        hash = mix(hash ^ (unsigned long long)lane << 56);
+        __syncwarp();
+        hash = mix(hash ^ (unsigned long long)t << 56);
         unsigned int out = seen & edge;
-        for (int o = WORDS / 2; o > 0; o /= 2) {
-            hash += __shfl_xor_sync(mask, hash, o, WORDS);
-            top = min(top, __shfl_xor_sync(mask, top, o, WORDS));
-            bottom = max(bottom, __shfl_xor_sync(mask, bottom, o, WORDS));
-            out |= __shfl_xor_sync(mask, out, o, WORDS);
+        for (int o = 16; o > 0; o /= 2) {
+            hash += __shfl_xor_sync(~0u, hash, o);
+            top = min(top, __shfl_xor_sync(~0u, top, o));
+            bottom = max(bottom, __shfl_xor_sync(~0u, bottom, o));
+            out |= __shfl_xor_sync(~0u, out, o);
         }
+#if SHARED
+        held_top = min(held_top, top);
+        held_bottom = max(held_bottom, bottom);
+#endif
         bool band = bottom >= 0 && (top < BAND || bottom >= SIDE - BAND || out != 0u);
         s.generation += 1u;
         if (bottom < 0) {
@@ -315,15 +361,22 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
         } else {
             unsigned int entry = 0u;
             if (band && s.taken < LOGGED) {
-                int bx0, bx1, by0, by1;
-                band_box(box, lane, mask, edge, top, bottom, bx0, bx1, by0, by1);
-                entry = take_glider(cells + (size_t)index * SIDE * WORDS, lane, mask, gliders,
-                                    top, bottom, bx0, bx1, by0, by1);
+                // The first group alone looks, and takes a glider away.
+                if (strip == 0) {
+                    int bx0, bx1, by0, by1;
+                    band_box(box, lane, mask, edge, top, bottom, bx0, bx1, by0, by1);
+                    entry = take_glider(whole, lane, mask, gliders, top, bottom, bx0, bx1,
+                                        by0, by1);
+                }
+                __syncwarp();
+                entry = __shfl_sync(~0u, entry, 0);
+                top = __shfl_sync(~0u, top, 0);
+                bottom = __shfl_sync(~0u, bottom, 0);
             }
             s.top = top;
             s.bottom = bottom;
             if (entry) {
-                if (lane == 0)
+                if (t == 0)
                     log[(size_t)index * LOGGED + s.taken] =
                         (unsigned long long)s.generation << 32 | entry;
                 s.taken += 1u;
@@ -340,7 +393,13 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
         }
         if (s.status == RUNNING && s.generation >= most) s.status = GIVEN_UP;
     }
-    if (lane == 0) soups[index] = s;
+#if SHARED
+    __syncwarp();
+    uint4 *to = (uint4 *)global;
+    for (int i = held_top * WORDS / 4 + t; i < (held_bottom + 1) * WORDS / 4; i += 32)
+        to[i] = shared[i];
+#endif
+    if (t == 0) soups[index] = s;
 }
 
 // Threads a block of soups_place and soups_live: each does SIDE / THREADS rows of a box.

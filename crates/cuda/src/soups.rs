@@ -62,11 +62,20 @@ pub fn left(side: usize) -> usize {
     side / 2 - 8
 }
 
+/// Whether soups_run keeps a box of `side` cells a side in shared memory for a launch: those of
+/// 256 (8 KiB). A box of 512 there (32 KiB) leaves room for 7 blocks of a warp on a
+/// multiprocessor, or 6 of four warps, and both ran slower than in place (2,372 and 2,310 ms of
+/// a 2^19-soup census's runs against 2,014, measured).
+fn shared(side: usize) -> bool {
+    side <= 256
+}
+
 /// The kernels' source for boxes of `side` cells a side.
 pub fn source(side: usize) -> String {
     format!(
         "#define SIDE {side}\n#define BAND {BAND}\n#define ISOLATION {ISOLATION}\n\
-         #define LOGGED {LOGGED}\n{}",
+         #define LOGGED {LOGGED}\n#define SHARED {}\n{}",
+        shared(side) as u8,
         crate::source::SOUPS
     )
 }
@@ -154,7 +163,8 @@ impl SoupState {
     }
 }
 
-/// Threads a block of every kernel here (the kernels' THREADS): 8 to 32 soups of soups_run.
+/// Threads a block of every kernel here but soups_run, which has a warp a box (the kernels'
+/// THREADS).
 const BLOCK: u32 = 256;
 
 /// Live words gathered after each run at most, at first ([`SoupBoxes::live_words`] makes more
@@ -394,7 +404,15 @@ impl SoupBoxes {
     /// words from [`SoupBoxes::live_words`].
     pub fn start(&mut self, generations: u32, most: u32) -> Result<()> {
         let count = self.slots as i32;
-        let cfg = blocks((self.slots * self.words()).div_ceil(BLOCK as usize));
+        // A warp a box, with the box's room in shared memory where it keeps it there.
+        let cfg = LaunchConfig {
+            grid_dim: (self.slots as u32, 1, 1),
+            block_dim: (32, 1, 1),
+            shared_mem_bytes: match shared(self.side) {
+                true => (self.side * self.words() * 4) as u32,
+                false => 0,
+            },
+        };
         // After what `stream` holds (the boxes filled, cleared and set), and before what it is
         // given next.
         self.running.join(&self.stream)?;
@@ -402,8 +420,8 @@ impl SoupBoxes {
         // unsigned int generations, unsigned int most, const unsigned int* gliders,
         // unsigned long long* log); `cells` holds `count` boxes, `states` `count` states, `log`
         // LOGGED entries for each (the kernel writes entry `taken` only while below LOGGED),
-        // `gliders` the 16 phases it reads, and the grid's groups of WORDS threads past `count`
-        // return.
+        // `gliders` the 16 phases it reads, and a block (a warp) a box; the shared memory it is
+        // given is a box's where `shared` has it keep one there (as its source says).
         unsafe {
             self.running
                 .launch_builder(&self.run)
