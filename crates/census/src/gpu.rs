@@ -21,8 +21,10 @@
 //!   ash cut into objects and named as the CPU's census names it.
 //!
 //! A soup that does not pass (a cluster in the band that is not such a ship, or one with
-//! something else near it) starts again in a box of 512² ([`TIERS`]). Where it does not pass
-//! there either, or died, ran past [`MOST_GENERATIONS`], left a megasized ash or ships that
+//! something else near it) moves to a box of 512² ([`TIERS`]) and goes on there from where it
+//! stopped, the ships taken away put back where they have flown to ([`InFlight::moved`]); or
+//! starts again from generation 0 where that cannot be known. Where it does not pass there
+//! either, or died, ran past [`MOST_GENERATIONS`], left a megasized ash or ships that
 //! come within reach of one another, it is censused from the start by the CPU's census (on
 //! threads of its own, while the GPU goes on), which is what the GPU's answer must equal. So
 //! the haul is byte-identical to the CPU's whatever runs where, as long as the CPU's census
@@ -75,6 +77,8 @@ pub struct GpuCensus {
     pub share: bool,
     /// Soups moved to larger boxes so far, by why.
     pub moved: BTreeMap<&'static str, u64>,
+    /// Of those, the soups that went on from where they stopped ([`InFlight::moved`]).
+    pub went_on: u64,
     /// Soups handed back to the CPU's census so far, by why.
     pub handed_back: BTreeMap<&'static str, u64>,
     /// Soups the CPU's threads took from the back of the ranges so far ([`GpuCensus::share`]).
@@ -198,6 +202,9 @@ struct InFlight {
     flights: Vec<Flight>,
     /// Ships that were near one taken away, each to be taken away in its turn.
     watched: Vec<Flight>,
+    /// Where it goes on from in a larger box, moved from a smaller one: its state and live
+    /// words there (none: it starts at generation 0).
+    stopped: Option<(SoupState, Vec<u64>)>,
 }
 
 impl InFlight {
@@ -207,7 +214,81 @@ impl InFlight {
             rows,
             flights: Vec::new(),
             watched: Vec::new(),
+            stopped: None,
         }
+    }
+
+    /// The soup for a box of `larger` cells a side, from one of `side` where it stopped in
+    /// `state` with live words `words`: it goes on from there, every ship taken away put back
+    /// where it has flown to, unmet, or kept taken away where it has flown deep into the larger
+    /// box's band ([`deep_in_band`]). That is the soup's true generation: before it, nothing
+    /// came within reach of a ship taken away (the module's doc says why) but the ships watched
+    /// and the others taken away, and those are checked to have flown free of it, as a settled
+    /// soup's are. Where they cannot be shown to, or a ship is on the larger box's band but not
+    /// deep in it, the soup starts again from generation 0.
+    fn moved(&self, side: usize, larger: usize, state: &SoupState, words: &[u64]) -> InFlight {
+        let mut soup = InFlight::new(self.index, self.rows);
+        if census::flights_meet(&self.flights, true)
+            || !self.watched.iter().all(|w| taken_later(w, &self.flights))
+        {
+            return soup;
+        }
+        let shift = (soups::left(larger) - soups::left(side)) as i64;
+        let (inner, at) = (BAND as i64..(larger - BAND) as i64, state.generation as u64);
+        let mut ships = Vec::new();
+        for f in &self.flights {
+            let cells: Vec<(i64, i64)> = flown(&f.cells, f.displacement, f.period, at - f.at)
+                .into_iter()
+                .map(|(x, y)| (x + shift, y + shift))
+                .collect();
+            if cells
+                .iter()
+                .all(|(x, y)| inner.contains(x) && inner.contains(y))
+            {
+                ships.extend(cells);
+            } else if deep_in_band(&cells, f.displacement, f.period, larger) {
+                soup.flights.push(Flight {
+                    bounds: (
+                        f.bounds.0 + shift,
+                        f.bounds.1 + shift,
+                        f.bounds.2 + shift,
+                        f.bounds.3 + shift,
+                    ),
+                    cells: f
+                        .cells
+                        .iter()
+                        .map(|&(x, y)| (x + shift, y + shift))
+                        .collect(),
+                    codes: f.codes.clone(),
+                    ..*f
+                });
+            } else {
+                return InFlight::new(self.index, self.rows);
+            }
+        }
+        let row_words = larger / 32;
+        let mut all = soups::moved_words(words, side, larger);
+        all.extend(ships.iter().map(|&(x, y)| {
+            let place = y as usize * row_words + x as usize / 32;
+            (place as u64) << 32 | 1u64 << (x % 32)
+        }));
+        // A word for each place, its cells ORed.
+        all.sort_unstable();
+        let mut words: Vec<u64> = Vec::with_capacity(all.len());
+        for entry in all {
+            match words.last_mut() {
+                Some(last) if *last >> 32 == entry >> 32 => *last |= entry & 0xffff_ffff,
+                _ => words.push(entry),
+            }
+        }
+        let shift = shift as u32;
+        let rows = (state.top + shift, state.bottom + shift);
+        let (top, bottom) = ships
+            .iter()
+            .fold(rows, |(t, b), &(_, y)| (t.min(y as u32), b.max(y as u32)));
+        let going_on = SoupState::new(Status::Running, state.generation, top, bottom, 0);
+        soup.stopped = Some((going_on, words));
+        soup
     }
 }
 
@@ -256,6 +337,7 @@ impl GpuCensus {
             tiers,
             share: true,
             moved: BTreeMap::new(),
+            went_on: 0,
             handed_back: BTreeMap::new(),
             from_back: 0,
             ahead: Ahead::default(),
@@ -442,7 +524,9 @@ impl GpuCensus {
         let larger = self
             .tiers
             .iter()
-            .any(|l| l.boxes.side() > self.tiers[t].boxes.side());
+            .map(|l| l.boxes.side())
+            .filter(|&l| l > self.tiers[t].boxes.side())
+            .min();
         let gliders = self.gliders;
         let tier = &mut self.tiers[t];
         let mut states = tier.boxes.states()?;
@@ -482,8 +566,9 @@ impl GpuCensus {
                                 return Some(After::Resumed(cleared));
                             }
                             Outcome::Done(tally) => After::Done(index, tally),
-                            Outcome::Elsewhere(why) if larger => {
-                                After::Moved(why, InFlight::new(index, rows))
+                            Outcome::Elsewhere(why) if larger.is_some() => {
+                                let larger = larger.expect("a larger box");
+                                After::Moved(why, soup.moved(side, larger, state, words.of(slot)))
                             }
                             Outcome::Elsewhere(why) | Outcome::Cpu(why) => {
                                 After::HandedBack(why, InFlight::new(index, rows))
@@ -506,6 +591,7 @@ impl GpuCensus {
                 After::Done(index, tally) => self.ahead.keep(results, first, index, tally),
                 After::Moved(why, soup) => {
                     *self.moved.entry(why).or_default() += 1;
+                    self.went_on += soup.stopped.is_some() as u64;
                     up.push(soup);
                 }
                 After::HandedBack(why, soup) => {
@@ -530,9 +616,16 @@ impl Tier {
         if free.is_empty() {
             return Ok(());
         }
-        let soups: Vec<InFlight> = self.waiting.drain(..free.len()).collect();
-        let rows: Vec<Rows> = soups.iter().map(|s| s.rows).collect();
-        self.boxes.place(&free, &rows)?;
+        let mut soups: Vec<InFlight> = self.waiting.drain(..free.len()).collect();
+        // Those that start at generation 0 first, then those that go on.
+        soups.sort_by_key(|s| s.stopped.is_some());
+        let fresh = soups.partition_point(|s| s.stopped.is_none());
+        let rows: Vec<Rows> = soups[..fresh].iter().map(|s| s.rows).collect();
+        let going_on: Vec<(SoupState, Vec<u64>)> = soups[fresh..]
+            .iter_mut()
+            .map(|s| s.stopped.take().expect("a soup that goes on"))
+            .collect();
+        self.boxes.place(&free, &rows, &going_on)?;
         for (&slot, soup) in free.iter().zip(soups) {
             self.flying[slot as usize] = Some(soup);
         }
@@ -816,6 +909,43 @@ fn take_ships(
     Outcome::Resume(edits, taken, watched, top as u32, bottom as u32)
 }
 
+/// Whether a ship of `cells`, moving by `displacement` each `period` generations, flies out
+/// of a box of `side` cells a side so deep in its band that every cell within reach of it,
+/// in any phase, is in the band now and later: nothing can come near it without stopping the
+/// soup first, as nothing can a ship taken away at the band ([`take_ships`]).
+fn deep_in_band(cells: &[(i64, i64)], displacement: (i64, i64), period: u64, side: usize) -> bool {
+    let Some((l, t, r, b)) = bounds(cells) else {
+        return true;
+    };
+    let (dx, dy) = displacement;
+    // Reach, and the cells a ship sways within its period.
+    let (near, band, last) = (2 + period as i64, BAND as i64, side as i64 - 1);
+    (b + near < band && dy < 0)
+        || (t - near > last - band && dy > 0)
+        || (r + near < band && dx < 0)
+        || (l - near > last - band && dx > 0)
+}
+
+/// The cells of a ship `cells` that moves by `displacement` each `period` generations, as it
+/// is `generations` later, untouched; in order.
+fn flown(
+    cells: &[(i64, i64)],
+    displacement: (i64, i64),
+    period: u64,
+    generations: u64,
+) -> Vec<(i64, i64)> {
+    let periods = (generations / period) as i64;
+    let (dx, dy) = (displacement.0 * periods, displacement.1 * periods);
+    let moved: Vec<(i64, i64)> = cells.iter().map(|&(x, y)| (x + dx, y + dy)).collect();
+    let mut u = Universe::of(&moved);
+    for _ in 0..generations % period {
+        u.step();
+    }
+    let mut now = u.cells();
+    now.sort_unstable();
+    now
+}
+
 /// Whether `watched`, a ship as it was, is one of `flights`, taken away later where it would
 /// have flown to untouched.
 fn taken_later(watched: &Flight, flights: &[Flight]) -> bool {
@@ -824,20 +954,7 @@ fn taken_later(watched: &Flight, flights: &[Flight]) -> bool {
         {
             return false;
         }
-        let since = f.at - watched.at;
-        let periods = (since / f.period) as i64;
-        let (dx, dy) = (f.displacement.0 * periods, f.displacement.1 * periods);
-        let moved: Vec<(i64, i64)> = watched
-            .cells
-            .iter()
-            .map(|&(x, y)| (x + dx, y + dy))
-            .collect();
-        let mut u = Universe::of(&moved);
-        for _ in 0..since % f.period {
-            u.step();
-        }
-        let mut now = u.cells();
-        now.sort_unstable();
+        let now = flown(&watched.cells, f.displacement, f.period, f.at - watched.at);
         let mut then = f.cells.clone();
         then.sort_unstable();
         now == then
@@ -1015,6 +1132,65 @@ mod tests {
         }
         left.retain(|w| *w as u32 != 0);
         assert_eq!(left, words(&block(128, 128)));
+    }
+
+    #[test]
+    fn a_soup_moved_goes_on_with_its_ships_put_back_where_they_flew() {
+        let flier = glider(100, 5);
+        let cells: Vec<_> = flier.iter().copied().chain(block(128, 128)).collect();
+        let Outcome::Resume(_, taken, watched, ..) = paused(&cells) else {
+            panic!("the glider is not taken away");
+        };
+        let mut soup = InFlight::new(3, [0; 16]);
+        soup.flights = taken;
+        soup.watched = watched;
+        // Stopped 10 generations later by something in the band that is not a ship.
+        let mut rest = block(128, 128);
+        rest.extend(block(5, 200));
+        let state = SoupState::new(Status::Paused, 910, 128, 201, 0);
+        let moved = soup.moved(SIDE, 512, &state, &words(&rest));
+        let (going_on, placed) = moved.stopped.expect("it goes on");
+        assert_eq!(going_on.generation, 910);
+        assert_eq!(going_on.status(), Status::Running);
+        let mut flying = Universe::of(&flier);
+        for _ in 0..10 {
+            flying.step();
+        }
+        let mut want: Vec<(i64, i64)> = rest.into_iter().chain(flying.cells()).collect();
+        want.iter_mut().for_each(|c| *c = (c.0 + 128, c.1 + 128));
+        want.sort_unstable();
+        let mut got = box_cells(&placed, 512);
+        got.sort_unstable();
+        assert_eq!(got, want);
+        let top = want.iter().map(|c| c.1).min().unwrap() as u32;
+        let bottom = want.iter().map(|c| c.1).max().unwrap() as u32;
+        assert_eq!((going_on.top, going_on.bottom), (top, bottom));
+        // Where the glider has flown onto the larger box's band, it starts again; deeper in
+        // the band, it goes on with the glider still taken away.
+        let late = SoupState::new(Status::Paused, 900 + 4 * 125, 128, 129, 0);
+        let from_start = soup.moved(SIDE, 512, &late, &words(&block(128, 128)));
+        assert!(from_start.stopped.is_none());
+        let later = SoupState::new(Status::Paused, 900 + 4 * 130, 128, 129, 0);
+        let far = soup.moved(SIDE, 512, &later, &words(&block(128, 128)));
+        let (_, placed) = far.stopped.expect("it goes on");
+        assert_eq!(box_cells(&placed, 512).len(), 4, "the block alone");
+        assert_eq!(far.flights.len(), 1);
+        assert_eq!(
+            far.flights[0].cells,
+            soup.flights[0]
+                .cells
+                .iter()
+                .map(|&(x, y)| (x + 128, y + 128))
+                .collect::<Vec<_>>()
+        );
+        assert_eq!(far.flights[0].at, 900);
+        // So it does where a ship watched was not taken away yet.
+        let other = ship(glider(150, 30), 905, &mut Classifier::default());
+        soup.watched.push(other.expect("a glider"));
+        assert!(soup
+            .moved(SIDE, 512, &state, &words(&block(128, 128)))
+            .stopped
+            .is_none());
     }
 
     #[test]

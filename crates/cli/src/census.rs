@@ -176,9 +176,10 @@ pub fn census(args: &CensusArgs) -> Result<()> {
             }
         };
         eprintln!(
-            "gol census: GPU {i}: soups moved to larger boxes: {}; handed back to the CPU: {}; \
-             censused by the CPU's threads beside it: {}",
+            "gol census: GPU {i}: soups moved to larger boxes: {} ({} going on from where they \
+             stopped); handed back to the CPU: {}; censused by the CPU's threads beside it: {}",
             list(&gpu.moved),
+            gpu.went_on,
             list(&gpu.handed_back),
             gpu.from_back
         );

@@ -402,40 +402,54 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
     if (t == 0) soups[index] = s;
 }
 
-// Threads a block of soups_place and soups_live: each does SIDE / THREADS rows of a box.
+// Threads a block of soups_place and soups_live; soups_live's each does SIDE / THREADS rows of
+// a box.
 #define THREADS 256
 #define ROWS (SIDE / THREADS)
 
-// Places soup i of `rows` (16 rows of 16 cells, bit x of a row the cell of column x) in the
-// box of slot slots[i], its top-left cell at (LEFT, LEFT), the rest of the box emptied, its
-// state that of generation 0. One block a soup.
+// Puts soup i in the box of slot slots[i], the box emptied first; one block a soup. The first
+// `fresh` start at generation 0: soup i is rows[16 i..16 i + 16] (bit x of a row the cell of
+// column x), its top-left cell placed at (LEFT, LEFT). Each other goes on from where it was:
+// soup fresh + j has state states[j] and the live words words[spans[j]..spans[j + 1]] (each
+// (y * WORDS + w) << 32 | word, as soups_live gathers them; each word of the box at most once).
 #define LEFT (SIDE / 2 - 8)
 extern "C" __global__ void soups_place(unsigned int *cells, Soup *soups, const int *slots,
-                                       const unsigned short *rows) {
+                                       int fresh, const unsigned short *rows,
+                                       const unsigned long long *words,
+                                       const unsigned int *spans, const Soup *states) {
     int i = blockIdx.x;
     int slot = slots[i];
-    for (int y = threadIdx.x * ROWS; y < (threadIdx.x + 1) * ROWS; y++) {
-        unsigned int *row = cells + ((size_t)slot * SIDE + y) * WORDS;
-        for (int w = 0; w < WORDS; w++) row[w] = 0u;
-        if (y >= LEFT && y < LEFT + 16) {
-            unsigned int r = rows[i * 16 + (y - LEFT)];
+    unsigned int *box = cells + (size_t)slot * SIDE * WORDS;
+    for (int j = threadIdx.x; j < SIDE * WORDS; j += THREADS) box[j] = 0u;
+    __syncthreads();
+    if (i < fresh) {
+        if (threadIdx.x < 16) {
+            unsigned int r = rows[i * 16 + threadIdx.x];
             // LEFT is 24 past a word's start: the row's 16 cells straddle two words.
-            row[LEFT / 32] = r << (LEFT % 32);
-            row[LEFT / 32 + 1] = r >> (32 - LEFT % 32);
+            unsigned int *row = box + (LEFT + threadIdx.x) * WORDS + LEFT / 32;
+            row[0] = r << (LEFT % 32);
+            row[1] = r >> (32 - LEFT % 32);
         }
+        if (threadIdx.x == 0) {
+            Soup s;
+            s.generation = 0u;
+            s.top = LEFT;
+            s.bottom = LEFT + 15;
+            s.status = RUNNING;
+            s.shot_at = NO_SHOT;
+            s.period = 0u;
+            s.taken = 0u;
+            s.shot = 0ull;
+            soups[slot] = s;
+        }
+        return;
     }
-    if (threadIdx.x == 0) {
-        Soup s;
-        s.generation = 0u;
-        s.top = LEFT;
-        s.bottom = LEFT + 15;
-        s.status = RUNNING;
-        s.shot_at = NO_SHOT;
-        s.period = 0u;
-        s.taken = 0u;
-        s.shot = 0ull;
-        soups[slot] = s;
+    int j = i - fresh;
+    for (unsigned int k = spans[j] + threadIdx.x; k < spans[j + 1]; k += THREADS) {
+        unsigned long long word = words[k];
+        box[word >> 32] = (unsigned int)word;
     }
+    if (threadIdx.x == 0) soups[slot] = states[j];
 }
 
 // The words with live cells of each box whose soup has stopped (neither RUNNING nor DIED),

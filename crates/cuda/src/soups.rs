@@ -62,6 +62,32 @@ pub fn left(side: usize) -> usize {
     side / 2 - 8
 }
 
+/// 32-bit words in a box of `side` cells a side.
+fn box_words(side: usize) -> usize {
+    side * side / 32
+}
+
+/// The live words `words` of a box of `from` cells a side as those of a box of `to` cells
+/// (larger), each cell as far from the box's middle as it was: where a soup moved from the
+/// one to the other goes on.
+pub fn moved_words(words: &[u64], from: usize, to: usize) -> Vec<u64> {
+    let shift = left(to) - left(from);
+    assert!(
+        to > from && shift.is_multiple_of(32),
+        "a larger box, the soup moved by whole words"
+    );
+    let (across, wider) = ((from / 32) as u64, (to / 32) as u64);
+    let shift = shift as u64;
+    words
+        .iter()
+        .map(|&entry| {
+            let place = entry >> 32;
+            let (y, w) = (place / across, place % across);
+            ((y + shift) * wider + w + shift / 32) << 32 | (entry & 0xffff_ffff)
+        })
+        .collect()
+}
+
 /// Whether soups_run keeps a box of `side` cells a side in shared memory for a launch: those of
 /// 256 (8 KiB). A box of 512 there (32 KiB) leaves room for 7 blocks of a warp on a
 /// multiprocessor, or 6 of four warps, and both ran slower than in place (2,372 and 2,310 ms of
@@ -193,10 +219,14 @@ pub struct SoupBoxes {
     /// The glider phases the kernel takes away, and each box's log of those it took.
     gliders: CudaSlice<u32>,
     log: CudaSlice<u64>,
-    /// What the kernels are handed: lists of slots, soups' rows, edits; and the states set,
+    /// What the kernels are handed: lists of slots, soups' rows, the words, where each soup's
+    /// start and the states of soups that go on, edits; and the states set,
     /// copied from page-locked memory as an [`Upload`]'s are, and for the same reason.
     list: Upload<u32>,
     rows: Upload<u16>,
+    words: Upload<u64>,
+    spans_of_words: Upload<u32>,
+    placed: Upload<SoupState>,
     edits: Upload<u32>,
     set: PinnedHostSlice<SoupState>,
     /// The live words of the boxes stopped in the last run, gathered by soups_live after it,
@@ -302,7 +332,7 @@ impl SoupBoxes {
         gliders: &[u32; 16],
     ) -> Result<SoupBoxes> {
         assert!(SIDES.contains(&side), "a box's side is one of {SIDES:?}");
-        let box_words = side * side / 32;
+        let box_words = box_words(side);
         let live = LIVE_WORDS.min(slots * box_words);
         let bytes = slots as u64
             * (box_words as u64 * 4 + size_of::<SoupState>() as u64 + 8 + 8 * LOGGED as u64)
@@ -336,6 +366,9 @@ impl SoupBoxes {
             slots,
             list: Upload::default(),
             rows: Upload::default(),
+            words: Upload::default(),
+            spans_of_words: Upload::default(),
+            placed: Upload::default(),
             edits: Upload::default(),
             // SAFETY: page-locked host memory for `slots` states, valid as zero bits; it is
             // written whole before each copy from it (set_states).
@@ -359,31 +392,68 @@ impl SoupBoxes {
     }
 
     fn box_words(&self) -> usize {
-        self.side * self.words()
+        box_words(self.side)
     }
 
-    /// Puts soup `rows[i]` (16 rows, bit x of a row the cell in column x) in box `slots[i]`,
-    /// its top-left cell at ([`left`], [`left`]), at generation 0.
-    pub fn place(&mut self, slots: &[u32], rows: &[[u16; 16]]) -> Result<()> {
-        assert_eq!(slots.len(), rows.len(), "a soup for each slot");
+    /// Puts soups in boxes `slots`, in order: first soups `rows` at generation 0 (16 rows each,
+    /// bit x of a row the cell in column x), their top-left cells at ([`left`], [`left`]);
+    /// then soups `going_on`, each from a state and its live words there (`place << 32 |
+    /// word`, as [`Live`] holds a box's, each place once). The rest of each box is empty.
+    pub fn place(
+        &mut self,
+        slots: &[u32],
+        rows: &[[u16; 16]],
+        going_on: &[(SoupState, Vec<u64>)],
+    ) -> Result<()> {
+        assert_eq!(
+            slots.len(),
+            rows.len() + going_on.len(),
+            "a soup for each slot"
+        );
         self.check(slots);
         if slots.is_empty() {
             return Ok(());
         }
-        let flat: Vec<u16> = rows.iter().flatten().copied().collect();
+        let box_words = self.box_words() as u64;
+        let mut words: Vec<u64> = going_on.iter().flat_map(|s| &s.1).copied().collect();
+        assert!(
+            words.iter().all(|&w| w >> 32 < box_words),
+            "words within a box"
+        );
+        let mut spans = vec![0u32];
+        for (_, w) in going_on {
+            spans.push(spans[spans.len() - 1] + w.len() as u32);
+        }
+        let mut states: Vec<SoupState> = going_on.iter().map(|s| s.0).collect();
+        let mut flat: Vec<u16> = rows.iter().flatten().copied().collect();
+        // A room no soup reads from still gets a value: nothing is sent of none.
+        flat.resize(flat.len().max(1), 0);
+        words.resize(words.len().max(1), 0);
+        states.resize(states.len().max(1), SoupState::default());
+        let fresh = rows.len() as i32;
         let slots_dev = self.list.send(&self.stream, slots)?;
         let rows_dev = self.rows.send(&self.stream, &flat)?;
+        let words_dev = self.words.send(&self.stream, &words)?;
+        let spans_dev = self.spans_of_words.send(&self.stream, &spans)?;
+        let states_dev = self.placed.send(&self.stream, &states)?;
         let cfg = blocks(slots.len());
         // SAFETY: soups_place takes (unsigned int* cells, Soup* soups, const int* slots,
-        // const unsigned short* rows); each of the grid's blocks reads one slot (checked to be
-        // below `slots`) and 16 rows, and writes that slot's box and state.
+        // int fresh, const unsigned short* rows, const unsigned long long* words,
+        // const unsigned int* spans, const Soup* states); block i reads slot i (checked to be
+        // below `slots`), and for i below `fresh` rows 16 i..16 i + 16, for the others, j being
+        // i - fresh, spans j and j + 1 (there are going_on.len() + 1), the words between them
+        // (each within a box, checked) and state j; it writes that slot's box and state.
         unsafe {
             self.stream
                 .launch_builder(&self.place)
                 .arg(&mut self.cells)
                 .arg(&mut self.states)
                 .arg(slots_dev)
+                .arg(&fresh)
                 .arg(rows_dev)
+                .arg(words_dev)
+                .arg(spans_dev)
+                .arg(states_dev)
                 .launch(cfg)?;
         }
         Ok(())
@@ -409,7 +479,7 @@ impl SoupBoxes {
             grid_dim: (self.slots as u32, 1, 1),
             block_dim: (32, 1, 1),
             shared_mem_bytes: match shared(self.side) {
-                true => (self.side * self.words() * 4) as u32,
+                true => (self.box_words() * 4) as u32,
                 false => 0,
             },
         };
@@ -532,5 +602,56 @@ impl SoupBoxes {
             slots.iter().all(|&s| (s as usize) < self.slots),
             "slots within the boxes"
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The live cells of a box of `side` cells a side from its live words, (x, y) in the box.
+    fn cells(words: &[u64], side: usize) -> Vec<(usize, usize)> {
+        let mut out: Vec<(usize, usize)> = words
+            .iter()
+            .flat_map(|&entry| {
+                let (place, word) = ((entry >> 32) as usize, entry as u32);
+                let (y, w) = (place / (side / 32), place % (side / 32));
+                (0..32)
+                    .filter(move |b| word >> b & 1 == 1)
+                    .map(move |b| (32 * w + b, y))
+            })
+            .collect();
+        out.sort_unstable();
+        out
+    }
+
+    /// Live words of a box of `side` cells a side holding `cells`.
+    fn words_of(cells: &[(usize, usize)], side: usize) -> Vec<u64> {
+        let mut words = std::collections::BTreeMap::new();
+        for &(x, y) in cells {
+            *words.entry((y * side + x) / 32).or_insert(0u32) |= 1 << (x % 32);
+        }
+        words
+            .into_iter()
+            .map(|(place, word)| (place as u64) << 32 | word as u64)
+            .collect()
+    }
+
+    #[test]
+    fn a_moved_soup_keeps_its_place_from_the_middle() {
+        for (from, to) in [(256, 512), (512, 1024), (256, 1024)] {
+            // A cell at each corner and edge of the box and two in its middle.
+            let (l, m) = (from - 1, from / 2);
+            let mut cells_in = vec![(0, 0), (l, 0), (0, l), (l, l), (m, 0), (0, m), (m, m)];
+            cells_in.push((m + 1, m));
+            let shift = left(to) - left(from);
+            let moved = cells(&moved_words(&words_of(&cells_in, from), from, to), to);
+            let mut want: Vec<(usize, usize)> = cells_in
+                .iter()
+                .map(|&(x, y)| (x + shift, y + shift))
+                .collect();
+            want.sort_unstable();
+            assert_eq!(moved, want);
+        }
     }
 }
