@@ -22,11 +22,12 @@
 //!
 //! A soup that does not pass (a cluster in the band that is not such a ship, or one with
 //! something else near it) moves to a box of 512² ([`TIERS`]) and goes on there from where it
-//! stopped, the ships taken away put back where they have flown to ([`InFlight::moved`]); or
-//! starts again from generation 0 where that cannot be known. Where it does not pass there
-//! either, or died, ran past [`MOST_GENERATIONS`], left a megasized ash or ships that
-//! come within reach of one another, it is censused from the start by the CPU's census (on
-//! threads of its own, while the GPU goes on), which is what the GPU's answer must equal. So
+//! stopped, the ships taken away put back where they have flown to (or kept taken away where
+//! they have flown deep into its band); or starts again from generation 0 where that cannot be
+//! known. Where it does not pass there either, or died, ran past [`MOST_GENERATIONS`], left a
+//! megasized ash or ships that come within reach of one another, it is censused from the start
+//! by the CPU's census (on threads of its own, while the GPU goes on), which is what the GPU's
+//! answer must equal. So
 //! the haul is byte-identical to the CPU's whatever runs where, as long as the CPU's census
 //! names the true ash; the tests check that it is, soup for soup, on 10⁶ soups.
 
@@ -34,6 +35,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex};
+use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
@@ -63,7 +65,7 @@ const ROUND: u32 = 256;
 pub const TIERS: [(usize, usize); 3] = [(256, 1 << 16), (256, 1 << 16), (512, 1 << 15)];
 
 /// How long the GPU's loop sleeps when no kind of box has ended its run.
-const WAIT: std::time::Duration = std::time::Duration::from_micros(100);
+const WAIT: Duration = Duration::from_micros(100);
 
 /// Soups a CPU thread takes from the back of those not yet taken at a time, when no soup
 /// handed back waits.
@@ -77,16 +79,31 @@ pub struct GpuCensus {
     pub share: bool,
     /// Soups moved to larger boxes so far, by why.
     pub moved: BTreeMap<&'static str, u64>,
-    /// Of those, the soups that went on from where they stopped ([`InFlight::moved`]).
+    /// Of those, the soups that went on from where they stopped (not from generation 0).
     pub went_on: u64,
     /// Soups handed back to the CPU's census so far, by why.
     pub handed_back: BTreeMap<&'static str, u64>,
     /// Soups the CPU's threads took from the back of the ranges so far ([`GpuCensus::share`]).
     pub from_back: u64,
+    /// Where the GPU's driving thread spent its time so far.
+    pub driving: Driving,
     /// Soups of the next call's range taken while this call's last soups finished.
     ahead: Ahead,
     /// The glider phases the kernel takes away ([`glider_phases`]).
     gliders: [u32; 16],
+}
+
+/// Where the thread that drives a GPU spent its time ([`GpuCensus::driving`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Driving {
+    /// Reading back the states, words and logs of the soups that stopped.
+    pub reading: Duration,
+    /// Looking at the soups that stopped, `reading` included.
+    pub looking: Duration,
+    /// Making new soups and putting soups in boxes.
+    pub filling: Duration,
+    /// Waiting for a kind of box to end its run.
+    pub waiting: Duration,
 }
 
 /// Soups taken ahead of their call ([`GpuCensus::tallies`]'s `next`): those from `taken.start`
@@ -340,6 +357,7 @@ impl GpuCensus {
             went_on: 0,
             handed_back: BTreeMap::new(),
             from_back: 0,
+            driving: Driving::default(),
             ahead: Ahead::default(),
             gliders,
         })
@@ -460,6 +478,7 @@ impl GpuCensus {
                     continue;
                 }
                 served = true;
+                let clock = Instant::now();
                 if self.tiers[t].running {
                     let up = self.look_at(t, first, results, &hand_back)?;
                     // The first larger kind of box takes the soups moved.
@@ -469,6 +488,8 @@ impl GpuCensus {
                         None => assert!(up.is_empty(), "nothing moves from the largest boxes"),
                     }
                 }
+                let looked = Instant::now();
+                self.driving.looking += looked - clock;
                 let tier = &mut self.tiers[t];
                 if tier.boxes.side() == smallest && !stop.load(Ordering::Relaxed) {
                     let free = tier.flying.iter().filter(|f| f.is_none()).count();
@@ -490,6 +511,7 @@ impl GpuCensus {
                 if tier.running {
                     tier.boxes.start(ROUND, MOST_GENERATIONS)?;
                 }
+                self.driving.filling += looked.elapsed();
             }
             let held = |t: &Tier| {
                 t.flying
@@ -506,7 +528,9 @@ impl GpuCensus {
                 return Ok(());
             }
             if !served {
+                let clock = Instant::now();
                 std::thread::sleep(WAIT);
+                self.driving.waiting += clock.elapsed();
             }
         }
     }
@@ -529,6 +553,7 @@ impl GpuCensus {
             .min();
         let gliders = self.gliders;
         let tier = &mut self.tiers[t];
+        let clock = Instant::now();
         let mut states = tier.boxes.states()?;
         let words = tier.boxes.live_words()?;
         let stopped_with_gliders = |s: &SoupState| s.status() != Status::Running && s.taken > 0;
@@ -537,6 +562,7 @@ impl GpuCensus {
             false => None,
         };
         let side = tier.boxes.side();
+        self.driving.reading += clock.elapsed();
         // Each soup that stopped looked at, and what the CPU made of it applied to its box, on
         // every core.
         let after: Vec<After> = tier

@@ -177,11 +177,17 @@ pub fn census(args: &CensusArgs) -> Result<()> {
         };
         eprintln!(
             "gol census: GPU {i}: soups moved to larger boxes: {} ({} going on from where they \
-             stopped); handed back to the CPU: {}; censused by the CPU's threads beside it: {}",
+             stopped); handed back to the CPU: {}; censused by the CPU's threads beside it: {}; \
+             its driving thread looked {:.2} s (read back {:.2} s), filled boxes {:.2} s, waited \
+             {:.2} s",
             list(&gpu.moved),
             gpu.went_on,
             list(&gpu.handed_back),
-            gpu.from_back
+            gpu.from_back,
+            gpu.driving.looking.as_secs_f64(),
+            gpu.driving.reading.as_secs_f64(),
+            gpu.driving.filling.as_secs_f64(),
+            gpu.driving.waiting.as_secs_f64(),
         );
     }
     let mut text = String::new();
