@@ -27,9 +27,9 @@
 //! known. Where it does not pass there either, or died, ran past [`MOST_GENERATIONS`], left a
 //! megasized ash or ships that come within reach of one another, it is censused from the start
 //! by the CPU's census (on threads of its own, while the GPU goes on), which is what the GPU's
-//! answer must equal. So
-//! the haul is byte-identical to the CPU's whatever runs where, as long as the CPU's census
-//! names the true ash; the tests check that it is, soup for soup, on 10⁶ soups.
+//! answer must equal. So the haul is byte-identical to the CPU's whatever runs where, as long
+//! as the CPU's census names the true ash; the tests check that it is, soup for soup, on 10⁶
+//! soups.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::ops::Range;
