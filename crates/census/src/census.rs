@@ -192,6 +192,17 @@ pub(crate) struct Flight {
 }
 
 impl Flight {
+    /// The same ship, `d` cells further across and down, as one moved to a larger box sees it.
+    pub(crate) fn moved_by(&self, d: i64) -> Flight {
+        let (l, t, r, b) = self.bounds;
+        Flight {
+            bounds: (l + d, t + d, r + d, b + d),
+            cells: self.cells.iter().map(|&(x, y)| (x + d, y + d)).collect(),
+            codes: self.codes.clone(),
+            ..*self
+        }
+    }
+
     /// Its box at generation `t` (from when it was taken away), grown by `margin`: where it
     /// would be, give or take the cells a ship sways within its period.
     fn at(&self, t: u64, margin: i64) -> (i64, i64, i64, i64) {

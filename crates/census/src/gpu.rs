@@ -264,21 +264,7 @@ impl InFlight {
             {
                 ships.extend(cells);
             } else if deep_in_band(&cells, f.displacement, f.period, larger) {
-                soup.flights.push(Flight {
-                    bounds: (
-                        f.bounds.0 + shift,
-                        f.bounds.1 + shift,
-                        f.bounds.2 + shift,
-                        f.bounds.3 + shift,
-                    ),
-                    cells: f
-                        .cells
-                        .iter()
-                        .map(|&(x, y)| (x + shift, y + shift))
-                        .collect(),
-                    codes: f.codes.clone(),
-                    ..*f
-                });
+                soup.flights.push(f.moved_by(shift));
             } else {
                 return InFlight::new(self.index, self.rows);
             }
