@@ -102,8 +102,31 @@ pub struct Driving {
     pub looking: Duration,
     /// Making new soups and putting soups in boxes.
     pub filling: Duration,
+    /// Making new soups from their IDs (`filling` included).
+    pub making: Duration,
     /// Waiting for a kind of box to end its run.
     pub waiting: Duration,
+    /// Writing back to the boxes what was made of their stopped soups (`looking` included).
+    pub writing: Duration,
+    /// Kinds of box looked at after a run.
+    pub looks: u64,
+    /// The stopped soups looked at, by how they stopped: cells in the band.
+    pub paused: Looked,
+    /// Settled with period 1 or 2 (named on the box's bits).
+    pub settled: Looked,
+    /// Settled with a longer period.
+    pub oscillating: Looked,
+    /// Died or ran too long.
+    pub ended: Looked,
+}
+
+/// Stopped soups looked at, and the time the CPU's threads spent on them.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Looked {
+    /// How many.
+    pub soups: u64,
+    /// The CPU time, summed over threads.
+    pub cpu: Duration,
 }
 
 /// Soups taken ahead of their call ([`GpuCensus::tallies`]'s `next`): those from `taken.start`
@@ -486,11 +509,13 @@ impl GpuCensus {
                         new = taken.end..next.end.min(taken.end + want);
                         taken.end = new.end;
                     }
+                    let making = Instant::now();
                     let soups: Vec<InFlight> = new
                         .into_par_iter()
                         .map(|index| InFlight::new(index, soup::rows(&soup::id(root, index))))
                         .collect();
                     tier.waiting.extend(soups);
+                    self.driving.making += making.elapsed();
                 }
                 tier.place()?;
                 tier.running = tier.flying.iter().any(Option::is_some);
@@ -549,6 +574,10 @@ impl GpuCensus {
         };
         let side = tier.boxes.side();
         self.driving.reading += clock.elapsed();
+        self.driving.looks += 1;
+        // Soups and nanoseconds of CPU time by how they stopped: paused, settled with period
+        // 1 or 2, longer, ended.
+        let kinds: [(AtomicU64, AtomicU64); 4] = Default::default();
         // Each soup that stopped looked at, and what the CPU made of it applied to its box, on
         // every core.
         let after: Vec<After> = tier
@@ -561,6 +590,13 @@ impl GpuCensus {
                     None => None,
                     Some(_) if state.status() == Status::Running => return None,
                     Some(soup) => {
+                        let began = Instant::now();
+                        let kind = match (state.status(), state.period) {
+                            (Status::Paused, _) => 0,
+                            (Status::Settled, 1 | 2) => 1,
+                            (Status::Settled, _) => 2,
+                            _ => 3,
+                        };
                         let outcome = census::with_classifier(|classifier| {
                             // The gliders the kernel took away are the soup's flights too.
                             let taken = log.iter().flat_map(|log| log.of(slot, state));
@@ -569,6 +605,9 @@ impl GpuCensus {
                             }
                             look(slot as u32, state, side, words.of(slot), soup, classifier)
                         });
+                        let (soups, cpu) = &kinds[kind];
+                        soups.fetch_add(1, Ordering::Relaxed);
+                        cpu.fetch_add(began.elapsed().as_nanos() as u64, Ordering::Relaxed);
                         let (index, rows) = (soup.index, soup.rows);
                         let after = match outcome {
                             Outcome::Resume(cleared, mut flights, mut watched, top, bottom) => {
@@ -595,6 +634,17 @@ impl GpuCensus {
                 after
             })
             .collect();
+        let looked = [
+            &mut self.driving.paused,
+            &mut self.driving.settled,
+            &mut self.driving.oscillating,
+            &mut self.driving.ended,
+        ];
+        for (into, (soups, cpu)) in looked.into_iter().zip(kinds) {
+            into.soups += soups.into_inner();
+            into.cpu += Duration::from_nanos(cpu.into_inner());
+        }
+        let clock = Instant::now();
         let mut edits = Vec::new();
         let mut up = Vec::new();
         for after in after {
@@ -614,6 +664,7 @@ impl GpuCensus {
         }
         tier.boxes.clear(&edits)?;
         tier.boxes.set_states(&states)?;
+        self.driving.writing += clock.elapsed();
         Ok(up)
     }
 }

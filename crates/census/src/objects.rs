@@ -66,6 +66,14 @@ pub struct Classifier {
     ships: HashMap<Shape, Option<(Named, u64)>>,
 }
 
+/// Every name made in the process, by shape: naming runs the object a period or more (a
+/// hundred microseconds and more), and each thread's classifier would name the same shapes.
+static NAMED: std::sync::LazyLock<std::sync::RwLock<HashMap<Shape, Named>>> =
+    std::sync::LazyLock::new(Default::default);
+
+/// Names [`NAMED`] holds before it starts afresh, as a thread's classifier does.
+const MOST_NAMED: usize = 1 << 16;
+
 /// Generations a cluster is run, looking for a ship's period: the ships soups of B3/S23 make
 /// (gliders, *WSS, the loafer) repeat within 7, and a longer look at every spark on the edge
 /// of a soup still in turmoil would cost more than the rest of the census.
@@ -270,7 +278,22 @@ impl Classifier {
         ship
     }
 
+    /// The names of the object of `cells` (a shape): named once in the process, each thread's
+    /// classifier learning it from the others' where one has named it.
     fn name(&mut self, cells: &[(i64, i64)]) -> Named {
+        let named = NAMED.read().expect("the names' lock").get(cells).cloned();
+        named.unwrap_or_else(|| {
+            let named = self.run_and_name(cells);
+            let mut all = NAMED.write().expect("the names' lock");
+            if all.len() >= MOST_NAMED {
+                all.clear();
+            }
+            all.insert(cells.to_vec(), named.clone());
+            named
+        })
+    }
+
+    fn run_and_name(&mut self, cells: &[(i64, i64)]) -> Named {
         let (phases, displacement) = match cycle(cells, MOST_GENERATIONS) {
             Ok(cycle) => cycle,
             // A spark of a soup given up before it settled, which dies alone: nothing.

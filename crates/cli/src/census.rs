@@ -189,6 +189,25 @@ pub fn census(args: &CensusArgs) -> Result<()> {
             gpu.driving.filling.as_secs_f64(),
             gpu.driving.waiting.as_secs_f64(),
         );
+        let d = &gpu.driving;
+        let kinds = [
+            ("paused", d.paused),
+            ("settled", d.settled),
+            ("oscillating", d.oscillating),
+            ("ended", d.ended),
+        ];
+        let kinds: Vec<String> = kinds
+            .iter()
+            .map(|(what, l)| format!("{what} {} ({:.2} s)", l.soups, l.cpu.as_secs_f64()))
+            .collect();
+        eprintln!(
+            "gol census: GPU {i}: {} looks, written back in {:.2} s, new soups made in {:.2} s; \
+             stopped soups looked at, with the CPU time spent on them: {}",
+            d.looks,
+            d.writing.as_secs_f64(),
+            d.making.as_secs_f64(),
+            kinds.join(", ")
+        );
     }
     let mut text = String::new();
     haul.write(&root, &mut text);
