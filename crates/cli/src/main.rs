@@ -23,13 +23,6 @@ use clap::Parser;
 
 use cli::{Cli, Command};
 
-/// mimalloc, not the system's: the census's look at a GPU's stopped soups, on every core at
-/// once, makes and frees many small things (each soup's clusters, tally and codes) on one
-/// thread and frees them on another, and took 40% less CPU time with it (one H200's host,
-/// docs/benchmarks/census.md).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() -> ExitCode {
     // Like other Unix tools, end quietly when the reader of our output goes away (`gol … | head`)
     // instead of failing on the broken pipe.
