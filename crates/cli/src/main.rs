@@ -1,6 +1,7 @@
 //! `gol`: the command-line tool. Parses the arguments, runs the command, and turns any error
 //! into one line on stderr and a non-zero exit code.
 
+mod allocator;
 mod bench;
 mod census;
 mod cli;
@@ -22,6 +23,9 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use cli::{Cli, Command};
+
+#[global_allocator]
+static ALLOCATOR: allocator::Split = allocator::Split;
 
 fn main() -> ExitCode {
     // Like other Unix tools, end quietly when the reader of our output goes away (`gol … | head`)
