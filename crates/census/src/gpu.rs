@@ -110,15 +110,14 @@ pub struct Driving {
     pub writing: Duration,
     /// Kinds of box looked at after a run.
     pub looks: u64,
-    /// The stopped soups looked at, by how they stopped: cells in the band.
-    pub paused: Looked,
-    /// Settled with period 1 or 2 (named on the box's bits).
-    pub settled: Looked,
-    /// Settled with a longer period.
-    pub oscillating: Looked,
-    /// Died or ran too long.
-    pub ended: Looked,
+    /// The stopped soups looked at, by how they stopped, in the order of [`STOPPED`].
+    pub looked: [Looked; STOPPED.len()],
 }
+
+/// How a soup in a box stopped, as [`Driving::looked`] counts them: cells in the band ("paused"),
+/// settled with period 1 or 2 (named on the box's bits), settled with a longer period
+/// ("oscillating"), died or ran too long ("ended").
+pub const STOPPED: [&str; 4] = ["paused", "settled", "oscillating", "ended"];
 
 /// Stopped soups looked at, and the time the CPU's threads spent on them.
 #[derive(Clone, Copy, Debug, Default)]
@@ -575,9 +574,8 @@ impl GpuCensus {
         let side = tier.boxes.side();
         self.driving.reading += clock.elapsed();
         self.driving.looks += 1;
-        // Soups and nanoseconds of CPU time by how they stopped: paused, settled with period
-        // 1 or 2, longer, ended.
-        let kinds: [(AtomicU64, AtomicU64); 4] = Default::default();
+        // Soups and nanoseconds of CPU time by how they stopped, in the order of `STOPPED`.
+        let kinds: [(AtomicU64, AtomicU64); STOPPED.len()] = Default::default();
         // Each soup that stopped looked at, and what the CPU made of it applied to its box, on
         // every core.
         let after: Vec<After> = tier
@@ -634,13 +632,7 @@ impl GpuCensus {
                 after
             })
             .collect();
-        let looked = [
-            &mut self.driving.paused,
-            &mut self.driving.settled,
-            &mut self.driving.oscillating,
-            &mut self.driving.ended,
-        ];
-        for (into, (soups, cpu)) in looked.into_iter().zip(kinds) {
+        for (into, (soups, cpu)) in self.driving.looked.iter_mut().zip(kinds) {
             into.soups += soups.into_inner();
             into.cpu += Duration::from_nanos(cpu.into_inner());
         }

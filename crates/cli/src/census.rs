@@ -190,14 +190,9 @@ pub fn census(args: &CensusArgs) -> Result<()> {
             gpu.driving.waiting.as_secs_f64(),
         );
         let d = &gpu.driving;
-        let kinds = [
-            ("paused", d.paused),
-            ("settled", d.settled),
-            ("oscillating", d.oscillating),
-            ("ended", d.ended),
-        ];
-        let kinds: Vec<String> = kinds
+        let kinds: Vec<String> = gpu::STOPPED
             .iter()
+            .zip(&d.looked)
             .map(|(what, l)| format!("{what} {} ({:.2} s)", l.soups, l.cpu.as_secs_f64()))
             .collect();
         eprintln!(
