@@ -203,6 +203,22 @@ impl Flight {
         }
     }
 
+    /// Its cells at generation `t` (from when it was taken away), flown there untouched; in
+    /// order.
+    pub(crate) fn cells_at(&self, t: u64) -> Vec<(i64, i64)> {
+        let generations = t - self.at;
+        let periods = (generations / self.period) as i64;
+        let (dx, dy) = (self.displacement.0 * periods, self.displacement.1 * periods);
+        let moved: Vec<(i64, i64)> = self.cells.iter().map(|&(x, y)| (x + dx, y + dy)).collect();
+        let mut u = Universe::of(&moved);
+        for _ in 0..generations % self.period {
+            u.step();
+        }
+        let mut now = u.cells();
+        now.sort_unstable();
+        now
+    }
+
     /// Its box at generation `t` (from when it was taken away), grown by `margin`: where it
     /// would be, give or take the cells a ship sways within its period.
     fn at(&self, t: u64, margin: i64) -> (i64, i64, i64, i64) {
@@ -267,17 +283,22 @@ fn flights_clear(
 }
 
 /// Whether two of the ships taken away meet; where `strict`, also two that are within reach
-/// of each other when the later of them is taken away, whatever their velocities.
+/// of each other when the later of them is taken away: ships of one velocity where their
+/// cells come within reach ([`in_reach`]), others where their boxes do.
 pub(crate) fn flights_meet<F: std::borrow::Borrow<Flight>>(flights: &[F], strict: bool) -> bool {
     for (i, f) in flights.iter().enumerate() {
         let f = f.borrow();
         for g in &flights[i + 1..] {
             let g = g.borrow();
             let from = f.at.max(g.at);
-            if strict && gap(f.at(from, 0), g.at(from, 0)) <= 2 {
+            let together = (f.displacement, f.period) == (g.displacement, g.period);
+            if strict
+                && gap(f.at(from, 0), g.at(from, 0)) <= 2
+                && (!together || in_reach(f, g, from))
+            {
                 return true;
             }
-            if (f.displacement, f.period) == (g.displacement, g.period) {
+            if together {
                 continue;
             }
             // They meet where they come nearer than they were and within reach. Both move in
@@ -296,6 +317,30 @@ pub(crate) fn flights_meet<F: std::borrow::Borrow<Flight>>(flights: &[F], strict
                 }
             }
         }
+    }
+    false
+}
+
+/// Whether two ships of one velocity, flown untouched from generation `from`, ever have cells
+/// within two cells of each other (a cell with neighbours in both, which neither would have
+/// alone). Where they never do, each runs as it would alone. Their places to each other come
+/// back every period, so one period from `from` shows it.
+fn in_reach(f: &Flight, g: &Flight, from: u64) -> bool {
+    let (mut a, mut b) = (
+        Universe::of(&f.cells_at(from)),
+        Universe::of(&g.cells_at(from)),
+    );
+    for _ in 0..f.period {
+        let (near, far) = (a.cells(), b.cells());
+        let reach = |p: &(i64, i64)| {
+            far.iter()
+                .any(|q| (p.0 - q.0).abs().max((p.1 - q.1).abs()) <= 2)
+        };
+        if near.iter().any(reach) {
+            return true;
+        }
+        a.step();
+        b.step();
     }
     false
 }

@@ -276,7 +276,8 @@ impl InFlight {
         let (inner, at) = (BAND as i64..(larger - BAND) as i64, state.generation as u64);
         let mut ships = Vec::new();
         for f in &self.flights {
-            let cells: Vec<(i64, i64)> = flown(&f.cells, f.displacement, f.period, at - f.at)
+            let cells: Vec<(i64, i64)> = f
+                .cells_at(at)
                 .into_iter()
                 .map(|(x, y)| (x + shift, y + shift))
                 .collect();
@@ -981,26 +982,6 @@ fn deep_in_band(cells: &[(i64, i64)], displacement: (i64, i64), period: u64, sid
         || (l - near > last - band && dx > 0)
 }
 
-/// The cells of a ship `cells` that moves by `displacement` each `period` generations, as it
-/// is `generations` later, untouched; in order.
-fn flown(
-    cells: &[(i64, i64)],
-    displacement: (i64, i64),
-    period: u64,
-    generations: u64,
-) -> Vec<(i64, i64)> {
-    let periods = (generations / period) as i64;
-    let (dx, dy) = (displacement.0 * periods, displacement.1 * periods);
-    let moved: Vec<(i64, i64)> = cells.iter().map(|&(x, y)| (x + dx, y + dy)).collect();
-    let mut u = Universe::of(&moved);
-    for _ in 0..generations % period {
-        u.step();
-    }
-    let mut now = u.cells();
-    now.sort_unstable();
-    now
-}
-
 /// Whether `watched`, a ship as it was, is one of `flights`, taken away later where it would
 /// have flown to untouched.
 fn taken_later(watched: &Flight, flights: &[Flight]) -> bool {
@@ -1009,7 +990,7 @@ fn taken_later(watched: &Flight, flights: &[Flight]) -> bool {
         {
             return false;
         }
-        let now = flown(&watched.cells, f.displacement, f.period, f.at - watched.at);
+        let now = watched.cells_at(f.at);
         let mut then = f.cells.clone();
         then.sort_unstable();
         now == then
@@ -1286,6 +1267,28 @@ mod tests {
         assert!(taken_later(&watched[0], std::slice::from_ref(&later)));
         later.cells = glider(114 - 5, 19 - 4);
         assert!(!taken_later(&watched[0], &[later]));
+    }
+
+    #[test]
+    fn ships_of_one_velocity_meet_only_where_their_cells_come_within_reach() {
+        let mut classifier = Classifier::default();
+        let mut flight = |cells, at| ship(cells, at, &mut classifier).expect("a glider");
+        let first = flight(glider(100, 100), 500);
+        let meet = |other: &Flight| census::flights_meet(&[&first, other], true);
+        // Side by side, four cells apart in every phase (their boxes, swaying, overlap): each
+        // flies as it would alone, whether taken with the first or two periods later.
+        assert!(!meet(&flight(glider(106, 100), 500)));
+        assert!(!meet(&flight(glider(104, 98), 508)));
+        // Two cells apart: a cell between them has neighbours in both.
+        assert!(meet(&flight(glider(104, 100), 500)));
+        assert!(meet(&flight(glider(102, 98), 508)));
+        // Ten cells apart, flying the other way across: ships of other velocities meet where
+        // their boxes come within reach.
+        let across = glider(112, 100)
+            .iter()
+            .map(|&(x, y)| (226 - x, y))
+            .collect();
+        assert!(meet(&flight(across, 500)));
     }
 
     /// The kernel's table: 16 different shapes, each a glider flying the way its bits say, and
