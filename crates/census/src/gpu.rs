@@ -108,6 +108,10 @@ pub struct Driving {
     pub waiting: Duration,
     /// Writing back to the boxes what was made of their stopped soups (`looking` included).
     pub writing: Duration,
+    /// The GPU's loop in all, every counter above within it.
+    pub running: Duration,
+    /// Waiting, once the GPU's soups of a call were done, for the CPU's threads to finish theirs.
+    pub tail: Duration,
     /// Kinds of box looked at after a run.
     pub looks: u64,
     /// The stopped soups looked at, by how they stopped, in the order of [`STOPPED`].
@@ -446,17 +450,21 @@ impl GpuCensus {
                     })
                     .expect("a census thread starts");
             }
+            let clock = Instant::now();
             let on_gpu = self.run(root, first, &next, stop, &backlog, &mut results);
+            self.driving.running += clock.elapsed();
             // Also on an error, or the threads would wait for more.
             backlog.close();
-            on_gpu
+            (on_gpu, Instant::now())
         });
+        let (on_gpu, gpu_done) = on_gpu;
         drop(sender);
         self.from_back += from_back.into_inner();
         on_gpu?;
         for (index, tally) in receiver {
             self.ahead.keep(&mut results, first, index, tally);
         }
+        self.driving.tail += gpu_done.elapsed();
         Ok(results.into_iter().map_while(|t| t).collect())
     }
 

@@ -101,6 +101,7 @@ pub fn census(args: &CensusArgs) -> Result<()> {
     interrupt::looping();
     let start = Instant::now();
     let began = haul.soups;
+    let mut kept = std::time::Duration::ZERO;
     let mut tallies = args
         .tallies
         .as_ref()
@@ -125,6 +126,7 @@ pub fn census(args: &CensusArgs) -> Result<()> {
                 on_gpus(&mut gpus, &root, first..first + count, next)?
             }
         };
+        let keeping = Instant::now();
         for (i, tally) in done.iter().enumerate() {
             haul.add(first + i as u64, tally);
             if let Some(out) = &mut tallies {
@@ -156,6 +158,8 @@ pub fn census(args: &CensusArgs) -> Result<()> {
                     })
             })?;
         }
+        drop(done);
+        kept += keeping.elapsed();
         let seconds = start.elapsed().as_secs_f64();
         eprintln!(
             "gol census: {} soups, {} objects, {:.0} soups/s",
@@ -167,6 +171,7 @@ pub fn census(args: &CensusArgs) -> Result<()> {
     if let Some(mut out) = tallies {
         out.flush()?;
     }
+    eprintln!("gol census: kept the haul in {:.2} s", kept.as_secs_f64());
     for (i, gpu) in gpus.iter().enumerate() {
         let list = |counts: &std::collections::BTreeMap<&str, u64>| {
             let items: Vec<String> = counts.iter().map(|(why, n)| format!("{why} {n}")).collect();
@@ -179,6 +184,7 @@ pub fn census(args: &CensusArgs) -> Result<()> {
             "gol census: GPU {i}: soups moved to larger boxes: {} ({} going on from where they \
              stopped); handed back to the CPU: {}; censused by the CPU's threads beside it: {}; \
              its driving thread looked {:.2} s (read back {:.2} s), filled boxes {:.2} s, waited \
+             {:.2} s, waited for the CPU's threads at the ends of calls {:.2} s; its loop ran \
              {:.2} s",
             list(&gpu.moved),
             gpu.went_on,
@@ -188,6 +194,8 @@ pub fn census(args: &CensusArgs) -> Result<()> {
             gpu.driving.reading.as_secs_f64(),
             gpu.driving.filling.as_secs_f64(),
             gpu.driving.waiting.as_secs_f64(),
+            gpu.driving.tail.as_secs_f64(),
+            gpu.driving.running.as_secs_f64(),
         );
         let d = &gpu.driving;
         let kinds: Vec<String> = gpu::STOPPED
