@@ -685,9 +685,16 @@ impl Haul {
     pub fn add(&mut self, index: u64, tally: &Tally) {
         self.soups += 1;
         for (code, &n) in &tally.objects {
-            let total = self.counts.entry(code.clone()).or_default();
+            // Looked up before a new entry is made: most codes are there already.
+            let total = match self.counts.get_mut(code) {
+                Some(total) => total,
+                None => self.counts.entry(code.clone()).or_default(),
+            };
             *total += n;
-            let samples = self.samples.entry(code.clone()).or_default();
+            let samples = match self.samples.get_mut(code) {
+                Some(samples) => samples,
+                None => self.samples.entry(code.clone()).or_default(),
+            };
             if *total <= SAMPLED_UP_TO && samples.len() < SAMPLES && samples.last() != Some(&index)
             {
                 samples.push(index);

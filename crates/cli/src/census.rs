@@ -3,7 +3,7 @@
 
 use std::io::Write;
 use std::ops::Range;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use gol_census::census::{self, Haul, Tally};
@@ -39,7 +39,7 @@ pub fn census(args: &CensusArgs) -> Result<()> {
             args.symmetry
         );
     }
-    let (root, mut haul) = match &args.resume {
+    let (root, haul) = match &args.resume {
         Some(path) => {
             let text = std::fs::read_to_string(path)
                 .with_context(|| format!("reading the census checkpoint {}", path.display()))?;
@@ -101,7 +101,6 @@ pub fn census(args: &CensusArgs) -> Result<()> {
     interrupt::looping();
     let start = Instant::now();
     let began = haul.soups;
-    let mut kept = std::time::Duration::ZERO;
     let mut tallies = args
         .tallies
         .as_ref()
@@ -114,64 +113,52 @@ pub fn census(args: &CensusArgs) -> Result<()> {
     if let Some(out) = &mut tallies {
         writeln!(out, "index\tsettled_at\tperiod\ttally")?;
     }
-    while total.is_none_or(|n| haul.soups < n) && interrupt::received().is_none() {
-        let count = total.map_or(round, |n| (n - haul.soups).min(round));
-        let first = haul.soups;
-        let done = match gpus.is_empty() {
-            true => census::tallies(&root, first, count, &interrupt::STOP),
-            false => {
-                // The next round's soups, for the GPUs to start on while this round's last
-                // soups finish.
-                let next = total.map_or(round, |n| (n - first - count).min(round));
-                on_gpus(&mut gpus, &root, first..first + count, next)?
+    // Each round's tallies are kept (added to the haul, written out, checkpointed) on a thread
+    // of their own while the next round runs: on one thread that takes a second or so a round
+    // of a GPU's 2^20 soups, while the GPU would wait.
+    let mut keeper = Keeper {
+        haul,
+        tallies,
+        checkpoint: args.checkpoint.as_deref(),
+        root: &root,
+        start,
+        began,
+    };
+    let mut handed = keeper.haul.soups;
+    let mut held_up = Duration::ZERO;
+    std::thread::scope(|scope| -> Result<()> {
+        let (sender, receiver) = std::sync::mpsc::sync_channel::<(u64, Vec<Tally>)>(0);
+        let keeping = scope.spawn(|| keeper.keep_all(receiver));
+        while total.is_none_or(|n| handed < n) && interrupt::received().is_none() {
+            let count = total.map_or(round, |n| (n - handed).min(round));
+            let first = handed;
+            let done = match gpus.is_empty() {
+                true => census::tallies(&root, first, count, &interrupt::STOP),
+                false => {
+                    // The next round's soups, for the GPUs to start on while this round's last
+                    // soups finish.
+                    let next = total.map_or(round, |n| (n - first - count).min(round));
+                    on_gpus(&mut gpus, &root, first..first + count, next)?
+                }
+            };
+            handed += done.len() as u64;
+            let clock = Instant::now();
+            // The keeper only leaves early on an error, which its join gives.
+            if sender.send((first, done)).is_err() {
+                break;
             }
-        };
-        let keeping = Instant::now();
-        for (i, tally) in done.iter().enumerate() {
-            haul.add(first + i as u64, tally);
-            if let Some(out) = &mut tallies {
-                let items: Vec<String> = tally
-                    .objects
-                    .iter()
-                    .map(|(c, n)| format!("{c}:{n}"))
-                    .collect();
-                writeln!(
-                    out,
-                    "{}\t{}\t{}\t{}",
-                    first + i as u64,
-                    tally.settled_at,
-                    tally.period,
-                    items.join(" ")
-                )?;
-            }
+            held_up += clock.elapsed();
         }
-        if let Some(path) = &args.checkpoint {
-            let text = serde_json::to_string(&Saved {
-                root: root.clone(),
-                haul: haul.clone(),
-            })?;
-            gol_core::replace::replace(path, true, |mut file, _| {
-                file.write_all(text.as_bytes())
-                    .map_err(|e| gol_core::Error::Io {
-                        path: path.clone(),
-                        source: e,
-                    })
-            })?;
-        }
-        drop(done);
-        kept += keeping.elapsed();
-        let seconds = start.elapsed().as_secs_f64();
+        drop(sender);
+        keeping.join().expect("the haul's keeper does not panic")
+    })?;
+    let haul = keeper.haul;
+    if !gpus.is_empty() {
         eprintln!(
-            "gol census: {} soups, {} objects, {:.0} soups/s",
-            haul.soups,
-            haul.objects(),
-            (haul.soups - began) as f64 / seconds.max(1e-9)
+            "gol census: the GPUs waited {:.2} s for the haul to be kept",
+            held_up.as_secs_f64()
         );
     }
-    if let Some(mut out) = tallies {
-        out.flush()?;
-    }
-    eprintln!("gol census: kept the haul in {:.2} s", kept.as_secs_f64());
     for (i, gpu) in gpus.iter().enumerate() {
         let list = |counts: &std::collections::BTreeMap<&str, u64>| {
             let items: Vec<String> = counts.iter().map(|(why, n)| format!("{why} {n}")).collect();
@@ -225,6 +212,74 @@ pub fn census(args: &CensusArgs) -> Result<()> {
         None => print!("{text}"),
     }
     Ok(())
+}
+
+/// The haul of a census in progress, and where each round's tallies go.
+struct Keeper<'a> {
+    haul: Haul,
+    /// `--tallies`' file.
+    tallies: Option<std::io::BufWriter<std::fs::File>>,
+    checkpoint: Option<&'a std::path::Path>,
+    root: &'a str,
+    /// When the census started, and the soups its haul held then (for soups/s).
+    start: Instant,
+    began: u64,
+}
+
+impl Keeper<'_> {
+    /// Keeps the tallies of each round received, (first soup, tallies) in order: added to the
+    /// haul, written to `--tallies`, checkpointed and reported; `--tallies` flushed at the end.
+    fn keep_all(&mut self, rounds: std::sync::mpsc::Receiver<(u64, Vec<Tally>)>) -> Result<()> {
+        for (first, done) in rounds {
+            self.keep(first, &done)?;
+        }
+        if let Some(out) = &mut self.tallies {
+            out.flush()?;
+        }
+        Ok(())
+    }
+
+    fn keep(&mut self, first: u64, done: &[Tally]) -> Result<()> {
+        for (i, tally) in done.iter().enumerate() {
+            self.haul.add(first + i as u64, tally);
+            if let Some(out) = &mut self.tallies {
+                let items: Vec<String> = tally
+                    .objects
+                    .iter()
+                    .map(|(c, n)| format!("{c}:{n}"))
+                    .collect();
+                writeln!(
+                    out,
+                    "{}\t{}\t{}\t{}",
+                    first + i as u64,
+                    tally.settled_at,
+                    tally.period,
+                    items.join(" ")
+                )?;
+            }
+        }
+        if let Some(path) = self.checkpoint {
+            let text = serde_json::to_string(&Saved {
+                root: self.root.to_string(),
+                haul: self.haul.clone(),
+            })?;
+            gol_core::replace::replace(path, true, |mut file, _| {
+                file.write_all(text.as_bytes())
+                    .map_err(|e| gol_core::Error::Io {
+                        path: path.to_path_buf(),
+                        source: e,
+                    })
+            })?;
+        }
+        let seconds = self.start.elapsed().as_secs_f64();
+        eprintln!(
+            "gol census: {} soups, {} objects, {:.0} soups/s",
+            self.haul.soups,
+            self.haul.objects(),
+            (self.haul.soups - self.began) as f64 / seconds.max(1e-9)
+        );
+        Ok(())
+    }
 }
 
 /// The tallies of the soups of `range` of `root`, each GPU of `gpus` taking an equal share of
