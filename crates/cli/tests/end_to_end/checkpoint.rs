@@ -182,3 +182,65 @@ fn bad_checkpoints_and_mismatches_are_refused() {
     let err = error_of(&["run", "--resume", path, "--gens", "30"]);
     assert!(err.contains("not a gol checkpoint"), "{err}");
 }
+
+/// `gol census` checkpointed part-way and resumed: the haul and the per-soup tallies of the
+/// uninterrupted census.
+#[test]
+fn a_census_resumed_from_its_checkpoint_gives_the_whole_haul_and_tallies() {
+    let dir = tempfile::tempdir().unwrap();
+    let at = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let census = ["census", "--root", "k_testseed"];
+    let (whole, whole_tallies) = (at("whole.txt"), at("whole.tsv"));
+    stdout_of(
+        &[
+            &census[..],
+            &[
+                "--soups",
+                "900",
+                "--output",
+                &whole,
+                "--tallies",
+                &whole_tallies,
+            ],
+        ]
+        .concat(),
+    );
+
+    let (checkpoint, first_tallies, rest_tallies) =
+        (at("census.json"), at("first.tsv"), at("rest.tsv"));
+    let part = [
+        &census[..],
+        &[
+            "--soups",
+            "400",
+            "--checkpoint",
+            &checkpoint,
+            "--tallies",
+            &first_tallies,
+        ],
+    ]
+    .concat();
+    stdout_of(&part);
+    let resumed = stdout_of(&[
+        "census",
+        "--resume",
+        &checkpoint,
+        "--soups",
+        "900",
+        "--tallies",
+        &rest_tallies,
+    ]);
+
+    let read = |path: &str| std::fs::read_to_string(path).unwrap();
+    assert_eq!(resumed, read(&whole), "the haul");
+    let lines =
+        |path: &str| -> Vec<String> { read(path).lines().skip(1).map(String::from).collect() };
+    let (first, rest) = (lines(&first_tallies), lines(&rest_tallies));
+    assert_eq!((first.len(), rest.len()), (400, 500));
+    assert_eq!(
+        [first, rest].concat(),
+        lines(&whole_tallies),
+        "the tallies, soup for soup"
+    );
+    assert!(read(&whole).contains("@NUM_SOUPS 900"));
+}
