@@ -56,8 +56,10 @@ pub const MOST_GENERATIONS: u32 = 1 << 14;
 /// which takes lone gliders away by the same rule.
 pub const ISOLATION: i64 = soups::ISOLATION as i64;
 
-/// Generations the GPU runs between two looks at the soups that stopped.
-const ROUND: u32 = 256;
+/// Generations the GPU runs between two looks at the soups that stopped. A soup stopped early
+/// in a run waits in its box for the run's end, but fewer looks cost the host less: 1024 gave
+/// 6% more soups a second than 256 over 2^23 soups on one H200 (docs/benchmarks/census.md).
+const ROUND: u32 = 1024;
 
 /// The boxes by default, (side, how many): a soup runs in a box of the smallest side (two sets
 /// of them, each looked at while the other runs), and from the start again in one of the next

@@ -18,6 +18,11 @@ use mimalloc::MiMalloc;
 /// Blocks of this many bytes or more go to the system's allocator.
 const LARGE: usize = 1 << 20;
 
+/// Whether a block of `size` bytes is mimalloc's (below [`LARGE`]), not the system's.
+fn small(size: usize) -> bool {
+    size < LARGE
+}
+
 /// mimalloc below [`LARGE`] bytes, the system's allocator from there up.
 pub struct Split;
 
@@ -29,7 +34,7 @@ unsafe impl GlobalAlloc for Split {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: the caller's contract (a layout of non-zero size) passes on unchanged.
         unsafe {
-            if layout.size() < LARGE {
+            if small(layout.size()) {
                 MiMalloc.alloc(layout)
             } else {
                 System.alloc(layout)
@@ -40,7 +45,7 @@ unsafe impl GlobalAlloc for Split {
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         // SAFETY: as `alloc`.
         unsafe {
-            if layout.size() < LARGE {
+            if small(layout.size()) {
                 MiMalloc.alloc_zeroed(layout)
             } else {
                 System.alloc_zeroed(layout)
@@ -51,7 +56,7 @@ unsafe impl GlobalAlloc for Split {
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         // SAFETY: `ptr` came from `alloc` with this layout, so from the allocator its size picks.
         unsafe {
-            if layout.size() < LARGE {
+            if small(layout.size()) {
                 MiMalloc.dealloc(ptr, layout)
             } else {
                 System.dealloc(ptr, layout)
@@ -60,7 +65,7 @@ unsafe impl GlobalAlloc for Split {
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        match (layout.size() < LARGE, new_size < LARGE) {
+        match (small(layout.size()), small(new_size)) {
             // SAFETY: `ptr` came from the allocator both sizes pick, with this layout.
             (true, true) => unsafe { MiMalloc.realloc(ptr, layout, new_size) },
             // SAFETY: as above.
