@@ -4,7 +4,9 @@
 //!
 //! What is replaced keeps what it was: a symbolic link is written through (its target is
 //! replaced and the link stays), the new file takes the old one's mode and, where the process
-//! may set it, its owner and group, and a read-only file is refused rather than replaced.
+//! may set it, its owner and group, and a read-only file is refused rather than replaced. A
+//! target that is neither a regular file nor a folder (`/dev/null`, a pipe, `/dev/stdout`) is
+//! written as it is, not replaced.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -34,12 +36,30 @@ pub struct Staged {
     tmp: PathBuf,
     path: PathBuf,
     committed: bool,
+    /// Written straight to `path`, which is neither a regular file nor a folder (a device such
+    /// as `/dev/null`, a pipe such as `/dev/stdout`'s): renaming a file over it would put a
+    /// regular file in its place, which for `/dev/null` breaks every program of the machine.
+    direct: bool,
 }
 
 impl Staged {
     /// Creates the temporary file for `path` (for a symbolic link, its target's), empty, with
     /// the mode and owner of the file it will replace; a read-only file is refused.
     pub fn create(path: &Path) -> Result<Staged> {
+        // Through every link, as opening it would: a device or a pipe is written as it is.
+        if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+            let file = File::options()
+                .write(true)
+                .open(path)
+                .map_err(|e| Error::io(path, e))?;
+            return Ok(Staged {
+                file,
+                tmp: path.to_path_buf(),
+                path: path.to_path_buf(),
+                committed: false,
+                direct: true,
+            });
+        }
         let path = &written_path(path);
         let old = std::fs::metadata(path).ok();
         if old.as_ref().is_some_and(|m| m.permissions().readonly()) {
@@ -68,10 +88,11 @@ impl Staged {
             tmp,
             path: path.to_path_buf(),
             committed: false,
+            direct: false,
         })
     }
 
-    /// The temporary file.
+    /// The temporary file (the target itself where that is a device or a pipe).
     pub fn file(&self) -> &File {
         &self.file
     }
@@ -84,6 +105,11 @@ impl Staged {
     /// Puts the written file in place of the target; with `durable`, flushed to the disk first
     /// and the rename after (see [`replace`]).
     pub fn commit(mut self, durable: bool) -> Result<()> {
+        if self.direct {
+            // Nothing to put in place, and nothing a device or a pipe flushes to a disk.
+            self.committed = true;
+            return Ok(());
+        }
         if durable {
             self.file.sync_all().map_err(|e| Error::io(&self.tmp, e))?;
         }
@@ -104,7 +130,7 @@ impl Staged {
 
 impl Drop for Staged {
     fn drop(&mut self) {
-        if !self.committed {
+        if !self.committed && !self.direct {
             let _ = std::fs::remove_file(&self.tmp);
         }
     }
@@ -320,6 +346,35 @@ mod test {
     }
 
     #[cfg(target_os = "linux")]
+    #[test]
+    fn a_pipe_is_written_as_it_is_not_replaced() {
+        use std::os::unix::fs::FileTypeExt;
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        let name = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo only reads the NUL-terminated name, which outlives the call.
+        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+        // A link to it is written through too, as `/dev/stdout` is.
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&fifo, &link).unwrap();
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+        };
+        replace(&link, true, |mut file, _| {
+            file.write_all(b"through the pipe")
+                .map_err(|e| Error::io(&link, e))
+        })
+        .unwrap();
+        // Checked before the reader is waited for, which a pipe renamed over never opens.
+        let kind = std::fs::symlink_metadata(&fifo).unwrap().file_type();
+        assert!(kind.is_fifo(), "the pipe is still a pipe: {kind:?}");
+        assert_eq!(reader.join().unwrap(), "through the pipe");
+        assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(left.len(), 2, "no temporary file left");
+    }
+
     #[test]
     fn exchange_swaps_two_files() {
         let dir = tempfile::tempdir().unwrap();
