@@ -52,12 +52,16 @@ pub struct Tally {
 
 impl Tally {
     pub(crate) fn add(&mut self, code: &str, n: u64) {
-        match self.objects.get_mut(code) {
-            Some(count) => *count += n,
-            None => {
-                self.objects.insert(code.to_string(), n);
-            }
-        }
+        update(&mut self.objects, code, |count| *count += n);
+    }
+}
+
+/// Applies `change` to the value of `code` in `map`, made (the default) where there is none:
+/// looked up before the code is copied into a key, as most codes are there already.
+fn update<V: Default>(map: &mut BTreeMap<String, V>, code: &str, change: impl FnOnce(&mut V)) {
+    match map.get_mut(code) {
+        Some(value) => change(value),
+        None => change(map.entry(code.to_string()).or_default()),
     }
 }
 
@@ -685,20 +689,19 @@ impl Haul {
     pub fn add(&mut self, index: u64, tally: &Tally) {
         self.soups += 1;
         for (code, &n) in &tally.objects {
-            // Looked up before a new entry is made: most codes are there already.
-            let total = match self.counts.get_mut(code) {
-                Some(total) => total,
-                None => self.counts.entry(code.clone()).or_default(),
-            };
-            *total += n;
-            let samples = match self.samples.get_mut(code) {
-                Some(samples) => samples,
-                None => self.samples.entry(code.clone()).or_default(),
-            };
-            if *total <= SAMPLED_UP_TO && samples.len() < SAMPLES && samples.last() != Some(&index)
-            {
-                samples.push(index);
-            }
+            let mut total = 0;
+            update(&mut self.counts, code, |count| {
+                *count += n;
+                total = *count;
+            });
+            update(&mut self.samples, code, |samples| {
+                if total <= SAMPLED_UP_TO
+                    && samples.len() < SAMPLES
+                    && samples.last() != Some(&index)
+                {
+                    samples.push(index);
+                }
+            });
         }
     }
 
