@@ -19,11 +19,13 @@
 // It is cleared, logged for the host (its generation, place and phase: LOGGED a soup between
 // two looks, after which the soup stops as before), and the soup runs on from a new shot.
 //
-// Settling. Each generation's cells are hashed (each lane runs its live words and their rows
-// through a multiply and add, the group sums a mix of each lane's); the hash of the generation shot_at is kept for shot_every(shot_at) generations and
-// the soup has SETTLED when it comes back: its period is the generations since, the least
-// period of a pattern that was already repeating at shot_at. The host checks the period on
-// its own copy, so a false match of hashes is caught there.
+// Settling. Each generation's cells are hashed: each word of the box times a multiplier of its
+// own (odd, one for each place in the box), the 64-bit products XORed over the warp, so that
+// no product waits for another and empty words add nothing. The hash of the generation shot_at
+// is kept for shot_every(shot_at) generations and the soup has SETTLED when it comes back: its
+// period is the generations since, the least period of a pattern that was already repeating at
+// shot_at. The host checks the period on its own copy, so a false match of hashes is caught
+// there (the soup then goes on in a larger box or on the CPU).
 
 // The host defines SIDE (256, 512 or 1024), BAND, ISOLATION (cells round a glider taken away
 // within which there is nothing else), LOGGED (gliders a soup's log holds) and SHARED (1 where
@@ -58,10 +60,42 @@ struct Soup {
     unsigned long long shot;
 };
 
-__device__ __forceinline__ unsigned long long mix(unsigned long long z) {
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
+// A value of every lane of the warp combined (every lane calls these): one instruction each
+// from sm_80 on, five shuffles before.
+__device__ __forceinline__ unsigned int warp_xor(unsigned int v) {
+#if __CUDA_ARCH__ >= 800
+    return __reduce_xor_sync(~0u, v);
+#else
+    for (int o = 16; o > 0; o /= 2) v ^= __shfl_xor_sync(~0u, v, o);
+    return v;
+#endif
+}
+
+__device__ __forceinline__ unsigned int warp_or(unsigned int v) {
+#if __CUDA_ARCH__ >= 800
+    return __reduce_or_sync(~0u, v);
+#else
+    for (int o = 16; o > 0; o /= 2) v |= __shfl_xor_sync(~0u, v, o);
+    return v;
+#endif
+}
+
+__device__ __forceinline__ int warp_min(int v) {
+#if __CUDA_ARCH__ >= 800
+    return __reduce_min_sync(~0u, v);
+#else
+    for (int o = 16; o > 0; o /= 2) v = min(v, __shfl_xor_sync(~0u, v, o));
+    return v;
+#endif
+}
+
+__device__ __forceinline__ int warp_max(int v) {
+#if __CUDA_ARCH__ >= 800
+    return __reduce_max_sync(~0u, v);
+#else
+    for (int o = 16; o > 0; o /= 2) v = max(v, __shfl_xor_sync(~0u, v, o));
+    return v;
+#endif
 }
 
 // Generations a shot taken at generation `at` is kept (census.rs's shot_every).
@@ -79,8 +113,9 @@ __device__ __forceinline__ void across(unsigned int c, unsigned int mask, int la
     unsigned int after = __shfl_down_sync(mask, c, 1, WORDS);
     if (lane == 0) before = 0u;
     if (lane == WORDS - 1) after = 0u;
-    unsigned int w = (c << 1) | (before >> 31);
-    unsigned int e = (c >> 1) | (after << 31);
+    // (c << 1) | (before >> 31) and (c >> 1) | (after << 31), a funnel shift each.
+    unsigned int w = __funnelshift_l(before, c, 1);
+    unsigned int e = __funnelshift_r(c, after, 1);
     h0 = w ^ c ^ e;
     h1 = (w & c) | (w & e) | (c & e);
 }
@@ -279,6 +314,8 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
     unsigned int *whole = global;
 #endif
     unsigned int *box = whole + lane;
+    // This lane's part of each place's hash multiplier (see the row loop).
+    unsigned int lane_step = (unsigned int)lane * 0x3c6ef372u + 0x85ebca6bu;
     unsigned int edge = 0u;
     if (lane == 0) edge = (1u << BAND) - 1u;
     if (lane == WORDS - 1) edge = ~0u << (32 - BAND);
@@ -298,9 +335,8 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
         // This lane's first and last rows with cells, and its cells of every row, ORed.
         int top = SIDE, bottom = -1;
         unsigned int seen = 0u;
-        // Each of this lane's words with cells and its row, in order, run through a multiply
-        // and add, then mixed with the lane.
-        unsigned long long hash = 0ull;
+        // This lane's words' products with their places' multipliers, XORed: low and high halves.
+        unsigned int hash_lo = 0u, hash_hi = 0u;
         // AHEAD rows at a time, their rows below read first, all at once: a strip's rows are
         // stepped one after another, so each read's latency would otherwise be waited out
         // row by row. Every row of the strip read is read before this generation writes it.
@@ -331,9 +367,11 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
                 seen |= next;
                 top = next != 0u && top == SIDE ? y : top;
                 bottom = next != 0u ? y : bottom;
-                hash = next != 0u
-                           ? hash * 0x9e3779b97f4a7c15ull + ((unsigned long long)y << 32 | next)
-                           : hash;
+                // The place's multiplier: odd, places 2 x 0x9e3779b9 apart (a Weyl sequence).
+                unsigned int m = (unsigned int)(y * WORDS) * 0x3c6ef372u + lane_step;
+                unsigned long long p = (unsigned long long)next * m;
+                hash_lo ^= (unsigned int)p;
+                hash_hi ^= (unsigned int)(p >> 32);
                 a0 = b0;
                 a1 = b1;
                 b0 = d0;
@@ -342,14 +380,10 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
             }
         }
         __syncwarp();
-        hash = mix(hash ^ (unsigned long long)t << 56);
-        unsigned int out = seen & edge;
-        for (int o = 16; o > 0; o /= 2) {
-            hash += __shfl_xor_sync(~0u, hash, o);
-            top = min(top, __shfl_xor_sync(~0u, top, o));
-            bottom = max(bottom, __shfl_xor_sync(~0u, bottom, o));
-            out |= __shfl_xor_sync(~0u, out, o);
-        }
+        unsigned long long hash = (unsigned long long)warp_xor(hash_hi) << 32 | warp_xor(hash_lo);
+        top = warp_min(top);
+        bottom = warp_max(bottom);
+        unsigned int out = warp_or(seen & edge);
 #if SHARED
         held_top = min(held_top, top);
         held_bottom = max(held_bottom, bottom);
