@@ -60,43 +60,33 @@ struct Soup {
     unsigned long long shot;
 };
 
-// A value of every lane of the warp combined (every lane calls these): one instruction each
-// from sm_80 on, five shuffles before.
+// A value of every lane of the warp combined (every lane calls these): one redux instruction
+// each from sm_80 on, five shuffles before.
+#if __CUDA_ARCH__ >= 800
 __device__ __forceinline__ unsigned int warp_xor(unsigned int v) {
-#if __CUDA_ARCH__ >= 800
     return __reduce_xor_sync(~0u, v);
-#else
-    for (int o = 16; o > 0; o /= 2) v ^= __shfl_xor_sync(~0u, v, o);
-    return v;
-#endif
 }
-
+__device__ __forceinline__ unsigned int warp_or(unsigned int v) { return __reduce_or_sync(~0u, v); }
+__device__ __forceinline__ int warp_min(int v) { return __reduce_min_sync(~0u, v); }
+__device__ __forceinline__ int warp_max(int v) { return __reduce_max_sync(~0u, v); }
+#else
+template <typename T, typename Op> __device__ __forceinline__ T shuffled(T v, Op op) {
+    for (int o = 16; o > 0; o /= 2) v = op(v, __shfl_xor_sync(~0u, v, o));
+    return v;
+}
+__device__ __forceinline__ unsigned int warp_xor(unsigned int v) {
+    return shuffled(v, [](unsigned int a, unsigned int b) { return a ^ b; });
+}
 __device__ __forceinline__ unsigned int warp_or(unsigned int v) {
-#if __CUDA_ARCH__ >= 800
-    return __reduce_or_sync(~0u, v);
-#else
-    for (int o = 16; o > 0; o /= 2) v |= __shfl_xor_sync(~0u, v, o);
-    return v;
-#endif
+    return shuffled(v, [](unsigned int a, unsigned int b) { return a | b; });
 }
-
 __device__ __forceinline__ int warp_min(int v) {
-#if __CUDA_ARCH__ >= 800
-    return __reduce_min_sync(~0u, v);
-#else
-    for (int o = 16; o > 0; o /= 2) v = min(v, __shfl_xor_sync(~0u, v, o));
-    return v;
-#endif
+    return shuffled(v, [](int a, int b) { return min(a, b); });
 }
-
 __device__ __forceinline__ int warp_max(int v) {
-#if __CUDA_ARCH__ >= 800
-    return __reduce_max_sync(~0u, v);
-#else
-    for (int o = 16; o > 0; o /= 2) v = max(v, __shfl_xor_sync(~0u, v, o));
-    return v;
-#endif
+    return shuffled(v, [](int a, int b) { return max(a, b); });
 }
+#endif
 
 // Generations a shot taken at generation `at` is kept (census.rs's shot_every).
 __device__ __forceinline__ unsigned int shot_every(unsigned int at) {
