@@ -325,8 +325,8 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
         // This lane's first and last rows with cells, and its cells of every row, ORed.
         int top = SIDE, bottom = -1;
         unsigned int seen = 0u;
-        // This lane's words' products with their places' multipliers, XORed: low and high halves.
-        unsigned int hash_lo = 0u, hash_hi = 0u;
+        // This lane's words' products with their places' multipliers, XORed.
+        unsigned long long products = 0ull;
         // AHEAD rows at a time, their rows below read first, all at once: a strip's rows are
         // stepped one after another, so each read's latency would otherwise be waited out
         // row by row. Every row of the strip read is read before this generation writes it.
@@ -359,9 +359,7 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
                 bottom = next != 0u ? y : bottom;
                 // The place's multiplier: odd, places 2 x 0x9e3779b9 apart (a Weyl sequence).
                 unsigned int m = (unsigned int)(y * WORDS) * 0x3c6ef372u + lane_step;
-                unsigned long long p = (unsigned long long)next * m;
-                hash_lo ^= (unsigned int)p;
-                hash_hi ^= (unsigned int)(p >> 32);
+                products ^= (unsigned long long)next * m;
                 a0 = b0;
                 a1 = b1;
                 b0 = d0;
@@ -370,7 +368,8 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
             }
         }
         __syncwarp();
-        unsigned long long hash = (unsigned long long)warp_xor(hash_hi) << 32 | warp_xor(hash_lo);
+        unsigned int high = warp_xor((unsigned int)(products >> 32));
+        unsigned long long hash = (unsigned long long)high << 32 | warp_xor((unsigned int)products);
         top = warp_min(top);
         bottom = warp_max(bottom);
         unsigned int out = warp_or(seen & edge);
