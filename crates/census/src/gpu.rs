@@ -44,7 +44,7 @@ use gol_cuda::soups::{self, SoupBoxes, SoupState, Status, Taken, BAND};
 use crate::census::{self, Flight, Tally};
 use crate::objects::{clusters_of_rows, Classifier};
 use crate::soup::{self, Rows};
-use crate::universe::{bounds, step_rows, Universe};
+use crate::universe::{bounds, step_rows, steps_back, Universe};
 
 /// Generations a soup may run on the GPU; one that runs longer is censused by the CPU.
 pub const MOST_GENERATIONS: u32 = 1 << 14;
@@ -1097,15 +1097,11 @@ fn ash_of_bits(
         let (y, w) = (place / row_words, place % row_words);
         now[(y - y0) * across + w / 2 - first] |= bits << (32 * (w % 2));
     }
-    let step = |cells: &[u64]| -> Vec<u64> {
-        let mut next = vec![0u64; cells.len()];
-        step_rows(cells, across, 1..rows - 1, &mut next);
-        next
-    };
-    let one = step(&now);
+    let mut one = vec![0u64; now.len()];
+    step_rows(&now, across, 1..rows - 1, &mut one);
     let repeats = match state.period {
         1 => one == now,
-        _ => step(&one) == now,
+        _ => steps_back(&now, &one, across, 1..rows - 1),
     };
     if !repeats {
         return false;

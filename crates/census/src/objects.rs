@@ -633,13 +633,6 @@ impl Grid {
         (y - self.y0) as usize * self.width + (x - self.x0) as usize
     }
 
-    fn cell(&self, i: usize) -> (i64, i64) {
-        (
-            self.x0 + (i % self.width) as i64,
-            self.y0 + (i / self.width) as i64,
-        )
-    }
-
     fn insert(&mut self, cell: (i64, i64)) {
         let i = self.index(cell);
         self.bits[i / 64] |= 1 << (i % 64);
@@ -667,25 +660,27 @@ impl Grid {
     /// their first cells by row, then column; each cluster's cells in `alive` (of the same box).
     fn joined(&mut self, alive: &Grid) -> Vec<Vec<(i64, i64)>> {
         let mut out = Vec::new();
-        let mut stack = Vec::new();
-        let width = self.width as i64;
+        // Cells to look round, (column, row) in the grid: a cell's index is found by a
+        // multiply, where its place from its index would take a division.
+        let mut stack: Vec<(usize, usize)> = Vec::new();
+        let width = self.width;
         for w in 0..self.bits.len() {
             while self.bits[w] != 0 {
                 let start = 64 * w + self.bits[w].trailing_zeros() as usize;
                 self.bits[w] &= self.bits[w] - 1;
-                stack.push(start);
+                stack.push((start % width, start / width));
                 let mut cluster = Vec::new();
-                while let Some(i) = stack.pop() {
-                    if alive.contains(i) {
-                        cluster.push(self.cell(i));
+                while let Some((x, y)) = stack.pop() {
+                    if alive.contains(y * width + x) {
+                        cluster.push((self.x0 + x as i64, self.y0 + y as i64));
                     }
                     // Every cell set is two or more cells inside the box: the five rows and
                     // columns around it are in the grid.
                     for (dy, row) in JOINED {
-                        let from = (i as i64 + dy * width - 2) as usize;
-                        let mut found = self.take(from, row);
+                        let y = y.wrapping_add_signed(dy as isize);
+                        let mut found = self.take(y * width + x - 2, row);
                         while found != 0 {
-                            stack.push(from + found.trailing_zeros() as usize);
+                            stack.push((x - 2 + found.trailing_zeros() as usize, y));
                             found &= found - 1;
                         }
                     }
