@@ -4,12 +4,11 @@
 // of 256 cells a side, and 512 for soups that the smaller cannot hold.
 //
 // Layout. A box is SIDE rows of WORDS = SIDE / 32 32-bit words, row after row; bit b of word w
-// of row y is the cell (32 w + b, y). A warp steps a soup: each group of WORDS lanes a strip
-// of its rows, lane w of a group holding word w of each row; a row's cells beside the word's
-// ends come from the next lanes by shuffles. A soup's state (struct Soup, mirrored by soups.rs's
-// SoupState) says which rows hold cells, so that only those and the two beside them are
-// stepped, in place: a lane reads row y + 1 before it writes row y, and keeps the old rows
-// y - 1 and y in registers; the rows beside a strip are read before any group writes.
+// of row y is the cell (32 w + b, y). A warp steps a soup, a generation at a time from one copy
+// of its box into another, as tiles of one word and TILE rows: only the tiles with cells, those
+// beside them and those of the other copy still to be emptied, listed each generation and taken
+// by the lanes in turn. A soup's state (struct Soup, mirrored by soups.rs's SoupState) says
+// which rows hold cells.
 //
 // The band: cells fewer than BAND from an edge. A soup stops (PAUSED) as soon as a cell is
 // there, so that the box's edge, beyond which everything is taken as dead, is never near a
@@ -28,16 +27,14 @@
 // there (the soup then goes on in a larger box or on the CPU).
 
 // The host defines SIDE (256, 512 or 1024), BAND, ISOLATION (cells round a glider taken away
-// within which there is nothing else), LOGGED (gliders a soup's log holds) and SHARED (1 where
-// soups_run keeps a box in shared memory) in front of this, from soups.rs's constants
-// (soups::source).
+// within which there is nothing else), LOGGED (gliders a soup's log holds), SHARED (1 where
+// soups_run keeps a box in shared memory) and TILE (the rows of a tile soups_run steps) in front
+// of this, from soups.rs's constants (soups::source).
 #if !defined(SIDE) || !defined(BAND) || !defined(ISOLATION) || !defined(LOGGED) || \
-    !defined(SHARED)
-#error "soups.rs's source() defines SIDE, BAND, ISOLATION, LOGGED and SHARED in front of this file"
+    !defined(SHARED) || !defined(TILE)
+#error "soups.rs's source() defines SIDE, BAND, ISOLATION, LOGGED, SHARED and TILE in front of this file"
 #endif
 #define WORDS (SIDE / 32)
-// Rows read ahead at a time in soups_run.
-#define AHEAD 8
 
 #define RUNNING 0u
 #define SETTLED 1u
@@ -261,21 +258,133 @@ __device__ void band_box(const unsigned int *box, int lane, unsigned int mask,
     }
 }
 
-// A row of a box as lane `lane` holds it (`box` at its word of row 0); rows beyond the box
-// are dead.
-__device__ __forceinline__ unsigned int row_at(const unsigned int *box, int y) {
-    return y >= 0 && y < SIDE ? box[y * WORDS] : 0u;
+// Tiles: a box's cells are stepped as tiles of one word and TILE rows, only those with cells
+// or beside a tile with cells (and those to be cleared), so that a soup's empty room (between
+// its ash and the ships flying out of it) costs nothing. A copy's marks say which tiles may
+// hold cells, and where in them: mark k of tile row r, at k * TILE_ROWS + r, has bit w set
+// where the tile of word w and rows TILE r.. may have a cell as kind k says (never fewer than
+// it has). A tile is stepped where it has cells, or where a tile beside it has cells next to it.
+#define TILE_ROWS (SIDE / TILE)
+#define ALL_WORDS (WORDS == 32 ? ~0u : (1u << (WORDS & 31)) - 1u)
+// The marks: anywhere; in its first row, its last; in its first column (bit 0 of a word), its
+// last (bit 31); and at its four corners.
+#define ANY 0
+#define FIRST_ROW 1
+#define LAST_ROW 2
+#define FIRST_COLUMN 3
+#define LAST_COLUMN 4
+#define TOP_LEFT 5
+#define TOP_RIGHT 6
+#define BOTTOM_LEFT 7
+#define BOTTOM_RIGHT 8
+#define MARKS 9
+
+// Marks tile (r, w) of `marks` as holding the cells `any` (its rows ORed), `first` in its first
+// row and `last` in its last.
+__device__ __forceinline__ void mark(unsigned int *marks, int r, int w, unsigned int any,
+                                     unsigned int first, unsigned int last) {
+    if (!any) return;
+    unsigned int bit = 1u << w;
+    unsigned int *m = marks + r;
+    atomicOr(m + ANY * TILE_ROWS, bit);
+    if (first) atomicOr(m + FIRST_ROW * TILE_ROWS, bit);
+    if (last) atomicOr(m + LAST_ROW * TILE_ROWS, bit);
+    if (any & 1u) atomicOr(m + FIRST_COLUMN * TILE_ROWS, bit);
+    if (any >> 31) atomicOr(m + LAST_COLUMN * TILE_ROWS, bit);
+    if (first & 1u) atomicOr(m + TOP_LEFT * TILE_ROWS, bit);
+    if (first >> 31) atomicOr(m + TOP_RIGHT * TILE_ROWS, bit);
+    if (last & 1u) atomicOr(m + BOTTOM_LEFT * TILE_ROWS, bit);
+    if (last >> 31) atomicOr(m + BOTTOM_RIGHT * TILE_ROWS, bit);
+}
+
+// The tiles of tile row r to step, from the marks `here` of the copy stepped: those with cells
+// and those with a cell of a tile beside them next to them (bit w tile w).
+__device__ __forceinline__ unsigned int to_step(const unsigned int *here, int r) {
+    unsigned int near = here[ANY * TILE_ROWS + r] | here[LAST_COLUMN * TILE_ROWS + r] << 1 |
+                        here[FIRST_COLUMN * TILE_ROWS + r] >> 1;
+    if (r > 0) {
+        const unsigned int *above = here + r - 1;
+        near |= above[LAST_ROW * TILE_ROWS] | above[BOTTOM_RIGHT * TILE_ROWS] << 1 |
+                above[BOTTOM_LEFT * TILE_ROWS] >> 1;
+    }
+    if (r + 1 < TILE_ROWS) {
+        const unsigned int *below = here + r + 1;
+        near |= below[FIRST_ROW * TILE_ROWS] | below[TOP_RIGHT * TILE_ROWS] << 1 |
+                below[TOP_LEFT * TILE_ROWS] >> 1;
+    }
+    return near & ALL_WORDS;
+}
+
+// Steps tile `k` (word k % WORDS of rows TILE (k / WORDS)..) from `from` into `to`, both at
+// row 0's first word; folds in what soups_run keeps of a generation: the rows with cells, the
+// cells in the band's columns, and the hash's products (see its loop).
+__device__ __forceinline__ void step_tile(const unsigned int *__restrict__ from,
+                                          unsigned int *__restrict__ to, int k,
+                                          unsigned int *marks, int &top, int &bottom,
+                                          unsigned int &out, unsigned long long &products) {
+    int w = k % WORDS, r = k / WORDS, y0 = r * TILE;
+    // The tile's rows, with the row above and the row below: each word with those left and
+    // right of it (dead beyond the box).
+    unsigned int left[TILE + 2], middle[TILE + 2], right[TILE + 2];
+#pragma unroll
+    for (int i = 0; i < TILE + 2; i++) {
+        int y = y0 - 1 + i;
+        bool in = y >= 0 && y < SIDE;
+        const unsigned int *row = from + y * WORDS + w;
+        middle[i] = in ? row[0] : 0u;
+        left[i] = in && w > 0 ? row[-1] : 0u;
+        right[i] = in && w < WORDS - 1 ? row[1] : 0u;
+    }
+    // Each row's cells summed with their left and right neighbours, as two bit planes (0 to 3):
+    // (c << 1) | (left >> 31) and (c >> 1) | (right << 31), a funnel shift each.
+    unsigned int h0[TILE + 2], h1[TILE + 2];
+#pragma unroll
+    for (int i = 0; i < TILE + 2; i++) {
+        unsigned int c = middle[i];
+        unsigned int we = __funnelshift_l(left[i], c, 1);
+        unsigned int ea = __funnelshift_r(c, right[i], 1);
+        h0[i] = we ^ c ^ ea;
+        h1[i] = (we & c) | (we & ea) | (c & ea);
+    }
+    unsigned int edge = (w == 0 ? (1u << BAND) - 1u : 0u) | (w == WORDS - 1 ? ~0u << (32 - BAND) : 0u);
+    unsigned int any = 0u, first = 0u, last = 0u;
+#pragma unroll
+    for (int i = 1; i <= TILE; i++) {
+        int y = y0 - 1 + i;
+        // The sum of the nine cells, the cell itself included, as bits t0, t1, t2 of weights
+        // 1, 2 and 4 (and 8, where it is 8 or 9, which the rule needs not).
+        unsigned int a0 = h0[i - 1], a1 = h1[i - 1], b0 = h0[i], b1 = h1[i];
+        unsigned int d0 = h0[i + 1], d1 = h1[i + 1];
+        unsigned int t0 = a0 ^ b0 ^ d0;
+        unsigned int k3 = (a0 & b0) | (a0 & d0) | (b0 & d0);
+        unsigned int x = a1 ^ b1, z = d1 ^ k3;
+        unsigned int t1 = x ^ z;
+        unsigned int t2 = (a1 & b1) ^ (d1 & k3) ^ (x & z);
+        // Three with the cell, or four with the cell alive: B3/S23.
+        unsigned int next = (t0 & t1 & ~t2) | (~t0 & ~t1 & t2 & middle[i]);
+        to[y * WORDS + w] = next;
+        any |= next;
+        if (i == 1) first = next;
+        if (i == TILE) last = next;
+        top = next != 0u && y < top ? y : top;
+        bottom = next != 0u && y > bottom ? y : bottom;
+        // The place's multiplier: odd, places 2 x 0x9e3779b9 apart (a Weyl sequence).
+        unsigned int m = (unsigned int)(y * WORDS + w) * 0x3c6ef372u + 0x85ebca6bu;
+        products ^= (unsigned long long)next * m;
+    }
+    out |= any & edge;
+    mark(marks, r, w, any, first, last);
 }
 
 // Steps the soups in `soups[0..count]` that are RUNNING by up to `generations` generations
 // each, stopping each where it settles, dies, reaches the band, or reaches generation `most`.
-// A block (one warp) a soup: its rows to step are cut into STRIPS strips of consecutive rows,
-// one a group of WORDS lanes, so that every lane of the warp steps rows of the same soup. Where
-// SHARED, the box is copied into shared memory (SIDE * WORDS words, the launch's dynamic shared
-// memory) for the launch, and its rows that held cells at any time in it copied back at its end.
-// Gliders in the band are taken away where take_glider can (phases `gliders`), each logged
-// in the soup's LOGGED entries of `log` as (generation << 32 | take_glider's entry).
-#define STRIPS (32 / WORDS)
+// A block (one warp) a soup: each generation the tiles to step are listed, and the lanes take
+// them in turn, from one copy of the box into the other. Where SHARED, both copies are in
+// shared memory (2 SIDE * WORDS words, the launch's dynamic shared memory), the box copied in
+// for the launch and its rows that held cells at any time in it copied back at its end; where
+// not, the second copy is box count + index of `cells`, empty between launches. Gliders in the
+// band are taken away where take_glider can (phases `gliders`), each logged in the soup's
+// LOGGED entries of `log` as (generation << 32 | take_glider's entry).
 extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count,
                                      unsigned int generations, unsigned int most,
                                      const unsigned int *gliders, unsigned long long *log) {
@@ -284,99 +393,96 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
     Soup s = soups[index];
     if (s.status != RUNNING) return;
     int t = threadIdx.x, lane = t & (WORDS - 1), strip = t / WORDS;
-    // The lanes of this lane's group.
+    // The lanes of this lane's group of WORDS (the first group looks at the band).
     unsigned int mask =
         WORDS == 32 ? ~0u : ((1u << (WORDS & 31)) - 1u) << (t & (32 - WORDS));
     unsigned int *global = cells + (size_t)index * SIDE * WORDS;
+    __shared__ unsigned int marks[2][MARKS * TILE_ROWS];
+    __shared__ unsigned short list[TILE_ROWS * WORDS];
+    unsigned int *first, *second;
 #if SHARED
     extern __shared__ uint4 shared[];
-    // The rows with cells (top..bottom), the others empty; 4 words of a row a uint4.
+    // The rows with cells (top..bottom), the others empty, and the second copy empty; 4 words
+    // of a row a uint4.
     const uint4 *from = (const uint4 *)global;
-    for (int i = t; i < SIDE * WORDS / 4; i += 32) {
+    for (int i = t; i < 2 * SIDE * WORDS / 4; i += 32) {
         int y = 4 * i / WORDS;
         shared[i] = y >= (int)s.top && y <= (int)s.bottom ? from[i] : make_uint4(0, 0, 0, 0);
     }
-    __syncwarp();
-    unsigned int *whole = (unsigned int *)shared;
-    // The rows that held cells at some time in this launch: those copied back.
-    int held_top = s.top, held_bottom = s.bottom;
+    first = (unsigned int *)shared;
+    second = first + SIDE * WORDS;
 #else
-    unsigned int *whole = global;
+    first = global;
+    second = cells + ((size_t)count + index) * SIDE * WORDS;
 #endif
-    unsigned int *box = whole + lane;
-    // This lane's part of each place's hash multiplier (see the row loop).
-    unsigned int lane_step = (unsigned int)lane * 0x3c6ef372u + 0x85ebca6bu;
+    for (int i = t; i < MARKS * TILE_ROWS; i += 32) marks[0][i] = marks[1][i] = 0u;
+    __syncwarp();
+    for (int i = (int)s.top * WORDS + t; i < ((int)s.bottom + 1) * WORDS; i += 32) {
+        unsigned int word = first[i];
+        int y = i / WORDS;
+        mark(marks[0], y / TILE, i % WORDS, word, y % TILE == 0 ? word : 0u,
+             y % TILE == TILE - 1 ? word : 0u);
+    }
+    __syncwarp();
+    // The copy holding the soup's generation, and the tile rows that held cells in either at
+    // some time in this launch (those copied back, or cleared).
+    int now = 0;
+    int held_top = (int)s.top / TILE, held_bottom = (int)s.bottom / TILE;
     unsigned int edge = 0u;
     if (lane == 0) edge = (1u << BAND) - 1u;
     if (lane == WORDS - 1) edge = ~0u << (32 - BAND);
     for (unsigned int g = 0; g < generations && s.status == RUNNING; g++) {
-        // Rows first - 1 and first are empty (top is the first row with cells); this group's
-        // strip is rows lo..=hi of first..=last.
-        int first = (int)s.top - 1, last = (int)s.bottom + 1, n = last - first + 1;
-        int lo = first + n * strip / STRIPS, hi = first + n * (strip + 1) / STRIPS - 1;
-        // The strip's rows above, first and below, read before any group writes a row.
-        unsigned int up = lo <= hi ? row_at(box, lo - 1) : 0u;
-        unsigned int c = lo <= hi ? row_at(box, lo) : 0u;
-        unsigned int down = lo <= hi ? row_at(box, hi + 1) : 0u;
-        unsigned int a0, a1, b0, b1;
-        across(up, mask, lane, a0, a1);
-        across(c, mask, lane, b0, b1);
-        __syncwarp();
-        // This lane's first and last rows with cells, and its cells of every row, ORed.
-        int top = SIDE, bottom = -1;
-        unsigned int seen = 0u;
-        // This lane's words' products with their places' multipliers, XORed.
-        unsigned long long products = 0ull;
-        // AHEAD rows at a time, their rows below read first, all at once: a strip's rows are
-        // stepped one after another, so each read's latency would otherwise be waited out
-        // row by row. Every row of the strip read is read before this generation writes it.
-        for (int y0 = lo; y0 <= hi; y0 += AHEAD) {
-            unsigned int ahead[AHEAD];
-#pragma unroll
-            for (int i = 0; i < AHEAD; i++) {
-                int y = y0 + 1 + i;
-                ahead[i] = y <= hi ? box[y * WORDS] : down;
-            }
-#pragma unroll
-            for (int i = 0; i < AHEAD; i++) {
-                int y = y0 + i;
-                if (y > hi) break;
-                unsigned int below = ahead[i];
-                unsigned int d0, d1;
-                across(below, mask, lane, d0, d1);
-                // The sum of the nine cells, the cell itself included, as bits t0, t1, t2 of
-                // weights 1, 2 and 4 (and 8, where it is 8 or 9, which the rule needs not).
-                unsigned int t0 = a0 ^ b0 ^ d0;
-                unsigned int k = (a0 & b0) | (a0 & d0) | (b0 & d0);
-                unsigned int x = a1 ^ b1, z = d1 ^ k;
-                unsigned int t1 = x ^ z;
-                unsigned int t2 = (a1 & b1) ^ (d1 & k) ^ (x & z);
-                // Three with the cell, or four with the cell alive: B3/S23.
-                unsigned int next = (t0 & t1 & ~t2) | (~t0 & ~t1 & t2 & c);
-                box[y * WORDS] = next;
-                seen |= next;
-                top = next != 0u && top == SIDE ? y : top;
-                bottom = next != 0u ? y : bottom;
-                // The place's multiplier: odd, places 2 x 0x9e3779b9 apart (a Weyl sequence).
-                unsigned int m = (unsigned int)(y * WORDS) * 0x3c6ef372u + lane_step;
-                products ^= (unsigned long long)next * m;
-                a0 = b0;
-                a1 = b1;
-                b0 = d0;
-                b1 = d1;
-                c = below;
+        const unsigned int *here = marks[now];
+        unsigned int *there = marks[now ^ 1];
+        // The tile rows that may hold cells in either copy, and one more each way.
+        int low = TILE_ROWS, high = -1;
+        for (int r = t; r < TILE_ROWS; r += 32) {
+            if (here[r] | there[r]) {
+                low = min(low, r);
+                high = r;
             }
         }
+        low = max(warp_min(low) - 1, 0);
+        high = min(warp_max(high) + 1, TILE_ROWS - 1);
+        held_top = min(held_top, low);
+        held_bottom = max(held_bottom, high);
+        // The tiles to step, listed: those with cells or beside a tile with cells, and those
+        // of the other copy with cells to be overwritten. A lane a tile row at a time.
+        int tiles = 0;
+        for (int base = low; base <= high; base += 32) {
+            int r = base + t;
+            unsigned int step = 0u;
+            if (r <= high) {
+                step = to_step(here, r) | there[r];
+                for (int k = 0; k < MARKS; k++) there[k * TILE_ROWS + r] = 0u;
+            }
+            int n = __popc(step), before = n;
+            for (int o = 1; o < 32; o *= 2) {
+                int v = __shfl_up_sync(~0u, before, o);
+                if (t >= o) before += v;
+            }
+            int at = tiles + before - n;
+            tiles += __shfl_sync(~0u, before, 31);
+            for (; step; step &= step - 1u) list[at++] = (unsigned short)(r * WORDS + __ffs(step) - 1);
+        }
         __syncwarp();
-        unsigned int high = warp_xor((unsigned int)(products >> 32));
-        unsigned long long hash = (unsigned long long)high << 32 | warp_xor((unsigned int)products);
+        int top = SIDE, bottom = -1;
+        unsigned int out = 0u;
+        // This lane's words' products with their places' multipliers, XORed: each word of the
+        // box times a multiplier of its place, so that the order of the tiles does not matter.
+        unsigned long long products = 0ull;
+        for (int i = t; i < tiles; i += 32)
+            step_tile(now ? second : first, now ? first : second, list[i], there, top, bottom, out, products);
+        __syncwarp();
+        now ^= 1;
+        unsigned int *whole = now ? second : first;
+        unsigned int *box = whole + lane;
+        unsigned int high_half = warp_xor((unsigned int)(products >> 32));
+        unsigned long long hash =
+            (unsigned long long)high_half << 32 | warp_xor((unsigned int)products);
         top = warp_min(top);
         bottom = warp_max(bottom);
-        unsigned int out = warp_or(seen & edge);
-#if SHARED
-        held_top = min(held_top, top);
-        held_bottom = max(held_bottom, bottom);
-#endif
+        out = warp_or(out);
         bool band = bottom >= 0 && (top < BAND || bottom >= SIDE - BAND || out != 0u);
         s.generation += 1u;
         if (bottom < 0) {
@@ -416,12 +522,21 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
         }
         if (s.status == RUNNING && s.generation >= most) s.status = GIVEN_UP;
     }
-#if SHARED
     __syncwarp();
-    uint4 *to = (uint4 *)global;
-    for (int i = held_top * WORDS / 4 + t; i < (held_bottom + 1) * WORDS / 4; i += 32)
-        to[i] = shared[i];
+    // The rows that held cells back in the box (where the soup is not there already), and the
+    // second copy emptied.
+    int from_row = held_top * TILE, to_row = (held_bottom + 1) * TILE;
+    uint4 *box4 = (uint4 *)global;
+    const uint4 *now4 = (const uint4 *)(now ? second : first);
+    for (int i = from_row * WORDS / 4 + t; i < to_row * WORDS / 4; i += 32) {
+#if SHARED
+        box4[i] = now4[i];
+#else
+        uint4 *spare4 = (uint4 *)second;
+        if (now == 1) box4[i] = now4[i];
+        spare4[i] = make_uint4(0, 0, 0, 0);
 #endif
+    }
     if (t == 0) soups[index] = s;
 }
 

@@ -88,20 +88,41 @@ pub fn moved_words(words: &[u64], from: usize, to: usize) -> Vec<u64> {
         .collect()
 }
 
-/// Whether soups_run keeps a box of `side` cells a side in shared memory for a launch: those of
-/// 256 (8 KiB). A box of 512 there (32 KiB) leaves room for 7 blocks of a warp on a
-/// multiprocessor, or 6 of four warps, and both ran slower than in place (2,372 and 2,310 ms of
-/// a 2^19-soup census's runs against 2,014, measured).
+/// Whether soups_run keeps a box of `side` cells a side in shared memory for a launch, both
+/// its copies: those of 256 (16 KiB). A box of 512 there (32 KiB, one copy) left room for 7
+/// blocks of a warp on a multiprocessor, or 6 of four warps, and both ran slower than in place
+/// (2,372 and 2,310 ms of a 2^19-soup census's runs against 2,014, measured); elsewhere a box's
+/// second copy is in global memory, after the boxes.
 fn shared(side: usize) -> bool {
     side <= 256
+}
+
+/// The copies of each box in `cells`: a second, empty between launches, where soups_run keeps
+/// none in shared memory.
+fn copies(side: usize) -> usize {
+    match shared(side) {
+        true => 1,
+        false => 2,
+    }
+}
+
+/// The rows of a tile that soups_run steps in a box of `side` cells a side: 8 in boxes of 256,
+/// 16 in larger ones (ncu over the runs of a 2^19-soup census: 256-cell boxes 513–531 ms with
+/// tiles of 8 rows, 534 with 4, 625 with 16; 512-cell boxes 422–437, 339 and 309).
+fn tile(side: usize) -> usize {
+    match side {
+        256 => 8,
+        _ => 16,
+    }
 }
 
 /// The kernels' source for boxes of `side` cells a side.
 pub fn source(side: usize) -> String {
     format!(
         "#define SIDE {side}\n#define BAND {BAND}\n#define ISOLATION {ISOLATION}\n\
-         #define LOGGED {LOGGED}\n#define SHARED {}\n{}",
+         #define LOGGED {LOGGED}\n#define SHARED {}\n#define TILE {}\n{}",
         shared(side) as u8,
+        tile(side),
         crate::source::SOUPS
     )
 }
@@ -335,7 +356,10 @@ impl SoupBoxes {
         let box_words = box_words(side);
         let live = LIVE_WORDS.min(slots * box_words);
         let bytes = slots as u64
-            * (box_words as u64 * 4 + size_of::<SoupState>() as u64 + 8 + 8 * LOGGED as u64)
+            * (copies(side) as u64 * box_words as u64 * 4
+                + size_of::<SoupState>() as u64
+                + 8
+                + 8 * LOGGED as u64)
             + live as u64 * 8;
         gpu.check_memory(bytes, "the census's soup boxes")?;
         let module = gpu.module(&source(side))?;
@@ -349,7 +373,7 @@ impl SoupBoxes {
         };
         Ok(SoupBoxes {
             side,
-            cells: stream.alloc_zeros::<u32>(slots * box_words)?,
+            cells: stream.alloc_zeros::<u32>(copies(side) * slots * box_words)?,
             states: stream.clone_htod(&vec![dead; slots])?,
             run: module.load_function("soups_run")?,
             place: module.load_function("soups_place")?,
@@ -479,7 +503,7 @@ impl SoupBoxes {
             grid_dim: (self.slots as u32, 1, 1),
             block_dim: (32, 1, 1),
             shared_mem_bytes: match shared(self.side) {
-                true => (self.box_words() * 4) as u32,
+                true => (2 * self.box_words() * 4) as u32,
                 false => 0,
             },
         };
