@@ -32,7 +32,7 @@
 // of this, from soups.rs's constants (soups::source).
 #if !defined(SIDE) || !defined(BAND) || !defined(ISOLATION) || !defined(LOGGED) || \
     !defined(SHARED) || !defined(TILE)
-#error "soups.rs's source() defines SIDE, BAND, ISOLATION, LOGGED, SHARED and TILE in front of this file"
+#error "soups.rs's source() defines SIDE, BAND, ISOLATION, LOGGED, SHARED and TILE before this"
 #endif
 #define WORDS (SIDE / 32)
 
@@ -90,21 +90,6 @@ __device__ __forceinline__ unsigned int shot_every(unsigned int at) {
     unsigned int n = at / 16u;
     unsigned int p = n <= 1u ? 1u : 1u << (32 - __clz(n - 1u));
     return p < 32u ? 32u : p;
-}
-
-// The sums across of a row's cells, each cell with its left and right neighbours, as two bit
-// planes (0 to 3): lane 0's left end and lane 7's right end see dead cells.
-__device__ __forceinline__ void across(unsigned int c, unsigned int mask, int lane,
-                                       unsigned int &h0, unsigned int &h1) {
-    unsigned int before = __shfl_up_sync(mask, c, 1, WORDS);
-    unsigned int after = __shfl_down_sync(mask, c, 1, WORDS);
-    if (lane == 0) before = 0u;
-    if (lane == WORDS - 1) after = 0u;
-    // (c << 1) | (before >> 31) and (c >> 1) | (after << 31), a funnel shift each.
-    unsigned int w = __funnelshift_l(before, c, 1);
-    unsigned int e = __funnelshift_r(c, after, 1);
-    h0 = w ^ c ^ e;
-    h1 = (w & c) | (w & e) | (c & e);
 }
 
 // 16 cells of row y of `box` from column x on, bit i the cell of column x + i; cells beyond
@@ -346,7 +331,9 @@ __device__ __forceinline__ void step_tile(const unsigned int *__restrict__ from,
         h0[i] = we ^ c ^ ea;
         h1[i] = (we & c) | (we & ea) | (c & ea);
     }
-    unsigned int edge = (w == 0 ? (1u << BAND) - 1u : 0u) | (w == WORDS - 1 ? ~0u << (32 - BAND) : 0u);
+    // The tile's columns in the band.
+    unsigned int edge = (w == 0 ? (1u << BAND) - 1u : 0u) |
+                        (w == WORDS - 1 ? ~0u << (32 - BAND) : 0u);
     unsigned int any = 0u, first = 0u, last = 0u;
 #pragma unroll
     for (int i = 1; i <= TILE; i++) {
@@ -463,7 +450,8 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
             }
             int at = tiles + before - n;
             tiles += __shfl_sync(~0u, before, 31);
-            for (; step; step &= step - 1u) list[at++] = (unsigned short)(r * WORDS + __ffs(step) - 1);
+            for (; step; step &= step - 1u)
+                list[at++] = (unsigned short)(r * WORDS + __ffs(step) - 1);
         }
         __syncwarp();
         int top = SIDE, bottom = -1;
@@ -472,7 +460,8 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
         // box times a multiplier of its place, so that the order of the tiles does not matter.
         unsigned long long products = 0ull;
         for (int i = t; i < tiles; i += 32)
-            step_tile(now ? second : first, now ? first : second, list[i], there, top, bottom, out, products);
+            step_tile(now ? second : first, now ? first : second, list[i], there, top, bottom,
+                      out, products);
         __syncwarp();
         now ^= 1;
         unsigned int *whole = now ? second : first;
@@ -524,7 +513,7 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
     }
     __syncwarp();
     // The rows that held cells back in the box (where the soup is not there already), and the
-    // second copy emptied.
+    // second copy emptied where it is in global memory.
     int from_row = held_top * TILE, to_row = (held_bottom + 1) * TILE;
     uint4 *box4 = (uint4 *)global;
     const uint4 *now4 = (const uint4 *)(now ? second : first);
