@@ -35,6 +35,10 @@
 #error "soups.rs's source() defines SIDE, BAND, ISOLATION, LOGGED, SHARED and TILE before this"
 #endif
 #define WORDS (SIDE / 32)
+// Words from one row of soups_run's copies of a box to the next: in shared memory one more than
+// a row holds, so that the same word of rows a tile apart falls in another bank (tiles stepped
+// at once by the lanes are one above another as often as side by side).
+#define STRIDE (SHARED ? WORDS + 1 : WORDS)
 
 #define RUNNING 0u
 #define SETTLED 1u
@@ -97,8 +101,8 @@ __device__ __forceinline__ unsigned int shot_every(unsigned int at) {
 __device__ __forceinline__ unsigned int row16(const unsigned int *box, int y, int x) {
     if (y < 0 || y >= SIDE) return 0u;
     int w = x >= 0 ? x / 32 : -((31 - x) / 32);
-    unsigned long long lo = w >= 0 && w < WORDS ? box[y * WORDS + w] : 0u;
-    unsigned long long hi = w + 1 >= 0 && w + 1 < WORDS ? box[y * WORDS + w + 1] : 0u;
+    unsigned long long lo = w >= 0 && w < WORDS ? box[y * STRIDE + w] : 0u;
+    unsigned long long hi = w + 1 >= 0 && w + 1 < WORDS ? box[y * STRIDE + w + 1] : 0u;
     return (unsigned int)((lo | hi << 32) >> (x - 32 * w)) & 0xffffu;
 }
 
@@ -183,7 +187,7 @@ __device__ unsigned int take_glider(unsigned int *box, int lane, unsigned int ma
     int x = found >> 5 & 0x7ff, y = found >> 16 & 0x7ff;
     for (int r = 0; r < 3; r++) {
         unsigned int bits = lane_bits(shape >> (3 * r) & 7u, x, lane);
-        if (bits) box[(y + r) * WORDS + lane] &= ~bits;
+        if (bits) box[(y + r) * STRIDE + lane] &= ~bits;
     }
     __syncwarp(mask);
     // Nothing else within ISOLATION cells of it.
@@ -192,13 +196,13 @@ __device__ unsigned int take_glider(unsigned int *box, int lane, unsigned int ma
     unsigned int near = low > high ? 0u : ~0u >> (31 - (high - low)) << (low - 32 * lane);
     unsigned int other = 0u;
     for (int r = max(y - ISOLATION, 0); r <= min(y + 2 + ISOLATION, SIDE - 1); r++)
-        other |= box[r * WORDS + lane] & near;
+        other |= box[r * STRIDE + lane] & near;
     bool alone = !__any_sync(mask, other != 0u);
     // The rows with cells left.
     int first = SIDE, last = -1;
     if (alone) {
         for (int r = top; r <= bottom; r++) {
-            if (__any_sync(mask, box[r * WORDS + lane] != 0u)) {
+            if (__any_sync(mask, box[r * STRIDE + lane] != 0u)) {
                 if (first == SIDE) first = r;
                 last = r;
             }
@@ -208,7 +212,7 @@ __device__ unsigned int take_glider(unsigned int *box, int lane, unsigned int ma
         // Left to the host: the glider back.
         for (int r = 0; r < 3; r++) {
             unsigned int bits = lane_bits(shape >> (3 * r) & 7u, x, lane);
-            if (bits) box[(y + r) * WORDS + lane] |= bits;
+            if (bits) box[(y + r) * STRIDE + lane] |= bits;
         }
         __syncwarp(mask);
         return 0u;
@@ -226,7 +230,7 @@ __device__ void band_box(const unsigned int *box, int lane, unsigned int mask,
                          int &by1) {
     bx0 = SIDE, bx1 = -1, by0 = SIDE, by1 = -1;
     for (int y = top; y <= bottom; y++) {
-        unsigned int word = box[y * WORDS];
+        unsigned int word = box[y * STRIDE];
         unsigned int in_band = y < BAND || y >= SIDE - BAND ? word : word & edge;
         if (in_band) {
             if (by0 == SIDE) by0 = y;
@@ -315,7 +319,7 @@ __device__ __forceinline__ void step_tile(const unsigned int *__restrict__ from,
     for (int i = 0; i < TILE + 2; i++) {
         int y = y0 - 1 + i;
         bool in = y >= 0 && y < SIDE;
-        const unsigned int *row = from + y * WORDS + w;
+        const unsigned int *row = from + y * STRIDE + w;
         middle[i] = in ? row[0] : 0u;
         left[i] = in && w > 0 ? row[-1] : 0u;
         right[i] = in && w < WORDS - 1 ? row[1] : 0u;
@@ -349,7 +353,7 @@ __device__ __forceinline__ void step_tile(const unsigned int *__restrict__ from,
         unsigned int t2 = (a1 & b1) ^ (d1 & k3) ^ (x & z);
         // Three with the cell, or four with the cell alive: B3/S23.
         unsigned int next = (t0 & t1 & ~t2) | (~t0 & ~t1 & t2 & middle[i]);
-        to[y * WORDS + w] = next;
+        to[y * STRIDE + w] = next;
         any |= next;
         if (i == 1) first = next;
         if (i == TILE) last = next;
@@ -367,7 +371,7 @@ __device__ __forceinline__ void step_tile(const unsigned int *__restrict__ from,
 // each, stopping each where it settles, dies, reaches the band, or reaches generation `most`.
 // A block (one warp) a soup: each generation the tiles to step are listed, and the lanes take
 // them in turn, from one copy of the box into the other. Where SHARED, both copies are in
-// shared memory (2 SIDE * WORDS words, the launch's dynamic shared memory), the box copied in
+// shared memory (2 SIDE * STRIDE words, the launch's dynamic shared memory), the box copied in
 // for the launch and its rows that held cells at any time in it copied back at its end; where
 // not, the second copy is box count + index of `cells`, empty between launches. Gliders in the
 // band are taken away where take_glider can (phases `gliders`), each logged in the soup's
@@ -388,16 +392,14 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
     __shared__ unsigned short list[TILE_ROWS * WORDS];
     unsigned int *first, *second;
 #if SHARED
-    extern __shared__ uint4 shared[];
-    // The rows with cells (top..bottom), the others empty, and the second copy empty; 4 words
-    // of a row a uint4.
-    const uint4 *from = (const uint4 *)global;
-    for (int i = t; i < 2 * SIDE * WORDS / 4; i += 32) {
-        int y = 4 * i / WORDS;
-        shared[i] = y >= (int)s.top && y <= (int)s.bottom ? from[i] : make_uint4(0, 0, 0, 0);
-    }
-    first = (unsigned int *)shared;
-    second = first + SIDE * WORDS;
+    extern __shared__ unsigned int shared[];
+    // The rows with cells (top..bottom), the others empty, and the second copy empty.
+    for (int i = t; i < 2 * SIDE * STRIDE; i += 32) shared[i] = 0u;
+    __syncwarp();
+    for (int i = (int)s.top * WORDS + t; i < ((int)s.bottom + 1) * WORDS; i += 32)
+        shared[i / WORDS * STRIDE + i % WORDS] = global[i];
+    first = shared;
+    second = first + SIDE * STRIDE;
 #else
     first = global;
     second = cells + ((size_t)count + index) * SIDE * WORDS;
@@ -405,8 +407,8 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
     for (int i = t; i < MARKS * TILE_ROWS; i += 32) marks[0][i] = marks[1][i] = 0u;
     __syncwarp();
     for (int i = (int)s.top * WORDS + t; i < ((int)s.bottom + 1) * WORDS; i += 32) {
-        unsigned int word = first[i];
         int y = i / WORDS;
+        unsigned int word = first[y * STRIDE + i % WORDS];
         mark(marks[0], y / TILE, i % WORDS, word, y % TILE == 0 ? word : 0u,
              y % TILE == TILE - 1 ? word : 0u);
     }
@@ -515,15 +517,12 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
     // The rows that held cells back in the box (where the soup is not there already), and the
     // second copy emptied where it is in global memory.
     int from_row = held_top * TILE, to_row = (held_bottom + 1) * TILE;
-    uint4 *box4 = (uint4 *)global;
-    const uint4 *now4 = (const uint4 *)(now ? second : first);
-    for (int i = from_row * WORDS / 4 + t; i < to_row * WORDS / 4; i += 32) {
-#if SHARED
-        box4[i] = now4[i];
-#else
-        uint4 *spare4 = (uint4 *)second;
-        if (now == 1) box4[i] = now4[i];
-        spare4[i] = make_uint4(0, 0, 0, 0);
+    const unsigned int *held = now ? second : first;
+    for (int i = from_row * WORDS + t; i < to_row * WORDS; i += 32) {
+        int at = i / WORDS * STRIDE + i % WORDS;
+        if (held != global) global[i] = held[at];
+#if !SHARED
+        second[at] = 0u;
 #endif
     }
     if (t == 0) soups[index] = s;

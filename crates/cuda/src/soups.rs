@@ -89,7 +89,7 @@ pub fn moved_words(words: &[u64], from: usize, to: usize) -> Vec<u64> {
 }
 
 /// Whether soups_run keeps a box of `side` cells a side in shared memory for a launch, both
-/// its copies: those of 256 (16 KiB). A box of 512 there (32 KiB, one copy) left room for 7
+/// its copies: those of 256 (18 KiB, a row a word longer). A box of 512 there (32 KiB, one copy) left room for 7
 /// blocks of a warp on a multiprocessor, or 6 of four warps, and both ran slower than in place
 /// (2,372 and 2,310 ms of a 2^19-soup census's runs against 2,014, measured); elsewhere a box's
 /// second copy is in global memory, after the boxes.
@@ -503,7 +503,8 @@ impl SoupBoxes {
             grid_dim: (self.slots as u32, 1, 1),
             block_dim: (32, 1, 1),
             shared_mem_bytes: match shared(self.side) {
-                true => (2 * self.box_words() * 4) as u32,
+                // Two copies of rows of a word more than the box's (the kernel's STRIDE).
+                true => (2 * self.side * (self.words() + 1) * 4) as u32,
                 false => 0,
             },
         };
