@@ -247,6 +247,11 @@ __device__ void band_box(const unsigned int *box, int lane, unsigned int mask,
     }
 }
 
+// The cells of word w of a row that are in the band's columns.
+__device__ __forceinline__ unsigned int band_columns(int w) {
+    return (w == 0 ? (1u << BAND) - 1u : 0u) | (w == WORDS - 1 ? ~0u << (32 - BAND) : 0u);
+}
+
 // Tiles: a box's cells are stepped as tiles of one word and TILE rows, only those with cells
 // or beside a tile with cells (and those to be cleared), so that a soup's empty room (between
 // its ash and the ships flying out of it) costs nothing. A copy's marks say which tiles may
@@ -335,9 +340,6 @@ __device__ __forceinline__ void step_tile(const unsigned int *__restrict__ from,
         h0[i] = we ^ c ^ ea;
         h1[i] = (we & c) | (we & ea) | (c & ea);
     }
-    // The tile's columns in the band.
-    unsigned int edge = (w == 0 ? (1u << BAND) - 1u : 0u) |
-                        (w == WORDS - 1 ? ~0u << (32 - BAND) : 0u);
     unsigned int any = 0u, first = 0u, last = 0u;
 #pragma unroll
     for (int i = 1; i <= TILE; i++) {
@@ -363,7 +365,7 @@ __device__ __forceinline__ void step_tile(const unsigned int *__restrict__ from,
         unsigned int m = (unsigned int)(y * WORDS + w) * 0x3c6ef372u + 0x85ebca6bu;
         products ^= (unsigned long long)next * m;
     }
-    out |= any & edge;
+    out |= any & band_columns(w);
     mark(marks, r, w, any, first, last);
 }
 
@@ -417,9 +419,7 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
     // some time in this launch (those copied back, or cleared).
     int now = 0;
     int held_top = (int)s.top / TILE, held_bottom = (int)s.bottom / TILE;
-    unsigned int edge = 0u;
-    if (lane == 0) edge = (1u << BAND) - 1u;
-    if (lane == WORDS - 1) edge = ~0u << (32 - BAND);
+    unsigned int edge = band_columns(lane);
     for (unsigned int g = 0; g < generations && s.status == RUNNING; g++) {
         const unsigned int *here = marks[now];
         unsigned int *there = marks[now ^ 1];
