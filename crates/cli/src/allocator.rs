@@ -10,10 +10,41 @@
 //!
 //! Which allocator a block came from is told by its size alone: `GlobalAlloc` is always given
 //! back the layout a block was allocated with.
+//!
+//! mimalloc reserves address space an arena at a time, 1 GiB for its first by default, all of it
+//! counted against an address-space limit and by what `gol` reckons such a limit leaves; before
+//! its first block, [`Split`] makes that first arena 64 MiB (later ones grow as mimalloc grows
+//! them). It is set at run time, so that it holds however `gol` is built (a setting of
+//! mimalloc's C at build time is lost under a user's own `CFLAGS` or in a `cargo install`);
+//! mimalloc's own `MIMALLOC_ARENA_RESERVE` in the environment still overrides it.
 
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::Once;
 
+use libmimalloc_sys::{mi_option_set_default, mi_option_t};
 use mimalloc::MiMalloc;
+
+/// `mi_option_arena_reserve`, its place in mimalloc's `mi_option_e` (mimalloc.h, the same in its
+/// versions 2 and 3; libmimalloc-sys names no constant for it): the address space an arena
+/// reserves, in KiB.
+const ARENA_RESERVE: mi_option_t = 23;
+
+/// The first arena's address space, in KiB: 64 MiB.
+const FIRST_ARENA_KIB: std::ffi::c_long = 64 * 1024;
+
+/// Whether mimalloc's arena size has been set.
+static SET_UP: Once = Once::new();
+
+/// mimalloc, its first arena's size set before its first block.
+fn mimalloc() -> MiMalloc {
+    SET_UP.call_once(|| {
+        // SAFETY: mi_option_set_default only stores a value in mimalloc's table of options
+        // (where the environment has not set it), for an option that exists; it allocates
+        // nothing, so it cannot re-enter this allocator.
+        unsafe { mi_option_set_default(ARENA_RESERVE, FIRST_ARENA_KIB) }
+    });
+    MiMalloc
+}
 
 /// Blocks of this many bytes or more go to the system's allocator.
 const LARGE: usize = 1 << 20;
@@ -35,7 +66,7 @@ unsafe impl GlobalAlloc for Split {
         // SAFETY: the caller's contract (a layout of non-zero size) passes on unchanged.
         unsafe {
             if small(layout.size()) {
-                MiMalloc.alloc(layout)
+                mimalloc().alloc(layout)
             } else {
                 System.alloc(layout)
             }
@@ -46,7 +77,7 @@ unsafe impl GlobalAlloc for Split {
         // SAFETY: as `alloc`.
         unsafe {
             if small(layout.size()) {
-                MiMalloc.alloc_zeroed(layout)
+                mimalloc().alloc_zeroed(layout)
             } else {
                 System.alloc_zeroed(layout)
             }
@@ -67,7 +98,7 @@ unsafe impl GlobalAlloc for Split {
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         match (small(layout.size()), small(new_size)) {
             // SAFETY: `ptr` came from the allocator both sizes pick, with this layout.
-            (true, true) => unsafe { MiMalloc.realloc(ptr, layout, new_size) },
+            (true, true) => unsafe { mimalloc().realloc(ptr, layout, new_size) },
             // SAFETY: as above.
             (false, false) => unsafe { System.realloc(ptr, layout, new_size) },
             _ => {
