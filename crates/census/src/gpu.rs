@@ -1078,24 +1078,39 @@ fn ash_of_bits(
         // Nothing, which repeats with any period.
         return true;
     }
-    // Rows of `across` 64-bit words, the first at row `y0` of the box, from word `first` of
-    // its rows: the words with cells and one more each side, within the box.
+    // Rows of `across` 64-bit words, the first at row `y0` of the box and column `x0`: from
+    // three rows and columns before the first with cells to three after the last (a blinker's
+    // other phase reaches one further, and clusters_of_rows wants two to spare), so that most
+    // ash takes one or two words a row.
     let (y0, rows) = (
         state.top as usize - 3,
         (state.bottom - state.top) as usize + 7,
     );
     let row_words = side / 32;
     let (low, high) = words.iter().fold((usize::MAX, 0), |(low, high), &entry| {
-        let w = (entry >> 32) as usize % row_words / 2;
-        (low.min(w), high.max(w))
+        let (x, bits) = (32 * ((entry >> 32) as usize % row_words), entry as u32);
+        (
+            low.min(x + bits.trailing_zeros() as usize),
+            high.max(x + 31 - bits.leading_zeros() as usize),
+        )
     });
-    let (first, last) = (low.saturating_sub(1), (high + 1).min(side / 64 - 1));
-    let across = last + 1 - first;
+    let x0 = low - 3;
+    let across = (high + 4 - x0).div_ceil(64);
     let mut now = vec![0u64; rows * across];
     for &entry in words {
         let (place, bits) = ((entry >> 32) as usize, entry & 0xffff_ffff);
-        let (y, w) = (place / row_words, place % row_words);
-        now[(y - y0) * across + w / 2 - first] |= bits << (32 * (w % 2));
+        let (y, x) = (place / row_words, 32 * (place % row_words));
+        // The word's cells from column x0 on (none lie before it), then placed at their offset.
+        let (bits, offset) = match x.checked_sub(x0) {
+            Some(offset) => (bits, offset),
+            None => (bits >> (x0 - x), 0),
+        };
+        let (at, shift) = ((y - y0) * across + offset / 64, offset % 64);
+        now[at] |= bits << shift;
+        let spill = bits >> 1 >> (63 - shift);
+        if spill != 0 {
+            now[at + 1] |= spill;
+        }
     }
     let mut one = vec![0u64; now.len()];
     step_rows(&now, across, 1..rows - 1, &mut one);
@@ -1108,7 +1123,7 @@ fn ash_of_bits(
     }
     // The envelope: the cells of generations 0 and 1 (generation 2 is generation 0's).
     let envelope: Vec<u64> = now.iter().zip(&one).map(|(a, b)| a | b).collect();
-    let corner = (64 * first as i64, y0 as i64);
+    let corner = (x0 as i64, y0 as i64);
     for cluster in clusters_of_rows(corner, 64 * across, now, envelope) {
         for code in &classifier.classify(&cluster).codes {
             tally.add(code, 1);
