@@ -223,6 +223,12 @@ impl Flight {
         now
     }
 
+    /// The first generation after `t` (from when it was taken away) where its box
+    /// ([`Flight::at`]) moves: where its next period ends.
+    fn next_move(&self, t: u64) -> u64 {
+        self.at + ((t - self.at) / self.period + 1) * self.period
+    }
+
     /// Its box at generation `t` (from when it was taken away), grown by `margin`: where it
     /// would be, give or take the cells a ship sways within its period.
     fn at(&self, t: u64, margin: i64) -> (i64, i64, i64, i64) {
@@ -308,9 +314,12 @@ pub(crate) fn flights_meet<F: std::borrow::Borrow<Flight>>(flights: &[F], strict
             // They meet where they come nearer than they were and within reach. Both move in
             // straight lines, so the gap between them falls, then rises for ever (give or take
             // the cells they move at once): once it is well past its least, they never meet.
+            // The boxes move only where a period of one ship or the other ends: the gap is
+            // looked at from then on, until the next.
             let start = gap(f.at(from, 0), g.at(from, 0));
             let mut least = start;
-            for t in from..from + MEETING_HORIZON {
+            let mut t = from;
+            while t < from + MEETING_HORIZON {
                 let now = gap(f.at(t, 0), g.at(t, 0));
                 if now < start && now <= 2 {
                     return true;
@@ -319,6 +328,7 @@ pub(crate) fn flights_meet<F: std::borrow::Borrow<Flight>>(flights: &[F], strict
                 if now > least + PAST_LEAST {
                     break;
                 }
+                t = f.next_move(t).min(g.next_move(t));
             }
         }
     }
@@ -860,5 +870,70 @@ mod tests {
         });
         assert_eq!(outer, inner);
         assert!(outer.objects.values().sum::<u64>() > 0);
+    }
+
+    /// A glider flying (dx, dy) (each ±1) with its box's top-left at (x, y), taken away at
+    /// generation `at`.
+    fn glider(x: i64, y: i64, (dx, dy): (i64, i64), at: u64) -> Flight {
+        let cells: Vec<(i64, i64)> = [(1, 0), (2, 1), (0, 2), (1, 2), (2, 2)]
+            .iter()
+            .map(|&(cx, cy): &(i64, i64)| {
+                let cx = if dx > 0 { cx } else { 2 - cx };
+                let cy = if dy > 0 { cy } else { 2 - cy };
+                (x + cx, y + cy)
+            })
+            .collect();
+        Flight {
+            glider: true,
+            bounds: (x, y, x + 2, y + 2),
+            at,
+            displacement: (dx, dy),
+            period: 4,
+            codes: vec![GLIDER.to_string()],
+            cells,
+        }
+    }
+
+    proptest::proptest! {
+        /// Ships of different velocities meet as they do when their boxes are followed a
+        /// generation at a time, though only the generations where one of them moves are
+        /// looked at.
+        #[test]
+        fn ships_meet_as_followed_a_generation_at_a_time(
+            ships in proptest::collection::vec(
+                (-30i64..30, -30i64..30, 0usize..4, 0u64..12),
+                2..5,
+            ),
+        ) {
+            let flights: Vec<Flight> = ships
+                .iter()
+                .map(|&(x, y, way, at)| {
+                    let way = [(1, 1), (1, -1), (-1, 1), (-1, -1)][way];
+                    glider(x, y, way, at)
+                })
+                .collect();
+            let followed = flights.iter().enumerate().any(|(i, f)| {
+                flights[i + 1..].iter().any(|g| {
+                    let from = f.at.max(g.at);
+                    if f.displacement == g.displacement {
+                        return false;
+                    }
+                    let start = gap(f.at(from, 0), g.at(from, 0));
+                    let mut least = start;
+                    for t in from..from + MEETING_HORIZON {
+                        let now = gap(f.at(t, 0), g.at(t, 0));
+                        if now < start && now <= 2 {
+                            return true;
+                        }
+                        least = least.min(now);
+                        if now > least + PAST_LEAST {
+                            break;
+                        }
+                    }
+                    false
+                })
+            });
+            proptest::prop_assert_eq!(flights_meet(&flights, false), followed);
+        }
     }
 }

@@ -1122,7 +1122,10 @@ fn ash_of_bits(
         return false;
     }
     // The envelope: the cells of generations 0 and 1 (generation 2 is generation 0's).
-    let envelope: Vec<u64> = now.iter().zip(&one).map(|(a, b)| a | b).collect();
+    let mut envelope = one;
+    for (cells, &alive) in envelope.iter_mut().zip(&now) {
+        *cells |= alive;
+    }
     let corner = (x0 as i64, y0 as i64);
     for cluster in clusters_of_rows(corner, 64 * across, now, envelope) {
         for code in &classifier.classify(&cluster).codes {
