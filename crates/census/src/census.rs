@@ -308,28 +308,38 @@ pub(crate) fn flights_meet<F: std::borrow::Borrow<Flight>>(flights: &[F], strict
             {
                 return true;
             }
-            if together {
-                continue;
-            }
-            // They meet where they come nearer than they were and within reach. Both move in
-            // straight lines, so the gap between them falls, then rises for ever (give or take
-            // the cells they move at once): once it is well past its least, they never meet.
             // The boxes move only where a period of one ship or the other ends: the gap is
-            // looked at from then on, until the next.
-            let start = gap(f.at(from, 0), g.at(from, 0));
-            let mut least = start;
-            let mut t = from;
-            while t < from + MEETING_HORIZON {
-                let now = gap(f.at(t, 0), g.at(t, 0));
-                if now < start && now <= 2 {
-                    return true;
-                }
-                least = least.min(now);
-                if now > least + PAST_LEAST {
-                    break;
-                }
-                t = f.next_move(t).min(g.next_move(t));
+            // looked at then.
+            let moves =
+                std::iter::successors(Some(from), |&t| Some(f.next_move(t).min(g.next_move(t))));
+            if !together && boxes_meet(f, g, moves) {
+                return true;
             }
+        }
+    }
+    false
+}
+
+/// Whether the boxes of two ships of different velocities, flown untouched, meet at one of
+/// the generations `times` (the first the later of the two was taken away, in order, each
+/// generation where either box moves among them): where they come nearer than they were and
+/// within reach. Both move in straight lines, so the gap between them falls, then rises for
+/// ever (give or take the cells they move at once): once it is well past its least, they never
+/// meet.
+fn boxes_meet(f: &Flight, g: &Flight, mut times: impl Iterator<Item = u64>) -> bool {
+    let Some(from) = times.next() else {
+        return false;
+    };
+    let start = gap(f.at(from, 0), g.at(from, 0));
+    let mut least = start;
+    for t in std::iter::once(from).chain(times.take_while(|&t| t < from + MEETING_HORIZON)) {
+        let now = gap(f.at(t, 0), g.at(t, 0));
+        if now < start && now <= 2 {
+            return true;
+        }
+        least = least.min(now);
+        if now > least + PAST_LEAST {
+            return false;
         }
     }
     false
@@ -914,23 +924,7 @@ mod tests {
                 .collect();
             let followed = flights.iter().enumerate().any(|(i, f)| {
                 flights[i + 1..].iter().any(|g| {
-                    let from = f.at.max(g.at);
-                    if f.displacement == g.displacement {
-                        return false;
-                    }
-                    let start = gap(f.at(from, 0), g.at(from, 0));
-                    let mut least = start;
-                    for t in from..from + MEETING_HORIZON {
-                        let now = gap(f.at(t, 0), g.at(t, 0));
-                        if now < start && now <= 2 {
-                            return true;
-                        }
-                        least = least.min(now);
-                        if now > least + PAST_LEAST {
-                            break;
-                        }
-                    }
-                    false
+                    f.displacement != g.displacement && boxes_meet(f, g, f.at.max(g.at)..)
                 })
             });
             proptest::prop_assert_eq!(flights_meet(&flights, false), followed);
