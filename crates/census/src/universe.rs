@@ -257,6 +257,13 @@ impl<'a> WordRows<'a> {
         let after = if j + 1 < self.across { word(j + 1) } else { 0 };
         (m << 1 | before >> 63, m, m >> 1 | after << 63)
     }
+
+    /// Word `j` of row `row` a generation on.
+    #[inline(always)]
+    fn next(&self, row: usize, j: usize) -> u64 {
+        let above = self.sides(row.wrapping_sub(1), j);
+        next_word(above, self.sides(row, j), self.sides(row + 1, j))
+    }
 }
 
 /// Steps rows `rows` of `cells` one generation into the same rows of `next`: rows of
@@ -283,6 +290,43 @@ pub(crate) fn step_rows(cells: &[u64], across: usize, rows: Range<usize>, next: 
             (above, here) = (here, below);
         }
     }
+}
+
+/// Whether `one`, stepped over rows `rows`, is `now`, where `one` is `now` stepped (rows of
+/// `across` words, at most 64, as [`step_rows`] takes them): whether `now` repeats with period
+/// 2. Only the words near a difference between the two are stepped: where `now` and `one`
+/// agree on a word and the words round it, `one`'s step there is `now`'s, which is `one`,
+/// which is `now` (the still lifes of an ash, all but its blinkers' words).
+pub(crate) fn steps_back(now: &[u64], one: &[u64], across: usize, rows: Range<usize>) -> bool {
+    debug_assert!(now.len() == one.len() && across <= 64);
+    let one = WordRows::new(one, across);
+    // By row, the words within a word of a difference, as bits.
+    let mut near = vec![0u64; one.height];
+    let all = u64::MAX >> (64 - across);
+    for (i, _) in now
+        .iter()
+        .zip(one.cells)
+        .enumerate()
+        .filter(|(_, (a, b))| a != b)
+    {
+        let (row, j) = (i / across, i % across);
+        let words = (7u128 << j >> 1) as u64 & all;
+        let last = (row + 1).min(one.height - 1);
+        for near in &mut near[row.saturating_sub(1)..=last] {
+            *near |= words;
+        }
+    }
+    rows.into_iter().all(|row| {
+        let mut words = near[row];
+        while words != 0 {
+            let j = words.trailing_zeros() as usize;
+            words &= words - 1;
+            if one.next(row, j) != now[row * across + j] {
+                return false;
+            }
+        }
+        true
+    })
 }
 
 /// A row's sums across, bit by bit: of each cell and its west and east neighbours, and of
@@ -1340,6 +1384,44 @@ mod tests {
                 .collect::<Vec<_>>(),
         );
         simds
+    }
+
+    proptest! {
+        /// The period-2 check on the words near a change is the check on every word: on ash of
+        /// blinkers and blocks (which may touch), with or without a stray cell, and a few cells
+        /// across the first words' end.
+        #[test]
+        fn steps_back_is_two_steps_back(
+            across in 1usize..5,
+            objects in proptest::collection::vec((0usize..1000, 3usize..40, any::<bool>()), 1..12),
+            stray in proptest::option::of((0usize..1000, 3usize..43)),
+            across_end in proptest::collection::vec((0usize..6, 0usize..6), 0..8),
+        ) {
+            let (rows, width) = (46, 64 * across);
+            let mut now = vec![0u64; rows * across];
+            let mut set = |x: usize, y: usize| now[y * across + x / 64] |= 1 << (x % 64);
+            for (x, y, blinker) in objects {
+                let x = 2 + x % (width - 5);
+                let cells: &[(usize, usize)] = match blinker {
+                    true => &[(0, 0), (1, 0), (2, 0)],
+                    false => &[(0, 0), (1, 0), (0, 1), (1, 1)],
+                };
+                cells.iter().for_each(|&(dx, dy)| set(x + dx, y + dy));
+            }
+            if let Some((x, y)) = stray {
+                set(2 + x % (width - 4), y);
+            }
+            for (dx, dy) in across_end.into_iter().filter(|_| across > 1) {
+                set(61 + dx, 20 + dy);
+            }
+            let step = |cells: &[u64]| {
+                let mut next = vec![0u64; cells.len()];
+                step_rows(cells, across, 1..rows - 1, &mut next);
+                next
+            };
+            let one = step(&now);
+            prop_assert_eq!(steps_back(&now, &one, across, 1..rows - 1), step(&one) == now);
+        }
     }
 
     proptest! {

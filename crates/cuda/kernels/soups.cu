@@ -23,13 +23,8 @@
 // no product waits for another and empty words add nothing. The hash of the generation shot_at
 // is kept for shot_every(shot_at) generations and the soup has SETTLED when it comes back: its
 // period is the generations since, the least period of a pattern that was already repeating at
-// shot_at. Periods 1 and 2, most soups', are checked on the cells as they are stepped: each
-// word written is compared with the word it came from (period 1) and with the word it
-// overwrites, two generations old (period 2); where the hashes matched but the cells differ, a
-// new shot is taken. (The second copy is empty at a launch's start, so a period of 2 is not
-// seen in a launch's first generation: the next shot sees it two generations on.) The host
-// checks longer periods on its own copy, so a false match of hashes is caught there (the soup
-// then goes on in a larger box or on the CPU).
+// shot_at. The host checks the period on its own copy, so a false match of hashes is caught
+// there (the soup then goes on in a larger box or on the CPU).
 
 // The host defines SIDE (256, 512 or 1024), BAND, ISOLATION (cells round a glider taken away
 // within which there is nothing else), LOGGED (gliders a soup's log holds), SHARED (1 where
@@ -316,13 +311,11 @@ __device__ __forceinline__ unsigned int to_step(const unsigned int *here, int r)
 
 // Steps tile `k` (word k % WORDS of rows TILE (k / WORDS)..) from `from` into `to`, both at
 // row 0's first word; folds in what soups_run keeps of a generation: the rows with cells, the
-// cells in the band's columns, the hash's products (see its loop), and the cells that differ
-// from the generation before (`moved`) and from the one before that, which `to` held (`back`).
+// cells in the band's columns, and the hash's products (see its loop).
 __device__ __forceinline__ void step_tile(const unsigned int *__restrict__ from,
                                           unsigned int *__restrict__ to, int k,
                                           unsigned int *marks, int &top, int &bottom,
-                                          unsigned int &out, unsigned long long &products,
-                                          unsigned int &moved, unsigned int &back) {
+                                          unsigned int &out, unsigned long long &products) {
     int w = k % WORDS, r = k / WORDS, y0 = r * TILE;
     // The tile's rows, with the row above and the row below: each word with those left and
     // right of it (dead beyond the box).
@@ -362,8 +355,6 @@ __device__ __forceinline__ void step_tile(const unsigned int *__restrict__ from,
         unsigned int t2 = (a1 & b1) ^ (d1 & k3) ^ (x & z);
         // Three with the cell, or four with the cell alive: B3/S23.
         unsigned int next = (t0 & t1 & ~t2) | (~t0 & ~t1 & t2 & middle[i]);
-        back |= to[y * STRIDE + w] ^ next;
-        moved |= middle[i] ^ next;
         to[y * STRIDE + w] = next;
         any |= next;
         if (i == 1) first = next;
@@ -376,14 +367,6 @@ __device__ __forceinline__ void step_tile(const unsigned int *__restrict__ from,
     }
     out |= any & band_columns(w);
     mark(marks, r, w, any, first, last);
-}
-
-// Whether cells whose hash came back after `period` generations repeat: `moved` and `back` are
-// the cells of the last generation that differ from the one and the two before it. Longer
-// periods are the host's to check.
-__device__ __forceinline__ bool repeats(unsigned int period, unsigned int moved,
-                                        unsigned int back) {
-    return period > 2u || (period == 1u ? moved : back) == 0u;
 }
 
 // Steps the soups in `soups[0..count]` that are RUNNING by up to `generations` generations
@@ -474,13 +457,13 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
         }
         __syncwarp();
         int top = SIDE, bottom = -1;
-        unsigned int out = 0u, moved = 0u, back = 0u;
+        unsigned int out = 0u;
         // This lane's words' products with their places' multipliers, XORed: each word of the
         // box times a multiplier of its place, so that the order of the tiles does not matter.
         unsigned long long products = 0ull;
         for (int i = t; i < tiles; i += 32)
             step_tile(now ? second : first, now ? first : second, list[i], there, top, bottom,
-                      out, products, moved, back);
+                      out, products);
         __syncwarp();
         now ^= 1;
         unsigned int *whole = now ? second : first;
@@ -491,8 +474,6 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
         top = warp_min(top);
         bottom = warp_max(bottom);
         out = warp_or(out);
-        moved = warp_or(moved);
-        back = warp_or(back);
         bool band = bottom >= 0 && (top < BAND || bottom >= SIDE - BAND || out != 0u);
         s.generation += 1u;
         if (bottom < 0) {
@@ -522,14 +503,9 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
                 s.shot_at = NO_SHOT;
             } else if (band) {
                 s.status = PAUSED;
-            } else if (s.shot_at != NO_SHOT && hash == s.shot &&
-                       repeats(s.generation - s.shot_at, moved, back)) {
+            } else if (s.shot_at != NO_SHOT && hash == s.shot) {
                 s.status = SETTLED;
                 s.period = s.generation - s.shot_at;
-            } else if (s.shot_at != NO_SHOT && hash == s.shot) {
-                // The hashes matched but the cells did not repeat: a shot of this generation.
-                s.shot = hash;
-                s.shot_at = s.generation;
             } else if (s.shot_at == NO_SHOT || s.generation - s.shot_at >= shot_every(s.shot_at)) {
                 s.shot = hash;
                 s.shot_at = s.generation;

@@ -132,9 +132,8 @@ pub fn source(side: usize) -> String {
 pub enum Status {
     /// Still being stepped.
     Running = 0,
-    /// It repeats with [`SoupState::period`] from [`SoupState::shot_at`] on: checked on its
-    /// cells where the period is 1 or 2, as far as the hashes of its generations tell where it
-    /// is longer.
+    /// It repeats with [`SoupState::period`] from [`SoupState::shot_at`] on, as far as the
+    /// hashes of its generations tell.
     Settled,
     /// A cell came into the band; nothing was stepped after.
     Paused,
