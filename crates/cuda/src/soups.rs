@@ -495,9 +495,7 @@ impl SoupBoxes {
     /// Queues on the boxes' own streams (to run beside other work): every running soup stepped
     /// up to `generations` generations on, none beyond generation `most`, then the live words
     /// of those that stop gathered. Their states then come from [`SoupBoxes::states`], their
-    /// words from [`SoupBoxes::live_words`]. A soup of period 2 is not found settled in a
-    /// launch's first generation (its check needs the generation two before, which a launch
-    /// does not keep for the next), nor then for two more: `generations` should be well above 2.
+    /// words from [`SoupBoxes::live_words`].
     pub fn start(&mut self, generations: u32, most: u32) -> Result<()> {
         let count = self.slots as i32;
         // A warp a box, with the box's room in shared memory where it keeps it there.
