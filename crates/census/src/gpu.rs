@@ -42,7 +42,7 @@ use rayon::prelude::*;
 use gol_cuda::soups::{self, SoupBoxes, SoupState, Status, Taken, BAND};
 
 use crate::census::{self, Flight, Tally};
-use crate::objects::{clusters_of_rows, Classifier};
+use crate::objects::{clusters_of_rows, take_lone, Classifier};
 use crate::soup::{self, Rows};
 use crate::universe::{bounds, step_rows, steps_back, Universe};
 
@@ -1126,6 +1126,11 @@ fn ash_of_bits(
     for (cells, &alive) in envelope.iter_mut().zip(&now) {
         *cells |= alive;
     }
+    take_lone(across, &mut now, &mut envelope, |cells, n| {
+        for code in &classifier.classify(cells).codes {
+            tally.add(code, n);
+        }
+    });
     let corner = (x0 as i64, y0 as i64);
     for cluster in clusters_of_rows(corner, 64 * across, now, envelope) {
         for code in &classifier.classify(&cluster).codes {

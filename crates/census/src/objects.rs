@@ -548,6 +548,150 @@ pub(crate) fn clusters_of_rows(
     grid(envelope).joined(&grid(live))
 }
 
+/// A common object standing alone, as [`take_lone`] finds it: in a window of 8 × 8 cells
+/// whose corner is two cells up and left of the corner of the object's envelope (its cells in
+/// every phase), row by row, bit `i` of a row the window's column `i`: its live cells in one
+/// phase, its envelope, and the cells within √5 of its envelope.
+struct Lone {
+    live: [u8; 8],
+    envelope: [u8; 8],
+    near: [u8; 8],
+}
+
+impl Lone {
+    /// The object of live cells `cells`, its envelope's corner at (0, 0).
+    fn new(cells: &[(i64, i64)]) -> Lone {
+        let mut next = Universe::of(cells);
+        next.step();
+        let envelope: Vec<(i64, i64)> = cells.iter().copied().chain(next.cells()).collect();
+        let (l, t, _, _) = bounds(&envelope).expect("cells");
+        assert_eq!((l, t), (0, 0), "the envelope's corner at (0, 0)");
+        let window = |cells: &[(i64, i64)]| {
+            let mut rows = [0u8; 8];
+            for &(x, y) in cells {
+                rows[(y - t + 2) as usize] |= 1 << (x - l + 2);
+            }
+            rows
+        };
+        let mut near = [0u8; 8];
+        for &(x, y) in &envelope {
+            for (dy, row) in JOINED {
+                near[(y - t + 2 + dy) as usize] |= (row << (x - l)) as u8;
+            }
+        }
+        Lone {
+            live: window(cells),
+            envelope: window(&envelope),
+            near,
+        }
+    }
+}
+
+/// Blocks, blinkers and beehives, in each orientation and phase (two of three objects of a
+/// soup's ash, most of them standing alone): their live cells from their envelopes' corners,
+/// in the order of [`lone_starts`].
+const LONE_CELLS: [&[(i64, i64)]; 5] = [
+    &[(0, 0), (1, 0), (0, 1), (1, 1)],
+    // A blinker lying, its envelope a row above and below it; then one standing.
+    &[(0, 1), (1, 1), (2, 1)],
+    &[(1, 0), (1, 1), (1, 2)],
+    &[(1, 0), (2, 0), (0, 1), (3, 1), (1, 2), (2, 2)],
+    &[(1, 0), (0, 1), (2, 1), (0, 2), (2, 2), (1, 3)],
+];
+
+static LONE: std::sync::LazyLock<[Lone; 5]> =
+    std::sync::LazyLock::new(|| LONE_CELLS.map(Lone::new));
+
+/// Where the live cells of each of [`LONE_CELLS`] are, from four rows of 128 cells (`a` the
+/// top row of the envelope): bit `x` where its envelope's corner may be in column `x`.
+#[inline(always)]
+fn lone_starts([a, b, c, d]: [u128; 4]) -> [u64; 5] {
+    [
+        a & a >> 1 & b & b >> 1,
+        b & b >> 1 & b >> 2,
+        (a & b & c) >> 1,
+        (a & a >> 1 & c & c >> 1) >> 1 & b & b >> 3,
+        (a & d) >> 1 & b & b >> 2 & c & c >> 2,
+    ]
+    .map(|at| at as u64)
+}
+
+/// Takes out of rows of bits as [`clusters_of_rows`] takes them (`live` and `envelope`,
+/// `across` 64-bit words a row; `envelope` the cells of `live` and of its next generation, an
+/// ash of period 1 or 2) every block, blinker and beehive that is a cluster of its own (no
+/// other cell of the envelope within √5 of its envelope), with `found` told each kind's live
+/// cells (from its envelope's corner) and how many there were, where there were some: what
+/// [`clusters_of_rows`] then finds is the rest.
+pub(crate) fn take_lone(
+    across: usize,
+    live: &mut [u64],
+    envelope: &mut [u64],
+    mut found: impl FnMut(&[(i64, i64)], u64),
+) {
+    // Word j of row y, with the row's next word (if any) in the high 64 bits.
+    let two = |bits: &[u64], y: usize, j: usize| {
+        let i = y * across + j;
+        let next = if j + 1 < across { bits[i + 1] } else { 0 };
+        bits[i] as u128 | (next as u128) << 64
+    };
+    // The eight cells of row y from column x.
+    let eight = |bits: &[u64], y: usize, x: usize| (two(bits, y, x / 64) >> (x % 64)) as u64 & 0xff;
+    let clear = |bits: &mut [u64], y: usize, x: usize, cells: u8| {
+        let (i, cells) = (y * across + x / 64, (cells as u128) << (x % 64));
+        bits[i] &= !(cells as u64);
+        if cells >> 64 != 0 {
+            bits[i + 1] &= !((cells >> 64) as u64);
+        }
+    };
+    let kinds = &*LONE;
+    let mut taken = [0u64; 5];
+    // Windows from row y; their objects' envelopes from row y + 2 (every cell is two or more
+    // rows and columns inside the rows, so every window is inside them too).
+    for y in 0..(live.len() / across).saturating_sub(7) {
+        for j in 0..across {
+            let rows = [
+                two(live, y + 2, j),
+                two(live, y + 3, j),
+                two(live, y + 4, j),
+                two(live, y + 5, j),
+            ];
+            if rows.iter().all(|&r| r as u64 == 0) {
+                continue;
+            }
+            for (k, mut at) in lone_starts(rows).into_iter().enumerate() {
+                let lone = &kinds[k];
+                while at != 0 {
+                    // The window's corner, two columns left of the envelope's.
+                    let corner = (64 * j + at.trailing_zeros() as usize).checked_sub(2);
+                    at &= at - 1;
+                    let Some(x) = corner else { continue };
+                    // Its live cells are there. Where its envelope is all the envelope has
+                    // within √5 of it, it is a cluster of its own, with no other live cell:
+                    // a block's or beehive's envelope is its live cells, and a blinker with an
+                    // end of its other phase live too would make a birth beside it that is
+                    // not in its envelope.
+                    let alone = (0..8).all(|r| {
+                        let near = lone.near[r] as u64;
+                        eight(envelope, y + r, x) & near == lone.envelope[r] as u64
+                    });
+                    if alone {
+                        for r in 0..8 {
+                            clear(envelope, y + r, x, lone.envelope[r]);
+                            clear(live, y + r, x, lone.live[r]);
+                        }
+                        taken[k] += 1;
+                    }
+                }
+            }
+        }
+    }
+    for (cells, &n) in LONE_CELLS.iter().zip(&taken) {
+        if n > 0 {
+            found(cells, n);
+        }
+    }
+}
+
 /// The cells within √5 of a cell, row by row: (rows down, the columns from two to the left
 /// as bits).
 const JOINED: [(i64, u64); 5] = [
@@ -698,6 +842,77 @@ impl Grid {
 mod tests {
     use super::*;
     use crate::apgcode::cells;
+
+    #[test]
+    fn lone_objects_are_taken_where_nothing_is_within_reach() {
+        // Each kind found where its live cells are, and nowhere else.
+        for (k, cells) in LONE_CELLS.iter().enumerate() {
+            let mut rows = [0u128; 4];
+            for &(x, y) in cells.iter() {
+                rows[y as usize] |= 1 << (x + 70);
+            }
+            let starts = lone_starts([rows[0] >> 10, rows[1] >> 10, rows[2] >> 10, rows[3] >> 10]);
+            assert_eq!(starts[k], 1 << 60, "kind {k}");
+        }
+        // Rows of two words: a block, a blinker standing across the words' end, a beehive, a
+        // block with a cell beyond √5 of it (two columns right and two rows down of its
+        // corner), and blocks with a cell within √5 of them (two columns right and one row
+        // down, two rows down).
+        let (across, height) = (2, 24);
+        let (mut live, mut envelope) = (vec![0u64; across * height], vec![0u64; across * height]);
+        let set =
+            |bits: &mut Vec<u64>, x: usize, y: usize| bits[y * across + x / 64] |= 1 << (x % 64);
+        let block = [(5, 3), (6, 3), (5, 4), (6, 4)];
+        let blinker = [(62, 5), (63, 5), (64, 5)];
+        let other_phase = [(63, 4), (63, 5), (63, 6)];
+        let beehive = [(30, 14), (31, 14), (29, 15), (32, 15), (30, 16), (31, 16)];
+        let spaced = [(40, 3), (41, 3), (40, 4), (41, 4), (43, 6)];
+        let crowded = [
+            (10, 12),
+            (11, 12),
+            (50, 12),
+            (51, 12),
+            (10, 13),
+            (11, 13),
+            (50, 13),
+            (51, 13),
+            (13, 14),
+            (50, 15),
+        ];
+        let all = [&block[..], &blinker, &beehive, &spaced, &crowded];
+        for &(x, y) in all.into_iter().flatten() {
+            set(&mut live, x, y);
+            set(&mut envelope, x, y);
+        }
+        for &(x, y) in &other_phase {
+            set(&mut envelope, x, y);
+        }
+        let mut found = Vec::new();
+        take_lone(across, &mut live, &mut envelope, |cells, n| {
+            found.push((cells.to_vec(), n))
+        });
+        let kinds: Vec<(usize, u64)> = found
+            .iter()
+            .map(|(cells, n)| {
+                (
+                    LONE_CELLS.iter().position(|c| c == cells).expect("a kind"),
+                    *n,
+                )
+            })
+            .collect();
+        assert_eq!(kinds, [(0, 2), (1, 1), (3, 1)]);
+        let mut left = Vec::new();
+        for (i, &word) in live.iter().enumerate() {
+            (0..64).filter(|b| word >> b & 1 != 0).for_each(|b| {
+                left.push((64 * (i % across) + b, i / across));
+            });
+        }
+        left.sort_unstable_by_key(|&(x, y)| (y, x));
+        let mut kept = crowded.to_vec();
+        kept.insert(0, (43, 6));
+        assert_eq!(left, kept);
+        assert_eq!(live, envelope);
+    }
 
     #[test]
     fn a_gun_grows_by_a_glider_a_period() {
