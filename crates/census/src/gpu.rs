@@ -1126,16 +1126,16 @@ fn ash_of_bits(
     for (cells, &alive) in envelope.iter_mut().zip(&now) {
         *cells |= alive;
     }
-    take_lone(across, &mut now, &mut envelope, |cells, n| {
+    // `n` objects of live cells `cells` named and counted.
+    let mut name = |cells: &[(i64, i64)], n: u64| {
         for code in &classifier.classify(cells).codes {
             tally.add(code, n);
         }
-    });
+    };
+    take_lone(across, &mut now, &mut envelope, &mut name);
     let corner = (x0 as i64, y0 as i64);
     for cluster in clusters_of_rows(corner, 64 * across, now, envelope) {
-        for code in &classifier.classify(&cluster).codes {
-            tally.add(code, 1);
-        }
+        name(&cluster, 1);
     }
     true
 }

@@ -646,15 +646,18 @@ pub(crate) fn take_lone(
     let kinds = &*LONE;
     let mut taken = [0u64; 5];
     // Windows from row y; their objects' envelopes from row y + 2 (every cell is two or more
-    // rows and columns inside the rows, so every window is inside them too).
-    for y in 0..(live.len() / across).saturating_sub(7) {
-        for j in 0..across {
-            let rows = [
-                two(live, y + 2, j),
-                two(live, y + 3, j),
-                two(live, y + 4, j),
-                two(live, y + 5, j),
-            ];
+    // rows and columns inside the rows, so every window is inside them too). Down each column
+    // of words the four rows the objects' live cells may be in slide a row at a time, each row
+    // read once: an object taken out stays in them, but whatever they then show of it fails
+    // the check against the envelope (read afresh), which no longer has its cells.
+    let windows = (live.len() / across).saturating_sub(7);
+    if windows == 0 {
+        return;
+    }
+    for j in 0..across {
+        let mut rows = [0, two(live, 2, j), two(live, 3, j), two(live, 4, j)];
+        for y in 0..windows {
+            rows = [rows[1], rows[2], rows[3], two(live, y + 5, j)];
             if rows.iter().all(|&r| r as u64 == 0) {
                 continue;
             }
