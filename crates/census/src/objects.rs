@@ -857,7 +857,7 @@ mod tests {
             let starts = lone_starts([rows[0] >> 10, rows[1] >> 10, rows[2] >> 10, rows[3] >> 10]);
             assert_eq!(starts[k], 1 << 60, "kind {k}");
         }
-        // Rows of two words: a block, a blinker standing across the words' end, a beehive, a
+        // Rows of two words: a block, a blinker lying across the words' end, a beehive, a
         // block with a cell beyond √5 of it (two columns right and two rows down of its
         // corner), and blocks with a cell within √5 of them (two columns right and one row
         // down, two rows down).
