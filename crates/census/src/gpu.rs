@@ -39,10 +39,10 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
-use gol_cuda::soups::{self, SoupBoxes, SoupState, Status, Taken, BAND};
+use gol_cuda::soups::{self, Lone, SoupBoxes, SoupState, Status, Taken, BAND};
 
 use crate::census::{self, Flight, Tally};
-use crate::objects::{clusters_of_rows, take_lone, Classifier};
+use crate::objects::{clusters_of_rows, take_lone, Classifier, ALONE_KINDS};
 use crate::soup::{self, Rows};
 use crate::universe::{bounds, step_rows, steps_back, Universe};
 
@@ -121,9 +121,9 @@ pub struct Driving {
 }
 
 /// How a soup in a box stopped, as [`Driving::looked`] counts them: cells in the band ("paused"),
-/// settled with period 1 or 2 (named on the box's bits), settled with a longer period
-/// ("oscillating"), died or ran too long ("ended").
-pub const STOPPED: [&str; 4] = ["paused", "settled", "oscillating", "ended"];
+/// settled with period 1 or 2 and its ash named by the GPU ("named") or on the box's bits
+/// ("settled"), settled with a longer period ("oscillating"), died or ran too long ("ended").
+pub const STOPPED: [&str; 5] = ["paused", "named", "settled", "oscillating", "ended"];
 
 /// Stopped soups looked at, and the time the CPU's threads spent on them.
 #[derive(Clone, Copy, Debug, Default)]
@@ -354,11 +354,12 @@ impl GpuCensus {
     pub fn new(ordinal: usize, tiers: &[(usize, usize)]) -> Result<GpuCensus, gol_cuda::CudaError> {
         let gpu: std::sync::Arc<gol_cuda::device::Gpu> = gol_cuda::device::gpu_on(ordinal)?;
         let gliders = glider_phases();
+        let kinds: Vec<Lone> = ALONE_KINDS.iter().map(|kind| kind.window).collect();
         let tiers = tiers
             .iter()
             .map(|&(side, slots)| {
                 Ok(Tier {
-                    boxes: SoupBoxes::new(&gpu, slots, side, &gliders)?,
+                    boxes: SoupBoxes::new(&gpu, slots, side, &gliders, &kinds)?,
                     flying: (0..slots).map(|_| None).collect(),
                     waiting: Default::default(),
                     running: false,
@@ -608,9 +609,10 @@ impl GpuCensus {
                         let began = Instant::now();
                         let kind = match (state.status(), state.period) {
                             (Status::Paused, _) => 0,
-                            (Status::Settled, 1 | 2) => 1,
-                            (Status::Settled, _) => 2,
-                            _ => 3,
+                            (Status::Settled, 1 | 2) if words.named(slot).next().is_some() => 1,
+                            (Status::Settled, 1 | 2) => 2,
+                            (Status::Settled, _) => 3,
+                            _ => 4,
                         };
                         let outcome = census::with_classifier(|classifier| {
                             // The gliders the kernel took away are the soup's flights too.
@@ -618,7 +620,8 @@ impl GpuCensus {
                             for glider in taken {
                                 soup.flights.push(flight_of(glider, &gliders, classifier));
                             }
-                            look(slot as u32, state, side, words.of(slot), soup, classifier)
+                            let (live, named) = (words.of(slot), words.named(slot));
+                            look(slot as u32, state, side, live, named, soup, classifier)
                         });
                         let (soups, cpu) = &kinds[kind];
                         soups.fetch_add(1, Ordering::Relaxed);
@@ -739,18 +742,22 @@ fn box_cells(words: &[u64], side: usize) -> Vec<(i64, i64)> {
 }
 
 /// What to do with `soup`, in box `slot` of `side` cells a side, stopped in `state` with live
-/// words `words`.
+/// words `words` and its ash named by the GPU as `named` (empty where it was not).
 fn look(
     slot: u32,
     state: &SoupState,
     side: usize,
     words: &[u64],
+    named: impl Iterator<Item = (usize, u64)>,
     soup: &InFlight,
     classifier: &mut Classifier,
 ) -> Outcome {
     match state.status() {
         Status::Paused => take_ships(slot, state, side, words, classifier),
-        Status::Settled => settle(state, side, words, &soup.flights, &soup.watched, classifier),
+        Status::Settled => {
+            let (flights, watched) = (&soup.flights, &soup.watched);
+            settle(state, side, words, named, flights, watched, classifier)
+        }
         Status::Died => Outcome::Cpu("died"),
         _ => Outcome::Cpu("given up"),
     }
@@ -1014,11 +1021,14 @@ fn taken_later(watched: &Flight, flights: &[Flight]) -> bool {
 }
 
 /// The tally of a settled soup, in a box of `side` cells a side with live words `words`: its
-/// period checked, its ash named, its gliders counted.
+/// period checked, its ash named, its gliders counted. Where the GPU named the ash (`named`,
+/// each of [`ALONE_KINDS`] it has and how many; empty where it did not), it checked the
+/// period too, and the counts are added.
 fn settle(
     state: &SoupState,
     side: usize,
     words: &[u64],
+    named: impl Iterator<Item = (usize, u64)>,
     flights: &[Flight],
     watched: &[Flight],
     classifier: &mut Classifier,
@@ -1047,7 +1057,16 @@ fn settle(
             tally.add(code, 1);
         }
     }
+    let mut named = named.peekable();
     let back = match period {
+        1 | 2 if named.peek().is_some() => {
+            for (k, n) in named {
+                for code in &ALONE_KINDS[k].codes {
+                    tally.add(code, n);
+                }
+            }
+            true
+        }
         1 | 2 => ash_of_bits(state, side, words, classifier, &mut tally),
         _ => {
             let ash = box_cells(words, side);
@@ -1356,18 +1375,14 @@ mod tests {
         let blinker = vec![(140, 100), (141, 100), (142, 100)];
         let ash: Vec<_> = blinker.into_iter().chain(block(128, 128)).collect();
         let flight = ship(glider(100, 5), 300, &mut Classifier::default()).unwrap();
-        let settled = |period| {
+        let named_as = |period, named: &[(usize, u64)]| {
             let state = SoupState::new(Status::Settled, 1000, 100, 129, period);
             let flights = std::slice::from_ref(&flight);
-            settle(
-                &state,
-                SIDE,
-                &words(&ash),
-                flights,
-                &[],
-                &mut Classifier::default(),
-            )
+            let named = named.iter().copied();
+            let classifier = &mut Classifier::default();
+            settle(&state, SIDE, &words(&ash), named, flights, &[], classifier)
         };
+        let settled = |period| named_as(period, &[]);
         let Outcome::Done(tally) = settled(2) else {
             panic!("not named");
         };
@@ -1381,6 +1396,18 @@ mod tests {
         // bits and on a universe.
         assert!(matches!(settled(1), Outcome::Elsewhere("period")));
         assert!(matches!(settled(3), Outcome::Elsewhere("period")));
+        // Named by the GPU (which checked the period): its counts, not the box's cells.
+        let kind = |code: &str| ALONE_KINDS.iter().position(|k| k.codes == [code]).unwrap();
+        let Outcome::Done(tally) = named_as(2, &[(kind("xs4_33"), 2), (kind("xs7_2596"), 3)])
+        else {
+            panic!("not named");
+        };
+        let objects: Vec<(&str, u64)> = tally
+            .objects
+            .iter()
+            .map(|(c, &n)| (c.as_str(), n))
+            .collect();
+        assert_eq!(objects, [("xq4_153", 1), ("xs4_33", 2), ("xs7_2596", 3)]);
     }
 
     proptest::proptest! {

@@ -25,14 +25,21 @@
 // period is the generations since, the least period of a pattern that was already repeating at
 // shot_at. The host checks the period on its own copy, so a false match of hashes is caught
 // there (the soup then goes on in a larger box or on the CPU).
+//
+// Naming. Most ash is a few kinds of small object, each standing alone. soups_live, gathering
+// a stopped soup's live words for the host, names the ash of one settled with period 1 or 2
+// where every object is of a kind the host listed (in each orientation and phase) and alone:
+// it checks the period itself, exactly, and counts each kind, so that the host needs only add
+// the counts (name_ash).
 
 // The host defines SIDE (256, 512 or 1024), BAND, ISOLATION (cells round a glider taken away
 // within which there is nothing else), LOGGED (gliders a soup's log holds), SHARED (1 where
-// soups_run keeps a box in shared memory) and TILE (the rows of a tile soups_run steps) in front
-// of this, from soups.rs's constants (soups::source).
+// soups_run keeps a box in shared memory), TILE (the rows of a tile soups_run steps) and
+// MOST_KINDS (the kinds of lone object soups_live may name) in front of this, from soups.rs's
+// constants (soups::source).
 #if !defined(SIDE) || !defined(BAND) || !defined(ISOLATION) || !defined(LOGGED) || \
-    !defined(SHARED) || !defined(TILE)
-#error "soups.rs's source() defines SIDE, BAND, ISOLATION, LOGGED, SHARED and TILE before this"
+    !defined(SHARED) || !defined(TILE) || !defined(MOST_KINDS)
+#error "soups.rs's source() defines SIDE, BAND, ISOLATION, LOGGED, SHARED, TILE and MOST_KINDS before this"
 #endif
 #define WORDS (SIDE / 32)
 // Words from one row of soups_run's copies of a box to the next: in shared memory one more than
@@ -309,6 +316,32 @@ __device__ __forceinline__ unsigned int to_step(const unsigned int *here, int r)
     return near & ALL_WORDS;
 }
 
+// A row's cells summed with their left and right neighbours, as two bit planes h0 and h1 (0 to
+// 3): (c << 1) | (left >> 31) and (c >> 1) | (right << 31), a funnel shift each.
+__device__ __forceinline__ void across(unsigned int left, unsigned int c, unsigned int right,
+                                       unsigned int &h0, unsigned int &h1) {
+    unsigned int we = __funnelshift_l(left, c, 1);
+    unsigned int ea = __funnelshift_r(c, right, 1);
+    h0 = we ^ c ^ ea;
+    h1 = (we & c) | (we & ea) | (c & ea);
+}
+
+// The next generation under B3/S23 of a word `middle` whose row's sums (across) are b0, b1,
+// those of the row above a0, a1 and below d0, d1.
+__device__ __forceinline__ unsigned int life(unsigned int a0, unsigned int a1, unsigned int b0,
+                                             unsigned int b1, unsigned int d0, unsigned int d1,
+                                             unsigned int middle) {
+    // The sum of the nine cells, the cell itself included, as bits t0, t1, t2 of weights
+    // 1, 2 and 4 (and 8, where it is 8 or 9, which the rule needs not).
+    unsigned int t0 = a0 ^ b0 ^ d0;
+    unsigned int k3 = (a0 & b0) | (a0 & d0) | (b0 & d0);
+    unsigned int x = a1 ^ b1, z = d1 ^ k3;
+    unsigned int t1 = x ^ z;
+    unsigned int t2 = (a1 & b1) ^ (d1 & k3) ^ (x & z);
+    // Three with the cell, or four with the cell alive: B3/S23.
+    return (t0 & t1 & ~t2) | (~t0 & ~t1 & t2 & middle);
+}
+
 // Steps tile `k` (word k % WORDS of rows TILE (k / WORDS)..) from `from` into `to`, both at
 // row 0's first word; folds in what soups_run keeps of a generation: the rows with cells, the
 // cells in the band's columns, and the hash's products (see its loop).
@@ -329,32 +362,15 @@ __device__ __forceinline__ void step_tile(const unsigned int *__restrict__ from,
         left[i] = in && w > 0 ? row[-1] : 0u;
         right[i] = in && w < WORDS - 1 ? row[1] : 0u;
     }
-    // Each row's cells summed with their left and right neighbours, as two bit planes (0 to 3):
-    // (c << 1) | (left >> 31) and (c >> 1) | (right << 31), a funnel shift each.
     unsigned int h0[TILE + 2], h1[TILE + 2];
 #pragma unroll
-    for (int i = 0; i < TILE + 2; i++) {
-        unsigned int c = middle[i];
-        unsigned int we = __funnelshift_l(left[i], c, 1);
-        unsigned int ea = __funnelshift_r(c, right[i], 1);
-        h0[i] = we ^ c ^ ea;
-        h1[i] = (we & c) | (we & ea) | (c & ea);
-    }
+    for (int i = 0; i < TILE + 2; i++) across(left[i], middle[i], right[i], h0[i], h1[i]);
     unsigned int any = 0u, first = 0u, last = 0u;
 #pragma unroll
     for (int i = 1; i <= TILE; i++) {
         int y = y0 - 1 + i;
-        // The sum of the nine cells, the cell itself included, as bits t0, t1, t2 of weights
-        // 1, 2 and 4 (and 8, where it is 8 or 9, which the rule needs not).
-        unsigned int a0 = h0[i - 1], a1 = h1[i - 1], b0 = h0[i], b1 = h1[i];
-        unsigned int d0 = h0[i + 1], d1 = h1[i + 1];
-        unsigned int t0 = a0 ^ b0 ^ d0;
-        unsigned int k3 = (a0 & b0) | (a0 & d0) | (b0 & d0);
-        unsigned int x = a1 ^ b1, z = d1 ^ k3;
-        unsigned int t1 = x ^ z;
-        unsigned int t2 = (a1 & b1) ^ (d1 & k3) ^ (x & z);
-        // Three with the cell, or four with the cell alive: B3/S23.
-        unsigned int next = (t0 & t1 & ~t2) | (~t0 & ~t1 & t2 & middle[i]);
+        unsigned int next =
+            life(h0[i - 1], h1[i - 1], h0[i], h1[i], h0[i + 1], h1[i + 1], middle[i]);
         to[y * STRIDE + w] = next;
         any |= next;
         if (i == 1) first = next;
@@ -578,28 +594,171 @@ extern "C" __global__ void soups_place(unsigned int *cells, Soup *soups, const i
     if (threadIdx.x == 0) soups[slot] = states[j];
 }
 
+// Objects soups_live names where they stand alone (soups.rs's Lone): a window of 8 x 8 cells,
+// row by row, bit i of a row its column i, whose corner is two rows and columns before the
+// corner of the object's envelope (its cells in both phases): its live cells in one phase, its
+// envelope, and the cells within sqrt 5 of its envelope.
+struct Lone {
+    unsigned char live[8], envelope[8], near[8];
+};
+
+// Room in shared memory for each of the two copies of an ash's rows that name_ash keeps
+// (32-bit words), the rows that fit in it, and the lone objects an ash it names may have.
+#define NAME_WORDS 4096
+#define NAME_ROWS (NAME_WORDS / WORDS < SIDE ? NAME_WORDS / WORDS : SIDE)
+#define MOST_FOUND 512
+
+// Word w of row r of `rows` (WORDS words a row) stepped a generation, rows r - 1 and r + 1
+// read (the caller's rows have them), dead beyond the row's ends.
+__device__ __forceinline__ unsigned int step_word(const unsigned int *rows, int r, int w) {
+    unsigned int h0[3], h1[3];
+#pragma unroll
+    for (int i = 0; i < 3; i++) {
+        const unsigned int *row = rows + (r - 1 + i) * WORDS + w;
+        across(w > 0 ? row[-1] : 0u, row[0], w < WORDS - 1 ? row[1] : 0u, h0[i], h1[i]);
+    }
+    return life(h0[0], h1[0], h0[1], h1[1], h0[2], h1[2], rows[r * WORDS + w]);
+}
+
+// A word of `rows` (WORDS words a row) with the row's next word above it: columns 32 w.. of row r.
+__device__ __forceinline__ unsigned long long two_words(const unsigned int *rows, int r, int w) {
+    const unsigned int *row = rows + r * WORDS + w;
+    return row[0] | (w + 1 < WORDS ? (unsigned long long)row[1] << 32 : 0ull);
+}
+
+// Names the ash of a soup settled with period 1 or 2 (state s, box `box`) where every object
+// of it is one of kinds[0..n_kinds) standing alone, as the host's take_lone takes them: no
+// cell of the envelope within sqrt 5 of the object's envelope but its own. counts[k] is then
+// how many of kind k there are, and it returns true. It returns false where the ash's rows do
+// not fit, where its period does not hold (its hashes matched falsely), or where a cell is in
+// no lone object of those kinds: the host names it then. `live` and `envelope` are NAME_WORDS
+// words of shared memory, counts MOST_KINDS and found MOST_FOUND; every thread of the block
+// calls it.
+__device__ bool name_ash(const unsigned int *box, const Soup &s, const Lone *kinds, int n_kinds,
+                         unsigned int *live, unsigned int *envelope, unsigned int *counts,
+                         unsigned int *found, unsigned int &n_found) {
+    int t = threadIdx.x;
+    // The ash's rows from four above its first to five below its last, which hold its next
+    // generation and every window (below) of an object in it: envelopes are at most four
+    // cells a side, and cells lie BAND or more inside the box.
+    int y0 = (int)s.top - 4, rows = (int)s.bottom - (int)s.top + 10;
+    if (rows > NAME_ROWS) return false;
+    for (int i = t; i < rows * WORDS; i += THREADS) live[i] = box[y0 * WORDS + i];
+    for (int i = t; i < MOST_KINDS; i += THREADS) counts[i] = 0u;
+    if (t == 0) n_found = 0u;
+    __syncthreads();
+    // The next generation (the first and last rows have no cells in it), then the period: the
+    // next generation is the ash, or the one after it is.
+    for (int i = t; i < rows * WORDS; i += THREADS) {
+        int r = i / WORDS;
+        envelope[i] = r == 0 || r == rows - 1 ? 0u : step_word(live, r, i % WORDS);
+    }
+    __syncthreads();
+    bool wrong = false;
+    for (int i = t; i < rows * WORDS; i += THREADS) {
+        int r = i / WORDS;
+        unsigned int back = envelope[i];
+        if (s.period == 2) back = r == 0 || r == rows - 1 ? 0u : step_word(envelope, r, i % WORDS);
+        wrong |= back != live[i];
+    }
+    if (__syncthreads_or(wrong)) return false;
+    for (int i = t; i < rows * WORDS; i += THREADS) envelope[i] |= live[i];
+    __syncthreads();
+    // Each thread a window row r and word w at a time: the windows whose corners are in row r,
+    // columns 32 w..32 w + 31, whose objects' live cells are in rows r + 2..r + 5 and columns
+    // 32 w + 2..32 w + 36. An object's envelope is in rows 3..rows - 6, so its window in rows
+    // 1..rows - 8.
+    for (int i = t; i < (rows - 8) * WORDS; i += THREADS) {
+        int r = 1 + i / WORDS, w = i % WORDS;
+        unsigned long long l[8], e[8], any = 0ull;
+#pragma unroll
+        for (int k = 0; k < 8; k++) {
+            l[k] = two_words(live, r + k, w);
+            e[k] = two_words(envelope, r + k, w);
+            if (k >= 2 && k < 6) any |= l[k];
+        }
+        if ((any >> 2 & 0x7ffffffffull) == 0ull) continue;
+        for (int k = 0; k < n_kinds; k++) {
+            const Lone &kind = kinds[k];
+            // The corners at which the kind's live cells are all alive.
+            unsigned long long at = 0xffffffffull;
+#pragma unroll
+            for (int y = 2; y < 6; y++)
+                for (unsigned int c = kind.live[y]; c != 0u; c &= c - 1u) at &= l[y] >> (__ffs(c) - 1);
+            for (; at != 0ull; at &= at - 1ull) {
+                int x = __ffsll(at) - 1;
+                // Alone: what the window has within reach of the envelope is the kind's, in
+                // both copies.
+                bool alone = true;
+#pragma unroll
+                for (int y = 0; y < 8; y++) {
+                    unsigned int near = kind.near[y];
+                    alone = alone && ((unsigned int)(e[y] >> x) & near) == kind.envelope[y] &&
+                            ((unsigned int)(l[y] >> x) & near) == kind.live[y];
+                }
+                if (alone) {
+                    atomicAdd(&counts[k], 1u);
+                    unsigned int f = atomicAdd(&n_found, 1u);
+                    if (f < MOST_FOUND) found[f] = (unsigned int)k << 20 | r << 10 | (32 * w + x);
+                }
+            }
+        }
+    }
+    __syncthreads();
+    if (n_found > MOST_FOUND) return false;
+    // The objects' live cells taken out: the ash is named where no cell is left.
+    for (unsigned int f = t; f < n_found; f += THREADS) {
+        const Lone &kind = kinds[found[f] >> 20];
+        int r = found[f] >> 10 & 0x3ff, x = found[f] & 0x3ff;
+        for (int y = 2; y < 6; y++) {
+            unsigned long long cells = (unsigned long long)kind.live[y] << (x % 32);
+            unsigned int *word = live + (r + y) * WORDS + x / 32;
+            atomicAnd(word, ~(unsigned int)cells);
+            if (cells >> 32 != 0ull) atomicAnd(word + 1, ~(unsigned int)(cells >> 32));
+        }
+    }
+    __syncthreads();
+    bool left = false;
+    for (int i = t; i < rows * WORDS; i += THREADS) left |= live[i] != 0u;
+    return !__syncthreads_or(left);
+}
+
 // The words with live cells of each box whose soup has stopped (neither RUNNING nor DIED),
-// written to `out` as (y * WORDS + w) << 32 | word, in order: box b's from spans[2 b] on,
-// spans[2 b + 1] of them, where an atomic add on *used placed them; spans[2 b + 1] is 0 for the
-// others. Where they would go past out[capacity - 1] nothing is written (the host sees *used
-// past `capacity` and asks again with more room). One block a box, queued after soups_run, so
-// that the host finds the words gathered when it looks.
+// written to `out` as (y * WORDS + w) << 32 | word, in order, and after them, where the soup
+// settled with period 1 or 2 and name_ash named its ash (kinds[0..n_kinds)), the count of each
+// kind it has as k << 32 | count, for each kind with some, in order of k. Box b's entries from
+// spans[3 b] on, spans[3 b + 1] words then spans[3 b + 2] kinds, where an atomic add on *used
+// placed them; spans[3 b + 1] and spans[3 b + 2] are 0 for the others. Where they would go past
+// out[capacity - 1] nothing is written (the host sees *used past `capacity` and asks again with
+// more room). One block a box, queued after soups_run, so that the host finds the words
+// gathered when it looks.
 extern "C" __global__ void soups_live(const unsigned int *cells, const Soup *soups,
                                       unsigned long long *out, unsigned int *spans,
-                                      unsigned int *used, unsigned int capacity) {
+                                      unsigned int *used, unsigned int capacity,
+                                      const Lone *kinds, int n_kinds) {
     __shared__ unsigned int sums[THREADS];
-    __shared__ unsigned int base;
+    __shared__ unsigned int base, named;
+    __shared__ unsigned int live[NAME_WORDS], envelope[NAME_WORDS];
+    __shared__ unsigned int counts[MOST_KINDS], found[MOST_FOUND];
+    __shared__ unsigned int n_found;
     int b = blockIdx.x;
     int t = threadIdx.x;
-    unsigned int status = soups[b].status;
-    if (status == RUNNING || status == DIED) {
+    Soup s = soups[b];
+    if (s.status == RUNNING || s.status == DIED) {
         if (t == 0) {
-            spans[2 * b] = 0u;
-            spans[2 * b + 1] = 0u;
+            spans[3 * b] = 0u;
+            spans[3 * b + 1] = 0u;
+            spans[3 * b + 2] = 0u;
         }
         return;
     }
-    const unsigned int *rows = cells + ((size_t)b * SIDE + t * ROWS) * WORDS;
+    const unsigned int *box = cells + (size_t)b * SIDE * WORDS;
+    if (t == 0) named = 0u;
+    if (s.status == SETTLED && s.period <= 2u &&
+        name_ash(box, s, kinds, n_kinds, live, envelope, counts, found, n_found) && t == 0) {
+        for (int k = 0; k < n_kinds; k++) named += counts[k] != 0u;
+    }
+    const unsigned int *rows = box + t * ROWS * WORDS;
     unsigned int n = 0u;
     for (int i = 0; i < ROWS * WORDS; i++) n += rows[i] != 0u;
     // The words of threads 0..=t, summed in place.
@@ -612,16 +771,22 @@ extern "C" __global__ void soups_live(const unsigned int *cells, const Soup *sou
         __syncthreads();
     }
     if (t == THREADS - 1) {
-        base = atomicAdd(used, sums[t]);
-        spans[2 * b] = base;
-        spans[2 * b + 1] = sums[t];
+        base = atomicAdd(used, sums[t] + named);
+        spans[3 * b] = base;
+        spans[3 * b + 1] = sums[t];
+        spans[3 * b + 2] = named;
     }
     __syncthreads();
-    if (base + sums[THREADS - 1] > capacity) return;
+    if (base + sums[THREADS - 1] + named > capacity) return;
     unsigned int at = base + sums[t] - n;
     for (int i = 0; i < ROWS * WORDS; i++) {
         unsigned int word = rows[i];
         if (word != 0u) out[at++] = ((unsigned long long)(t * ROWS * WORDS + i) << 32) | word;
+    }
+    if (t == 0 && named != 0u) {
+        at = base + sums[THREADS - 1];
+        for (int k = 0; k < n_kinds; k++)
+            if (counts[k] != 0u) out[at++] = (unsigned long long)k << 32 | counts[k];
     }
 }
 

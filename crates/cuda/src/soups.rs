@@ -29,6 +29,31 @@ pub const ISOLATION: usize = 24;
 /// as before once its log is full.
 pub const LOGGED: usize = 8;
 
+/// Kinds of lone object soups_live may name at most ([`SoupBoxes::new`]).
+pub const MOST_KINDS: usize = 64;
+
+/// A kind of object that soups_live names where it stands alone, in one orientation and phase:
+/// a window of 8 × 8 cells, row by row, bit `i` of a row its column `i`, whose corner is two
+/// rows and columns before the corner of the object's envelope (its cells in both phases,
+/// four or fewer a side): its live cells in this phase, its envelope, and the cells within √5
+/// of its envelope. The object stands alone where the envelope of the ash (its cells and its
+/// next generation's) has nothing else within √5 of the object's envelope.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Lone {
+    /// Its live cells.
+    pub live: [u8; 8],
+    /// Its cells in both phases.
+    pub envelope: [u8; 8],
+    /// The cells within √5 of its envelope.
+    pub near: [u8; 8],
+}
+
+// SAFETY: `#[repr(C)]` fields in the order and of the types of the kernels' `struct Lone`.
+unsafe impl DeviceRepr for Lone {}
+// SAFETY: bytes only; all zeros is a window (of an object with no cells, which no box has).
+unsafe impl ValidAsZeroBits for Lone {}
+
 /// A glider the kernel took away, as its log holds it: at `generation`, phase `phase` of the
 /// census's table (the kernel's `gliders`), its 3 × 3 box's top-left cell at (`x`, `y`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -120,7 +145,7 @@ fn tile(side: usize) -> usize {
 pub fn source(side: usize) -> String {
     format!(
         "#define SIDE {side}\n#define BAND {BAND}\n#define ISOLATION {ISOLATION}\n\
-         #define LOGGED {LOGGED}\n#define SHARED {}\n#define TILE {}\n{}",
+         #define LOGGED {LOGGED}\n#define SHARED {}\n#define TILE {}\n#define MOST_KINDS {MOST_KINDS}\n{}",
         shared(side) as u8,
         tile(side),
         crate::source::SOUPS
@@ -239,6 +264,10 @@ pub struct SoupBoxes {
     slots: usize,
     /// The glider phases the kernel takes away, and each box's log of those it took.
     gliders: CudaSlice<u32>,
+    /// The kinds of lone object soups_live names (at least one, for a room to hand it), and
+    /// how many there are.
+    kinds: CudaSlice<Lone>,
+    named_kinds: i32,
     log: CudaSlice<u64>,
     /// What the kernels are handed: lists of slots, soups' rows, the words, where each soup's
     /// start and the states of soups that go on, edits; and the states set,
@@ -250,20 +279,22 @@ pub struct SoupBoxes {
     placed: Upload<SoupState>,
     edits: Upload<u32>,
     set: PinnedHostSlice<SoupState>,
-    /// The live words of the boxes stopped in the last run, gathered by soups_live after it,
-    /// and each box's span of them.
+    /// The live words of the boxes stopped in the last run, gathered by soups_live after it
+    /// with the counts of the kinds it named, and each box's span of them.
     live: CudaSlice<u64>,
     spans: CudaSlice<u32>,
     /// soups_live's count of the live words (written where `live` holds them).
     used: CudaSlice<u32>,
 }
 
-/// The words with live cells of the boxes whose soups stopped ([`SoupBoxes::live_words`]).
+/// The words with live cells of the boxes whose soups stopped ([`SoupBoxes::live_words`]),
+/// and the ash the GPU named.
 pub struct Live {
-    /// Each word as `place << 32 | word`, place being `y * words + w` for word `w` of row `y`
-    /// ([`SoupBoxes::words`]); each box's in order of place.
+    /// Each box's words, each as `place << 32 | word`, place being `y * words + w` for word
+    /// `w` of row `y` ([`SoupBoxes::words`]), in order of place; then, where the GPU named
+    /// its ash, the kinds it has as `k << 32 | count`.
     words: Vec<u64>,
-    /// Where each box's words start, and how many there are.
+    /// Where each box's entries start, how many words there are, and how many kinds.
     spans: Vec<u32>,
 }
 
@@ -271,10 +302,25 @@ impl Live {
     /// The words of the box of `slot` (none where its soup is running or died).
     pub fn of(&self, slot: usize) -> &[u64] {
         let (start, n) = (
-            self.spans[2 * slot] as usize,
-            self.spans[2 * slot + 1] as usize,
+            self.spans[3 * slot] as usize,
+            self.spans[3 * slot + 1] as usize,
         );
         &self.words[start..start + n]
+    }
+
+    /// The ash of the box of `slot` as the GPU named it, where it did (its soup settled with
+    /// period 1 or 2, and every object of its ash is of a kind [`SoupBoxes::new`] was given,
+    /// standing alone): each kind `k` of those it has, and how many, in order of `k`. Empty
+    /// where it did not, or where the box has no cells.
+    pub fn named(&self, slot: usize) -> impl Iterator<Item = (usize, u64)> + '_ {
+        let (start, n, kinds) = (
+            self.spans[3 * slot] as usize,
+            self.spans[3 * slot + 1] as usize,
+            self.spans[3 * slot + 2] as usize,
+        );
+        self.words[start + n..start + n + kinds]
+            .iter()
+            .map(|&entry| ((entry >> 32) as usize, entry & 0xffff_ffff))
     }
 }
 
@@ -345,20 +391,24 @@ impl SoupBoxes {
     /// `slots` empty boxes of `side` cells a side (one of [`SIDES`]) on `gpu`, `side`² / 8 bytes
     /// each; refused where the GPU has not that much free. `gliders` are the 16 phases of a
     /// glider the kernel may take away: each its 3 × 3 cells as bits `3 y + x`, bit 9 set where
-    /// it flies east (towards higher x), bit 10 where south (higher y).
+    /// it flies east (towards higher x), bit 10 where south (higher y). `kinds` (at most
+    /// [`MOST_KINDS`], each orientation and phase of an object one) are those that the GPU
+    /// names where they stand alone ([`Live::named`]).
     pub fn new(
         gpu: &Arc<Gpu>,
         slots: usize,
         side: usize,
         gliders: &[u32; 16],
+        kinds: &[Lone],
     ) -> Result<SoupBoxes> {
         assert!(SIDES.contains(&side), "a box's side is one of {SIDES:?}");
+        assert!(kinds.len() <= MOST_KINDS, "at most {MOST_KINDS} kinds");
         let box_words = box_words(side);
         let live = LIVE_WORDS.min(slots * box_words);
         let bytes = slots as u64
             * (copies(side) as u64 * box_words as u64 * 4
                 + size_of::<SoupState>() as u64
-                + 8
+                + 12
                 + 8 * LOGGED as u64)
             + live as u64 * 8;
         gpu.check_memory(bytes, "the census's soup boxes")?;
@@ -380,10 +430,15 @@ impl SoupBoxes {
             live_fn: module.load_function("soups_live")?,
             clear: module.load_function("soups_clear")?,
             gliders: stream.clone_htod(gliders)?,
+            kinds: match kinds.is_empty() {
+                true => stream.alloc_zeros::<Lone>(1)?,
+                false => stream.clone_htod(kinds)?,
+            },
+            named_kinds: kinds.len() as i32,
             log: stream.alloc_zeros::<u64>(slots * LOGGED)?,
             used: stream.alloc_zeros::<u32>(1)?,
             live: stream.alloc_zeros::<u64>(live)?,
-            spans: stream.alloc_zeros::<u32>(2 * slots)?,
+            spans: stream.alloc_zeros::<u32>(3 * slots)?,
             stream,
             running,
             done: None,
@@ -535,15 +590,18 @@ impl SoupBoxes {
         Ok(())
     }
 
-    /// Queues soups_live: the live words of the boxes whose soups stopped, into `live`.
+    /// Queues soups_live: the live words of the boxes whose soups stopped, and the kinds of
+    /// the ash it names, into `live`.
     fn gather(&mut self) -> Result<()> {
         self.stream.memset_zeros(&mut self.used)?;
         let capacity = self.live.len() as u32;
         // SAFETY: soups_live takes (const unsigned int* cells, const Soup* soups,
         // unsigned long long* out, unsigned int* spans, unsigned int* used,
-        // unsigned int capacity); block b reads box b and state b (one block a box), writes
-        // spans[2 b..2 b + 2] (`spans` holds two a box) and its words only where they end
-        // within `capacity`, the length of `live`.
+        // unsigned int capacity, const Lone* kinds, int n_kinds); block b reads box b and
+        // state b (one block a box) and kinds[0..n_kinds] (`kinds` holds at least that many,
+        // and n_kinds is at most MOST_KINDS, its room for counts), writes spans[3 b..3 b + 3]
+        // (`spans` holds three a box) and its entries only where they end within `capacity`,
+        // the length of `live`.
         unsafe {
             self.stream
                 .launch_builder(&self.live_fn)
@@ -553,6 +611,8 @@ impl SoupBoxes {
                 .arg(&mut self.spans)
                 .arg(&mut self.used)
                 .arg(&capacity)
+                .arg(&self.kinds)
+                .arg(&self.named_kinds)
                 .launch(blocks(self.slots))?;
         }
         Ok(())
@@ -576,9 +636,9 @@ impl SoupBoxes {
         Ok(self.stream.memcpy_htod(&self.set, &mut self.states)?)
     }
 
-    /// The words with live cells of the boxes whose soups stopped in the last run ([`Live`]),
-    /// once it has run: gathered after it, or gathered again with more room where they did not
-    /// fit.
+    /// The words with live cells of the boxes whose soups stopped in the last run, and the
+    /// ash the GPU named ([`Live`]), once it has run: gathered after it, or gathered again with
+    /// more room where they did not fit.
     pub fn live_words(&mut self) -> Result<Live> {
         let mut total = self.stream.clone_dtoh(&self.used)?[0] as usize;
         if total > self.live.len() {
