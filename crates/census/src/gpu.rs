@@ -141,6 +141,8 @@ struct Ahead {
     taken: Range<u64>,
     /// The tallies of those done.
     done: Vec<(u64, Tally)>,
+    /// Those handed back to the CPU and not yet censused, for the next call's CPU threads.
+    handed: Vec<(u64, Rows)>,
 }
 
 impl Ahead {
@@ -172,8 +174,11 @@ struct Backlog {
 }
 
 struct BacklogState {
-    /// Soups handed back by the GPU, censused first.
+    /// Soups handed back by the GPU, censused first: those of the call's range (before `end`);
+    /// those of the next call wait for its threads, so that none is still being censused
+    /// when the call's own soups are done.
     handed: VecDeque<(u64, Rows)>,
+    end: u64,
     /// Soups not yet taken: the GPU takes them from the front as its boxes free up, the CPU's
     /// threads from the back, a few at a time, when nothing is handed back.
     left: Range<u64>,
@@ -195,7 +200,9 @@ impl Backlog {
     fn next(&self, stop: &AtomicBool) -> Option<Job> {
         let mut state = self.state.lock().expect("the backlog's lock");
         loop {
-            if let Some((index, rows)) = state.handed.pop_front() {
+            let end = state.end;
+            if let Some(at) = state.handed.iter().position(|&(index, _)| index < end) {
+                let (index, rows) = state.handed.remove(at).expect("a soup there");
                 return Some(Job::Handed(index, rows));
             }
             if state.share && !state.left.is_empty() && !stop.load(Ordering::Relaxed) {
@@ -233,9 +240,17 @@ impl Backlog {
         self.ready.notify_one();
     }
 
-    fn close(&self) {
-        self.state.lock().expect("the backlog's lock").closed = true;
+    /// Tells the threads that the GPU is done, and takes back the soups of the next call
+    /// handed back.
+    fn close(&self) -> Vec<(u64, Rows)> {
+        let mut state = self.state.lock().expect("the backlog's lock");
+        state.closed = true;
+        let end = state.end;
+        let (later, now): (Vec<_>, Vec<_>) =
+            state.handed.drain(..).partition(|&(index, _)| index >= end);
+        state.handed.extend(now);
         self.ready.notify_all();
+        later
     }
 }
 
@@ -385,8 +400,9 @@ impl GpuCensus {
     ///
     /// Once every soup of the range is taken, the GPU fills the boxes that free up with soups
     /// from the front of `next` (the range of the next call), and returns as soon as the
-    /// range's own soups are done, those of `next` still running: so that the boxes do not run
-    /// empty while the range's longest soups finish. A next call for another range drops them.
+    /// range's own soups are done, on the GPU and on the CPU's threads, those of `next` still
+    /// running or handed back: so that the boxes do not run empty while the range's longest
+    /// soups finish. A next call for another range drops them.
     ///
     /// The CPU's threads (as many as rayon's, at the least priority, on the cores left idle)
     /// census the soups the GPU hands back, and meanwhile soups from the back of the range,
@@ -403,11 +419,13 @@ impl GpuCensus {
         let mut results: Vec<Option<Tally>> = vec![None; count as usize];
         let ahead = std::mem::take(&mut self.ahead);
         let mut left = first..end;
+        let mut handed = VecDeque::new();
         if ahead.taken.start == first && ahead.taken.end <= end {
             left.start = ahead.taken.end;
             for (index, tally) in ahead.done {
                 results[(index - first) as usize] = Some(tally);
             }
+            handed.extend(ahead.handed);
         } else {
             for tier in &mut self.tiers {
                 tier.flying.iter_mut().for_each(|f| *f = None);
@@ -417,7 +435,8 @@ impl GpuCensus {
         self.ahead.taken = next.start..next.start;
         let backlog = Backlog {
             state: Mutex::new(BacklogState {
-                handed: VecDeque::new(),
+                handed,
+                end,
                 left,
                 closed: false,
                 share: self.share,
@@ -454,10 +473,11 @@ impl GpuCensus {
                     .expect("a census thread starts");
             }
             let clock = Instant::now();
-            let on_gpu = self.run(root, first, &next, stop, &backlog, &mut results);
+            let on_gpu = self.run(root, first, &next, stop, &backlog, &receiver, &mut results);
             self.driving.running += clock.elapsed();
-            // Also on an error, or the threads would wait for more.
-            backlog.close();
+            // Also on an error, or the threads would wait for more; the soups of the next call
+            // handed back are kept for its threads.
+            self.ahead.handed = backlog.close();
             (on_gpu, Instant::now())
         });
         let (on_gpu, gpu_done) = on_gpu;
@@ -473,8 +493,10 @@ impl GpuCensus {
 
     /// The GPU's part of [`GpuCensus::tallies`]: soups taken from the front of the `backlog`
     /// until none is left, then from the front of `next`, run in the boxes, their tallies put
-    /// in `results` (soup `first` first) or handed back to the backlog; until every soup of
-    /// `results` is done (every soup in the boxes, once stopped).
+    /// in `results` (soup `first` first) or handed back to the backlog, and the tallies of the
+    /// CPU's threads taken from `tallied`; until every soup of `results` is done, or after
+    /// `stop`, every soup in the boxes.
+    #[allow(clippy::too_many_arguments)]
     fn run(
         &mut self,
         root: &str,
@@ -482,6 +504,7 @@ impl GpuCensus {
         next: &Range<u64>,
         stop: &AtomicBool,
         backlog: &Backlog,
+        tallied: &std::sync::mpsc::Receiver<(u64, Tally)>,
         results: &mut [Option<Tally>],
     ) -> Result<(), gol_cuda::CudaError> {
         let hand_back = |soup: &InFlight| backlog.hand_back(soup.index, soup.rows);
@@ -501,6 +524,8 @@ impl GpuCensus {
         // Whether the boxes hold a soup of the range: only a kind of box served changes it, and
         // finding out may take a walk over every box.
         let mut holding = true;
+        // The results before this one are all in.
+        let mut done_to = 0;
         loop {
             let mut served = false;
             for t in 0..self.tiers.len() {
@@ -548,8 +573,18 @@ impl GpuCensus {
             if served {
                 holding = self.tiers.iter().any(held);
             }
+            for (index, tally) in tallied.try_iter() {
+                self.ahead.keep(results, first, index, tally);
+            }
             if !holding && !stop.load(Ordering::Relaxed) && backlog.is_empty() {
-                return Ok(());
+                // The GPU is done with the range; it goes on with the next call's soups while
+                // the CPU's threads finish the range's.
+                while done_to < results.len() && results[done_to].is_some() {
+                    done_to += 1;
+                }
+                if done_to == results.len() {
+                    return Ok(());
+                }
             }
             let idle = |t: &Tier| !t.running && t.waiting.is_empty();
             if self.tiers.iter().all(idle) {
