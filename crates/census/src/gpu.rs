@@ -642,9 +642,11 @@ impl GpuCensus {
                     Some(_) if state.status() == Status::Running => return None,
                     Some(soup) => {
                         let began = Instant::now();
+                        // Named by the GPU: its words were not gathered.
+                        let named = words.named(slot).next().is_some();
                         let kind = match (state.status(), state.period) {
                             (Status::Paused, _) => 0,
-                            (Status::Settled, 1 | 2) if words.named(slot).next().is_some() => 1,
+                            (Status::Settled, 1 | 2) if named => 1,
                             (Status::Settled, 1 | 2) => 2,
                             (Status::Settled, _) => 3,
                             _ => 4,
@@ -670,7 +672,7 @@ impl GpuCensus {
                                 return Some(After::Resumed(cleared));
                             }
                             Outcome::Done(tally) => After::Done(index, tally),
-                            Outcome::Elsewhere(why) if larger.is_some() => {
+                            Outcome::Elsewhere(why) if larger.is_some() && !named => {
                                 let larger = larger.expect("a larger box");
                                 After::Moved(why, soup.moved(side, larger, state, words.of(slot)))
                             }
@@ -783,7 +785,7 @@ fn look(
     state: &SoupState,
     side: usize,
     words: &[u64],
-    named: impl Iterator<Item = (usize, u64)>,
+    named: impl Iterator<Item = (usize, u64)> + Clone,
     soup: &InFlight,
     classifier: &mut Classifier,
 ) -> Outcome {
@@ -1057,22 +1059,26 @@ fn taken_later(watched: &Flight, flights: &[Flight]) -> bool {
 
 /// The tally of a settled soup, in a box of `side` cells a side with live words `words`: its
 /// period checked, its ash named, its gliders counted. Where the GPU named the ash (`named`,
-/// each of [`ALONE_KINDS`] it has and how many; empty where it did not), it checked the
-/// period too, and the counts are added.
+/// each of [`ALONE_KINDS`] it has and how many, in place of the words; empty where it did
+/// not), it checked the period too, and the counts are added.
 fn settle(
     state: &SoupState,
     side: usize,
     words: &[u64],
-    named: impl Iterator<Item = (usize, u64)>,
+    named: impl Iterator<Item = (usize, u64)> + Clone,
     flights: &[Flight],
     watched: &[Flight],
     classifier: &mut Classifier,
 ) -> Outcome {
-    let cells: usize = words
+    let cells: u64 = words
         .iter()
-        .map(|&w| (w as u32).count_ones() as usize)
-        .sum();
-    if cells + flights.len() * census::MOST_SHIP_CELLS >= census::MEGASIZED {
+        .map(|&w| (w as u32).count_ones() as u64)
+        .sum::<u64>()
+        + named
+            .clone()
+            .map(|(k, n)| n * ALONE_KINDS[k].population)
+            .sum::<u64>();
+    if cells as usize + flights.len() * census::MOST_SHIP_CELLS >= census::MEGASIZED {
         return Outcome::Elsewhere("megasized");
     }
     if census::flights_meet(flights, true) {

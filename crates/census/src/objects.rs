@@ -603,6 +603,8 @@ pub struct AloneKind {
     pub window: Lone,
     /// The apgcodes an ash counts for each (one: these are single objects).
     pub codes: Vec<String>,
+    /// Its live cells.
+    pub population: u64,
 }
 
 /// Each orientation and phase of each of [`NAMED_ALONE`], once: the kinds the GPU's census
@@ -632,6 +634,7 @@ pub static ALONE_KINDS: std::sync::LazyLock<Vec<AloneKind>> = std::sync::LazyLoc
                 kinds.push(AloneKind {
                     window: window(&cells),
                     codes: classifier.classify(&cells).codes.clone(),
+                    population: cells.len() as u64,
                 });
                 seen.push(cells);
             }

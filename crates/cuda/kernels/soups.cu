@@ -30,7 +30,7 @@
 // a stopped soup's live words for the host, names the ash of one settled with period 1 or 2
 // where every object is of a kind the host listed (in each orientation and phase) and alone:
 // it checks the period itself, exactly, and counts each kind, so that the host needs only add
-// the counts (name_ash).
+// the counts, which it gathers in place of the words (name_ash).
 
 // The host defines SIDE (256, 512 or 1024), BAND, ISOLATION (cells round a glider taken away
 // within which there is nothing else), LOGGED (gliders a soup's log holds), SHARED (1 where
@@ -724,9 +724,10 @@ __device__ bool name_ash(const unsigned int *box, const Soup &s, const Lone *kin
 }
 
 // The words with live cells of each box whose soup has stopped (neither RUNNING nor DIED),
-// written to `out` as (y * WORDS + w) << 32 | word, in order, and after them, where the soup
-// settled with period 1 or 2 and name_ash named its ash (kinds[0..n_kinds)), the count of each
-// kind it has as k << 32 | count, for each kind with some, in order of k. Box b's entries from
+// written to `out` as (y * WORDS + w) << 32 | word, in order; or, where the soup settled with
+// period 1 or 2 and name_ash named its ash (kinds[0..n_kinds)), in their place the count of
+// each kind it has as k << 32 | count, for each kind with some, in order of k (the host needs
+// no more of it). Box b's entries from
 // spans[3 b] on, spans[3 b + 1] words then spans[3 b + 2] kinds, where an atomic add on *used
 // placed them; spans[3 b + 1] and spans[3 b + 2] are 0 for the others. Where they would go past
 // out[capacity - 1] nothing is written (the host sees *used past `capacity` and asks again with
@@ -737,7 +738,7 @@ extern "C" __global__ void soups_live(const unsigned int *cells, const Soup *sou
                                       unsigned int *used, unsigned int capacity,
                                       const Lone *kinds, int n_kinds) {
     __shared__ unsigned int sums[THREADS];
-    __shared__ unsigned int base, named;
+    __shared__ unsigned int base;
     __shared__ unsigned int live[NAME_WORDS], envelope[NAME_WORDS];
     __shared__ unsigned int counts[MOST_KINDS], found[MOST_FOUND];
     __shared__ unsigned int n_found;
@@ -753,14 +754,15 @@ extern "C" __global__ void soups_live(const unsigned int *cells, const Soup *sou
         return;
     }
     const unsigned int *box = cells + (size_t)b * SIDE * WORDS;
-    if (t == 0) named = 0u;
-    if (s.status == SETTLED && s.period <= 2u &&
-        name_ash(box, s, kinds, n_kinds, live, envelope, counts, found, n_found) && t == 0) {
+    bool is_named = s.status == SETTLED && s.period <= 2u &&
+                    name_ash(box, s, kinds, n_kinds, live, envelope, counts, found, n_found);
+    unsigned int named = 0u;
+    if (is_named)
         for (int k = 0; k < n_kinds; k++) named += counts[k] != 0u;
-    }
     const unsigned int *rows = box + t * ROWS * WORDS;
     unsigned int n = 0u;
-    for (int i = 0; i < ROWS * WORDS; i++) n += rows[i] != 0u;
+    if (!is_named)
+        for (int i = 0; i < ROWS * WORDS; i++) n += rows[i] != 0u;
     // The words of threads 0..=t, summed in place.
     sums[t] = n;
     __syncthreads();
@@ -779,7 +781,7 @@ extern "C" __global__ void soups_live(const unsigned int *cells, const Soup *sou
     __syncthreads();
     if (base + sums[THREADS - 1] + named > capacity) return;
     unsigned int at = base + sums[t] - n;
-    for (int i = 0; i < ROWS * WORDS; i++) {
+    for (int i = 0; i < ROWS * WORDS && !is_named; i++) {
         unsigned int word = rows[i];
         if (word != 0u) out[at++] = ((unsigned long long)(t * ROWS * WORDS + i) << 32) | word;
     }

@@ -288,18 +288,19 @@ pub struct SoupBoxes {
 }
 
 /// The words with live cells of the boxes whose soups stopped ([`SoupBoxes::live_words`]),
-/// and the ash the GPU named.
+/// or the ash the GPU named.
 pub struct Live {
     /// Each box's words, each as `place << 32 | word`, place being `y * words + w` for word
-    /// `w` of row `y` ([`SoupBoxes::words`]), in order of place; then, where the GPU named
-    /// its ash, the kinds it has as `k << 32 | count`.
+    /// `w` of row `y` ([`SoupBoxes::words`]), in order of place; or, where the GPU named its
+    /// ash, the kinds it has as `k << 32 | count`.
     words: Vec<u64>,
     /// Where each box's entries start, how many words there are, and how many kinds.
     spans: Vec<u32>,
 }
 
 impl Live {
-    /// The words of the box of `slot` (none where its soup is running or died).
+    /// The words of the box of `slot` (none where its soup is running or died, or where the GPU
+    /// named its ash).
     pub fn of(&self, slot: usize) -> &[u64] {
         let (start, n) = (
             self.spans[3 * slot] as usize,
@@ -312,7 +313,7 @@ impl Live {
     /// period 1 or 2, and every object of its ash is of a kind [`SoupBoxes::new`] was given,
     /// standing alone): each kind `k` of those it has, and how many, in order of `k`. Empty
     /// where it did not, or where the box has no cells.
-    pub fn named(&self, slot: usize) -> impl Iterator<Item = (usize, u64)> + '_ {
+    pub fn named(&self, slot: usize) -> impl Iterator<Item = (usize, u64)> + Clone + '_ {
         let (start, n, kinds) = (
             self.spans[3 * slot] as usize,
             self.spans[3 * slot + 1] as usize,
