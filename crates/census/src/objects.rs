@@ -597,7 +597,8 @@ const NAMED_ALONE: [&str; 12] = [
     "xs7_25ac", "xp2_7e", "xp2_318c", "xs6_25a4",
 ];
 
-/// A kind of object the GPU names ([`NAMED_ALONE`] in one orientation and phase).
+/// A kind of object the GPU names where it stands alone: one of twelve common objects, in one
+/// orientation and phase.
 pub struct AloneKind {
     /// Its window, as the GPU looks for it.
     pub window: Lone,
@@ -607,7 +608,8 @@ pub struct AloneKind {
     pub population: u64,
 }
 
-/// Each orientation and phase of each of [`NAMED_ALONE`], once: the kinds the GPU's census
+/// Each orientation and phase of the twelve objects the GPU names (block, blinker, beehive,
+/// loaf, boat, ship, pond, tub, long boat, toad, beacon and barge), once: the kinds its census
 /// names ([`gol_cuda::soups::SoupBoxes::new`]).
 pub static ALONE_KINDS: std::sync::LazyLock<Vec<AloneKind>> = std::sync::LazyLock::new(|| {
     let mut classifier = Classifier::default();

@@ -35,11 +35,11 @@
 // The host defines SIDE (256, 512 or 1024), BAND, ISOLATION (cells round a glider taken away
 // within which there is nothing else), LOGGED (gliders a soup's log holds), SHARED (1 where
 // soups_run keeps a box in shared memory), TILE (the rows of a tile soups_run steps) and
-// MOST_KINDS (the kinds of lone object soups_live may name) in front of this, from soups.rs's
-// constants (soups::source).
+// MOST_KINDS (the kinds of lone object soups_live may name) in front of this (source.rs's
+// soups::source).
 #if !defined(SIDE) || !defined(BAND) || !defined(ISOLATION) || !defined(LOGGED) || \
     !defined(SHARED) || !defined(TILE) || !defined(MOST_KINDS)
-#error "soups.rs's source() defines SIDE, BAND, ISOLATION, LOGGED, SHARED, TILE and MOST_KINDS before this"
+#error "source.rs's soups::source() defines SIDE, BAND, ISOLATION, LOGGED, SHARED, TILE and MOST_KINDS"
 #endif
 #define WORDS (SIDE / 32)
 // Words from one row of soups_run's copies of a box to the next: in shared memory one more than
@@ -684,7 +684,8 @@ __device__ bool name_ash(const unsigned int *box, const Soup &s, const Lone *kin
             unsigned long long at = 0xffffffffull;
 #pragma unroll
             for (int y = 2; y < 6; y++)
-                for (unsigned int c = kind.live[y]; c != 0u; c &= c - 1u) at &= l[y] >> (__ffs(c) - 1);
+                for (unsigned int c = kind.live[y]; c != 0u; c &= c - 1u)
+                    at &= l[y] >> (__ffs(c) - 1);
             for (; at != 0ull; at &= at - 1ull) {
                 int x = __ffsll(at) - 1;
                 // Alone: what the window has within reach of the envelope is the kind's, in

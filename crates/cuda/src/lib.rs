@@ -184,7 +184,7 @@ pub fn shipped_report() -> String {
         return "Kernels built in: none (NVRTC was missing when gol was built); each kernel compiles with NVRTC on first use".into();
     }
     format!(
-        "Kernels built in: {built} CUBINs, cuda-bitsliced under {} (2D) and {} (3D), and its generic kernels (any 2D two-state rule, Generations rules of up to {} states, 3D rules), for {}; a rule's own kernel compiles with NVRTC on first use, other engines' kernels too",
+        "Kernels built in: {built} CUBINs, cuda-bitsliced under {} (2D) and {} (3D), its generic kernels (any 2D two-state rule, Generations rules of up to {} states, 3D rules) and the census's soup kernels, for {}; a rule's own kernel compiles with NVRTC on first use, other engines' kernels too",
         gol_core::Rule::LIFE,
         gol_core::Rule::LIFE_3D,
         (1u32 << source::SHIPPED_AGE_PLANES) + 1,

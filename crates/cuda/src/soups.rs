@@ -13,24 +13,8 @@ use cudarc::driver::{
 
 use crate::device::Gpu;
 use crate::error::Result;
-
-/// The sides a box may have, in cells: a row is a word for each of up to 32 lanes of a warp.
-pub const SIDES: [usize; 3] = [256, 512, 1024];
-
-/// Cells from an edge of the box in which a cell stops its soup ([`Status::Paused`]).
-pub const BAND: usize = 12;
-
-/// Cells round a glider in the band within which there must be nothing else for the kernel to
-/// take it away (the census's `ISOLATION`, whose reasons its doc gives).
-pub const ISOLATION: usize = 24;
-
-/// Gliders a soup's log holds between two looks ([`SoupBoxes::log`]): the kernel takes a glider
-/// flying out alone away itself (the header of `kernels/soups.cu` says when), and stops the soup
-/// as before once its log is full.
-pub const LOGGED: usize = 8;
-
-/// Kinds of lone object soups_live may name at most ([`SoupBoxes::new`]).
-pub const MOST_KINDS: usize = 64;
+use crate::source::soups::shared;
+pub use crate::source::soups::{source, BAND, ISOLATION, LOGGED, MOST_KINDS, SIDES};
 
 /// A kind of object that soups_live names where it stands alone, in one orientation and phase:
 /// a window of 8 × 8 cells, row by row, bit `i` of a row its column `i`, whose corner is two
@@ -113,15 +97,6 @@ pub fn moved_words(words: &[u64], from: usize, to: usize) -> Vec<u64> {
         .collect()
 }
 
-/// Whether soups_run keeps a box of `side` cells a side in shared memory for a launch, both
-/// its copies: those of 256 (18 KiB, a row a word longer). A box of 512 there (32 KiB, one copy) left room for 7
-/// blocks of a warp on a multiprocessor, or 6 of four warps, and both ran slower than in place
-/// (2,372 and 2,310 ms of a 2^19-soup census's runs against 2,014, measured); elsewhere a box's
-/// second copy is in global memory, after the boxes.
-fn shared(side: usize) -> bool {
-    side <= 256
-}
-
 /// The copies of each box in `cells`: a second, empty between launches, where soups_run keeps
 /// none in shared memory.
 fn copies(side: usize) -> usize {
@@ -129,27 +104,6 @@ fn copies(side: usize) -> usize {
         true => 1,
         false => 2,
     }
-}
-
-/// The rows of a tile that soups_run steps in a box of `side` cells a side: 8 in boxes of 256,
-/// 16 in larger ones (ncu over the runs of a 2^19-soup census: 256-cell boxes 513–531 ms with
-/// tiles of 8 rows, 534 with 4, 625 with 16; 512-cell boxes 422–437, 339 and 309).
-fn tile(side: usize) -> usize {
-    match side {
-        256 => 8,
-        _ => 16,
-    }
-}
-
-/// The kernels' source for boxes of `side` cells a side.
-pub fn source(side: usize) -> String {
-    format!(
-        "#define SIDE {side}\n#define BAND {BAND}\n#define ISOLATION {ISOLATION}\n\
-         #define LOGGED {LOGGED}\n#define SHARED {}\n#define TILE {}\n#define MOST_KINDS {MOST_KINDS}\n{}",
-        shared(side) as u8,
-        tile(side),
-        crate::source::SOUPS
-    )
 }
 
 /// Where a soup stands (the kernels' numbers).

@@ -246,6 +246,65 @@ impl Generic {
     }
 }
 
+/// The census's soup kernels (`crate::soups` is their host side): the constants their source
+/// is built with, and the source for each size of box.
+pub mod soups {
+    /// The sides a box may have, in cells: a row is a word for each of up to 32 lanes of a warp.
+    pub const SIDES: [usize; 3] = [256, 512, 1024];
+
+    /// Cells from an edge of the box in which a cell stops its soup (`Status::Paused` in
+    /// `crate::soups`).
+    pub const BAND: usize = 12;
+
+    /// Cells round a glider in the band within which there must be nothing else for the kernel to
+    /// take it away (the census's `ISOLATION`, whose reasons its doc gives).
+    pub const ISOLATION: usize = 24;
+
+    /// Gliders a soup's log holds between two looks (`SoupBoxes::log` in `crate::soups`): the
+    /// kernel takes a glider flying out alone away itself (the header of `kernels/soups.cu`
+    /// says when), and stops the soup as before once its log is full.
+    pub const LOGGED: usize = 8;
+
+    /// The sides of the boxes whose kernels are built into `gol` ([`super::shipped`]): those
+    /// the census uses (gol-census's `gpu::TIERS`).
+    pub const SHIPPED_SIDES: [usize; 2] = [256, 512];
+
+    /// Kinds of lone object soups_live may name at most (`SoupBoxes::new` in `crate::soups`).
+    pub const MOST_KINDS: usize = 64;
+
+    /// Whether soups_run keeps a box of `side` cells a side in shared memory for a launch, both
+    /// its copies: those of 256 (18 KiB, a row a word longer). A box of 512 there (32 KiB, one
+    /// copy) left room for 7 blocks of a warp on a multiprocessor, or 6 of four warps, and both
+    /// ran slower than in place (2,372 and 2,310 ms of a 2^19-soup census's runs against 2,014,
+    /// measured); elsewhere a box's second copy is in global memory, after the boxes.
+    pub fn shared(side: usize) -> bool {
+        side <= 256
+    }
+
+    /// The rows of a tile that soups_run steps in a box of `side` cells a side: 8 in boxes of
+    /// 256, 16 in larger ones (ncu over the runs of a 2^19-soup census: 256-cell boxes
+    /// 513–531 ms with tiles of 8 rows, 534 with 4, 625 with 16; 512-cell boxes 422–437, 339
+    /// and 309).
+    pub fn tile(side: usize) -> usize {
+        match side {
+            256 => 8,
+            _ => 16,
+        }
+    }
+
+    /// The kernels' source for boxes of `side` cells a side.
+    pub fn source(side: usize) -> String {
+        format!(
+            "#define SIDE {side}\n#define BAND {BAND}\n#define ISOLATION {ISOLATION}\n\
+             #define LOGGED {LOGGED}\n#define SHARED {}\n#define TILE {}\n\
+             #define MOST_KINDS {MOST_KINDS}\n{}",
+            shared(side) as u8,
+            tile(side),
+            super::SOUPS
+        )
+    }
+}
+
 /// The most age planes of a Generations rule whose generic kernel is built into `gol`: rules of
 /// up to 2^SHIPPED_AGE_PLANES + 1 states.
 pub const SHIPPED_AGE_PLANES: u32 = 4;
@@ -258,11 +317,12 @@ pub const SHIPPED_ARCHES: [&str; 6] = ["sm_80", "sm_86", "sm_89", "sm_90", "sm_1
 
 /// The sources built into `gol` as CUBINs for each of [`SHIPPED_ARCHES`]: what `--engine auto`
 /// runs on a GPU under each dimension's default rule, `cuda-bitsliced` with Life in 2D and
-/// B6/S567 in 3D, and the [`Generic`] kernels that run other rules while their own compile.
-/// Other engines' kernels and rules' own kernels are compiled by NVRTC on first use and cached
-/// on disk.
+/// B6/S567 in 3D, the [`Generic`] kernels that run other rules while their own compile, and
+/// the census's soup kernels for the boxes it uses ([`soups::SHIPPED_SIDES`]). Other engines'
+/// kernels and rules' own kernels are compiled by NVRTC on first use and cached on disk.
 pub fn shipped() -> Vec<String> {
     let defaults = [bitsliced(Rule::LIFE), cube_bitsliced(Rule::LIFE_3D)];
     let generic = Generic::shipped().into_iter().map(Generic::source);
-    defaults.into_iter().chain(generic).collect()
+    let census = soups::SHIPPED_SIDES.map(soups::source);
+    defaults.into_iter().chain(generic).chain(census).collect()
 }

@@ -149,8 +149,9 @@ fn a_broken_kernel_reports_the_compiler_log() {
 }
 
 /// The CUBINs built into the binary are exactly the kernels that cuda-bitsliced asks for under
-/// each dimension's default rule, on every shipped architecture, and what NVRTC makes of those
-/// sources now: the build script and a run agree on the source text and on the key.
+/// each dimension's default rule, its generic kernels and the census's soup kernels, on every
+/// shipped architecture, and what NVRTC makes of those sources now: the build script and a run
+/// agree on the source text and on the key.
 #[test]
 fn shipped_cubins_are_what_a_default_run_compiles() {
     use gol_core::EngineId::CudaBitsliced;
@@ -177,6 +178,9 @@ fn shipped_cubins_are_what_a_default_run_compiles() {
             source::Generic::Solid => "rule_masks",
         };
         sources.push((kind.source(), function));
+    }
+    for side in source::soups::SHIPPED_SIDES {
+        sources.push((gol_cuda::soups::source(side), "soups_run"));
     }
     assert_eq!(shipped.len(), sources.len() * source::SHIPPED_ARCHES.len());
     for (source, function) in &sources {
