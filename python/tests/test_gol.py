@@ -372,6 +372,25 @@ def test_a_pattern_without_a_size_runs_on_the_infinite_plane(tmp_path):
     assert "infinite plane" in repr(sim)
 
 
+def test_a_zip_archive_loads_its_pattern_under_its_own_rule_table(tmp_path):
+    import zipfile
+
+    # A rule table only the archive holds: birth on exactly three, and no cell dies.
+    table = "@RULE PyZipRule\n@TABLE\nn_states:2\nneighborhood:Moore\nsymmetries:permute\n0,1,1,1,0,0,0,0,0,1\n"
+    path = tmp_path / "pack.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("pack/line.rle", "x = 3, y = 1, rule = PyZipRule\n3o!\n")
+        z.writestr("pack/dot.rle", "x = 1, y = 1, rule = PyZipRule\no!\n")
+        z.writestr("PyZipRule.rule", table)
+    with pytest.raises(ValueError, match="2 pattern files"):
+        gol.Life.load(path)
+    sim = gol.Life.load(f"{path}:pack/line.rle")
+    assert sim.rule == "PyZipRule" and sim.population == 3
+    sim.step(1)
+    # The line's middle neighbours above and below are born; nothing dies.
+    assert sim.population == 5
+
+
 def test_infinite_soups_and_cells_match_a_torus_that_nothing_reaches_the_edge_of():
     rng = np.random.default_rng(11)
     cells = (rng.random((31, 40)) < 0.35).astype(np.uint8)

@@ -1,7 +1,9 @@
 //! Golly's own pattern collection (Debian's `golly`, `/usr/share/golly/Patterns`) against
 //! `bgolly`: every file of the folders whose rules `gol` runs, run with no options (on the
 //! infinite plane unless the file names a bounded grid), gives bgolly's population, bounding
-//! box and cells.
+//! box and cells. So does every pattern file of the collection's zip archives, read by `gol`
+//! from the archive (`ARCHIVE.zip:MEMBER`) and by bgolly from a copy taken out of it, with
+//! the archive's rule tables beside Golly's.
 //!
 //! Long: CI runs it (`.ci/run`: `cargo test -p gol-cli --test end_to_end -- --ignored
 //! corpus::`); the README's quick test command leaves it out. `GOL_CORPUS_ONLY=TEXT` checks only the files
@@ -45,8 +47,75 @@ const SLOW: [(&str, &str); 2] = [
     ("HashLife/wolfram22.mc", "4096"),
 ];
 
-/// Every file of the folders, scripts and archives aside, relative to [`PATTERNS`].
-fn corpus() -> Vec<String> {
+/// Patterns `gol` refuses, with what it says: their check passes where it refuses so, and
+/// fails where it runs them (then they belong with the others). AnimatedPixelArt.rule (253
+/// states, no symmetries) makes a decision tree past what the builder takes; Golly's
+/// RuleLoader looks its transitions up cell by cell instead of building a tree.
+const REFUSED: [(&str, &str); 1] = [(
+    "Other-Rules/animated-pixel-art-sample.zip:animated-pixel-art-sample.rle",
+    "the table is too large to build into a tree",
+)];
+
+/// One pattern to check: by its name in the collection (an archive's member after a colon),
+/// `gol`'s `--input`, bgolly's file and the rules folder bgolly is pointed at.
+struct Case {
+    name: String,
+    input: String,
+    file: PathBuf,
+    rules: PathBuf,
+}
+
+/// Every file of the folders, scripts aside, relative to [`PATTERNS`]; an archive's pattern
+/// files taken out into `tmp` for bgolly (each archive's with its rule tables and links to
+/// Golly's in a folder of its own).
+fn corpus(tmp: &Path) -> Vec<Case> {
+    let mut cases = Vec::new();
+    for name in files() {
+        let file = Path::new(PATTERNS).join(&name);
+        if !name.ends_with(".zip") {
+            cases.push(Case {
+                name,
+                input: file.to_str().unwrap().to_string(),
+                file,
+                rules: PathBuf::from(RULES),
+            });
+            continue;
+        }
+        let out = tmp.join(format!("archive{}", cases.len()));
+        let mut zip = zip::ZipArchive::new(std::fs::File::open(&file).unwrap()).unwrap();
+        std::fs::create_dir_all(&out).unwrap();
+        for entry in std::fs::read_dir(RULES).unwrap() {
+            let rule = entry.unwrap().path();
+            std::os::unix::fs::symlink(&rule, out.join(rule.file_name().unwrap())).unwrap();
+        }
+        for i in 0..zip.len() {
+            let mut entry = zip.by_index(i).unwrap();
+            let member = entry.name().unwrap().into_owned();
+            let base = member.rsplit('/').next().unwrap().to_string();
+            let pattern = [".rle", ".mc", ".cells", ".lif", ".mcl"]
+                .iter()
+                .any(|e| base.ends_with(e));
+            if member.starts_with("__MACOSX/") || !(pattern || base.ends_with(".rule")) {
+                continue;
+            }
+            let to = out.join(if pattern { format!("{i}-{base}") } else { base });
+            let _ = std::fs::remove_file(&to);
+            std::io::copy(&mut entry, &mut std::fs::File::create(&to).unwrap()).unwrap();
+            if pattern {
+                cases.push(Case {
+                    name: format!("{name}:{member}"),
+                    input: format!("{}:{member}", file.display()),
+                    file: to,
+                    rules: out.clone(),
+                });
+            }
+        }
+    }
+    cases
+}
+
+/// Every file of the folders, scripts aside, relative to [`PATTERNS`].
+fn files() -> Vec<String> {
     let mut files = Vec::new();
     let mut stack: Vec<PathBuf> = FOLDERS
         .iter()
@@ -59,7 +128,7 @@ fn corpus() -> Vec<String> {
                 stack.push(path);
             } else if !matches!(
                 path.extension().and_then(|e| e.to_str()),
-                Some("py" | "lua" | "pl" | "zip")
+                Some("py" | "lua" | "pl")
             ) {
                 let name = path.strip_prefix(PATTERNS).unwrap();
                 files.push(name.to_string_lossy().into_owned());
@@ -86,9 +155,14 @@ fn number(report: &serde_json::Value, key: &str) -> String {
 
 /// bgolly's population after `gens` generations of `file` with algorithm `algo`, writing its
 /// final state to `out` (a macrocell file, which gives the position too).
-fn golly(bgolly: &Path, algo: &str, file: &Path, gens: &str, out: &Path) -> String {
+fn golly(bgolly: &Path, algo: &str, case: &Case, gens: &str, out: &Path) -> String {
+    let file = &case.file;
+    let mut rules = case.rules.clone().into_os_string();
+    rules.push("/");
     let output = Command::new(bgolly)
-        .args(["-a", algo, "-s", RULES, "-m", gens, "-o"])
+        .args(["-a", algo, "-s"])
+        .arg(rules)
+        .args(["-m", gens, "-o"])
         .arg(out)
         .arg(file)
         .output()
@@ -123,9 +197,8 @@ fn golly(bgolly: &Path, algo: &str, file: &Path, gens: &str, out: &Path) -> Stri
 
 /// Checks one file at `gens` generations against bgolly in folder `dir`; returns what
 /// differed.
-fn check(bgolly: &Path, name: &str, gens: &str, dir: &Path) -> Result<(), String> {
-    let file = Path::new(PATTERNS).join(name);
-    let path = file.to_str().unwrap();
+fn check(bgolly: &Path, case: &Case, gens: &str, dir: &Path) -> Result<(), String> {
+    let path = case.input.as_str();
     let ours_rle = dir.join("ours.rle");
     let ours = gol_json(&[
         "run",
@@ -142,7 +215,7 @@ fn check(bgolly: &Path, name: &str, gens: &str, dir: &Path) -> Result<(), String
     // for theirs.
     let rule = ours["rule"].as_str().unwrap_or("");
     let table = rule.split(':').next().is_some_and(|name| {
-        std::fs::read_dir(RULES).is_ok_and(|entries| {
+        std::fs::read_dir(&case.rules).is_ok_and(|entries| {
             entries.filter_map(|e| e.ok()).any(|e| {
                 e.file_name().to_string_lossy().to_ascii_lowercase()
                     == format!("{name}.rule").to_ascii_lowercase()
@@ -179,7 +252,7 @@ fn check(bgolly: &Path, name: &str, gens: &str, dir: &Path) -> Result<(), String
         .and_then(|line| line.split_whitespace().find_map(|w| w.strip_prefix("Gen=")))
         .unwrap_or(gens)
         .to_string();
-    let population = golly(bgolly, algo, &file, &until, &theirs_mc);
+    let population = golly(bgolly, algo, case, &until, &theirs_mc);
     if number(&ours, "alive") != population {
         return Err(format!(
             "population {} against bgolly's {population}",
@@ -201,6 +274,8 @@ fn check(bgolly: &Path, name: &str, gens: &str, dir: &Path) -> Result<(), String
     let theirs_rle = dir.join("theirs.rle");
     let theirs = gol_json(&[
         "run",
+        "--rules",
+        case.rules.to_str().unwrap(),
         "--input",
         theirs_mc.to_str().unwrap(),
         "--gens",
@@ -237,7 +312,8 @@ fn golly_collection_matches_bgolly() {
         eprintln!("notice: {PATTERNS} not found; skipping");
         return;
     }
-    let mut files = corpus();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut files = corpus(tmp.path());
     assert!(
         files.len() > 200,
         "only {} files in the collection",
@@ -245,9 +321,8 @@ fn golly_collection_matches_bgolly() {
     );
     // GOL_CORPUS_ONLY=TEXT checks only the files whose names hold TEXT (a rerun of a few).
     if let Some(only) = std::env::var_os("GOL_CORPUS_ONLY") {
-        files.retain(|name| name.contains(only.to_string_lossy().as_ref()));
+        files.retain(|case| case.name.contains(only.to_string_lossy().as_ref()));
     }
-    let tmp = tempfile::tempdir().unwrap();
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
     let failures = std::sync::Mutex::new(Vec::new());
     let checked = std::sync::atomic::AtomicUsize::new(0);
@@ -258,7 +333,8 @@ fn golly_collection_matches_bgolly() {
             s.spawn(move || {
                 let dir = tmp.join(t.to_string());
                 std::fs::create_dir_all(&dir).unwrap();
-                for name in files.iter().skip(t).step_by(threads) {
+                for case in files.iter().skip(t).step_by(threads) {
+                    let name = &case.name;
                     let counts: Vec<&str> = if name.starts_with("HashLife/") {
                         match SLOW.iter().find(|(file, _)| file == name) {
                             Some((_, gens)) => vec!["1000", gens],
@@ -268,7 +344,14 @@ fn golly_collection_matches_bgolly() {
                         vec!["100", "1000"]
                     };
                     for gens in counts {
-                        if let Err(e) = check(bgolly, name, gens, &dir) {
+                        let refused = REFUSED.iter().find(|(file, _)| file == name);
+                        let failure = match (check(bgolly, case, gens, &dir), refused) {
+                            (Ok(()), None) => None,
+                            (Err(e), Some((_, said))) if e.contains(said) => None,
+                            (Ok(()), Some(_)) => Some("ran, where it is listed as refused".into()),
+                            (Err(e), _) => Some(e),
+                        };
+                        if let Some(e) = failure {
                             failures
                                 .lock()
                                 .unwrap()

@@ -1,5 +1,6 @@
 //! Pattern files: reading RLE (with Golly's `#CXRLE` extension), plaintext `.cells`, Golly's
-//! macrocell `.mc`, Life 1.06, Life 1.05 and MCell `.mcl` (`mcell.rs`), any of them gzip-compressed; writing RLE, `.cells`,
+//! macrocell `.mc`, Life 1.06, Life 1.05 and MCell `.mcl` (`mcell.rs`), any of them gzip-compressed
+//! or in a zip archive with the rule tables they need (`archive.rs`); writing RLE, `.cells`,
 //! macrocell and PNG.
 //!
 //! Reading happens in two steps so that a large pattern goes straight into the final grid:
@@ -18,6 +19,7 @@
 //! unbounded plane Golly does not centre it: its top-left cell is (0, 0) (the plane's readers,
 //! `gol_plane::files`, follow that).
 
+pub(crate) mod archive;
 mod cells;
 mod life;
 mod macrocell;
@@ -67,7 +69,7 @@ pub enum Format {
 }
 
 /// The formats a pattern may be read in, for messages.
-const READABLE: &str = "RLE (a header such as x = 3, y = 3), plaintext .cells (! comments, rows of . and O), Golly's macrocell (an [M2] first line), Life 1.06 or Life 1.05 (a #Life 1.06 or #Life 1.05 first line), MCell (an #MCell first line), any of them gzip-compressed";
+const READABLE: &str = "RLE (a header such as x = 3, y = 3), plaintext .cells (! comments, rows of . and O), Golly's macrocell (an [M2] first line), Life 1.06 or Life 1.05 (a #Life 1.06 or #Life 1.05 first line), MCell (an #MCell first line), any of them gzip-compressed or in a zip archive (ARCHIVE.zip, or ARCHIVE.zip:MEMBER for one of several)";
 
 /// Whether `path` names a gzip-compressed file (`….gz`, any case): an output written so, and
 /// the extension looked through for the format.
@@ -213,8 +215,14 @@ pub struct PatternFile {
 
 impl PatternFile {
     /// Reads `path` and parses its header; the format is told by the content, then by the
-    /// extension ([`Format::detect`]).
+    /// extension ([`Format::detect`]). A zip archive gives its only pattern file, or the one
+    /// named after it and a colon (`ARCHIVE.zip:MEMBER`), its rule tables offered to the rule
+    /// search (`archive.rs`).
     pub fn open(path: &Path) -> Result<PatternFile> {
+        if let Some((archive, member)) = archive::split(path) {
+            let (shown, text) = archive::open(&archive, Some(&member), MAX_INFLATED_BYTES)?;
+            return PatternFile::from_bytes(&shown, text);
+        }
         if Format::of(path).is_ok_and(|f| f == Format::Png) {
             return Err(Error::Invalid(format!(
                 "{}: PNG files can be written but not read as patterns",
@@ -235,7 +243,11 @@ impl PatternFile {
                 meta.len()
             )));
         }
-        let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+        let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+        if meta.is_file() && archive::is_archive(&mut file, path)? {
+            let (shown, text) = archive::open(path, None, MAX_INFLATED_BYTES)?;
+            return PatternFile::from_bytes(&shown, text);
+        }
         if meta.is_file() && meta.len() >= MAP_BYTES {
             let map = crate::memory::map_file(path, &file)?;
             return PatternFile::from_text(path, Text::Mapped(map));

@@ -26,13 +26,17 @@ pub(super) const LINE_LIMIT: usize = 70;
 pub(super) fn header(path: &Path, text: &[u8]) -> Result<(Header, (usize, usize))> {
     let mut old_rule = None;
     let (mut position, mut generation) = (None, BigUint::default());
+    // Golly reads `#CXRLE` only on the first line that is not blank (where it writes it): a
+    // later one, as in `Self-Rep/JvN/CY_Lee_computer.zip`, is a comment to it.
+    let mut first = true;
     for (number, offset, line) in lines(text, 0, 1) {
         let trimmed = line.trim_ascii();
         if trimmed.is_empty() {
             continue;
         }
+        let at_first = std::mem::replace(&mut first, false);
         if trimmed[0] == b'#' {
-            if let Some(rest) = trimmed.strip_prefix(b"#CXRLE") {
+            if let Some(rest) = trimmed.strip_prefix(b"#CXRLE").filter(|_| at_first) {
                 (position, generation) = extension(&String::from_utf8_lossy(rest))
                     .map_err(|m| parse_error(path, number, m))?;
             } else if let Some(rest) = trimmed.strip_prefix(b"#r") {

@@ -1,4 +1,4 @@
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::*;
 use crate::seed::density_soup;
@@ -362,8 +362,15 @@ fn placement_follows_golly_on_even_grids_and_odd_patterns() {
 
 #[test]
 fn cxrle_gives_position_and_generation() {
-    let text = "#N glider\n#CXRLE Pos=-6,2 Gen=1234\nx = 3, y = 3, rule = B3/S23\nbo$2bo$3o!\n";
+    let text = "\n#CXRLE Pos=-6,2 Gen=1234\n#N glider\nx = 3, y = 3, rule = B3/S23\nbo$2bo$3o!\n";
     let file = open(Format::Rle, text).unwrap();
+    // Anywhere but first, a comment (as bgolly reads it: at (0, 0), generation 0).
+    let later = "#N glider\n#CXRLE Pos=-6,2 Gen=1234\nx = 3, y = 3, rule = B3/S23\nbo$2bo$3o!\n";
+    let later = open(Format::Rle, later).unwrap();
+    assert_eq!(
+        (&later.header().position, &later.header().generation),
+        (&None, &BigUint::default())
+    );
     assert_eq!(
         (
             file.header().position.clone(),
@@ -799,4 +806,110 @@ fn long_counts_read_in_pieces_give_one_pass_errors() {
         let body = format!("{}\n{tail}\n", "2o3b$".repeat(40));
         read_as_slowly(&body, 10, 100).unwrap_or_else(|e| panic!("{tail}: {e}"));
     }
+}
+
+/// Writes a zip archive of `members` (name and bytes; a name ending in `/` is a folder),
+/// deflated, to `path`.
+fn zip_of(path: &Path, members: &[(&str, &[u8])]) {
+    use std::io::Write as _;
+    let mut zip = zip::ZipWriter::new(std::fs::File::create(path).unwrap());
+    let options = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
+    for &(name, bytes) in members {
+        if name.ends_with('/') {
+            zip.add_directory(name, options).unwrap();
+        } else {
+            zip.start_file(name, options).unwrap();
+            zip.write_all(bytes).unwrap();
+        }
+    }
+    zip.finish().unwrap();
+}
+
+#[test]
+fn a_zip_archive_gives_its_one_pattern_under_its_own_rule_table() {
+    let dir = tempfile::tempdir().unwrap();
+    // Born with exactly three neighbours, and every live cell stays (no transition kills).
+    let table = "@RULE ZipArchiveTestRule\n@TABLE\nn_states:2\nneighborhood:Moore\nsymmetries:permute\n0,1,1,1,0,0,0,0,0,1\n";
+    let path = dir.path().join("primer.ZIP");
+    zip_of(
+        &path,
+        &[
+            (
+                "primer.rle",
+                b"x = 3, y = 1, rule = ZipArchiveTestRule\n3o!\n",
+            ),
+            ("ZipArchiveTestRule.rule", table.as_bytes()),
+            ("__MACOSX/", b""),
+            (
+                "__MACOSX/._ZipArchiveTestRule.rule",
+                b"\0\x05\x16\x07 not a rule",
+            ),
+            ("init.lua", b"-- a script gol does not run"),
+        ],
+    );
+    let file = PatternFile::open(&path).unwrap();
+    let rule = file.header().rule.expect("the rule of the archive's table");
+    assert!(rule.to_string().contains("ZipArchiveTestRule"), "{rule}");
+    assert_eq!(
+        cells_of(&file.place(5, 3).unwrap()),
+        [(1, 1), (2, 1), (3, 1)]
+    );
+    // The table is no file anywhere: outside the archive the name is unknown.
+    let loose = dir.path().join("loose.rle");
+    std::fs::write(&loose, "x = 1, y = 1, rule = ZipArchiveTestRuleNot\no!\n").unwrap();
+    assert!(PatternFile::open(&loose).is_err());
+}
+
+#[test]
+fn a_zip_archive_of_several_patterns_is_opened_at_the_one_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("flow.zip");
+    zip_of(
+        &path,
+        &[
+            ("flow/", b""),
+            ("flow/one.rle", b"x = 1, y = 1, rule = B3/S23\no!\n"),
+            ("flow/Two.rle", b"x = 2, y = 1, rule = B3/S23\n2o!\n"),
+        ],
+    );
+    let e = PatternFile::open(&path)
+        .err()
+        .expect("two patterns, none named");
+    let said = e.to_string();
+    for part in ["2 pattern files", "flow.zip:flow/one.rle", "flow/Two.rle"] {
+        assert!(said.contains(part), "{said}");
+    }
+    let named = |member: &str| PathBuf::from(format!("{}:{member}", path.display()));
+    let two = PatternFile::open(&named("flow/Two.rle")).unwrap();
+    assert_eq!(cells_of(&two.place(4, 1).unwrap()), [(1, 0), (2, 0)]);
+    // A name matched without regard to case where only one member has it.
+    let one = PatternFile::open(&named("FLOW/ONE.RLE")).unwrap();
+    assert_eq!(cells_of(&one.place(3, 1).unwrap()), [(1, 0)]);
+    let e = PatternFile::open(&named("flow/three.rle")).err().unwrap();
+    assert!(e.to_string().contains("has no file flow/three.rle"), "{e}");
+    assert!(PatternFile::open(&named("flow/")).is_err());
+}
+
+#[test]
+fn zip_archives_without_a_pattern_or_damaged_or_too_large_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let scripts = dir.path().join("scripts.zip");
+    zip_of(&scripts, &[("show.lua", b"-- draws with a script")]);
+    let e = PatternFile::open(&scripts).err().unwrap().to_string();
+    assert!(
+        e.contains("no pattern file") && e.contains("show.lua"),
+        "{e}"
+    );
+    let damaged = dir.path().join("damaged.rle");
+    std::fs::write(&damaged, b"PK\x03\x04 and then nothing of a zip").unwrap();
+    let e = PatternFile::open(&damaged).err().unwrap().to_string();
+    assert!(e.contains("not a zip archive gol can read"), "{e}");
+    // A member that inflates past the limit: 1 MiB of zeros.
+    let bomb = dir.path().join("bomb.zip");
+    let zeros = vec![b'0'; 1 << 20];
+    zip_of(&bomb, &[("bomb.rle", &zeros)]);
+    assert!(std::fs::metadata(&bomb).unwrap().len() < 8192);
+    let e = archive::open(&bomb, None, 1000).err().unwrap().to_string();
+    assert!(e.contains("more than the 1000 bytes"), "{e}");
 }

@@ -33,9 +33,10 @@
 //!
 //! A rule named in a pattern file or on the command line (`Codd`) is the file `Codd.rule`,
 //! looked for without regard to case in the folders given by [`set_folders`] (`--rules`), then
-//! the pattern file's own folder, then Golly's Rules folder where Golly is installed
-//! ([`GOLLY_RULES`]). Each table read is kept for the rest of the process, once, so that a
-//! [`crate::Rule`] can name it by a shared reference.
+//! the tables of the zip archives opened ([`provide`]), then the pattern file's own folder,
+//! then Golly's Rules folder where Golly is installed ([`GOLLY_RULES`]). Each table read is
+//! kept for the rest of the process, once, so that a [`crate::Rule`] can name it by a shared
+//! reference.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -43,6 +44,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, RwLock};
 
 use rayon::prelude::*;
+use rustc_hash::FxHashMap;
 
 use crate::error::{quoted, Error, Result};
 
@@ -61,8 +63,8 @@ const MAX_FILE_BYTES: u64 = 64 << 20;
 /// 3066.
 const MAX_EXPANDED: usize = 1 << 17;
 
-/// The most transitions the tree's builder may look at in all (about a second's work) before
-/// the table is refused as too large to build.
+/// The most words of sets of transitions the tree's builder may look at in all (about a
+/// second's work) before the table is refused as too large to build.
 const MAX_BUILD_WORK: u64 = 1 << 30;
 
 /// The most words a rule's tree may take.
@@ -636,23 +638,30 @@ fn build_table<'a>(
             ));
         }
         if let Some(rest) = line.strip_prefix("var ") {
-            let (var, values) = rest.split_once('=').ok_or_else(|| {
-                fail(
-                    n,
-                    format!("expected var NAME={{...}}, found {}", quoted(line)),
-                )
-            })?;
-            let var = var.trim();
-            let values = values.trim();
-            let inner = values
-                .strip_prefix('{')
-                .and_then(|v| v.strip_suffix('}'))
+            // Golly also reads `var a{0,1}`, with no `=` (Flow6.rule has it).
+            let (var, values) = rest
+                .split_once('=')
+                .or_else(|| rest.find('{').map(|at| (&rest[..at], &rest[at..])))
                 .ok_or_else(|| {
                     fail(
                         n,
-                        format!("a variable's states go in braces: {}", quoted(line)),
+                        format!("expected var NAME={{...}}, found {}", quoted(line)),
                     )
                 })?;
+            let var = var.trim();
+            let values = values.trim();
+            let inner = match values.strip_prefix('{').and_then(|v| v.strip_suffix('}')) {
+                Some(inner) => inner,
+                // One state or one variable needs no braces (`var b = a`, as Golly reads it:
+                // a copy of a's states, bound apart from a's).
+                None if !values.contains(['{', '}', ',']) => values,
+                None => {
+                    return Err(fail(
+                        n,
+                        format!("a variable's states go in braces: {}", quoted(line)),
+                    ))
+                }
+            };
             let mut set = States::NONE;
             for token in inner.split(',').map(str::trim).filter(|t| !t.is_empty()) {
                 set = set.or(value_of(token, count, &variables).map_err(|r| fail(n, r))?);
@@ -873,106 +882,132 @@ fn next_permutation<T: Ord>(items: &mut [T]) -> bool {
     true
 }
 
-/// Builds a tree from transitions (see the module documentation).
-struct Builder<'a> {
+/// Builds a tree from transitions (see the module documentation). A set of transitions is a
+/// bit set, one bit a transition in the table's order, so that the transitions left for a
+/// state of a variable are the set and that state's mask, word by word.
+struct Builder {
     states: u32,
     variables: usize,
-    transitions: &'a [Transition],
-    /// For each transition, the last variable whose input is not every state: past it, the
-    /// transition matches whatever the cells are.
-    last_open: Vec<usize>,
+    /// Words of a set.
+    words: usize,
+    /// For variable `v` and state `s`, from word `(v * states + s) * words`: the transitions
+    /// whose input `v` has `s`.
+    masks: Vec<u64>,
+    /// For variable `v`, from word `v * words`: the transitions that match whatever the
+    /// variables after `v` are (every state from there on), which hide those after them.
+    open_after: Vec<u64>,
+    /// Each transition's output.
+    outputs: Vec<u32>,
     nodes: Vec<u32>,
     /// Nodes made, by their words, so that equal nodes are one.
-    made: HashMap<Vec<u32>, u32>,
+    made: FxHashMap<Vec<u32>, u32>,
     /// Sub-tables built, by variable and the transitions left.
-    built: HashMap<(usize, Vec<u32>), u32>,
-    /// Transitions looked at so far ([`MAX_BUILD_WORK`]).
+    built: FxHashMap<(usize, Vec<u64>), u32>,
+    /// Words of sets looked at so far ([`MAX_BUILD_WORK`]).
     work: u64,
 }
 
-impl<'a> Builder<'a> {
-    fn new(states: u32, eight: bool, transitions: &'a [Transition]) -> Builder<'a> {
+impl Builder {
+    fn new(states: u32, eight: bool, transitions: &[Transition]) -> Builder {
         let variables = if eight { 9 } else { 5 };
+        let words = transitions.len().div_ceil(64).max(1);
         let all = States::all(states);
-        let last_open = transitions
-            .iter()
-            .map(|t| {
-                (0..variables)
-                    .rev()
-                    .find(|&v| t.inputs[v] != all)
-                    .unwrap_or(0)
-            })
-            .collect();
+        let mut masks = vec![0u64; variables * states as usize * words];
+        let mut open_after = vec![0u64; variables * words];
+        for (t, transition) in transitions.iter().enumerate() {
+            let bit = 1u64 << (t % 64);
+            for (v, input) in transition.inputs.iter().enumerate() {
+                for s in input.iter() {
+                    masks[(v * states as usize + s as usize) * words + t / 64] |= bit;
+                }
+            }
+            let last = (0..variables)
+                .rev()
+                .find(|&v| transition.inputs[v] != all)
+                .unwrap_or(0);
+            for v in last + 1..variables {
+                open_after[v * words + t / 64] |= bit;
+            }
+        }
         Builder {
             states,
             variables,
-            transitions,
-            last_open,
+            words,
+            masks,
+            open_after,
+            outputs: transitions.iter().map(|t| t.output).collect(),
             nodes: Vec::new(),
-            made: HashMap::new(),
-            built: HashMap::new(),
+            made: Default::default(),
+            built: Default::default(),
             work: 0,
         }
     }
 
     /// The whole tree: its nodes and the root's offset.
     fn build(mut self) -> std::result::Result<(Vec<u32>, u32), String> {
-        let all: Vec<u32> = (0..self.transitions.len() as u32).collect();
+        let mut all = vec![0u64; self.words];
+        for t in 0..self.outputs.len() {
+            all[t / 64] |= 1 << (t % 64);
+        }
         let root = self.node(0, all)?;
         Ok((self.nodes, root))
     }
 
-    /// The node of variable `v` for the transitions `left` (indices, in order), which match
-    /// every variable before `v`.
-    fn node(&mut self, v: usize, left: Vec<u32>) -> std::result::Result<u32, String> {
+    /// The node of variable `v` for the transitions `left`, which match every variable
+    /// before `v`.
+    fn node(&mut self, v: usize, mut left: Vec<u64>) -> std::result::Result<u32, String> {
+        let words = self.words;
         // A transition that matches whatever comes after `v` hides those after it.
-        let left = match left.iter().position(|&t| self.last_open[t as usize] < v) {
-            Some(first) => left[..=first].to_vec(),
-            None => left,
-        };
+        let open = &self.open_after[v * words..(v + 1) * words];
+        if let Some(t) = first(left.iter().zip(open).map(|(l, o)| l & o)) {
+            left[t / 64] &= u64::MAX >> (63 - t % 64);
+            left[t / 64 + 1..].fill(0);
+        }
         let key = (v, left);
         if let Some(&node) = self.built.get(&key) {
             return Ok(node);
         }
-        let left = &key.1;
-        self.work += left.len() as u64 * self.states as u64;
+        self.work += (words * self.states as usize) as u64;
         if self.work > MAX_BUILD_WORK {
             return Err("the table is too large to build into a tree".into());
         }
-        let mut words = Vec::with_capacity(self.states as usize);
+        let left = &key.1;
+        let mut out = Vec::with_capacity(self.states as usize);
         for state in 0..self.states {
-            let matching = left
-                .iter()
-                .copied()
-                .filter(|&t| self.transitions[t as usize].inputs[v].has(state));
+            let from = (v * self.states as usize + state as usize) * words;
+            let mask = &self.masks[from..from + words];
+            let matching = left.iter().zip(mask).map(|(l, m)| l & m);
             if v + 1 == self.variables {
                 // The centre, last: the first match's output, or the centre unchanged.
-                let mut matching = matching;
-                words.push(
-                    matching
-                        .next()
-                        .map_or(state, |t| self.transitions[t as usize].output),
-                );
+                out.push(first(matching).map_or(state, |t| self.outputs[t]));
             } else {
-                let next: Vec<u32> = matching.collect();
-                words.push(self.node(v + 1, next)?);
+                let next: Vec<u64> = matching.collect();
+                out.push(self.node(v + 1, next)?);
             }
         }
-        let node = match self.made.get(&words) {
+        let node = match self.made.get(&out) {
             Some(&node) => node,
             None => {
                 let node = self.nodes.len() as u32;
-                if self.nodes.len() + words.len() > MAX_TREE_WORDS {
+                if self.nodes.len() + out.len() > MAX_TREE_WORDS {
                     return Err("the rule's tree would take over 256 MiB".into());
                 }
-                self.nodes.extend_from_slice(&words);
-                self.made.insert(words, node);
+                self.nodes.extend_from_slice(&out);
+                self.made.insert(out, node);
                 node
             }
         };
         self.built.insert(key, node);
         Ok(node)
     }
+}
+
+/// The first transition of a set given word by word.
+fn first(words: impl Iterator<Item = u64>) -> Option<usize> {
+    words
+        .enumerate()
+        .find(|&(_, w)| w != 0)
+        .map(|(i, w)| i * 64 + w.trailing_zeros() as usize)
 }
 
 /// Reads a `@TREE` section, whose lines `lines` gives (numbered).
@@ -1102,6 +1137,12 @@ fn read_tree<'a>(
 /// Folders given by the user (`--rules`), searched first.
 static FOLDERS: RwLock<Vec<PathBuf>> = RwLock::new(Vec::new());
 
+/// The rule tables of the zip archives opened in this process, searched after the folders of
+/// `--rules` (where Golly installs an archive's rule files): the file's name in lower case,
+/// the archive and the member's name in it. A later archive's table of a name replaces an
+/// earlier's.
+static ARCHIVED: Mutex<Vec<(String, PathBuf, String)>> = Mutex::new(Vec::new());
+
 /// Every table read in this process, once each.
 static TABLES: Mutex<Vec<&'static RuleTable>> = Mutex::new(Vec::new());
 
@@ -1109,6 +1150,15 @@ static TABLES: Mutex<Vec<&'static RuleTable>> = Mutex::new(Vec::new());
 /// ([`find`]).
 pub fn set_folders(folders: Vec<PathBuf>) {
     *FOLDERS.write().unwrap_or_else(|e| e.into_inner()) = folders;
+}
+
+/// Offers the rule table `file` (`NAME.rule`), member `member` of the zip archive at
+/// `archive`, to [`find`]: read when first looked for.
+pub fn provide(file: &str, archive: &Path, member: &str) {
+    let file = file.to_ascii_lowercase();
+    let mut archived = ARCHIVED.lock().unwrap_or_else(|e| e.into_inner());
+    archived.retain(|(f, _, _)| *f != file);
+    archived.push((file, archive.to_path_buf(), member.to_string()));
 }
 
 /// Whether `name` could be a rule table's name: letters, digits, `-` and `_`, starting with a
@@ -1133,7 +1183,19 @@ pub fn folders(near: Option<&Path>) -> Vec<PathBuf> {
 /// [`folders`]`(near)` that has it, read once per process; `Ok(None)` where none has it.
 pub fn find(name: &str, near: Option<&Path>) -> Result<Option<&'static RuleTable>> {
     let wanted = format!("{name}.rule").to_ascii_lowercase();
-    for folder in folders(near) {
+    let users = FOLDERS.read().unwrap_or_else(|e| e.into_inner()).len();
+    for (i, folder) in folders(near).into_iter().enumerate() {
+        if i == users {
+            let archived = ARCHIVED.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            if let Some((_, archive, member)) = archived.iter().find(|(f, _, _)| *f == wanted) {
+                let text = crate::pattern::archive::read_member(archive, member, MAX_FILE_BYTES)?;
+                let shown = crate::pattern::archive::shown(archive, member);
+                let text = String::from_utf8(text).map_err(|_| {
+                    Error::Invalid(format!("{}: a .rule file is text", shown.display()))
+                })?;
+                return Ok(Some(intern(RuleTable::parse(&text, &shown)?)));
+            }
+        }
         let Ok(entries) = std::fs::read_dir(&folder) else {
             continue;
         };
@@ -1253,6 +1315,32 @@ mod test {
             };
             assert_eq!(table.next(&around), expect, "{v:?}");
         }
+    }
+
+    #[test]
+    fn variables_without_braces_or_equals_are_read_as_golly_reads_them() {
+        // `var a{...}` (Flow6.rule) and `var b = a` (DragonCurve.rule): b is a's states, bound
+        // apart from a; `var c = 2` is one state.
+        let loose = "@RULE L\n@TABLE\nn_states:3\nneighborhood:vonNeumann\nsymmetries:none\nvar a{0,1,2}\nvar b = a\nvar c = 2\n0,a,b,a,b,2\n1,c,0,0,0,0\n";
+        let braced = loose
+            .replace("var a{0,1,2}", "var a={0,1,2}")
+            .replace("var b = a", "var b={0,1,2}")
+            .replace("var c = 2", "var c={2}");
+        let (loose, braced) = (parse(loose).unwrap(), parse(&braced).unwrap());
+        for code in 0..3u32.pow(5) {
+            let [c, n, e, s, w]: [u8; 5] =
+                std::array::from_fn(|i| (code / 3u32.pow(i as u32) % 3) as u8);
+            let around = [[0, n, 0], [w, c, e], [0, s, 0]];
+            assert_eq!(loose.next(&around), braced.next(&around), "{code}");
+        }
+        let two = [[0, 1, 0], [2, 0, 2], [0, 1, 0]];
+        assert_eq!(loose.next(&two), 2);
+        assert_eq!(loose.next(&[[0, 1, 0], [2, 0, 2], [0, 0, 0]]), 0);
+        assert_eq!(loose.next(&[[0, 2, 0], [0, 1, 0], [0, 0, 0]]), 0);
+        let mixed =
+            "@RULE M\n@TABLE\nn_states:3\nneighborhood:vonNeumann\nsymmetries:none\nvar a = 0,1\n";
+        let err = parse(mixed).unwrap_err().to_string();
+        assert!(err.contains("go in braces"), "{err}");
     }
 
     #[test]
