@@ -222,7 +222,9 @@ impl Backend for StateCells {
                     }
                 }
                 None => {
-                    let (nodes, root, eight) = table.tree();
+                    let (nodes, root, eight) = table
+                        .tree()
+                        .expect("check_engine refuses tables without a tree on cuda-states");
                     gpu.check_memory(2 * len as u64 + 4 * nodes.len() as u64, &what)?;
                     Work::Tree {
                         function: module.load_function("table_tree")?,

@@ -47,15 +47,6 @@ const SLOW: [(&str, &str); 2] = [
     ("HashLife/wolfram22.mc", "4096"),
 ];
 
-/// Patterns `gol` refuses, with what it says: their check passes where it refuses so, and
-/// fails where it runs them (then they belong with the others). AnimatedPixelArt.rule (253
-/// states, no symmetries) makes a decision tree past what the builder takes; Golly's
-/// RuleLoader looks its transitions up cell by cell instead of building a tree.
-const REFUSED: [(&str, &str); 1] = [(
-    "Other-Rules/animated-pixel-art-sample.zip:animated-pixel-art-sample.rle",
-    "the table is too large to build into a tree",
-)];
-
 /// One pattern to check: by its name in the collection (an archive's member after a colon),
 /// `gol`'s `--input`, bgolly's file and the rules folder bgolly is pointed at.
 struct Case {
@@ -344,14 +335,7 @@ fn golly_collection_matches_bgolly() {
                         vec!["100", "1000"]
                     };
                     for gens in counts {
-                        let refused = REFUSED.iter().find(|(file, _)| file == name);
-                        let failure = match (check(bgolly, case, gens, &dir), refused) {
-                            (Ok(()), None) => None,
-                            (Err(e), Some((_, said))) if e.contains(said) => None,
-                            (Ok(()), Some(_)) => Some("ran, where it is listed as refused".into()),
-                            (Err(e), _) => Some(e),
-                        };
-                        if let Some(e) = failure {
+                        if let Err(e) = check(bgolly, case, gens, &dir) {
                             failures
                                 .lock()
                                 .unwrap()

@@ -842,6 +842,12 @@ impl Rule {
                 ),
             });
         }
+        if engine == EngineId::CudaStates && self.table.is_some_and(|t| t.0.tree().is_none()) {
+            return Err(Error::Rule {
+                rule: self.to_string(),
+                reason: "its table's tree is too large to build, and cuda-states runs trees; the table's transitions run on cpu-states and cpu-scalar (grids) and hashlife (the infinite plane)".into(),
+            });
+        }
         if let Topology::Strip(_) = self.topology {
             if !engine.on_plane() {
                 return Err(Error::Rule {

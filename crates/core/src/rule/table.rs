@@ -9,10 +9,16 @@
 //! south, centre for the eight-neighbour trees (Moore, and hexagonal tables, whose north-east
 //! and south-west cells no branch reads) and north, west, east, south, centre for the
 //! four-neighbour ones (von Neumann, and one-dimensional tables, whose north and south no
-//! branch reads). A node of the tree is `states` consecutive words of [`RuleTable`]'s `nodes`,
-//! one per value of its variable: the offset of the child for that value, or, in a node of the
+//! branch reads). A node of the tree is `states` consecutive words of the tree's `nodes`, one
+//! per value of its variable: the offset of the child for that value, or, in a node of the
 //! last variable (the centre), the next state itself. A cell's next state so takes nine (or
 //! five) loads.
+//!
+//! A table whose tree would be too large to build (AnimatedPixelArt.rule: 253 states, no
+//! symmetries) keeps its transitions instead, as Golly's RuleTable algorithm does: for each
+//! variable in the tree's order and each state, a bit set of the transitions whose input there
+//! holds the state; a cell's next state is the output of the first transition in all nine (or
+//! five) of its neighbourhood's sets. Slower a cell, and no GPU engine runs it.
 //!
 //! # Tables
 //!
@@ -64,10 +70,10 @@ const MAX_FILE_BYTES: u64 = 64 << 20;
 const MAX_EXPANDED: usize = 1 << 17;
 
 /// The most words of sets of transitions the tree's builder may look at in all (about a
-/// second's work) before the table is refused as too large to build.
+/// second's work) before the table keeps its transitions instead ([`Masks`]).
 const MAX_BUILD_WORK: u64 = 1 << 30;
 
-/// The most words a rule's tree may take.
+/// The most words a rule's tree may take: past it the table keeps its transitions instead.
 const MAX_TREE_WORDS: usize = 1 << 26;
 
 /// A rule table, read and built into its decision tree (see the module documentation).
@@ -78,24 +84,41 @@ pub struct RuleTable {
     states: u32,
     /// Eight-neighbour tree (true) or four-neighbour one.
     eight: bool,
-    /// The nodes, `states` words each (see the module documentation).
-    nodes: Vec<u32>,
-    /// The root node's offset.
-    root: u32,
+    /// How a cell's next state is found.
+    lookup: Lookup,
     /// The colours its `@COLORS` section gives, by state (`None` for the states it leaves
     /// alone); empty where it has none.
     colours: Vec<Option<[u8; 3]>>,
 }
 
+/// How a table finds a cell's next state (see the module documentation).
+#[derive(PartialEq, Eq)]
+enum Lookup {
+    /// The decision tree: its nodes, `states` words each, and the root node's offset.
+    Tree { nodes: Vec<u32>, root: u32 },
+    /// The transitions, for a table whose tree is too large to build.
+    Masks(Masks),
+}
+
+/// A table's transitions as bit sets, one bit a transition in the table's order: for variable
+/// `v` (in the tree's order) and state `s`, from word `(v * states + s) * words` of `masks`,
+/// the transitions whose input `v` holds `s`.
+#[derive(PartialEq, Eq)]
+struct Masks {
+    /// Words of a set.
+    words: usize,
+    masks: Vec<u64>,
+    /// Each transition's output.
+    outputs: Vec<u32>,
+}
+
 impl fmt::Debug for RuleTable {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "RuleTable({}, {} states, {} tree words)",
-            self.name,
-            self.states,
-            self.nodes.len()
-        )
+        let how = match &self.lookup {
+            Lookup::Tree { nodes, .. } => format!("{} tree words", nodes.len()),
+            Lookup::Masks(masks) => format!("{} transitions", masks.outputs.len()),
+        };
+        write!(f, "RuleTable({}, {} states, {how})", self.name, self.states)
     }
 }
 
@@ -120,10 +143,13 @@ impl RuleTable {
     /// east); every state below [`RuleTable::states`].
     #[inline]
     pub fn next(&self, around: &[[u8; 3]; 3]) -> u8 {
-        let n = &self.nodes;
+        let (n, root) = match &self.lookup {
+            Lookup::Tree { nodes, root } => (nodes, *root),
+            Lookup::Masks(masks) => return masks.next(self.order(), self.states, around),
+        };
         let at = |node: u32, state: u8| n[node as usize + state as usize];
         let [[nw, no, ne], [w, c, e], [sw, s, se]] = *around;
-        let mut node = self.root;
+        let mut node = root;
         if self.eight {
             for v in [nw, ne, sw, se] {
                 node = at(node, v);
@@ -173,16 +199,28 @@ impl RuleTable {
             name: name.to_string(),
             states,
             eight: false,
-            nodes,
-            root,
+            lookup: Lookup::Tree { nodes, root },
             colours: Vec::new(),
         }
     }
 
     /// The decision tree (see the module documentation): its nodes, the root's offset and
-    /// whether it reads eight neighbours (else four).
-    pub fn tree(&self) -> (&[u32], u32, bool) {
-        (&self.nodes, self.root, self.eight)
+    /// whether it reads eight neighbours (else four); `None` for a table whose tree is too
+    /// large to build, which keeps its transitions instead.
+    pub fn tree(&self) -> Option<(&[u32], u32, bool)> {
+        match &self.lookup {
+            Lookup::Tree { nodes, root } => Some((nodes, *root, self.eight)),
+            Lookup::Masks(_) => None,
+        }
+    }
+
+    /// The cells of the neighbourhood in the tree's order.
+    fn order(&self) -> &'static [(usize, usize)] {
+        if self.eight {
+            &EIGHT_ORDER
+        } else {
+            &FOUR_ORDER
+        }
     }
 
     /// The cells of the 3×3 neighbourhood (row, column) that some branch of the tree reads,
@@ -190,16 +228,17 @@ impl RuleTable {
     /// out (the corners of a four-neighbour tree, the north-east and south-west cells of a
     /// hexagonal table).
     pub fn reads(&self) -> Vec<(usize, usize)> {
-        let order: &[(usize, usize)] = if self.eight {
-            &EIGHT_ORDER
-        } else {
-            &FOUR_ORDER
+        let order = self.order();
+        let Some((nodes, root, _)) = self.tree() else {
+            let mut all = order.to_vec();
+            all.sort_unstable();
+            return all;
         };
         let states = self.states as usize;
-        let mut level = vec![self.root];
+        let mut level = vec![root];
         let mut read = Vec::new();
         for (depth, &cell) in order.iter().enumerate() {
-            let children = |&node: &u32| &self.nodes[node as usize..][..states];
+            let children = |&node: &u32| &nodes[node as usize..][..states];
             if level
                 .iter()
                 .any(|node| children(node).iter().any(|&c| c != children(node)[0]))
@@ -250,6 +289,16 @@ impl RuleTable {
     /// neighbourhood without symmetries, each input any set of states, after one that keeps
     /// an empty neighbourhood empty (so that it runs on the infinite plane).
     pub fn random(states: u32, eight: bool, next: &mut dyn FnMut() -> u64) -> RuleTable {
+        RuleTable::random_within(states, eight, next, MAX_BUILD_WORK)
+    }
+
+    /// [`RuleTable::random`], its tree built only within `most_work` ([`MAX_BUILD_WORK`]).
+    fn random_within(
+        states: u32,
+        eight: bool,
+        next: &mut dyn FnMut() -> u64,
+        most_work: u64,
+    ) -> RuleTable {
         let states = states.clamp(2, MAX_STATES);
         let variables = if eight { 9 } else { 5 };
         let set = |next: &mut dyn FnMut() -> u64| {
@@ -272,15 +321,14 @@ impl RuleTable {
             let output = (next() % states as u64) as u32;
             transitions.push(Transition { inputs, output });
         }
-        let (nodes, root) = Builder::new(states, eight, &transitions)
-            .build()
-            .expect("a few transitions make a small tree");
+        let mut builder = Builder::new(states, eight, &transitions);
+        builder.most_work = most_work;
+        let lookup = builder.build();
         RuleTable {
             name: format!("Random{}", next() % 1_000_000),
             states,
             eight,
-            nodes,
-            root,
+            lookup,
             colours: Vec::new(),
         }
     }
@@ -717,15 +765,11 @@ fn build_table<'a>(
             format!("the table's symmetries expand it to over {MAX_EXPANDED} transitions"),
         )
     })?;
-    let (nodes, root) = Builder::new(count, hood.eight(), &transitions)
-        .build()
-        .map_err(|r| fail(last, r))?;
     Ok(RuleTable {
         name,
         states: count,
         eight: hood.eight(),
-        nodes,
-        root,
+        lookup: Builder::new(count, hood.eight(), &transitions).build(),
         colours: Vec::new(),
     })
 }
@@ -903,8 +947,9 @@ struct Builder {
     made: FxHashMap<Vec<u32>, u32>,
     /// Sub-tables built, by variable and the transitions left.
     built: FxHashMap<(usize, Vec<u64>), u32>,
-    /// Words of sets looked at so far ([`MAX_BUILD_WORK`]).
+    /// Words of sets looked at so far, and the most it may look at ([`MAX_BUILD_WORK`]).
     work: u64,
+    most_work: u64,
 }
 
 impl Builder {
@@ -940,22 +985,33 @@ impl Builder {
             made: Default::default(),
             built: Default::default(),
             work: 0,
+            most_work: MAX_BUILD_WORK,
         }
     }
 
-    /// The whole tree: its nodes and the root's offset.
-    fn build(mut self) -> std::result::Result<(Vec<u32>, u32), String> {
+    /// The whole tree, or where it is too large to build ([`MAX_BUILD_WORK`],
+    /// [`MAX_TREE_WORDS`]), the transitions as [`Masks`].
+    fn build(mut self) -> Lookup {
         let mut all = vec![0u64; self.words];
         for t in 0..self.outputs.len() {
             all[t / 64] |= 1 << (t % 64);
         }
-        let root = self.node(0, all)?;
-        Ok((self.nodes, root))
+        match self.node(0, all) {
+            Some(root) => Lookup::Tree {
+                nodes: self.nodes,
+                root,
+            },
+            None => Lookup::Masks(Masks {
+                words: self.words,
+                masks: self.masks,
+                outputs: self.outputs,
+            }),
+        }
     }
 
     /// The node of variable `v` for the transitions `left`, which match every variable
-    /// before `v`.
-    fn node(&mut self, v: usize, mut left: Vec<u64>) -> std::result::Result<u32, String> {
+    /// before `v`; `None` where the tree is too large to build.
+    fn node(&mut self, v: usize, mut left: Vec<u64>) -> Option<u32> {
         let words = self.words;
         // A transition that matches whatever comes after `v` hides those after it.
         let open = &self.open_after[v * words..(v + 1) * words];
@@ -965,11 +1021,11 @@ impl Builder {
         }
         let key = (v, left);
         if let Some(&node) = self.built.get(&key) {
-            return Ok(node);
+            return Some(node);
         }
         self.work += (words * self.states as usize) as u64;
-        if self.work > MAX_BUILD_WORK {
-            return Err("the table is too large to build into a tree".into());
+        if self.work > self.most_work {
+            return None;
         }
         let left = &key.1;
         let mut out = Vec::with_capacity(self.states as usize);
@@ -990,7 +1046,7 @@ impl Builder {
             None => {
                 let node = self.nodes.len() as u32;
                 if self.nodes.len() + out.len() > MAX_TREE_WORDS {
-                    return Err("the rule's tree would take over 256 MiB".into());
+                    return None;
                 }
                 self.nodes.extend_from_slice(&out);
                 self.made.insert(out, node);
@@ -998,7 +1054,28 @@ impl Builder {
             }
         };
         self.built.insert(key, node);
-        Ok(node)
+        Some(node)
+    }
+}
+
+impl Masks {
+    /// The next state of the centre of `around`, whose cells `order` gives in the tree's order:
+    /// the output of the first transition in every cell's set, or the centre unchanged.
+    fn next(&self, order: &[(usize, usize)], states: u32, around: &[[u8; 3]; 3]) -> u8 {
+        let words = self.words;
+        let mut sets: [&[u64]; 9] = [&[]; 9];
+        for (v, &(row, column)) in order.iter().enumerate() {
+            let from = (v * states as usize + around[row][column] as usize) * words;
+            sets[v] = &self.masks[from..from + words];
+        }
+        let sets = &sets[..order.len()];
+        for w in 0..words {
+            let all = sets.iter().fold(u64::MAX, |all, set| all & set[w]);
+            if all != 0 {
+                return self.outputs[w * 64 + all.trailing_zeros() as usize] as u8;
+            }
+        }
+        around[1][1]
     }
 }
 
@@ -1120,11 +1197,10 @@ fn read_tree<'a>(
     }
     match made.last() {
         Some(&(depth, root)) if depth == k + 1 => Ok(RuleTable {
+            lookup: Lookup::Tree { nodes, root },
             name,
             states: s,
             eight: k == 8,
-            nodes,
-            root,
             colours: Vec::new(),
         }),
         _ => Err(fail(
@@ -1318,6 +1394,47 @@ mod test {
     }
 
     #[test]
+    fn transitions_kept_for_want_of_a_tree_give_the_trees_next_states() {
+        let mut seed = 41u64;
+        let mut next = move || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            seed >> 33
+        };
+        for round in 0..60u64 {
+            let (states, eight) = (2 + (round % 7) as u32, round % 2 == 0);
+            // The generator is a copy: both tables are made of the same transitions.
+            let mut again = next;
+            let tree = RuleTable::random(states, eight, &mut next);
+            let kept = RuleTable::random_within(states, eight, &mut again, 0);
+            assert!(tree.tree().is_some() && kept.tree().is_none(), "{round}");
+            assert_eq!(kept.reads().len(), if eight { 9 } else { 5 });
+            if round == 0 {
+                // No GPU engine runs a table without a tree; the CPU's and HashLife do.
+                let mut copy = next;
+                let rule = crate::Rule::from_table(intern(RuleTable::random_within(
+                    states, eight, &mut copy, 0,
+                )));
+                let refusal = rule.check_engine(crate::EngineId::CudaStates, 8);
+                assert!(refusal
+                    .unwrap_err()
+                    .to_string()
+                    .contains("tree is too large"));
+                for engine in [crate::EngineId::CpuStates, crate::EngineId::Hashlife] {
+                    assert!(rule.check_engine(engine, 8).is_ok(), "{engine}");
+                }
+            }
+            for _ in 0..2000 {
+                let around: [[u8; 3]; 3] = std::array::from_fn(|_| {
+                    std::array::from_fn(|_| (next() % states as u64) as u8)
+                });
+                assert_eq!(kept.next(&around), tree.next(&around), "{round} {around:?}");
+            }
+        }
+    }
+
+    #[test]
     fn variables_without_braces_or_equals_are_read_as_golly_reads_them() {
         // `var a{...}` (Flow6.rule) and `var b = a` (DragonCurve.rule): b is a's states, bound
         // apart from a; `var c = 2` is one state.
@@ -1465,7 +1582,7 @@ mod test {
                 eprintln!(
                     "{name}: {} states, {} words, {:?}",
                     table.states(),
-                    table.nodes.len(),
+                    table.tree().map_or(0, |(nodes, _, _)| nodes.len()),
                     start.elapsed()
                 );
                 read += 1;
