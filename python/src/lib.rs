@@ -284,7 +284,9 @@ impl Life {
     }
 
     /// A pattern file (RLE, plaintext `.cells`, macrocell `.mc`, Life 1.06 or 1.05, any of them
-    /// gzip-compressed; multi-state under a Generations rule). With no size, and no
+    /// gzip-compressed or in a zip archive, `"pack.zip"` for its only pattern or
+    /// `"pack.zip:dir/one.rle"` for one of several, its rule files used; multi-state under a
+    /// Generations rule or a rule table). With no size, and no
     /// bounded-grid suffix on the file's rule, it runs on the infinite plane, placed as Golly
     /// places it (`infinite=True` forces the plane, overriding a suffix); with `width` and
     /// `height`, on that torus. `rule` overrides the file's, its topology included; `memory`

@@ -91,6 +91,7 @@ pub(crate) fn shown(archive: &Path, member: &str) -> PathBuf {
 /// file `member` names (or, with none named, its only pattern file) as the name it is shown
 /// by and its bytes, read up to `limit` bytes.
 pub(crate) fn open(path: &Path, member: Option<&str>, limit: u64) -> Result<(PathBuf, Vec<u8>)> {
+    super::metadata(path)?;
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
     let mut zip = zip::ZipArchive::new(file).map_err(|e| damaged(path, e))?;
     let mut names = Vec::with_capacity(zip.len());

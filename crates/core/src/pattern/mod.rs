@@ -229,20 +229,7 @@ impl PatternFile {
                 path.display()
             )));
         }
-        let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
-        if meta.is_dir() {
-            return Err(Error::Invalid(format!(
-                "{}: is a directory",
-                path.display()
-            )));
-        }
-        if meta.len() > MAX_FILE_BYTES {
-            return Err(Error::Invalid(format!(
-                "{}: {} bytes is larger than the {MAX_FILE_BYTES} bytes a pattern file may have",
-                path.display(),
-                meta.len()
-            )));
-        }
+        let meta = metadata(path)?;
         let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
         if meta.is_file() && archive::is_archive(&mut file, path)? {
             let (shown, text) = archive::open(path, None, MAX_INFLATED_BYTES)?;
@@ -497,6 +484,26 @@ impl<'a> Canvas<'a> {
         }
         Ok(())
     }
+}
+
+/// The metadata of the pattern file (or archive) `path`, refused where it is a directory or
+/// larger than [`MAX_FILE_BYTES`].
+fn metadata(path: &Path) -> Result<std::fs::Metadata> {
+    let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
+    if meta.is_dir() {
+        return Err(Error::Invalid(format!(
+            "{}: is a directory",
+            path.display()
+        )));
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(Error::Invalid(format!(
+            "{}: {} bytes is larger than the {MAX_FILE_BYTES} bytes a pattern file may have",
+            path.display(),
+            meta.len()
+        )));
+    }
+    Ok(meta)
 }
 
 /// The folder of pattern file `path`, where a rule table it names may lie (`.` for a bare

@@ -912,4 +912,12 @@ fn zip_archives_without_a_pattern_or_damaged_or_too_large_are_refused() {
     assert!(std::fs::metadata(&bomb).unwrap().len() < 8192);
     let e = archive::open(&bomb, None, 1000).err().unwrap().to_string();
     assert!(e.contains("more than the 1000 bytes"), "{e}");
+    // An archive past the size of a pattern file, named with a member (a sparse file).
+    let huge = dir.path().join("huge.zip");
+    std::fs::File::create(&huge)
+        .unwrap()
+        .set_len(MAX_FILE_BYTES + 1)
+        .unwrap();
+    let e = PatternFile::open(Path::new(&format!("{}:a.rle", huge.display()))).err();
+    assert!(e.unwrap().to_string().contains("is larger than"));
 }

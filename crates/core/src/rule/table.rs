@@ -226,7 +226,7 @@ impl RuleTable {
     /// The cells of the 3×3 neighbourhood (row, column) that some branch of the tree reads,
     /// in row-major order: a cell whose every node gives one child for all its values is left
     /// out (the corners of a four-neighbour tree, the north-east and south-west cells of a
-    /// hexagonal table).
+    /// hexagonal table). A table without a tree reads every cell of its neighbourhood.
     pub fn reads(&self) -> Vec<(usize, usize)> {
         let order = self.order();
         let Some((nodes, root, _)) = self.tree() else {
