@@ -33,11 +33,12 @@ pub enum Start {
         /// The generator's seed.
         seed: u32,
     },
-    /// A file: a 2D pattern (RLE, `.cells`), placed as Golly places it, or a 3D contest cube
-    /// (`.bin`), by extension.
+    /// A file: a 2D pattern (any format `gol run` reads, gzipped or in a zip archive too),
+    /// placed as Golly places it, or a 3D contest cube (`.bin`), by extension.
     File(PathBuf),
-    /// The text of a 2D pattern file (RLE or `.cells`, by `name`'s extension) given in memory,
-    /// as an upload brings it; placed as [`Start::File`] places a file.
+    /// The bytes of a 2D pattern file given in memory, as an upload brings it, read as
+    /// [`Start::File`] reads a file named `name` (a zip archive's member named as
+    /// `ARCHIVE.zip:MEMBER`); placed as a file is placed.
     Pattern {
         /// The file's name, for its format and for messages.
         name: PathBuf,

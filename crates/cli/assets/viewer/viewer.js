@@ -5,7 +5,7 @@
 // Stable element ids, for people and tests: world (the canvas), play, step, speed, zoom-in,
 // zoom-out, fit, grid-lines, goto-x, goto-y, goto, generation, population, gps, size, rule,
 // engine, zoom, cursor, chart, new-rule, new-width, new-height, new-seed, new-density, restart,
-// file, error; for a cube (shown only then): cube (the fieldset), axis, slice-on, slice,
+// file, member (the patterns of a zip archive uploaded, shown only then), error; for a cube (shown only then): cube (the fieldset), axis, slice-on, slice,
 // slice-index. window.golViewer exposes the state, cellColour(x, y): the canvas colour at the
 // centre of world cell (x, y) (on the plane, x and y may be BigInts or decimal strings), or null
 // where it is not on the canvas, and goTo(x, y).
@@ -279,6 +279,7 @@ function onMessage(event) {
   if (typeof event.data === "string") {
     const message = JSON.parse(event.data);
     if (message.type === "error") showError(message.message);
+    if (message.type === "choose") choose(message);
     return;
   }
   const bytes = event.data, view = new DataView(bytes);
@@ -375,16 +376,48 @@ function cellUnder(event) {
   return [mod(Math.floor(x), w), mod(Math.floor(y), h)];
 }
 
+// The last file uploaded, in base64, and its name: a zip archive of several patterns is sent
+// again with the one chosen (`member`).
+let uploaded = null;
+
+// `bytes` (an ArrayBuffer) in base64, a slice at a time (String.fromCharCode takes so many
+// arguments at most).
+function base64(bytes) {
+  const all = new Uint8Array(bytes);
+  let binary = "";
+  for (let at = 0; at < all.length; at += 0x8000) {
+    binary += String.fromCharCode.apply(null, all.subarray(at, at + 0x8000));
+  }
+  return btoa(binary);
+}
+
+// Any pattern file the server reads goes as its bytes (compressed ones too).
 function upload(file) {
   if (file.size > MAX_UPLOAD) {
     showError(`${file.name}: ${file.size} bytes is more than the ${MAX_UPLOAD} an upload may have`);
     return;
   }
-  file.text().then((text) => {
+  file.arrayBuffer().then((bytes) => {
     $("error").textContent = "";
-    send({ type: "load", name: file.name, text });
+    $("member-row").hidden = true;
+    uploaded = { name: file.name, bytes: base64(bytes) };
+    send({ type: "load", name: file.name, bytes: uploaded.bytes });
   });
 }
+
+// The server asks which pattern of an archive to load: the choice is offered beside the file.
+function choose(message) {
+  const select = $("member");
+  select.replaceChildren(new Option("choose one…", ""));
+  for (const name of message.patterns) select.add(new Option(name, name));
+  $("member-row").hidden = false;
+}
+
+$("member").onchange = (e) => {
+  if (!uploaded || !e.target.value) return;
+  $("error").textContent = "";
+  send({ type: "load", name: `${uploaded.name}:${e.target.value}`, bytes: uploaded.bytes });
+};
 
 // Pan by dragging.
 let drag = null;

@@ -24,10 +24,13 @@
 //! - `play`, `pause`, `step` (`generations`, default 1), `speed` (`generations` a frame, 0 for
 //!   full speed); steps and speeds are at most [`request::MOST_GENERATIONS`]. A step is made in
 //!   chunks with frames between them, and `pause` or another `step` ends it;
-//! - `restart` (`width`, `height`, `seed`, `density` or null, `rule`) and `load` (`name`, `text`:
-//!   an RLE or `.cells` file, at most [`MAX_UPLOAD`] bytes), whose world passes `gol run`'s
-//!   memory check and is made on a thread of its own: frames of the old world go on until it is
-//!   in place.
+//! - `restart` (`width`, `height`, `seed`, `density` or null, `rule`) and `load` (`name`, and
+//!   `text`, the file as text, or `bytes`, the file in base64: any pattern file `gol run`
+//!   reads, gzip-compressed or a zip archive too, at most [`MAX_UPLOAD`] bytes), whose world
+//!   passes `gol run`'s memory check and is made on a thread of its own: frames of the old
+//!   world go on until it is in place. A zip archive of several pattern files with none named
+//!   (`name` is then `ARCHIVE.zip:MEMBER`) is answered with `{"type": "choose", "name": …,
+//!   "patterns": [the members' names]}`, for the page to ask which.
 //!
 //! The server answers with binary frames: a little-endian u32 n, n bytes of JSON status
 //! (generation, population, generations/s, size, rule, engine, running, speed, restarts), then
@@ -65,6 +68,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
+use base64::Engine as _;
 use futures_util::{SinkExt, StreamExt};
 use gol::{Cube, Dim, Dimension, Grid, PlaneSimulation, Rule, Setup, Simulation, Size, Start};
 use gol_core::picture::{Axis, Look};
@@ -87,8 +91,9 @@ const PORTS: u16 = 50;
 /// The largest pattern a page may upload, in bytes.
 pub const MAX_UPLOAD: usize = 16 << 20;
 
-/// The largest message a page may send; a larger one closes its connection.
-const MAX_MESSAGE: usize = MAX_UPLOAD + (1 << 20);
+/// The largest message a page may send (an upload's bytes in base64, and room for the rest);
+/// a larger one closes its connection.
+const MAX_MESSAGE: usize = MAX_UPLOAD.div_ceil(3) * 4 + (1 << 20);
 
 /// The most sockets open at once; more are refused (503).
 pub const MAX_CLIENTS: usize = 16;
@@ -438,12 +443,19 @@ async fn client(socket: WebSocket, app: App) {
             _ = replies.closed() => break,
         };
         let answer = match message {
-            Message::Text(text) => obey(&app, &viewport, &text).await.err(),
+            Message::Text(text) => match obey(&app, &viewport, &text).await {
+                Ok(answer) => answer,
+                Err(e) => Some(error_json(&e)),
+            },
             Message::Close(_) => break,
             _ => None,
         };
-        if let Some(e) = answer {
-            if replies.send(error_message(&e)).await.is_err() {
+        if let Some(answer) = answer {
+            if replies
+                .send(Message::Text(answer.to_string().into()))
+                .await
+                .is_err()
+            {
                 break;
             }
         }
@@ -451,16 +463,22 @@ async fn client(socket: WebSocket, app: App) {
     frames.abort();
 }
 
-fn error_message(text: &str) -> Message {
-    Message::Text(
-        serde_json::json!({ "type": "error", "message": text })
-            .to_string()
-            .into(),
-    )
+/// An error for the page to show.
+fn error_json(text: &str) -> serde_json::Value {
+    serde_json::json!({ "type": "error", "message": text })
 }
 
-/// Carries out one request of a page; an error is for the page to show.
-async fn obey(app: &App, viewport: &Viewport, text: &str) -> Result<(), String> {
+/// An error for the page to show, as a message.
+fn error_message(text: &str) -> Message {
+    Message::Text(error_json(text).to_string().into())
+}
+
+/// Carries out one request of a page; an answer (JSON) or an error is for the page.
+async fn obey(
+    app: &App,
+    viewport: &Viewport,
+    text: &str,
+) -> Result<Option<serde_json::Value>, String> {
     let request = Request::parse(text)?;
     let command = match request {
         Request::View {
@@ -487,12 +505,12 @@ async fn obey(app: &App, viewport: &Viewport, text: &str) -> Result<(), String> 
                 pixels_high,
             };
             viewport.lock().expect("not poisoned").view = Some(wanted);
-            return Ok(());
+            return Ok(None);
         }
         Request::Look { axis, slice } => {
             let axis: Axis = axis.parse().map_err(|e: gol_core::Error| e.to_string())?;
             viewport.lock().expect("not poisoned").look = Look { axis, slice };
-            return Ok(());
+            return Ok(None);
         }
         Request::Play => Command::Play,
         Request::Pause => Command::Pause,
@@ -520,9 +538,20 @@ async fn obey(app: &App, viewport: &Viewport, text: &str) -> Result<(), String> 
                 infinite: app.plane,
                 ..(*app.base).clone()
             };
-            return restart(app, setup).await;
+            return restart(app, setup).await.map(|()| None);
         }
-        Request::Load { name, text } => {
+        Request::Load { name, text, bytes } => {
+            let text = match (text, bytes) {
+                (Some(text), None) => text.into_bytes(),
+                (None, Some(bytes)) => base64::engine::general_purpose::STANDARD
+                    .decode(bytes)
+                    .map_err(|e| format!("{name}: the upload's bytes are not base64: {e}"))?,
+                _ => {
+                    return Err(format!(
+                        "{name}: a load gives the file as text or as bytes, one of the two"
+                    ))
+                }
+            };
             if text.len() > MAX_UPLOAD {
                 return Err(format!(
                     "{name}: {} bytes is more than the {} an upload may have",
@@ -530,8 +559,19 @@ async fn obey(app: &App, viewport: &Viewport, text: &str) -> Result<(), String> 
                     MAX_UPLOAD
                 ));
             }
+            // An archive of several patterns, none named: the page asks which.
+            let named = name.to_ascii_lowercase().contains(".zip:");
+            if let Some(patterns) = gol_core::pattern::archive_patterns(&text) {
+                if patterns.len() > 1 && !named {
+                    return Ok(Some(serde_json::json!({
+                        "type": "choose",
+                        "name": name,
+                        "patterns": patterns,
+                    })));
+                }
+            }
             let name = PathBuf::from(name);
-            let file = gol_core::pattern::PatternFile::from_bytes(&name, text.clone().into_bytes())
+            let file = gol_core::pattern::PatternFile::from_bytes(&name, text.clone())
                 .map_err(|e| e.to_string())?;
             // On the plane, the file goes on the plane (a bounded-grid suffix overridden, as
             // --infinite does); on a grid, the file's bounded grid where it has one, else the
@@ -542,19 +582,16 @@ async fn obey(app: &App, viewport: &Viewport, text: &str) -> Result<(), String> 
                 None => Some(app.base.size.unwrap_or(Size::Side(Grid::DEFAULT_SIDE))),
             };
             let setup = Setup {
-                start: Start::Pattern {
-                    name,
-                    text: text.into_bytes(),
-                },
+                start: Start::Pattern { name, text },
                 size,
                 rule: None,
                 infinite: app.plane,
                 ..(*app.base).clone()
             };
-            return restart(app, setup).await;
+            return restart(app, setup).await.map(|()| None);
         }
     };
-    send(app, command)
+    send(app, command).map(|()| None)
 }
 
 fn send(app: &App, command: Command) -> Result<(), String> {

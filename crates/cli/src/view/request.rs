@@ -47,7 +47,9 @@ pub enum Request {
     },
     Load {
         name: String,
-        text: String,
+        /// The file as text, or (`bytes`) any file, compressed ones too, in base64.
+        text: Option<String>,
+        bytes: Option<String>,
     },
     Look {
         axis: String,

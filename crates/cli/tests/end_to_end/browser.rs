@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{gol_path, png_indices, stdout_of};
+use base64::Engine as _;
+
+use crate::common::{gol_path, gzip, png_indices, stdout_of, zip_bytes};
 use serde_json::{json, Value};
 
 /// A child process killed when dropped.
@@ -140,19 +142,35 @@ impl Browser {
         )
     }
 
-    fn click(&self, css: &str) {
+    /// The WebDriver id of the element `css` finds.
+    fn element(&self, css: &str) -> String {
         let found = self.call(
             "POST",
             "/element",
             Some(&json!({"using": "css selector", "value": css})),
         );
-        let id = found
+        found
             .as_object()
             .and_then(|o| o.values().next())
             .and_then(Value::as_str)
             .unwrap_or_else(|| panic!("no element {css}: {found}"))
-            .to_string();
+            .to_string()
+    }
+
+    fn click(&self, css: &str) {
+        let id = self.element(css);
         self.call("POST", &format!("/element/{id}/click"), Some(&json!({})));
+    }
+
+    /// Chooses the file at `path` in the file input `css`, as a person would.
+    fn choose_file(&self, css: &str, path: &Path) {
+        let id = self.element(css);
+        let text = path.to_str().unwrap();
+        self.call(
+            "POST",
+            &format!("/element/{id}/value"),
+            Some(&json!({"text": text})),
+        );
     }
 
     /// Waits until the script's value is true.
@@ -222,32 +240,6 @@ fn cells_of(path: &Path) -> Vec<Vec<bool>> {
         .collect()
 }
 
-fn decode_base64(text: &str) -> Vec<u8> {
-    let value = |c: u8| match c {
-        b'A'..=b'Z' => c - b'A',
-        b'a'..=b'z' => c - b'a' + 26,
-        b'0'..=b'9' => c - b'0' + 52,
-        b'+' => 62,
-        _ => 63,
-    };
-    let digits: Vec<u8> = text
-        .bytes()
-        .filter(|&c| c != b'=' && !c.is_ascii_whitespace())
-        .map(value)
-        .collect();
-    digits
-        .chunks(4)
-        .flat_map(|q| {
-            let n = q
-                .iter()
-                .enumerate()
-                .fold(0u32, |n, (i, &d)| n | (d as u32) << (18 - 6 * i));
-            let bytes = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
-            bytes.into_iter().take(q.len() - 1)
-        })
-        .collect()
-}
-
 /// Chromium and chromedriver, where both are installed; `None` with a notice where not (a
 /// failure under `GOL_REQUIRE_BROWSER`).
 fn browser_paths() -> Option<(PathBuf, PathBuf)> {
@@ -286,7 +278,9 @@ fn serve(args: &[&str]) -> (Killed, String) {
 /// `target`), for a person to look at.
 fn screenshot(browser: &Browser, name: &str) {
     let shot = browser.call("GET", "/screenshot", None);
-    let png = decode_base64(shot.as_str().unwrap());
+    let png = base64::engine::general_purpose::STANDARD
+        .decode(shot.as_str().unwrap())
+        .unwrap();
     assert_eq!(&png[1..4], b"PNG");
     let target = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target");
     let path = if target.is_dir() {
@@ -443,6 +437,32 @@ fn the_viewer_draws_steps_and_reports_errors_in_chromium() {
     );
 
     screenshot(&browser, "viewer-error.png");
+
+    // A zip archive of two patterns chosen in the file input: the page asks which, and loads
+    // the gzipped one chosen.
+    let archive = dir.path().join("two.zip");
+    let blinker = gzip(b"x = 3, y = 1, rule = B3/S23:T12,12\n3o!\n");
+    std::fs::write(
+        &archive,
+        zip_bytes(&[
+            (
+                "two/block.rle",
+                b"x = 2, y = 2, rule = B3/S23:T8,8\n2o$2o!\n",
+            ),
+            ("two/blinker.rle.gz", &blinker),
+        ]),
+    )
+    .unwrap();
+    browser.choose_file("#file", &archive);
+    browser.wait_for(
+        "the archive's patterns",
+        "return !document.getElementById('member-row').hidden && document.getElementById('member').options.length === 3",
+    );
+    browser.script("const m = document.getElementById('member'); m.value = 'two/blinker.rle.gz'; m.dispatchEvent(new Event('change')); return null");
+    browser.wait_for(
+        "the blinker",
+        "const s = window.golViewer.state.status; return s.width === 12 && s.population === 3",
+    );
     assert_no_console_errors(&browser);
 }
 

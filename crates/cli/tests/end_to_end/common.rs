@@ -260,3 +260,24 @@ pub fn still_rule(dir: &Path, colours: &str) {
     );
     std::fs::write(dir.join("Still.rule"), text).unwrap();
 }
+
+/// `bytes` gzip-compressed.
+pub fn gzip(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write as _;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(bytes).unwrap();
+    gz.finish().unwrap()
+}
+
+/// A zip archive (deflated) of `members`, each a name and its bytes.
+pub fn zip_bytes(members: &[(&str, &[u8])]) -> Vec<u8> {
+    use std::io::Write as _;
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
+    for &(name, bytes) in members {
+        zip.start_file(name, options).unwrap();
+        zip.write_all(bytes).unwrap();
+    }
+    zip.finish().unwrap().into_inner()
+}

@@ -416,12 +416,98 @@ fn several_viewers_watch_at_once_and_bad_requests_get_errors() {
 }
 
 #[test]
+fn uploads_of_compressed_files_and_archives_are_read_and_an_archive_asks_which_pattern() {
+    use crate::common::{gzip, zip_bytes};
+    use base64::Engine as _;
+    let b64 = |bytes: &[u8]| base64::engine::general_purpose::STANDARD.encode(bytes);
+    let server = Server::start(&["--size", "16", "--listen", "127.0.0.1:0"]);
+    let mut s = server.socket();
+    view(&mut s, 16, 16);
+    next(&mut s, |_| true).unwrap();
+    // A gzipped RLE, as bytes: a glider on its own 10×10 torus.
+    let glider = gzip(b"x = 3, y = 3, rule = B3/S23:T10,10\nbo$2bo$3o!\n");
+    send(
+        &mut s,
+        serde_json::json!({"type": "load", "name": "glider.rle.gz", "bytes": b64(&glider)}),
+    );
+    let loaded = next(&mut s, |f| f.status["width"] == 10).unwrap();
+    assert_eq!(loaded.status["population"], 5);
+    // An archive of two patterns, none named: the page is asked which.
+    let blinker = gzip(b"x = 3, y = 1, rule = B3/S23:T12,12\n3o!\n");
+    let archive = zip_bytes(&[
+        (
+            "flow/block.rle",
+            b"x = 2, y = 2, rule = B3/S23:T8,8\n2o$2o!\n",
+        ),
+        ("flow/blinker.rle.gz", &blinker),
+        ("flow/readme.txt", b"not a pattern"),
+    ]);
+    send(
+        &mut s,
+        serde_json::json!({"type": "load", "name": "flow.zip", "bytes": b64(&archive)}),
+    );
+    let asked: serde_json::Value =
+        serde_json::from_str(&next(&mut s, |_| false).unwrap_err()).unwrap();
+    assert_eq!(
+        asked,
+        serde_json::json!({"type": "choose", "name": "flow.zip",
+                           "patterns": ["flow/block.rle", "flow/blinker.rle.gz"]})
+    );
+    send(
+        &mut s,
+        serde_json::json!({"type": "load", "name": "flow.zip:flow/blinker.rle.gz",
+                           "bytes": b64(&archive)}),
+    );
+    let loaded = next(&mut s, |f| f.status["width"] == 12).unwrap();
+    assert_eq!(loaded.status["population"], 3);
+    // A pattern under a rule table the archive holds, found nowhere else.
+    let still =
+        "@RULE UploadedStill\n@TABLE\nn_states:3\nneighborhood:vonNeumann\nsymmetries:none\n";
+    let archive = zip_bytes(&[
+        ("UploadedStill.rule", still.as_bytes()),
+        (
+            "dots.rle",
+            b"x = 3, y = 1, rule = UploadedStill:T9,9\nA.B!\n",
+        ),
+    ]);
+    send(
+        &mut s,
+        serde_json::json!({"type": "load", "name": "dots.zip", "bytes": b64(&archive)}),
+    );
+    let loaded = next(&mut s, |f| f.status["width"] == 9).unwrap();
+    assert_eq!(loaded.status["population"], 2);
+    assert!(
+        loaded.status["rule"]
+            .as_str()
+            .unwrap()
+            .contains("UploadedStill"),
+        "{}",
+        loaded.status
+    );
+    // Bytes that are not base64, or text and bytes both: one error each.
+    for (request, said) in [
+        (
+            serde_json::json!({"type": "load", "name": "x.rle", "bytes": "not base64!"}),
+            "not base64",
+        ),
+        (
+            serde_json::json!({"type": "load", "name": "x.rle", "text": "o!", "bytes": "bw=="}),
+            "one of the two",
+        ),
+    ] {
+        send(&mut s, request);
+        let err = next(&mut s, |_| false).unwrap_err();
+        assert!(err.contains(said), "{err}");
+    }
+}
+
+#[test]
 fn an_oversized_message_closes_only_its_connection() {
     let server = Server::start(&["--size", "16", "--listen", "127.0.0.1:0"]);
     let mut big = server.socket();
     let text = format!(
         "{{\"type\": \"load\", \"name\": \"huge.rle\", \"text\": \"{}\"}}",
-        "b".repeat(18 << 20)
+        "b".repeat(24 << 20)
     );
     let _ = big.send(Message::text(text));
     let closed =

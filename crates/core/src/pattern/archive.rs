@@ -1,7 +1,8 @@
 //! Zip archives of patterns, as Golly ships part of its collection: a pattern with the rule
 //! tables it runs under (`Calcyman-primer.zip`), or a folder of patterns (`Flow6.zip`).
 //!
-//! An archive is told by its first bytes (`PK\x03\x04`), whatever its name. It is read as
+//! An archive is told by its first bytes (`PK\x03\x04`), whatever its name; it is a file, or
+//! bytes given whole (a page's upload to `gol view`, named as a file would be). It is read as
 //! Golly's desktop version opens one: its `.rule` files are offered to the rule search
 //! ([`crate::rule::table::provide`]: after the folders of `--rules`, before the pattern's own
 //! folder and Golly's), and where it holds exactly one pattern file, that is the pattern. One
@@ -12,8 +13,9 @@
 //! ([`super::MAX_INFLATED_BYTES`]), so that a small archive cannot inflate without end.
 
 use std::fs::File;
-use std::io::{Read, Seek};
+use std::io::{Cursor, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::error::{Error, Result};
 
@@ -66,6 +68,23 @@ pub(crate) fn is_archive(file: &mut File, path: &Path) -> Result<bool> {
     Ok(read == first.len() && first == MAGIC)
 }
 
+/// Whether `bytes` are a zip archive (by its first bytes).
+pub(crate) fn is_zip(bytes: &[u8]) -> bool {
+    bytes.starts_with(&MAGIC)
+}
+
+/// The ways `name` splits into an archive's name ending in `.zip` (any case) and a member's
+/// after a colon, `ARCHIVE.zip:MEMBER`, the shortest archive first.
+fn splits(name: &str) -> impl Iterator<Item = (&str, &str)> {
+    name.match_indices(':').filter_map(|(at, _)| {
+        let (archive, member) = (&name[..at], &name[at + 1..]);
+        let zip = archive.len() >= 4
+            && archive.is_char_boundary(archive.len() - 4)
+            && archive[archive.len() - 4..].eq_ignore_ascii_case(".zip");
+        (zip && !member.is_empty()).then_some((archive, member))
+    })
+}
+
 /// Splits `path` where it names a member of an archive, `ARCHIVE:MEMBER`, into the two: where
 /// `path` itself is no file, and a part of it before a colon is a file whose name ends in
 /// `.zip` (any case).
@@ -73,13 +92,66 @@ pub(crate) fn split(path: &Path) -> Option<(PathBuf, String)> {
     if path.exists() {
         return None;
     }
-    let text = path.to_str()?;
-    text.match_indices(':').find_map(|(at, _)| {
-        let (archive, member) = (&text[..at], &text[at + 1..]);
-        let zip = archive.len() >= 4 && archive[archive.len() - 4..].eq_ignore_ascii_case(".zip");
-        (zip && !member.is_empty() && Path::new(archive).is_file())
-            .then(|| (PathBuf::from(archive), member.to_string()))
-    })
+    splits(path.to_str()?)
+        .find(|(archive, _)| Path::new(archive).is_file())
+        .map(|(archive, member)| (PathBuf::from(archive), member.to_string()))
+}
+
+/// Where an archive's bytes are: a file, or bytes held whole (an upload), with the name they
+/// are shown by. Tables an archive offers to the rule search keep it, to read them when they
+/// are first looked for.
+#[derive(Clone, Debug)]
+pub(crate) enum Source {
+    File(PathBuf),
+    Bytes { name: PathBuf, bytes: Arc<[u8]> },
+}
+
+/// An archive's bytes as read: the file, or those held.
+enum Reader {
+    File(File),
+    Bytes(Cursor<Arc<[u8]>>),
+}
+
+impl Read for Reader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Reader::File(file) => file.read(buf),
+            Reader::Bytes(bytes) => bytes.read(buf),
+        }
+    }
+}
+
+impl Seek for Reader {
+    fn seek(&mut self, to: SeekFrom) -> std::io::Result<u64> {
+        match self {
+            Reader::File(file) => file.seek(to),
+            Reader::Bytes(bytes) => bytes.seek(to),
+        }
+    }
+}
+
+impl Source {
+    /// The name the archive is shown by.
+    pub(crate) fn name(&self) -> &Path {
+        match self {
+            Source::File(path) => path,
+            Source::Bytes { name, .. } => name,
+        }
+    }
+
+    /// Whether `self` and `other` are the same bytes held (not a file).
+    pub(crate) fn same_bytes(&self, other: &Source) -> bool {
+        matches!((self, other), (Source::Bytes { bytes: a, .. }, Source::Bytes { bytes: b, .. }) if Arc::ptr_eq(a, b))
+    }
+
+    /// The archive's directory, read.
+    fn zip(&self) -> Result<zip::ZipArchive<Reader>> {
+        let reader = match self {
+            Source::File(path) => Reader::File(File::open(path).map_err(|e| Error::io(path, e))?),
+            Source::Bytes { bytes, .. } => Reader::Bytes(Cursor::new(bytes.clone())),
+        };
+        zip::ZipArchive::new(reader).map_err(|e| damaged(self.name(), e))
+    }
 }
 
 /// The name a member is shown by in messages (and looked through for its format).
@@ -92,17 +164,59 @@ pub(crate) fn shown(archive: &Path, member: &str) -> PathBuf {
 /// by and its bytes, read up to `limit` bytes.
 pub(crate) fn open(path: &Path, member: Option<&str>, limit: u64) -> Result<(PathBuf, Vec<u8>)> {
     super::metadata(path)?;
-    let file = File::open(path).map_err(|e| Error::io(path, e))?;
-    let mut zip = zip::ZipArchive::new(file).map_err(|e| damaged(path, e))?;
-    let mut names = Vec::with_capacity(zip.len());
-    for i in 0..zip.len() {
-        let entry = zip.by_index_raw(i).map_err(|e| damaged(path, e))?;
-        let name = entry.name().map_err(|e| damaged(path, e))?.into_owned();
-        names.push(name);
+    open_source(&Source::File(path.to_path_buf()), member, limit)
+}
+
+/// [`open`] on the archive `bytes`, held whole and shown as `name`: where `name` is
+/// `ARCHIVE.zip:MEMBER`, the archive is shown as `ARCHIVE.zip` and gives that member.
+pub(crate) fn open_bytes(name: &Path, bytes: Vec<u8>, limit: u64) -> Result<(PathBuf, Vec<u8>)> {
+    let text = name.to_string_lossy();
+    let (archive, member) = match splits(&text).next() {
+        Some((archive, member)) => (PathBuf::from(archive), Some(member)),
+        None => (name.to_path_buf(), None),
+    };
+    let source = Source::Bytes {
+        name: archive,
+        bytes: bytes.into(),
+    };
+    open_source(&source, member, limit)
+}
+
+/// The pattern files of the archive `bytes`, by their names in it; `None` where `bytes` are
+/// no zip archive `gol` can read.
+pub fn patterns(bytes: &[u8]) -> Option<Vec<String>> {
+    if !is_zip(bytes) {
+        return None;
     }
+    let mut zip = zip::ZipArchive::new(Cursor::new(bytes)).ok()?;
+    let names = names(&mut zip, Path::new("")).ok()?;
+    Some(
+        names
+            .into_iter()
+            .filter(|n| kind(n) == Kind::Pattern)
+            .collect(),
+    )
+}
+
+/// The names of an archive's members, in its order.
+fn names<R: Read + Seek>(zip: &mut zip::ZipArchive<R>, path: &Path) -> Result<Vec<String>> {
+    (0..zip.len())
+        .map(|i| {
+            let entry = zip.by_index_raw(i).map_err(|e| damaged(path, e))?;
+            let name = entry.name().map_err(|e| damaged(path, e))?.into_owned();
+            Ok(name)
+        })
+        .collect()
+}
+
+/// [`open`] on the archive `source`.
+fn open_source(source: &Source, member: Option<&str>, limit: u64) -> Result<(PathBuf, Vec<u8>)> {
+    let path = source.name();
+    let mut zip = source.zip()?;
+    let names = names(&mut zip, path)?;
     for name in names.iter().filter(|n| kind(n) == Kind::Rule) {
         let file = name.rsplit('/').next().unwrap_or(name);
-        crate::rule::table::provide(file, path, name);
+        crate::rule::table::provide(file, source, name);
     }
     let patterns: Vec<&String> = names.iter().filter(|n| kind(n) == Kind::Pattern).collect();
     let chosen = match member {
@@ -185,12 +299,10 @@ fn read<R: Read + Seek>(
     super::read_bounded(&shown, entry, limit)
 }
 
-/// The bytes of member `name` of the archive at `path` (a rule table it offered), refused past
+/// The bytes of member `name` of the archive `source` (a rule table it offered), refused past
 /// `limit` bytes.
-pub(crate) fn read_member(path: &Path, name: &str, limit: u64) -> Result<Vec<u8>> {
-    let file = File::open(path).map_err(|e| Error::io(path, e))?;
-    let mut zip = zip::ZipArchive::new(file).map_err(|e| damaged(path, e))?;
-    read(&mut zip, path, name, limit)
+pub(crate) fn read_member(source: &Source, name: &str, limit: u64) -> Result<Vec<u8>> {
+    read(&mut source.zip()?, source.name(), name, limit)
 }
 
 /// An archive (or a member of one, `path`) that cannot be read.

@@ -40,6 +40,7 @@ use crate::error::{Error, Result};
 use crate::grid::Grid;
 use crate::rule::Rule;
 
+pub use archive::patterns as archive_patterns;
 pub use macrocell::MacroNode;
 
 /// The largest file accepted as a pattern (an RLE of a 65536² soup is well under this).
@@ -221,7 +222,7 @@ impl PatternFile {
     pub fn open(path: &Path) -> Result<PatternFile> {
         if let Some((archive, member)) = archive::split(path) {
             let (shown, text) = archive::open(&archive, Some(&member), MAX_INFLATED_BYTES)?;
-            return PatternFile::from_bytes(&shown, text);
+            return PatternFile::from_member(&shown, text);
         }
         if Format::of(path).is_ok_and(|f| f == Format::Png) {
             return Err(Error::Invalid(format!(
@@ -233,7 +234,7 @@ impl PatternFile {
         let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
         if meta.is_file() && archive::is_archive(&mut file, path)? {
             let (shown, text) = archive::open(path, None, MAX_INFLATED_BYTES)?;
-            return PatternFile::from_bytes(&shown, text);
+            return PatternFile::from_member(&shown, text);
         }
         if meta.is_file() && meta.len() >= MAP_BYTES {
             let map = crate::memory::map_file(path, &file)?;
@@ -246,9 +247,26 @@ impl PatternFile {
 
     /// Parses the header of `text` as if read from `path` (used in messages and, where the
     /// content does not tell, for the format); gzip-compressed text (found by its magic bytes,
-    /// whatever the name) is first inflated.
+    /// whatever the name) is first inflated, and a zip archive gives its pattern as
+    /// [`PatternFile::open`] says, the member named by `path` where it is `ARCHIVE.zip:MEMBER`.
     pub fn from_bytes(path: &Path, text: Vec<u8>) -> Result<PatternFile> {
+        if archive::is_zip(&text) {
+            let (shown, text) = archive::open_bytes(path, text, MAX_INFLATED_BYTES)?;
+            return PatternFile::from_member(&shown, text);
+        }
         PatternFile::from_text(path, Text::Read(text))
+    }
+
+    /// [`PatternFile::from_bytes`] on a member of an archive, shown as `shown`: an archive
+    /// inside it is refused (so that no archive opens itself without end).
+    fn from_member(shown: &Path, text: Vec<u8>) -> Result<PatternFile> {
+        if archive::is_zip(&text) {
+            return Err(Error::Invalid(format!(
+                "{}: a zip archive inside an archive is not read",
+                shown.display()
+            )));
+        }
+        PatternFile::from_text(shown, Text::Read(text))
     }
 
     /// [`PatternFile::from_bytes`] on text read or mapped.

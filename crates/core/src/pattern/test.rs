@@ -811,8 +811,13 @@ fn long_counts_read_in_pieces_give_one_pass_errors() {
 /// Writes a zip archive of `members` (name and bytes; a name ending in `/` is a folder),
 /// deflated, to `path`.
 fn zip_of(path: &Path, members: &[(&str, &[u8])]) {
+    std::fs::write(path, zip_bytes(members)).unwrap();
+}
+
+/// A zip archive of `members`, as [`zip_of`] writes it.
+fn zip_bytes(members: &[(&str, &[u8])]) -> Vec<u8> {
     use std::io::Write as _;
-    let mut zip = zip::ZipWriter::new(std::fs::File::create(path).unwrap());
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
     let options = zip::write::SimpleFileOptions::default()
         .compression_method(zip::CompressionMethod::Deflated);
     for &(name, bytes) in members {
@@ -823,7 +828,59 @@ fn zip_of(path: &Path, members: &[(&str, &[u8])]) {
             zip.write_all(bytes).unwrap();
         }
     }
-    zip.finish().unwrap();
+    zip.finish().unwrap().into_inner()
+}
+
+#[test]
+fn a_zip_archive_given_as_bytes_is_read_as_its_file_would_be() {
+    let table = |name: &str| {
+        format!("@RULE {name}\n@TABLE\nn_states:2\nneighborhood:Moore\nsymmetries:permute\n0,1,1,1,0,0,0,0,0,1\n")
+    };
+    let rle = |rule: &str| format!("x = 3, y = 1, rule = {rule}\n3o!\n");
+    let (first, second) = ("HeldArchiveRuleOne", "HeldArchiveRuleTwo");
+    let one = zip_bytes(&[
+        ("one.rle", rle(first).as_bytes()),
+        ("rules/HeldArchiveRuleOne.rule", table(first).as_bytes()),
+    ]);
+    // The one pattern, under the archive's own table (no file anywhere).
+    let file = PatternFile::from_bytes(Path::new("upload.zip"), one.clone()).unwrap();
+    assert!(file.header().rule.unwrap().to_string().contains(first));
+    assert_eq!(
+        cells_of(&file.place(5, 3).unwrap()),
+        [(1, 1), (2, 1), (3, 1)]
+    );
+    // Of several, the one its name gives after a colon; none named, the refusal lists them.
+    let several = zip_bytes(&[
+        ("flow/a.rle", b"x = 1, y = 1, rule = B3/S23\no!\n"),
+        ("flow/b.rle", b"x = 2, y = 1, rule = B3/S23\n2o!\n"),
+        ("flow/notes.txt", b"not a pattern"),
+    ]);
+    assert_eq!(
+        super::archive_patterns(&several).unwrap(),
+        ["flow/a.rle", "flow/b.rle"]
+    );
+    assert_eq!(super::archive_patterns(b"x = 1, y = 1\no!\n"), None);
+    let b = PatternFile::from_bytes(Path::new("Flow.ZIP:flow/b.rle"), several.clone()).unwrap();
+    assert_eq!(cells_of(&b.place(4, 1).unwrap()), [(1, 0), (2, 0)]);
+    let e = PatternFile::from_bytes(Path::new("Flow.zip"), several.clone())
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("Flow.zip:flow/a.rle"), "{e}");
+    // An archive inside an archive is refused, not opened without end.
+    let nested = zip_bytes(&[("inner.rle", &several)]);
+    let e = PatternFile::from_bytes(Path::new("nested.zip"), nested)
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("inside an archive"), "{e}");
+    // A second archive held in memory takes the place of the first's tables.
+    let two = zip_bytes(&[
+        ("two.rle", rle(second).as_bytes()),
+        ("HeldArchiveRuleTwo.rule", table(second).as_bytes()),
+    ]);
+    PatternFile::from_bytes(Path::new("two.zip"), two).unwrap();
+    let after = PatternFile::from_bytes(Path::new("a.rle"), rle(first).into_bytes());
+    assert!(after.is_err(), "the first upload's table is kept");
+    PatternFile::from_bytes(Path::new("b.rle"), rle(second).into_bytes()).unwrap();
 }
 
 #[test]

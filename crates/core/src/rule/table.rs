@@ -53,6 +53,7 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use crate::error::{quoted, Error, Result};
+use crate::pattern::archive::Source;
 
 /// The most cell states a rule table may have (Golly's limit).
 pub const MAX_STATES: u32 = 256;
@@ -1216,8 +1217,8 @@ static FOLDERS: RwLock<Vec<PathBuf>> = RwLock::new(Vec::new());
 /// The rule tables of the zip archives opened in this process, searched after the folders of
 /// `--rules` (where Golly installs an archive's rule files): the file's name in lower case,
 /// the archive and the member's name in it. A later archive's table of a name replaces an
-/// earlier's.
-static ARCHIVED: Mutex<Vec<(String, PathBuf, String)>> = Mutex::new(Vec::new());
+/// earlier's, and of archives held in memory (uploads) only the last one's tables are kept.
+static ARCHIVED: Mutex<Vec<(String, Source, String)>> = Mutex::new(Vec::new());
 
 /// Every table read in this process, once each.
 static TABLES: Mutex<Vec<&'static RuleTable>> = Mutex::new(Vec::new());
@@ -1228,13 +1229,19 @@ pub fn set_folders(folders: Vec<PathBuf>) {
     *FOLDERS.write().unwrap_or_else(|e| e.into_inner()) = folders;
 }
 
-/// Offers the rule table `file` (`NAME.rule`), member `member` of the zip archive at
-/// `archive`, to [`find`]: read when first looked for.
-pub fn provide(file: &str, archive: &Path, member: &str) {
+/// Offers the rule table `file` (`NAME.rule`), member `member` of the zip archive `archive`,
+/// to [`find`]: read when first looked for.
+pub(crate) fn provide(file: &str, archive: &Source, member: &str) {
     let file = file.to_ascii_lowercase();
     let mut archived = ARCHIVED.lock().unwrap_or_else(|e| e.into_inner());
-    archived.retain(|(f, _, _)| *f != file);
-    archived.push((file, archive.to_path_buf(), member.to_string()));
+    let held = matches!(archive, Source::Bytes { .. });
+    archived.retain(|(f, source, _)| {
+        // Only the last archive held in memory keeps its tables here.
+        let other_held =
+            held && matches!(source, Source::Bytes { .. }) && !source.same_bytes(archive);
+        *f != file && !other_held
+    });
+    archived.push((file, archive.clone(), member.to_string()));
 }
 
 /// Whether `name` could be a rule table's name: letters, digits, `-` and `_`, starting with a
@@ -1265,7 +1272,7 @@ pub fn find(name: &str, near: Option<&Path>) -> Result<Option<&'static RuleTable
             let archived = ARCHIVED.lock().unwrap_or_else(|e| e.into_inner()).clone();
             if let Some((_, archive, member)) = archived.iter().find(|(f, _, _)| *f == wanted) {
                 let text = crate::pattern::archive::read_member(archive, member, MAX_FILE_BYTES)?;
-                let shown = crate::pattern::archive::shown(archive, member);
+                let shown = crate::pattern::archive::shown(archive.name(), member);
                 let text = String::from_utf8(text).map_err(|_| {
                     Error::Invalid(format!("{}: a .rule file is text", shown.display()))
                 })?;
