@@ -220,6 +220,7 @@ impl Pause {
 
     /// Pushes `ids` on this thread's stack of held ids (where collections are on), returning
     /// the stack's height before, for [`Pause::drop_to`].
+    #[inline]
     pub(crate) fn hold(&self, ids: &[Id]) -> usize {
         if !self.on {
             return 0;
@@ -334,12 +335,20 @@ impl<L: Leaf> Stepper<'_, L> {
     /// The result of `id`, of level `level` (see the module documentation); `None` if the step
     /// was stopped or the store is full. Claimed first where other threads step too, and
     /// computed all the same where another thread has claimed it (helping it).
+    #[inline(always)]
     pub(crate) fn result(&self, id: Id, level: u32) -> Option<Id> {
-        let store = self.store;
-        let memo = store.result(id);
+        let memo = self.store.result(id);
         if memo != NONE && memo != BUSY {
             return Some(memo);
         }
+        self.unmemoised(id, level, memo)
+    }
+
+    /// [`Stepper::result`] where `id`'s result word holds `memo`, [`NONE`] or [`BUSY`]: out
+    /// of line, so that a result found memoised (most are) costs no call.
+    #[inline(never)]
+    fn unmemoised(&self, id: Id, level: u32, memo: Id) -> Option<Id> {
+        let store = self.store;
         // At the base a claim costs more than the result.
         let above = level > L::LEVEL + 1;
         let claimed = self.shared && above && memo == NONE && store.claim(id);
@@ -373,7 +382,8 @@ impl<L: Leaf> Stepper<'_, L> {
         }
         let s = self.j.min(level - 2);
         if level == L::LEVEL + 1 {
-            let quads = store.key(id).map(|leaf| store.key(leaf));
+            let [nw, ne, sw, se] = store.key(id);
+            let quads = [store.key(nw), store.key(ne), store.key(sw), store.key(se)];
             return store.node(L::LEVEL, self.leaf.step(quads, s));
         }
         self.safe_point();
@@ -452,7 +462,7 @@ impl<L: Leaf> Stepper<'_, L> {
         let store = self.store;
         let centre = |[a, b, c, d]: [Id; 4]| {
             if l - 1 == L::LEVEL {
-                let quads = [a, b, c, d].map(|leaf| store.key(leaf));
+                let quads = [store.key(a), store.key(b), store.key(c), store.key(d)];
                 return store.node(L::LEVEL, L::centre(quads));
             }
             store.join(
