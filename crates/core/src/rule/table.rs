@@ -39,7 +39,7 @@
 //!
 //! A rule named in a pattern file or on the command line (`Codd`) is the file `Codd.rule`,
 //! looked for without regard to case in the folders given by [`set_folders`] (`--rules`), then
-//! the tables of the zip archives opened ([`provide`]), then the pattern file's own folder,
+//! the tables of the zip archives opened (`provide`), then the pattern file's own folder,
 //! then Golly's Rules folder where Golly is installed ([`GOLLY_RULES`]). Each table read is
 //! kept for the rest of the process, once, so that a [`crate::Rule`] can name it by a shared
 //! reference.
