@@ -411,6 +411,10 @@ function choose(message) {
   select.replaceChildren(new Option("choose one…", ""));
   for (const name of message.patterns) select.add(new Option(name, name));
   $("member-row").hidden = false;
+  // The choice is the side panel's last row: scroll the panel down to it (not sideways).
+  const panel = select.closest("aside");
+  panel.scrollTop = panel.scrollHeight;
+  select.focus({ preventScroll: true });
 }
 
 $("member").onchange = (e) => {

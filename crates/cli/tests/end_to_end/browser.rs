@@ -458,6 +458,7 @@ fn the_viewer_draws_steps_and_reports_errors_in_chromium() {
         "the archive's patterns",
         "return !document.getElementById('member-row').hidden && document.getElementById('member').options.length === 3",
     );
+    screenshot(&browser, "viewer-archive-choice.png");
     browser.script("const m = document.getElementById('member'); m.value = 'two/blinker.rle.gz'; m.dispatchEvent(new Event('change')); return null");
     browser.wait_for(
         "the blinker",
