@@ -54,7 +54,7 @@ mod runner;
 
 use std::io::Write;
 use std::net::{IpAddr, SocketAddr, TcpListener, ToSocketAddrs};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex};
@@ -560,15 +560,12 @@ async fn obey(
                 ));
             }
             // An archive of several patterns, none named: the page asks which.
-            let named = name.to_ascii_lowercase().contains(".zip:");
-            if let Some(patterns) = gol_core::pattern::archive_patterns(&text) {
-                if patterns.len() > 1 && !named {
-                    return Ok(Some(serde_json::json!({
-                        "type": "choose",
-                        "name": name,
-                        "patterns": patterns,
-                    })));
-                }
+            if let Some(patterns) = gol_core::pattern::archive_choice(Path::new(&name), &text) {
+                return Ok(Some(serde_json::json!({
+                    "type": "choose",
+                    "name": name,
+                    "patterns": patterns,
+                })));
             }
             let name = PathBuf::from(name);
             let file = gol_core::pattern::PatternFile::from_bytes(&name, text.clone())

@@ -65,7 +65,7 @@ pub(crate) fn is_archive(file: &mut File, path: &Path) -> Result<bool> {
         }
     }
     file.rewind().map_err(|e| Error::io(path, e))?;
-    Ok(read == first.len() && first == MAGIC)
+    Ok(is_zip(&first[..read]))
 }
 
 /// Whether `bytes` are a zip archive (by its first bytes).
@@ -182,20 +182,20 @@ pub(crate) fn open_bytes(name: &Path, bytes: Vec<u8>, limit: u64) -> Result<(Pat
     open_source(&source, member, limit)
 }
 
-/// The pattern files of the archive `bytes`, by their names in it; `None` where `bytes` are
-/// no zip archive `gol` can read.
-pub fn patterns(bytes: &[u8]) -> Option<Vec<String>> {
-    if !is_zip(bytes) {
+/// The pattern files to choose from where `bytes` named `name` are a zip archive of several
+/// and `name` names none of them (`ARCHIVE.zip:MEMBER`), by their names in it; `None`
+/// otherwise (no archive, one that cannot be read, one pattern, or one named).
+pub fn choice(name: &Path, bytes: &[u8]) -> Option<Vec<String>> {
+    if !is_zip(bytes) || splits(&name.to_string_lossy()).next().is_some() {
         return None;
     }
     let mut zip = zip::ZipArchive::new(Cursor::new(bytes)).ok()?;
     let names = names(&mut zip, Path::new("")).ok()?;
-    Some(
-        names
-            .into_iter()
-            .filter(|n| kind(n) == Kind::Pattern)
-            .collect(),
-    )
+    let patterns: Vec<String> = names
+        .into_iter()
+        .filter(|n| kind(n) == Kind::Pattern)
+        .collect();
+    (patterns.len() > 1).then_some(patterns)
 }
 
 /// The names of an archive's members, in its order.

@@ -40,7 +40,7 @@ use crate::error::{Error, Result};
 use crate::grid::Grid;
 use crate::rule::Rule;
 
-pub use archive::patterns as archive_patterns;
+pub use archive::choice as archive_choice;
 pub use macrocell::MacroNode;
 
 /// The largest file accepted as a pattern (an RLE of a 65536² soup is well under this).

@@ -856,10 +856,18 @@ fn a_zip_archive_given_as_bytes_is_read_as_its_file_would_be() {
         ("flow/notes.txt", b"not a pattern"),
     ]);
     assert_eq!(
-        super::archive_patterns(&several).unwrap(),
+        super::archive_choice(Path::new("Flow.zip"), &several).unwrap(),
         ["flow/a.rle", "flow/b.rle"]
     );
-    assert_eq!(super::archive_patterns(b"x = 1, y = 1\no!\n"), None);
+    assert_eq!(
+        super::archive_choice(Path::new("Flow.zip:flow/a.rle"), &several),
+        None
+    );
+    assert_eq!(super::archive_choice(Path::new("one.zip"), &one), None);
+    assert_eq!(
+        super::archive_choice(Path::new("a.rle"), b"x = 1, y = 1\no!\n"),
+        None
+    );
     let b = PatternFile::from_bytes(Path::new("Flow.ZIP:flow/b.rle"), several.clone()).unwrap();
     assert_eq!(cells_of(&b.place(4, 1).unwrap()), [(1, 0), (2, 0)]);
     let e = PatternFile::from_bytes(Path::new("Flow.zip"), several.clone())
