@@ -358,7 +358,7 @@ fn prefetch<T>(value: &T) {
 
 /// The tag of a key: the high half of a hash to which every bit of the key reaches (linear
 /// probing clusters under a weaker mix). The key's halves are multiplied side by side (the
-/// high half of each product depends on every bit of its half) and their sum mixed once more:
+/// high half of each product depends on every bit of its half), combined and mixed once more:
 /// three multiplications, two at once, where a chain of four (one a word) took twice the
 /// instructions and latency.
 #[inline(always)]
