@@ -180,7 +180,7 @@ struct Tally {
 
 /// The store of nodes.
 pub struct Store {
-    arena: Box<[AtomicU32]>,
+    arena: Box<[Slot]>,
     /// Slots of the arena.
     capacity: u64,
     /// Room for the largest index, reserved at once as the arena is.
@@ -205,6 +205,21 @@ pub struct Store {
     /// The empty node of each level, once made (0 before).
     empty: Box<[AtomicU32]>,
     leaf_level: u32,
+}
+
+/// A node's slot in the arena: its words (see the module documentation's table).
+type Slot = [AtomicU32; WORDS];
+
+/// `words` as slots of [`WORDS`] words each, so that a node's words are reached by one check
+/// of its id against the arena's length.
+fn slots(words: Box<[AtomicU32]>) -> Box<[Slot]> {
+    assert!(words.len().is_multiple_of(WORDS), "whole slots");
+    let count = words.len() / WORDS;
+    let first = Box::into_raw(words).cast::<Slot>();
+    // SAFETY: the box is owned, its `count * WORDS` atomics are `count` slots laid end to end
+    // (an array has its elements' alignment and no padding), so the slice has the same size
+    // and alignment and is freed with the same layout.
+    unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(first, count)) }
 }
 
 /// `values` as atomics.
@@ -294,7 +309,7 @@ impl Pager {
     /// Chooses the pages of the arena's chunks up to the one after that of slot `end`, where
     /// the fill has just come.
     #[inline]
-    fn ahead(&self, arena: &[AtomicU32], end: u64) {
+    fn ahead(&self, arena: &[Slot], end: u64) {
         let want = end / CHUNK_SLOTS + 2;
         if self.chosen.load(Ordering::Relaxed) >= want {
             return;
@@ -326,7 +341,8 @@ impl Pager {
                 |chunk: usize| ((base + chunk * CHUNK) / HUGE * HUGE).clamp(base, base + size);
             let (from, to) = (page_at(c), page_at(c + 1));
             if from < to {
-                advise(&arena[(from - base) / 4..(to - base) / 4], choice);
+                let slot = std::mem::size_of::<Slot>();
+                advise(&arena[(from - base) / slot..(to - base) / slot], choice);
             }
         }
         self.chosen.store(want, Ordering::Relaxed);
@@ -480,7 +496,10 @@ impl Store {
         // The arena's pages are chosen a chunk at a time as it fills (see `Pager`); the
         // index's are huge: entries are read at random, and with 4 KiB pages nearly every
         // lookup would also miss the TLB.
-        let arena = zeroed::<u32, AtomicU32>(capacity as usize * WORDS, "the HashLife arena")?;
+        let arena = slots(zeroed::<u32, AtomicU32>(
+            capacity as usize * WORDS,
+            "the HashLife arena",
+        )?);
         let index = zeroed::<u64, AtomicU64>(most_entries, "the HashLife index")?;
         advise(&index, true);
         Ok(Store {
@@ -574,13 +593,13 @@ impl Store {
 
     #[inline(always)]
     fn word(&self, id: Id, word: usize) -> &AtomicU32 {
-        &self.arena[id as usize * WORDS + word]
+        &self.arena[id as usize][word]
     }
 
     /// The key of node `id`: its children's ids, or a leaf's cells.
     #[inline]
     pub fn key(&self, id: Id) -> [u32; 4] {
-        let slot = &self.arena[id as usize * WORDS..][..4];
+        let slot = &self.arena[id as usize];
         let w = |i: usize| slot[i].load(Ordering::Relaxed);
         [w(0), w(1), w(2), w(3)]
     }
@@ -627,10 +646,11 @@ impl Store {
     /// The slots ever taken, as words of the arena.
     fn touched(&mut self) -> &mut [u32] {
         let high = *self.tally.high.get_mut() as usize;
-        let words = &mut self.arena[..high * WORDS];
-        // SAFETY: AtomicU32 has the same size, alignment and bit validity as u32, and the
-        // borrow is exclusive, so no other thread reads meanwhile.
-        unsafe { &mut *(words as *mut [AtomicU32] as *mut [u32]) }
+        let slots = &mut self.arena[..high];
+        // SAFETY: a slot is WORDS AtomicU32s end to end, and AtomicU32 has the same size,
+        // alignment and bit validity as u32; the borrow is exclusive, so no other thread reads
+        // meanwhile.
+        unsafe { std::slice::from_raw_parts_mut(slots.as_mut_ptr().cast::<u32>(), high * WORDS) }
     }
 
     /// Forgets the results of every node above `level`: a pass over the arena's touched
@@ -673,7 +693,9 @@ impl Store {
     }
 
     /// A free slot for a new node, from this thread's run (taking a new run from the cursor
-    /// when it is used up); `None` where the cursor has passed the arena's end.
+    /// when it is used up); `None` where the cursor has passed the arena's end. The node is
+    /// counted as made here, in the one visit to the thread's `Local` a new node needs
+    /// ([`Store::give_back`] uncounts a slot not used).
     #[inline]
     fn take(&self) -> Option<Id> {
         let epoch = self.epoch.load(Ordering::Relaxed);
@@ -692,7 +714,18 @@ impl Store {
                     let id = l.next as Id;
                     l.next += 1;
                     if self.word(id, META).load(Ordering::Relaxed) == 0 {
+                        // Wrapping: a slot given back just after a batch was added leaves
+                        // `made` one below zero until the next node.
+                        l.made = l.made.wrapping_add(1);
+                        let batch = l.made >= COUNT_BATCH;
+                        if batch {
+                            self.tally.count.fetch_add(l.made, Ordering::Relaxed);
+                            l.made = 0;
+                        }
                         local.set(l);
+                        if batch {
+                            self.signal();
+                        }
                         return Some(id);
                     }
                 }
@@ -724,37 +757,18 @@ impl Store {
         })
     }
 
-    /// Frees slot `id`, just taken by [`Store::take`] and never published: this thread's
-    /// next node takes it again.
+    /// Frees slot `id`, just taken by [`Store::take`] (in this epoch: no sweep comes between)
+    /// and never published: uncounted, and this thread's next node takes it again.
     #[inline]
     fn give_back(&self, id: Id) {
         self.word(id, META).store(0, Ordering::Relaxed);
         LOCAL.with(|local| {
             let mut l = local.get();
+            l.made = l.made.wrapping_sub(1);
             if l.next == id as u64 + 1 {
                 l.next -= 1;
-                local.set(l);
             }
-        });
-    }
-
-    /// Counts a node made by this thread.
-    #[inline]
-    fn count_one(&self) {
-        LOCAL.with(|local| {
-            let mut l = local.get();
-            if l.epoch != self.epoch.load(Ordering::Relaxed) {
-                return;
-            }
-            l.made += 1;
-            if l.made >= COUNT_BATCH {
-                self.tally.count.fetch_add(l.made, Ordering::Relaxed);
-                l.made = 0;
-                local.set(l);
-                self.signal();
-            } else {
-                local.set(l);
-            }
+            local.set(l);
         });
     }
 
@@ -768,18 +782,22 @@ impl Store {
     /// `None` where the arena has no free slot left.
     #[inline]
     pub fn node(&self, level: u32, key: [u32; 4]) -> Option<Id> {
-        self.lookup(level, key, tag(level, key))
+        let tag = tag(level, key);
+        self.lookup(level, key, tag, home(tag, self.index().len()))
     }
 
-    /// [`Store::node`], given the key's tag. The probe for a node that exists (nine lookups
-    /// in ten) is inline; a node not found is made out of line ([`Store::insert`]).
+    /// [`Store::node`], given the key's tag and its home in the index. The probe for a node
+    /// that exists (nine lookups in ten) is inline; a node not found is made out of line
+    /// ([`Store::insert`]).
     #[inline(always)]
-    fn lookup(&self, level: u32, key: [u32; 4], tag: u32) -> Option<Id> {
+    fn lookup(&self, level: u32, key: [u32; 4], tag: u32, home: usize) -> Option<Id> {
         debug_assert!((1..=MAX_LEVEL).contains(&level));
         let index = self.index();
-        let mut i = home(tag, index.len());
+        debug_assert!(home < index.len());
+        let mut i = home;
         for _ in 0..index.len() {
-            // SAFETY: `home` and `next` give entries below `index.len()`.
+            // SAFETY: the callers' `home` is `home(tag, index.len())`, and it and `next` give
+            // entries below `index.len()`.
             let e = unsafe { index.get_unchecked(i) }.load(Ordering::Acquire);
             if e == 0 {
                 return self.insert(level, key, tag, i);
@@ -817,10 +835,7 @@ impl Store {
                     Ordering::Release,
                     Ordering::Acquire,
                 ) {
-                    Ok(_) => {
-                        self.count_one();
-                        return Some(made);
-                    }
+                    Ok(_) => return Some(made),
                     // Another thread filled the entry, perhaps with this very key.
                     Err(now) => e = now,
                 }
@@ -846,14 +861,15 @@ impl Store {
         let index = self.index();
         // Plain loops: `array::map` over the keys was left a call (a tenth of the
         // instructions of a step, with its closures).
-        let mut tags = [0; N];
-        for (t, &key) in tags.iter_mut().zip(&keys) {
-            *t = tag(level, key);
-            prefetch(&index[home(*t, index.len())]);
+        let (mut tags, mut homes) = ([0; N], [0; N]);
+        for k in 0..N {
+            tags[k] = tag(level, keys[k]);
+            homes[k] = home(tags[k], index.len());
+            prefetch(&index[homes[k]]);
         }
         let mut out = [NONE; N];
         for k in 0..N {
-            out[k] = self.lookup(level, keys[k], tags[k])?;
+            out[k] = self.lookup(level, keys[k], tags[k], homes[k])?;
         }
         Some(out)
     }
@@ -917,7 +933,10 @@ impl Store {
     /// The index in use.
     #[inline]
     fn index(&self) -> &[AtomicU64] {
-        &self.index[..self.entries]
+        debug_assert!(self.entries <= self.index.len());
+        // SAFETY: `entries` is at most the index's length: it starts so and `rehash` sets it
+        // only after slicing the index to it.
+        unsafe { self.index.get_unchecked(..self.entries) }
     }
 
     /// Grows the index to `entries` entries (where that is more), in place: the entries
