@@ -646,11 +646,10 @@ impl Store {
     /// The slots ever taken, as words of the arena.
     fn touched(&mut self) -> &mut [u32] {
         let high = *self.tally.high.get_mut() as usize;
-        let slots = &mut self.arena[..high];
-        // SAFETY: a slot is WORDS AtomicU32s end to end, and AtomicU32 has the same size,
-        // alignment and bit validity as u32; the borrow is exclusive, so no other thread reads
-        // meanwhile.
-        unsafe { std::slice::from_raw_parts_mut(slots.as_mut_ptr().cast::<u32>(), high * WORDS) }
+        let words = self.arena[..high].as_flattened_mut();
+        // SAFETY: AtomicU32 has the same size, alignment and bit validity as u32, and the
+        // borrow is exclusive, so no other thread reads meanwhile.
+        unsafe { &mut *(words as *mut [AtomicU32] as *mut [u32]) }
     }
 
     /// Forgets the results of every node above `level`: a pass over the arena's touched
@@ -783,21 +782,27 @@ impl Store {
     #[inline]
     pub fn node(&self, level: u32, key: [u32; 4]) -> Option<Id> {
         let tag = tag(level, key);
-        self.lookup(level, key, tag, home(tag, self.index().len()))
+        // SAFETY: the home is the tag's in the index in use.
+        unsafe { self.lookup(level, key, tag, home(tag, self.index().len())) }
     }
 
     /// [`Store::node`], given the key's tag and its home in the index. The probe for a node
     /// that exists (nine lookups in ten) is inline; a node not found is made out of line
     /// ([`Store::insert`]).
+    ///
+    /// # Safety
+    ///
+    /// `home` is below the length of the index in use (as `home(tag, index().len())` is): the
+    /// probe reads entries unchecked from it on.
     #[inline(always)]
-    fn lookup(&self, level: u32, key: [u32; 4], tag: u32, home: usize) -> Option<Id> {
+    unsafe fn lookup(&self, level: u32, key: [u32; 4], tag: u32, home: usize) -> Option<Id> {
         debug_assert!((1..=MAX_LEVEL).contains(&level));
         let index = self.index();
         debug_assert!(home < index.len());
         let mut i = home;
         for _ in 0..index.len() {
-            // SAFETY: the callers' `home` is `home(tag, index.len())`, and it and `next` give
-            // entries below `index.len()`.
+            // SAFETY: `home` is below `index.len()` (the caller's promise), and so is every
+            // entry `next` gives.
             let e = unsafe { index.get_unchecked(i) }.load(Ordering::Acquire);
             if e == 0 {
                 return self.insert(level, key, tag, i);
@@ -869,7 +874,8 @@ impl Store {
         }
         let mut out = [NONE; N];
         for k in 0..N {
-            out[k] = self.lookup(level, keys[k], tags[k], homes[k])?;
+            // SAFETY: each home is its tag's in `index`, the index in use.
+            out[k] = unsafe { self.lookup(level, keys[k], tags[k], homes[k]) }?;
         }
         Some(out)
     }
