@@ -196,12 +196,13 @@ pub(crate) struct Flight {
 }
 
 impl Flight {
-    /// The same ship, `d` cells further across and down, as one moved to a larger box sees it.
-    pub(crate) fn moved_by(&self, d: i64) -> Flight {
+    /// The same ship, `dx` cells further across and `dy` down (as one moved to a larger box
+    /// sees it, for one).
+    pub(crate) fn moved_by(&self, (dx, dy): (i64, i64)) -> Flight {
         let (l, t, r, b) = self.bounds;
         Flight {
-            bounds: (l + d, t + d, r + d, b + d),
-            cells: self.cells.iter().map(|&(x, y)| (x + d, y + d)).collect(),
+            bounds: (l + dx, t + dy, r + dx, b + dy),
+            cells: self.cells.iter().map(|&(x, y)| (x + dx, y + dy)).collect(),
             codes: self.codes.clone(),
             ..*self
         }
@@ -330,6 +331,9 @@ fn boxes_meet(f: &Flight, g: &Flight, mut times: impl Iterator<Item = u64>) -> b
     let Some(from) = times.next() else {
         return false;
     };
+    if least_gap_after(f, g, from) > 2 {
+        return false;
+    }
     let start = gap(f.at(from, 0), g.at(from, 0));
     let mut least = start;
     for t in std::iter::once(from).chain(times.take_while(|&t| t < from + MEETING_HORIZON)) {
@@ -343,6 +347,31 @@ fn boxes_meet(f: &Flight, g: &Flight, mut times: impl Iterator<Item = u64>) -> b
         }
     }
     false
+}
+
+/// A bound below the gap between the boxes of two ships flown untouched ([`Flight::at`]) at
+/// every generation from `from` on: on each axis along which one box never gains on the other,
+/// the gap there at `from`, less the cells each box may lag or lead its mean motion (a box moves
+/// its ship's whole displacement at the end of each period, so it is never further than that
+/// from where the ship's mean speed puts it). Two ships whose paths only part cost one look.
+fn least_gap_after(f: &Flight, g: &Flight, from: u64) -> i64 {
+    let (a, b) = (f.at(from, 0), g.at(from, 0));
+    let (fp, gp) = (f.period as i64, g.period as i64);
+    let axis = |(f_low, f_high): (i64, i64), (g_low, g_high): (i64, i64), df: i64, dg: i64| {
+        // g's speed along the axis less f's, times both periods.
+        let faster = dg * fp - df * gp;
+        let lag = df.abs() + dg.abs();
+        let mut least = 0;
+        if faster >= 0 {
+            least = least.max(g_low - f_high - lag);
+        }
+        if faster <= 0 {
+            least = least.max(f_low - g_high - lag);
+        }
+        least
+    };
+    let (fd, gd) = (f.displacement, g.displacement);
+    axis((a.0, a.2), (b.0, b.2), fd.0, gd.0).max(axis((a.1, a.3), (b.1, b.3), fd.1, gd.1))
 }
 
 /// Whether two ships of one velocity, flown untouched from generation `from`, ever have cells
@@ -929,5 +958,48 @@ mod tests {
             });
             proptest::prop_assert_eq!(flights_meet(&flights, false), followed);
         }
+
+        /// The bound below the gap between two ships' boxes holds at every generation after
+        /// the one it is taken at, for ships of any velocity and period.
+        #[test]
+        fn the_least_gap_is_never_above_the_gap(
+            ships in proptest::collection::vec(
+                (-40i64..40, -40i64..40, 0i64..6, 0i64..6, -2i64..=2, -2i64..=2, 1u64..8, 0u64..20),
+                2,
+            ),
+            later in 0u64..10,
+        ) {
+            let flights: Vec<Flight> = ships
+                .iter()
+                .map(|&(x, y, w, h, dx, dy, period, at)| Flight {
+                    glider: false,
+                    bounds: (x, y, x + w, y + h),
+                    at,
+                    displacement: (dx, dy),
+                    period,
+                    codes: Vec::new(),
+                    cells: Vec::new(),
+                })
+                .collect();
+            let (f, g) = (&flights[0], &flights[1]);
+            let from = f.at.max(g.at) + later;
+            let least = least_gap_after(f, g, from);
+            for t in from..from + 400 {
+                proptest::prop_assert!(gap(f.at(t, 0), g.at(t, 0)) >= least, "at {}", t);
+            }
+        }
+    }
+
+    /// Ships that only part are let go at once: gliders flying south-east and south-west
+    /// twenty rows apart, whose gap across falls and then grows, and one flying away.
+    #[test]
+    fn ships_that_part_are_told_apart_at_once() {
+        let (f, g) = (glider(0, 0, (1, 1), 0), glider(40, 20, (-1, 1), 0));
+        assert!(least_gap_after(&f, &g, 0) > 2);
+        // Flying towards each other: no bound.
+        let towards = glider(40, 0, (-1, 1), 0);
+        assert_eq!(least_gap_after(&f, &towards, 0), 0);
+        assert!(!flights_meet(&[&f, &g], true));
+        assert!(flights_meet(&[&f, &towards], true));
     }
 }

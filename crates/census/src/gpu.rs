@@ -91,8 +91,8 @@ pub struct GpuCensus {
     pub driving: Driving,
     /// Soups of the next call's range taken while this call's last soups finished.
     ahead: Ahead,
-    /// The glider phases the kernel takes away ([`glider_phases`]).
-    gliders: [u32; 16],
+    /// The flights of the glider phases the kernel takes away ([`glider_flights`]).
+    gliders: Vec<Flight>,
 }
 
 /// Where the thread that drives a GPU spent its time ([`GpuCensus::driving`]).
@@ -308,7 +308,7 @@ impl InFlight {
             {
                 ships.extend(cells);
             } else if deep_in_band(&cells, f.displacement, f.period, larger) {
-                soup.flights.push(f.moved_by(shift));
+                soup.flights.push(f.moved_by((shift, shift)));
             } else {
                 return InFlight::new(self.index, self.rows);
             }
@@ -390,7 +390,7 @@ impl GpuCensus {
             from_back: 0,
             driving: Driving::default(),
             ahead: Ahead::default(),
-            gliders,
+            gliders: glider_flights(&gliders),
         })
     }
 
@@ -614,7 +614,7 @@ impl GpuCensus {
             .map(|l| l.boxes.side())
             .filter(|&l| l > self.tiers[t].boxes.side())
             .min();
-        let gliders = self.gliders;
+        let gliders = &self.gliders;
         let tier = &mut self.tiers[t];
         let clock = Instant::now();
         let mut states = tier.boxes.states()?;
@@ -655,7 +655,7 @@ impl GpuCensus {
                             // The gliders the kernel took away are the soup's flights too.
                             let taken = log.iter().flat_map(|log| log.of(slot, state));
                             for glider in taken {
-                                soup.flights.push(flight_of(glider, &gliders, classifier));
+                                soup.flights.push(flight_of(glider, gliders));
                             }
                             let (live, named) = (words.of(slot), words.named(slot));
                             look(slot as u32, state, side, live, named, soup, classifier)
@@ -890,14 +890,29 @@ fn glider_phases() -> [u32; 16] {
     phases
 }
 
-/// The flight of a glider the kernel took away (phase `taken.phase` of `gliders`).
-fn flight_of(taken: Taken, gliders: &[u32; 16], classifier: &mut Classifier) -> Flight {
-    let shape = gliders[taken.phase];
-    let cells: Vec<(i64, i64)> = (0..9)
-        .filter(|i| shape >> i & 1 == 1)
-        .map(|i| ((taken.x + i % 3) as i64, (taken.y + i / 3) as i64))
-        .collect();
-    ship(cells, taken.generation as u64, classifier).expect("a glider is a ship")
+/// The flights of the glider phases `gliders` ([`glider_phases`]), each with its box's top-left
+/// cell at (0, 0), taken away at generation 0: those the kernel takes away, named once.
+fn glider_flights(gliders: &[u32; 16]) -> Vec<Flight> {
+    let mut classifier = Classifier::default();
+    gliders
+        .iter()
+        .map(|&shape| {
+            let cells: Vec<(i64, i64)> = (0..9)
+                .filter(|i| shape >> i & 1 == 1)
+                .map(|i| ((i % 3) as i64, (i / 3) as i64))
+                .collect();
+            ship(cells, 0, &mut classifier).expect("a glider is a ship")
+        })
+        .collect()
+}
+
+/// The flight of a glider the kernel took away: phase `taken.phase` of `gliders`
+/// ([`glider_flights`]) moved to where it was taken.
+fn flight_of(taken: Taken, gliders: &[Flight]) -> Flight {
+    Flight {
+        at: taken.generation as u64,
+        ..gliders[taken.phase].moved_by((taken.x as i64, taken.y as i64))
+    }
 }
 
 /// The ship `cells` are, as a flight from generation `at`, where they are one.
@@ -1393,7 +1408,7 @@ mod tests {
         let phases = glider_phases();
         let shapes: std::collections::BTreeSet<u32> = phases.iter().map(|p| p & 0x1ff).collect();
         assert_eq!(shapes.len(), 16);
-        let mut classifier = Classifier::default();
+        let flights = glider_flights(&phases);
         for (phase, &bits) in phases.iter().enumerate() {
             let taken = Taken {
                 generation: 40,
@@ -1401,7 +1416,7 @@ mod tests {
                 x: 100,
                 y: 7,
             };
-            let flight = flight_of(taken, &phases, &mut classifier);
+            let flight = flight_of(taken, &flights);
             assert!(flight.glider);
             assert_eq!((flight.at, flight.period), (40, 4));
             assert_eq!(flight.bounds, (100, 7, 102, 9));
