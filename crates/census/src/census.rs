@@ -196,8 +196,8 @@ pub(crate) struct Flight {
 }
 
 impl Flight {
-    /// The same ship, `dx` cells further across and `dy` down (as one moved to a larger box
-    /// sees it, for one).
+    /// The same ship, `dx` cells further across and `dy` down: as a larger box sees it, or a
+    /// glider's phase placed where the kernel took it away.
     pub(crate) fn moved_by(&self, (dx, dy): (i64, i64)) -> Flight {
         let (l, t, r, b) = self.bounds;
         Flight {
@@ -991,7 +991,8 @@ mod tests {
     }
 
     /// Ships that only part are let go at once: gliders flying south-east and south-west
-    /// twenty rows apart, whose gap across falls and then grows, and one flying away.
+    /// twenty rows apart (their gap across falls, then grows); not one flying towards the
+    /// first, which meets it.
     #[test]
     fn ships_that_part_are_told_apart_at_once() {
         let (f, g) = (glider(0, 0, (1, 1), 0), glider(40, 20, (-1, 1), 0));
