@@ -390,7 +390,7 @@ impl GpuCensus {
             from_back: 0,
             driving: Driving::default(),
             ahead: Ahead::default(),
-            gliders: glider_flights(&gliders),
+            gliders: census::with_classifier(|classifier| glider_flights(&gliders, classifier)),
         })
     }
 
@@ -892,8 +892,7 @@ fn glider_phases() -> [u32; 16] {
 
 /// The flights of the glider phases `gliders` ([`glider_phases`]), each with its box's top-left
 /// cell at (0, 0), taken away at generation 0: those the kernel takes away, named once.
-fn glider_flights(gliders: &[u32; 16]) -> Vec<Flight> {
-    let mut classifier = Classifier::default();
+fn glider_flights(gliders: &[u32; 16], classifier: &mut Classifier) -> Vec<Flight> {
     gliders
         .iter()
         .map(|&shape| {
@@ -901,7 +900,7 @@ fn glider_flights(gliders: &[u32; 16]) -> Vec<Flight> {
                 .filter(|i| shape >> i & 1 == 1)
                 .map(|i| ((i % 3) as i64, (i / 3) as i64))
                 .collect();
-            ship(cells, 0, &mut classifier).expect("a glider is a ship")
+            ship(cells, 0, classifier).expect("a glider is a ship")
         })
         .collect()
 }
@@ -1408,7 +1407,7 @@ mod tests {
         let phases = glider_phases();
         let shapes: std::collections::BTreeSet<u32> = phases.iter().map(|p| p & 0x1ff).collect();
         assert_eq!(shapes.len(), 16);
-        let flights = glider_flights(&phases);
+        let flights = glider_flights(&phases, &mut Classifier::default());
         for (phase, &bits) in phases.iter().enumerate() {
             let taken = Taken {
                 generation: 40,
