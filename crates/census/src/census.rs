@@ -331,12 +331,13 @@ fn boxes_meet(f: &Flight, g: &Flight, mut times: impl Iterator<Item = u64>) -> b
     let Some(from) = times.next() else {
         return false;
     };
-    if least_gap_after(f, g, from) > 2 {
+    let (a, b) = (f.at(from, 0), g.at(from, 0));
+    if least_gap_after(f, g, a, b) > 2 {
         return false;
     }
-    let start = gap(f.at(from, 0), g.at(from, 0));
+    let start = gap(a, b);
     let mut least = start;
-    for t in std::iter::once(from).chain(times.take_while(|&t| t < from + MEETING_HORIZON)) {
+    for t in times.take_while(|&t| t < from + MEETING_HORIZON) {
         let now = gap(f.at(t, 0), g.at(t, 0));
         if now < start && now <= 2 {
             return true;
@@ -350,12 +351,16 @@ fn boxes_meet(f: &Flight, g: &Flight, mut times: impl Iterator<Item = u64>) -> b
 }
 
 /// A bound below the gap between the boxes of two ships flown untouched ([`Flight::at`]) at
-/// every generation from `from` on: on each axis along which one box never gains on the other,
-/// the gap there at `from`, less the cells each box may lag or lead its mean motion (a box moves
+/// every generation from one on, where their boxes are `a` and `b`: on each axis along which
+/// one box never gains on the other, the gap there then, less the cells each box may lag or lead its mean motion (a box moves
 /// its ship's whole displacement at the end of each period, so it is never further than that
 /// from where the ship's mean speed puts it). Two ships whose paths only part cost one look.
-fn least_gap_after(f: &Flight, g: &Flight, from: u64) -> i64 {
-    let (a, b) = (f.at(from, 0), g.at(from, 0));
+fn least_gap_after(
+    f: &Flight,
+    g: &Flight,
+    a: (i64, i64, i64, i64),
+    b: (i64, i64, i64, i64),
+) -> i64 {
     let (fp, gp) = (f.period as i64, g.period as i64);
     let axis = |(f_low, f_high): (i64, i64), (g_low, g_high): (i64, i64), df: i64, dg: i64| {
         // g's speed along the axis less f's, times both periods.
@@ -983,7 +988,7 @@ mod tests {
                 .collect();
             let (f, g) = (&flights[0], &flights[1]);
             let from = f.at.max(g.at) + later;
-            let least = least_gap_after(f, g, from);
+            let least = least_gap_after(f, g, f.at(from, 0), g.at(from, 0));
             for t in from..from + 400 {
                 proptest::prop_assert!(gap(f.at(t, 0), g.at(t, 0)) >= least, "at {}", t);
             }
@@ -996,10 +1001,13 @@ mod tests {
     #[test]
     fn ships_that_part_are_told_apart_at_once() {
         let (f, g) = (glider(0, 0, (1, 1), 0), glider(40, 20, (-1, 1), 0));
-        assert!(least_gap_after(&f, &g, 0) > 2);
+        assert!(least_gap_after(&f, &g, f.at(0, 0), g.at(0, 0)) > 2);
         // Flying towards each other: no bound.
         let towards = glider(40, 0, (-1, 1), 0);
-        assert_eq!(least_gap_after(&f, &towards, 0), 0);
+        assert_eq!(
+            least_gap_after(&f, &towards, f.at(0, 0), towards.at(0, 0)),
+            0
+        );
         assert!(!flights_meet(&[&f, &g], true));
         assert!(flights_meet(&[&f, &towards], true));
     }
