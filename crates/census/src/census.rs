@@ -352,9 +352,10 @@ fn boxes_meet(f: &Flight, g: &Flight, mut times: impl Iterator<Item = u64>) -> b
 
 /// A bound below the gap between the boxes of two ships flown untouched ([`Flight::at`]) at
 /// every generation from one on, where their boxes are `a` and `b`: on each axis along which
-/// one box never gains on the other, the gap there then, less the cells each box may lag or lead its mean motion (a box moves
-/// its ship's whole displacement at the end of each period, so it is never further than that
-/// from where the ship's mean speed puts it). Two ships whose paths only part cost one look.
+/// one box never gains on the other, the gap there then, less the cells each box may lag or
+/// lead its mean motion (a box moves its ship's whole displacement at the end of each period,
+/// so it is never further than that from where the ship's mean speed puts it). Two ships whose
+/// paths only part cost one look.
 fn least_gap_after(
     f: &Flight,
     g: &Flight,
