@@ -16,7 +16,7 @@ use rayon::prelude::*;
 
 use crate::objects::{clusters, Classifier, Named};
 use crate::soup::{self, Rows};
-use crate::universe::{bounds, Envelope, Shot, Universe};
+use crate::universe::{bounds, Box4, Envelope, Shot, Universe};
 
 /// Cells a ship must lie past the rest of the pattern, towards where it moves, to be taken as
 /// escaping.
@@ -111,7 +111,7 @@ fn clear_escaping(
             u.set(x, y, true);
         }
     }
-    let boxes: Vec<(i64, i64, i64, i64)> = ships
+    let boxes: Vec<Box4> = ships
         .iter()
         .map(|(cells, _, _)| bounds(cells).expect("cells"))
         .chain(rest)
@@ -171,9 +171,6 @@ fn clear_escaping(
     !escaping.is_empty()
 }
 
-/// A box: left, top, right, bottom (inclusive).
-type Box4 = (i64, i64, i64, i64);
-
 /// A look for ships: its generation, and the box of everything but the ships on the edges.
 type Look = (u64, Option<Box4>);
 
@@ -185,7 +182,7 @@ pub(crate) struct Flight {
     /// Whether it is a glider (apgsearch takes away gliders only, and a soup that left nothing
     /// else has died).
     pub(crate) glider: bool,
-    pub(crate) bounds: (i64, i64, i64, i64),
+    pub(crate) bounds: Box4,
     pub(crate) at: u64,
     pub(crate) displacement: (i64, i64),
     pub(crate) period: u64,
@@ -232,7 +229,7 @@ impl Flight {
 
     /// Its box at generation `t` (from when it was taken away), grown by `margin`: where it
     /// would be, give or take the cells a ship sways within its period.
-    fn at(&self, t: u64, margin: i64) -> (i64, i64, i64, i64) {
+    fn at(&self, t: u64, margin: i64) -> Box4 {
         let periods = (t - self.at) as i64 / self.period as i64;
         let (dx, dy) = (self.displacement.0 * periods, self.displacement.1 * periods);
         let sway = self.period as i64;
@@ -247,13 +244,13 @@ impl Flight {
 }
 
 /// Cells between two boxes, the larger of the gaps across and down (0 where they overlap).
-fn gap(a: (i64, i64, i64, i64), b: (i64, i64, i64, i64)) -> i64 {
+fn gap(a: Box4, b: Box4) -> i64 {
     let across = (b.0 - a.2).max(a.0 - b.2).max(0);
     let down = (b.1 - a.3).max(a.1 - b.3).max(0);
     across.max(down)
 }
 
-fn overlap(a: (i64, i64, i64, i64), b: (i64, i64, i64, i64)) -> bool {
+fn overlap(a: Box4, b: Box4) -> bool {
     a.0 <= b.2 && b.0 <= a.2 && a.1 <= b.3 && b.1 <= a.3
 }
 
@@ -262,11 +259,7 @@ fn overlap(a: (i64, i64, i64, i64), b: (i64, i64, i64, i64)) -> bool {
 /// another ship taken away. What else there was each generation lies within the pattern's box
 /// (`boxes`) and within the box of all but ships at the last look, grown by a cell a
 /// generation since.
-fn flights_clear(
-    flights: &[Flight],
-    looks: &[Look],
-    boxes: &[Option<(i64, i64, i64, i64)>],
-) -> bool {
+fn flights_clear(flights: &[Flight], looks: &[Look], boxes: &[Option<Box4>]) -> bool {
     let last = looks.last().map_or(0, |l| l.0);
     for f in flights {
         let mut look = 0;
@@ -356,12 +349,7 @@ fn boxes_meet(f: &Flight, g: &Flight, mut times: impl Iterator<Item = u64>) -> b
 /// lead its mean motion (a box moves its ship's whole displacement at the end of each period,
 /// so it is never further than that from where the ship's mean speed puts it). Two ships whose
 /// paths only part cost one look.
-fn least_gap_after(
-    f: &Flight,
-    g: &Flight,
-    a: (i64, i64, i64, i64),
-    b: (i64, i64, i64, i64),
-) -> i64 {
+fn least_gap_after(f: &Flight, g: &Flight, a: Box4, b: Box4) -> i64 {
     let (fp, gp) = (f.period as i64, g.period as i64);
     let axis = |(f_low, f_high): (i64, i64), (g_low, g_high): (i64, i64), df: i64, dg: i64| {
         // g's speed along the axis less f's, times both periods.

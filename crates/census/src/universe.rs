@@ -43,7 +43,7 @@ const GROWTH_ROWS: usize = 32;
 const GROWTH: usize = 4;
 
 /// A box: left, top, right, bottom (inclusive).
-type Box4 = (i64, i64, i64, i64);
+pub(crate) type Box4 = (i64, i64, i64, i64);
 
 /// Where a buffer may hold live cells: first and last column, first and last row (indices of
 /// the window); nothing when the first column is past the last.
