@@ -5,7 +5,7 @@
 //
 // Layout. A box is SIDE rows of WORDS = SIDE / 32 32-bit words, row after row; bit b of word w
 // of row y is the cell (32 w + b, y). A warp steps a soup, a generation at a time from one copy
-// of its box into another, as tiles of one word and TILE rows: only the tiles with cells, those
+// of its box into another, as tiles of TILE_WORDS words and TILE rows: only the tiles with cells, those
 // beside them and those of the other copy still to be emptied, listed each generation and taken
 // by the lanes in turn. A soup's state (struct Soup, mirrored by soups.rs's SoupState) says
 // which rows hold cells.
@@ -36,10 +36,14 @@
 // within which there is nothing else), LOGGED (gliders a soup's log holds), SHARED (1 where
 // soups_run keeps a box in shared memory), TILE (the rows of a tile soups_run steps) and
 // MOST_KINDS (the kinds of lone object soups_live may name) in front of this (source.rs's
-// soups::source).
+// soups::source), and TILE_WORDS (the words of a tile's rows: 1, or 2 where the box is in global
+// memory, read as one 64-bit load).
 #if !defined(SIDE) || !defined(BAND) || !defined(ISOLATION) || !defined(LOGGED) || \
-    !defined(SHARED) || !defined(TILE) || !defined(MOST_KINDS)
-#error "source.rs's soups::source() defines SIDE, BAND, ISOLATION, LOGGED, SHARED, TILE and MOST_KINDS"
+    !defined(SHARED) || !defined(TILE) || !defined(TILE_WORDS) || !defined(MOST_KINDS)
+#error "source.rs's soups::source() defines SIDE, BAND, ISOLATION, LOGGED, SHARED, TILE, TILE_WORDS and MOST_KINDS"
+#endif
+#if TILE_WORDS != 1 && (TILE_WORDS != 2 || SHARED)
+#error "a tile is one word wide, or two where the box is in global memory (rows of an even count of words)"
 #endif
 #define WORDS (SIDE / 32)
 // Words from one row of soups_run's copies of a box to the next: in shared memory one more than
@@ -259,16 +263,18 @@ __device__ __forceinline__ unsigned int band_columns(int w) {
     return (w == 0 ? (1u << BAND) - 1u : 0u) | (w == WORDS - 1 ? ~0u << (32 - BAND) : 0u);
 }
 
-// Tiles: a box's cells are stepped as tiles of one word and TILE rows, only those with cells
-// or beside a tile with cells (and those to be cleared), so that a soup's empty room (between
-// its ash and the ships flying out of it) costs nothing. A copy's marks say which tiles may
-// hold cells, and where in them: mark k of tile row r, at k * TILE_ROWS + r, has bit w set
-// where the tile of word w and rows TILE r.. may have a cell as kind k says (never fewer than
-// it has). A tile is stepped where it has cells, or where a tile beside it has cells next to it.
+// Tiles: a box's cells are stepped as tiles of TILE_WORDS words and TILE rows, only those with
+// cells or beside a tile with cells (and those to be cleared), so that a soup's empty room
+// (between its ash and the ships flying out of it) costs nothing. A copy's marks say which
+// tiles may hold cells, and where in them: mark k of tile row r, at k * TILE_ROWS + r, has bit
+// c set where the tile of tile column c (words TILE_WORDS c..) and rows TILE r.. may have a cell
+// as kind k says (never fewer than it has). A tile is stepped where it has cells, or where a
+// tile beside it has cells next to it.
 #define TILE_ROWS (SIDE / TILE)
-#define ALL_WORDS (WORDS == 32 ? ~0u : (1u << (WORDS & 31)) - 1u)
-// The marks: anywhere; in its first row, its last; in its first column (bit 0 of a word), its
-// last (bit 31); and at its four corners.
+#define COLUMNS (WORDS / TILE_WORDS)
+#define ALL_COLUMNS (COLUMNS == 32 ? ~0u : (1u << (COLUMNS & 31)) - 1u)
+// The marks: anywhere; in its first row, its last; in its first column (bit 0 of its first
+// word), its last (bit 31 of its last); and at its four corners.
 #define ANY 0
 #define FIRST_ROW 1
 #define LAST_ROW 2
@@ -280,26 +286,30 @@ __device__ __forceinline__ unsigned int band_columns(int w) {
 #define BOTTOM_RIGHT 8
 #define MARKS 9
 
-// Marks tile (r, w) of `marks` as holding the cells `any` (its rows ORed), `first` in its first
-// row and `last` in its last.
-__device__ __forceinline__ void mark(unsigned int *marks, int r, int w, unsigned int any,
-                                     unsigned int first, unsigned int last) {
+// Marks tile (r, c) of `marks` as holding the cells `any` (its words' rows ORed), `first` in its
+// first row and `last` in its last (likewise ORed); `west_*` are those of its first word alone
+// (their bits 0 its first column), `east_*` those of its last (bits 31 its last column).
+__device__ __forceinline__ void mark(unsigned int *marks, int r, int c, unsigned int any,
+                                     unsigned int first, unsigned int last,
+                                     unsigned int west_any, unsigned int west_first,
+                                     unsigned int west_last, unsigned int east_any,
+                                     unsigned int east_first, unsigned int east_last) {
     if (!any) return;
-    unsigned int bit = 1u << w;
+    unsigned int bit = 1u << c;
     unsigned int *m = marks + r;
     atomicOr(m + ANY * TILE_ROWS, bit);
     if (first) atomicOr(m + FIRST_ROW * TILE_ROWS, bit);
     if (last) atomicOr(m + LAST_ROW * TILE_ROWS, bit);
-    if (any & 1u) atomicOr(m + FIRST_COLUMN * TILE_ROWS, bit);
-    if (any >> 31) atomicOr(m + LAST_COLUMN * TILE_ROWS, bit);
-    if (first & 1u) atomicOr(m + TOP_LEFT * TILE_ROWS, bit);
-    if (first >> 31) atomicOr(m + TOP_RIGHT * TILE_ROWS, bit);
-    if (last & 1u) atomicOr(m + BOTTOM_LEFT * TILE_ROWS, bit);
-    if (last >> 31) atomicOr(m + BOTTOM_RIGHT * TILE_ROWS, bit);
+    if (west_any & 1u) atomicOr(m + FIRST_COLUMN * TILE_ROWS, bit);
+    if (east_any >> 31) atomicOr(m + LAST_COLUMN * TILE_ROWS, bit);
+    if (west_first & 1u) atomicOr(m + TOP_LEFT * TILE_ROWS, bit);
+    if (east_first >> 31) atomicOr(m + TOP_RIGHT * TILE_ROWS, bit);
+    if (west_last & 1u) atomicOr(m + BOTTOM_LEFT * TILE_ROWS, bit);
+    if (east_last >> 31) atomicOr(m + BOTTOM_RIGHT * TILE_ROWS, bit);
 }
 
 // The tiles of tile row r to step, from the marks `here` of the copy stepped: those with cells
-// and those with a cell of a tile beside them next to them (bit w tile w).
+// and those with a cell of a tile beside them next to them (bit c tile column c).
 __device__ __forceinline__ unsigned int to_step(const unsigned int *here, int r) {
     unsigned int near = here[ANY * TILE_ROWS + r] | here[LAST_COLUMN * TILE_ROWS + r] << 1 |
                         here[FIRST_COLUMN * TILE_ROWS + r] >> 1;
@@ -313,7 +323,7 @@ __device__ __forceinline__ unsigned int to_step(const unsigned int *here, int r)
         near |= below[FIRST_ROW * TILE_ROWS] | below[TOP_RIGHT * TILE_ROWS] << 1 |
                 below[TOP_LEFT * TILE_ROWS] >> 1;
     }
-    return near & ALL_WORDS;
+    return near & ALL_COLUMNS;
 }
 
 // A row's cells summed with their left and right neighbours, as two bit planes h0 and h1 (0 to
@@ -342,47 +352,75 @@ __device__ __forceinline__ unsigned int life(unsigned int a0, unsigned int a1, u
     return (t0 & t1 & ~t2) | (~t0 & ~t1 & t2 & middle);
 }
 
-// Steps tile `k` (word k % WORDS of rows TILE (k / WORDS)..) from `from` into `to`, both at
-// row 0's first word; folds in what soups_run keeps of a generation: the rows with cells, the
-// cells in the band's columns, and the hash's products (see its loop).
+// Steps tile `k` (tile column k % COLUMNS, rows TILE (k / COLUMNS)..) from `from` into `to`,
+// both at row 0's first word; folds in what soups_run keeps of a generation: the rows with
+// cells, the cells in the band's columns, and the hash's products (see its loop).
 __device__ __forceinline__ void step_tile(const unsigned int *__restrict__ from,
                                           unsigned int *__restrict__ to, int k,
                                           unsigned int *marks, int &top, int &bottom,
                                           unsigned int &out, unsigned long long &products) {
-    int w = k % WORDS, r = k / WORDS, y0 = r * TILE;
-    // The tile's rows, with the row above and the row below: each word with those left and
-    // right of it (dead beyond the box).
-    unsigned int left[TILE + 2], middle[TILE + 2], right[TILE + 2];
+    int c = k % COLUMNS, r = k / COLUMNS, w0 = c * TILE_WORDS, y0 = r * TILE;
+    // The tile's rows, with the row above and the row below: word j of row i the word
+    // w0 - 1 + j, from the one left of the tile's to the one right of it (dead beyond the box).
+    unsigned int v[TILE + 2][TILE_WORDS + 2];
 #pragma unroll
     for (int i = 0; i < TILE + 2; i++) {
         int y = y0 - 1 + i;
         bool in = y >= 0 && y < SIDE;
-        const unsigned int *row = from + y * STRIDE + w;
-        middle[i] = in ? row[0] : 0u;
-        left[i] = in && w > 0 ? row[-1] : 0u;
-        right[i] = in && w < WORDS - 1 ? row[1] : 0u;
+        const unsigned int *row = from + y * STRIDE + w0;
+#if TILE_WORDS == 2
+        // An aligned load: w0 is even, and so is a row's count of words (STRIDE == WORDS).
+        uint2 pair = in ? *reinterpret_cast<const uint2 *>(row) : make_uint2(0u, 0u);
+        v[i][1] = pair.x;
+        v[i][2] = pair.y;
+#else
+        v[i][1] = in ? row[0] : 0u;
+#endif
+        v[i][0] = in && w0 > 0 ? row[-1] : 0u;
+        v[i][TILE_WORDS + 1] = in && w0 + TILE_WORDS < WORDS ? row[TILE_WORDS] : 0u;
     }
-    unsigned int h0[TILE + 2], h1[TILE + 2];
+    unsigned int h0[TILE + 2][TILE_WORDS], h1[TILE + 2][TILE_WORDS];
 #pragma unroll
-    for (int i = 0; i < TILE + 2; i++) across(left[i], middle[i], right[i], h0[i], h1[i]);
-    unsigned int any = 0u, first = 0u, last = 0u;
+    for (int i = 0; i < TILE + 2; i++)
+#pragma unroll
+        for (int j = 0; j < TILE_WORDS; j++)
+            across(v[i][j], v[i][j + 1], v[i][j + 2], h0[i][j], h1[i][j]);
+    unsigned int any[TILE_WORDS], first[TILE_WORDS], last[TILE_WORDS];
 #pragma unroll
     for (int i = 1; i <= TILE; i++) {
         int y = y0 - 1 + i;
-        unsigned int next =
-            life(h0[i - 1], h1[i - 1], h0[i], h1[i], h0[i + 1], h1[i + 1], middle[i]);
-        to[y * STRIDE + w] = next;
-        any |= next;
-        if (i == 1) first = next;
-        if (i == TILE) last = next;
-        top = next != 0u && y < top ? y : top;
-        bottom = next != 0u && y > bottom ? y : bottom;
-        // The place's multiplier: odd, places 2 x 0x9e3779b9 apart (a Weyl sequence).
-        unsigned int m = (unsigned int)(y * WORDS + w) * 0x3c6ef372u + 0x85ebca6bu;
-        products ^= (unsigned long long)next * m;
+        unsigned int next[TILE_WORDS], row_any = 0u;
+#pragma unroll
+        for (int j = 0; j < TILE_WORDS; j++) {
+            next[j] = life(h0[i - 1][j], h1[i - 1][j], h0[i][j], h1[i][j], h0[i + 1][j],
+                           h1[i + 1][j], v[i][j + 1]);
+            any[j] = i == 1 ? next[j] : any[j] | next[j];
+            if (i == 1) first[j] = next[j];
+            if (i == TILE) last[j] = next[j];
+            row_any |= next[j];
+            // The place's multiplier: odd, places 2 x 0x9e3779b9 apart (a Weyl sequence).
+            unsigned int m = (unsigned int)(y * WORDS + w0 + j) * 0x3c6ef372u + 0x85ebca6bu;
+            products ^= (unsigned long long)next[j] * m;
+        }
+        unsigned int *row = to + y * STRIDE + w0;
+#if TILE_WORDS == 2
+        *reinterpret_cast<uint2 *>(row) = make_uint2(next[0], next[1]);
+#else
+        row[0] = next[0];
+#endif
+        top = row_any != 0u && y < top ? y : top;
+        bottom = row_any != 0u && y > bottom ? y : bottom;
     }
-    out |= any & band_columns(w);
-    mark(marks, r, w, any, first, last);
+    unsigned int all = 0u, all_first = 0u, all_last = 0u;
+#pragma unroll
+    for (int j = 0; j < TILE_WORDS; j++) {
+        out |= any[j] & band_columns(w0 + j);
+        all |= any[j];
+        all_first |= first[j];
+        all_last |= last[j];
+    }
+    mark(marks, r, c, all, all_first, all_last, any[0], first[0], last[0],
+         any[TILE_WORDS - 1], first[TILE_WORDS - 1], last[TILE_WORDS - 1]);
 }
 
 // Steps the soups in `soups[0..count]` that are RUNNING by up to `generations` generations
@@ -407,7 +445,7 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
         WORDS == 32 ? ~0u : ((1u << (WORDS & 31)) - 1u) << (t & (32 - WORDS));
     unsigned int *global = cells + (size_t)index * SIDE * WORDS;
     __shared__ unsigned int marks[2][MARKS * TILE_ROWS];
-    __shared__ unsigned short list[TILE_ROWS * WORDS];
+    __shared__ unsigned short list[TILE_ROWS * COLUMNS];
     unsigned int *first, *second;
 #if SHARED
     extern __shared__ unsigned int shared[];
@@ -425,10 +463,13 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
     for (int i = t; i < MARKS * TILE_ROWS; i += 32) marks[0][i] = marks[1][i] = 0u;
     __syncwarp();
     for (int i = (int)s.top * WORDS + t; i < ((int)s.bottom + 1) * WORDS; i += 32) {
-        int y = i / WORDS;
-        unsigned int word = first[y * STRIDE + i % WORDS];
-        mark(marks[0], y / TILE, i % WORDS, word, y % TILE == 0 ? word : 0u,
-             y % TILE == TILE - 1 ? word : 0u);
+        int y = i / WORDS, w = i % WORDS;
+        unsigned int word = first[y * STRIDE + w];
+        unsigned int top_row = y % TILE == 0 ? word : 0u, bottom_row = y % TILE == TILE - 1 ? word : 0u;
+        bool west = w % TILE_WORDS == 0, east = w % TILE_WORDS == TILE_WORDS - 1;
+        mark(marks[0], y / TILE, w / TILE_WORDS, word, top_row, bottom_row, west ? word : 0u,
+             west ? top_row : 0u, west ? bottom_row : 0u, east ? word : 0u,
+             east ? top_row : 0u, east ? bottom_row : 0u);
     }
     __syncwarp();
     // The copy holding the soup's generation, and the tile rows that held cells in either at
@@ -469,7 +510,7 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
             int at = tiles + before - n;
             tiles += __shfl_sync(~0u, before, 31);
             for (; step; step &= step - 1u)
-                list[at++] = (unsigned short)(r * WORDS + __ffs(step) - 1);
+                list[at++] = (unsigned short)(r * COLUMNS + __ffs(step) - 1);
         }
         __syncwarp();
         int top = SIDE, bottom = -1;

@@ -288,7 +288,17 @@ pub mod soups {
     pub fn tile(side: usize) -> usize {
         match side {
             256 => 8,
-            _ => 16,
+            _ => 8,
+        }
+    }
+
+    /// The words of a tile's rows that soups_run steps in a box of `side` cells a side: one
+    /// where the box is in shared memory, two (read and written as one 64-bit access) where it
+    /// is in global memory.
+    pub fn tile_words(side: usize) -> usize {
+        match shared(side) {
+            true => 1,
+            false => 2,
         }
     }
 
@@ -297,9 +307,10 @@ pub mod soups {
         format!(
             "#define SIDE {side}\n#define BAND {BAND}\n#define ISOLATION {ISOLATION}\n\
              #define LOGGED {LOGGED}\n#define SHARED {}\n#define TILE {}\n\
-             #define MOST_KINDS {MOST_KINDS}\n{}",
+             #define TILE_WORDS {}\n#define MOST_KINDS {MOST_KINDS}\n{}",
             shared(side) as u8,
             tile(side),
+            tile_words(side),
             super::SOUPS
         )
     }
