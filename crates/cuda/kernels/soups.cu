@@ -5,10 +5,10 @@
 //
 // Layout. A box is SIDE rows of WORDS = SIDE / 32 32-bit words, row after row; bit b of word w
 // of row y is the cell (32 w + b, y). A warp steps a soup, a generation at a time from one copy
-// of its box into another, as tiles of TILE_WORDS words and TILE rows: only the tiles with cells, those
-// beside them and those of the other copy still to be emptied, listed each generation and taken
-// by the lanes in turn. A soup's state (struct Soup, mirrored by soups.rs's SoupState) says
-// which rows hold cells.
+// of its box into another, as tiles of TILE_WORDS words and TILE rows: only the tiles with
+// cells, those beside them and those of the other copy still to be emptied, listed each
+// generation and taken by the lanes in turn. A soup's state (struct Soup, mirrored by
+// soups.rs's SoupState) says which rows hold cells.
 //
 // The band: cells fewer than BAND from an edge. A soup stops (PAUSED) as soon as a cell is
 // there, so that the box's edge, beyond which everything is taken as dead, is never near a
@@ -43,7 +43,7 @@
 #error "source.rs's soups::source() defines SIDE, BAND, ISOLATION, LOGGED, SHARED, TILE, TILE_WORDS and MOST_KINDS"
 #endif
 #if TILE_WORDS != 1 && (TILE_WORDS != 2 || SHARED)
-#error "a tile is one word wide, or two where the box is in global memory (rows of an even count of words)"
+#error "a tile is one word wide, or two where the box is in global memory (even words a row)"
 #endif
 #define WORDS (SIDE / 32)
 // Words from one row of soups_run's copies of a box to the next: in shared memory one more than
@@ -465,7 +465,8 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
     for (int i = (int)s.top * WORDS + t; i < ((int)s.bottom + 1) * WORDS; i += 32) {
         int y = i / WORDS, w = i % WORDS;
         unsigned int word = first[y * STRIDE + w];
-        unsigned int top_row = y % TILE == 0 ? word : 0u, bottom_row = y % TILE == TILE - 1 ? word : 0u;
+        unsigned int top_row = y % TILE == 0 ? word : 0u;
+        unsigned int bottom_row = y % TILE == TILE - 1 ? word : 0u;
         bool west = w % TILE_WORDS == 0, east = w % TILE_WORDS == TILE_WORDS - 1;
         mark(marks[0], y / TILE, w / TILE_WORDS, word, top_row, bottom_row, west ? word : 0u,
              west ? top_row : 0u, west ? bottom_row : 0u, east ? word : 0u,

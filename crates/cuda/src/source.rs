@@ -281,24 +281,21 @@ pub mod soups {
         side <= 256
     }
 
-    /// The rows of a tile that soups_run steps in a box of `side` cells a side: 8 in boxes of
-    /// 256, 16 in larger ones (ncu over the runs of a 2^19-soup census: 256-cell boxes
-    /// 513–531 ms with tiles of 8 rows, 534 with 4, 625 with 16; 512-cell boxes 422–437, 339
-    /// and 309).
-    pub fn tile(side: usize) -> usize {
-        match side {
-            256 => 8,
-            _ => 8,
-        }
-    }
+    /// The rows of a tile that soups_run steps. Tiles of one word: in boxes of 256 cells, 8 rows
+    /// (ncu over the runs of a 2^19-soup census: 513–531 ms, 534 with 4 rows, 625 with 16); in
+    /// boxes of 512, 16 (309 ms; 339 with 4 rows, 422–437 with 8). Tiles of two words, as boxes
+    /// of 512 now have: 8 rows, 347 ms against one-word tiles' 395 on the same H100 host
+    /// (2026-12-05; docs/benchmarks/census.md).
+    pub const TILE: usize = 8;
 
     /// The words of a tile's rows that soups_run steps in a box of `side` cells a side: one
     /// where the box is in shared memory, two (read and written as one 64-bit access) where it
     /// is in global memory.
     pub fn tile_words(side: usize) -> usize {
-        match shared(side) {
-            true => 1,
-            false => 2,
+        if shared(side) {
+            1
+        } else {
+            2
         }
     }
 
@@ -306,10 +303,9 @@ pub mod soups {
     pub fn source(side: usize) -> String {
         format!(
             "#define SIDE {side}\n#define BAND {BAND}\n#define ISOLATION {ISOLATION}\n\
-             #define LOGGED {LOGGED}\n#define SHARED {}\n#define TILE {}\n\
+             #define LOGGED {LOGGED}\n#define SHARED {}\n#define TILE {TILE}\n\
              #define TILE_WORDS {}\n#define MOST_KINDS {MOST_KINDS}\n{}",
             shared(side) as u8,
-            tile(side),
             tile_words(side),
             super::SOUPS
         )
