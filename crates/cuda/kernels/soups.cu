@@ -369,7 +369,8 @@ __device__ __forceinline__ void step_tile(const unsigned int *__restrict__ from,
         bool in = y >= 0 && y < SIDE;
         const unsigned int *row = from + y * STRIDE + w0;
 #if TILE_WORDS == 2
-        // An aligned load: w0 is even, and so is a row's count of words (STRIDE == WORDS).
+        // An aligned load: both copies of a box start a multiple of SIDE x WORDS words (even)
+        // from `cells`, a row's count of words is even (STRIDE == WORDS), and so is w0.
         uint2 pair = in ? *reinterpret_cast<const uint2 *>(row) : make_uint2(0u, 0u);
         v[i][1] = pair.x;
         v[i][2] = pair.y;
