@@ -4,10 +4,10 @@
 // of 256 cells a side, and 512 for soups that the smaller cannot hold.
 //
 // Layout. A box is SIDE rows of WORDS = SIDE / 32 32-bit words, row after row; bit b of word w
-// of row y is the cell (32 w + b, y). A warp steps a soup, a generation at a time from one copy
-// of its box into another, as tiles of TILE_WORDS words and TILE rows: only the tiles with
-// cells, those beside them and those of the other copy still to be emptied, listed each
-// generation and taken by the lanes in turn. A soup's state (struct Soup, mirrored by
+// of row y is the cell (32 w + b, y). A block of WARPS warps steps a soup, a generation at a
+// time from one copy of its box into another, as tiles of TILE_WORDS words and TILE rows: only
+// the tiles with cells, those beside them and those of the other copy still to be emptied,
+// listed each generation and taken by the threads in turn. A soup's state (struct Soup, mirrored by
 // soups.rs's SoupState) says which rows hold cells.
 //
 // The band: cells fewer than BAND from an edge. A soup stops (PAUSED) as soon as a cell is
@@ -19,7 +19,7 @@
 // two looks, after which the soup stops as before), and the soup runs on from a new shot.
 //
 // Settling. Each generation's cells are hashed: each word of the box times a multiplier of its
-// own (odd, one for each place in the box), the 64-bit products XORed over the warp, so that
+// own (odd, one for each place in the box), the 64-bit products XORed over the block, so that
 // no product waits for another and empty words add nothing. The hash of the generation shot_at
 // is kept for shot_every(shot_at) generations and the soup has SETTLED when it comes back: its
 // period is the generations since, the least period of a pattern that was already repeating at
@@ -36,11 +36,12 @@
 // within which there is nothing else), LOGGED (gliders a soup's log holds), SHARED (1 where
 // soups_run keeps a box in shared memory), TILE (the rows of a tile soups_run steps) and
 // MOST_KINDS (the kinds of lone object soups_live may name) in front of this (source.rs's
-// soups::source), and TILE_WORDS (the words of a tile's rows: 1, or 2 where the box is in global
-// memory, read as one 64-bit load).
+// soups::source), TILE_WORDS (the words of a tile's rows: 1, or 2 where the box is in global
+// memory, read as one 64-bit load) and WARPS (the warps of a block of soups_run).
 #if !defined(SIDE) || !defined(BAND) || !defined(ISOLATION) || !defined(LOGGED) || \
-    !defined(SHARED) || !defined(TILE) || !defined(TILE_WORDS) || !defined(MOST_KINDS)
-#error "source.rs's soups::source() defines SIDE, BAND, ISOLATION, LOGGED, SHARED, TILE, TILE_WORDS and MOST_KINDS"
+    !defined(SHARED) || !defined(TILE) || !defined(TILE_WORDS) || !defined(MOST_KINDS) || \
+    !defined(WARPS)
+#error "source.rs's soups::source() defines SIDE, BAND, ISOLATION, LOGGED, SHARED, TILE, TILE_WORDS, MOST_KINDS and WARPS"
 #endif
 #if TILE_WORDS != 1 && (TILE_WORDS != 2 || SHARED)
 #error "a tile is one word wide, or two where the box is in global memory (even words a row)"
@@ -426,13 +427,34 @@ __device__ __forceinline__ void step_tile(const unsigned int *__restrict__ from,
 
 // Steps the soups in `soups[0..count]` that are RUNNING by up to `generations` generations
 // each, stopping each where it settles, dies, reaches the band, or reaches generation `most`.
-// A block (one warp) a soup: each generation the tiles to step are listed, and the lanes take
-// them in turn, from one copy of the box into the other. Where SHARED, both copies are in
-// shared memory (2 SIDE * STRIDE words, the launch's dynamic shared memory), the box copied in
-// for the launch and its rows that held cells at any time in it copied back at its end; where
-// not, the second copy is box count + index of `cells`, empty between launches. Gliders in the
-// band are taken away where take_glider can (phases `gliders`), each logged in the soup's
-// LOGGED entries of `log` as (generation << 32 | take_glider's entry).
+// A block of WARPS warps a soup: each generation the first warp lists the tiles to step, and
+// the block's threads take them in turn, from one copy of the box into the other. Where SHARED,
+// both copies are in shared memory (2 SIDE * STRIDE words, the launch's dynamic shared memory),
+// the box copied in for the launch and its rows that held cells at any time in it copied back
+// at its end; where not, the second copy is box count + index of `cells`, empty between
+// launches. Gliders in the band are taken away where take_glider can (phases `gliders`), each
+// logged in the soup's LOGGED entries of `log` as (generation << 32 | take_glider's entry).
+#define RUN_THREADS (32 * WARPS)
+// Every thread of a block of soups_run waits for the others here.
+#if WARPS == 1
+#define SYNC() __syncwarp()
+#else
+#define SYNC() __syncthreads()
+#endif
+
+// Thread 0's `v`, for every thread of a block of soups_run (each calls it, and waits for the
+// others as at SYNC), through `room` in shared memory where the block has more than a warp.
+template <typename T> __device__ __forceinline__ T from_first(T v, T &room) {
+#if WARPS == 1
+    __syncwarp();
+    return __shfl_sync(~0u, v, 0);
+#else
+    if (threadIdx.x == 0) room = v;
+    __syncthreads();
+    return room;
+#endif
+}
+
 extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count,
                                      unsigned int generations, unsigned int most,
                                      const unsigned int *gliders, unsigned long long *log) {
@@ -440,20 +462,28 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
     if (index >= count) return;
     Soup s = soups[index];
     if (s.status != RUNNING) return;
-    int t = threadIdx.x, lane = t & (WORDS - 1), strip = t / WORDS;
-    // The lanes of this lane's group of WORDS (the first group looks at the band).
+    int t = threadIdx.x, warp = WARPS == 1 ? 0 : t / 32, lane = t & (WORDS - 1);
+    int strip = (t & 31) / WORDS;
+    // The lanes of this lane's group of WORDS (the first warp's first group looks at the band).
     unsigned int mask =
         WORDS == 32 ? ~0u : ((1u << (WORDS & 31)) - 1u) << (t & (32 - WORDS));
     unsigned int *global = cells + (size_t)index * SIDE * WORDS;
     __shared__ unsigned int marks[2][MARKS * TILE_ROWS];
     __shared__ unsigned short list[TILE_ROWS * COLUMNS];
+    // What the first warp hands the block (from_first): the tiles listed, the tile rows that
+    // held cells, a glider taken away (take_glider's entry, and the rows with cells then).
+    __shared__ int listed, held[2], taken[3];
+    // Each warp's part of a generation's hash, rows with cells and cells in the band's columns.
+    __shared__ unsigned long long part_hash[WARPS];
+    __shared__ int part_top[WARPS], part_bottom[WARPS];
+    __shared__ unsigned int part_out[WARPS];
     unsigned int *first, *second;
 #if SHARED
     extern __shared__ unsigned int shared[];
     // The rows with cells (top..bottom), the others empty, and the second copy empty.
-    for (int i = t; i < 2 * SIDE * STRIDE; i += 32) shared[i] = 0u;
-    __syncwarp();
-    for (int i = (int)s.top * WORDS + t; i < ((int)s.bottom + 1) * WORDS; i += 32)
+    for (int i = t; i < 2 * SIDE * STRIDE; i += RUN_THREADS) shared[i] = 0u;
+    SYNC();
+    for (int i = (int)s.top * WORDS + t; i < ((int)s.bottom + 1) * WORDS; i += RUN_THREADS)
         shared[i / WORDS * STRIDE + i % WORDS] = global[i];
     first = shared;
     second = first + SIDE * STRIDE;
@@ -461,9 +491,9 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
     first = global;
     second = cells + ((size_t)count + index) * SIDE * WORDS;
 #endif
-    for (int i = t; i < MARKS * TILE_ROWS; i += 32) marks[0][i] = marks[1][i] = 0u;
-    __syncwarp();
-    for (int i = (int)s.top * WORDS + t; i < ((int)s.bottom + 1) * WORDS; i += 32) {
+    for (int i = t; i < MARKS * TILE_ROWS; i += RUN_THREADS) marks[0][i] = marks[1][i] = 0u;
+    SYNC();
+    for (int i = (int)s.top * WORDS + t; i < ((int)s.bottom + 1) * WORDS; i += RUN_THREADS) {
         int y = i / WORDS, w = i % WORDS;
         unsigned int word = first[y * STRIDE + w];
         unsigned int top_row = y % TILE == 0 ? word : 0u;
@@ -473,66 +503,86 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
              west ? top_row : 0u, west ? bottom_row : 0u, east ? word : 0u,
              east ? top_row : 0u, east ? bottom_row : 0u);
     }
-    __syncwarp();
-    // The copy holding the soup's generation, and the tile rows that held cells in either at
-    // some time in this launch (those copied back, or cleared).
+    SYNC();
+    // The copy holding the soup's generation, and (in the first warp) the tile rows that held
+    // cells in either at some time in this launch (those copied back, or cleared).
     int now = 0;
     int held_top = (int)s.top / TILE, held_bottom = (int)s.bottom / TILE;
     unsigned int edge = band_columns(lane);
     for (unsigned int g = 0; g < generations && s.status == RUNNING; g++) {
         const unsigned int *here = marks[now];
         unsigned int *there = marks[now ^ 1];
-        // The tile rows that may hold cells in either copy, and one more each way.
-        int low = TILE_ROWS, high = -1;
-        for (int r = t; r < TILE_ROWS; r += 32) {
-            if (here[r] | there[r]) {
-                low = min(low, r);
-                high = r;
-            }
-        }
-        low = max(warp_min(low) - 1, 0);
-        high = min(warp_max(high) + 1, TILE_ROWS - 1);
-        held_top = min(held_top, low);
-        held_bottom = max(held_bottom, high);
-        // The tiles to step, listed: those with cells or beside a tile with cells, and those
-        // of the other copy with cells to be overwritten. A lane a tile row at a time.
         int tiles = 0;
-        for (int base = low; base <= high; base += 32) {
-            int r = base + t;
-            unsigned int step = 0u;
-            if (r <= high) {
-                step = to_step(here, r) | there[r];
-                for (int k = 0; k < MARKS; k++) there[k * TILE_ROWS + r] = 0u;
+        if (warp == 0) {
+            // The tile rows that may hold cells in either copy, and one more each way.
+            int low = TILE_ROWS, high = -1;
+            for (int r = t; r < TILE_ROWS; r += 32) {
+                if (here[r] | there[r]) {
+                    low = min(low, r);
+                    high = r;
+                }
             }
-            int n = __popc(step), before = n;
-            for (int o = 1; o < 32; o *= 2) {
-                int v = __shfl_up_sync(~0u, before, o);
-                if (t >= o) before += v;
+            low = max(warp_min(low) - 1, 0);
+            high = min(warp_max(high) + 1, TILE_ROWS - 1);
+            held_top = min(held_top, low);
+            held_bottom = max(held_bottom, high);
+            // The tiles to step, listed: those with cells or beside a tile with cells, and
+            // those of the other copy with cells to be overwritten. A lane a tile row at a time.
+            for (int base = low; base <= high; base += 32) {
+                int r = base + t;
+                unsigned int step = 0u;
+                if (r <= high) {
+                    step = to_step(here, r) | there[r];
+                    for (int k = 0; k < MARKS; k++) there[k * TILE_ROWS + r] = 0u;
+                }
+                int n = __popc(step), before = n;
+                for (int o = 1; o < 32; o *= 2) {
+                    int v = __shfl_up_sync(~0u, before, o);
+                    if (t >= o) before += v;
+                }
+                int at = tiles + before - n;
+                tiles += __shfl_sync(~0u, before, 31);
+                for (; step; step &= step - 1u)
+                    list[at++] = (unsigned short)(r * COLUMNS + __ffs(step) - 1);
             }
-            int at = tiles + before - n;
-            tiles += __shfl_sync(~0u, before, 31);
-            for (; step; step &= step - 1u)
-                list[at++] = (unsigned short)(r * COLUMNS + __ffs(step) - 1);
         }
-        __syncwarp();
+        tiles = from_first(tiles, listed);
         int top = SIDE, bottom = -1;
         unsigned int out = 0u;
-        // This lane's words' products with their places' multipliers, XORed: each word of the
-        // box times a multiplier of its place, so that the order of the tiles does not matter.
+        // This thread's words' products with their places' multipliers, XORed: each word of
+        // the box times a multiplier of its place, so that the order of the tiles does not
+        // matter.
         unsigned long long products = 0ull;
-        for (int i = t; i < tiles; i += 32)
+        for (int i = t; i < tiles; i += RUN_THREADS)
             step_tile(now ? second : first, now ? first : second, list[i], there, top, bottom,
                       out, products);
-        __syncwarp();
-        now ^= 1;
-        unsigned int *whole = now ? second : first;
-        unsigned int *box = whole + lane;
         unsigned int high_half = warp_xor((unsigned int)(products >> 32));
         unsigned long long hash =
             (unsigned long long)high_half << 32 | warp_xor((unsigned int)products);
         top = warp_min(top);
         bottom = warp_max(bottom);
         out = warp_or(out);
+#if WARPS > 1
+        if ((t & 31) == 0) {
+            part_hash[warp] = hash;
+            part_top[warp] = top;
+            part_bottom[warp] = bottom;
+            part_out[warp] = out;
+        }
+        __syncthreads();
+        for (int w = 0; w < WARPS; w++) {
+            if (w == warp) continue;
+            hash ^= part_hash[w];
+            top = min(top, part_top[w]);
+            bottom = max(bottom, part_bottom[w]);
+            out |= part_out[w];
+        }
+#else
+        __syncwarp();
+#endif
+        now ^= 1;
+        unsigned int *whole = now ? second : first;
+        unsigned int *box = whole + lane;
         bool band = bottom >= 0 && (top < BAND || bottom >= SIDE - BAND || out != 0u);
         s.generation += 1u;
         if (bottom < 0) {
@@ -540,17 +590,18 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
         } else {
             unsigned int entry = 0u;
             if (band && s.taken < LOGGED) {
-                // The first group alone looks, and takes a glider away.
-                if (strip == 0) {
-                    int bx0, bx1, by0, by1;
-                    band_box(box, lane, mask, edge, top, bottom, bx0, bx1, by0, by1);
-                    entry = take_glider(whole, lane, mask, gliders, top, bottom, bx0, bx1,
-                                        by0, by1);
+                // The first warp's first group alone looks, and takes a glider away.
+                if (warp == 0) {
+                    if (strip == 0) {
+                        int bx0, bx1, by0, by1;
+                        band_box(box, lane, mask, edge, top, bottom, bx0, bx1, by0, by1);
+                        entry = take_glider(whole, lane, mask, gliders, top, bottom, bx0, bx1,
+                                            by0, by1);
+                    }
                 }
-                __syncwarp();
-                entry = __shfl_sync(~0u, entry, 0);
-                top = __shfl_sync(~0u, top, 0);
-                bottom = __shfl_sync(~0u, bottom, 0);
+                entry = (unsigned int)from_first((int)entry, taken[0]);
+                top = from_first(top, taken[1]);
+                bottom = from_first(bottom, taken[2]);
             }
             s.top = top;
             s.bottom = bottom;
@@ -572,14 +623,15 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
         }
         if (s.status == RUNNING && s.generation >= most) s.status = GIVEN_UP;
     }
-    __syncwarp();
+    held_top = from_first(held_top, held[0]);
+    held_bottom = from_first(held_bottom, held[1]);
     // The rows that held cells back in the box (where the soup is not there already), and the
     // second copy emptied where it is in global memory.
     int from_row = held_top * TILE, to_row = (held_bottom + 1) * TILE;
-    const unsigned int *held = now ? second : first;
-    for (int i = from_row * WORDS + t; i < to_row * WORDS; i += 32) {
+    const unsigned int *kept = now ? second : first;
+    for (int i = from_row * WORDS + t; i < to_row * WORDS; i += RUN_THREADS) {
         int at = i / WORDS * STRIDE + i % WORDS;
-        if (held != global) global[i] = held[at];
+        if (kept != global) global[i] = kept[at];
 #if !SHARED
         second[at] = 0u;
 #endif

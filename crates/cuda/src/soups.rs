@@ -13,7 +13,7 @@ use cudarc::driver::{
 
 use crate::device::Gpu;
 use crate::error::Result;
-use crate::source::soups::shared;
+use crate::source::soups::{shared, warps};
 pub use crate::source::soups::{source, BAND, ISOLATION, LOGGED, MOST_KINDS, SIDES};
 
 /// A kind of object that soups_live names where it stands alone, in one orientation and phase:
@@ -189,8 +189,8 @@ impl SoupState {
     }
 }
 
-/// Threads a block of every kernel here but soups_run, which has a warp a box (the kernels'
-/// THREADS).
+/// Threads a block of every kernel here but soups_run, which has `warps(side)` warps a box
+/// (the kernels' THREADS).
 const BLOCK: u32 = 256;
 
 /// Live words gathered after each run at most, at first ([`SoupBoxes::live_words`] makes more
@@ -508,10 +508,11 @@ impl SoupBoxes {
     /// words from [`SoupBoxes::live_words`].
     pub fn start(&mut self, generations: u32, most: u32) -> Result<()> {
         let count = self.slots as i32;
-        // A warp a box, with the box's room in shared memory where it keeps it there.
+        // A block of `warps` warps a box, with the box's room in shared memory where it keeps
+        // it there.
         let cfg = LaunchConfig {
             grid_dim: (self.slots as u32, 1, 1),
-            block_dim: (32, 1, 1),
+            block_dim: (32 * warps(self.side) as u32, 1, 1),
             shared_mem_bytes: match shared(self.side) {
                 // Two copies of rows of a word more than the box's (the kernel's STRIDE).
                 true => (2 * self.side * (self.words() + 1) * 4) as u32,
@@ -525,8 +526,9 @@ impl SoupBoxes {
         // unsigned int generations, unsigned int most, const unsigned int* gliders,
         // unsigned long long* log); `cells` holds `count` boxes, `states` `count` states, `log`
         // LOGGED entries for each (the kernel writes entry `taken` only while below LOGGED),
-        // `gliders` the 16 phases it reads, and a block (a warp) a box; the shared memory it is
-        // given is a box's where `shared` has it keep one there (as its source says).
+        // `gliders` the 16 phases it reads, and a block a box, of the WARPS warps its source is
+        // built with (`warps`); the shared memory it is given is a box's where `shared` has it
+        // keep one there (as its source says).
         unsafe {
             self.running
                 .launch_builder(&self.run)

@@ -299,14 +299,32 @@ pub mod soups {
         }
     }
 
+    /// The warps of a block of soups_run, which steps one soup: one where the box is in shared
+    /// memory, four where it is in global memory. Boxes of 512 are few (3.4% of soups go on in
+    /// them) and long-lived, so that a launch holds few at a time, each waiting on its loads:
+    /// with four warps each, that tier's launches of a 2^19-soup census ran in 258–263 ms
+    /// against one's 337 on H100s (255 against 277 on an H200), with two in 293 (H100), with
+    /// eight in 418 (H200). Boxes of 256 ran slower with more than
+    /// one (592 ms with two against 441, 701 with four, H100): their soups are small, a
+    /// generation a few tiles, and each warp pays a generation's listing and sums
+    /// (docs/benchmarks/census.md).
+    pub fn warps(side: usize) -> usize {
+        if shared(side) {
+            1
+        } else {
+            4
+        }
+    }
+
     /// The kernels' source for boxes of `side` cells a side.
     pub fn source(side: usize) -> String {
         format!(
             "#define SIDE {side}\n#define BAND {BAND}\n#define ISOLATION {ISOLATION}\n\
              #define LOGGED {LOGGED}\n#define SHARED {}\n#define TILE {TILE}\n\
-             #define TILE_WORDS {}\n#define MOST_KINDS {MOST_KINDS}\n{}",
+             #define TILE_WORDS {}\n#define MOST_KINDS {MOST_KINDS}\n#define WARPS {}\n{}",
             shared(side) as u8,
             tile_words(side),
+            warps(side),
             super::SOUPS
         )
     }
