@@ -58,8 +58,9 @@ pub const ISOLATION: i64 = soups::ISOLATION as i64;
 
 /// Generations the GPU runs between two looks at the soups that stopped. A soup stopped early
 /// in a run waits in its box for the run's end, but fewer looks cost the host less: 1024 gave
-/// 6% more soups a second than 256 over 2^23 soups on one H200 (docs/benchmarks/census.md).
-const ROUND: u32 = 1024;
+/// 6% more soups a second than 256 over 2^23 soups on one H200, and 4096 more again than 1024
+/// on H100 hosts, where the host's look bounds a census (docs/benchmarks/census.md).
+const ROUND: u32 = 4096;
 
 /// The boxes by default, (side, how many): a soup runs in a box of the smallest side (two sets
 /// of them, each looked at while the other runs), and from the start again in one of the next
