@@ -7,8 +7,8 @@
 // of row y is the cell (32 w + b, y). A block of WARPS warps steps a soup, a generation at a
 // time from one copy of its box into another, as tiles of TILE_WORDS words and TILE rows: only
 // the tiles with cells, those beside them and those of the other copy still to be emptied,
-// listed each generation and taken by the threads in turn. A soup's state (struct Soup, mirrored by
-// soups.rs's SoupState) says which rows hold cells.
+// listed each generation and taken by the threads in turn. A soup's state (struct Soup,
+// mirrored by soups.rs's SoupState) says which rows hold cells.
 //
 // The band: cells fewer than BAND from an edge. A soup stops (PAUSED) as soon as a cell is
 // there, so that the box's edge, beyond which everything is taken as dead, is never near a
