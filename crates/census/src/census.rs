@@ -296,17 +296,15 @@ pub(crate) fn flights_meet<F: std::borrow::Borrow<Flight>>(flights: &[F], strict
             let g = g.borrow();
             let from = f.at.max(g.at);
             let together = (f.displacement, f.period) == (g.displacement, g.period);
-            if strict
-                && gap(f.at(from, 0), g.at(from, 0)) <= 2
-                && (!together || in_reach(f, g, from))
-            {
+            let boxes = (f.at(from, 0), g.at(from, 0));
+            if strict && gap(boxes.0, boxes.1) <= 2 && (!together || in_reach(f, g, from)) {
                 return true;
             }
             // The boxes move only where a period of one ship or the other ends: the gap is
             // looked at then.
             let moves =
                 std::iter::successors(Some(from), |&t| Some(f.next_move(t).min(g.next_move(t))));
-            if !together && boxes_meet(f, g, moves) {
+            if !together && boxes_meet(f, g, from, boxes, moves.skip(1)) {
                 return true;
             }
         }
@@ -314,17 +312,19 @@ pub(crate) fn flights_meet<F: std::borrow::Borrow<Flight>>(flights: &[F], strict
     false
 }
 
-/// Whether the boxes of two ships of different velocities, flown untouched, meet at one of
-/// the generations `times` (the first the later of the two was taken away, in order, each
-/// generation where either box moves among them): where they come nearer than they were and
-/// within reach. Both move in straight lines, so the gap between them falls, then rises for
-/// ever (give or take the cells they move at once): once it is well past its least, they never
-/// meet.
-fn boxes_meet(f: &Flight, g: &Flight, mut times: impl Iterator<Item = u64>) -> bool {
-    let Some(from) = times.next() else {
-        return false;
-    };
-    let (a, b) = (f.at(from, 0), g.at(from, 0));
+/// Whether the boxes of two ships of different velocities, flown untouched, meet after
+/// generation `from` (the later of the two was taken away then; their boxes were `boxes`) at
+/// one of the generations `times` (after `from`, in order, each generation where either box
+/// moves among them): where they come nearer than they were and within reach. Both move in
+/// straight lines, so the gap between them falls, then rises for ever (give or take the cells
+/// they move at once): once it is well past its least, they never meet.
+fn boxes_meet(
+    f: &Flight,
+    g: &Flight,
+    from: u64,
+    (a, b): (Box4, Box4),
+    times: impl Iterator<Item = u64>,
+) -> bool {
     if least_gap_after(f, g, a, b) > 2 {
         return false;
     }
@@ -947,7 +947,9 @@ mod tests {
                 .collect();
             let followed = flights.iter().enumerate().any(|(i, f)| {
                 flights[i + 1..].iter().any(|g| {
-                    f.displacement != g.displacement && boxes_meet(f, g, f.at.max(g.at)..)
+                    let from = f.at.max(g.at);
+                    let boxes = (f.at(from, 0), g.at(from, 0));
+                    f.displacement != g.displacement && boxes_meet(f, g, from, boxes, from + 1..)
                 })
             });
             proptest::prop_assert_eq!(flights_meet(&flights, false), followed);
