@@ -46,11 +46,13 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::hash::BuildHasher;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, RwLock};
 
+use hashbrown::HashTable;
 use rayon::prelude::*;
-use rustc_hash::FxHashMap;
+use rustc_hash::FxBuildHasher;
 
 use crate::error::{quoted, Error, Result};
 use crate::pattern::archive::Source;
@@ -944,10 +946,18 @@ struct Builder {
     /// Each transition's output.
     outputs: Vec<u32>,
     nodes: Vec<u32>,
-    /// Nodes made, by their words, so that equal nodes are one.
-    made: FxHashMap<Vec<u32>, u32>,
-    /// Sub-tables built, by variable and the transitions left.
-    built: FxHashMap<(usize, Vec<u64>), u32>,
+    /// Nodes made, each as the hash of its words and their offset in `nodes`, so that equal
+    /// nodes are one.
+    made: HashTable<(u64, u32)>,
+    /// Sub-tables built, each as the hash of its key, the key's offset in `keys` and the node.
+    built: HashTable<(u64, u32, u32)>,
+    /// The keys of `built`, `words + 1` words each: the variable, then the transitions left.
+    keys: Vec<u64>,
+    /// For each variable `v`, from word `v * words`: the set of the node being built there
+    /// (each node's children are built in the part after its own).
+    left: Vec<u64>,
+    /// For each variable `v`, from word `v * states`: the words of the node being built there.
+    out: Vec<u32>,
     /// Words of sets looked at so far, and the most it may look at ([`MAX_BUILD_WORK`]).
     work: u64,
     most_work: u64,
@@ -983,8 +993,11 @@ impl Builder {
             open_after,
             outputs: transitions.iter().map(|t| t.output).collect(),
             nodes: Vec::new(),
-            made: Default::default(),
-            built: Default::default(),
+            made: HashTable::new(),
+            built: HashTable::new(),
+            keys: Vec::new(),
+            left: vec![0; variables * words],
+            out: vec![0; variables * states as usize],
             work: 0,
             most_work: MAX_BUILD_WORK,
         }
@@ -993,11 +1006,10 @@ impl Builder {
     /// The whole tree, or where it is too large to build ([`MAX_BUILD_WORK`],
     /// [`MAX_TREE_WORDS`]), the transitions as [`Masks`].
     fn build(mut self) -> Lookup {
-        let mut all = vec![0u64; self.words];
         for t in 0..self.outputs.len() {
-            all[t / 64] |= 1 << (t % 64);
+            self.left[t / 64] |= 1 << (t % 64);
         }
-        match self.node(0, all) {
+        match self.node(0) {
             Some(root) => Lookup::Tree {
                 nodes: self.nodes,
                 root,
@@ -1010,51 +1022,70 @@ impl Builder {
         }
     }
 
-    /// The node of variable `v` for the transitions `left`, which match every variable
-    /// before `v`; `None` where the tree is too large to build.
-    fn node(&mut self, v: usize, mut left: Vec<u64>) -> Option<u32> {
-        let words = self.words;
+    /// The node of variable `v` for the transitions left there (`left`'s part for `v`), which
+    /// match every variable before `v`; `None` where the tree is too large to build.
+    fn node(&mut self, v: usize) -> Option<u32> {
+        let (words, states) = (self.words, self.states as usize);
+        let here = v * words..(v + 1) * words;
         // A transition that matches whatever comes after `v` hides those after it.
-        let open = &self.open_after[v * words..(v + 1) * words];
+        let open = &self.open_after[here.clone()];
+        let left = &mut self.left[here.clone()];
         if let Some(t) = first(left.iter().zip(open).map(|(l, o)| l & o)) {
             left[t / 64] &= u64::MAX >> (63 - t % 64);
             left[t / 64 + 1..].fill(0);
         }
-        let key = (v, left);
-        if let Some(&node) = self.built.get(&key) {
+        let key_hash = FxBuildHasher.hash_one((v, &*left));
+        let keys = &self.keys;
+        let same_key = |&(hash, at, _): &(u64, u32, u32)| {
+            let at = at as usize;
+            hash == key_hash && keys[at] == v as u64 && same(&keys[at + 1..], left)
+        };
+        if let Some(&(_, _, node)) = self.built.find(key_hash, same_key) {
             return Some(node);
         }
-        self.work += (words * self.states as usize) as u64;
+        self.work += (words * states) as u64;
         if self.work > self.most_work {
             return None;
         }
-        let left = &key.1;
-        let mut out = Vec::with_capacity(self.states as usize);
-        for state in 0..self.states {
-            let from = (v * self.states as usize + state as usize) * words;
+        for state in 0..states {
+            let from = (v * states + state) * words;
             let mask = &self.masks[from..from + words];
-            let matching = left.iter().zip(mask).map(|(l, m)| l & m);
-            if v + 1 == self.variables {
+            let word = if v + 1 == self.variables {
                 // The centre, last: the first match's output, or the centre unchanged.
-                out.push(first(matching).map_or(state, |t| self.outputs[t]));
+                let matching = self.left[here.clone()].iter().zip(mask).map(|(l, m)| l & m);
+                first(matching).map_or(state as u32, |t| self.outputs[t])
             } else {
-                let next: Vec<u64> = matching.collect();
-                out.push(self.node(v + 1, next)?);
-            }
+                let (this, after) = self.left.split_at_mut(here.end);
+                for ((next, l), m) in after[..words].iter_mut().zip(&this[here.clone()]).zip(mask) {
+                    *next = l & m;
+                }
+                self.node(v + 1)?
+            };
+            self.out[v * states + state] = word;
         }
-        let node = match self.made.get(&out) {
-            Some(&node) => node,
+        let out = &self.out[v * states..(v + 1) * states];
+        let nodes = &self.nodes;
+        let out_hash = FxBuildHasher.hash_one(out);
+        let same_node =
+            |&(hash, at): &(u64, u32)| hash == out_hash && same(&nodes[at as usize..], out);
+        let node = match self.made.find(out_hash, same_node) {
+            Some(&(_, node)) => node,
             None => {
                 let node = self.nodes.len() as u32;
-                if self.nodes.len() + out.len() > MAX_TREE_WORDS {
+                if self.nodes.len() + states > MAX_TREE_WORDS {
                     return None;
                 }
-                self.nodes.extend_from_slice(&out);
-                self.made.insert(out, node);
+                self.nodes.extend_from_slice(out);
+                self.made
+                    .insert_unique(out_hash, (out_hash, node), |&(hash, _)| hash);
                 node
             }
         };
-        self.built.insert(key, node);
+        let at = self.keys.len() as u32;
+        self.keys.push(v as u64);
+        self.keys.extend_from_slice(&self.left[here]);
+        self.built
+            .insert_unique(key_hash, (key_hash, at, node), |&(hash, _, _)| hash);
         Some(node)
     }
 }
@@ -1078,6 +1109,13 @@ impl Masks {
         }
         around[1][1]
     }
+}
+
+/// Whether the first words of `stored` are `words`, compared in line (a call to `memcmp` a
+/// comparison took a sixth of the builder's time).
+#[inline(always)]
+fn same<T: PartialEq + Copy>(stored: &[T], words: &[T]) -> bool {
+    stored.len() >= words.len() && words.iter().zip(stored).all(|(a, b)| a == b)
 }
 
 /// The first transition of a set given word by word.
@@ -1223,6 +1261,9 @@ static ARCHIVED: Mutex<Vec<(String, Source, String)>> = Mutex::new(Vec::new());
 /// Every table read in this process, once each.
 static TABLES: Mutex<Vec<&'static RuleTable>> = Mutex::new(Vec::new());
 
+/// The `.rule` files' texts parsed in this process, and their tables ([`parse_once`]).
+static PARSED: Mutex<Vec<(String, &'static RuleTable)>> = Mutex::new(Vec::new());
+
 /// Sets the folders searched for rules before a pattern's own folder and Golly's
 /// ([`find`]).
 pub fn set_folders(folders: Vec<PathBuf>) {
@@ -1276,7 +1317,7 @@ pub fn find(name: &str, near: Option<&Path>) -> Result<Option<&'static RuleTable
                 let text = String::from_utf8(text).map_err(|_| {
                     Error::Invalid(format!("{}: a .rule file is text", shown.display()))
                 })?;
-                return Ok(Some(intern(RuleTable::parse(&text, &shown)?)));
+                return parse_once(text, &shown).map(Some);
             }
         }
         let Ok(entries) = std::fs::read_dir(&folder) else {
@@ -1314,7 +1355,33 @@ pub fn read(path: &Path) -> Result<&'static RuleTable> {
         )));
     }
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-    Ok(intern(RuleTable::parse(&text, path)?))
+    parse_once(text, path)
+}
+
+/// The table of a `.rule` file's `text` (named `path` in messages), parsed once per process
+/// for each text: a rule named again (a pattern's header read again, the viewer started
+/// again) is not parsed and its tree not built again (DragonCurve's took 0.9 s).
+fn parse_once(text: String, path: &Path) -> Result<&'static RuleTable> {
+    let parsed = |text: &str| {
+        PARSED
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .find(|(t, _)| t == text)
+            .map(|&(_, table)| table)
+    };
+    if let Some(table) = parsed(&text) {
+        return Ok(table);
+    }
+    // Parsed without the lock held: two threads may both parse a text, and `intern` keeps one.
+    let table = intern(RuleTable::parse(&text, path)?);
+    if parsed(&text).is_none() {
+        PARSED
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((text, table));
+    }
+    Ok(table)
 }
 
 /// Wolfram's elementary one-dimensional rule `number` (even, 0 to 254) as Golly runs it on
@@ -1557,6 +1624,26 @@ mod test {
             let err = parse(text).unwrap_err().to_string();
             assert!(err.contains(says) && !err.contains('\n') && err.contains("test.rule"), "{text:?}: {err}");
         }
+    }
+
+    #[test]
+    fn a_file_read_again_is_parsed_again_only_where_its_text_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("Cached.rule");
+        let text = |output: u32| {
+            format!("@RULE Cached\n@TABLE\nn_states:3\nneighborhood:vonNeumann\nsymmetries:none\n0,1,0,0,0,{output}\n")
+        };
+        // A dead cell with a cell in state 1 to its north.
+        let next = |table: &RuleTable| table.next(&[[0, 1, 0], [0, 0, 0], [0, 0, 0]]);
+        std::fs::write(&path, text(1)).unwrap();
+        let first = super::read(&path).unwrap();
+        assert_eq!(next(first), 1);
+        assert!(std::ptr::eq(first, super::read(&path).unwrap()));
+        std::fs::write(&path, text(2)).unwrap();
+        let changed = super::read(&path).unwrap();
+        assert_eq!(next(changed), 2);
+        std::fs::write(&path, text(1)).unwrap();
+        assert!(std::ptr::eq(first, super::read(&path).unwrap()));
     }
 
     #[test]
