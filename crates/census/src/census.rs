@@ -296,6 +296,10 @@ pub(crate) fn flights_meet<F: std::borrow::Borrow<Flight>>(flights: &[F], strict
             let g = g.borrow();
             let from = f.at.max(g.at);
             let together = (f.displacement, f.period) == (g.displacement, g.period);
+            if together && !strict {
+                // Ships of one velocity keep their distance: only the strict check meets them.
+                continue;
+            }
             let boxes = (f.at(from, 0), g.at(from, 0));
             if strict && gap(boxes.0, boxes.1) <= 2 && (!together || in_reach(f, g, from)) {
                 return true;

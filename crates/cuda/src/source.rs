@@ -304,10 +304,9 @@ pub mod soups {
     /// them) and long-lived, so that a launch holds few at a time, each waiting on its loads:
     /// with four warps each, that tier's launches of a 2^19-soup census ran in 258–263 ms
     /// against one's 337 on H100s (255 against 277 on an H200), with two in 293 (H100), with
-    /// eight in 418 (H200). Boxes of 256 ran slower with more than
-    /// one (592 ms with two against 441, 701 with four, H100): their soups are small, a
-    /// generation a few tiles, and each warp pays a generation's listing and sums
-    /// (docs/benchmarks/census.md).
+    /// eight in 418 (H200). Boxes of 256 ran slower with more than one (592 ms with two
+    /// against 441, 701 with four, H100): their soups are small, a generation a few tiles,
+    /// and each warp pays a generation's listing and sums (docs/benchmarks/census.md).
     pub fn warps(side: usize) -> usize {
         if shared(side) {
             1
