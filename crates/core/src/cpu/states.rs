@@ -145,7 +145,13 @@ impl Engine for States {
         let update = match (rule.rule_table(), rule.larger()) {
             (Some(table), _) => match table.flat(MOST_FLAT) {
                 Some(flat) => Update::Flat(flat),
-                None => Update::Tree(table),
+                None => {
+                    // Every cell is looked up every generation: a tree being built is waited
+                    // for rather than the transitions ANDed a cell meanwhile (DragonCurve on
+                    // 2048², 300 generations: 5.4 s against 5.8, medians of three on dev-2c).
+                    let _ = table.tree();
+                    Update::Tree(table)
+                }
             },
             (None, Some(larger)) => Update::Larger(larger),
             (None, None) => unreachable!("check_engine refuses other rules on cpu-states"),
@@ -215,10 +221,13 @@ impl Engine for States {
                     flat.next.len(),
                     flat.cells.len()
                 ),
-                Update::Tree(table) if table.tree().is_some() => {
+                Update::Tree(table) if table.has_tree_now() => {
                     "the rule's tree walked per cell".into()
                 }
-                Update::Tree(_) => "the rule's transitions looked up per cell (no tree)".into(),
+                Update::Tree(_) => {
+                    "the rule's transitions looked up per cell (its tree too large, or not built yet)"
+                        .into()
+                }
                 Update::Larger(l) if l.shape == Shape::Moore => "running sums".into(),
                 Update::Larger(_) => "row prefix sums".into(),
             },

@@ -48,7 +48,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::hash::BuildHasher;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use hashbrown::HashTable;
 use rayon::prelude::*;
@@ -101,7 +101,28 @@ enum Lookup {
     Tree { nodes: Vec<u32>, root: u32 },
     /// The transitions, for a table whose tree is too large to build.
     Masks(Masks),
+    /// The transitions, while the tree is built on a thread of its own.
+    Building(Arc<Building>),
 }
+
+/// A table's transitions, and its tree once a thread has built it: cells are looked up in
+/// the transitions until then, so that a run starts at once however long the tree takes
+/// (DragonCurve.rule's half a second, or the second in which AnimatedPixelArt.rule's is found
+/// too large).
+struct Building {
+    masks: Masks,
+    /// The tree's nodes and root, or `None` where it is too large to build.
+    tree: OnceLock<Option<(Vec<u32>, u32)>>,
+}
+
+/// Two tables' transitions tell their trees.
+impl PartialEq for Building {
+    fn eq(&self, other: &Building) -> bool {
+        self.masks == other.masks
+    }
+}
+
+impl Eq for Building {}
 
 /// A table's transitions as bit sets, one bit a transition in the table's order: for variable
 /// `v` (in the tree's order) and state `s`, from word `(v * states + s) * words` of `masks`,
@@ -120,6 +141,9 @@ impl fmt::Debug for RuleTable {
         let how = match &self.lookup {
             Lookup::Tree { nodes, .. } => format!("{} tree words", nodes.len()),
             Lookup::Masks(masks) => format!("{} transitions", masks.outputs.len()),
+            Lookup::Building(building) => {
+                format!("{} transitions", building.masks.outputs.len())
+            }
         };
         write!(f, "RuleTable({}, {} states, {how})", self.name, self.states)
     }
@@ -148,6 +172,10 @@ impl RuleTable {
     pub fn next(&self, around: &[[u8; 3]; 3]) -> u8 {
         let (n, root) = match &self.lookup {
             Lookup::Tree { nodes, root } => (nodes, *root),
+            Lookup::Building(building) => match building.tree.get() {
+                Some(Some((nodes, root))) => (nodes, *root),
+                _ => return building.masks.next(self.order(), self.states, around),
+            },
             Lookup::Masks(masks) => return masks.next(self.order(), self.states, around),
         };
         let at = |node: u32, state: u8| n[node as usize + state as usize];
@@ -209,11 +237,23 @@ impl RuleTable {
 
     /// The decision tree (see the module documentation): its nodes, the root's offset and
     /// whether it reads eight neighbours (else four); `None` for a table whose tree is too
-    /// large to build, which keeps its transitions instead.
+    /// large to build, which keeps its transitions instead. Waits for a tree being built.
     pub fn tree(&self) -> Option<(&[u32], u32, bool)> {
+        let (nodes, root) = match &self.lookup {
+            Lookup::Tree { nodes, root } => (nodes, root),
+            Lookup::Building(building) => building.tree.wait().as_ref().map(|(n, r)| (n, r))?,
+            Lookup::Masks(_) => return None,
+        };
+        Some((nodes, *root, self.eight))
+    }
+
+    /// Whether a cell is looked up in the tree now ([`RuleTable::next`]), not in the
+    /// transitions: false while the tree is being built, and for ever where it is too large.
+    pub fn has_tree_now(&self) -> bool {
         match &self.lookup {
-            Lookup::Tree { nodes, root } => Some((nodes, *root, self.eight)),
-            Lookup::Masks(_) => None,
+            Lookup::Tree { .. } => true,
+            Lookup::Building(building) => building.tree.get().is_some_and(Option::is_some),
+            Lookup::Masks(_) => false,
         }
     }
 
@@ -262,6 +302,17 @@ impl RuleTable {
     /// The table as one flat lookup ([`Flat`]), or `None` where it would take more than
     /// `most` entries (states to the power of the cells read).
     pub fn flat(&self, most: usize) -> Option<Flat> {
+        // While the tree is built, the cells some transition reads (those the tree reads, but
+        // for transitions another always hides) tell whether to wait for it.
+        if let Lookup::Building(building) = &self.lookup {
+            let read = building.masks.reads(self.states);
+            if (self.states as usize)
+                .checked_pow(read)
+                .is_none_or(|e| e > most)
+            {
+                return None;
+            }
+        }
         let reads = self.reads();
         let states = self.states as usize;
         let mut entries = 1usize;
@@ -772,7 +823,7 @@ fn build_table<'a>(
         name,
         states: count,
         eight: hood.eight(),
-        lookup: Builder::new(count, hood.eight(), &transitions).build(),
+        lookup: Builder::new(count, hood.eight(), &transitions).build_behind(),
         colours: Vec::new(),
     })
 }
@@ -1022,6 +1073,33 @@ impl Builder {
         }
     }
 
+    /// The transitions at once, the tree built on a thread of its own ([`Building`]); where
+    /// no thread can be started, the transitions alone.
+    fn build_behind(self) -> Lookup {
+        let building = Arc::new(Building {
+            masks: Masks {
+                words: self.words,
+                masks: self.masks.clone(),
+                outputs: self.outputs.clone(),
+            },
+            tree: OnceLock::new(),
+        });
+        let filled = Arc::clone(&building);
+        let started = std::thread::Builder::new()
+            .name("rule-tree".into())
+            .spawn(move || {
+                let tree = match self.build() {
+                    Lookup::Tree { nodes, root } => Some((nodes, root)),
+                    _ => None,
+                };
+                let _ = filled.tree.set(tree);
+            });
+        if started.is_err() {
+            let _ = building.tree.set(None);
+        }
+        Lookup::Building(building)
+    }
+
     /// The node of variable `v` for the transitions left there (`left`'s part for `v`), which
     /// match every variable before `v`; `None` where the tree is too large to build.
     fn node(&mut self, v: usize) -> Option<u32> {
@@ -1091,6 +1169,24 @@ impl Builder {
 }
 
 impl Masks {
+    /// How many variables some transition does not match in every state.
+    fn reads(&self, states: u32) -> u32 {
+        let (words, states) = (self.words, states as usize);
+        let every = |w: usize| match (w + 1) * 64 <= self.outputs.len() {
+            true => u64::MAX,
+            false => (1u64 << (self.outputs.len() % 64)) - 1,
+        };
+        let variables = self.masks.len() / (states * words);
+        (0..variables)
+            .filter(|&v| {
+                (0..states).any(|s| {
+                    let mask = &self.masks[(v * states + s) * words..][..words];
+                    mask.iter().enumerate().any(|(w, &m)| m != every(w))
+                })
+            })
+            .count() as u32
+    }
+
     /// The next state of the centre of `around`, whose cells `order` gives in the tree's order:
     /// the output of the first transition in every cell's set, or the centre unchanged.
     fn next(&self, order: &[(usize, usize)], states: u32, around: &[[u8; 3]; 3]) -> u8 {
@@ -1624,6 +1720,27 @@ mod test {
             let err = parse(text).unwrap_err().to_string();
             assert!(err.contains(says) && !err.contains('\n') && err.contains("test.rule"), "{text:?}: {err}");
         }
+    }
+
+    #[test]
+    fn a_table_answers_alike_while_its_tree_is_built_and_after() {
+        let text = "@RULE Behind\n@TABLE\nn_states:3\nneighborhood:Moore\nsymmetries:rotate4\nvar a={0,1,2}\nvar b=a\nvar c=a\nvar d=a\nvar e=a\nvar f=a\n0,1,2,a,b,c,d,e,f,1\n1,a,b,2,c,d,e,f,0,2\n2,0,0,0,0,0,0,0,0,0\n1,1,a,b,c,d,e,f,2,0\n";
+        let table = parse(text).unwrap();
+        let Lookup::Building(building) = &table.lookup else {
+            panic!("a @TABLE's tree is built on a thread of its own");
+        };
+        let mut checked = 0;
+        for code in 0..3u32.pow(9) {
+            let mut around = [[0u8; 3]; 3];
+            for (i, cell) in around.iter_mut().flatten().enumerate() {
+                *cell = (code / 3u32.pow(i as u32) % 3) as u8;
+            }
+            let meanwhile = building.masks.next(table.order(), table.states, &around);
+            table.tree().expect("a small tree");
+            assert_eq!(table.next(&around), meanwhile, "{around:?}");
+            checked += (meanwhile != around[1][1]) as u32;
+        }
+        assert!(table.has_tree_now() && checked > 100, "{checked} changes");
     }
 
     #[test]
