@@ -18,7 +18,10 @@
 //! symmetries) keeps its transitions instead, as Golly's RuleTable algorithm does: for each
 //! variable in the tree's order and each state, a bit set of the transitions whose input there
 //! holds the state; a cell's next state is the output of the first transition in all nine (or
-//! five) of its neighbourhood's sets. Slower a cell, and no GPU engine runs it.
+//! five) of its neighbourhood's sets. Slower a cell, and no GPU engine runs it. A `@TABLE`'s
+//! tree is built on a thread of its own (half a second for DragonCurve.rule): until it is
+//! there, cells are looked up in the transitions in the same way, and what needs the tree
+//! itself ([`RuleTable::tree`]) waits for it.
 //!
 //! # Tables
 //!
