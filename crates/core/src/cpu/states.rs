@@ -221,13 +221,10 @@ impl Engine for States {
                     flat.next.len(),
                     flat.cells.len()
                 ),
-                Update::Tree(table) if table.has_tree_now() => {
+                Update::Tree(table) if table.tree().is_some() => {
                     "the rule's tree walked per cell".into()
                 }
-                Update::Tree(_) => {
-                    "the rule's transitions looked up per cell (its tree too large, or not built yet)"
-                        .into()
-                }
+                Update::Tree(_) => "the rule's transitions looked up per cell (no tree)".into(),
                 Update::Larger(l) if l.shape == Shape::Moore => "running sums".into(),
                 Update::Larger(_) => "row prefix sums".into(),
             },
