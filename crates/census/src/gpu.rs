@@ -64,7 +64,8 @@ const ROUND: u32 = 4096;
 
 /// The boxes by default, (side, how many): a soup runs in a box of the smallest side (two sets
 /// of them, each looked at while the other runs), and from the start again in one of the next
-/// larger side where the CPU cannot go on with it there; 2 GiB of the GPU's memory in all.
+/// larger side where the CPU cannot go on with it there; 4 GiB of the GPU's memory in all
+/// (each box's two copies).
 pub const TIERS: [(usize, usize); 3] = [(256, 1 << 16), (256, 1 << 16), (512, 1 << 15)];
 
 /// How long the GPU's loop sleeps when no kind of box has ended its run.

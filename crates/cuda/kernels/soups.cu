@@ -5,10 +5,11 @@
 //
 // Layout. A box is SIDE rows of WORDS = SIDE / 32 32-bit words, row after row; bit b of word w
 // of row y is the cell (32 w + b, y). A block of WARPS warps steps a soup, a generation at a
-// time from one copy of its box into another, as tiles of TILE_WORDS words and TILE rows: only
-// the tiles with cells, those beside them and those of the other copy still to be emptied,
-// listed each generation and taken by the threads in turn. A soup's state (struct Soup,
-// mirrored by soups.rs's SoupState) says which rows hold cells.
+// time (in place where the box is in shared memory, from one copy into another where not), as
+// tiles of TILE_WORDS words and TILE rows: only the tiles with cells, those beside them and
+// (with two copies) those of the other copy still to be emptied, listed each generation and
+// taken by the threads in turn. A soup's state (struct Soup, mirrored by soups.rs's SoupState)
+// says which rows hold cells.
 //
 // The band: cells fewer than BAND from an edge. A soup stops (PAUSED) as soon as a cell is
 // there, so that the box's edge, beyond which everything is taken as dead, is never near a
@@ -353,11 +354,14 @@ __device__ __forceinline__ unsigned int life(unsigned int a0, unsigned int a1, u
     return (t0 & t1 & ~t2) | (~t0 & ~t1 & t2 & middle);
 }
 
-// Steps tile `k` (tile column k % COLUMNS, rows TILE (k / COLUMNS)..) from `from` into `to`,
-// both at row 0's first word; folds in what soups_run keeps of a generation: the rows with
-// cells, the cells in the band's columns, and the hash's products (see its loop).
+// Steps tile `k` (tile column k % COLUMNS, rows TILE (k / COLUMNS)..) of `from` into `to`
+// (both at row 0's first word) where STORE, else into `kept` (row i of the tile its row i), for
+// put_tile to store later; folds in what soups_run keeps of a generation: the rows with cells,
+// the cells in the band's columns, and the hash's products (see its loop).
+template <bool STORE>
 __device__ __forceinline__ void step_tile(const unsigned int *__restrict__ from,
                                           unsigned int *__restrict__ to, int k,
+                                          unsigned int (&kept)[TILE][TILE_WORDS],
                                           unsigned int *marks, int &top, int &bottom,
                                           unsigned int &out, unsigned long long &products) {
     int c = k % COLUMNS, r = k / COLUMNS, w0 = c * TILE_WORDS, y0 = r * TILE;
@@ -404,12 +408,17 @@ __device__ __forceinline__ void step_tile(const unsigned int *__restrict__ from,
             unsigned int m = (unsigned int)(y * WORDS + w0 + j) * 0x3c6ef372u + 0x85ebca6bu;
             products ^= (unsigned long long)next[j] * m;
         }
-        unsigned int *row = to + y * STRIDE + w0;
+        if (STORE) {
+            unsigned int *row = to + y * STRIDE + w0;
 #if TILE_WORDS == 2
-        *reinterpret_cast<uint2 *>(row) = make_uint2(next[0], next[1]);
+            *reinterpret_cast<uint2 *>(row) = make_uint2(next[0], next[1]);
 #else
-        row[0] = next[0];
+            row[0] = next[0];
 #endif
+        } else {
+#pragma unroll
+            for (int j = 0; j < TILE_WORDS; j++) kept[i - 1][j] = next[j];
+        }
         top = row_any != 0u && y < top ? y : top;
         bottom = row_any != 0u && y > bottom ? y : bottom;
     }
@@ -425,15 +434,32 @@ __device__ __forceinline__ void step_tile(const unsigned int *__restrict__ from,
          any[TILE_WORDS - 1], first[TILE_WORDS - 1], last[TILE_WORDS - 1]);
 }
 
+// Stores the rows step_tile kept of tile `k` into `to` (at row 0's first word).
+__device__ __forceinline__ void put_tile(unsigned int *to, int k,
+                                         const unsigned int (&kept)[TILE][TILE_WORDS]) {
+    int c = k % COLUMNS, r = k / COLUMNS;
+    unsigned int *row = to + r * TILE * STRIDE + c * TILE_WORDS;
+#pragma unroll
+    for (int i = 0; i < TILE; i++, row += STRIDE) {
+#if TILE_WORDS == 2
+        *reinterpret_cast<uint2 *>(row) = make_uint2(kept[i][0], kept[i][1]);
+#else
+        row[0] = kept[i][0];
+#endif
+    }
+}
+
 // Steps the soups in `soups[0..count]` that are RUNNING by up to `generations` generations
 // each, stopping each where it settles, dies, reaches the band, or reaches generation `most`.
 // A block of WARPS warps a soup: each generation the first warp lists the tiles to step, and
-// the block's threads take them in turn, from one copy of the box into the other. Where SHARED,
-// both copies are in shared memory (2 SIDE * STRIDE words, the launch's dynamic shared memory),
-// the box copied in for the launch and its rows that held cells at any time in it copied back
-// at its end; where not, the second copy is box count + index of `cells`, empty between
-// launches. Gliders in the band are taken away where take_glider can (phases `gliders`), each
-// logged in the soup's LOGGED entries of `log` as (generation << 32 | take_glider's entry).
+// the block's threads take them in turn. Where SHARED, the box is in shared memory (SIDE *
+// STRIDE words, the launch's dynamic shared memory), copied in for the launch and its rows that
+// held cells at any time in it copied back at its end, and stepped in place: each thread keeps
+// what it made of its tiles until every thread has read them (its first two tiles in
+// registers, any more in box count + index of `cells`). Where not, a generation is stepped from
+// one copy of the box into the other, box count + index of `cells`, empty between launches.
+// Gliders in the band are taken away where take_glider can (phases `gliders`), each logged in
+// the soup's LOGGED entries of `log` as (generation << 32 | take_glider's entry).
 #define RUN_THREADS (32 * WARPS)
 // Every thread of a block of soups_run waits for the others here.
 #if WARPS == 1
@@ -480,13 +506,15 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
     unsigned int *first, *second;
 #if SHARED
     extern __shared__ unsigned int shared[];
-    // The rows with cells (top..bottom), the others empty, and the second copy empty.
-    for (int i = t; i < 2 * SIDE * STRIDE; i += RUN_THREADS) shared[i] = 0u;
+    // The rows with cells (top..bottom), the others empty: one copy, stepped in place.
+    for (int i = t; i < SIDE * STRIDE; i += RUN_THREADS) shared[i] = 0u;
     SYNC();
     for (int i = (int)s.top * WORDS + t; i < ((int)s.bottom + 1) * WORDS; i += RUN_THREADS)
         shared[i / WORDS * STRIDE + i % WORDS] = global[i];
-    first = shared;
-    second = first + SIDE * STRIDE;
+    first = second = shared;
+    // Where a generation's tiles after each thread's first two wait to be stored: TILE words
+    // for each place in the list, in the box's second copy in global memory.
+    unsigned int *waiting = cells + ((size_t)count + index) * SIDE * WORDS;
 #else
     first = global;
     second = cells + ((size_t)count + index) * SIDE * WORDS;
@@ -532,7 +560,8 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
                 int r = base + t;
                 unsigned int step = 0u;
                 if (r <= high) {
-                    step = to_step(here, r) | there[r];
+                    // Stepped in place, a tile with no cells near it is already empty.
+                    step = to_step(here, r) | (SHARED ? 0u : there[r]);
                     for (int k = 0; k < MARKS; k++) there[k * TILE_ROWS + r] = 0u;
                 }
                 int n = __popc(step), before = n;
@@ -553,9 +582,36 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
         // the box times a multiplier of its place, so that the order of the tiles does not
         // matter.
         unsigned long long products = 0ull;
-        for (int i = t; i < tiles; i += RUN_THREADS)
-            step_tile(now ? second : first, now ? first : second, list[i], there, top, bottom,
-                      out, products);
+#if SHARED
+        // In place: every thread steps its tiles (the first two into registers, the others
+        // into `waiting`), and stores them once every thread has read the cells it needs.
+        unsigned int a[TILE][1], b[TILE][1];
+        int ka = t < tiles ? list[t] : -1;
+        int kb = t + RUN_THREADS < tiles ? list[t + RUN_THREADS] : -1;
+        if (ka >= 0) step_tile<false>(first, nullptr, ka, a, there, top, bottom, out, products);
+        if (kb >= 0) step_tile<false>(first, nullptr, kb, b, there, top, bottom, out, products);
+        for (int i = t + 2 * RUN_THREADS; i < tiles; i += RUN_THREADS) {
+            unsigned int c[TILE][1];
+            step_tile<false>(first, nullptr, list[i], c, there, top, bottom, out, products);
+#pragma unroll
+            for (int j = 0; j < TILE; j++) waiting[i * TILE + j] = c[j][0];
+        }
+        SYNC();
+        if (ka >= 0) put_tile(first, ka, a);
+        if (kb >= 0) put_tile(first, kb, b);
+        for (int i = t + 2 * RUN_THREADS; i < tiles; i += RUN_THREADS) {
+            unsigned int c[TILE][1];
+#pragma unroll
+            for (int j = 0; j < TILE; j++) c[j][0] = waiting[i * TILE + j];
+            put_tile(first, list[i], c);
+        }
+#else
+        for (int i = t; i < tiles; i += RUN_THREADS) {
+            unsigned int unused[TILE][TILE_WORDS];
+            step_tile<true>(now ? second : first, now ? first : second, list[i], unused, there,
+                            top, bottom, out, products);
+        }
+#endif
         unsigned int high_half = warp_xor((unsigned int)(products >> 32));
         unsigned long long hash =
             (unsigned long long)high_half << 32 | warp_xor((unsigned int)products);

@@ -97,14 +97,10 @@ pub fn moved_words(words: &[u64], from: usize, to: usize) -> Vec<u64> {
         .collect()
 }
 
-/// The copies of each box in `cells`: a second, empty between launches, where soups_run keeps
-/// none in shared memory.
-fn copies(side: usize) -> usize {
-    match shared(side) {
-        true => 1,
-        false => 2,
-    }
-}
+/// The copies of each box in `cells`: two, the second soups_run's (the box's other copy, empty
+/// between launches, where it keeps none in shared memory; where a generation's tiles wait to
+/// be stored where it does).
+const COPIES: usize = 2;
 
 /// Where a soup stands (the kernels' numbers).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -343,8 +339,8 @@ impl<T: DeviceRepr + ValidAsZeroBits + Copy> Upload<T> {
 }
 
 impl SoupBoxes {
-    /// `slots` empty boxes of `side` cells a side (one of [`SIDES`]) on `gpu`, `side`² / 8 bytes
-    /// each; refused where the GPU has not that much free. `gliders` are the 16 phases of a
+    /// `slots` empty boxes of `side` cells a side (one of [`SIDES`]) on `gpu`, two copies of
+    /// `side`² / 8 bytes each; refused where the GPU has not that much free. `gliders` are the 16 phases of a
     /// glider the kernel may take away: each its 3 × 3 cells as bits `3 y + x`, bit 9 set where
     /// it flies east (towards higher x), bit 10 where south (higher y). `kinds` (at most
     /// [`MOST_KINDS`], each orientation and phase of an object one) are those that the GPU
@@ -361,7 +357,7 @@ impl SoupBoxes {
         let box_words = box_words(side);
         let live = LIVE_WORDS.min(slots * box_words);
         let bytes = slots as u64
-            * (copies(side) as u64 * box_words as u64 * 4
+            * (COPIES as u64 * box_words as u64 * 4
                 + size_of::<SoupState>() as u64
                 + 12
                 + 8 * LOGGED as u64)
@@ -378,7 +374,7 @@ impl SoupBoxes {
         };
         Ok(SoupBoxes {
             side,
-            cells: stream.alloc_zeros::<u32>(copies(side) * slots * box_words)?,
+            cells: stream.alloc_zeros::<u32>(COPIES * slots * box_words)?,
             states: stream.clone_htod(&vec![dead; slots])?,
             run: module.load_function("soups_run")?,
             place: module.load_function("soups_place")?,
@@ -514,8 +510,8 @@ impl SoupBoxes {
             grid_dim: (self.slots as u32, 1, 1),
             block_dim: (32 * warps(self.side) as u32, 1, 1),
             shared_mem_bytes: match shared(self.side) {
-                // Two copies of rows of a word more than the box's (the kernel's STRIDE).
-                true => (2 * self.side * (self.words() + 1) * 4) as u32,
+                // Rows of a word more than the box's (the kernel's STRIDE).
+                true => (self.side * (self.words() + 1) * 4) as u32,
                 false => 0,
             },
         };
@@ -524,11 +520,11 @@ impl SoupBoxes {
         self.running.join(&self.stream)?;
         // SAFETY: soups_run takes (unsigned int* cells, Soup* soups, int count,
         // unsigned int generations, unsigned int most, const unsigned int* gliders,
-        // unsigned long long* log); `cells` holds `count` boxes, `states` `count` states, `log`
-        // LOGGED entries for each (the kernel writes entry `taken` only while below LOGGED),
-        // `gliders` the 16 phases it reads, and a block a box, of the WARPS warps its source is
-        // built with (`warps`); the shared memory it is given is a box's where `shared` has it
-        // keep one there (as its source says).
+        // unsigned long long* log); `cells` holds two copies of `count` boxes (the second the
+        // kernel's own), `states` `count` states, `log` LOGGED entries for each (the kernel
+        // writes entry `taken` only while below LOGGED), `gliders` the 16 phases it reads, and a
+        // block a box, of the WARPS warps its source is built with (`warps`); the shared memory
+        // it is given is a box's where `shared` has it keep one there (as its source says).
         unsafe {
             self.running
                 .launch_builder(&self.run)

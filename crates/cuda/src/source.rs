@@ -272,11 +272,12 @@ pub mod soups {
     /// Kinds of lone object soups_live may name at most (`SoupBoxes::new` in `crate::soups`).
     pub const MOST_KINDS: usize = 64;
 
-    /// Whether soups_run keeps a box of `side` cells a side in shared memory for a launch, both
-    /// its copies: those of 256 (18 KiB, a row a word longer). A box of 512 there (32 KiB, one
-    /// copy) left room for 7 blocks of a warp on a multiprocessor, or 6 of four warps, and both
-    /// ran slower than in place (2,372 and 2,310 ms of a 2^19-soup census's runs against 2,014,
-    /// measured); elsewhere a box's second copy is in global memory, after the boxes.
+    /// Whether soups_run keeps a box of `side` cells a side in shared memory for a launch, and
+    /// steps it there in place: those of 256 (9 KiB, a row a word longer). A box of 512 there
+    /// (32 KiB) left room for 7 blocks of a warp on a multiprocessor, or 6 of four warps, and
+    /// both ran slower than in global memory (2,372 and 2,310 ms of a 2^19-soup census's runs
+    /// against 2,014, measured); there a box's second copy is in global memory, after the
+    /// boxes.
     pub fn shared(side: usize) -> bool {
         side <= 256
     }
