@@ -504,6 +504,8 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
     __shared__ int part_top[WARPS], part_bottom[WARPS];
     __shared__ unsigned int part_out[WARPS];
     unsigned int *first, *second;
+    // The box's second copy in global memory, this block's own.
+    unsigned int *own = cells + ((size_t)count + index) * SIDE * WORDS;
 #if SHARED
     extern __shared__ unsigned int shared[];
     // The rows with cells (top..bottom), the others empty: one copy, stepped in place.
@@ -513,11 +515,11 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
         shared[i / WORDS * STRIDE + i % WORDS] = global[i];
     first = second = shared;
     // Where a generation's tiles after each thread's first two wait to be stored: TILE words
-    // for each place in the list, in the box's second copy in global memory.
-    unsigned int *waiting = cells + ((size_t)count + index) * SIDE * WORDS;
+    // for each place in the list.
+    unsigned int *waiting = own;
 #else
     first = global;
-    second = cells + ((size_t)count + index) * SIDE * WORDS;
+    second = own;
 #endif
     for (int i = t; i < MARKS * TILE_ROWS; i += RUN_THREADS) marks[0][i] = marks[1][i] = 0u;
     SYNC();
