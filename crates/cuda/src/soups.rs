@@ -340,11 +340,11 @@ impl<T: DeviceRepr + ValidAsZeroBits + Copy> Upload<T> {
 
 impl SoupBoxes {
     /// `slots` empty boxes of `side` cells a side (one of [`SIDES`]) on `gpu`, two copies of
-    /// `side`² / 8 bytes each; refused where the GPU has not that much free. `gliders` are the 16 phases of a
-    /// glider the kernel may take away: each its 3 × 3 cells as bits `3 y + x`, bit 9 set where
-    /// it flies east (towards higher x), bit 10 where south (higher y). `kinds` (at most
-    /// [`MOST_KINDS`], each orientation and phase of an object one) are those that the GPU
-    /// names where they stand alone ([`Live::named`]).
+    /// `side`² / 8 bytes each; refused where the GPU has not that much free. `gliders` are the
+    /// 16 phases of a glider the kernel may take away: each its 3 × 3 cells as bits `3 y + x`,
+    /// bit 9 set where it flies east (towards higher x), bit 10 where south (higher y).
+    /// `kinds` (at most [`MOST_KINDS`], each orientation and phase of an object one) are those
+    /// that the GPU names where they stand alone ([`Live::named`]).
     pub fn new(
         gpu: &Arc<Gpu>,
         slots: usize,
