@@ -198,7 +198,7 @@ pub fn png_indices(path: &Path) -> (u32, u32, Vec<u8>, Vec<u8>) {
 /// read by gol onto the plane and written again (to files in `dir`), gives the same bytes.
 pub fn same_cells_anywhere(ours: &Path, theirs: &Path, dir: &Path) -> bool {
     let again = |from: &Path, name: &str| {
-        let text = std::fs::read_to_string(from).unwrap();
+        let text = text_of(from);
         let bare: String = text
             .lines()
             .filter(|l| !l.starts_with("#CXRLE"))
@@ -212,6 +212,18 @@ pub fn same_cells_anywhere(ours: &Path, theirs: &Path, dir: &Path) -> bool {
         rewritten(&bare_path, &out)
     };
     again(ours, "ours") == again(theirs, "theirs")
+}
+
+/// The text of `file`, gunzipped where its name ends in `.gz`.
+pub fn text_of(file: &Path) -> String {
+    let bytes = std::fs::read(file).unwrap();
+    if !file.to_string_lossy().ends_with(".gz") {
+        return String::from_utf8(bytes).unwrap();
+    }
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&bytes[..]), &mut text)
+        .unwrap();
+    text
 }
 
 /// The text of `file` read by gol (where it lies) and written again to `out`.

@@ -186,11 +186,26 @@ fn golly(bgolly: &Path, algo: &str, case: &Case, gens: &str, out: &Path) -> Stri
     population.replace(',', "")
 }
 
+/// The `#` lines that open gzipped RLE file `path` (none where gol wrote nothing).
+fn comments(path: &Path) -> Vec<String> {
+    use std::io::BufRead;
+    let Ok(file) = std::fs::File::open(path) else {
+        return Vec::new();
+    };
+    std::io::BufReader::new(flate2::read::GzDecoder::new(file))
+        .lines()
+        .map_while(Result::ok)
+        .take_while(|line| line.starts_with('#'))
+        .collect()
+}
+
 /// Checks one file at `gens` generations against bgolly in folder `dir`; returns what
 /// differed.
 fn check(bgolly: &Path, case: &Case, gens: &str, dir: &Path) -> Result<(), String> {
     let path = case.input.as_str();
-    let ours_rle = dir.join("ours.rle");
+    // The worlds are written gzipped: some are large (`HashLife/mosquito5.mc` at 2^20 is
+    // 953 MB of RLE, 8.7 MB gzipped), and two threads write two each.
+    let ours_rle = dir.join("ours.rle.gz");
     let ours = gol_json(&[
         "run",
         "--input",
@@ -236,9 +251,8 @@ fn check(bgolly: &Path, case: &Case, gens: &str, dir: &Path) -> Result<(), Strin
     });
     // bgolly runs to a generation, not for a count: the file's own generation (a macrocell's
     // `#G`, as in `Self-Rep/JvN/sphinx-midpoint.mc.gz`) plus `gens`, which ours records.
-    let written = std::fs::read_to_string(&ours_rle).unwrap_or_default();
-    let until = written
-        .lines()
+    let until = comments(&ours_rle)
+        .iter()
         .find_map(|line| line.strip_prefix("#CXRLE"))
         .and_then(|line| line.split_whitespace().find_map(|w| w.strip_prefix("Gen=")))
         .unwrap_or(gens)
@@ -262,7 +276,7 @@ fn check(bgolly: &Path, case: &Case, gens: &str, dir: &Path) -> Result<(), Strin
     }
     // bgolly's state read back by gol and written as RLE: the same bytes as ours, position
     // and generation included, or the cells differ.
-    let theirs_rle = dir.join("theirs.rle");
+    let theirs_rle = dir.join("theirs.rle.gz");
     let theirs = gol_json(&[
         "run",
         "--rules",
@@ -281,6 +295,7 @@ fn check(bgolly: &Path, case: &Case, gens: &str, dir: &Path) -> Result<(), Strin
             ours["bounding_box"], theirs["bounding_box"]
         ));
     }
+    // One writer compresses equal text to equal bytes.
     let (a, b) = (
         std::fs::read(&ours_rle).unwrap(),
         std::fs::read(&theirs_rle).unwrap(),
