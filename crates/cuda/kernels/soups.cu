@@ -504,7 +504,9 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
     __shared__ int part_top[WARPS], part_bottom[WARPS];
     __shared__ unsigned int part_out[WARPS];
     unsigned int *first, *second;
-    // The box's second copy in global memory, this block's own.
+    // The box's second copy in global memory, this block's own: where SHARED, where a
+    // generation's tiles after each thread's first two wait to be stored (TILE words for
+    // each place in the list).
     unsigned int *own = cells + ((size_t)count + index) * SIDE * WORDS;
 #if SHARED
     extern __shared__ unsigned int shared[];
@@ -514,9 +516,6 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
     for (int i = (int)s.top * WORDS + t; i < ((int)s.bottom + 1) * WORDS; i += RUN_THREADS)
         shared[i / WORDS * STRIDE + i % WORDS] = global[i];
     first = second = shared;
-    // Where a generation's tiles after each thread's first two wait to be stored: TILE words
-    // for each place in the list.
-    unsigned int *waiting = own;
 #else
     first = global;
     second = own;
@@ -586,25 +585,26 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
         unsigned long long products = 0ull;
 #if SHARED
         // In place: every thread steps its tiles (the first two into registers, the others
-        // into `waiting`), and stores them once every thread has read the cells it needs.
-        unsigned int a[TILE][1], b[TILE][1];
+        // into `own`), and stores them once every thread has read the cells it needs. A
+        // tile's row is one word here (TILE_WORDS is 1 where SHARED).
+        unsigned int a[TILE][TILE_WORDS], b[TILE][TILE_WORDS];
         int ka = t < tiles ? list[t] : -1;
         int kb = t + RUN_THREADS < tiles ? list[t + RUN_THREADS] : -1;
         if (ka >= 0) step_tile<false>(first, nullptr, ka, a, there, top, bottom, out, products);
         if (kb >= 0) step_tile<false>(first, nullptr, kb, b, there, top, bottom, out, products);
         for (int i = t + 2 * RUN_THREADS; i < tiles; i += RUN_THREADS) {
-            unsigned int c[TILE][1];
+            unsigned int c[TILE][TILE_WORDS];
             step_tile<false>(first, nullptr, list[i], c, there, top, bottom, out, products);
 #pragma unroll
-            for (int j = 0; j < TILE; j++) waiting[i * TILE + j] = c[j][0];
+            for (int j = 0; j < TILE; j++) own[i * TILE + j] = c[j][0];
         }
         SYNC();
         if (ka >= 0) put_tile(first, ka, a);
         if (kb >= 0) put_tile(first, kb, b);
         for (int i = t + 2 * RUN_THREADS; i < tiles; i += RUN_THREADS) {
-            unsigned int c[TILE][1];
+            unsigned int c[TILE][TILE_WORDS];
 #pragma unroll
-            for (int j = 0; j < TILE; j++) c[j][0] = waiting[i * TILE + j];
+            for (int j = 0; j < TILE; j++) c[j][0] = own[i * TILE + j];
             put_tile(first, list[i], c);
         }
 #else
