@@ -9,6 +9,7 @@ use gol_core::pattern::{MacroNode, PatternFile, Sink};
 use gol_core::{Error, Grid, Result};
 use num_bigint::{BigInt, BigUint};
 use num_traits::{One, ToPrimitive};
+use rustc_hash::FxHashMap;
 
 use crate::leaf::Leaf;
 use crate::store::{Id, Store};
@@ -22,46 +23,142 @@ pub(crate) fn too_large(store: &Store) -> Error {
     ))
 }
 
-/// Leaves gathered from cells given one at a time or a row at a time, in Golly's coordinates.
+/// Leaves gathered from cells given one at a time or a row at a time, in Golly's coordinates,
+/// and made into nodes of a store. Where the cells come row by row (RLE, grids), each row of
+/// leaves is made into nodes once the cells have gone past it, and kept as their ids (24
+/// bytes a leaf): a pattern of hundreds of millions of cells is read in a few bytes a cell
+/// beyond its tree. Cells that come out of that order (Life 1.06, a tree's leaves) stay in
+/// leaves by their place until [`Builder::build`], which lays them over any made already.
 pub struct Builder<L: Leaf> {
-    leaves: HashMap<(i64, i64), [u32; 4]>,
+    store: Store,
+    leaf: L,
+    /// Leaves not yet made into nodes, by their column and row of leaves.
+    open: FxHashMap<(i64, i64), [u32; 4]>,
+    /// The row of leaves of the last cell given.
+    row: i64,
+    /// Whether no cell so far came in a row of leaves above the one before it.
+    ordered: bool,
+    /// Leaves made into nodes: (row, column, id), sorted by row, then column.
+    made: Vec<(i64, i64, Id)>,
     /// Golly's coordinates of the pattern's (0, 0).
     origin: (i64, i64),
     states: u32,
     /// The first cell given a state the leaves cannot hold.
     bad_state: Option<u32>,
-    _leaf: std::marker::PhantomData<L>,
+    /// Set where the store filled up while leaves were made into nodes.
+    full: bool,
 }
 
 impl<L: Leaf> Builder<L> {
-    /// An empty builder for cells whose (0, 0) is Golly's `origin`, of `states` states.
-    pub fn new(origin: (i64, i64), states: u32) -> Builder<L> {
+    /// An empty builder for cells whose (0, 0) is Golly's `origin`, into `store`, its leaves
+    /// stepped by `leaf`.
+    pub fn new(origin: (i64, i64), store: Store, leaf: L) -> Builder<L> {
         Builder {
-            leaves: HashMap::new(),
+            store,
+            states: leaf.states(),
+            leaf,
+            open: FxHashMap::default(),
+            row: i64::MIN,
+            ordered: true,
+            made: Vec::new(),
             origin,
-            states,
             bad_state: None,
-            _leaf: std::marker::PhantomData,
+            full: false,
         }
     }
 
-    /// Sets the cell at (x, y) of the pattern to `state`.
+    /// Sets the cell at (x, y) of the pattern to `state` (1 or more).
     #[inline]
     pub fn set(&mut self, x: i64, y: i64, state: u8) {
         let (at, (cx, cy)) = leaf_of(self.origin.0 + x, self.origin.1 + y, L::LEVEL);
-        L::set(self.leaves.entry(at).or_insert([0; 4]), cx, cy, state);
+        if at.1 != self.row {
+            if at.1 < self.row {
+                self.ordered = false;
+            } else if self.ordered {
+                self.make_open();
+            }
+            self.row = at.1;
+        }
+        L::set(self.open.entry(at).or_insert([0; 4]), cx, cy, state);
     }
 
-    /// The tree of the cells given, in `store`, stepped by `leaf`.
-    pub fn build(self, store: Store, leaf: L) -> Result<Tree<L>> {
+    /// Makes the open leaves, all of one row of leaves (the cells having come in order), into
+    /// nodes.
+    fn make_open(&mut self) {
+        let mut row: Vec<(i64, [u32; 4])> = self
+            .open
+            .drain()
+            .filter(|(_, key)| *key != [0; 4])
+            .map(|((column, _), key)| (column, key))
+            .collect();
+        row.sort_unstable_by_key(|&(column, _)| column);
+        self.store.reserve(row.len() as u64);
+        for (column, key) in row {
+            match self.store.node(L::LEVEL, key) {
+                Some(id) => self.made.push((self.row, column, id)),
+                None => self.full = true,
+            }
+        }
+    }
+
+    /// The tree of the cells given.
+    pub fn build(mut self) -> Result<Tree<L>> {
         if let Some(state) = self.bad_state {
             return Err(Error::Invalid(format!(
                 "cell state {state} needs a Generations rule of more than {state} states; the rule here has {}",
                 self.states
             )));
         }
-        let message = too_large(&store);
-        Tree::from_leaves(store, leaf, self.leaves).map_err(|Full| message)
+        if self.ordered {
+            self.make_open();
+        } else {
+            self.lay_open();
+        }
+        if self.full {
+            return Err(too_large(&self.store));
+        }
+        let message = too_large(&self.store);
+        Tree::from_leaf_nodes(self.store, self.leaf, self.made).map_err(|Full| message)
+    }
+
+    /// Makes the open leaves (of any rows, the cells having come out of order) into nodes,
+    /// each laid over the node made already at its place, if any.
+    fn lay_open(&mut self) {
+        let side = 1u32 << L::LEVEL;
+        let open: Vec<((i64, i64), [u32; 4])> = self.open.drain().collect();
+        self.store.reserve(open.len() as u64);
+        let mut new = Vec::new();
+        for ((column, row), key) in open {
+            let found = self
+                .made
+                .binary_search_by_key(&(row, column), |&(r, c, _)| (r, c));
+            let mut under = match found {
+                Ok(k) => self.store.key(self.made[k].2),
+                Err(_) => [0; 4],
+            };
+            for y in 0..side {
+                for x in 0..side {
+                    let state = L::get(key, x, y);
+                    if state != 0 {
+                        L::set(&mut under, x, y, state);
+                    }
+                }
+            }
+            if under == [0; 4] {
+                continue;
+            }
+            let Some(id) = self.store.node(L::LEVEL, under) else {
+                self.full = true;
+                return;
+            };
+            match found {
+                Ok(k) => self.made[k].2 = id,
+                Err(_) => new.push((row, column, id)),
+            }
+        }
+        self.made.append(&mut new);
+        self.made
+            .sort_unstable_by_key(|&(row, column, _)| (row, column));
     }
 }
 
@@ -97,7 +194,6 @@ impl<L: Leaf> Sink for Builder<L> {
 /// with its top-left cell at the origin (on a bounded grid Golly centres it instead). In a tree
 /// of `store` stepped by `leaf`.
 pub fn read<L: Leaf>(file: &PatternFile, store: Store, leaf: L) -> Result<Tree<L>> {
-    let states = leaf.states();
     if let Some(nodes) = file.macrocell_nodes() {
         return macrocell(&nodes?, store, leaf);
     }
@@ -107,9 +203,10 @@ pub fn read<L: Leaf>(file: &PatternFile, store: Store, leaf: L) -> Result<Tree<L
     // very many generations), the pattern is built near the origin and then put in place.
     let near = |v: &BigInt| v.to_i64().is_some_and(|v| v.unsigned_abs() < NEAR);
     if near(&x) && near(&y) {
-        let mut builder = Builder::<L>::new((x.to_i64().unwrap(), y.to_i64().unwrap()), states);
+        let origin = (x.to_i64().unwrap(), y.to_i64().unwrap());
+        let mut builder = Builder::new(origin, store, leaf);
         file.paint_into(&mut builder)?;
-        return builder.build(store, leaf);
+        return builder.build();
     }
     // The root's level is at most MAX_LEVEL: its corners are ±2^(MAX_LEVEL − 1), and the pattern
     // and a margin must fit inside.
@@ -130,9 +227,9 @@ pub fn read<L: Leaf>(file: &PatternFile, store: Store, leaf: L) -> Result<Tree<L
         (&x - &ax).to_i64().unwrap(),
         (&y - &ay).to_i64().unwrap() + 1,
     );
-    let mut builder = Builder::<L>::new(local, states);
+    let mut builder = Builder::new(local, store, leaf);
     file.paint_into(&mut builder)?;
-    let tree = builder.build(store, leaf)?;
+    let tree = builder.build()?;
     let message = too_large(tree.store());
     tree.moved(level, &ax, &ay).map_err(|Full| message)
 }
@@ -142,7 +239,7 @@ const NEAR: u64 = 1 << 60;
 
 /// The cells of `grid` on the plane, its top-left cell at Golly's (x, y).
 pub fn from_grid<L: Leaf>(grid: &Grid, x: i64, y: i64, store: Store, leaf: L) -> Result<Tree<L>> {
-    let mut builder = Builder::<L>::new((x, y), leaf.states());
+    let mut builder = Builder::new((x, y), store, leaf);
     if grid.states() > 2 {
         for (i, &state) in grid.to_states().iter().enumerate() {
             if state != 0 {
@@ -155,7 +252,7 @@ pub fn from_grid<L: Leaf>(grid: &Grid, x: i64, y: i64, store: Store, leaf: L) ->
             builder.row(row, grid.row(row));
         }
     }
-    builder.build(store, leaf)
+    builder.build()
 }
 
 /// A macrocell file's node as this tree takes it: a node of the store, or cells of a square
@@ -177,9 +274,9 @@ fn macrocell<L: Leaf>(nodes: &[MacroNode], mut store: Store, leaf: L) -> Result<
         // Small enough to take cell by cell: the root of level k spans x from −2^(k−1) and y
         // from −2^(k−1) + 1.
         let half = 1i64 << (root_level - 1);
-        let mut builder = Builder::<L>::new((-half, -half + 1), leaf.states());
+        let mut builder = Builder::new((-half, -half + 1), store, leaf);
         cells_of(nodes, nodes.len() - 1, (0, 0), &mut builder);
-        return builder.build(store, leaf);
+        return builder.build();
     }
     // A file's node, and for multi-state leaves the four nodes of 8x8 cells a leaf of the
     // file may become, and the empty nodes of each level.

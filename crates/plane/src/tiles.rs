@@ -857,7 +857,7 @@ impl Tiles {
 
     /// The cells as a tree in `store`, which may hold other nodes.
     pub(crate) fn tree_in(&self, store: Store) -> Result<Tree<Bits>> {
-        let mut builder = Builder::<Bits>::new((0, 0), 2);
+        let mut builder = Builder::new((0, 0), store, Bits::new(&self.rule));
         for (t, now) in self.occupied() {
             for (r, &word) in now.iter().enumerate() {
                 let mut bits = word;
@@ -868,7 +868,7 @@ impl Tiles {
                 }
             }
         }
-        builder.build(store, Bits::new(&self.rule))
+        builder.build()
     }
 
     /// Tile steps computed, and tiles there were, summed over the generations.
@@ -882,6 +882,9 @@ struct Painter<'a> {
     tiles: &'a mut Tiles,
     origin: (i64, i64),
     failed: Option<Error>,
+    /// Cells painted so far: past [`MOST_CELLS`] the painting stops, rather than making
+    /// tiles for a pattern they would refuse once made.
+    painted: u64,
 }
 
 impl<'a> Painter<'a> {
@@ -890,11 +893,19 @@ impl<'a> Painter<'a> {
             tiles,
             origin,
             failed: None,
+            painted: 0,
         }
     }
 
     fn word(&mut self, x: usize, y: usize, word: u64) {
         if word == 0 || self.failed.is_some() {
+            return;
+        }
+        self.painted += word.count_ones() as u64;
+        if self.painted > MOST_CELLS {
+            self.failed = Some(Error::Memory(format!(
+                "the pattern has more than {MOST_CELLS} cells, more than tiles are made from; run it with hashlife"
+            )));
             return;
         }
         let place = |o: i64, d: usize| i64::try_from(d).ok().and_then(|d| o.checked_add(d));

@@ -80,42 +80,35 @@ impl<L: Leaf> Tree<L> {
         })
     }
 
-    /// The plane holding `leaves`, keyed by their position in leaves: the leaf at (i, j) spans
-    /// x from i·2^LEVEL and y from j·2^LEVEL + 1 ([`leaf_of`]).
-    pub fn from_leaves(
+    /// The plane holding the leaf nodes `leaves`, each as (j, i, id) where the leaf at (i, j)
+    /// of leaves spans x from i·2^LEVEL and y from j·2^LEVEL + 1 ([`leaf_of`]): sorted by j,
+    /// then i, one at each place, none empty. Made level by level: the nodes of two rows of
+    /// one level are merged, column by column, into the row of their parents.
+    pub fn from_leaf_nodes(
         mut store: Store,
         leaf: L,
-        leaves: HashMap<(i64, i64), [u32; 4]>,
+        leaves: Vec<(i64, i64, Id)>,
     ) -> Result<Tree<L>, Full> {
-        // Every node a tree of n leaves has, and the empty ones of each level.
-        store.reserve(2 * leaves.len() as u64 + 2 * MAX_LEVEL as u64);
-        let mut nodes: HashMap<(i64, i64), Id> = HashMap::with_capacity(leaves.len());
-        for (at, key) in leaves {
-            if key != [0; 4] {
-                nodes.insert(at, store.node(L::LEVEL, key).ok_or(Full)?);
-            }
-        }
+        let mut nodes = leaves;
         let mut level = L::LEVEL;
         // Parents of one level up, until every node is one of the four around the origin.
         while level == L::LEVEL
             || nodes
-                .keys()
-                .any(|&(x, y)| !(-1..=0).contains(&x) || !(-1..=0).contains(&y))
+                .iter()
+                .any(|&(y, x, _)| !(-1..=0).contains(&x) || !(-1..=0).contains(&y))
         {
-            let empty = store.empty(level).ok_or(Full)?;
-            let mut parents: HashMap<(i64, i64), [Id; 4]> = HashMap::new();
-            for ((x, y), id) in nodes {
-                let quadrant = ((x & 1) + 2 * (y & 1)) as usize;
-                parents.entry((x >> 1, y >> 1)).or_insert([empty; 4])[quadrant] = id;
-            }
+            store.reserve(nodes.len() as u64 + 1);
+            nodes = parents(&store, level, &nodes)?;
             level += 1;
-            nodes = HashMap::with_capacity(parents.len());
-            for (at, children) in parents {
-                nodes.insert(at, store.node(level, children).ok_or(Full)?);
-            }
         }
+        store.reserve(2);
         let empty = store.empty(level).ok_or(Full)?;
-        let at = |x, y| nodes.get(&(x, y)).copied().unwrap_or(empty);
+        let at = |x, y| {
+            nodes
+                .iter()
+                .find(|&&(ny, nx, _)| (nx, ny) == (x, y))
+                .map_or(empty, |&(_, _, id)| id)
+        };
         let root = store
             .join(level + 1, at(-1, -1), at(0, -1), at(-1, 0), at(0, 0))
             .ok_or(Full)?;
@@ -772,6 +765,44 @@ impl BlockCounts {
     pub(crate) fn done(self) -> Vec<u64> {
         self.counts
     }
+}
+
+/// The parents (of `level` + 1) of `nodes` of `level`, each as (row, column, id) sorted by
+/// row, then column, as [`Tree::from_leaf_nodes`] takes them; the parents sorted the same way.
+fn parents(
+    store: &Store,
+    level: u32,
+    nodes: &[(i64, i64, Id)],
+) -> Result<Vec<(i64, i64, Id)>, Full> {
+    let empty = store.empty(level).ok_or(Full)?;
+    let mut out = Vec::with_capacity(nodes.len() / 2 + 1);
+    let mut i = 0;
+    while i < nodes.len() {
+        // Rows 2py and 2py + 1 (floor halves keep the order, negative rows too): the first
+        // from `i` to `mid`, the second from `mid` to `end`.
+        let py = nodes[i].0 >> 1;
+        let end = i + nodes[i..].partition_point(|n| n.0 >> 1 == py);
+        let mid = i + nodes[i..end].partition_point(|n| n.0 & 1 == 0);
+        let (mut a, mut b) = (i, mid);
+        while a < mid || b < end {
+            let column = |k: usize, stop: usize| (k < stop).then(|| nodes[k].1 >> 1);
+            let px = match (column(a, mid), column(b, end)) {
+                (Some(u), Some(v)) => u.min(v),
+                (Some(u), None) | (None, Some(u)) => u,
+                (None, None) => unreachable!("the loop runs while either row has nodes"),
+            };
+            let mut children = [empty; 4];
+            for (k, stop, south) in [(&mut a, mid, 0), (&mut b, end, 2)] {
+                while *k < stop && nodes[*k].1 >> 1 == px {
+                    children[(nodes[*k].1 & 1) as usize + south] = nodes[*k].2;
+                    *k += 1;
+                }
+            }
+            out.push((py, px, store.node(level + 1, children).ok_or(Full)?));
+        }
+        i = end;
+    }
+    Ok(out)
 }
 
 /// The leaf of the tree's grid holding Golly's cell (x, y), and the cell's place in it.

@@ -371,10 +371,10 @@ impl Window {
 
     /// The occupied cells as a tree (for writing files).
     fn tree(&self) -> Result<Tree<States>> {
-        let mut builder = Builder::<States>::new((0, 0), self.rule.states());
-        self.each(|x, y, state| builder.set(x, y, state));
         let store = Store::new(self.memory, States::LEVEL)?;
-        builder.build(store, States::new(&self.rule))
+        let mut builder = Builder::new((0, 0), store, States::new(&self.rule));
+        self.each(|x, y, state| builder.set(x, y, state));
+        builder.build()
     }
 
     /// Calls `visit(x, y, state)` with Golly's coordinates of every occupied cell.

@@ -198,3 +198,81 @@ proptest! {
         same_cells(&*hashed, &*round_trip(&*read, Written::Macrocell, &BigUint::from(9u32)));
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(40))]
+
+    /// Cells given out of row order (a Life 1.06 file's list, rows of leaves already made into
+    /// nodes before cells of theirs come again) build the same plane as the same cells in order.
+    #[test]
+    fn cells_in_any_order_make_the_same_plane(
+        width in 1usize..100,
+        height in 1usize..100,
+        bits in proptest::collection::vec(any::<u64>(), 8),
+        x in -1000i64..1000,
+        y in -1000i64..1000,
+        late in 0usize..20,
+        shuffled in any::<bool>(),
+    ) {
+        let mut grid = Grid::new(width, height).unwrap();
+        let mut live = Vec::new();
+        for cy in 0..height {
+            for cx in 0..width {
+                if (bits[(cy * width + cx) % 8] >> ((cx * 7 + cy * 13) % 60)) & 3 == 0 {
+                    grid.set_state(cx, cy, 1);
+                    live.push((x + cx as i64, y + cy as i64));
+                }
+            }
+        }
+        // In row order but for every `late`-th cell, which comes after all the others; or in
+        // an order that jumps about.
+        let order: Vec<(i64, i64)> = match shuffled {
+            false if late > 0 => {
+                let (now, after): (Vec<_>, Vec<_>) =
+                    live.iter().enumerate().partition(|(i, _)| i % (late + 1) != late);
+                now.into_iter().chain(after).map(|(_, &c)| c).collect()
+            }
+            false => live.clone(),
+            true => {
+                let mut order = live.clone();
+                order.sort_by_key(|&(cx, cy)| (cx * 31 + cy * 17).rem_euclid(101));
+                order
+            }
+        };
+        let mut text = String::from("#Life 1.06\n");
+        for (cx, cy) in order {
+            text += &format!("{cx} {cy}\n");
+        }
+        let file = PatternFile::from_bytes(Path::new("x.lif"), text.into_bytes()).unwrap();
+        let read = plane(Start::File(&file), Rule::LIFE);
+        same_cells(&*plane(Start::Grid { grid: &grid, x, y }, Rule::LIFE), &*read);
+    }
+}
+
+/// A file of more cells than tiles are made from is refused by tiles as soon as they have
+/// painted that many (not once the whole file is in tiles), and read by HashLife.
+#[test]
+fn tiles_stop_painting_past_their_most_cells() {
+    let side = 7500;
+    let mut text = format!("x = {side}, y = {side}\n");
+    for _ in 0..side {
+        text += &format!("{side}o$\n");
+    }
+    text += "!\n";
+    let file = PatternFile::from_bytes(Path::new("x.rle"), text.into_bytes()).unwrap();
+    let options = Options {
+        memory: 16 << 20,
+        threads: 1,
+        parallel_level: None,
+    };
+    let Err(refused) = gol_plane::new(EngineId::Tiles, Start::File(&file), Rule::LIFE, &options)
+    else {
+        panic!("tiles took {} cells", side * side);
+    };
+    assert!(
+        refused.to_string().contains("more than 50000000 cells"),
+        "{refused}"
+    );
+    let hashed = plane(Start::File(&file), Rule::LIFE);
+    assert_eq!(hashed.population(), BigUint::from((side * side) as u64));
+}
