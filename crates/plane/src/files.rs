@@ -132,18 +132,21 @@ impl<L: Leaf> Builder<L> {
             let found = self
                 .made
                 .binary_search_by_key(&(row, column), |&(r, c, _)| (r, c));
-            let mut under = match found {
-                Ok(k) => self.store.key(self.made[k].2),
-                Err(_) => [0; 4],
-            };
-            for y in 0..side {
-                for x in 0..side {
-                    let state = L::get(key, x, y);
-                    if state != 0 {
-                        L::set(&mut under, x, y, state);
+            let under = match found {
+                Ok(k) => {
+                    let mut under = self.store.key(self.made[k].2);
+                    for y in 0..side {
+                        for x in 0..side {
+                            let state = L::get(key, x, y);
+                            if state != 0 {
+                                L::set(&mut under, x, y, state);
+                            }
+                        }
                     }
+                    under
                 }
-            }
+                Err(_) => key,
+            };
             if under == [0; 4] {
                 continue;
             }
