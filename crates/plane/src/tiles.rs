@@ -385,7 +385,7 @@ impl Tiles {
     pub fn new(tree: &Tree<Bits>, rule: Rule, threads: usize, memory: u64) -> Result<Tiles> {
         let mut tiles = Tiles::empty(rule, threads, memory)?;
         if tree.population() > BigUint::from(MOST_CELLS) {
-            return Err(too_many(&tree.population()));
+            return Err(too_many(tree.population()));
         }
         let Some(bounds) = tree.bounding_box() else {
             return Ok(tiles);
@@ -455,7 +455,7 @@ impl Tiles {
 
     fn check_population(&self) -> Result<()> {
         if self.population() > BigUint::from(MOST_CELLS) {
-            return Err(too_many(&self.population()));
+            return Err(too_many(self.population()));
         }
         Ok(())
     }
@@ -858,13 +858,18 @@ impl Tiles {
     /// The cells as a tree in `store`, which may hold other nodes.
     pub(crate) fn tree_in(&self, store: Store) -> Result<Tree<Bits>> {
         let mut builder = Builder::new((0, 0), store, Bits::new(&self.rule));
-        for (t, now) in self.occupied() {
-            for (r, &word) in now.iter().enumerate() {
-                let mut bits = word;
-                while bits != 0 {
-                    let b = bits.trailing_zeros() as i64;
-                    builder.set(t.at.0 * SIDE + b, t.at.1 * SIDE + r as i64, 1);
-                    bits &= bits - 1;
+        // Row by row, as the builder makes a row of leaves once the cells have gone past it.
+        let mut tiles: Vec<(&Tile, &Cells)> = self.occupied().collect();
+        tiles.sort_unstable_by_key(|(t, _)| (t.at.1, t.at.0));
+        for row in tiles.chunk_by(|a, b| a.0.at.1 == b.0.at.1) {
+            for r in 0..SIDE as usize {
+                for (t, now) in row {
+                    let mut bits = now[r];
+                    while bits != 0 {
+                        let b = bits.trailing_zeros() as i64;
+                        builder.set(t.at.0 * SIDE + b, t.at.1 * SIDE + r as i64, 1);
+                        bits &= bits - 1;
+                    }
                 }
             }
         }
@@ -903,9 +908,7 @@ impl<'a> Painter<'a> {
         }
         self.painted += word.count_ones() as u64;
         if self.painted > MOST_CELLS {
-            self.failed = Some(Error::Memory(format!(
-                "the pattern has more than {MOST_CELLS} cells, more than tiles are made from; run it with hashlife"
-            )));
+            self.failed = Some(too_many(format_args!("at least {}", self.painted)));
             return;
         }
         let place = |o: i64, d: usize| i64::try_from(d).ok().and_then(|d| o.checked_add(d));
@@ -953,9 +956,10 @@ impl Sink for Painter<'_> {
     }
 }
 
-fn too_many(population: &BigUint) -> Error {
+/// The refusal of a pattern of `cells` cells (a count, or "at least" one).
+fn too_many(cells: impl std::fmt::Display) -> Error {
     Error::Memory(format!(
-        "{population} cells are more than tiles are made from ({MOST_CELLS}); run it with hashlife"
+        "{cells} cells are more than tiles are made from ({MOST_CELLS}); run it with hashlife"
     ))
 }
 

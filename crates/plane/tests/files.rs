@@ -44,6 +44,27 @@ fn same_cells(a: &dyn Plane, b: &dyn Plane) {
     assert_eq!(a.population(), b.population());
 }
 
+/// A grid of `width` × `height` cells from random `bits`, about a quarter of them alive (which
+/// `mix`es the bits differently), and its live cells, (x, y) in the grid, row by row.
+fn sparse(
+    width: usize,
+    height: usize,
+    bits: &[u64],
+    mix: (usize, usize),
+) -> (Grid, Vec<(usize, usize)>) {
+    let mut grid = Grid::new(width, height).unwrap();
+    let mut live = Vec::new();
+    for cy in 0..height {
+        for cx in 0..width {
+            if (bits[(cy * width + cx) % 8] >> ((cx * mix.0 + cy * mix.1) % 60)) & 3 == 0 {
+                grid.set_state(cx, cy, 1);
+                live.push((cx, cy));
+            }
+        }
+    }
+    (grid, live)
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(40))]
 
@@ -135,16 +156,7 @@ proptest! {
         rows in 1usize..9,
         level in 0u32..16,
     ) {
-        let mut grid = Grid::new(width, height).unwrap();
-        let mut live = Vec::new();
-        for cy in 0..height {
-            for cx in 0..width {
-                if (bits[(cy * width + cx) % 8] >> ((cx * 5 + cy * 11) % 60)) & 3 == 0 {
-                    grid.set_state(cx, cy, 1);
-                    live.push((x + cx as i64, y + cy as i64));
-                }
-            }
-        }
+        let (grid, live) = sparse(width, height, &bits, (5, 11));
         let plane = plane(Start::Grid { grid: &grid, x, y }, Rule::LIFE);
         let counts = plane.block_populations(&vx.into(), &vy.into(), columns, rows, level);
         // Blocks lie on the tree's grid: the corner moves to the block holding (vx, vy).
@@ -153,7 +165,7 @@ proptest! {
         prop_assert!(bx <= vx && vx - bx < 1 << level && by <= vy && vy - by < 1 << level);
         let mut want = vec![0u64; columns * rows];
         for (cx, cy) in live {
-            let (i, j) = ((cx - bx) >> level, (cy - by) >> level);
+            let (i, j) = ((x + cx as i64 - bx) >> level, (y + cy as i64 - by) >> level);
             if (0..columns as i64).contains(&i) && (0..rows as i64).contains(&j) {
                 want[j as usize * columns + i as usize] += 1;
             }
@@ -177,14 +189,7 @@ proptest! {
         x in -1_000_000i64..1_000_000,
         y in -1_000_000i64..1_000_000,
     ) {
-        let mut grid = Grid::new(width, height).unwrap();
-        for cy in 0..height {
-            for cx in 0..width {
-                if (bits[(cy * width + cx) % 8] >> ((cx * 5 + cy * 11) % 60)) & 3 == 0 {
-                    grid.set_state(cx, cy, 1);
-                }
-            }
-        }
+        let (grid, _) = sparse(width, height, &bits, (5, 11));
         let options = Options { memory: 16 << 20, threads: 1, parallel_level: None };
         let hashed = plane(Start::Grid { grid: &grid, x, y }, Rule::LIFE);
         let tiles = gol_plane::new(EngineId::Tiles, Start::Grid { grid: &grid, x, y }, Rule::LIFE, &options).unwrap();
@@ -214,16 +219,9 @@ proptest! {
         late in 0usize..20,
         shuffled in any::<bool>(),
     ) {
-        let mut grid = Grid::new(width, height).unwrap();
-        let mut live = Vec::new();
-        for cy in 0..height {
-            for cx in 0..width {
-                if (bits[(cy * width + cx) % 8] >> ((cx * 7 + cy * 13) % 60)) & 3 == 0 {
-                    grid.set_state(cx, cy, 1);
-                    live.push((x + cx as i64, y + cy as i64));
-                }
-            }
-        }
+        let (grid, live) = sparse(width, height, &bits, (7, 13));
+        let live: Vec<(i64, i64)> =
+            live.into_iter().map(|(cx, cy)| (x + cx as i64, y + cy as i64)).collect();
         // In row order but for every `late`-th cell, which comes after all the others; or in
         // an order that jumps about.
         let order: Vec<(i64, i64)> = match shuffled {
@@ -270,7 +268,10 @@ fn tiles_stop_painting_past_their_most_cells() {
         panic!("tiles took {} cells", side * side);
     };
     assert!(
-        refused.to_string().contains("more than 50000000 cells"),
+        refused
+            .to_string()
+            .contains("cells are more than tiles are made from (50000000)")
+            && refused.to_string().starts_with("at least 5000"),
         "{refused}"
     );
     let hashed = plane(Start::File(&file), Rule::LIFE);
