@@ -568,15 +568,17 @@ async fn obey(
                 })));
             }
             let name = PathBuf::from(name);
-            let file = gol_core::pattern::PatternFile::from_bytes(&name, text.clone())
-                .map_err(|e| e.to_string())?;
             // On the plane, the file goes on the plane (a bounded-grid suffix overridden, as
-            // --infinite does); on a grid, the file's bounded grid where it has one, else the
-            // grid of the command line.
-            let size = match file.header().bounds {
-                _ if app.plane => None,
-                Some(_) => None,
-                None => Some(app.base.size.unwrap_or(Size::Side(Grid::DEFAULT_SIDE))),
+            // --infinite does), read once, by the restart; on a grid, the file's bounded grid
+            // where it has one, else the grid of the command line.
+            let bounded = |text: &[u8]| {
+                gol_core::pattern::PatternFile::from_bytes(&name, text.to_vec())
+                    .map(|file| file.header().bounds.is_some())
+                    .map_err(|e| e.to_string())
+            };
+            let size = match app.plane || bounded(&text)? {
+                true => None,
+                false => Some(app.base.size.unwrap_or(Size::Side(Grid::DEFAULT_SIDE))),
             };
             let setup = Setup {
                 start: Start::Pattern { name, text },

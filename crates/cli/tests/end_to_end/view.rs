@@ -846,6 +846,34 @@ fn a_long_step_on_the_plane_lets_frames_through_and_stops_on_pause() {
         }
     }
     assert!(at < 1 << 40, "stopped short of the whole step: {at}");
+    // An upload on the plane is read once, by the restart: a bad one is refused with its
+    // name and the world goes on; a good one lands on the plane, its torus suffix overridden.
+    send(
+        &mut socket,
+        serde_json::json!({"type": "load", "name": "bad.rle", "text": "x = 3, y = 3\nbo$2bo$3q!\n"}),
+    );
+    let err = next(&mut socket, |_| false).unwrap_err();
+    assert!(err.contains("bad.rle"), "{err}");
+    assert_eq!(generation(&next(&mut socket, |_| true).unwrap()), at);
+    send(
+        &mut socket,
+        serde_json::json!({"type": "load", "name": "glider.rle",
+                           "text": "x = 3, y = 3, rule = B3/S23:T4,4\nbo$2bo$3o!\n"}),
+    );
+    let population = |f: &Frame| {
+        f.status["population"]
+            .to_string()
+            .trim_matches('"')
+            .to_string()
+    };
+    let glider = next(&mut socket, |f| generation(f) == 0 && population(f) == "5").unwrap();
+    send(
+        &mut socket,
+        serde_json::json!({"type": "step", "generations": 64}),
+    );
+    // On a 4 × 4 torus a glider dies; on the plane it flies on.
+    next(&mut socket, |f| generation(f) == 64 && population(f) == "5").unwrap();
+    assert_eq!(glider.status["universe"], "infinite plane");
 }
 
 #[test]
