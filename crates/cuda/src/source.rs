@@ -273,20 +273,20 @@ pub mod soups {
     pub const MOST_KINDS: usize = 64;
 
     /// Whether soups_run keeps a box of `side` cells a side in shared memory for a launch, and
-    /// steps it there in place: those of 256 (9 KiB, a row a word longer). A box of 512 there
-    /// (32 KiB) left room for 7 blocks of a warp on a multiprocessor, or 6 of four warps, and
-    /// both ran slower than in global memory (2,372 and 2,310 ms of a 2^19-soup census's runs
-    /// against 2,014, measured); there a box's second copy is in global memory, after the
-    /// boxes.
+    /// steps it there in place: those of 256 and 512 (9 and 34 KiB, a row a word longer); a
+    /// box of 1024 (132 KiB) is stepped in global memory, from one copy into the other (the
+    /// second after the boxes). Boxes of 512 in shared memory, stepped in place by four warps
+    /// in tiles of one word, ran that tier's launches of a 2^19-soup census in 238 ms against
+    /// 283 in global memory with two-word tiles, and whole 2^23 runs 7% faster (H100, 2026-12-06;
+    /// in the strips the kernel had before its tiles, shared memory had been slower for them).
     pub fn shared(side: usize) -> bool {
-        side <= 256
+        side <= 512
     }
 
     /// The rows of a tile that soups_run steps. Tiles of one word: in boxes of 256 cells, 8 rows
     /// (ncu over the runs of a 2^19-soup census: 513–531 ms, 534 with 4 rows, 625 with 16); in
-    /// boxes of 512, 16 (309 ms; 339 with 4 rows, 422–437 with 8). Tiles of two words, as boxes
-    /// of 512 now have: 8 rows, 347 ms against one-word tiles' 395 on the same H100 host
-    /// (2026-12-05; docs/benchmarks/census.md).
+    /// boxes of 512 in shared memory, 8 (238 ms against 256 with 16, 2026-12-06). Tiles of two
+    /// words in global memory: 8 rows (2026-12-05; docs/benchmarks/census.md).
     pub const TILE: usize = 8;
 
     /// The words of a tile's rows that soups_run steps in a box of `side` cells a side: one
@@ -300,16 +300,16 @@ pub mod soups {
         }
     }
 
-    /// The warps of a block of soups_run, which steps one soup: one where the box is in shared
-    /// memory, four where it is in global memory. Boxes of 512 are few (3.4% of soups go on in
-    /// them) and long-lived, so that a launch holds few at a time, each waiting on its loads:
-    /// with four warps each, that tier's launches of a 2^19-soup census ran in 258–263 ms
-    /// against one's 337 on H100s (255 against 277 on an H200), with two in 293 (H100), with
-    /// eight in 418 (H200). Boxes of 256 ran slower with more than one (592 ms with two
-    /// against 441, 701 with four, H100): their soups are small, a generation a few tiles,
-    /// and each warp pays a generation's listing and sums (docs/benchmarks/census.md).
+    /// The warps of a block of soups_run, which steps one soup: one for boxes of 256, four for
+    /// larger ones. Boxes of 512 are few (3.4% of soups go on in them) and long-lived, so that
+    /// a launch holds few at a time: in shared memory, with four warps each, that tier's
+    /// launches of a 2^19-soup census ran in 238 ms, with two in 271, with eight in 379 (H100,
+    /// 2026-12-06; in global memory four had beaten one, two and eight likewise). Boxes of 256
+    /// ran slower with more than one (592 ms with two against 441, 701 with four, H100): their
+    /// soups are small, a generation a few tiles, and each warp pays a generation's listing and
+    /// sums (docs/benchmarks/census.md).
     pub fn warps(side: usize) -> usize {
-        if shared(side) {
+        if side <= 256 {
             1
         } else {
             4
