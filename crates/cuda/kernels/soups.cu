@@ -7,8 +7,8 @@
 // of row y is the cell (32 w + b, y). A block of WARPS warps steps a soup, a generation at a
 // time (in place where the box is in shared memory, from one copy into another where not), as
 // tiles of TILE_WORDS words and TILE rows: only the tiles with cells, those beside them and
-// (with two copies) those of the other copy still to be emptied, listed each generation and
-// taken by the threads in turn. A soup's state (struct Soup, mirrored by soups.rs's SoupState)
+// (with two copies) those of the other copy still to be emptied, listed every EVERY generations
+// and taken by the threads in turn. A soup's state (struct Soup, mirrored by soups.rs's SoupState)
 // says which rows hold cells.
 //
 // The band: cells fewer than BAND from an edge. A soup stops (PAUSED) as soon as a cell is
@@ -38,11 +38,15 @@
 // soups_run keeps a box in shared memory), TILE (the rows of a tile soups_run steps) and
 // MOST_KINDS (the kinds of lone object soups_live may name) in front of this (source.rs's
 // soups::source), TILE_WORDS (the words of a tile's rows: 1, or 2 where the box is in global
-// memory, read as one 64-bit load) and WARPS (the warps of a block of soups_run).
+// memory, read as one 64-bit load), WARPS (the warps of a block of soups_run) and EVERY (the
+// generations one listing of the tiles to step serves).
 #if !defined(SIDE) || !defined(BAND) || !defined(ISOLATION) || !defined(LOGGED) || \
     !defined(SHARED) || !defined(TILE) || !defined(TILE_WORDS) || !defined(MOST_KINDS) || \
-    !defined(WARPS)
-#error "source.rs's soups::source() defines SIDE, BAND, ISOLATION, LOGGED, SHARED, TILE, TILE_WORDS, MOST_KINDS and WARPS"
+    !defined(WARPS) || !defined(EVERY)
+#error "source.rs's soups::source() defines SIDE, BAND, ISOLATION, LOGGED, SHARED, TILE, TILE_WORDS, MOST_KINDS, WARPS and EVERY"
+#endif
+#if EVERY < 1 || EVERY > TILE || (EVERY != 1 && !SHARED)
+#error "a listing serves 1 to TILE generations, more than one only where the box is stepped in place"
 #endif
 #if TILE_WORDS != 1 && (TILE_WORDS != 2 || SHARED)
 #error "a tile is one word wide, or two where the box is in global memory (even words a row)"
@@ -275,8 +279,11 @@ __device__ __forceinline__ unsigned int band_columns(int w) {
 #define TILE_ROWS (SIDE / TILE)
 #define COLUMNS (WORDS / TILE_WORDS)
 #define ALL_COLUMNS (COLUMNS == 32 ? ~0u : (1u << (COLUMNS & 31)) - 1u)
-// The marks: anywhere; in its first row, its last; in its first column (bit 0 of its first
-// word), its last (bit 31 of its last); and at its four corners.
+// The marks: anywhere; in its first EVERY rows, its last EVERY; in its first EVERY columns (bits
+// 0.. of its first word), its last EVERY (bits ..31 of its last); and in the EVERY x EVERY cells
+// of each of its four corners. A tile with no cells may come to have some within EVERY
+// generations only where a tile beside it has cells that near it, so that one listing of the
+// tiles to step serves EVERY generations.
 #define ANY 0
 #define FIRST_ROW 1
 #define LAST_ROW 2
@@ -289,8 +296,10 @@ __device__ __forceinline__ unsigned int band_columns(int w) {
 #define MARKS 9
 
 // Marks tile (r, c) of `marks` as holding the cells `any` (its words' rows ORed), `first` in its
-// first row and `last` in its last (likewise ORed); `west_*` are those of its first word alone
-// (their bits 0 its first column), `east_*` those of its last (bits 31 its last column).
+// first EVERY rows and `last` in its last EVERY (likewise ORed); `west_*` are those of its first
+// word alone (their bits 0.. its first columns), `east_*` those of its last (bits ..31).
+#define WEST_COLUMNS ((1u << EVERY) - 1u)
+#define EAST_COLUMNS (~0u << (32 - EVERY))
 __device__ __forceinline__ void mark(unsigned int *marks, int r, int c, unsigned int any,
                                      unsigned int first, unsigned int last,
                                      unsigned int west_any, unsigned int west_first,
@@ -302,16 +311,16 @@ __device__ __forceinline__ void mark(unsigned int *marks, int r, int c, unsigned
     atomicOr(m + ANY * TILE_ROWS, bit);
     if (first) atomicOr(m + FIRST_ROW * TILE_ROWS, bit);
     if (last) atomicOr(m + LAST_ROW * TILE_ROWS, bit);
-    if (west_any & 1u) atomicOr(m + FIRST_COLUMN * TILE_ROWS, bit);
-    if (east_any >> 31) atomicOr(m + LAST_COLUMN * TILE_ROWS, bit);
-    if (west_first & 1u) atomicOr(m + TOP_LEFT * TILE_ROWS, bit);
-    if (east_first >> 31) atomicOr(m + TOP_RIGHT * TILE_ROWS, bit);
-    if (west_last & 1u) atomicOr(m + BOTTOM_LEFT * TILE_ROWS, bit);
-    if (east_last >> 31) atomicOr(m + BOTTOM_RIGHT * TILE_ROWS, bit);
+    if (west_any & WEST_COLUMNS) atomicOr(m + FIRST_COLUMN * TILE_ROWS, bit);
+    if (east_any & EAST_COLUMNS) atomicOr(m + LAST_COLUMN * TILE_ROWS, bit);
+    if (west_first & WEST_COLUMNS) atomicOr(m + TOP_LEFT * TILE_ROWS, bit);
+    if (east_first & EAST_COLUMNS) atomicOr(m + TOP_RIGHT * TILE_ROWS, bit);
+    if (west_last & WEST_COLUMNS) atomicOr(m + BOTTOM_LEFT * TILE_ROWS, bit);
+    if (east_last & EAST_COLUMNS) atomicOr(m + BOTTOM_RIGHT * TILE_ROWS, bit);
 }
 
 // The tiles of tile row r to step, from the marks `here` of the copy stepped: those with cells
-// and those with a cell of a tile beside them next to them (bit c tile column c).
+// and those with a cell of a tile beside them within EVERY cells of them (bit c tile column c).
 __device__ __forceinline__ unsigned int to_step(const unsigned int *here, int r) {
     unsigned int near = here[ANY * TILE_ROWS + r] | here[LAST_COLUMN * TILE_ROWS + r] << 1 |
                         here[FIRST_COLUMN * TILE_ROWS + r] >> 1;
@@ -357,13 +366,15 @@ __device__ __forceinline__ unsigned int life(unsigned int a0, unsigned int a1, u
 // Steps tile `k` (tile column k % COLUMNS, rows TILE (k / COLUMNS)..) of `from` into `to`
 // (both at row 0's first word) where STORE, else into `kept` (row i of the tile its row i), for
 // put_tile to store later; folds in what soups_run keeps of a generation: the rows with cells,
-// the cells in the band's columns, and the hash's products (see its loop).
+// the cells in the band's columns, and the hash's products (see its loop); and marks the tile
+// in `marks` where `marking`.
 template <bool STORE>
 __device__ __forceinline__ void step_tile(const unsigned int *__restrict__ from,
                                           unsigned int *__restrict__ to, int k,
                                           unsigned int (&kept)[TILE][TILE_WORDS],
-                                          unsigned int *marks, int &top, int &bottom,
-                                          unsigned int &out, unsigned long long &products) {
+                                          unsigned int *marks, bool marking, int &top,
+                                          int &bottom, unsigned int &out,
+                                          unsigned long long &products) {
     int c = k % COLUMNS, r = k / COLUMNS, w0 = c * TILE_WORDS, y0 = r * TILE;
     // The tile's rows, with the row above and the row below: word j of row i the word
     // w0 - 1 + j, from the one left of the tile's to the one right of it (dead beyond the box).
@@ -401,8 +412,9 @@ __device__ __forceinline__ void step_tile(const unsigned int *__restrict__ from,
             next[j] = life(h0[i - 1][j], h1[i - 1][j], h0[i][j], h1[i][j], h0[i + 1][j],
                            h1[i + 1][j], v[i][j + 1]);
             any[j] = i == 1 ? next[j] : any[j] | next[j];
-            if (i == 1) first[j] = next[j];
-            if (i == TILE) last[j] = next[j];
+            if (i <= EVERY) first[j] = i == 1 ? next[j] : first[j] | next[j];
+            if (i == TILE - EVERY + 1) last[j] = next[j];
+            if (i > TILE - EVERY + 1) last[j] |= next[j];
             row_any |= next[j];
             // The place's multiplier: odd, places 2 x 0x9e3779b9 apart (a Weyl sequence).
             unsigned int m = (unsigned int)(y * WORDS + w0 + j) * 0x3c6ef372u + 0x85ebca6bu;
@@ -430,8 +442,9 @@ __device__ __forceinline__ void step_tile(const unsigned int *__restrict__ from,
         all_first |= first[j];
         all_last |= last[j];
     }
-    mark(marks, r, c, all, all_first, all_last, any[0], first[0], last[0],
-         any[TILE_WORDS - 1], first[TILE_WORDS - 1], last[TILE_WORDS - 1]);
+    if (marking)
+        mark(marks, r, c, all, all_first, all_last, any[0], first[0], last[0],
+             any[TILE_WORDS - 1], first[TILE_WORDS - 1], last[TILE_WORDS - 1]);
 }
 
 // Stores the rows step_tile kept of tile `k` into `to` (at row 0's first word).
@@ -525,24 +538,28 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
     for (int i = (int)s.top * WORDS + t; i < ((int)s.bottom + 1) * WORDS; i += RUN_THREADS) {
         int y = i / WORDS, w = i % WORDS;
         unsigned int word = first[y * STRIDE + w];
-        unsigned int top_row = y % TILE == 0 ? word : 0u;
-        unsigned int bottom_row = y % TILE == TILE - 1 ? word : 0u;
+        unsigned int top_row = y % TILE < EVERY ? word : 0u;
+        unsigned int bottom_row = y % TILE >= TILE - EVERY ? word : 0u;
         bool west = w % TILE_WORDS == 0, east = w % TILE_WORDS == TILE_WORDS - 1;
         mark(marks[0], y / TILE, w / TILE_WORDS, word, top_row, bottom_row, west ? word : 0u,
              west ? top_row : 0u, west ? bottom_row : 0u, east ? word : 0u,
              east ? top_row : 0u, east ? bottom_row : 0u);
     }
     SYNC();
-    // The copy holding the soup's generation, and (in the first warp) the tile rows that held
-    // cells in either at some time in this launch (those copied back, or cleared).
-    int now = 0;
+    // The copy holding the soup's generation, the marks of the cells the tiles were last
+    // listed from, the tiles listed, and (in the first warp) the tile rows that held cells in
+    // either copy at some time in this launch (those copied back, or cleared).
+    int now = 0, marked = 0, tiles = 0;
     int held_top = (int)s.top / TILE, held_bottom = (int)s.bottom / TILE;
     unsigned int edge = band_columns(lane);
     for (unsigned int g = 0; g < generations && s.status == RUNNING; g++) {
-        const unsigned int *here = marks[now];
-        unsigned int *there = marks[now ^ 1];
-        int tiles = 0;
-        if (warp == 0) {
+        const unsigned int *here = marks[marked];
+        unsigned int *there = marks[marked ^ 1];
+        // The tiles are listed every EVERY generations, and marked in the last generation
+        // before each listing.
+        bool listing = g % EVERY == 0, marking = g % EVERY == EVERY - 1;
+        if (listing) tiles = 0;
+        if (listing && warp == 0) {
             // The tile rows that may hold cells in either copy, and one more each way.
             int low = TILE_ROWS, high = -1;
             for (int r = t; r < TILE_ROWS; r += 32) {
@@ -576,7 +593,7 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
                     list[at++] = (unsigned short)(r * COLUMNS + __ffs(step) - 1);
             }
         }
-        tiles = from_first(tiles, listed);
+        if (listing) tiles = from_first(tiles, listed);
         int top = SIDE, bottom = -1;
         unsigned int out = 0u;
         // This thread's words' products with their places' multipliers, XORed: each word of
@@ -590,11 +607,14 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
         unsigned int a[TILE][TILE_WORDS], b[TILE][TILE_WORDS];
         int ka = t < tiles ? list[t] : -1;
         int kb = t + RUN_THREADS < tiles ? list[t + RUN_THREADS] : -1;
-        if (ka >= 0) step_tile<false>(first, nullptr, ka, a, there, top, bottom, out, products);
-        if (kb >= 0) step_tile<false>(first, nullptr, kb, b, there, top, bottom, out, products);
+        if (ka >= 0)
+            step_tile<false>(first, nullptr, ka, a, there, marking, top, bottom, out, products);
+        if (kb >= 0)
+            step_tile<false>(first, nullptr, kb, b, there, marking, top, bottom, out, products);
         for (int i = t + 2 * RUN_THREADS; i < tiles; i += RUN_THREADS) {
             unsigned int c[TILE][TILE_WORDS];
-            step_tile<false>(first, nullptr, list[i], c, there, top, bottom, out, products);
+            step_tile<false>(first, nullptr, list[i], c, there, marking, top, bottom, out,
+                             products);
 #pragma unroll
             for (int j = 0; j < TILE; j++) own[i * TILE + j] = c[j][0];
         }
@@ -611,7 +631,7 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
         for (int i = t; i < tiles; i += RUN_THREADS) {
             unsigned int unused[TILE][TILE_WORDS];
             step_tile<true>(now ? second : first, now ? first : second, list[i], unused, there,
-                            top, bottom, out, products);
+                            marking, top, bottom, out, products);
         }
 #endif
         unsigned int high_half = warp_xor((unsigned int)(products >> 32));
@@ -639,6 +659,7 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
         __syncwarp();
 #endif
         now ^= 1;
+        if (marking) marked ^= 1;
         unsigned int *whole = now ? second : first;
         unsigned int *box = whole + lane;
         bool band = bottom >= 0 && (top < BAND || bottom >= SIDE - BAND || out != 0u);

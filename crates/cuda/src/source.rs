@@ -316,15 +316,29 @@ pub mod soups {
         }
     }
 
+    /// The generations one listing of the tiles to step serves in a box of `side` cells a
+    /// side: the tiles with cells and those with cells of a tile beside them within that many
+    /// cells of them, marked in the last generation before each listing. Only a box stepped in
+    /// place lists less often than every generation.
+    pub fn every(side: usize) -> usize {
+        if shared(side) {
+            4
+        } else {
+            1
+        }
+    }
+
     /// The kernels' source for boxes of `side` cells a side.
     pub fn source(side: usize) -> String {
         format!(
             "#define SIDE {side}\n#define BAND {BAND}\n#define ISOLATION {ISOLATION}\n\
              #define LOGGED {LOGGED}\n#define SHARED {}\n#define TILE {TILE}\n\
-             #define TILE_WORDS {}\n#define MOST_KINDS {MOST_KINDS}\n#define WARPS {}\n{}",
+             #define TILE_WORDS {}\n#define MOST_KINDS {MOST_KINDS}\n#define WARPS {}\n\
+             #define EVERY {}\n{}",
             shared(side) as u8,
             tile_words(side),
             warps(side),
+            every(side),
             super::SOUPS
         )
     }
