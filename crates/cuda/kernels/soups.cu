@@ -4,12 +4,11 @@
 // of 256 cells a side, and 512 for soups that the smaller cannot hold.
 //
 // Layout. A box is SIDE rows of WORDS = SIDE / 32 32-bit words, row after row; bit b of word w
-// of row y is the cell (32 w + b, y). A block of WARPS warps steps a soup, a generation at a
-// time (in place where the box is in shared memory, from one copy into another where not), as
-// tiles of TILE_WORDS words and TILE rows: only the tiles with cells, those beside them and
-// (with two copies) those of the other copy still to be emptied, listed every EVERY generations
-// and taken by the threads in turn. A soup's state (struct Soup, mirrored by soups.rs's SoupState)
-// says which rows hold cells.
+// of row y is the cell (32 w + b, y). A block of WARPS warps steps a soup, its box in shared
+// memory for a launch, in place, a generation at a time, as tiles of one word and TILE rows:
+// only the tiles with cells and those beside them, listed every EVERY generations and taken by
+// the threads in turn. A soup's state (struct Soup, mirrored by soups.rs's SoupState) says
+// which rows hold cells.
 //
 // The band: cells fewer than BAND from an edge. A soup stops (PAUSED) as soon as a cell is
 // there, so that the box's edge, beyond which everything is taken as dead, is never near a
@@ -33,29 +32,23 @@
 // it checks the period itself, exactly, and counts each kind, so that the host needs only add
 // the counts, which it gathers in place of the words (name_ash).
 
-// The host defines SIDE (256, 512 or 1024), BAND, ISOLATION (cells round a glider taken away
-// within which there is nothing else), LOGGED (gliders a soup's log holds), SHARED (1 where
-// soups_run keeps a box in shared memory), TILE (the rows of a tile soups_run steps) and
-// MOST_KINDS (the kinds of lone object soups_live may name) in front of this (source.rs's
-// soups::source), TILE_WORDS (the words of a tile's rows: 1, or 2 where the box is in global
-// memory, read as one 64-bit load), WARPS (the warps of a block of soups_run) and EVERY (the
-// generations one listing of the tiles to step serves).
+// The host defines SIDE (256 or 512), BAND, ISOLATION (cells round a glider taken away within
+// which there is nothing else), LOGGED (gliders a soup's log holds), TILE (the rows of a tile
+// soups_run steps), MOST_KINDS (the kinds of lone object soups_live may name), WARPS (the warps
+// of a block of soups_run) and EVERY (the generations one listing of the tiles to step serves)
+// in front of this (source.rs's soups::source).
 #if !defined(SIDE) || !defined(BAND) || !defined(ISOLATION) || !defined(LOGGED) || \
-    !defined(SHARED) || !defined(TILE) || !defined(TILE_WORDS) || !defined(MOST_KINDS) || \
-    !defined(WARPS) || !defined(EVERY)
-#error "source.rs's soups::source() defines SIDE, BAND, ISOLATION, LOGGED, SHARED, TILE, TILE_WORDS, MOST_KINDS, WARPS and EVERY"
+    !defined(TILE) || !defined(MOST_KINDS) || !defined(WARPS) || !defined(EVERY)
+#error "source.rs's soups::source() defines SIDE, BAND, ISOLATION, LOGGED, TILE, MOST_KINDS, WARPS, EVERY"
 #endif
-#if EVERY < 1 || EVERY > TILE || (EVERY != 1 && !SHARED)
-#error "a listing serves 1 to TILE generations, more than one only where the box is stepped in place"
-#endif
-#if TILE_WORDS != 1 && (TILE_WORDS != 2 || SHARED)
-#error "a tile is one word wide, or two where the box is in global memory (even words a row)"
+#if EVERY < 1 || EVERY > TILE
+#error "a listing serves 1 to TILE generations"
 #endif
 #define WORDS (SIDE / 32)
-// Words from one row of soups_run's copies of a box to the next: in shared memory one more than
-// a row holds, so that the same word of rows a tile apart falls in another bank (tiles stepped
-// at once by the lanes are one above another as often as side by side).
-#define STRIDE (SHARED ? WORDS + 1 : WORDS)
+// Words from one row of soups_run's box in shared memory to the next: one more than a row
+// holds, so that the same word of rows a tile apart falls in another bank (tiles stepped at once
+// by the lanes are one above another as often as side by side).
+#define STRIDE (WORDS + 1)
 
 #define RUNNING 0u
 #define SETTLED 1u
@@ -269,19 +262,17 @@ __device__ __forceinline__ unsigned int band_columns(int w) {
     return (w == 0 ? (1u << BAND) - 1u : 0u) | (w == WORDS - 1 ? ~0u << (32 - BAND) : 0u);
 }
 
-// Tiles: a box's cells are stepped as tiles of TILE_WORDS words and TILE rows, only those with
-// cells or beside a tile with cells (and those to be cleared), so that a soup's empty room
-// (between its ash and the ships flying out of it) costs nothing. A copy's marks say which
-// tiles may hold cells, and where in them: mark k of tile row r, at k * TILE_ROWS + r, has bit
-// c set where the tile of tile column c (words TILE_WORDS c..) and rows TILE r.. may have a cell
-// as kind k says (never fewer than it has). A tile is stepped where it has cells, or where a
-// tile beside it has cells next to it.
+// Tiles: a box's cells are stepped as tiles of one word and TILE rows, only those with cells
+// or beside a tile with cells, so that a soup's empty room (between its ash and the ships
+// flying out of it) costs nothing. The marks say which tiles may hold cells, and where in them:
+// mark k of tile row r, at k * TILE_ROWS + r, has bit c set where the tile of word c and rows
+// TILE r.. may have a cell as kind k says (never fewer than it has). A tile is stepped where it
+// has cells, or where a tile beside it has cells near it.
 #define TILE_ROWS (SIDE / TILE)
-#define COLUMNS (WORDS / TILE_WORDS)
-#define ALL_COLUMNS (COLUMNS == 32 ? ~0u : (1u << (COLUMNS & 31)) - 1u)
+#define ALL_WORDS (WORDS == 32 ? ~0u : (1u << (WORDS & 31)) - 1u)
 // The marks: anywhere; in its first EVERY rows, its last EVERY; in its first EVERY columns (bits
-// 0.. of its first word), its last EVERY (bits ..31 of its last); and in the EVERY x EVERY cells
-// of each of its four corners. A tile with no cells may come to have some within EVERY
+// 0..), its last EVERY (bits ..31); and in the EVERY x EVERY cells of each of its four
+// corners. A tile with no cells may come to have some within EVERY
 // generations only where a tile beside it has cells that near it, so that one listing of the
 // tiles to step serves EVERY generations.
 #define ANY 0
@@ -295,28 +286,24 @@ __device__ __forceinline__ unsigned int band_columns(int w) {
 #define BOTTOM_RIGHT 8
 #define MARKS 9
 
-// Marks tile (r, c) of `marks` as holding the cells `any` (its words' rows ORed), `first` in its
-// first EVERY rows and `last` in its last EVERY (likewise ORed); `west_*` are those of its first
-// word alone (their bits 0.. its first columns), `east_*` those of its last (bits ..31).
+// Marks tile (r, c) of `marks` as holding the cells `any` (its rows ORed), `first` in its
+// first EVERY rows and `last` in its last EVERY (likewise ORed).
 #define WEST_COLUMNS ((1u << EVERY) - 1u)
 #define EAST_COLUMNS (~0u << (32 - EVERY))
 __device__ __forceinline__ void mark(unsigned int *marks, int r, int c, unsigned int any,
-                                     unsigned int first, unsigned int last,
-                                     unsigned int west_any, unsigned int west_first,
-                                     unsigned int west_last, unsigned int east_any,
-                                     unsigned int east_first, unsigned int east_last) {
+                                     unsigned int first, unsigned int last) {
     if (!any) return;
     unsigned int bit = 1u << c;
     unsigned int *m = marks + r;
     atomicOr(m + ANY * TILE_ROWS, bit);
     if (first) atomicOr(m + FIRST_ROW * TILE_ROWS, bit);
     if (last) atomicOr(m + LAST_ROW * TILE_ROWS, bit);
-    if (west_any & WEST_COLUMNS) atomicOr(m + FIRST_COLUMN * TILE_ROWS, bit);
-    if (east_any & EAST_COLUMNS) atomicOr(m + LAST_COLUMN * TILE_ROWS, bit);
-    if (west_first & WEST_COLUMNS) atomicOr(m + TOP_LEFT * TILE_ROWS, bit);
-    if (east_first & EAST_COLUMNS) atomicOr(m + TOP_RIGHT * TILE_ROWS, bit);
-    if (west_last & WEST_COLUMNS) atomicOr(m + BOTTOM_LEFT * TILE_ROWS, bit);
-    if (east_last & EAST_COLUMNS) atomicOr(m + BOTTOM_RIGHT * TILE_ROWS, bit);
+    if (any & WEST_COLUMNS) atomicOr(m + FIRST_COLUMN * TILE_ROWS, bit);
+    if (any & EAST_COLUMNS) atomicOr(m + LAST_COLUMN * TILE_ROWS, bit);
+    if (first & WEST_COLUMNS) atomicOr(m + TOP_LEFT * TILE_ROWS, bit);
+    if (first & EAST_COLUMNS) atomicOr(m + TOP_RIGHT * TILE_ROWS, bit);
+    if (last & WEST_COLUMNS) atomicOr(m + BOTTOM_LEFT * TILE_ROWS, bit);
+    if (last & EAST_COLUMNS) atomicOr(m + BOTTOM_RIGHT * TILE_ROWS, bit);
 }
 
 // The tiles of tile row r to step, from the marks `here` of the copy stepped: those with cells
@@ -334,7 +321,7 @@ __device__ __forceinline__ unsigned int to_step(const unsigned int *here, int r)
         near |= below[FIRST_ROW * TILE_ROWS] | below[TOP_RIGHT * TILE_ROWS] << 1 |
                 below[TOP_LEFT * TILE_ROWS] >> 1;
     }
-    return near & ALL_COLUMNS;
+    return near & ALL_WORDS;
 }
 
 // A row's cells summed with their left and right neighbours, as two bit planes h0 and h1 (0 to
@@ -363,114 +350,67 @@ __device__ __forceinline__ unsigned int life(unsigned int a0, unsigned int a1, u
     return (t0 & t1 & ~t2) | (~t0 & ~t1 & t2 & middle);
 }
 
-// Steps tile `k` (tile column k % COLUMNS, rows TILE (k / COLUMNS)..) of `from` into `to`
-// (both at row 0's first word) where STORE, else into `kept` (row i of the tile its row i), for
-// put_tile to store later; folds in what soups_run keeps of a generation: the rows with cells,
-// the cells in the band's columns, and the hash's products (see its loop); and marks the tile
-// in `marks` where `marking`.
-template <bool STORE>
-__device__ __forceinline__ void step_tile(const unsigned int *__restrict__ from,
-                                          unsigned int *__restrict__ to, int k,
-                                          unsigned int (&kept)[TILE][TILE_WORDS],
-                                          unsigned int *marks, bool marking, int &top,
-                                          int &bottom, unsigned int &out,
-                                          unsigned long long &products) {
-    int c = k % COLUMNS, r = k / COLUMNS, w0 = c * TILE_WORDS, y0 = r * TILE;
-    // The tile's rows, with the row above and the row below: word j of row i the word
-    // w0 - 1 + j, from the one left of the tile's to the one right of it (dead beyond the box).
-    unsigned int v[TILE + 2][TILE_WORDS + 2];
+// Steps tile `k` (word k % WORDS, rows TILE (k / WORDS)..) of `box` into `kept` (row i of the
+// tile its row i), for put_tile to store later; folds in what soups_run keeps of a generation:
+// the rows with cells, the cells in the band's columns, and the hash's products (see its
+// loop); and marks the tile in `marks` where `marking`.
+__device__ __forceinline__ void step_tile(const unsigned int *box, int k,
+                                          unsigned int (&kept)[TILE], unsigned int *marks,
+                                          bool marking, int &top, int &bottom,
+                                          unsigned int &out, unsigned long long &products) {
+    int c = k % WORDS, r = k / WORDS, y0 = r * TILE;
+    // The tile's rows, with the row above and the row below: v[i][1] row i's word, v[i][0] and
+    // v[i][2] those left and right of it (dead beyond the box).
+    unsigned int v[TILE + 2][3];
 #pragma unroll
     for (int i = 0; i < TILE + 2; i++) {
         int y = y0 - 1 + i;
         bool in = y >= 0 && y < SIDE;
-        const unsigned int *row = from + y * STRIDE + w0;
-#if TILE_WORDS == 2
-        // An aligned load: both copies of a box start a multiple of SIDE x WORDS words (even)
-        // from `cells`, a row's count of words is even (STRIDE == WORDS), and so is w0.
-        uint2 pair = in ? *reinterpret_cast<const uint2 *>(row) : make_uint2(0u, 0u);
-        v[i][1] = pair.x;
-        v[i][2] = pair.y;
-#else
+        const unsigned int *row = box + y * STRIDE + c;
+        v[i][0] = in && c > 0 ? row[-1] : 0u;
         v[i][1] = in ? row[0] : 0u;
-#endif
-        v[i][0] = in && w0 > 0 ? row[-1] : 0u;
-        v[i][TILE_WORDS + 1] = in && w0 + TILE_WORDS < WORDS ? row[TILE_WORDS] : 0u;
+        v[i][2] = in && c + 1 < WORDS ? row[1] : 0u;
     }
-    unsigned int h0[TILE + 2][TILE_WORDS], h1[TILE + 2][TILE_WORDS];
+    unsigned int h0[TILE + 2], h1[TILE + 2];
 #pragma unroll
-    for (int i = 0; i < TILE + 2; i++)
-#pragma unroll
-        for (int j = 0; j < TILE_WORDS; j++)
-            across(v[i][j], v[i][j + 1], v[i][j + 2], h0[i][j], h1[i][j]);
-    unsigned int any[TILE_WORDS], first[TILE_WORDS], last[TILE_WORDS];
+    for (int i = 0; i < TILE + 2; i++) across(v[i][0], v[i][1], v[i][2], h0[i], h1[i]);
+    unsigned int any, first, last;
 #pragma unroll
     for (int i = 1; i <= TILE; i++) {
         int y = y0 - 1 + i;
-        unsigned int next[TILE_WORDS], row_any = 0u;
-#pragma unroll
-        for (int j = 0; j < TILE_WORDS; j++) {
-            next[j] = life(h0[i - 1][j], h1[i - 1][j], h0[i][j], h1[i][j], h0[i + 1][j],
-                           h1[i + 1][j], v[i][j + 1]);
-            any[j] = i == 1 ? next[j] : any[j] | next[j];
-            if (i <= EVERY) first[j] = i == 1 ? next[j] : first[j] | next[j];
-            if (i == TILE - EVERY + 1) last[j] = next[j];
-            if (i > TILE - EVERY + 1) last[j] |= next[j];
-            row_any |= next[j];
-            // The place's multiplier: odd, places 2 x 0x9e3779b9 apart (a Weyl sequence).
-            unsigned int m = (unsigned int)(y * WORDS + w0 + j) * 0x3c6ef372u + 0x85ebca6bu;
-            products ^= (unsigned long long)next[j] * m;
-        }
-        if (STORE) {
-            unsigned int *row = to + y * STRIDE + w0;
-#if TILE_WORDS == 2
-            *reinterpret_cast<uint2 *>(row) = make_uint2(next[0], next[1]);
-#else
-            row[0] = next[0];
-#endif
-        } else {
-#pragma unroll
-            for (int j = 0; j < TILE_WORDS; j++) kept[i - 1][j] = next[j];
-        }
-        top = row_any != 0u && y < top ? y : top;
-        bottom = row_any != 0u && y > bottom ? y : bottom;
+        unsigned int next =
+            life(h0[i - 1], h1[i - 1], h0[i], h1[i], h0[i + 1], h1[i + 1], v[i][1]);
+        any = i == 1 ? next : any | next;
+        if (i <= EVERY) first = i == 1 ? next : first | next;
+        if (i == TILE - EVERY + 1) last = next;
+        if (i > TILE - EVERY + 1) last |= next;
+        // The place's multiplier: odd, places 2 x 0x9e3779b9 apart (a Weyl sequence).
+        unsigned int m = (unsigned int)(y * WORDS + c) * 0x3c6ef372u + 0x85ebca6bu;
+        products ^= (unsigned long long)next * m;
+        kept[i - 1] = next;
+        top = next != 0u && y < top ? y : top;
+        bottom = next != 0u && y > bottom ? y : bottom;
     }
-    unsigned int all = 0u, all_first = 0u, all_last = 0u;
-#pragma unroll
-    for (int j = 0; j < TILE_WORDS; j++) {
-        out |= any[j] & band_columns(w0 + j);
-        all |= any[j];
-        all_first |= first[j];
-        all_last |= last[j];
-    }
-    if (marking)
-        mark(marks, r, c, all, all_first, all_last, any[0], first[0], last[0],
-             any[TILE_WORDS - 1], first[TILE_WORDS - 1], last[TILE_WORDS - 1]);
+    out |= any & band_columns(c);
+    if (marking) mark(marks, r, c, any, first, last);
 }
 
-// Stores the rows step_tile kept of tile `k` into `to` (at row 0's first word).
-__device__ __forceinline__ void put_tile(unsigned int *to, int k,
-                                         const unsigned int (&kept)[TILE][TILE_WORDS]) {
-    int c = k % COLUMNS, r = k / COLUMNS;
-    unsigned int *row = to + r * TILE * STRIDE + c * TILE_WORDS;
+// Stores the rows step_tile kept of tile `k` into `box`.
+__device__ __forceinline__ void put_tile(unsigned int *box, int k,
+                                         const unsigned int (&kept)[TILE]) {
+    unsigned int *row = box + k / WORDS * TILE * STRIDE + k % WORDS;
 #pragma unroll
-    for (int i = 0; i < TILE; i++, row += STRIDE) {
-#if TILE_WORDS == 2
-        *reinterpret_cast<uint2 *>(row) = make_uint2(kept[i][0], kept[i][1]);
-#else
-        row[0] = kept[i][0];
-#endif
-    }
+    for (int i = 0; i < TILE; i++, row += STRIDE) row[0] = kept[i];
 }
 
 // Steps the soups in `soups[0..count]` that are RUNNING by up to `generations` generations
 // each, stopping each where it settles, dies, reaches the band, or reaches generation `most`.
-// A block of WARPS warps a soup: each generation the first warp lists the tiles to step, and
-// the block's threads take them in turn. Where SHARED, the box is in shared memory (SIDE *
-// STRIDE words, the launch's dynamic shared memory), copied in for the launch and its rows that
-// held cells at any time in it copied back at its end, and stepped in place: each thread keeps
-// what it made of its tiles until every thread has read them (its first two tiles in
-// registers, any more in box count + index of `cells`). Where not, a generation is stepped from
-// one copy of the box into the other, box count + index of `cells`, empty between launches.
+// A block of WARPS warps a soup: every EVERY generations the first warp lists the tiles to
+// step, and the block's threads take them in turn. The box is in shared memory (SIDE * STRIDE
+// words, the launch's dynamic shared memory), copied in for the launch and its rows that held
+// cells at any time in it copied back at its end, and stepped in place: each thread keeps what
+// it made of its tiles until every thread has read them (its first two tiles in registers, any
+// more in the box's second copy, box count + index of `cells`).
 // Gliders in the band are taken away where take_glider can (phases `gliders`), each logged in
 // the soup's LOGGED entries of `log` as (generation << 32 | take_glider's entry).
 #define RUN_THREADS (32 * WARPS)
@@ -508,7 +448,7 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
         WORDS == 32 ? ~0u : ((1u << (WORDS & 31)) - 1u) << (t & (32 - WORDS));
     unsigned int *global = cells + (size_t)index * SIDE * WORDS;
     __shared__ unsigned int marks[2][MARKS * TILE_ROWS];
-    __shared__ unsigned short list[TILE_ROWS * COLUMNS];
+    __shared__ unsigned short list[TILE_ROWS * WORDS];
     // What the first warp hands the block (from_first): the tiles listed, the tile rows that
     // held cells, a glider taken away (take_glider's entry, and the rows with cells then).
     __shared__ int listed, held[2], taken[3];
@@ -516,40 +456,28 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
     __shared__ unsigned long long part_hash[WARPS];
     __shared__ int part_top[WARPS], part_bottom[WARPS];
     __shared__ unsigned int part_out[WARPS];
-    unsigned int *first, *second;
-    // The box's second copy in global memory, this block's own: where SHARED, where a
-    // generation's tiles after each thread's first two wait to be stored (TILE words for
-    // each place in the list).
+    // The box's second copy in global memory, this block's own, where a generation's tiles
+    // after each thread's first two wait to be stored (TILE words for each place in the list).
     unsigned int *own = cells + ((size_t)count + index) * SIDE * WORDS;
-#if SHARED
-    extern __shared__ unsigned int shared[];
-    // The rows with cells (top..bottom), the others empty: one copy, stepped in place.
-    for (int i = t; i < SIDE * STRIDE; i += RUN_THREADS) shared[i] = 0u;
+    extern __shared__ unsigned int whole[];
+    // The rows with cells (top..bottom), the others empty.
+    for (int i = t; i < SIDE * STRIDE; i += RUN_THREADS) whole[i] = 0u;
     SYNC();
     for (int i = (int)s.top * WORDS + t; i < ((int)s.bottom + 1) * WORDS; i += RUN_THREADS)
-        shared[i / WORDS * STRIDE + i % WORDS] = global[i];
-    first = second = shared;
-#else
-    first = global;
-    second = own;
-#endif
+        whole[i / WORDS * STRIDE + i % WORDS] = global[i];
     for (int i = t; i < MARKS * TILE_ROWS; i += RUN_THREADS) marks[0][i] = marks[1][i] = 0u;
     SYNC();
     for (int i = (int)s.top * WORDS + t; i < ((int)s.bottom + 1) * WORDS; i += RUN_THREADS) {
         int y = i / WORDS, w = i % WORDS;
-        unsigned int word = first[y * STRIDE + w];
-        unsigned int top_row = y % TILE < EVERY ? word : 0u;
-        unsigned int bottom_row = y % TILE >= TILE - EVERY ? word : 0u;
-        bool west = w % TILE_WORDS == 0, east = w % TILE_WORDS == TILE_WORDS - 1;
-        mark(marks[0], y / TILE, w / TILE_WORDS, word, top_row, bottom_row, west ? word : 0u,
-             west ? top_row : 0u, west ? bottom_row : 0u, east ? word : 0u,
-             east ? top_row : 0u, east ? bottom_row : 0u);
+        unsigned int word = whole[y * STRIDE + w];
+        mark(marks[0], y / TILE, w, word, y % TILE < EVERY ? word : 0u,
+             y % TILE >= TILE - EVERY ? word : 0u);
     }
     SYNC();
-    // The copy holding the soup's generation, the marks of the cells the tiles were last
-    // listed from, the tiles listed, and (in the first warp) the tile rows that held cells in
-    // either copy at some time in this launch (those copied back, or cleared).
-    int now = 0, marked = 0, tiles = 0;
+    // The marks of the cells the tiles were last listed from, the tiles listed, and (in the
+    // first warp) the tile rows that held cells at some time in this launch (those copied
+    // back).
+    int marked = 0, tiles = 0;
     int held_top = (int)s.top / TILE, held_bottom = (int)s.bottom / TILE;
     unsigned int edge = band_columns(lane);
     for (unsigned int g = 0; g < generations && s.status == RUNNING; g++) {
@@ -572,14 +500,14 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
             high = min(warp_max(high) + 1, TILE_ROWS - 1);
             held_top = min(held_top, low);
             held_bottom = max(held_bottom, high);
-            // The tiles to step, listed: those with cells or beside a tile with cells, and
-            // those of the other copy with cells to be overwritten. A lane a tile row at a time.
+            // The tiles to step, listed: those with cells or beside a tile with cells near
+            // them (a tile with none near it is empty and stays so). A lane a tile row at a
+            // time.
             for (int base = low; base <= high; base += 32) {
                 int r = base + t;
                 unsigned int step = 0u;
                 if (r <= high) {
-                    // Stepped in place, a tile with no cells near it is already empty.
-                    step = to_step(here, r) | (SHARED ? 0u : there[r]);
+                    step = to_step(here, r);
                     for (int k = 0; k < MARKS; k++) there[k * TILE_ROWS + r] = 0u;
                 }
                 int n = __popc(step), before = n;
@@ -590,7 +518,7 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
                 int at = tiles + before - n;
                 tiles += __shfl_sync(~0u, before, 31);
                 for (; step; step &= step - 1u)
-                    list[at++] = (unsigned short)(r * COLUMNS + __ffs(step) - 1);
+                    list[at++] = (unsigned short)(r * WORDS + __ffs(step) - 1);
             }
         }
         if (listing) tiles = from_first(tiles, listed);
@@ -600,40 +528,28 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
         // the box times a multiplier of its place, so that the order of the tiles does not
         // matter.
         unsigned long long products = 0ull;
-#if SHARED
-        // In place: every thread steps its tiles (the first two into registers, the others
-        // into `own`), and stores them once every thread has read the cells it needs. A
-        // tile's row is one word here (TILE_WORDS is 1 where SHARED).
-        unsigned int a[TILE][TILE_WORDS], b[TILE][TILE_WORDS];
+        // Every thread steps its tiles (the first two into registers, the others into
+        // `own`), and stores them once every thread has read the cells it needs.
+        unsigned int a[TILE], b[TILE];
         int ka = t < tiles ? list[t] : -1;
         int kb = t + RUN_THREADS < tiles ? list[t + RUN_THREADS] : -1;
-        if (ka >= 0)
-            step_tile<false>(first, nullptr, ka, a, there, marking, top, bottom, out, products);
-        if (kb >= 0)
-            step_tile<false>(first, nullptr, kb, b, there, marking, top, bottom, out, products);
+        if (ka >= 0) step_tile(whole, ka, a, there, marking, top, bottom, out, products);
+        if (kb >= 0) step_tile(whole, kb, b, there, marking, top, bottom, out, products);
         for (int i = t + 2 * RUN_THREADS; i < tiles; i += RUN_THREADS) {
-            unsigned int c[TILE][TILE_WORDS];
-            step_tile<false>(first, nullptr, list[i], c, there, marking, top, bottom, out,
-                             products);
+            unsigned int c[TILE];
+            step_tile(whole, list[i], c, there, marking, top, bottom, out, products);
 #pragma unroll
-            for (int j = 0; j < TILE; j++) own[i * TILE + j] = c[j][0];
+            for (int j = 0; j < TILE; j++) own[i * TILE + j] = c[j];
         }
         SYNC();
-        if (ka >= 0) put_tile(first, ka, a);
-        if (kb >= 0) put_tile(first, kb, b);
+        if (ka >= 0) put_tile(whole, ka, a);
+        if (kb >= 0) put_tile(whole, kb, b);
         for (int i = t + 2 * RUN_THREADS; i < tiles; i += RUN_THREADS) {
-            unsigned int c[TILE][TILE_WORDS];
+            unsigned int c[TILE];
 #pragma unroll
-            for (int j = 0; j < TILE; j++) c[j][0] = own[i * TILE + j];
-            put_tile(first, list[i], c);
+            for (int j = 0; j < TILE; j++) c[j] = own[i * TILE + j];
+            put_tile(whole, list[i], c);
         }
-#else
-        for (int i = t; i < tiles; i += RUN_THREADS) {
-            unsigned int unused[TILE][TILE_WORDS];
-            step_tile<true>(now ? second : first, now ? first : second, list[i], unused, there,
-                            marking, top, bottom, out, products);
-        }
-#endif
         unsigned int high_half = warp_xor((unsigned int)(products >> 32));
         unsigned long long hash =
             (unsigned long long)high_half << 32 | warp_xor((unsigned int)products);
@@ -658,9 +574,7 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
 #else
         __syncwarp();
 #endif
-        now ^= 1;
         if (marking) marked ^= 1;
-        unsigned int *whole = now ? second : first;
         unsigned int *box = whole + lane;
         bool band = bottom >= 0 && (top < BAND || bottom >= SIDE - BAND || out != 0u);
         s.generation += 1u;
@@ -704,17 +618,10 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
     }
     held_top = from_first(held_top, held[0]);
     held_bottom = from_first(held_bottom, held[1]);
-    // The rows that held cells back in the box (where the soup is not there already), and the
-    // second copy emptied where it is in global memory.
+    // The rows that held cells back in the box.
     int from_row = held_top * TILE, to_row = (held_bottom + 1) * TILE;
-    const unsigned int *kept = now ? second : first;
-    for (int i = from_row * WORDS + t; i < to_row * WORDS; i += RUN_THREADS) {
-        int at = i / WORDS * STRIDE + i % WORDS;
-        if (kept != global) global[i] = kept[at];
-#if !SHARED
-        second[at] = 0u;
-#endif
-    }
+    for (int i = from_row * WORDS + t; i < to_row * WORDS; i += RUN_THREADS)
+        global[i] = whole[i / WORDS * STRIDE + i % WORDS];
     if (t == 0) soups[index] = s;
 }
 

@@ -13,7 +13,7 @@ use cudarc::driver::{
 
 use crate::device::Gpu;
 use crate::error::Result;
-use crate::source::soups::{shared, warps};
+use crate::source::soups::warps;
 pub use crate::source::soups::{source, BAND, ISOLATION, LOGGED, MOST_KINDS, SIDES};
 
 /// A kind of object that soups_live names where it stands alone, in one orientation and phase:
@@ -97,9 +97,8 @@ pub fn moved_words(words: &[u64], from: usize, to: usize) -> Vec<u64> {
         .collect()
 }
 
-/// The copies of each box in `cells`: two, the second soups_run's (the box's other copy, empty
-/// between launches, where it keeps none in shared memory; where a generation's tiles wait to
-/// be stored where it does).
+/// The copies of each box in `cells`: two, the second soups_run's, where a generation's tiles
+/// wait to be stored into the box it keeps in shared memory.
 const COPIES: usize = 2;
 
 /// Where a soup stands (the kernels' numbers).
@@ -509,11 +508,8 @@ impl SoupBoxes {
         let cfg = LaunchConfig {
             grid_dim: (self.slots as u32, 1, 1),
             block_dim: (32 * warps(self.side) as u32, 1, 1),
-            shared_mem_bytes: match shared(self.side) {
-                // Rows of a word more than the box's (the kernel's STRIDE).
-                true => (self.side * (self.words() + 1) * 4) as u32,
-                false => 0,
-            },
+            // The box, its rows a word longer (the kernel's STRIDE).
+            shared_mem_bytes: (self.side * (self.words() + 1) * 4) as u32,
         };
         // After what `stream` holds (the boxes filled, cleared and set), and before what it is
         // given next.

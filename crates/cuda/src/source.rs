@@ -249,8 +249,15 @@ impl Generic {
 /// The census's soup kernels (`crate::soups` is their host side): the constants their source
 /// is built with, and the source for each size of box.
 pub mod soups {
-    /// The sides a box may have, in cells: a row is a word for each of up to 32 lanes of a warp.
-    pub const SIDES: [usize; 3] = [256, 512, 1024];
+    /// The sides a box may have, in cells: those the census uses (gol-census's `gpu::TIERS`),
+    /// whose kernels are built into `gol` ([`super::shipped`]). soups_run keeps a box in shared
+    /// memory for a launch (9 and 34 KiB, rows a word longer) and steps it there in place, in
+    /// tiles of one word. Boxes of 512 in shared memory, stepped in place by four warps, ran
+    /// that tier's launches of a 2^19-soup census in 238 ms against 283 in global memory with
+    /// tiles of two words, from one copy into the other, and whole 2^23 runs 7% faster (H100,
+    /// 2026-12-06; in the strips the kernel had before its tiles, shared memory had been
+    /// slower for them). A box of 1024 (132 KiB) would not fit beside another.
+    pub const SIDES: [usize; 2] = [256, 512];
 
     /// Cells from an edge of the box in which a cell stops its soup (`Status::Paused` in
     /// `crate::soups`).
@@ -265,46 +272,19 @@ pub mod soups {
     /// says when), and stops the soup as before once its log is full.
     pub const LOGGED: usize = 8;
 
-    /// The sides of the boxes whose kernels are built into `gol` ([`super::shipped`]): those
-    /// the census uses (gol-census's `gpu::TIERS`).
-    pub const SHIPPED_SIDES: [usize; 2] = [256, 512];
-
     /// Kinds of lone object soups_live may name at most (`SoupBoxes::new` in `crate::soups`).
     pub const MOST_KINDS: usize = 64;
 
-    /// Whether soups_run keeps a box of `side` cells a side in shared memory for a launch, and
-    /// steps it there in place: those of 256 and 512 (9 and 34 KiB, a row a word longer); a
-    /// box of 1024 (132 KiB) is stepped in global memory, from one copy into the other (the
-    /// second after the boxes). Boxes of 512 in shared memory, stepped in place by four warps
-    /// in tiles of one word, ran that tier's launches of a 2^19-soup census in 238 ms against
-    /// 283 in global memory with two-word tiles, and whole 2^23 runs 7% faster (H100, 2026-12-06;
-    /// in the strips the kernel had before its tiles, shared memory had been slower for them).
-    pub fn shared(side: usize) -> bool {
-        side <= 512
-    }
-
-    /// The rows of a tile that soups_run steps. Tiles of one word: in boxes of 256 cells, 8 rows
-    /// (ncu over the runs of a 2^19-soup census: 513–531 ms, 534 with 4 rows, 625 with 16); in
-    /// boxes of 512 in shared memory, 8 (238 ms against 256 with 16, 2026-12-06). Tiles of two
-    /// words in global memory: 8 rows (2026-12-05; docs/benchmarks/census.md).
+    /// The rows of a tile that soups_run steps: in boxes of 256 cells, 8 rows (ncu over the
+    /// runs of a 2^19-soup census: 513–531 ms, 534 with 4 rows, 625 with 16); in boxes of 512,
+    /// 8 (238 ms against 256 with 16, 2026-12-06; docs/benchmarks/census.md).
     pub const TILE: usize = 8;
-
-    /// The words of a tile's rows that soups_run steps in a box of `side` cells a side: one
-    /// where the box is in shared memory, two (read and written as one 64-bit access) where it
-    /// is in global memory.
-    pub fn tile_words(side: usize) -> usize {
-        if shared(side) {
-            1
-        } else {
-            2
-        }
-    }
 
     /// The warps of a block of soups_run, which steps one soup: one for boxes of 256, four for
     /// larger ones. Boxes of 512 are few (3.4% of soups go on in them) and long-lived, so that
     /// a launch holds few at a time: in shared memory, with four warps each, that tier's
     /// launches of a 2^19-soup census ran in 238 ms, with two in 271, with eight in 379 (H100,
-    /// 2026-12-06; in global memory four had beaten one, two and eight likewise). Boxes of 256
+    /// 2026-12-06; in global memory, before, four had beaten one, two and eight too). Boxes of 256
     /// ran slower with more than one (592 ms with two against 441, 701 with four, H100): their
     /// soups are small, a generation a few tiles, and each warp pays a generation's listing and
     /// sums (docs/benchmarks/census.md).
@@ -316,29 +296,19 @@ pub mod soups {
         }
     }
 
-    /// The generations one listing of the tiles to step serves in a box of `side` cells a
-    /// side: the tiles with cells and those with cells of a tile beside them within that many
-    /// cells of them, marked in the last generation before each listing. Only a box stepped in
-    /// place lists less often than every generation.
-    pub fn every(side: usize) -> usize {
-        if shared(side) {
-            4
-        } else {
-            1
-        }
-    }
+    /// The generations one listing of the tiles to step serves: the tiles with cells and those
+    /// with cells of a tile beside them within that many cells of them, marked in the last
+    /// generation before each listing. ncu over a 2^19-soup census's runs (H100, 2026-12-06):
+    /// 600 ms at 4, 621 at 2, 657 at 1 (docs/benchmarks/census.md).
+    pub const EVERY: usize = 4;
 
     /// The kernels' source for boxes of `side` cells a side.
     pub fn source(side: usize) -> String {
         format!(
             "#define SIDE {side}\n#define BAND {BAND}\n#define ISOLATION {ISOLATION}\n\
-             #define LOGGED {LOGGED}\n#define SHARED {}\n#define TILE {TILE}\n\
-             #define TILE_WORDS {}\n#define MOST_KINDS {MOST_KINDS}\n#define WARPS {}\n\
-             #define EVERY {}\n{}",
-            shared(side) as u8,
-            tile_words(side),
+             #define LOGGED {LOGGED}\n#define TILE {TILE}\n#define MOST_KINDS {MOST_KINDS}\n\
+             #define WARPS {}\n#define EVERY {EVERY}\n{}",
             warps(side),
-            every(side),
             super::SOUPS
         )
     }
@@ -357,11 +327,11 @@ pub const SHIPPED_ARCHES: [&str; 6] = ["sm_80", "sm_86", "sm_89", "sm_90", "sm_1
 /// The sources built into `gol` as CUBINs for each of [`SHIPPED_ARCHES`]: what `--engine auto`
 /// runs on a GPU under each dimension's default rule, `cuda-bitsliced` with Life in 2D and
 /// B6/S567 in 3D, the [`Generic`] kernels that run other rules while their own compile, and
-/// the census's soup kernels for the boxes it uses ([`soups::SHIPPED_SIDES`]). Other engines'
+/// the census's soup kernels for the boxes it uses ([`soups::SIDES`]). Other engines'
 /// kernels and rules' own kernels are compiled by NVRTC on first use and cached on disk.
 pub fn shipped() -> Vec<String> {
     let defaults = [bitsliced(Rule::LIFE), cube_bitsliced(Rule::LIFE_3D)];
     let generic = Generic::shipped().into_iter().map(Generic::source);
-    let census = soups::SHIPPED_SIDES.map(soups::source);
+    let census = soups::SIDES.map(soups::source);
     defaults.into_iter().chain(generic).chain(census).collect()
 }

@@ -179,7 +179,7 @@ fn shipped_cubins_are_what_a_default_run_compiles() {
         };
         sources.push((kind.source(), function));
     }
-    for side in source::soups::SHIPPED_SIDES {
+    for side in source::soups::SIDES {
         sources.push((gol_cuda::soups::source(side), "soups_run"));
     }
     assert_eq!(shipped.len(), sources.len() * source::SHIPPED_ARCHES.len());
