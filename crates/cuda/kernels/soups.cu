@@ -272,9 +272,9 @@ __device__ __forceinline__ unsigned int band_columns(int w) {
 #define ALL_WORDS (WORDS == 32 ? ~0u : (1u << (WORDS & 31)) - 1u)
 // The marks: anywhere; in its first EVERY rows, its last EVERY; in its first EVERY columns (bits
 // 0..), its last EVERY (bits ..31); and in the EVERY x EVERY cells of each of its four
-// corners. A tile with no cells may come to have some within EVERY
-// generations only where a tile beside it has cells that near it, so that one listing of the
-// tiles to step serves EVERY generations.
+// corners. A tile with no cells may come to have some within EVERY generations only where a
+// tile beside it has cells that near it, so that one listing of the tiles to step serves EVERY
+// generations.
 #define ANY 0
 #define FIRST_ROW 1
 #define LAST_ROW 2
@@ -306,7 +306,7 @@ __device__ __forceinline__ void mark(unsigned int *marks, int r, int c, unsigned
     if (last & EAST_COLUMNS) atomicOr(m + BOTTOM_RIGHT * TILE_ROWS, bit);
 }
 
-// The tiles of tile row r to step, from the marks `here` of the copy stepped: those with cells
+// The tiles of tile row r to step, from the marks `here` of the cells stepped: those with cells
 // and those with a cell of a tile beside them within EVERY cells of them (bit c tile column c).
 __device__ __forceinline__ unsigned int to_step(const unsigned int *here, int r) {
     unsigned int near = here[ANY * TILE_ROWS + r] | here[LAST_COLUMN * TILE_ROWS + r] << 1 |
@@ -488,7 +488,8 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
         bool listing = g % EVERY == 0, marking = g % EVERY == EVERY - 1;
         if (listing) tiles = 0;
         if (listing && warp == 0) {
-            // The tile rows that may hold cells in either copy, and one more each way.
+            // The tile rows that either set of marks says may hold cells (the other's are
+            // cleared here), and one more each way.
             int low = TILE_ROWS, high = -1;
             for (int r = t; r < TILE_ROWS; r += 32) {
                 if (here[r] | there[r]) {
