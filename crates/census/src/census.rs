@@ -881,7 +881,7 @@ pub fn tallies(root: &str, first: u64, count: u64, stop: &AtomicBool) -> Vec<Tal
             }
             Some(with_classifier(|classifier| {
                 (start..start + n)
-                    .map(|i| of_id(&soup::id(root, i), classifier))
+                    .map(|i| soup(&soup::of(root, i), classifier))
                     .collect()
             }))
         })

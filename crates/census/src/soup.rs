@@ -19,7 +19,30 @@ pub fn id(root: &str, index: u64) -> String {
 
 /// The soup of `id`.
 pub fn rows(id: &str) -> Rows {
-    let digest = Sha256::digest(id.as_bytes());
+    of_digest(&Sha256::digest(id.as_bytes()))
+}
+
+/// The soup of [`id`]`(root, index)`, made without building the ID (a census makes millions).
+pub fn of(root: &str, index: u64) -> Rows {
+    // The index's decimal digits, written from the end.
+    let mut digits = [0u8; 20];
+    let (mut at, mut rest) = (digits.len(), index);
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    let digest = Sha256::new()
+        .chain_update(root)
+        .chain_update(&digits[at..])
+        .finalize();
+    of_digest(&digest)
+}
+
+fn of_digest(digest: &[u8]) -> Rows {
     std::array::from_fn(|y| u16::from_be_bytes([digest[2 * y], digest[2 * y + 1]]))
 }
 
@@ -68,5 +91,14 @@ mod tests {
             assert_eq!(picture(&soup, 15), bottom, "{id}");
         }
         assert_eq!(rows(&id("k_testseed", 0))[0], 0xfba0);
+    }
+
+    #[test]
+    fn soups_made_from_an_index_are_those_of_its_id() {
+        for index in [0, 1, 9, 10, 99, 100, 12345, 8388607, u64::MAX / 7, u64::MAX] {
+            for root in ["k_testseed", "", "l_kEwHfF3ArtPb0"] {
+                assert_eq!(of(root, index), rows(&id(root, index)), "{root}{index}");
+            }
+        }
     }
 }
