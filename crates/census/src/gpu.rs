@@ -460,7 +460,7 @@ impl GpuCensus {
                                 Job::Back(range) => {
                                     from_back.fetch_add(range.end - range.start, Ordering::Relaxed);
                                     range
-                                        .map(|index| (index, soup::rows(&soup::id(root, index))))
+                                        .map(|index| (index, soup::of(root, index)))
                                         .collect()
                                 }
                             };
@@ -560,7 +560,7 @@ impl GpuCensus {
                     let making = Instant::now();
                     let soups: Vec<InFlight> = new
                         .into_par_iter()
-                        .map(|index| InFlight::new(index, soup::rows(&soup::id(root, index))))
+                        .map(|index| InFlight::new(index, soup::of(root, index)))
                         .collect();
                     tier.waiting.extend(soups);
                     self.driving.making += making.elapsed();
