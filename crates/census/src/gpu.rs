@@ -459,9 +459,7 @@ impl GpuCensus {
                                 Job::Handed(index, rows) => vec![(index, rows)],
                                 Job::Back(range) => {
                                     from_back.fetch_add(range.end - range.start, Ordering::Relaxed);
-                                    range
-                                        .map(|index| (index, soup::of(root, index)))
-                                        .collect()
+                                    range.map(|index| (index, soup::of(root, index))).collect()
                                 }
                             };
                             census::with_classifier(|classifier| {
