@@ -71,6 +71,10 @@ pub const TIERS: [(usize, usize); 3] = [(256, 1 << 16), (256, 1 << 16), (512, 1 
 /// How long the GPU's loop sleeps when no kind of box has ended its run.
 const WAIT: Duration = Duration::from_micros(100);
 
+/// New soups made at a time ahead of need, while the GPU's loop would sleep: about 60 µs of
+/// one core.
+const AHEAD_BATCH: usize = 1024;
+
 /// Soups a CPU thread takes from the back of those not yet taken at a time, when no soup
 /// handed back waits.
 const BACK_BATCH: u64 = 16;
@@ -106,7 +110,8 @@ pub struct Driving {
     pub looking: Duration,
     /// Making new soups and putting soups in boxes.
     pub filling: Duration,
-    /// Making new soups from their IDs (`filling` included).
+    /// Making new soups from their IDs: in `filling`, and ahead of need while no kind of box
+    /// had ended its run (not in `waiting`).
     pub making: Duration,
     /// Waiting for a kind of box to end its run.
     pub waiting: Duration,
@@ -148,6 +153,19 @@ struct Ahead {
 }
 
 impl Ahead {
+    /// Up to `want` new soups: from the front of the `backlog`, or once it is empty, from
+    /// the front of `next`.
+    fn take_new(&mut self, backlog: &Backlog, next: &Range<u64>, want: u64) -> Range<u64> {
+        let new = backlog.take_front(want);
+        if !new.is_empty() || !backlog.is_empty() {
+            return new;
+        }
+        let taken = &mut self.taken;
+        let new = taken.end..next.end.min(taken.end + want);
+        taken.end = new.end;
+        new
+    }
+
     /// Soup `index`'s tally put in `results` (soup `first` first), or kept here where it is
     /// past them (a soup taken ahead).
     fn keep(&mut self, results: &mut [Option<Tally>], first: u64, index: u64, tally: Tally) {
@@ -265,8 +283,9 @@ struct InFlight {
     /// Ships that were near one taken away, each to be taken away in its turn.
     watched: Vec<Flight>,
     /// Where it goes on from in a larger box, moved from a smaller one: its state and live
-    /// words there (none: it starts at generation 0).
-    stopped: Option<(SoupState, Vec<u64>)>,
+    /// words there (none: it starts at generation 0). Boxed: few soups have one, and every
+    /// soup made is moved through the queues.
+    stopped: Option<Box<(SoupState, Vec<u64>)>>,
 }
 
 impl InFlight {
@@ -336,7 +355,7 @@ impl InFlight {
             .iter()
             .fold(rows, |(t, b), &(_, y)| (t.min(y as u32), b.max(y as u32)));
         let going_on = SoupState::new(Status::Running, state.generation, top, bottom, 0);
-        soup.stopped = Some((going_on, words));
+        soup.stopped = Some(Box::new((going_on, words)));
         soup
     }
 }
@@ -549,12 +568,7 @@ impl GpuCensus {
                 if tier.boxes.side() == smallest && !stop.load(Ordering::Relaxed) {
                     let free = tier.flying.iter().filter(|f| f.is_none()).count();
                     let want = free.saturating_sub(tier.waiting.len()) as u64;
-                    let mut new = backlog.take_front(want);
-                    if new.is_empty() && backlog.is_empty() {
-                        let taken = &mut self.ahead.taken;
-                        new = taken.end..next.end.min(taken.end + want);
-                        taken.end = new.end;
-                    }
+                    let new = self.ahead.take_new(backlog, next, want);
                     let making = Instant::now();
                     let soups: Vec<InFlight> = new
                         .into_par_iter()
@@ -592,10 +606,37 @@ impl GpuCensus {
             }
             if !served {
                 let clock = Instant::now();
-                std::thread::sleep(WAIT);
-                self.driving.waiting += clock.elapsed();
+                // Soups made ahead of need, or else a nap.
+                if !stop.load(Ordering::Relaxed) && self.make_ahead(root, next, backlog) {
+                    self.driving.making += clock.elapsed();
+                } else {
+                    std::thread::sleep(WAIT);
+                    self.driving.waiting += clock.elapsed();
+                }
             }
         }
+    }
+
+    /// While no box has ended its run, makes a few new soups ahead of need, for the set of
+    /// smallest boxes running: whether it made any.
+    fn make_ahead(&mut self, root: &str, next: &Range<u64>, backlog: &Backlog) -> bool {
+        let smallest = self.tiers[0].boxes.side();
+        let Some(tier) = self
+            .tiers
+            .iter_mut()
+            .filter(|t| t.boxes.side() == smallest && t.running)
+            .min_by_key(|t| t.waiting.len())
+        else {
+            return false;
+        };
+        let room = tier.flying.len().saturating_sub(tier.waiting.len());
+        let new = self
+            .ahead
+            .take_new(backlog, next, room.min(AHEAD_BATCH) as u64);
+        let made = !new.is_empty();
+        tier.waiting
+            .extend(new.map(|index| InFlight::new(index, soup::of(root, index))));
+        made
     }
 
     /// Looks at the soups of the boxes of kind `t` that stopped in the last run: the tallies of
@@ -728,35 +769,50 @@ impl Tier {
         if free.is_empty() {
             return Ok(());
         }
-        let mut soups: Vec<InFlight> = self.waiting.drain(..free.len()).collect();
-        // Those that start at generation 0 first, then those that go on.
-        soups.sort_by_key(|s| s.stopped.is_some());
-        let fresh = soups.partition_point(|s| s.stopped.is_none());
-        let rows: Vec<Rows> = soups[..fresh].iter().map(|s| s.rows).collect();
-        let going_on: Vec<(SoupState, Vec<u64>)> = soups[fresh..]
-            .iter_mut()
-            .map(|s| s.stopped.take().expect("a soup that goes on"))
-            .collect();
-        self.boxes.place(&free, &rows, &going_on)?;
-        for (&slot, soup) in free.iter().zip(soups) {
+        // The boxes' slots, those of soups that start at generation 0 from the front, those of
+        // soups that go on from the back.
+        let mut slots = vec![0; free.len()];
+        let (mut fresh, mut back) = (0, free.len());
+        let mut rows: Vec<Rows> = Vec::with_capacity(free.len());
+        let mut going_on: Vec<(SoupState, Vec<u64>)> = Vec::new();
+        for (&slot, mut soup) in free.iter().zip(self.waiting.drain(..free.len())) {
+            match soup.stopped.take() {
+                None => {
+                    rows.push(soup.rows);
+                    slots[fresh] = slot;
+                    fresh += 1;
+                }
+                Some(stopped) => {
+                    back -= 1;
+                    slots[back] = slot;
+                    going_on.push(*stopped);
+                }
+            }
             self.flying[slot as usize] = Some(soup);
         }
-        Ok(())
+        going_on.reverse();
+        self.boxes.place(&slots, &rows, &going_on)
     }
 }
 
-/// Lowers the calling thread's priority to the least (nice 19, on Linux): a CPU thread beside
-/// the GPU then takes only the cores that the look at the GPU's stopped soups leaves idle. The
-/// look is on the GPU's critical path and a third as costly a soup as a whole census of it on
-/// the CPU, so the CPU's threads must never slow it down.
+/// Puts the calling thread in the least priority (on Linux, the idle class, `SCHED_IDLE`, or
+/// where that is refused nice 19): a CPU thread beside the GPU then takes only the cores that
+/// the driving thread and the look at the GPU's stopped soups leave idle, and gives a core up
+/// at once to a thread of theirs that wakes. The look is on the GPU's critical path and a third
+/// as costly a soup as a whole census of it on the CPU, so the CPU's threads must never slow it
+/// down.
 fn in_background() {
     #[cfg(target_os = "linux")]
     {
-        // SAFETY: setpriority only reads its arguments; on Linux, PRIO_PROCESS with `who` 0 sets
-        // the calling thread's nice value alone. Raising it needs no privilege; where it fails
-        // the thread runs on at its priority, which is only slower.
+        let idle = libc::sched_param { sched_priority: 0 };
+        // SAFETY: sched_setscheduler and setpriority only read their arguments (`idle` lives
+        // across the call); on Linux, pid 0 and PRIO_PROCESS with `who` 0 change the calling
+        // thread alone. Lowering a thread's priority needs no privilege; where both fail the
+        // thread runs on at its priority, which is only slower.
         unsafe {
-            libc::setpriority(libc::PRIO_PROCESS, 0, 19);
+            if libc::sched_setscheduler(0, libc::SCHED_IDLE, &idle) != 0 {
+                libc::setpriority(libc::PRIO_PROCESS, 0, 19);
+            }
         }
     }
 }
@@ -1294,7 +1350,7 @@ mod tests {
         rest.extend(block(5, 200));
         let state = SoupState::new(Status::Paused, 910, 128, 201, 0);
         let moved = soup.moved(SIDE, 512, &state, &words(&rest));
-        let (going_on, placed) = moved.stopped.expect("it goes on");
+        let (going_on, placed) = *moved.stopped.expect("it goes on");
         assert_eq!(going_on.generation, 910);
         assert_eq!(going_on.status(), Status::Running);
         let mut flying = Universe::of(&flier);
@@ -1317,7 +1373,7 @@ mod tests {
         assert!(from_start.stopped.is_none());
         let later = SoupState::new(Status::Paused, 900 + 4 * 130, 128, 129, 0);
         let far = soup.moved(SIDE, 512, &later, &words(&block(128, 128)));
-        let (_, placed) = far.stopped.expect("it goes on");
+        let (_, placed) = *far.stopped.expect("it goes on");
         assert_eq!(box_cells(&placed, 512).len(), 4, "the block alone");
         assert_eq!(far.flights.len(), 1);
         assert_eq!(
