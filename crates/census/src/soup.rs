@@ -42,6 +42,7 @@ pub fn of(root: &str, index: u64) -> Rows {
     of_digest(&digest)
 }
 
+/// The soup of an ID's SHA-256 digest (the module's doc gives the bit order).
 fn of_digest(digest: &[u8]) -> Rows {
     std::array::from_fn(|y| u16::from_be_bytes([digest[2 * y], digest[2 * y + 1]]))
 }
