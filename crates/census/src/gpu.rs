@@ -42,7 +42,7 @@ use rayon::prelude::*;
 use gol_cuda::soups::{self, Lone, SoupBoxes, SoupState, Status, Taken, BAND};
 
 use crate::census::{self, Flight, Tally};
-use crate::objects::{clusters_of_rows, take_lone, Classifier, ALONE_KINDS};
+use crate::objects::{clusters_of_rows, take_lone, Classifier, APART_KINDS};
 use crate::soup::{self, Rows};
 use crate::universe::{bounds, step_rows, steps_back, Universe};
 
@@ -299,6 +299,11 @@ impl InFlight {
         }
     }
 
+    /// Soup `index` of `root`, new.
+    fn made(root: &str, index: u64) -> InFlight {
+        InFlight::new(index, soup::of(root, index))
+    }
+
     /// The soup for a box of `larger` cells a side, from one of `side` where it stopped in
     /// `state` with live words `words`: it goes on from there, every ship taken away put back
     /// where it has flown to, unmet, or kept taken away where it has flown deep into the larger
@@ -390,7 +395,7 @@ impl GpuCensus {
     pub fn new(ordinal: usize, tiers: &[(usize, usize)]) -> Result<GpuCensus, gol_cuda::CudaError> {
         let gpu: std::sync::Arc<gol_cuda::device::Gpu> = gol_cuda::device::gpu_on(ordinal)?;
         let gliders = glider_phases();
-        let kinds: Vec<Lone> = ALONE_KINDS.iter().map(|kind| kind.window).collect();
+        let kinds: Vec<Lone> = APART_KINDS.iter().map(|kind| kind.window).collect();
         let tiers = tiers
             .iter()
             .map(|&(side, slots)| {
@@ -572,7 +577,7 @@ impl GpuCensus {
                     let making = Instant::now();
                     let soups: Vec<InFlight> = new
                         .into_par_iter()
-                        .map(|index| InFlight::new(index, soup::of(root, index)))
+                        .map(|index| InFlight::made(root, index))
                         .collect();
                     tier.waiting.extend(soups);
                     self.driving.making += making.elapsed();
@@ -635,7 +640,7 @@ impl GpuCensus {
             .take_new(backlog, next, room.min(AHEAD_BATCH) as u64);
         let made = !new.is_empty();
         tier.waiting
-            .extend(new.map(|index| InFlight::new(index, soup::of(root, index))));
+            .extend(new.map(|index| InFlight::made(root, index)));
         made
     }
 
@@ -1129,7 +1134,7 @@ fn taken_later(watched: &Flight, flights: &[Flight]) -> bool {
 
 /// The tally of a settled soup, in a box of `side` cells a side with live words `words`: its
 /// period checked, its ash named, its gliders counted. Where the GPU named the ash (`named`,
-/// each of [`ALONE_KINDS`] it has and how many, in place of the words; empty where it did
+/// each of [`APART_KINDS`] it has and how many, in place of the words; empty where it did
 /// not), it checked the period too, and the counts are added.
 fn settle(
     state: &SoupState,
@@ -1146,7 +1151,7 @@ fn settle(
         .sum::<u64>()
         + named
             .clone()
-            .map(|(k, n)| n * ALONE_KINDS[k].population)
+            .map(|(k, n)| n * APART_KINDS[k].population)
             .sum::<u64>();
     if cells as usize + flights.len() * census::MOST_SHIP_CELLS >= census::MEGASIZED {
         return Outcome::Elsewhere("megasized");
@@ -1172,7 +1177,7 @@ fn settle(
     let back = match period {
         1 | 2 if named.peek().is_some() => {
             for (k, n) in named {
-                for code in &ALONE_KINDS[k].codes {
+                for code in &APART_KINDS[k].codes {
                     tally.add(code, n);
                 }
             }
@@ -1517,7 +1522,7 @@ mod tests {
         assert!(matches!(settled(1), Outcome::Elsewhere("period")));
         assert!(matches!(settled(3), Outcome::Elsewhere("period")));
         // Named by the GPU (which checked the period): its counts.
-        let kind = |code: &str| ALONE_KINDS.iter().position(|k| k.codes == [code]).unwrap();
+        let kind = |code: &str| APART_KINDS.iter().position(|k| k.codes == [code]).unwrap();
         let named = named_as(2, &[(kind("xs4_33"), 2), (kind("xs7_2596"), 3)]);
         assert_eq!(objects(named), ["xq4_153 1", "xs4_33 2", "xs7_2596 3"]);
     }

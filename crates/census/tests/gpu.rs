@@ -6,7 +6,7 @@ use std::sync::atomic::AtomicBool;
 
 use gol_census::census;
 use gol_census::gpu::GpuCensus;
-use gol_census::objects::ALONE_KINDS;
+use gol_census::objects::APART_KINDS;
 use gol_cuda::soups::{Lone, SoupBoxes, SoupState, Status};
 
 /// Whether a GPU is usable; panics if one is required and missing.
@@ -97,18 +97,19 @@ fn the_gpus_tallies_are_the_cpus() {
 }
 
 /// The GPU names a settled soup's ash where every object of it is of its kinds and stands
-/// alone, its period checked; it leaves every other ash to the host.
+/// apart (none touching another), its period checked; it leaves every other ash to the host.
 #[test]
-fn the_gpu_names_ash_of_lone_common_objects_only() {
+fn the_gpu_names_ash_of_common_objects_apart_only() {
     if !have_gpu() {
         return;
     }
     let gpu = gol_cuda::device::gpu().expect("a GPU");
-    let kinds: Vec<Lone> = ALONE_KINDS.iter().map(|k| k.window).collect();
+    let kinds: Vec<Lone> = APART_KINDS.iter().map(|k| k.window).collect();
     let side = 256;
     let block = |x: i64, y: i64| vec![(x, y), (x + 1, y), (x, y + 1), (x + 1, y + 1)];
     let lying = |x: i64, y: i64| vec![(x, y), (x + 1, y), (x + 2, y)];
     let standing = |x: i64, y: i64| vec![(x, y), (x, y + 1), (x, y + 2)];
+    let tub = |x: i64, y: i64| vec![(x + 1, y), (x, y + 1), (x + 2, y + 1), (x + 1, y + 2)];
     let eater: Vec<(i64, i64)> = gol_census::apgcode::decode("178c").expect("an eater");
     let at = |cells: &[(i64, i64)], dx: i64, dy: i64| -> Vec<(i64, i64)> {
         cells.iter().map(|&(x, y)| (x + dx, y + dy)).collect()
@@ -136,9 +137,22 @@ fn the_gpu_names_ash_of_lone_common_objects_only() {
             2,
             vec![("xp2_7", 1), ("xp2_7e", 1), ("xs4_33", 1), ("xs7_2596", 1)],
         ),
-        // Two blocks within reach of each other, an eater (no kind of the GPU's), and a blinker
-        // said to be still (its hashes matched falsely): the host's.
-        ([block(100, 100), block(103, 100)].concat(), 1, vec![]),
+        // Blocks within √5 of each other, a column or a row apart (one cluster each pair,
+        // which the host cuts into its blocks): named.
+        (
+            [
+                block(100, 100),
+                block(103, 100),
+                block(60, 60),
+                block(60, 63),
+            ]
+            .concat(),
+            1,
+            vec![("xs4_33", 4)],
+        ),
+        // Two tubs touching at a corner (one still life to the host), an eater (no kind of
+        // the GPU's), and a blinker said to be still (its hashes matched falsely): the host's.
+        ([tub(100, 100), tub(102, 102)].concat(), 1, vec![]),
         ([block(100, 100), at(&eater, 140, 120)].concat(), 1, vec![]),
         (lying(100, 100), 1, vec![]),
     ];
@@ -168,7 +182,7 @@ fn the_gpu_names_ash_of_lone_common_objects_only() {
     for (slot, (_, _, want)) in cases.iter().enumerate() {
         let mut named = std::collections::BTreeMap::new();
         for (k, n) in live.named(slot) {
-            *named.entry(ALONE_KINDS[k].codes[0].as_str()).or_insert(0) += n;
+            *named.entry(APART_KINDS[k].codes[0].as_str()).or_insert(0) += n;
         }
         let named: Vec<(&str, u64)> = named.into_iter().collect();
         assert_eq!(&named, want, "case {slot}");

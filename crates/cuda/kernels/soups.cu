@@ -26,15 +26,15 @@
 // shot_at. The host checks the period on its own copy, so a false match of hashes is caught
 // there (the soup then goes on in a larger box or on the CPU).
 //
-// Naming. Most ash is a few kinds of small object, each standing alone. soups_live, gathering
-// a stopped soup's live words for the host, names the ash of one settled with period 1 or 2
-// where every object is of a kind the host listed (in each orientation and phase) and alone:
-// it checks the period itself, exactly, and counts each kind, so that the host needs only add
-// the counts, which it gathers in place of the words (name_ash).
+// Naming. Most ash is a few kinds of small object, each standing apart from the others.
+// soups_live, gathering a stopped soup's live words for the host, names the ash of one settled
+// with period 1 or 2 where every object is of a kind the host listed (in each orientation and
+// phase) and apart: it checks the period itself, exactly, and counts each kind, so that the
+// host needs only add the counts, which it gathers in place of the words (name_ash).
 
 // The host defines SIDE (256 or 512), BAND, ISOLATION (cells round a glider taken away within
 // which there is nothing else), LOGGED (gliders a soup's log holds), TILE (the rows of a tile
-// soups_run steps), MOST_KINDS (the kinds of lone object soups_live may name), WARPS (the warps
+// soups_run steps), MOST_KINDS (the kinds of object soups_live may name), WARPS (the warps
 // of a block of soups_run) and EVERY (the generations one listing of the tiles to step serves)
 // in front of this (source.rs's soups::source).
 #if !defined(SIDE) || !defined(BAND) || !defined(ISOLATION) || !defined(LOGGED) || \
@@ -676,16 +676,16 @@ extern "C" __global__ void soups_place(unsigned int *cells, Soup *soups, const i
     if (threadIdx.x == 0) soups[slot] = states[j];
 }
 
-// Objects soups_live names where they stand alone (soups.rs's Lone): a window of 8 x 8 cells,
+// Objects soups_live names where they stand apart (soups.rs's Lone): a window of 8 x 8 cells,
 // row by row, bit i of a row its column i, whose corner is two rows and columns before the
 // corner of the object's envelope (its cells in both phases): its live cells in one phase, its
-// envelope, and the cells within sqrt 5 of its envelope.
+// envelope, and its envelope with the cells next to it (as a king moves).
 struct Lone {
-    unsigned char live[8], envelope[8], near[8];
+    unsigned char live[8], envelope[8], around[8];
 };
 
 // Room in shared memory for each of the two copies of an ash's rows that name_ash keeps
-// (32-bit words), the rows that fit in it, and the lone objects an ash it names may have.
+// (32-bit words), the rows that fit in it, and the objects an ash it names may have.
 #define NAME_WORDS 4096
 #define NAME_ROWS (NAME_WORDS / WORDS < SIDE ? NAME_WORDS / WORDS : SIDE)
 #define MOST_FOUND 512
@@ -709,13 +709,20 @@ __device__ __forceinline__ unsigned long long two_words(const unsigned int *rows
 }
 
 // Names the ash of a soup settled with period 1 or 2 (state s, box `box`) where every object
-// of it is one of kinds[0..n_kinds) standing alone, as the host's take_lone takes them: no
-// cell of the envelope within sqrt 5 of the object's envelope but its own. counts[k] is then
-// how many of kind k there are, and it returns true. It returns false where the ash's rows do
-// not fit, where its period does not hold (its hashes matched falsely), or where a cell is in
-// no lone object of those kinds: the host names it then. `live` and `envelope` are NAME_WORDS
-// words of shared memory, counts MOST_KINDS and found MOST_FOUND; every thread of the block
-// calls it.
+// of it is one of kinds[0..n_kinds) standing apart: no cell of the envelope next to the
+// object's envelope but its own. counts[k] is then how many of kind k there are, and it returns
+// true. It returns false where the ash's rows do not fit, where its period does not hold (its
+// hashes matched falsely), or where a cell is in no such object: the host names it then.
+// `live` and `envelope` are NAME_WORDS words of shared memory, counts MOST_KINDS and found
+// MOST_FOUND; every thread of the block calls it.
+//
+// The host names such ash the same: objects within sqrt 5 of each other are one cluster, cut
+// into islands (cells touching in one generation or in two in a row), which are its parts where
+// each runs alone as it does in the cluster. Each object here is an island, and runs alone as
+// in the ash: a cell with live neighbours of two objects A and B is next to both, so in neither
+// envelope (the other's cells would be next to it): it is dead, stays dead in the ash (a cell
+// born there is in the ash's envelope, next to A's, so A's) and would beside A alone (a cell A
+// alone brings to life is in A's envelope).
 __device__ bool name_ash(const unsigned int *box, const Soup &s, const Lone *kinds, int n_kinds,
                          unsigned int *live, unsigned int *envelope, unsigned int *counts,
                          unsigned int *found, unsigned int &n_found) {
@@ -770,16 +777,16 @@ __device__ bool name_ash(const unsigned int *box, const Soup &s, const Lone *kin
                     at &= l[y] >> (__ffs(c) - 1);
             for (; at != 0ull; at &= at - 1ull) {
                 int x = __ffsll(at) - 1;
-                // Alone: what the window has within reach of the envelope is the kind's, in
-                // both copies.
-                bool alone = true;
+                // Apart: what the window has next to the envelope is the kind's, in both
+                // copies.
+                bool apart = true;
 #pragma unroll
                 for (int y = 0; y < 8; y++) {
-                    unsigned int near = kind.near[y];
-                    alone = alone && ((unsigned int)(e[y] >> x) & near) == kind.envelope[y] &&
-                            ((unsigned int)(l[y] >> x) & near) == kind.live[y];
+                    unsigned int around = kind.around[y];
+                    apart = apart && ((unsigned int)(e[y] >> x) & around) == kind.envelope[y] &&
+                            ((unsigned int)(l[y] >> x) & around) == kind.live[y];
                 }
-                if (alone) {
+                if (apart) {
                     atomicAdd(&counts[k], 1u);
                     unsigned int f = atomicAdd(&n_found, 1u);
                     if (f < MOST_FOUND) found[f] = (unsigned int)k << 20 | r << 10 | (32 * w + x);

@@ -16,12 +16,12 @@ use crate::error::Result;
 use crate::source::soups::warps;
 pub use crate::source::soups::{source, BAND, ISOLATION, LOGGED, MOST_KINDS, SIDES};
 
-/// A kind of object that soups_live names where it stands alone, in one orientation and phase:
+/// A kind of object that soups_live names where it stands apart, in one orientation and phase:
 /// a window of 8 × 8 cells, row by row, bit `i` of a row its column `i`, whose corner is two
 /// rows and columns before the corner of the object's envelope (its cells in both phases,
-/// four or fewer a side): its live cells in this phase, its envelope, and the cells within √5
-/// of its envelope. The object stands alone where the envelope of the ash (its cells and its
-/// next generation's) has nothing else within √5 of the object's envelope.
+/// four or fewer a side): its live cells in this phase, its envelope, and its envelope with
+/// every cell next to it (as a king moves). The object stands apart where the envelope of the
+/// ash (its cells and its next generation's) has nothing else next to the object's envelope.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Lone {
@@ -29,8 +29,8 @@ pub struct Lone {
     pub live: [u8; 8],
     /// Its cells in both phases.
     pub envelope: [u8; 8],
-    /// The cells within √5 of its envelope.
-    pub near: [u8; 8],
+    /// Its envelope and the cells next to it.
+    pub around: [u8; 8],
 }
 
 // SAFETY: `#[repr(C)]` fields in the order and of the types of the kernels' `struct Lone`.
@@ -213,7 +213,7 @@ pub struct SoupBoxes {
     slots: usize,
     /// The glider phases the kernel takes away, and each box's log of those it took.
     gliders: CudaSlice<u32>,
-    /// The kinds of lone object soups_live names (at least one, for a room to hand it), and
+    /// The kinds of object soups_live names (at least one, for a room to hand it), and
     /// how many there are.
     kinds: CudaSlice<Lone>,
     named_kinds: i32,
@@ -260,7 +260,7 @@ impl Live {
 
     /// The ash of the box of `slot` as the GPU named it, where it did (its soup settled with
     /// period 1 or 2, and every object of its ash is of a kind [`SoupBoxes::new`] was given,
-    /// standing alone): each kind `k` of those it has, and how many, in order of `k`. Empty
+    /// standing apart): each kind `k` of those it has, and how many, in order of `k`. Empty
     /// where it did not, or where the box has no cells.
     pub fn named(&self, slot: usize) -> impl Iterator<Item = (usize, u64)> + Clone + '_ {
         let (start, n, kinds) = (
@@ -343,7 +343,7 @@ impl SoupBoxes {
     /// 16 phases of a glider the kernel may take away: each its 3 × 3 cells as bits `3 y + x`,
     /// bit 9 set where it flies east (towards higher x), bit 10 where south (higher y).
     /// `kinds` (at most [`MOST_KINDS`], each orientation and phase of an object one) are those
-    /// that the GPU names where they stand alone ([`Live::named`]).
+    /// that the GPU names where they stand apart ([`Live::named`]).
     pub fn new(
         gpu: &Arc<Gpu>,
         slots: usize,

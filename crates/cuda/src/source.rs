@@ -272,7 +272,7 @@ pub mod soups {
     /// says when), and stops the soup as before once its log is full.
     pub const LOGGED: usize = 8;
 
-    /// Kinds of lone object soups_live may name at most (`SoupBoxes::new` in `crate::soups`).
+    /// Kinds of object soups_live may name at most (`SoupBoxes::new` in `crate::soups`).
     pub const MOST_KINDS: usize = 64;
 
     /// The rows of a tile that soups_run steps: in boxes of 256 cells, 8 rows (ncu over the
