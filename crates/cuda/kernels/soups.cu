@@ -36,7 +36,8 @@
 // which there is nothing else), LOGGED (gliders a soup's log holds), TILE (the rows of a tile
 // soups_run steps), MOST_KINDS (the kinds of object soups_live may name), WARPS (the warps
 // of a block of soups_run) and EVERY (the generations one listing of the tiles to step serves)
-// in front of this (source.rs's soups::source).
+// in front of this, and Life's circuit, rule_next (circuit.rs's source; source.rs's
+// soups::source).
 #if !defined(SIDE) || !defined(BAND) || !defined(ISOLATION) || !defined(LOGGED) || \
     !defined(TILE) || !defined(MOST_KINDS) || !defined(WARPS) || !defined(EVERY)
 #error "source.rs's soups::source() defines SIDE, BAND, ISOLATION, LOGGED, TILE, MOST_KINDS, WARPS, EVERY"
@@ -61,7 +62,8 @@
 
 struct Soup {
     unsigned int generation;
-    // First and last rows with live cells.
+    // First and last rows with live cells (within a launch of soups_run, the first row of the
+    // first tile with cells and the last row of the last).
     unsigned int top, bottom;
     unsigned int status;
     unsigned int shot_at;
@@ -335,63 +337,67 @@ __device__ __forceinline__ void across(unsigned int left, unsigned int c, unsign
 }
 
 // The next generation under B3/S23 of a word `middle` whose row's sums (across) are b0, b1,
-// those of the row above a0, a1 and below d0, d1.
+// those of the row above a0, a1 and below d0, d1: Life's circuit (rule_next, which source.rs
+// puts in front of this from circuit.rs; NVCC drops the inputs it does not read).
 __device__ __forceinline__ unsigned int life(unsigned int a0, unsigned int a1, unsigned int b0,
                                              unsigned int b1, unsigned int d0, unsigned int d1,
                                              unsigned int middle) {
-    // The sum of the nine cells, the cell itself included, as bits t0, t1, t2 of weights
-    // 1, 2 and 4 (and 8, where it is 8 or 9, which the rule needs not).
-    unsigned int t0 = a0 ^ b0 ^ d0;
-    unsigned int k3 = (a0 & b0) | (a0 & d0) | (b0 & d0);
-    unsigned int x = a1 ^ b1, z = d1 ^ k3;
-    unsigned int t1 = x ^ z;
-    unsigned int t2 = (a1 & b1) ^ (d1 & k3) ^ (x & z);
-    // Three with the cell, or four with the cell alive: B3/S23.
-    return (t0 & t1 & ~t2) | (~t0 & ~t1 & t2 & middle);
+    unsigned int k0 = (a0 & b0) | (a0 & d0) | (b0 & d0);
+    return rule_next<false>(a0 ^ b0 ^ d0, k0, a0, a1, b0, b1, d0, d1, 0u, 0u, 0u, 0u, middle, 0u,
+                            0u, 0u, 0u);
 }
 
 // Steps tile `k` (word k % WORDS, rows TILE (k / WORDS)..) of `box` into `kept` (row i of the
 // tile its row i), for put_tile to store later; folds in what soups_run keeps of a generation:
-// the rows with cells, the cells in the band's columns, and the hash's products (see its
-// loop); and marks the tile in `marks` where `marking`.
+// the tiles with cells (`top` the first row of the first, `bottom` the last of the last), the
+// cells in the band (`out`), and the hash's products (see its loop); and marks the tile in
+// `marks` where `marking`.
 __device__ __forceinline__ void step_tile(const unsigned int *box, int k,
                                           unsigned int (&kept)[TILE], unsigned int *marks,
                                           bool marking, int &top, int &bottom,
                                           unsigned int &out, unsigned long long &products) {
     int c = k % WORDS, r = k / WORDS, y0 = r * TILE;
     // The tile's rows, with the row above and the row below: v[i][1] row i's word, v[i][0] and
-    // v[i][2] those left and right of it (dead beyond the box).
+    // v[i][2] those left and right of it (the box's margin beyond its edges: dead).
     unsigned int v[TILE + 2][3];
+    const unsigned int *above = box + ((y0 - 1) * STRIDE + c);
 #pragma unroll
     for (int i = 0; i < TILE + 2; i++) {
-        int y = y0 - 1 + i;
-        bool in = y >= 0 && y < SIDE;
-        const unsigned int *row = box + y * STRIDE + c;
-        v[i][0] = in && c > 0 ? row[-1] : 0u;
-        v[i][1] = in ? row[0] : 0u;
-        v[i][2] = in && c + 1 < WORDS ? row[1] : 0u;
+        v[i][0] = above[i * STRIDE - 1];
+        v[i][1] = above[i * STRIDE];
+        v[i][2] = above[i * STRIDE + 1];
     }
     unsigned int h0[TILE + 2], h1[TILE + 2];
 #pragma unroll
     for (int i = 0; i < TILE + 2; i++) across(v[i][0], v[i][1], v[i][2], h0[i], h1[i]);
     unsigned int any, first, last;
+    // The place's multiplier: odd, places 2 x 0x9e3779b9 apart (a Weyl sequence).
+    unsigned int m = (unsigned int)(y0 * WORDS + c) * 0x3c6ef372u + 0x85ebca6bu;
 #pragma unroll
     for (int i = 1; i <= TILE; i++) {
-        int y = y0 - 1 + i;
         unsigned int next =
             life(h0[i - 1], h1[i - 1], h0[i], h1[i], h0[i + 1], h1[i + 1], v[i][1]);
         any = i == 1 ? next : any | next;
         if (i <= EVERY) first = i == 1 ? next : first | next;
         if (i == TILE - EVERY + 1) last = next;
         if (i > TILE - EVERY + 1) last |= next;
-        // The place's multiplier: odd, places 2 x 0x9e3779b9 apart (a Weyl sequence).
-        unsigned int m = (unsigned int)(y * WORDS + c) * 0x3c6ef372u + 0x85ebca6bu;
         products ^= (unsigned long long)next * m;
+        m += WORDS * 0x3c6ef372u;
         kept[i - 1] = next;
-        top = next != 0u && y < top ? y : top;
-        bottom = next != 0u && y > bottom ? y : bottom;
+    }
+    if (any) {
+        top = min(top, y0);
+        bottom = max(bottom, y0 + TILE - 1);
     }
     out |= any & band_columns(c);
+    // The band's rows: in the first and last tile rows that reach them only.
+    if (y0 < BAND || y0 + TILE > SIDE - BAND) {
+#pragma unroll
+        for (int i = 0; i < TILE; i++) {
+            int y = y0 + i;
+            out |= y < BAND || y >= SIDE - BAND ? kept[i] : 0u;
+        }
+    }
     if (marking) mark(marks, r, c, any, first, last);
 }
 
@@ -406,11 +412,11 @@ __device__ __forceinline__ void put_tile(unsigned int *box, int k,
 // Steps the soups in `soups[0..count]` that are RUNNING by up to `generations` generations
 // each, stopping each where it settles, dies, reaches the band, or reaches generation `most`.
 // A block of WARPS warps a soup: every EVERY generations the first warp lists the tiles to
-// step, and the block's threads take them in turn. The box is in shared memory (SIDE * STRIDE
-// words, the launch's dynamic shared memory), copied in for the launch and its rows that held
-// cells at any time in it copied back at its end, and stepped in place: each thread keeps what
-// it made of its tiles until every thread has read them (its first two tiles in registers, any
-// more in the box's second copy, box count + index of `cells`).
+// step, and the block's threads take them in turn. The box is in shared memory ((SIDE + 2) *
+// STRIDE words with its margin, the launch's dynamic shared memory), copied in for the launch
+// and its rows that held cells at any time in it copied back at its end, and stepped in place:
+// each thread keeps what it made of its tiles until every thread has read them (its first two
+// tiles in registers, any more in the box's second copy, box count + index of `cells`).
 // Gliders in the band are taken away where take_glider can (phases `gliders`), each logged in
 // the soup's LOGGED entries of `log` as (generation << 32 | take_glider's entry).
 #define RUN_THREADS (32 * WARPS)
@@ -450,18 +456,24 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
     __shared__ unsigned int marks[2][MARKS * TILE_ROWS];
     __shared__ unsigned short list[TILE_ROWS * WORDS];
     // What the first warp hands the block (from_first): the tiles listed, the tile rows that
-    // held cells, a glider taken away (take_glider's entry, and the rows with cells then).
-    __shared__ int listed, held[2], taken[3];
-    // Each warp's part of a generation's hash, rows with cells and cells in the band's columns.
+    // held cells, a glider taken away (take_glider's entry, and the rows with cells then), the
+    // rows with cells at the end.
+    __shared__ int listed, held[2], taken[3], ends[2];
+    // Each warp's part of a generation's hash, rows of the tiles with cells and cells in the
+    // band.
     __shared__ unsigned long long part_hash[WARPS];
     __shared__ int part_top[WARPS], part_bottom[WARPS];
     __shared__ unsigned int part_out[WARPS];
     // The box's second copy in global memory, this block's own, where a generation's tiles
     // after each thread's first two wait to be stored (TILE words for each place in the list).
     unsigned int *own = cells + ((size_t)count + index) * SIDE * WORDS;
-    extern __shared__ unsigned int whole[];
+    // The box in shared memory with a margin of dead cells round it, which step_tile reads
+    // beyond the box's edges: a row above and a row below it, and the word that ends each row
+    // (STRIDE), which is also the word before the next row's first.
+    extern __shared__ unsigned int margined[];
+    unsigned int *whole = margined + STRIDE;
     // The rows with cells (top..bottom), the others empty.
-    for (int i = t; i < SIDE * STRIDE; i += RUN_THREADS) whole[i] = 0u;
+    for (int i = t; i < (SIDE + 2) * STRIDE; i += RUN_THREADS) margined[i] = 0u;
     SYNC();
     for (int i = (int)s.top * WORDS + t; i < ((int)s.bottom + 1) * WORDS; i += RUN_THREADS)
         whole[i / WORDS * STRIDE + i % WORDS] = global[i];
@@ -577,7 +589,10 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
 #endif
         if (marking) marked ^= 1;
         unsigned int *box = whole + lane;
-        bool band = bottom >= 0 && (top < BAND || bottom >= SIDE - BAND || out != 0u);
+        // `out` holds the band's cells; `top` and `bottom` are the first row of the first tile
+        // with cells and the last of the last (exact again where a glider is taken away, and
+        // at the launch's end).
+        bool band = out != 0u;
         s.generation += 1u;
         if (bottom < 0) {
             s.status = DIED;
@@ -616,6 +631,23 @@ extern "C" __global__ void soups_run(unsigned int *cells, Soup *soups, int count
             }
         }
         if (s.status == RUNNING && s.generation >= most) s.status = GIVEN_UP;
+    }
+    // The rows with cells exactly, for the host (and the next launch): within the first and the
+    // last tile rows of those kept.
+    if (s.status != DIED) {
+        int first = SIDE, last = -1;
+        if (warp == 0) {
+            for (int i = t & 31; i < TILE * WORDS; i += 32) {
+                int y = (int)s.top + i / WORDS, w = i % WORDS;
+                if (y <= (int)s.bottom && whole[y * STRIDE + w] != 0u) first = min(first, y);
+                y = (int)s.bottom - i / WORDS;
+                if (y >= (int)s.top && whole[y * STRIDE + w] != 0u) last = max(last, y);
+            }
+            first = warp_min(first);
+            last = warp_max(last);
+        }
+        s.top = (unsigned int)from_first(first, ends[0]);
+        s.bottom = (unsigned int)from_first(last, ends[1]);
     }
     held_top = from_first(held_top, held[0]);
     held_bottom = from_first(held_bottom, held[1]);

@@ -508,8 +508,8 @@ impl SoupBoxes {
         let cfg = LaunchConfig {
             grid_dim: (self.slots as u32, 1, 1),
             block_dim: (32 * warps(self.side) as u32, 1, 1),
-            // The box, its rows a word longer (the kernel's STRIDE).
-            shared_mem_bytes: (self.side * (self.words() + 1) * 4) as u32,
+            // The box, its rows a word longer (the kernel's STRIDE), and a row above and below.
+            shared_mem_bytes: ((self.side + 2) * (self.words() + 1) * 4) as u32,
         };
         // After what `stream` holds (the boxes filled, cleared and set), and before what it is
         // given next.

@@ -251,7 +251,7 @@ impl Generic {
 pub mod soups {
     /// The sides a box may have, in cells: those the census uses (gol-census's `gpu::TIERS`),
     /// whose kernels are built into `gol` ([`super::shipped`]). soups_run keeps a box in shared
-    /// memory for a launch (9 and 34 KiB, rows a word longer) and steps it there in place, in
+    /// memory for a launch (9 and 34 KiB, rows a word longer, a row more above and below) and steps it there in place, in
     /// tiles of one word. Boxes of 512 in shared memory, stepped in place by four warps, ran
     /// that tier's launches of a 2^19-soup census in 238 ms against 283 in global memory with
     /// tiles of two words, from one copy into the other, and whole 2^23 runs 7% faster (H100,
@@ -302,13 +302,15 @@ pub mod soups {
     /// 600 ms at 4, 621 at 2, 657 at 1 (docs/benchmarks/census.md).
     pub const EVERY: usize = 4;
 
-    /// The kernels' source for boxes of `side` cells a side.
+    /// The kernels' source for boxes of `side` cells a side, with Life's circuit
+    /// ([`crate::circuit::source`]) for their `life`.
     pub fn source(side: usize) -> String {
         format!(
             "#define SIDE {side}\n#define BAND {BAND}\n#define ISOLATION {ISOLATION}\n\
              #define LOGGED {LOGGED}\n#define TILE {TILE}\n#define MOST_KINDS {MOST_KINDS}\n\
-             #define WARPS {}\n#define EVERY {EVERY}\n{}",
+             #define WARPS {}\n#define EVERY {EVERY}\n{}{}",
             warps(side),
+            crate::circuit::source(gol_core::Rule::LIFE),
             super::SOUPS
         )
     }
