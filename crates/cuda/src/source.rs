@@ -251,12 +251,13 @@ impl Generic {
 pub mod soups {
     /// The sides a box may have, in cells: those the census uses (gol-census's `gpu::TIERS`),
     /// whose kernels are built into `gol` ([`super::shipped`]). soups_run keeps a box in shared
-    /// memory for a launch (9 and 34 KiB, rows a word longer, a row more above and below) and steps it there in place, in
-    /// tiles of one word. Boxes of 512 in shared memory, stepped in place by four warps, ran
-    /// that tier's launches of a 2^19-soup census in 238 ms against 283 in global memory with
-    /// tiles of two words, from one copy into the other, and whole 2^23 runs 7% faster (H100,
-    /// 2026-12-06; in the strips the kernel had before its tiles, shared memory had been
-    /// slower for them). A box of 1024 (132 KiB) would not fit beside another.
+    /// memory for a launch (9 and 34 KiB, rows a word longer, a row more above and below) and
+    /// steps it there in place, in tiles of one word. Boxes of 512 in shared memory, stepped in
+    /// place by four warps, ran that tier's launches of a 2^19-soup census in 238 ms against
+    /// 283 in global memory with tiles of two words, from one copy into the other, and whole
+    /// 2^23 runs 7% faster (H100, 2026-12-06; in the strips the kernel had before its tiles,
+    /// shared memory had been slower for them). A box of 1024 (132 KiB) would not fit beside
+    /// another.
     pub const SIDES: [usize; 2] = [256, 512];
 
     /// Cells from an edge of the box in which a cell stops its soup (`Status::Paused` in
