@@ -867,12 +867,7 @@ fn census<'py>(py: Python<'py>, root: &str, soups: u64) -> PyResult<Bound<'py, P
     let haul = py.detach(|| {
         let mut haul = gol_census::census::Haul::default();
         let stop = AtomicBool::new(false);
-        for (i, tally) in gol_census::census::tallies(root, 0, soups, &stop)
-            .iter()
-            .enumerate()
-        {
-            haul.add(i as u64, tally);
-        }
+        haul.add_all(0, &gol_census::census::tallies(root, 0, soups, &stop));
         haul
     });
     let mut text = String::new();

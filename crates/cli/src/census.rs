@@ -240,9 +240,9 @@ impl Keeper<'_> {
     }
 
     fn keep(&mut self, first: u64, done: &[Tally]) -> Result<()> {
-        for (i, tally) in done.iter().enumerate() {
-            self.haul.add(first + i as u64, tally);
-            if let Some(out) = &mut self.tallies {
+        self.haul.add_all(first, done);
+        if let Some(out) = &mut self.tallies {
+            for (i, tally) in done.iter().enumerate() {
                 let items: Vec<String> = tally
                     .objects
                     .iter()
