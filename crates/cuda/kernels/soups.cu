@@ -234,6 +234,14 @@ __device__ unsigned int take_glider(unsigned int *box, int lane, unsigned int ma
     return found;
 }
 
+// Whether row y of a box is in the band.
+__device__ __forceinline__ bool band_row(int y) { return y < BAND || y >= SIDE - BAND; }
+
+// The cells of word w of a row that are in the band's columns.
+__device__ __forceinline__ unsigned int band_columns(int w) {
+    return (w == 0 ? (1u << BAND) - 1u : 0u) | (w == WORDS - 1 ? ~0u << (32 - BAND) : 0u);
+}
+
 // The box of the band's cells of rows top..=bottom (those with cells), columns bx0..=bx1
 // and rows by0..=by1; `edge` is this lane's columns in the band. Every lane of the group
 // calls it, `box` at its own word of row 0.
@@ -243,7 +251,7 @@ __device__ void band_box(const unsigned int *box, int lane, unsigned int mask,
     bx0 = SIDE, bx1 = -1, by0 = SIDE, by1 = -1;
     for (int y = top; y <= bottom; y++) {
         unsigned int word = box[y * STRIDE];
-        unsigned int in_band = y < BAND || y >= SIDE - BAND ? word : word & edge;
+        unsigned int in_band = band_row(y) ? word : word & edge;
         if (in_band) {
             if (by0 == SIDE) by0 = y;
             by1 = y;
@@ -257,11 +265,6 @@ __device__ void band_box(const unsigned int *box, int lane, unsigned int mask,
         by0 = min(by0, __shfl_xor_sync(mask, by0, o, WORDS));
         by1 = max(by1, __shfl_xor_sync(mask, by1, o, WORDS));
     }
-}
-
-// The cells of word w of a row that are in the band's columns.
-__device__ __forceinline__ unsigned int band_columns(int w) {
-    return (w == 0 ? (1u << BAND) - 1u : 0u) | (w == WORDS - 1 ? ~0u << (32 - BAND) : 0u);
 }
 
 // Tiles: a box's cells are stepped as tiles of one word and TILE rows, only those with cells
@@ -394,8 +397,7 @@ __device__ __forceinline__ void step_tile(const unsigned int *box, int k,
     if (y0 < BAND || y0 + TILE > SIDE - BAND) {
 #pragma unroll
         for (int i = 0; i < TILE; i++) {
-            int y = y0 + i;
-            out |= y < BAND || y >= SIDE - BAND ? kept[i] : 0u;
+            out |= band_row(y0 + i) ? kept[i] : 0u;
         }
     }
     if (marking) mark(marks, r, c, any, first, last);
