@@ -982,8 +982,8 @@ mod tests {
         }
     }
 
-    /// Tallies of `soups` soups, each of up to three of four codes, counts up to 300 (so that
-    /// a code's count passes [`SAMPLED_UP_TO`] within a part).
+    /// Tallies of `soups` soups, each with some of four codes, counts up to 302 (so that a
+    /// code's count passes [`SAMPLED_UP_TO`] within a part), then repeated past two parts.
     fn tallies_of(soups: &[(u8, u8, u16)]) -> Vec<Tally> {
         let codes = ["xs4_33", "xp2_7", "xs6_696", "xq4_153"];
         let mut tallies: Vec<Tally> = soups
