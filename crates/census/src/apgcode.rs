@@ -11,7 +11,9 @@
 //! border of one, or more than 1,280 characters) are passed over, and an object none of whose
 //! phases can be written gets `ov_` and its population or period alone.
 
+use std::collections::HashSet;
 use std::fmt;
+use std::sync::{LazyLock, RwLock};
 
 /// Cells of one phase, `(x, y)` with x to the right and y down, anywhere on the plane.
 pub type Cells = [(i64, i64)];
@@ -52,6 +54,30 @@ impl fmt::Display for Kind {
             Kind::Still { population } => write!(f, "xs{population}"),
             Kind::Oscillator { period } => write!(f, "xp{period}"),
             Kind::Spaceship { period } => write!(f, "xq{period}"),
+        }
+    }
+}
+
+/// An apgcode held once for the whole process ([`intern`]): copied, compared and counted
+/// without an allocation.
+pub type Code = &'static str;
+
+/// `code` as a [`Code`]: each distinct code is stored once, for the life of the process, and
+/// given out again after. A census counts a handful of codes a soup, a million soups a second,
+/// from a few thousand distinct codes in 10^8 soups (its haul holds each of them too): a
+/// tally then copies a pointer where it would allocate a string.
+pub fn intern(code: &str) -> Code {
+    static CODES: LazyLock<RwLock<HashSet<Code>>> = LazyLock::new(Default::default);
+    if let Some(&held) = CODES.read().expect("the codes' lock").get(code) {
+        return held;
+    }
+    let mut codes = CODES.write().expect("the codes' lock");
+    match codes.get(code) {
+        Some(&held) => held,
+        None => {
+            let held: Code = Box::leak(code.into());
+            codes.insert(held);
+            held
         }
     }
 }

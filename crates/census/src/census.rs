@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
+use crate::apgcode::{self, Code};
 use crate::objects::{clusters, Classifier, Named};
 use crate::soup::{self, Rows};
 use crate::universe::{bounds, Box4, Envelope, Shot, Universe};
@@ -43,7 +44,7 @@ fn shot_every(at: u64) -> u64 {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Tally {
     /// Objects by apgcode.
-    pub objects: BTreeMap<String, u64>,
+    pub objects: BTreeMap<Code, u64>,
     /// A generation from which it repeats: the first for periods 1 and 2, and within a few
     /// periods of the first for longer ones (or the generation where it was given up).
     pub settled_at: u64,
@@ -52,8 +53,8 @@ pub struct Tally {
 }
 
 impl Tally {
-    pub(crate) fn add(&mut self, code: &str, n: u64) {
-        update(&mut self.objects, code, |count| *count += n);
+    pub(crate) fn add(&mut self, code: Code, n: u64) {
+        *self.objects.entry(code).or_default() += n;
     }
 }
 
@@ -157,7 +158,7 @@ fn clear_escaping(
             u.set(x, y, false);
         }
         flights.push(Flight {
-            glider: named.codes.iter().map(String::as_str).eq([GLIDER]),
+            glider: named.codes == [GLIDER],
             bounds: boxes[i],
             at: u.generation,
             displacement: named.displacement,
@@ -165,7 +166,7 @@ fn clear_escaping(
             codes: named.codes.clone(),
             cells: cells.clone(),
         });
-        for code in &named.codes {
+        for &code in &named.codes {
             tally.add(code, 1);
         }
     }
@@ -188,7 +189,7 @@ pub(crate) struct Flight {
     pub(crate) displacement: (i64, i64),
     pub(crate) period: u64,
     /// Its apgcodes.
-    pub(crate) codes: Vec<String>,
+    pub(crate) codes: Vec<Code>,
     /// Its cells when taken away.
     pub(crate) cells: Vec<(i64, i64)>,
 }
@@ -497,7 +498,7 @@ fn soup_with(
         let died = flights.iter().all(|f| f.glider);
         if died && tally.settled_at >= MESSLESS {
             if let Some(code) = long_lived(rows, tally.settled_at, true) {
-                tally.add(&code, 1);
+                tally.add(apgcode::intern(&code), 1);
             }
         }
         return Some(tally);
@@ -505,7 +506,7 @@ fn soup_with(
     tally.period = period;
     if period > 0 && tally.settled_at >= METHUSELAH {
         if let Some(code) = long_lived(rows, tally.settled_at, false) {
-            tally.add(&code, 1);
+            tally.add(apgcode::intern(&code), 1);
         }
     }
     let ash = u.cells();
@@ -518,7 +519,7 @@ fn soup_with(
                 .map(|f| population_after(&f.cells, (u.generation - f.at) % f.period))
                 .sum();
             if let Some(code) = megasized(ash.len() + ships) {
-                tally.add(&code, 1);
+                tally.add(apgcode::intern(&code), 1);
             }
         }
     }
@@ -672,7 +673,7 @@ pub(crate) fn count_ash(
         envelope.add(&u);
     }
     for cluster in clusters(live, &envelope.cells()) {
-        for code in &classifier.classify(&cluster).codes {
+        for &code in &classifier.classify(&cluster).codes {
             tally.add(code, 1);
         }
     }
@@ -702,7 +703,7 @@ pub fn truth(
     };
     let states = plane.cells(&rect.x, &rect.y, w as usize, h as usize);
     if let Some(code) = megasized(states.iter().filter(|&&s| s != 0).count()) {
-        tally.add(&code, 1);
+        tally.add(apgcode::intern(&code), 1);
     }
     let live: Vec<(i64, i64)> = states
         .iter()
@@ -977,7 +978,7 @@ mod tests {
             at,
             displacement: (dx, dy),
             period: 4,
-            codes: vec![GLIDER.to_string()],
+            codes: vec![GLIDER],
             cells,
         }
     }
@@ -1029,9 +1030,9 @@ mod tests {
             let mut samples: BTreeMap<String, Vec<u64>> = BTreeMap::new();
             for (i, tally) in tallies.iter().enumerate() {
                 for (code, n) in &tally.objects {
-                    let count = counts.entry(code.clone()).or_default();
+                    let count = counts.entry(code.to_string()).or_default();
                     *count += n;
-                    let listed = samples.entry(code.clone()).or_default();
+                    let listed = samples.entry(code.to_string()).or_default();
                     if *count <= SAMPLED_UP_TO && listed.len() < SAMPLES {
                         listed.push(7 + i as u64);
                     }

@@ -979,7 +979,7 @@ fn flight_of(taken: Taken, gliders: &[Flight]) -> Flight {
 fn ship(cells: Vec<(i64, i64)>, at: u64, classifier: &mut Classifier) -> Option<Flight> {
     let (named, period) = classifier.ship(&cells)?;
     Some(Flight {
-        glider: named.codes.iter().map(String::as_str).eq([census::GLIDER]),
+        glider: named.codes == [census::GLIDER],
         bounds: bounds(&cells).expect("cells"),
         at,
         displacement: named.displacement,
@@ -1169,7 +1169,7 @@ fn settle(
         ..Tally::default()
     };
     for flight in flights {
-        for code in &flight.codes {
+        for &code in &flight.codes {
             tally.add(code, 1);
         }
     }
@@ -1177,7 +1177,7 @@ fn settle(
     let back = match period {
         1 | 2 if named.peek().is_some() => {
             for (k, n) in named {
-                for code in &APART_KINDS[k].codes {
+                for &code in &APART_KINDS[k].codes {
                     tally.add(code, n);
                 }
             }
@@ -1263,7 +1263,7 @@ fn ash_of_bits(
     }
     // `n` objects of live cells `cells` named and counted.
     let mut name = |cells: &[(i64, i64)], n: u64| {
-        for code in &classifier.classify(cells).codes {
+        for &code in &classifier.classify(cells).codes {
             tally.add(code, n);
         }
     };
@@ -1323,7 +1323,7 @@ mod tests {
         assert_eq!((top, bottom), (128, 129), "the rows left are the block's");
         assert!(watched.is_empty());
         assert_eq!(taken.len(), 1);
-        assert_eq!(taken[0].codes, vec![census::GLIDER.to_string()]);
+        assert_eq!(taken[0].codes, [census::GLIDER]);
         assert_eq!(taken[0].displacement, (-1, -1));
         assert_eq!(taken[0].at, 900);
         // The edits clear the glider's five cells and nothing else.

@@ -15,7 +15,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use gol_cuda::soups::{Lone, MOST_KINDS};
 
-use crate::apgcode::{self, Kind};
+use crate::apgcode::{self, Code, Kind};
 use crate::universe::{bounds, step_rows, Universe};
 
 /// Generations an object is run alone, at most, looking for its period.
@@ -52,7 +52,7 @@ fn small_key(cells: &[(i64, i64)]) -> Option<u64> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Named {
     /// The apgcodes of the objects it is made of (one, for most).
-    pub codes: Vec<String>,
+    pub codes: Vec<Code>,
     /// How far it moves in a period, (right, down); (0, 0) for all but spaceships.
     pub displacement: (i64, i64),
 }
@@ -307,7 +307,9 @@ impl Classifier {
             }
             Err(Unrepeated::NotWithin) => {
                 return Named {
-                    codes: vec![linear_growth(cells).unwrap_or_else(|| "PATHOLOGICAL".into())],
+                    codes: vec![
+                        linear_growth(cells).map_or("PATHOLOGICAL", |c| apgcode::intern(&c))
+                    ],
                     displacement: (0, 0),
                 }
             }
@@ -331,7 +333,10 @@ impl Classifier {
             _ => Kind::Spaceship { period },
         };
         Named {
-            codes: vec![apgcode::code(kind, phases.iter().map(Vec::as_slice))],
+            codes: vec![apgcode::intern(&apgcode::code(
+                kind,
+                phases.iter().map(Vec::as_slice),
+            ))],
             displacement,
         }
     }
@@ -611,7 +616,7 @@ pub struct ApartKind {
     /// Its window, as the GPU looks for it.
     pub window: Lone,
     /// The apgcodes an ash counts for each (one: these are single objects).
-    pub codes: Vec<String>,
+    pub codes: Vec<Code>,
     /// Its live cells.
     pub population: u64,
 }
@@ -1119,10 +1124,7 @@ mod tests {
         assert_eq!(codes, ["xp2_7", "xs4_33"]);
         // A glider moves.
         let glider = c.classify(&cells(&[".o.", "..o", "ooo"]));
-        assert_eq!(
-            (glider.codes[0].as_str(), glider.displacement),
-            ("xq4_153", (1, 1))
-        );
+        assert_eq!((glider.codes[0], glider.displacement), ("xq4_153", (1, 1)));
     }
 
     #[test]

@@ -59,6 +59,14 @@ fn soups_are_bit_for_bit_apgsearchs() {
 /// (index, ours, theirs).
 type Objects = BTreeMap<String, u64>;
 
+/// A tally's objects as [`Objects`].
+fn owned(objects: &BTreeMap<&str, u64>) -> Objects {
+    objects
+        .iter()
+        .map(|(&code, &n)| (code.to_string(), n))
+        .collect()
+}
+
 fn explain(root: &str, differ: Vec<(u64, Objects, Objects)>) -> Vec<(u64, Objects, Objects)> {
     let mut classifier = Classifier::default();
     let mut unexplained = Vec::new();
@@ -83,8 +91,8 @@ fn explain(root: &str, differ: Vec<(u64, Objects, Objects)>) -> Vec<(u64, Object
             1 << 14,
             &mut classifier,
         )
-        .unwrap()
-        .objects;
+        .unwrap();
+        let truth = owned(&truth.objects);
         if *ours != truth {
             unexplained.push(format!(
                 "{index}: ours {ours:?}\n   theirs {theirs:?}\n   truth {truth:?}"
@@ -108,8 +116,8 @@ fn compare(root: &str, reference: &str, n: usize) -> (Vec<Tally>, Vec<(u64, Obje
         .into_iter()
         .take(n)
         .zip(&ours)
-        .filter(|((_, theirs), tally)| tally.objects != *theirs)
-        .map(|((index, theirs), tally)| (index, tally.objects.clone(), theirs))
+        .map(|((index, theirs), tally)| (index, owned(&tally.objects), theirs))
+        .filter(|(_, ours, theirs)| ours != theirs)
         .collect();
     let explained = explain(root, differ);
     (ours, explained)
@@ -313,9 +321,10 @@ fn a_soup_that_lives_twenty_five_thousand_generations_is_a_methuselah() {
         (14, &[4, 5, 6]),
     ]);
     let tally = census::soup(&lidka, &mut classifier);
-    let codes: Vec<&String> = tally
+    let codes: Vec<&str> = tally
         .objects
         .keys()
+        .copied()
         .filter(|c| c.starts_with("meth"))
         .collect();
     assert_eq!(codes, ["methuselah_29k"], "{tally:?}");

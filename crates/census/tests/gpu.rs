@@ -182,7 +182,7 @@ fn the_gpu_names_ash_of_common_objects_apart_only() {
     for (slot, (_, _, want)) in cases.iter().enumerate() {
         let mut named = std::collections::BTreeMap::new();
         for (k, n) in live.named(slot) {
-            *named.entry(APART_KINDS[k].codes[0].as_str()).or_insert(0) += n;
+            *named.entry(APART_KINDS[k].codes[0]).or_insert(0) += n;
         }
         let named: Vec<(&str, u64)> = named.into_iter().collect();
         assert_eq!(&named, want, "case {slot}");
