@@ -128,7 +128,10 @@ pub fn census(args: &CensusArgs) -> Result<()> {
     let mut held_up = Duration::ZERO;
     std::thread::scope(|scope| -> Result<()> {
         let (sender, receiver) = std::sync::mpsc::sync_channel::<(u64, Vec<Tally>)>(0);
-        let keeping = scope.spawn(|| keeper.keep_all(receiver));
+        let keeping = std::thread::Builder::new()
+            .name("census-keeper".into())
+            .spawn_scoped(scope, || keeper.keep_all(receiver))
+            .expect("the haul's keeper starts");
         while total.is_none_or(|n| handed < n) && interrupt::received().is_none() {
             let count = total.map_or(round, |n| (n - handed).min(round));
             let first = handed;
@@ -293,11 +296,15 @@ fn on_gpus(gpus: &mut [GpuCensus], root: &str, range: Range<u64>, next: u64) -> 
             .iter_mut()
             .zip(parts.into_iter().zip(next_parts))
             .map(|(gpu, (part, next))| {
-                scope.spawn(move || {
-                    let n = part.end - part.start;
-                    let tallies = gpu.tallies(root, part.start, n, next, &interrupt::STOP)?;
-                    Ok((n, tallies))
-                })
+                // Named, as the CPU's threads beside it are, for profilers and `top -H`.
+                std::thread::Builder::new()
+                    .name("census-gpu".into())
+                    .spawn_scoped(scope, move || {
+                        let n = part.end - part.start;
+                        let tallies = gpu.tallies(root, part.start, n, next, &interrupt::STOP)?;
+                        Ok((n, tallies))
+                    })
+                    .expect("a GPU's census thread starts")
             })
             .collect();
         handles
