@@ -744,8 +744,8 @@ impl Haul {
             .enumerate()
             .map(|(p, part)| Part::of(first + (p * PART) as u64, part))
             .collect();
+        self.soups += tallies.len() as u64;
         for part in parts {
-            self.soups += part.soups;
             for (code, Seen { count: n, firsts }) in part.codes {
                 let mut before = 0;
                 update(&mut self.counts, code, |count| {
@@ -801,12 +801,11 @@ impl Haul {
 /// Soups a part of [`Haul::add_all`] holds.
 const PART: usize = 8192;
 
-/// What consecutive soups add to a haul: how many, and for each code its count and the first
-/// soups that show it ([`SAMPLES`] at most, while the count from the part's start is at most
+/// What consecutive soups add to a haul: for each code its count and the first soups that
+/// show it ([`SAMPLES`] at most, while the count from the part's start is at most
 /// [`SAMPLED_UP_TO`]), each with that count up to and including it.
-struct Part<'a> {
-    soups: u64,
-    codes: FxHashMap<&'a str, Seen>,
+struct Part {
+    codes: FxHashMap<Code, Seen>,
 }
 
 /// A code in a [`Part`]: its count, and its first soups with the count up to each.
@@ -816,12 +815,12 @@ struct Seen {
     firsts: Vec<(u64, u64)>,
 }
 
-impl<'a> Part<'a> {
+impl Part {
     /// The part of `tallies`, those of soups `first` on.
-    fn of(first: u64, tallies: &'a [Tally]) -> Part<'a> {
-        let mut codes = FxHashMap::<&str, Seen>::default();
+    fn of(first: u64, tallies: &[Tally]) -> Part {
+        let mut codes = FxHashMap::<Code, Seen>::default();
         for (i, tally) in tallies.iter().enumerate() {
-            for (code, &n) in &tally.objects {
+            for (&code, &n) in &tally.objects {
                 let seen = codes.entry(code).or_default();
                 seen.count += n;
                 if seen.count <= SAMPLED_UP_TO && seen.firsts.len() < SAMPLES {
@@ -829,10 +828,7 @@ impl<'a> Part<'a> {
                 }
             }
         }
-        Part {
-            soups: tallies.len() as u64,
-            codes,
-        }
+        Part { codes }
     }
 }
 
