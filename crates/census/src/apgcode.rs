@@ -255,6 +255,23 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_code_is_interned_once_whatever_string_it_comes_from() {
+        let block = intern("xs4_33");
+        let again = intern(&String::from("xs4_33"));
+        assert!(std::ptr::eq(block, again), "one copy of a code");
+        assert_eq!(block, "xs4_33");
+        let blinker = intern("xp2_7");
+        assert_eq!(blinker, "xp2_7");
+        assert!(!std::ptr::eq(block, blinker));
+        // From many threads at once, still one copy.
+        let held: Vec<Code> = std::thread::scope(|s| {
+            let threads: Vec<_> = (0..8).map(|_| s.spawn(|| intern("xs6_696"))).collect();
+            threads.into_iter().map(|t| t.join().unwrap()).collect()
+        });
+        assert!(held.iter().all(|&c| std::ptr::eq(c, held[0])));
+    }
+
+    #[test]
     fn still_lifes_get_their_catagolue_names() {
         let named: [(&[&str], &str); 7] = [
             (&["oo", "oo"], "33"),
