@@ -170,12 +170,12 @@ impl<L: Leaf> Sink for Builder<L> {
         self.states
     }
 
-    fn row(&mut self, y: usize, words: &[u64]) {
+    fn row(&mut self, y: usize, first: usize, words: &[u64]) {
         for (k, &word) in words.iter().enumerate() {
             let mut bits = word;
             while bits != 0 {
                 let b = bits.trailing_zeros() as usize;
-                self.set((64 * k + b) as i64, y as i64, 1);
+                self.set((64 * (first + k) + b) as i64, y as i64, 1);
                 bits &= bits - 1;
             }
         }
@@ -252,7 +252,7 @@ pub fn from_grid<L: Leaf>(grid: &Grid, x: i64, y: i64, store: Store, leaf: L) ->
         }
     } else {
         for row in 0..grid.height() {
-            builder.row(row, grid.row(row));
+            builder.row(row, 0, grid.row(row));
         }
     }
     builder.build()

@@ -418,19 +418,26 @@ impl Tiles {
         threads: usize,
         memory: u64,
     ) -> Result<Tiles> {
+        if grid.population() > MOST_CELLS {
+            return Err(too_many(grid.population()));
+        }
         let mut tiles = Tiles::empty(rule, threads, memory)?;
         let mut painter = Painter::new(&mut tiles, (x, y));
         for row in 0..grid.height() {
-            painter.row(row, grid.row(row));
+            painter.row(row, 0, grid.row(row));
         }
         painter.finish()?;
-        tiles.check_population()?;
         Ok(tiles)
     }
 
     /// Tiles of the cells of `file`, placed as Golly places them (see [`files::read`]), read
     /// straight into tiles; `None` for what only a tree reads (a macrocell file, or a position
     /// far from the origin).
+    ///
+    /// The file's cells are counted first, so that a pattern of more than [`MOST_CELLS`] is
+    /// refused before any tile is made: a count reads the file without drawing it, a small
+    /// part of what making tiles costs (a file of 76 million cells, 239 MB of RLE gzipped to
+    /// 3 MB, refused in 2.2 s, where tiles made for its first 50 million cells took 6.5 s).
     pub fn from_file(
         file: &PatternFile,
         rule: Rule,
@@ -445,19 +452,16 @@ impl Tiles {
         let (Some(x), Some(y)) = (near(&x), near(&y)) else {
             return Ok(None);
         };
+        let mut count = Count(0);
+        file.paint_into(&mut count)?;
+        if count.0 > MOST_CELLS {
+            return Err(too_many(count.0));
+        }
         let mut tiles = Tiles::empty(rule, threads, memory)?;
         let mut painter = Painter::new(&mut tiles, (x, y));
         file.paint_into(&mut painter)?;
         painter.finish()?;
-        tiles.check_population()?;
         Ok(Some(tiles))
-    }
-
-    fn check_population(&self) -> Result<()> {
-        if self.population() > BigUint::from(MOST_CELLS) {
-            return Err(too_many(self.population()));
-        }
-        Ok(())
     }
 
     /// No tiles yet.
@@ -887,9 +891,6 @@ struct Painter<'a> {
     tiles: &'a mut Tiles,
     origin: (i64, i64),
     failed: Option<Error>,
-    /// Cells painted so far: past [`MOST_CELLS`] the painting stops, rather than making
-    /// tiles for a pattern they would refuse once made.
-    painted: u64,
 }
 
 impl<'a> Painter<'a> {
@@ -898,17 +899,11 @@ impl<'a> Painter<'a> {
             tiles,
             origin,
             failed: None,
-            painted: 0,
         }
     }
 
     fn word(&mut self, x: usize, y: usize, word: u64) {
         if word == 0 || self.failed.is_some() {
-            return;
-        }
-        self.painted += word.count_ones() as u64;
-        if self.painted > MOST_CELLS {
-            self.failed = Some(too_many(format_args!("at least {}", self.painted)));
             return;
         }
         let place = |o: i64, d: usize| i64::try_from(d).ok().and_then(|d| o.checked_add(d));
@@ -932,9 +927,9 @@ impl Sink for Painter<'_> {
         2
     }
 
-    fn row(&mut self, y: usize, words: &[u64]) {
+    fn row(&mut self, y: usize, first: usize, words: &[u64]) {
         for (k, &word) in words.iter().enumerate() {
-            self.word(64 * k, y, word);
+            self.word(64 * (first + k), y, word);
         }
     }
 
@@ -956,7 +951,25 @@ impl Sink for Painter<'_> {
     }
 }
 
-/// The refusal of a pattern of `cells` cells (a count, or "at least" one).
+/// A reader's live cells counted, none drawn; two states, as the [`Painter`]'s, so that a
+/// file reads the same into both.
+struct Count(u64);
+
+impl Sink for Count {
+    fn states(&self) -> u32 {
+        2
+    }
+
+    fn row(&mut self, _: usize, _: usize, words: &[u64]) {
+        self.0 += words.iter().map(|w| w.count_ones() as u64).sum::<u64>();
+    }
+
+    fn run(&mut self, _: usize, _: usize, len: usize, _: u32) {
+        self.0 += len as u64;
+    }
+}
+
+/// The refusal of a pattern of `cells` cells.
 fn too_many(cells: impl std::fmt::Display) -> Error {
     Error::Memory(format!(
         "{cells} cells are more than tiles are made from ({MOST_CELLS}); run it with hashlife"

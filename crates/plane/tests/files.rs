@@ -247,10 +247,10 @@ proptest! {
     }
 }
 
-/// A file of more cells than tiles are made from is refused by tiles as soon as they have
-/// painted that many (not once the whole file is in tiles), and read by HashLife.
+/// A file of more cells than tiles are made from is refused by tiles with its count of cells,
+/// counted before any tile is made, and read by HashLife.
 #[test]
-fn tiles_stop_painting_past_their_most_cells() {
+fn tiles_refuse_a_file_of_more_than_their_most_cells_by_its_count() {
     let side = 7500;
     let mut text = format!("x = {side}, y = {side}\n");
     for _ in 0..side {
@@ -271,7 +271,7 @@ fn tiles_stop_painting_past_their_most_cells() {
         refused
             .to_string()
             .contains("cells are more than tiles are made from (50000000)")
-            && refused.to_string().starts_with("at least 5000"),
+            && refused.to_string().starts_with("56250000 cells"),
         "{refused}"
     );
     let hashed = plane(Start::File(&file), Rule::LIFE);

@@ -98,7 +98,7 @@ pub(super) fn paint(
                 row.fill(0);
                 draw_line(&mut row, 0, line);
                 if row.iter().any(|&w| w != 0) {
-                    sink.row(y, &row);
+                    sink.row(y, 0, &row);
                 }
             }
             return Ok(());

@@ -421,9 +421,10 @@ impl PatternFile {
 pub trait Sink {
     /// The cell states the sink holds (2 for live and dead only).
     fn states(&self) -> u32;
-    /// Row `y`'s live cells as words (cell x at bit x % 64 of word x / 64), to add to the
-    /// cells already there.
-    fn row(&mut self, y: usize, words: &[u64]);
+    /// Row `y`'s live cells as words from the row's word `first` on (cell x at bit x % 64 of
+    /// `words[x / 64 - first]`; the row's other cells are dead), to add to the cells already
+    /// there.
+    fn row(&mut self, y: usize, first: usize, words: &[u64]);
     /// Sets `len` cells from (x, y) to `state` (1 to [`Sink::states`] − 1).
     fn run(&mut self, x: usize, y: usize, len: usize, state: u32);
 }
