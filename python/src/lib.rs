@@ -185,6 +185,8 @@ struct Life {
 /// `setup` made into a simulation (on the plane where it says so) without the GIL.
 fn life(py: Python<'_>, setup: Setup) -> PyResult<Life> {
     let world = py.detach(|| -> gol::Result<World> {
+        // A pattern file read once, for its header and its cells.
+        let setup = setup.opened()?;
         Ok(match setup.on_plane()? {
             true => World::Plane(PlaneSimulation::new(&setup)?),
             false => World::Grid(Simulation::new(&setup)?),

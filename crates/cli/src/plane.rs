@@ -168,8 +168,8 @@ fn frame_stops(gens: &BigUint, every: Option<u64>, frames: Option<u64>) -> Resul
     Ok((0..n).map(|i| gens * i / (n - 1)).collect())
 }
 
-pub fn run(args: &RunArgs, setup: &Setup) -> Result<()> {
-    let start = Instant::now();
+pub fn run(args: &RunArgs, setup: &Setup, read: crate::run::Read) -> Result<()> {
+    let start = read.begun;
     if args.gpus.is_some() || args.halo.is_some() {
         bail!("--gpus and --halo split bounded grids; the infinite plane runs in one process");
     }
@@ -272,7 +272,7 @@ pub fn run(args: &RunArgs, setup: &Setup) -> Result<()> {
         rule: sim.rule().to_string(),
         source: sim.source().to_string(),
         seconds,
-        input_seconds: timings.input,
+        input_seconds: read.seconds + timings.input,
         setup_seconds: timings.setup,
         count_seconds,
         output_seconds: 0.0,

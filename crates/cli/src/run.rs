@@ -108,7 +108,11 @@ pub(crate) struct Report {
 }
 
 pub fn run(args: &RunArgs) -> Result<()> {
-    let setup = setup(args)?;
+    // The input file is read once, here (its header says whether the run is on the plane);
+    // the report's input and total times count it.
+    let read = Read::start();
+    let setup = setup(args)?.opened()?;
+    let read = read.done();
     // Input, output and checkpoint are three files, links followed.
     let files: Vec<(&str, &std::path::Path)> = [
         ("--input", &args.problem.input),
@@ -130,7 +134,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
         anyhow::bail!("MPI ranks split bounded grids; the infinite plane runs in one process");
     }
     if on_plane {
-        return crate::plane::run(args, &setup);
+        return crate::plane::run(args, &setup, read);
     }
     #[cfg(feature = "mpi")]
     if crate::ranks::launched() {
@@ -143,8 +147,31 @@ pub fn run(args: &RunArgs) -> Result<()> {
         );
     }
     match setup.dimension()? {
-        Dim::Two => run_in::<Grid>(args, &setup),
-        Dim::Three => run_in::<Cube>(args, &setup),
+        Dim::Two => run_in::<Grid>(args, &setup, read),
+        Dim::Three => run_in::<Cube>(args, &setup, read),
+    }
+}
+
+/// When a run began, and the seconds its input file took to read before the world was made.
+#[derive(Clone, Copy)]
+pub(crate) struct Read {
+    pub(crate) begun: Instant,
+    pub(crate) seconds: f64,
+}
+
+impl Read {
+    fn start() -> Read {
+        Read {
+            begun: Instant::now(),
+            seconds: 0.0,
+        }
+    }
+
+    fn done(self) -> Read {
+        Read {
+            seconds: self.begun.elapsed().as_secs_f64(),
+            ..self
+        }
     }
 }
 
@@ -249,8 +276,8 @@ fn output_of<W: Dimension>(args: &RunArgs) -> Result<Option<(Format, Picture)>> 
     Ok(Some((format, picture)))
 }
 
-fn run_in<W: Dimension>(args: &RunArgs, setup: &Setup) -> Result<()> {
-    let start = Instant::now();
+fn run_in<W: Dimension>(args: &RunArgs, setup: &Setup, read: Read) -> Result<()> {
+    let start = read.begun;
     let output = output_of::<W>(args)?;
     if let Some(path) = &args.checkpoint {
         gol::output::probe(path)?;
@@ -396,7 +423,7 @@ fn run_in<W: Dimension>(args: &RunArgs, setup: &Setup) -> Result<()> {
         topology: sim.rule().topology().name(),
         source: sim.source().to_string(),
         seconds,
-        input_seconds: timings.input,
+        input_seconds: read.seconds + timings.input,
         setup_seconds: timings.setup,
         count_seconds,
         output_seconds: 0.0,

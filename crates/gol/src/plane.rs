@@ -240,6 +240,11 @@ impl PlaneSimulation {
                 let stamp = file.header().generation.clone();
                 (plane, rule, file_source(name), stamp, BigUint::zero())
             }
+            Start::Opened { path, file } => {
+                let (plane, rule) = from_file(path, file)?;
+                let stamp = file.header().generation.clone();
+                (plane, rule, file_source(path), stamp, BigUint::zero())
+            }
             Start::Checkpoint(path) => resume(setup, path, &made)?,
             Start::Cube(_) => invalid!("a cube is 3D; the infinite plane is 2D"),
             Start::Grid(grid) => {

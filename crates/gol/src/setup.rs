@@ -6,6 +6,7 @@
 //! options ends up here, so that no front end re-derives a size or a rule.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use gol_core::pattern::PatternFile;
 use gol_core::rule::Topology;
@@ -44,6 +45,15 @@ pub enum Start {
         name: PathBuf,
         /// Its contents.
         text: Vec<u8>,
+    },
+    /// A 2D pattern file already read, named `path` (as [`Start::File`] or
+    /// [`Start::Pattern`] names it), placed as a file is placed: what [`Setup::opened`] makes
+    /// of those two, so that a file read for its header is not read again to be run.
+    Opened {
+        /// The file's name, for reports and messages.
+        path: PathBuf,
+        /// The file, read.
+        file: Arc<PatternFile>,
     },
     /// A checkpoint written by an earlier run ([`Checkpoints`]); the world, rule and
     /// generation come from it.
@@ -211,7 +221,7 @@ impl Setup {
                 Ok(self.dim)
             }
             Start::File(path) if is_bin(path) => soup_dim(Dim::Three, "a .bin cube"),
-            Start::File(path) => {
+            Start::File(path) | Start::Opened { path, .. } => {
                 if self.dim == Dim::Three {
                     invalid!(
                         "{}: a 3D run reads a .bin cube; .rle and .cells files are 2D",
@@ -238,6 +248,25 @@ impl Setup {
         }
     }
 
+    /// The setup with its pattern file read: [`Start::File`] (but a `.bin` cube) and
+    /// [`Start::Pattern`] become [`Start::Opened`], so that the file is read once, here, and
+    /// what needs its header ([`Setup::on_plane`]) and the run itself take it from there. Any
+    /// other start is kept.
+    pub fn opened(self) -> Result<Setup> {
+        let start = match self.start {
+            Start::File(path) if !is_bin(&path) => {
+                let file = Arc::new(PatternFile::open(&path)?);
+                Start::Opened { path, file }
+            }
+            Start::Pattern { name, text } => {
+                let file = Arc::new(PatternFile::from_bytes(&name, text)?);
+                Start::Opened { path: name, file }
+            }
+            start => start,
+        };
+        Ok(Setup { start, ..self })
+    }
+
     /// Whether the world is the infinite plane rather than a grid or a cube: where
     /// [`Setup::infinite`] asks for it, for a pattern file (or text) that names no bounded grid
     /// when no size is given (Golly's default universe), and for a checkpoint of the plane.
@@ -260,15 +289,14 @@ impl Setup {
             }
             _ if self.infinite => Ok(true),
             Start::File(path) if is_bin(path) => Ok(false),
-            Start::File(_) | Start::Pattern { .. } if self.size.is_some() => Ok(false),
-            Start::File(path) => {
-                let header = PatternFile::open(path)?.header().clone();
-                Ok(header.bounds.is_none() && !bounded_rule(self.rule.or(header.rule)))
+            Start::File(_) | Start::Pattern { .. } | Start::Opened { .. }
+                if self.size.is_some() =>
+            {
+                Ok(false)
             }
-            Start::Pattern { name, text } => {
-                let header = PatternFile::from_bytes(name, text.clone())?
-                    .header()
-                    .clone();
+            Start::File(_) | Start::Pattern { .. } => self.clone().opened()?.on_plane(),
+            Start::Opened { file, .. } => {
+                let header = file.header();
                 Ok(header.bounds.is_none() && !bounded_rule(self.rule.or(header.rule)))
             }
             _ => Ok(false),
@@ -299,7 +327,9 @@ impl Setup {
                 let header = checkpoint::open(path).ok()?.header;
                 Some(flat((header.width as usize, header.rows as usize)))
             }
-            Start::File(_) | Start::Pattern { .. } => self.size.map(|s| flat(s.sides())),
+            Start::File(_) | Start::Pattern { .. } | Start::Opened { .. } => {
+                self.size.map(|s| flat(s.sides()))
+            }
             _ => Some(flat(self.soup_size())),
         }
     }
@@ -309,7 +339,11 @@ impl Setup {
     pub(crate) fn rule_ahead<W: Dimension>(&self) -> std::result::Result<Rule, ()> {
         match (&self.rule, &self.start) {
             (Some(rule), _) => Ok(*rule),
-            (None, Start::File(_) | Start::Pattern { .. }) if W::AXES == 2 => Err(()),
+            (None, Start::File(_) | Start::Pattern { .. } | Start::Opened { .. })
+                if W::AXES == 2 =>
+            {
+                Err(())
+            }
             (None, Start::Checkpoint(path)) => checkpoint::open(path)
                 .map(|c| c.header.rule)
                 .map_err(|_| ()),
@@ -325,7 +359,7 @@ impl Setup {
             // A 3D checkpoint's rows are M cells long.
             Start::Checkpoint(path) => Some(checkpoint::open(path).ok()?.header.width as usize),
             Start::File(path) => Some(cube_file::open(path).ok()?.side),
-            Start::Grid(_) | Start::Pattern { .. } => None,
+            Start::Grid(_) | Start::Pattern { .. } | Start::Opened { .. } => None,
             _ => self.cube_side().ok(),
         }
     }
@@ -432,11 +466,12 @@ pub struct Problem<W> {
 /// The 2D problem of `setup`.
 pub(crate) fn grid(setup: &Setup) -> Result<Problem<Grid>> {
     match &setup.start {
-        Start::File(path) => read_pattern(setup, path, PatternFile::open(path)?),
+        Start::File(path) => read_pattern(setup, path, &PatternFile::open(path)?),
         Start::Pattern { name, text } => {
             let file = PatternFile::from_bytes(name, text.clone())?;
-            read_pattern(setup, name, file)
+            read_pattern(setup, name, &file)
         }
+        Start::Opened { path, file } => read_pattern(setup, path, file),
         Start::Checkpoint(path) => resume(setup, path),
         Start::Grid(grid) => cells(setup, grid.clone()),
         Start::Cube(_) => invalid!("a cube is 3D"),
@@ -459,7 +494,9 @@ pub(crate) fn cube(setup: &Setup) -> Result<Problem<Cube>> {
             let lines = memory::indices(m * m, &format!("the lines of a cube of side {m}"))?;
             cube_lines_from_file(setup, path, &file, &lines)
         }
-        Start::Pattern { name, .. } => invalid!("{}: pattern files are 2D", name.display()),
+        Start::Pattern { name: path, .. } | Start::Opened { path, .. } => {
+            invalid!("{}: pattern files are 2D", path.display())
+        }
         Start::Checkpoint(path) => resume(setup, path),
         Start::Cube(cube) => cells(setup, cube.clone()),
         Start::Grid(_) => invalid!("a grid is 2D"),
@@ -595,7 +632,7 @@ fn cube_soup_lines(setup: &Setup, side: usize, lines: &[usize]) -> Result<Proble
 }
 
 /// The pattern of `file` (read from `path`) on the grid the setup or the file sizes.
-fn read_pattern(setup: &Setup, path: &Path, file: PatternFile) -> Result<Problem<Grid>> {
+fn read_pattern(setup: &Setup, path: &Path, file: &PatternFile) -> Result<Problem<Grid>> {
     let rule_given = setup.rule_for::<Grid>()?;
     let header = file.header();
     let Some((width, height)) = setup.size.map(Size::sides).or(header.bounds) else {

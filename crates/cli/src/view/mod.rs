@@ -122,7 +122,7 @@ struct App {
 
 /// Runs `gol view` until interrupted.
 pub fn view(args: &ViewArgs) -> Result<()> {
-    let setup = crate::run::setup_of(&args.problem, None, args.engine, args.block)?;
+    let setup = crate::run::setup_of(&args.problem, None, args.engine, args.block)?.opened()?;
     if setup.on_plane()? {
         return serve(PlaneSimulation::new(&setup)?, setup, args);
     }
@@ -567,21 +567,21 @@ async fn obey(
                     "patterns": patterns,
                 })));
             }
-            let name = PathBuf::from(name);
+            let path = PathBuf::from(name);
+            let file = gol_core::pattern::PatternFile::from_bytes(&path, text)
+                .map_err(|e| e.to_string())?;
             // On the plane, the file goes on the plane (a bounded-grid suffix overridden, as
-            // --infinite does), read once, by the restart; on a grid, the file's bounded grid
-            // where it has one, else the grid of the command line.
-            let bounded = |text: &[u8]| {
-                gol_core::pattern::PatternFile::from_bytes(&name, text.to_vec())
-                    .map(|file| file.header().bounds.is_some())
-                    .map_err(|e| e.to_string())
-            };
-            let size = match app.plane || bounded(&text)? {
+            // --infinite does); on a grid, the file's bounded grid where it has one, else the
+            // grid of the command line.
+            let size = match app.plane || file.header().bounds.is_some() {
                 true => None,
                 false => Some(app.base.size.unwrap_or(Size::Side(Grid::DEFAULT_SIDE))),
             };
             let setup = Setup {
-                start: Start::Pattern { name, text },
+                start: Start::Opened {
+                    path,
+                    file: Arc::new(file),
+                },
                 size,
                 rule: None,
                 infinite: app.plane,

@@ -214,6 +214,18 @@ pub struct PatternFile {
     body: (usize, usize),
 }
 
+impl std::fmt::Debug for PatternFile {
+    /// Its name, format, size in bytes and header (not its cells).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PatternFile")
+            .field("path", &self.path)
+            .field("format", &self.format)
+            .field("bytes", &self.text.len())
+            .field("header", &self.header)
+            .finish()
+    }
+}
+
 impl PatternFile {
     /// Reads `path` and parses its header; the format is told by the content, then by the
     /// extension ([`Format::detect`]). A zip archive gives its only pattern file, or the one

@@ -938,9 +938,7 @@ fn a_zip_archive_of_several_patterns_is_opened_at_the_one_named() {
             ("flow/Two.rle", b"x = 2, y = 1, rule = B3/S23\n2o!\n"),
         ],
     );
-    let e = PatternFile::open(&path)
-        .err()
-        .expect("two patterns, none named");
+    let e = PatternFile::open(&path).expect_err("two patterns, none named");
     let said = e.to_string();
     for part in ["2 pattern files", "flow.zip:flow/one.rle", "flow/Two.rle"] {
         assert!(said.contains(part), "{said}");
