@@ -663,14 +663,15 @@ impl GpuCensus {
         let gliders = &self.gliders;
         let tier = &mut self.tiers[t];
         let clock = Instant::now();
-        let mut states = tier.boxes.states()?;
-        let words = tier.boxes.live_words()?;
-        let stopped_with_gliders = |s: &SoupState| s.status() != Status::Running && s.taken > 0;
-        let log = match states.iter().any(stopped_with_gliders) {
-            true => Some(tier.boxes.log()?),
-            false => None,
-        };
         let side = tier.boxes.side();
+        let stopped_with_gliders = |s: &SoupState| s.status() != Status::Running && s.taken > 0;
+        let soups::Stopped {
+            states,
+            live: words,
+            log,
+        } = tier
+            .boxes
+            .read_back(|states| states.iter().any(stopped_with_gliders))?;
         self.driving.reading += clock.elapsed();
         self.driving.looks += 1;
         // Soups and nanoseconds of CPU time by how they stopped, in the order of `STOPPED`.
@@ -758,7 +759,7 @@ impl GpuCensus {
             }
         }
         tier.boxes.clear(&edits)?;
-        tier.boxes.set_states(&states)?;
+        tier.boxes.write_states()?;
         self.driving.writing += clock.elapsed();
         Ok(up)
     }

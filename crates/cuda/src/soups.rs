@@ -188,7 +188,7 @@ impl SoupState {
 /// (the kernels' THREADS).
 const BLOCK: u32 = 256;
 
-/// Live words gathered after each run at most, at first ([`SoupBoxes::live_words`] makes more
+/// Live words gathered after each run at most, at first ([`SoupBoxes::read_back`] makes more
 /// room where a run stops more): 32 MiB. A stopped soup has some hundreds.
 const LIVE_WORDS: usize = 1 << 22;
 
@@ -227,7 +227,13 @@ pub struct SoupBoxes {
     spans_of_words: Upload<u32>,
     placed: Upload<SoupState>,
     edits: Upload<u32>,
+    /// Every box's state in page-locked memory: read back into, changed by the host and written
+    /// back from ([`SoupBoxes::read_back`], [`SoupBoxes::write_states`]).
     set: PinnedHostSlice<SoupState>,
+    /// Page-locked rooms that the live words, their spans and the log are read back into.
+    live_back: Download<u64>,
+    spans_back: Download<u32>,
+    log_back: Download<u64>,
     /// The live words of the boxes stopped in the last run, gathered by soups_live after it
     /// with the counts of the kinds it named, and each box's span of them.
     live: CudaSlice<u64>,
@@ -236,18 +242,30 @@ pub struct SoupBoxes {
     used: CudaSlice<u32>,
 }
 
-/// The words with live cells of the boxes whose soups stopped ([`SoupBoxes::live_words`]),
+/// What [`SoupBoxes::read_back`] gives of the soups of the last run, in the boxes' own rooms
+/// of page-locked memory.
+pub struct Stopped<'a> {
+    /// Every box's state, to be changed in place and written back by
+    /// [`SoupBoxes::write_states`].
+    pub states: &'a mut [SoupState],
+    /// The live words of the boxes whose soups stopped.
+    pub live: Live<'a>,
+    /// The log of the gliders taken away, where it was asked for.
+    pub log: Option<Log<'a>>,
+}
+
+/// The words with live cells of the boxes whose soups stopped ([`SoupBoxes::read_back`]),
 /// or the ash the GPU named.
-pub struct Live {
+pub struct Live<'a> {
     /// Each box's words, each as `place << 32 | word`, place being `y * words + w` for word
     /// `w` of row `y` ([`SoupBoxes::words`]), in order of place; or, where the GPU named its
     /// ash, the kinds it has as `k << 32 | count`.
-    words: Vec<u64>,
+    words: &'a [u64],
     /// Where each box's entries start, how many words there are, and how many kinds.
-    spans: Vec<u32>,
+    spans: &'a [u32],
 }
 
-impl Live {
+impl Live<'_> {
     /// The words of the box of `slot` (none where its soup is running or died, or where the GPU
     /// named its ash).
     pub fn of(&self, slot: usize) -> &[u64] {
@@ -274,10 +292,10 @@ impl Live {
     }
 }
 
-/// Each box's log of the gliders the kernel took away ([`SoupBoxes::log`]).
-pub struct Log(Vec<u64>);
+/// Each box's log of the gliders the kernel took away ([`SoupBoxes::read_back`]).
+pub struct Log<'a>(&'a [u64]);
 
-impl Log {
+impl Log<'_> {
     /// The gliders taken away from the soup of box `slot`, whose state is `state`: the first
     /// [`SoupState::taken`] entries of its log.
     pub fn of(&self, slot: usize, state: &SoupState) -> impl Iterator<Item = Taken> + '_ {
@@ -334,6 +352,43 @@ impl<T: DeviceRepr + ValidAsZeroBits + Copy> Upload<T> {
         let device = self.device.as_mut().expect("allocated above");
         stream.memcpy_htod(host, device)?;
         Ok(device)
+    }
+}
+
+/// Room in page-locked host memory that device memory is read back into, grown as needed and
+/// kept: a copy into pageable memory is staged by the driver through page-locked buffers of its
+/// own, and a vector made for each copy is fresh pages to fault in (the live words are some
+/// megabytes a look).
+struct Download<T> {
+    host: Option<PinnedHostSlice<T>>,
+}
+
+impl<T> Default for Download<T> {
+    fn default() -> Download<T> {
+        Download { host: None }
+    }
+}
+
+impl<T: DeviceRepr + ValidAsZeroBits + Copy> Download<T> {
+    /// The first `n` values of `device`, once the work queued on `stream` before has run.
+    fn fetch(&mut self, stream: &Arc<CudaStream>, device: &CudaSlice<T>, n: usize) -> Result<&[T]> {
+        if self.host.as_ref().is_none_or(|h| h.len() < n) {
+            self.host = None;
+            // SAFETY: page-locked host memory for 2 * n values of T (at least one), every one
+            // of which is valid as zero bits; what is read of it is copied in first (below).
+            self.host = Some(unsafe { stream.context().alloc_pinned::<T>(2 * n.max(1))? });
+        }
+        let host = &mut self
+            .host
+            .as_mut()
+            .expect("allocated above")
+            .as_mut_slice()?[..n];
+        // The copy is asynchronous (page-locked memory) and reads no more than `n` values (as
+        // many as it writes): it is waited for before the values are handed out (the context
+        // tracks no events: `device.rs`).
+        stream.memcpy_dtoh(&device.slice(..n), host)?;
+        stream.synchronize()?;
+        Ok(host)
     }
 }
 
@@ -400,8 +455,11 @@ impl SoupBoxes {
             placed: Upload::default(),
             edits: Upload::default(),
             // SAFETY: page-locked host memory for `slots` states, valid as zero bits; it is
-            // written whole before each copy from it (set_states).
+            // read back whole (read_back) before any copy from it (write_states).
             set: unsafe { gpu.ctx.alloc_pinned::<SoupState>(slots)? },
+            live_back: Download::default(),
+            spans_back: Download::default(),
+            log_back: Download::default(),
         })
     }
 
@@ -488,8 +546,8 @@ impl SoupBoxes {
         Ok(())
     }
 
-    /// Whether the work queued by the last [`SoupBoxes::start`] has run: [`SoupBoxes::states`]
-    /// would not wait.
+    /// Whether the work queued by the last [`SoupBoxes::start`] has run:
+    /// [`SoupBoxes::read_back`] would not wait.
     pub fn is_done(&self) -> Result<bool> {
         Ok(match &self.done {
             Some(done) => done.try_is_complete()?,
@@ -499,8 +557,8 @@ impl SoupBoxes {
 
     /// Queues on the boxes' own streams (to run beside other work): every running soup stepped
     /// up to `generations` generations on, none beyond generation `most`, then the live words
-    /// of those that stop gathered. Their states then come from [`SoupBoxes::states`], their
-    /// words from [`SoupBoxes::live_words`].
+    /// of those that stop gathered. Their states and words then come from
+    /// [`SoupBoxes::read_back`].
     pub fn start(&mut self, generations: u32, most: u32) -> Result<()> {
         let count = self.slots as i32;
         // A block of `warps` warps a box, with the box's room in shared memory where it keeps
@@ -567,37 +625,45 @@ impl SoupBoxes {
         Ok(())
     }
 
-    /// Every box's state, once the work queued so far has run.
-    pub fn states(&self) -> Result<Vec<SoupState>> {
-        Ok(self.stream.clone_dtoh(&self.states)?)
-    }
-
-    /// The gliders the kernel took away from each box's soup ([`Log`]), once the work queued
-    /// so far has run.
-    pub fn log(&self) -> Result<Log> {
-        Ok(Log(self.stream.clone_dtoh(&self.log)?))
-    }
-
-    /// Sets the states of boxes `slots[i]` to `states[i]`.
-    pub fn set_states(&mut self, states: &[SoupState]) -> Result<()> {
-        assert_eq!(states.len(), self.slots, "a state for each box");
-        self.set.as_mut_slice()?.copy_from_slice(states);
-        Ok(self.stream.memcpy_htod(&self.set, &mut self.states)?)
-    }
-
-    /// The words with live cells of the boxes whose soups stopped in the last run, and the
-    /// ash the GPU named ([`Live`]), once it has run: gathered after it, or gathered again with
-    /// more room where they did not fit.
-    pub fn live_words(&mut self) -> Result<Live> {
+    /// Once the work queued so far has run: every box's state, the live words of the boxes
+    /// whose soups stopped in the last run and the ash the GPU named ([`Live`]; gathered again
+    /// with more room where they did not fit), and the log of the gliders taken away where
+    /// `logged` says, from the states, that it is wanted.
+    pub fn read_back(&mut self, logged: impl FnOnce(&[SoupState]) -> bool) -> Result<Stopped<'_>> {
         let mut total = self.stream.clone_dtoh(&self.used)?[0] as usize;
         if total > self.live.len() {
             self.live = self.stream.alloc_zeros::<u64>(2 * total)?;
             self.gather()?;
             total = self.stream.clone_dtoh(&self.used)?[0] as usize;
         }
-        let spans = self.stream.clone_dtoh(&self.spans)?;
-        let words = self.stream.clone_dtoh(&self.live.slice(..total))?;
-        Ok(Live { words, spans })
+        // Waited for here: the context tracks no events (`device.rs`), so the page-locked
+        // slice's own wait would not cover the copy.
+        self.stream.memcpy_dtoh(&self.states, &mut self.set)?;
+        self.stream.synchronize()?;
+        let states = self.set.as_mut_slice()?;
+        let log = match logged(states) {
+            true => Some(Log(self.log_back.fetch(
+                &self.stream,
+                &self.log,
+                self.log.len(),
+            )?)),
+            false => None,
+        };
+        let spans = self
+            .spans_back
+            .fetch(&self.stream, &self.spans, 3 * self.slots)?;
+        let words = self.live_back.fetch(&self.stream, &self.live, total)?;
+        Ok(Stopped {
+            states,
+            live: Live { words, spans },
+            log,
+        })
+    }
+
+    /// Writes back every box's state as [`SoupBoxes::read_back`] gave it (and the host changed
+    /// it).
+    pub fn write_states(&mut self) -> Result<()> {
+        Ok(self.stream.memcpy_htod(&self.set, &mut self.states)?)
     }
 
     /// Clears cells: edit (slot, word, mask) clears the bits `mask` of word `word` of the box
