@@ -776,3 +776,56 @@ fn resume_slab<W: Dimension>(
     let world = W::slab(opened.read_rows(&rows)?)?;
     Ok((slabs, resumed(world, path, header)))
 }
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    /// A pattern file or text read once ([`Setup::opened`]) goes where it went when it was read
+    /// for its header and again for its cells: the same choice of plane or grid, the same
+    /// cells; a `.bin` cube is kept a file.
+    #[test]
+    fn a_pattern_read_once_runs_as_it_did_read_twice() {
+        let dir = tempfile::tempdir().unwrap();
+        let glider = "bo$2bo$3o!\n";
+        let torus = dir.path().join("torus.rle");
+        std::fs::write(
+            &torus,
+            format!("x = 3, y = 3, rule = B3/S23:T8,8\n{glider}"),
+        )
+        .unwrap();
+        let plane = dir.path().join("plane.rle");
+        std::fs::write(&plane, format!("x = 3, y = 3\n{glider}")).unwrap();
+        for (path, on_plane) in [(&torus, false), (&plane, true)] {
+            let text = std::fs::read(path).unwrap();
+            let starts = [
+                Start::File(path.clone()),
+                Start::Pattern {
+                    name: path.clone(),
+                    text,
+                },
+            ];
+            for start in starts {
+                let setup = Setup {
+                    start,
+                    ..Setup::default()
+                };
+                let opened = setup.clone().opened().unwrap();
+                assert!(matches!(&opened.start, Start::Opened { path: p, .. } if p == path));
+                assert_eq!(opened.on_plane().unwrap(), on_plane, "{}", path.display());
+                assert_eq!(setup.on_plane().unwrap(), on_plane, "{}", path.display());
+                if !on_plane {
+                    let world = |s: &Setup| grid(s).unwrap().world;
+                    assert_eq!(world(&opened), world(&setup));
+                    assert_eq!(world(&opened).population(), 5);
+                }
+            }
+        }
+        let cube = dir.path().join("cube.bin");
+        let setup = Setup {
+            start: Start::File(cube.clone()),
+            ..Setup::default()
+        };
+        assert!(matches!(setup.opened().unwrap().start, Start::File(p) if p == cube));
+    }
+}
