@@ -323,6 +323,10 @@ fn blocks(count: usize) -> LaunchConfig {
 struct Upload<T> {
     host: Option<PinnedHostSlice<T>>,
     device: Option<CudaSlice<T>>,
+    /// Recorded after the last copy from `host`: the host room is written again only once it
+    /// has passed (the context tracks no events, `device.rs`, so the page-locked slice's own
+    /// wait would not cover the copy).
+    copied: Option<CudaEvent>,
 }
 
 impl<T> Default for Upload<T> {
@@ -330,15 +334,19 @@ impl<T> Default for Upload<T> {
         Upload {
             host: None,
             device: None,
+            copied: None,
         }
     }
 }
 
 impl<T: DeviceRepr + ValidAsZeroBits + Copy> Upload<T> {
     /// `data` queued for copying to the start of the device room, which is grown to twice its
-    /// length where shorter. The rooms are copied whole, so that cudarc keeps the host room
-    /// from being written again before the copy has read it.
+    /// length where shorter; the host room is written once the copy before has read it (by
+    /// then, as the census goes, long since).
     fn send(&mut self, stream: &Arc<CudaStream>, data: &[T]) -> Result<&CudaSlice<T>> {
+        if let Some(copied) = self.copied.take() {
+            copied.synchronize()?;
+        }
         if self.device.as_ref().is_none_or(|d| d.len() < data.len()) {
             self.device = None;
             self.host = None;
@@ -351,6 +359,7 @@ impl<T: DeviceRepr + ValidAsZeroBits + Copy> Upload<T> {
         host.as_mut_slice()?[..data.len()].copy_from_slice(data);
         let device = self.device.as_mut().expect("allocated above");
         stream.memcpy_htod(host, device)?;
+        self.copied = Some(stream.record_event(None)?);
         Ok(device)
     }
 }
