@@ -384,9 +384,7 @@ impl Tiles {
     /// `memory` bytes.
     pub fn new(tree: &Tree<Bits>, rule: Rule, threads: usize, memory: u64) -> Result<Tiles> {
         let mut tiles = Tiles::empty(rule, threads, memory)?;
-        if tree.population() > BigUint::from(MOST_CELLS) {
-            return Err(too_many(tree.population()));
-        }
+        within_most_cells(tree.population())?;
         let Some(bounds) = tree.bounding_box() else {
             return Ok(tiles);
         };
@@ -418,9 +416,7 @@ impl Tiles {
         threads: usize,
         memory: u64,
     ) -> Result<Tiles> {
-        if grid.population() > MOST_CELLS {
-            return Err(too_many(grid.population()));
-        }
+        within_most_cells(grid.population().into())?;
         let mut tiles = Tiles::empty(rule, threads, memory)?;
         let mut painter = Painter::new(&mut tiles, (x, y));
         for row in 0..grid.height() {
@@ -452,11 +448,7 @@ impl Tiles {
         let (Some(x), Some(y)) = (near(&x), near(&y)) else {
             return Ok(None);
         };
-        let mut count = Count(0);
-        file.paint_into(&mut count)?;
-        if count.0 > MOST_CELLS {
-            return Err(too_many(count.0));
-        }
+        within_most_cells(file.count_cells()?.into())?;
         let mut tiles = Tiles::empty(rule, threads, memory)?;
         let mut painter = Painter::new(&mut tiles, (x, y));
         file.paint_into(&mut painter)?;
@@ -951,29 +943,14 @@ impl Sink for Painter<'_> {
     }
 }
 
-/// A reader's live cells counted, none drawn; two states, as the [`Painter`]'s, so that a
-/// file reads the same into both.
-struct Count(u64);
-
-impl Sink for Count {
-    fn states(&self) -> u32 {
-        2
+/// Refuses a pattern of more than [`MOST_CELLS`] cells.
+fn within_most_cells(cells: BigUint) -> Result<()> {
+    match cells > BigUint::from(MOST_CELLS) {
+        true => Err(Error::Memory(format!(
+            "{cells} cells are more than tiles are made from ({MOST_CELLS}); run it with hashlife"
+        ))),
+        false => Ok(()),
     }
-
-    fn row(&mut self, _: usize, _: usize, words: &[u64]) {
-        self.0 += words.iter().map(|w| w.count_ones() as u64).sum::<u64>();
-    }
-
-    fn run(&mut self, _: usize, _: usize, len: usize, _: u32) {
-        self.0 += len as u64;
-    }
-}
-
-/// The refusal of a pattern of `cells` cells.
-fn too_many(cells: impl std::fmt::Display) -> Error {
-    Error::Memory(format!(
-        "{cells} cells are more than tiles are made from ({MOST_CELLS}); run it with hashlife"
-    ))
 }
 
 fn far() -> Error {

@@ -343,6 +343,21 @@ impl PatternFile {
         })
     }
 
+    /// The live cells a two-state [`Sink`] is given by [`PatternFile::paint_into`], counted
+    /// without handing them on (what a reader that may refuse a large pattern asks first). A
+    /// large RLE body is counted in pieces on rayon's threads.
+    pub fn count_cells(&self) -> Result<u64> {
+        if self.format == Format::Rle {
+            let size = (self.header.width, self.header.height);
+            if let Some(cells) = rle::count(&self.path, &self.text, self.body, size) {
+                return cells;
+            }
+        }
+        let mut count = Count(0);
+        self.paint_into(&mut count)?;
+        Ok(count.0)
+    }
+
     fn draw(&self, canvas: Canvas<'_>) -> Result<()> {
         let (path, text) = (&self.path, &self.text);
         // Life 1.0x positions come from coordinates read as 64-bit numbers.
@@ -439,6 +454,23 @@ pub trait Sink {
     fn row(&mut self, y: usize, first: usize, words: &[u64]);
     /// Sets `len` cells from (x, y) to `state` (1 to [`Sink::states`] − 1).
     fn run(&mut self, x: usize, y: usize, len: usize, state: u32);
+}
+
+/// A two-state sink that counts the cells it is given.
+struct Count(u64);
+
+impl Sink for Count {
+    fn states(&self) -> u32 {
+        2
+    }
+
+    fn row(&mut self, _: usize, _: usize, words: &[u64]) {
+        self.0 += words.iter().map(|w| w.count_ones() as u64).sum::<u64>();
+    }
+
+    fn run(&mut self, _: usize, _: usize, len: usize, _: u32) {
+        self.0 += len as u64;
+    }
 }
 
 /// Where a reader draws: the pattern's bounding box inside a grid, or a [`Sink`].

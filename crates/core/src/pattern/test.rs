@@ -727,6 +727,39 @@ proptest::proptest! {
     ) {
         read_as_slowly(&body_of(tokens, false), width, height)?;
     }
+
+    /// A file's cells counted (in pieces where it has no comment lines) as many as it draws,
+    /// or the same error.
+    #[test]
+    fn rle_bodies_count_the_cells_they_draw(
+        tokens in proptest::collection::vec((0usize..1200, 0usize..400), 0..600),
+        comments: bool,
+        width in 1usize..3000,
+        height in 1usize..60,
+    ) {
+        let text = format!("x = {width}, y = {height}\n{}", body_of(tokens, comments));
+        let file = open(Format::Rle, &text).unwrap();
+        let line = |e: Error| match e {
+            Error::Parse { line, .. } => line,
+            e => panic!("{e}"),
+        };
+        proptest::prop_assert_eq!(
+            file.count_cells().map_err(line),
+            file.place(width, height).map(|g| g.population()).map_err(line)
+        );
+    }
+}
+
+/// Every line after the first starts with `0$` and draws over the row the line before drew, so
+/// that wherever the body is cut into pieces (at line ends), a piece starts by drawing again
+/// cells its piece before drew: counted once.
+#[test]
+fn cells_drawn_again_after_a_row_end_of_count_0_are_counted_once() {
+    let rows = 200;
+    let text = format!("x = 3, y = {rows}\n3o\n{}!", "0$2o$3o\n".repeat(rows - 1));
+    let file = open(Format::Rle, &text).unwrap();
+    assert_eq!(file.place(3, rows).unwrap().population(), 3 * rows as u64);
+    assert_eq!(file.count_cells().unwrap(), 3 * rows as u64);
 }
 
 /// The RLE body of `grid` the plain way: tokens as strings (no count for 1), row ends merged,
