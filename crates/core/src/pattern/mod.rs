@@ -344,18 +344,20 @@ impl PatternFile {
     }
 
     /// The live cells a two-state [`Sink`] is given by [`PatternFile::paint_into`], counted
-    /// without handing them on (what a reader that may refuse a large pattern asks first). A
-    /// large RLE body is counted in pieces on rayon's threads.
-    pub fn count_cells(&self) -> Result<u64> {
+    /// without handing them on (what a reader that may refuse a large pattern asks first), or
+    /// `None` where they are more than `most`. A large RLE body is counted in pieces on rayon's
+    /// threads, and not read to its end once the count passes `most` (so an error further on
+    /// may go unseen: the reader that reads the file next finds it).
+    pub fn count_cells(&self, most: u64) -> Result<Option<u64>> {
         if self.format == Format::Rle {
             let size = (self.header.width, self.header.height);
-            if let Some(cells) = rle::count(&self.path, &self.text, self.body, size) {
+            if let Some(cells) = rle::count(&self.path, &self.text, self.body, size, most) {
                 return cells;
             }
         }
         let mut count = Count(0);
         self.paint_into(&mut count)?;
-        Ok(count.0)
+        Ok((count.0 <= most).then_some(count.0))
     }
 
     fn draw(&self, canvas: Canvas<'_>) -> Result<()> {

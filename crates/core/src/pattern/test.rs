@@ -729,13 +729,15 @@ proptest::proptest! {
     }
 
     /// A file's cells counted (in pieces where it has no comment lines) as many as it draws,
-    /// or the same error.
+    /// or the same error; past a bound, none (or an error in the pieces read before the count
+    /// passed it).
     #[test]
     fn rle_bodies_count_the_cells_they_draw(
         tokens in proptest::collection::vec((0usize..1200, 0usize..400), 0..600),
         comments: bool,
         width in 1usize..3000,
         height in 1usize..60,
+        bound in proptest::option::of(0u64..5000),
     ) {
         let text = format!("x = {width}, y = {height}\n{}", body_of(tokens, comments));
         let file = open(Format::Rle, &text).unwrap();
@@ -743,10 +745,18 @@ proptest::proptest! {
             Error::Parse { line, .. } => line,
             e => panic!("{e}"),
         };
-        proptest::prop_assert_eq!(
-            file.count_cells().map_err(line),
-            file.place(width, height).map(|g| g.population()).map_err(line)
-        );
+        let most = bound.unwrap_or(u64::MAX);
+        let counted = file.count_cells(most).map_err(line);
+        match file.place(width, height).map(|g| g.population()) {
+            Ok(cells) => proptest::prop_assert_eq!(counted, Ok((cells <= most).then_some(cells))),
+            Err(e) => {
+                let error = Err(line(e));
+                proptest::prop_assert!(
+                    counted == error || (bound.is_some() && counted == Ok(None)),
+                    "{counted:?} against {error:?}"
+                );
+            }
+        }
     }
 }
 
@@ -759,7 +769,32 @@ fn cells_drawn_again_after_a_row_end_of_count_0_are_counted_once() {
     let text = format!("x = 3, y = {rows}\n3o\n{}!", "0$2o$3o\n".repeat(rows - 1));
     let file = open(Format::Rle, &text).unwrap();
     assert_eq!(file.place(3, rows).unwrap().population(), 3 * rows as u64);
-    assert_eq!(file.count_cells().unwrap(), 3 * rows as u64);
+    assert_eq!(file.count_cells(u64::MAX).unwrap(), Some(3 * rows as u64));
+}
+
+/// A count bounded below a body's cells stops at none, and at its cells or above gives them,
+/// whether the body is read in pieces (cut into tens of them here) or in one pass.
+#[test]
+fn a_count_bounded_below_the_cells_gives_none() {
+    let rows = 2000;
+    for (line_end, pieces) in [("$\n", true), ("$", false)] {
+        let text = format!(
+            "x = 3, y = {rows}\n{}!",
+            format!("3o{line_end}").repeat(rows)
+        );
+        let file = open(Format::Rle, &text).unwrap();
+        let cells = 3 * rows as u64;
+        assert_eq!(
+            pieces,
+            super::rle::pieces(text.as_bytes(), usize::MAX).len() > 2
+        );
+        for most in [0, cells / 2, cells - 1] {
+            assert_eq!(file.count_cells(most).unwrap(), None, "bound {most}");
+        }
+        for most in [cells, cells + 1, u64::MAX] {
+            assert_eq!(file.count_cells(most).unwrap(), Some(cells), "bound {most}");
+        }
+    }
 }
 
 /// The RLE body of `grid` the plain way: tokens as strings (no count for 1), row ends merged,
