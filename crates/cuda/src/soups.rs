@@ -349,13 +349,9 @@ impl<T: DeviceRepr + ValidAsZeroBits + Copy> Upload<T> {
         }
         if self.device.as_ref().is_none_or(|d| d.len() < data.len()) {
             self.device = None;
-            self.host = None;
             self.device = Some(stream.alloc_zeros::<T>(2 * data.len())?);
-            // SAFETY: page-locked host memory for 2 * data.len() values of T, every one of
-            // which is valid as zero bits; what is read of it is written first (below).
-            self.host = Some(unsafe { stream.context().alloc_pinned::<T>(2 * data.len())? });
         }
-        let host = self.host.as_mut().expect("allocated above");
+        let host = pinned(&mut self.host, stream, data.len())?;
         host.as_mut_slice()?[..data.len()].copy_from_slice(data);
         let device = self.device.as_mut().expect("allocated above");
         stream.memcpy_htod(host, device)?;
@@ -381,17 +377,7 @@ impl<T> Default for Download<T> {
 impl<T: DeviceRepr + ValidAsZeroBits + Copy> Download<T> {
     /// The first `n` values of `device`, once the work queued on `stream` before has run.
     fn fetch(&mut self, stream: &Arc<CudaStream>, device: &CudaSlice<T>, n: usize) -> Result<&[T]> {
-        if self.host.as_ref().is_none_or(|h| h.len() < n) {
-            self.host = None;
-            // SAFETY: page-locked host memory for 2 * n values of T (at least one), every one
-            // of which is valid as zero bits; what is read of it is copied in first (below).
-            self.host = Some(unsafe { stream.context().alloc_pinned::<T>(2 * n.max(1))? });
-        }
-        let host = &mut self
-            .host
-            .as_mut()
-            .expect("allocated above")
-            .as_mut_slice()?[..n];
+        let host = &mut pinned(&mut self.host, stream, n)?.as_mut_slice()?[..n];
         // The copy is asynchronous (page-locked memory) and reads no more than `n` values (as
         // many as it writes): it is waited for before the values are handed out (the context
         // tracks no events: `device.rs`).
@@ -399,6 +385,23 @@ impl<T: DeviceRepr + ValidAsZeroBits + Copy> Download<T> {
         stream.synchronize()?;
         Ok(host)
     }
+}
+
+/// `room`, page-locked host memory for at least `n` values of T, made anew for twice `n` (and
+/// at least one) where it holds fewer: what is read of it must be written first, as
+/// [`Upload::send`] and [`Download::fetch`] do.
+fn pinned<'a, T: DeviceRepr + ValidAsZeroBits>(
+    room: &'a mut Option<PinnedHostSlice<T>>,
+    stream: &Arc<CudaStream>,
+    n: usize,
+) -> Result<&'a mut PinnedHostSlice<T>> {
+    if room.as_ref().is_none_or(|h| h.len() < n) {
+        *room = None;
+        // SAFETY: page-locked host memory for 2 * n values of T (at least one), every one of
+        // which is valid as zero bits; the callers write what they read of it first.
+        *room = Some(unsafe { stream.context().alloc_pinned::<T>(2 * n.max(1))? });
+    }
+    Ok(room.as_mut().expect("allocated above"))
 }
 
 impl SoupBoxes {
