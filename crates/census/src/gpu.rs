@@ -21,8 +21,8 @@
 //!   ash cut into objects and named as the CPU's census names it.
 //!
 //! A soup that does not pass (a cluster in the band that is not such a ship, or one with
-//! something else near it) moves to a box of 512² ([`TIERS`]) and goes on there from where it
-//! stopped, the ships taken away put back where they have flown to (or kept taken away where
+//! something else near it) moves to a box of 512² ([`TIERS`]), and from there to one of 1024²,
+//! and goes on there from where it stopped, the ships taken away put back where they have flown to (or kept taken away where
 //! they have flown deep into its band); or starts again from generation 0 where that cannot be
 //! known. Where it does not pass there either, or died, ran past [`MOST_GENERATIONS`], left a
 //! megasized ash or ships that come within reach of one another, it is censused from the start
@@ -63,10 +63,15 @@ pub const ISOLATION: i64 = soups::ISOLATION as i64;
 const ROUND: u32 = 4096;
 
 /// The boxes by default, (side, how many): a soup runs in a box of the smallest side (two sets
-/// of them, each looked at while the other runs), and from the start again in one of the next
-/// larger side where the CPU cannot go on with it there; 4 GiB of the GPU's memory in all
-/// (each box's two copies).
-pub const TIERS: [(usize, usize); 3] = [(256, 1 << 16), (256, 1 << 16), (512, 1 << 15)];
+/// of them, each looked at while the other runs), and in one of the next larger side where the
+/// CPU cannot go on with it there; 4.25 GiB of the GPU's memory in all (each box's two
+/// copies). Boxes of 1024 take about one soup in 2,700, from boxes of 512.
+pub const TIERS: [(usize, usize); 4] = [
+    (256, 1 << 16),
+    (256, 1 << 16),
+    (512, 1 << 15),
+    (1024, 1 << 10),
+];
 
 /// How long the GPU's loop sleeps when no kind of box has ended its run.
 const WAIT: Duration = Duration::from_micros(100);

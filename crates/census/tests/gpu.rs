@@ -30,8 +30,8 @@ fn have_gpu() -> bool {
 /// takes them in calls of `round` soups, each told the next call's range, as a census does.
 fn same_as_cpu(root: &str, first: u64, count: u64, slots: usize, share: bool, round: u64) {
     let stop = AtomicBool::new(false);
-    let mut gpu =
-        GpuCensus::new(0, &[(256, slots), (256, slots), (512, 256)]).expect("the GPU's boxes");
+    let mut gpu = GpuCensus::new(0, &[(256, slots), (256, slots), (512, 256), (1024, 64)])
+        .expect("the GPU's boxes");
     gpu.share = share;
     let end = first + count;
     let mut on_gpu = Vec::new();

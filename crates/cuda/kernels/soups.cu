@@ -1,7 +1,8 @@
 // The census's soups on the GPU (crates/cuda/src/soups.rs is the host side, gol-census's
 // gpu module the census): each soup on a box of SIDE x SIDE cells under B3/S23, stepped until it
 // settles, dies, comes near the box's edge or runs out of generations; the census runs boxes
-// of 256 cells a side, and 512 for soups that the smaller cannot hold.
+// of 256 cells a side, 512 for soups that the smaller cannot hold, and 1024 for the few that
+// 512 cannot.
 //
 // Layout. A box is SIDE rows of WORDS = SIDE / 32 32-bit words, row after row; bit b of word w
 // of row y is the cell (32 w + b, y). A block of WARPS warps steps a soup, its box in shared
@@ -32,7 +33,7 @@
 // phase) and apart: it checks the period itself, exactly, and counts each kind, so that the
 // host needs only add the counts, which it gathers in place of the words (name_ash).
 
-// The host defines SIDE (256 or 512), BAND, ISOLATION (cells round a glider taken away within
+// The host defines SIDE (256, 512 or 1024), BAND, ISOLATION (cells round a glider taken away within
 // which there is nothing else), LOGGED (gliders a soup's log holds), TILE (the rows of a tile
 // soups_run steps), MOST_KINDS (the kinds of object soups_live may name), WARPS (the warps
 // of a block of soups_run) and EVERY (the generations one listing of the tiles to step serves)

@@ -6,6 +6,7 @@
 
 use std::sync::Arc;
 
+use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{
     CudaEvent, CudaFunction, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PinnedHostSlice,
     PushKernelArg, ValidAsZeroBits,
@@ -63,6 +64,12 @@ impl Taken {
             y: (low >> 16 & 0x7ff) as usize,
         }
     }
+}
+
+/// The shared memory a launch of soups_run is given for a box of `side` cells a side: the box,
+/// its rows a word longer (the kernel's STRIDE), and a row above and below.
+fn run_shared_bytes(side: usize) -> u32 {
+    ((side + 2) * (side / 32 + 1) * 4) as u32
 }
 
 /// Where a soup's top-left cell is placed in a box of `side` cells (both coordinates): its
@@ -430,6 +437,13 @@ impl SoupBoxes {
             + live as u64 * 8;
         gpu.check_memory(bytes, "the census's soup boxes")?;
         let module = gpu.module(&source(side))?;
+        let run = module.load_function("soups_run")?;
+        // A box of 1024 keeps 132 KiB in shared memory, more than a launch may ask for unless
+        // the kernel is let.
+        run.set_attribute(
+            CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            run_shared_bytes(side) as i32,
+        )?;
         let (least, greatest) = cudarc::driver::result::stream::get_priority_range()?;
         let stream = gpu.ctx.new_stream_with_priority(greatest)?;
         let running = gpu.ctx.new_stream_with_priority(least)?;
@@ -442,7 +456,7 @@ impl SoupBoxes {
             side,
             cells: stream.alloc_zeros::<u32>(COPIES * slots * box_words)?,
             states: stream.clone_htod(&vec![dead; slots])?,
-            run: module.load_function("soups_run")?,
+            run,
             place: module.load_function("soups_place")?,
             live_fn: module.load_function("soups_live")?,
             clear: module.load_function("soups_clear")?,
@@ -578,8 +592,7 @@ impl SoupBoxes {
         let cfg = LaunchConfig {
             grid_dim: (self.slots as u32, 1, 1),
             block_dim: (32 * warps(self.side) as u32, 1, 1),
-            // The box, its rows a word longer (the kernel's STRIDE), and a row above and below.
-            shared_mem_bytes: ((self.side + 2) * (self.words() + 1) * 4) as u32,
+            shared_mem_bytes: run_shared_bytes(self.side),
         };
         // After what `stream` holds (the boxes filled, cleared and set), and before what it is
         // given next.

@@ -256,9 +256,9 @@ pub mod soups {
     /// place by four warps, ran that tier's launches of a 2^19-soup census in 238 ms against
     /// 283 in global memory with tiles of two words, from one copy into the other, and whole
     /// 2^23 runs 7% faster (H100, 2026-12-06; in the strips the kernel had before its tiles,
-    /// shared memory had been slower for them). A box of 1024 (132 KiB) would not fit beside
-    /// another.
-    pub const SIDES: [usize; 2] = [256, 512];
+    /// shared memory had been slower for them). A box of 1024 (132 KiB, a block an SM) takes
+    /// the few soups a box of 512 cannot hold, which the CPU would census from generation 0.
+    pub const SIDES: [usize; 3] = [256, 512, 1024];
 
     /// Cells from an edge of the box in which a cell stops its soup (`Status::Paused` in
     /// `crate::soups`).
