@@ -20,16 +20,16 @@
 //! - **Settled**: its period is checked on the CPU's copy (the GPU compares hashes), and its
 //!   ash cut into objects and named as the CPU's census names it.
 //!
-//! A soup that does not pass (a cluster in the band that is not such a ship, or one with
-//! something else near it) moves to a box of 512² ([`TIERS`]), and from there to one of 1024²,
-//! and goes on there from where it stopped, the ships taken away put back where they have flown to (or kept taken away where
-//! they have flown deep into its band); or starts again from generation 0 where that cannot be
-//! known. Where it does not pass there either, or died, ran past [`MOST_GENERATIONS`], left a
-//! megasized ash or ships that come within reach of one another, it is censused from the start
-//! by the CPU's census (on threads of its own, while the GPU goes on), which is what the GPU's
-//! answer must equal. So the haul is byte-identical to the CPU's whatever runs where, as long
-//! as the CPU's census names the true ash; the tests check that it is, soup for soup, on 10⁶
-//! soups.
+//! A soup that does not pass (a cluster in the band that is not such a ship, or one with something
+//! else near it) moves to a box of 512² ([`TIERS`]), and from there to one of 1024², and goes on
+//! there from where it stopped, the ships taken away put back where they have flown to (or kept
+//! taken away where they have flown deep into its band); or starts again from generation 0 where
+//! that cannot be known. Where it does not pass there either, or died, ran past
+//! [`MOST_GENERATIONS`], left a megasized ash or ships that come within reach of one another, it is
+//! censused from the start by the CPU's census (on threads of its own, while the GPU goes on),
+//! which is what the GPU's answer must equal. So the haul is byte-identical to the CPU's whatever
+//! runs where, as long as the CPU's census names the true ash; the tests check that it is, soup for
+//! soup, on 10⁶ soups.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::ops::Range;

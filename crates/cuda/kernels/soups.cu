@@ -35,10 +35,9 @@
 
 // The host defines SIDE (256, 512 or 1024), BAND, ISOLATION (cells round a glider taken away within
 // which there is nothing else), LOGGED (gliders a soup's log holds), TILE (the rows of a tile
-// soups_run steps), MOST_KINDS (the kinds of object soups_live may name), WARPS (the warps
-// of a block of soups_run) and EVERY (the generations one listing of the tiles to step serves)
-// in front of this, and Life's circuit, rule_next (circuit.rs's source; source.rs's
-// soups::source).
+// soups_run steps), MOST_KINDS (the kinds of object soups_live may name), WARPS (the warps of a
+// block of soups_run) and EVERY (the generations one listing of the tiles to step serves) in front
+// of this, and Life's circuit, rule_next (circuit.rs's source; source.rs's soups::source).
 #if !defined(SIDE) || !defined(BAND) || !defined(ISOLATION) || !defined(LOGGED) || \
     !defined(TILE) || !defined(MOST_KINDS) || !defined(WARPS) || !defined(EVERY)
 #error "source.rs's soups::source() defines SIDE, BAND, ISOLATION, LOGGED, TILE, MOST_KINDS, WARPS, EVERY"
