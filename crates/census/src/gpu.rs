@@ -396,22 +396,26 @@ enum Outcome {
 }
 
 impl GpuCensus {
-    /// Boxes of each of `tiers` (side, how many) on GPU `ordinal`.
+    /// Boxes of each of `tiers` (side, how many) on GPU `ordinal`, but for those larger than
+    /// the first that the GPU cannot run ([`SoupBoxes::fits`]): the soups that would have gone
+    /// on in them go to the CPU.
     pub fn new(ordinal: usize, tiers: &[(usize, usize)]) -> Result<GpuCensus, gol_cuda::CudaError> {
         let gpu: std::sync::Arc<gol_cuda::device::Gpu> = gol_cuda::device::gpu_on(ordinal)?;
         let gliders = glider_phases();
         let kinds: Vec<Lone> = APART_KINDS.iter().map(|kind| kind.window).collect();
-        let tiers = tiers
-            .iter()
-            .map(|&(side, slots)| {
-                Ok(Tier {
-                    boxes: SoupBoxes::new(&gpu, slots, side, &gliders, &kinds)?,
-                    flying: (0..slots).map(|_| None).collect(),
-                    waiting: Default::default(),
-                    running: false,
-                })
-            })
-            .collect::<Result<Vec<_>, gol_cuda::CudaError>>()?;
+        let mut kept = Vec::new();
+        for (k, &(side, slots)) in tiers.iter().enumerate() {
+            if k > 0 && !SoupBoxes::fits(&gpu, side)? {
+                continue;
+            }
+            kept.push(Tier {
+                boxes: SoupBoxes::new(&gpu, slots, side, &gliders, &kinds)?,
+                flying: (0..slots).map(|_| None).collect(),
+                waiting: Default::default(),
+                running: false,
+            });
+        }
+        let tiers = kept;
         Ok(GpuCensus {
             tiers,
             share: true,

@@ -412,6 +412,15 @@ fn pinned<'a, T: DeviceRepr + ValidAsZeroBits>(
 }
 
 impl SoupBoxes {
+    /// Whether `gpu` runs boxes of `side` cells a side (one of [`SIDES`]): a launch keeps a
+    /// box in shared memory beside the kernel's own, about 150 KiB for a box of 1024, which
+    /// the GPUs of compute capability 8.6 and 8.9 (99 KiB a block) and 7.x do not give.
+    pub fn fits(gpu: &Arc<Gpu>, side: usize) -> Result<bool> {
+        let run = gpu.module(&source(side))?.load_function("soups_run")?;
+        let own = run.get_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?;
+        Ok(own as usize + run_shared_bytes(side) as usize <= gpu.max_shared_per_block()?)
+    }
+
     /// `slots` empty boxes of `side` cells a side (one of [`SIDES`]) on `gpu`, two copies of
     /// `side`² / 8 bytes each; refused where the GPU has not that much free. `gliders` are the
     /// 16 phases of a glider the kernel may take away: each its 3 × 3 cells as bits `3 y + x`,
