@@ -405,6 +405,7 @@ impl GpuCensus {
         let kinds: Vec<Lone> = APART_KINDS.iter().map(|kind| kind.window).collect();
         let mut kept = Vec::new();
         for (k, &(side, slots)) in tiers.iter().enumerate() {
+            // The first kind of box is refused in one line where it does not fit.
             if k > 0 && !SoupBoxes::fits(&gpu, side)? {
                 continue;
             }
@@ -415,9 +416,8 @@ impl GpuCensus {
                 running: false,
             });
         }
-        let tiers = kept;
         Ok(GpuCensus {
-            tiers,
+            tiers: kept,
             share: true,
             moved: BTreeMap::new(),
             went_on: 0,

@@ -72,6 +72,13 @@ fn run_shared_bytes(side: usize) -> u32 {
     ((side + 2) * (side / 32 + 1) * 4) as u32
 }
 
+/// Shared memory a launch of `run` (soups_run, built for boxes of `side`) takes in all: the
+/// kernel's own and the box's.
+fn launch_shared_bytes(run: &CudaFunction, side: usize) -> Result<usize> {
+    let own = run.get_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?;
+    Ok(own as usize + run_shared_bytes(side) as usize)
+}
+
 /// Where a soup's top-left cell is placed in a box of `side` cells (both coordinates): its
 /// middle.
 pub fn left(side: usize) -> usize {
@@ -417,8 +424,7 @@ impl SoupBoxes {
     /// the GPUs of compute capability 8.6 and 8.9 (99 KiB a block) and 7.x do not give.
     pub fn fits(gpu: &Arc<Gpu>, side: usize) -> Result<bool> {
         let run = gpu.module(&source(side))?.load_function("soups_run")?;
-        let own = run.get_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?;
-        Ok(own as usize + run_shared_bytes(side) as usize <= gpu.max_shared_per_block()?)
+        Ok(launch_shared_bytes(&run, side)? <= gpu.max_shared_per_block()?)
     }
 
     /// `slots` empty boxes of `side` cells a side (one of [`SIDES`]) on `gpu`, two copies of
@@ -447,6 +453,8 @@ impl SoupBoxes {
         gpu.check_memory(bytes, "the census's soup boxes")?;
         let module = gpu.module(&source(side))?;
         let run = module.load_function("soups_run")?;
+        let shared = launch_shared_bytes(&run, side)?;
+        gpu.check_shared(shared, &format!("the census's boxes of {side} cells"))?;
         // A box of 1024 keeps 132 KiB in shared memory, more than a launch may ask for unless
         // the kernel is let.
         run.set_attribute(
