@@ -370,6 +370,14 @@ impl InFlight {
     }
 }
 
+/// A stopped soup looked at: how it stopped (its place in [`STOPPED`]), the CPU time its look
+/// took, and what became of it.
+struct Seen {
+    kind: usize,
+    cpu: Duration,
+    after: After,
+}
+
 /// What became of a stopped soup, once its [`Outcome`] was applied to its box.
 enum After {
     /// It runs on, with these edits to its box (slot, word, mask).
@@ -683,17 +691,16 @@ impl GpuCensus {
             .read_back(|states| states.iter().any(stopped_with_gliders))?;
         self.driving.reading += clock.elapsed();
         self.driving.looks += 1;
-        // Soups and nanoseconds of CPU time by how they stopped, in the order of `STOPPED`.
-        let kinds: [(AtomicU64, AtomicU64); STOPPED.len()] = Default::default();
         // Each soup that stopped looked at, and what the CPU made of it applied to its box, on
-        // every core.
-        let after: Vec<After> = tier
+        // every core; with how it stopped and the CPU time it took, summed afterwards (counters
+        // shared by the threads would pass their cache line between cores at every soup).
+        let seen: Vec<Seen> = tier
             .flying
             .par_iter_mut()
             .zip(states.par_iter_mut())
             .enumerate()
             .filter_map(|(slot, (place, state))| {
-                let after = match place.as_mut() {
+                let seen = match place.as_mut() {
                     None => None,
                     Some(_) if state.status() == Status::Running => return None,
                     Some(soup) => {
@@ -716,16 +723,15 @@ impl GpuCensus {
                             let (live, named) = (words.of(slot), words.named(slot));
                             look(slot as u32, state, side, live, named, soup, classifier)
                         });
-                        let (soups, cpu) = &kinds[kind];
-                        soups.fetch_add(1, Ordering::Relaxed);
-                        cpu.fetch_add(began.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                        let cpu = began.elapsed();
                         let (index, rows) = (soup.index, soup.rows);
                         let after = match outcome {
                             Outcome::Resume(cleared, mut flights, mut watched, top, bottom) => {
                                 soup.flights.append(&mut flights);
                                 soup.watched.append(&mut watched);
                                 state.resume(top, bottom);
-                                return Some(After::Resumed(cleared));
+                                let after = After::Resumed(cleared);
+                                return Some(Seen { kind, cpu, after });
                             }
                             Outcome::Done(tally) => After::Done(index, tally),
                             Outcome::Elsewhere(why) if larger.is_some() && !named => {
@@ -737,22 +743,21 @@ impl GpuCensus {
                             }
                         };
                         *place = None;
-                        Some(after)
+                        Some(Seen { kind, cpu, after })
                     }
                 };
                 // A box left empty is dead to the kernels: its words are not gathered again.
                 *state = SoupState::new(Status::Died, 0, 0, 0, 0);
-                after
+                seen
             })
             .collect();
-        for (into, (soups, cpu)) in self.driving.looked.iter_mut().zip(kinds) {
-            into.soups += soups.into_inner();
-            into.cpu += Duration::from_nanos(cpu.into_inner());
-        }
         let clock = Instant::now();
         let mut edits = Vec::new();
         let mut up = Vec::new();
-        for after in after {
+        for Seen { kind, cpu, after } in seen {
+            let looked = &mut self.driving.looked[kind];
+            looked.soups += 1;
+            looked.cpu += cpu;
             match after {
                 After::Resumed(mut cleared) => edits.append(&mut cleared),
                 After::Done(index, tally) => self.ahead.keep(results, first, index, tally),
