@@ -692,8 +692,8 @@ impl GpuCensus {
         self.driving.reading += clock.elapsed();
         self.driving.looks += 1;
         // Each soup that stopped looked at, and what the CPU made of it applied to its box, on
-        // every core; with how it stopped and the CPU time it took, summed afterwards (counters
-        // shared by the threads would pass their cache line between cores at every soup).
+        // every core; with how it stopped and the CPU time it took, summed afterwards, so that
+        // the threads share nothing while they look.
         let seen: Vec<Seen> = tier
             .flying
             .par_iter_mut()
